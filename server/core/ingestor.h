@@ -1,0 +1,58 @@
+// Validates batches of reports and stores them atomically.
+//
+// Validation (the whole batch is rejected, nothing stored, on the first invalid report):
+//   empty batch, or more than max_batch_reports          INVALID_ARGUMENT "reports: ..."
+//   unknown metric                                       NOT_FOUND "reports[i].metric: ..."
+//   design version that the metric does not have         INVALID_ARGUMENT "reports[i].design_version"
+//   bit not 0 or 1                                       INVALID_ARGUMENT "reports[i].bit"
+//   report id not exactly 16 bytes                       INVALID_ARGUMENT "reports[i].report_id"
+//   event time <= 0, not rounded to the metric's precision, or in the future beyond
+//   max_future_skew                                      INVALID_ARGUMENT "reports[i].event_time_seconds"
+//   more than 4 labels, malformed key or value           INVALID_ARGUMENT "reports[i].labels[...]"
+// Messages name the field and the offending value, never a bit.
+//
+// Thread-safe. Does not own its arguments, which must outlive it.
+#ifndef DENIABLE_SERVER_CORE_INGESTOR_H_
+#define DENIABLE_SERVER_CORE_INGESTOR_H_
+
+#include <string>
+
+#include "absl/status/statusor.h"
+#include "absl/time/time.h"
+#include "deniable/common/clock.h"
+#include "deniable/v1/report_service.pb.h"
+#include "server/core/metric_registry.h"
+#include "server/storage/storage.h"
+
+namespace deniable::server {
+
+struct IngestOptions {
+  int max_batch_reports = 10000;                    // reports per SubmitReports call
+  absl::Duration max_future_skew = absl::Hours(1);  // tolerated device clock skew
+};
+
+class Ingestor {
+ public:
+  Ingestor(MetricRegistry* registry, Storage* storage, const Clock* clock, IngestOptions options);
+
+  // Validates the batch, stores it in one transaction and returns once it has committed.
+  // Errors: see the file comment; storage errors (INTERNAL, UNAVAILABLE, RESOURCE_EXHAUSTED)
+  // with nothing acknowledged.
+  absl::StatusOr<v1::SubmitReportsResponse> Submit(const v1::SubmitReportsRequest& request);
+
+ private:
+  MetricRegistry* const registry_;
+  Storage* const storage_;
+  const Clock* const clock_;
+  const IngestOptions options_;
+};
+
+// Validates labels and returns their canonical form "k1=v1,k2=v2" sorted by key ("" for none).
+// Keys match [a-z][a-z0-9_]{0,31}, values [A-Za-z0-9_.:-]{1,32}, at most 4 labels.
+// Errors: INVALID_ARGUMENT naming `field` and the label.
+absl::StatusOr<std::string> CanonicalLabels(
+    const google::protobuf::Map<std::string, std::string>& labels, absl::string_view field);
+
+}  // namespace deniable::server
+
+#endif  // DENIABLE_SERVER_CORE_INGESTOR_H_

@@ -1,0 +1,124 @@
+#include "server/core/metric_registry.h"
+
+#include <utility>
+
+#include "absl/status/status.h"
+#include "absl/strings/ascii.h"
+#include "absl/strings/escaping.h"
+#include "absl/strings/str_cat.h"
+#include "deniable/common/status_macros.h"
+#include "deniable/convert/design_convert.h"
+
+namespace deniable::server {
+namespace {
+
+constexpr size_t kMaxNameLength = 64;
+constexpr size_t kMaxDescriptionBytes = 1024;
+constexpr uint32_t kDefaultPrecisionSeconds = 3600;
+constexpr uint32_t kSecondsPerDay = 86400;
+
+}  // namespace
+
+absl::Status ValidateMetricName(absl::string_view name, absl::string_view field) {
+  bool ok = !name.empty() && name.size() <= kMaxNameLength && absl::ascii_islower(name[0]);
+  for (char c : name) {
+    ok = ok && (absl::ascii_islower(c) || absl::ascii_isdigit(c) || c == '_' || c == '.' ||
+                c == '-');
+  }
+  if (!ok) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        field, ": must match [a-z][a-z0-9_.-]{0,63}, but is \"", absl::CEscape(name), "\""));
+  }
+  return absl::OkStatus();
+}
+
+const MetricVersion* MetricInfo::Find(uint32_t version) const {
+  for (const MetricVersion& v : versions) {
+    if (v.version == version) return &v;
+  }
+  return nullptr;
+}
+
+MetricRegistry::MetricRegistry(Storage* storage, const Clock* clock)
+    : storage_(storage), clock_(clock) {}
+
+absl::StatusOr<v1::Metric> MetricRegistry::Create(const v1::CreateMetricRequest& request) {
+  DENIABLE_RETURN_IF_ERROR(ValidateMetricName(request.name(), "name"));
+  if (request.description().size() > kMaxDescriptionBytes) {
+    return absl::InvalidArgumentError(absl::StrCat("description: must be at most ",
+                                                   kMaxDescriptionBytes, " bytes, but is ",
+                                                   request.description().size()));
+  }
+  DENIABLE_ASSIGN_OR_RETURN(Design design, DesignFromProto(request.design(), "design"));
+  const uint32_t precision = request.time_precision_seconds() == 0
+                                 ? kDefaultPrecisionSeconds
+                                 : request.time_precision_seconds();
+  if (precision < 60 || kSecondsPerDay % precision != 0) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "time_precision_seconds: must be >= 60 and divide 86400, but is ", precision));
+  }
+  const int64_t now = absl::ToUnixSeconds(clock_->Now());
+  StoredMetric stored;
+  stored.name = request.name();
+  stored.description = request.description();
+  stored.created_time_seconds = now;
+  stored.time_precision_seconds = precision;
+  stored.designs.push_back(StoredDesign{1, request.design().SerializeAsString(),
+                                        design.channel().a, design.channel().b, now});
+  DENIABLE_ASSIGN_OR_RETURN(StoredMetric created, storage_->CreateMetric(std::move(stored)));
+  DENIABLE_ASSIGN_OR_RETURN(std::shared_ptr<const MetricInfo> info, Build(created));
+  absl::MutexLock lock(&mu_);
+  cache_[created.name] = info;
+  return info->proto;
+}
+
+absl::StatusOr<std::vector<v1::Metric>> MetricRegistry::List() {
+  DENIABLE_ASSIGN_OR_RETURN(std::vector<StoredMetric> stored, storage_->ListMetrics());
+  std::vector<v1::Metric> out;
+  out.reserve(stored.size());
+  for (const StoredMetric& m : stored) {
+    DENIABLE_ASSIGN_OR_RETURN(std::shared_ptr<const MetricInfo> info, Build(m));
+    out.push_back(info->proto);
+  }
+  return out;
+}
+
+absl::StatusOr<std::shared_ptr<const MetricInfo>> MetricRegistry::Find(absl::string_view name) {
+  {
+    absl::MutexLock lock(&mu_);
+    if (auto it = cache_.find(name); it != cache_.end()) return it->second;
+  }
+  DENIABLE_ASSIGN_OR_RETURN(StoredMetric stored, storage_->GetMetric(name));
+  DENIABLE_ASSIGN_OR_RETURN(std::shared_ptr<const MetricInfo> info, Build(stored));
+  absl::MutexLock lock(&mu_);
+  cache_[stored.name] = info;
+  return info;
+}
+
+absl::StatusOr<std::shared_ptr<const MetricInfo>> MetricRegistry::Build(
+    const StoredMetric& stored) const {
+  auto info = std::make_shared<MetricInfo>();
+  info->id = stored.id;
+  for (const StoredDesign& d : stored.designs) {
+    v1::DesignParameters parameters;
+    if (!parameters.ParseFromString(d.parameters)) {
+      return absl::DataLossError(absl::StrCat("metric \"", stored.name, "\" design version ",
+                                              d.version, ": stored parameters do not parse"));
+    }
+    DENIABLE_ASSIGN_OR_RETURN(Design design, DesignFromProto(parameters, "stored design"));
+    MetricVersion version{d.version, design, {}};
+    DesignToProto(design, d.version, &version.wire);
+    info->versions.push_back(std::move(version));
+  }
+  if (info->versions.empty()) {
+    return absl::DataLossError(absl::StrCat("metric \"", stored.name, "\" has no design"));
+  }
+  info->proto.set_name(stored.name);
+  info->proto.set_description(stored.description);
+  info->proto.set_created_time_seconds(stored.created_time_seconds);
+  info->proto.set_time_precision_seconds(stored.time_precision_seconds);
+  *info->proto.mutable_design() = info->current().wire;
+  return std::shared_ptr<const MetricInfo>(std::move(info));
+}
+
+}  // namespace deniable::server

@@ -1,0 +1,73 @@
+// Metrics and their design versions: creation, listing and a cached lookup by name.
+//
+// A metric's design never changes under existing reports: each design is an immutable version.
+//
+// Thread-safe: all methods may be called concurrently. Does not own `storage` or `clock`, which
+// must outlive it.
+#ifndef DENIABLE_SERVER_CORE_METRIC_REGISTRY_H_
+#define DENIABLE_SERVER_CORE_METRIC_REGISTRY_H_
+
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "absl/base/thread_annotations.h"
+#include "absl/container/flat_hash_map.h"
+#include "absl/status/statusor.h"
+#include "absl/synchronization/mutex.h"
+#include "deniable/common/clock.h"
+#include "deniable/common/design.h"
+#include "deniable/v1/metric.pb.h"
+#include "deniable/v1/query_service.pb.h"
+#include "server/storage/storage.h"
+
+namespace deniable::server {
+
+// One design version of a metric, in both forms.
+struct MetricVersion {
+  uint32_t version = 0;
+  Design design;
+  v1::Design wire;  // parameters, version, a, b, epsilon, warning
+};
+
+// An immutable snapshot of a metric.
+struct MetricInfo {
+  int64_t id = 0;
+  v1::Metric proto;                     // with the current (newest) design
+  std::vector<MetricVersion> versions;  // ascending by version, never empty
+
+  const MetricVersion& current() const { return versions.back(); }
+  // nullptr if the version does not exist.
+  const MetricVersion* Find(uint32_t version) const;
+};
+
+class MetricRegistry {
+ public:
+  MetricRegistry(Storage* storage, const Clock* clock);
+
+  // Validates and stores a new metric with its first design (version 1).
+  // Errors: INVALID_ARGUMENT naming the field ("name", "description", "design.forced_response",
+  // "time_precision_seconds"); ALREADY_EXISTS; storage errors.
+  absl::StatusOr<v1::Metric> Create(const v1::CreateMetricRequest& request);
+
+  // All metrics ordered by name. Errors: storage errors.
+  absl::StatusOr<std::vector<v1::Metric>> List();
+
+  // The metric named `name`, from the cache or storage. Errors: NOT_FOUND; storage errors.
+  absl::StatusOr<std::shared_ptr<const MetricInfo>> Find(absl::string_view name);
+
+ private:
+  absl::StatusOr<std::shared_ptr<const MetricInfo>> Build(const StoredMetric& stored) const;
+
+  Storage* const storage_;
+  const Clock* const clock_;
+  absl::Mutex mu_;
+  absl::flat_hash_map<std::string, std::shared_ptr<const MetricInfo>> cache_ ABSL_GUARDED_BY(mu_);
+};
+
+// Checks a metric name: [a-z][a-z0-9_.-]{0,63}. Errors: INVALID_ARGUMENT naming `field`.
+absl::Status ValidateMetricName(absl::string_view name, absl::string_view field);
+
+}  // namespace deniable::server
+
+#endif  // DENIABLE_SERVER_CORE_METRIC_REGISTRY_H_

@@ -1,0 +1,62 @@
+#include "server/service/collector_server.h"
+
+#include <grpcpp/health_check_service_interface.h>
+
+#include <chrono>
+#include <utility>
+
+#include "absl/status/status.h"
+#include "absl/strings/str_cat.h"
+
+namespace deniable::server {
+
+CollectorServer::CollectorServer(std::unique_ptr<Storage> storage, const Clock* clock,
+                                 const ServerOptions& options)
+    : storage_(std::move(storage)),
+      registry_(storage_.get(), clock),
+      ingestor_(&registry_, storage_.get(), clock, options.ingest),
+      prevalence_(&registry_, storage_.get()),
+      report_service_(&registry_, &ingestor_),
+      query_service_(&registry_, &prevalence_) {}
+
+CollectorServer::~CollectorServer() { Shutdown(absl::ZeroDuration()); }
+
+absl::StatusOr<std::unique_ptr<CollectorServer>> CollectorServer::Start(
+    std::unique_ptr<Storage> storage, const Clock* clock, const ServerOptions& options) {
+  std::unique_ptr<CollectorServer> server(
+      new CollectorServer(std::move(storage), clock, options));
+  grpc::EnableDefaultHealthCheckService(true);
+  grpc::ServerBuilder builder;
+  if (!options.listen_address.empty()) {
+    builder.AddListeningPort(options.listen_address, grpc::InsecureServerCredentials(),
+                             &server->port_);
+  }
+  builder.SetMaxReceiveMessageSize(options.max_receive_message_bytes);
+  builder.RegisterService(&server->report_service_);
+  builder.RegisterService(&server->query_service_);
+  server->server_ = builder.BuildAndStart();
+  if (server->server_ == nullptr ||
+      (!options.listen_address.empty() && server->port_ == 0)) {
+    return absl::UnavailableError(
+        absl::StrCat("listen_address: cannot listen on \"", options.listen_address, "\""));
+  }
+  server->server_->GetHealthCheckService()->SetServingStatus(true);
+  return server;
+}
+
+std::shared_ptr<grpc::Channel> CollectorServer::InProcessChannel() {
+  return server_->InProcessChannel(grpc::ChannelArguments());
+}
+
+void CollectorServer::Shutdown(absl::Duration grace) {
+  if (server_ == nullptr) return;
+  server_->GetHealthCheckService()->SetServingStatus(false);
+  server_->Shutdown(std::chrono::system_clock::now() +
+                    std::chrono::milliseconds(absl::ToInt64Milliseconds(grace)));
+}
+
+void CollectorServer::Wait() {
+  if (server_ != nullptr) server_->Wait();
+}
+
+}  // namespace deniable::server

@@ -1,0 +1,75 @@
+// Assembles the collector: storage -> core (registry, ingestor, query) -> gRPC services -> a
+// running grpc::Server with the standard health service. Used by deniable-server's main and by
+// in-process tests.
+//
+// Example (a test on an ephemeral port):
+//   auto server = CollectorServer::Start(std::make_unique<MemoryStorage>(), &clock,
+//                                        {.listen_address = "127.0.0.1:0"});
+//   auto channel = (*server)->InProcessChannel();
+//
+// Thread-safe. Owns the storage; does not own the clock, which must outlive it.
+#ifndef DENIABLE_SERVER_SERVICE_COLLECTOR_SERVER_H_
+#define DENIABLE_SERVER_SERVICE_COLLECTOR_SERVER_H_
+
+#include <grpcpp/grpcpp.h>
+
+#include <memory>
+#include <string>
+
+#include "absl/status/statusor.h"
+#include "absl/time/time.h"
+#include "deniable/common/clock.h"
+#include "server/core/ingestor.h"
+#include "server/core/metric_registry.h"
+#include "server/core/prevalence_query.h"
+#include "server/service/query_service.h"
+#include "server/service/report_service.h"
+#include "server/storage/storage.h"
+
+namespace deniable::server {
+
+struct ServerOptions {
+  // host:port; port 0 picks a free port (see port()). Empty: no listening port (in-process only).
+  std::string listen_address = "127.0.0.1:50051";
+  IngestOptions ingest;
+  // Largest request accepted, in bytes. 10000 reports with labels fit in about 1 MiB.
+  int max_receive_message_bytes = 2 * 1024 * 1024;
+};
+
+class CollectorServer {
+ public:
+  // Builds the services and starts serving. Errors: UNAVAILABLE if the address cannot be bound.
+  static absl::StatusOr<std::unique_ptr<CollectorServer>> Start(std::unique_ptr<Storage> storage,
+                                                                const Clock* clock,
+                                                                const ServerOptions& options);
+  ~CollectorServer();
+
+  // The bound port (the chosen one when the address asked for port 0); 0 without a port.
+  int port() const { return port_; }
+  // A channel to this server that does not touch the network.
+  std::shared_ptr<grpc::Channel> InProcessChannel();
+  // Marks the health service NOT_SERVING, lets in-flight calls finish for up to `grace`, then
+  // cancels the rest and stops. Idempotent.
+  void Shutdown(absl::Duration grace);
+  // Blocks until Shutdown has completed.
+  void Wait();
+
+  Storage* storage() { return storage_.get(); }
+
+ private:
+  CollectorServer(std::unique_ptr<Storage> storage, const Clock* clock,
+                  const ServerOptions& options);
+
+  std::unique_ptr<Storage> storage_;
+  MetricRegistry registry_;
+  Ingestor ingestor_;
+  PrevalenceQuery prevalence_;
+  ReportServiceImpl report_service_;
+  QueryServiceImpl query_service_;
+  std::unique_ptr<grpc::Server> server_;
+  int port_ = 0;
+};
+
+}  // namespace deniable::server
+
+#endif  // DENIABLE_SERVER_SERVICE_COLLECTOR_SERVER_H_

@@ -1,0 +1,35 @@
+#include "server/service/report_service.h"
+
+#include <spdlog/spdlog.h>
+
+#include "server/service/grpc_status.h"
+
+namespace deniable::server {
+
+grpc::Status ReportServiceImpl::GetDesign(grpc::ServerContext* /*context*/,
+                                          const v1::GetDesignRequest* request,
+                                          v1::GetDesignResponse* response) {
+  absl::StatusOr<std::shared_ptr<const MetricInfo>> metric = registry_->Find(request->metric());
+  if (!metric.ok()) return ToGrpcStatus(metric.status());
+  response->set_metric((*metric)->proto.name());
+  *response->mutable_design() = (*metric)->current().wire;
+  response->set_time_precision_seconds((*metric)->proto.time_precision_seconds());
+  return grpc::Status::OK;
+}
+
+grpc::Status ReportServiceImpl::SubmitReports(grpc::ServerContext* /*context*/,
+                                              const v1::SubmitReportsRequest* request,
+                                              v1::SubmitReportsResponse* response) {
+  absl::StatusOr<v1::SubmitReportsResponse> result = ingestor_->Submit(*request);
+  if (!result.ok()) {
+    // The reason names a field and value, never a bit; no peer address is logged.
+    spdlog::warn("event=batch_rejected reports={} code={} reason=\"{}\"",
+                 request->reports_size(), absl::StatusCodeToString(result.status().code()),
+                 std::string(result.status().message()));
+    return ToGrpcStatus(result.status());
+  }
+  *response = *std::move(result);
+  return grpc::Status::OK;
+}
+
+}  // namespace deniable::server

@@ -1,0 +1,30 @@
+// gRPC handlers of deniable.v1.ReportService: each converts and delegates to the core.
+// Thread-safe; does not own the core objects.
+#ifndef DENIABLE_SERVER_SERVICE_REPORT_SERVICE_H_
+#define DENIABLE_SERVER_SERVICE_REPORT_SERVICE_H_
+
+#include "deniable/v1/report_service.grpc.pb.h"
+#include "server/core/ingestor.h"
+#include "server/core/metric_registry.h"
+
+namespace deniable::server {
+
+class ReportServiceImpl final : public v1::ReportService::Service {
+ public:
+  ReportServiceImpl(MetricRegistry* registry, Ingestor* ingestor)
+      : registry_(registry), ingestor_(ingestor) {}
+
+  grpc::Status GetDesign(grpc::ServerContext* context, const v1::GetDesignRequest* request,
+                         v1::GetDesignResponse* response) override;
+  grpc::Status SubmitReports(grpc::ServerContext* context,
+                             const v1::SubmitReportsRequest* request,
+                             v1::SubmitReportsResponse* response) override;
+
+ private:
+  MetricRegistry* const registry_;
+  Ingestor* const ingestor_;
+};
+
+}  // namespace deniable::server
+
+#endif  // DENIABLE_SERVER_SERVICE_REPORT_SERVICE_H_

@@ -1,0 +1,71 @@
+#include "server/storage/memory_storage.h"
+
+#include "absl/status/status.h"
+#include "absl/strings/str_cat.h"
+
+namespace deniable::server {
+
+absl::StatusOr<StoredMetric> MemoryStorage::CreateMetric(StoredMetric metric) {
+  absl::MutexLock lock(&mu_);
+  if (metrics_.contains(metric.name)) {
+    return absl::AlreadyExistsError(absl::StrCat("metric \"", metric.name, "\" already exists"));
+  }
+  metric.id = next_id_++;
+  metrics_[metric.name] = metric;
+  return metric;
+}
+
+absl::StatusOr<StoredMetric> MemoryStorage::GetMetric(absl::string_view name) {
+  absl::MutexLock lock(&mu_);
+  auto it = metrics_.find(std::string(name));
+  if (it == metrics_.end()) {
+    return absl::NotFoundError(absl::StrCat("metric \"", name, "\" does not exist"));
+  }
+  return it->second;
+}
+
+absl::StatusOr<std::vector<StoredMetric>> MemoryStorage::ListMetrics() {
+  absl::MutexLock lock(&mu_);
+  std::vector<StoredMetric> out;
+  for (const auto& [name, metric] : metrics_) out.push_back(metric);
+  return out;
+}
+
+absl::StatusOr<AppendResult> MemoryStorage::AppendReports(absl::Span<const ReportRow> rows) {
+  absl::MutexLock lock(&mu_);
+  AppendResult result;
+  for (const ReportRow& row : rows) {
+    if (!reports_.insert({row.metric_id, row.event_time_seconds, row.report_id}).second) {
+      ++result.duplicates;
+      continue;
+    }
+    auto& [n, yes] =
+        counts_[{row.metric_id, row.event_time_seconds, row.design_version, row.labels}];
+    ++n;
+    yes += row.bit ? 1 : 0;
+    ++result.accepted;
+  }
+  return result;
+}
+
+absl::StatusOr<std::vector<CountRow>> MemoryStorage::ReadCounts(int64_t metric_id,
+                                                                int64_t start_seconds,
+                                                                int64_t end_seconds) {
+  absl::MutexLock lock(&mu_);
+  std::vector<CountRow> out;
+  for (auto it = counts_.lower_bound({metric_id, start_seconds, 0, ""});
+       it != counts_.end() && std::get<0>(it->first) == metric_id &&
+       std::get<1>(it->first) < end_seconds;
+       ++it) {
+    const auto& [m, time, version, labels] = it->first;
+    out.push_back(CountRow{version, time, labels, it->second.first, it->second.second});
+  }
+  return out;
+}
+
+int64_t MemoryStorage::ReportCount() const {
+  absl::MutexLock lock(&mu_);
+  return static_cast<int64_t>(reports_.size());
+}
+
+}  // namespace deniable::server

@@ -1,0 +1,41 @@
+// An in-memory Storage for tests: the same semantics as SqliteStorage, nothing durable.
+// Thread-safe (one mutex).
+#ifndef DENIABLE_SERVER_STORAGE_MEMORY_STORAGE_H_
+#define DENIABLE_SERVER_STORAGE_MEMORY_STORAGE_H_
+
+#include <map>
+#include <set>
+#include <tuple>
+
+#include "absl/base/thread_annotations.h"
+#include "absl/synchronization/mutex.h"
+#include "server/storage/storage.h"
+
+namespace deniable::server {
+
+class MemoryStorage : public Storage {
+ public:
+  absl::StatusOr<StoredMetric> CreateMetric(StoredMetric metric) override;
+  absl::StatusOr<StoredMetric> GetMetric(absl::string_view name) override;
+  absl::StatusOr<std::vector<StoredMetric>> ListMetrics() override;
+  absl::StatusOr<AppendResult> AppendReports(absl::Span<const ReportRow> rows) override;
+  absl::StatusOr<std::vector<CountRow>> ReadCounts(int64_t metric_id, int64_t start_seconds,
+                                                   int64_t end_seconds) override;
+
+  // Number of stored reports (for tests).
+  int64_t ReportCount() const;
+
+ private:
+  using ReportKey = std::tuple<int64_t, int64_t, ReportId>;  // metric, event time, id
+  using CountKey = std::tuple<int64_t, int64_t, uint32_t, std::string>;  // metric, time, version, labels
+
+  mutable absl::Mutex mu_;
+  std::map<std::string, StoredMetric> metrics_ ABSL_GUARDED_BY(mu_);
+  std::set<ReportKey> reports_ ABSL_GUARDED_BY(mu_);
+  std::map<CountKey, std::pair<int64_t, int64_t>> counts_ ABSL_GUARDED_BY(mu_);  // n, yes
+  int64_t next_id_ ABSL_GUARDED_BY(mu_) = 1;
+};
+
+}  // namespace deniable::server
+
+#endif  // DENIABLE_SERVER_STORAGE_MEMORY_STORAGE_H_

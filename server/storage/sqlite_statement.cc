@@ -1,0 +1,108 @@
+#include "server/storage/sqlite_statement.h"
+
+#include <utility>
+
+#include "absl/status/status.h"
+#include "absl/strings/str_cat.h"
+
+namespace deniable::server {
+
+absl::Status SqliteError(sqlite3* db, int code, absl::string_view what) {
+  const std::string message =
+      absl::StrCat(what, ": ", db != nullptr ? sqlite3_errmsg(db) : sqlite3_errstr(code),
+                   " (sqlite code ", code, ")");
+  switch (code & 0xff) {
+    case SQLITE_FULL:
+      return absl::ResourceExhaustedError(message);
+    case SQLITE_BUSY:
+    case SQLITE_LOCKED:
+      return absl::UnavailableError(message);
+    case SQLITE_CONSTRAINT:
+      return absl::AlreadyExistsError(message);
+    default:
+      return absl::InternalError(message);
+  }
+}
+
+absl::Status SqliteExec(sqlite3* db, absl::string_view sql) {
+  const std::string owned(sql);
+  const int rc = sqlite3_exec(db, owned.c_str(), nullptr, nullptr, nullptr);
+  if (rc != SQLITE_OK) return SqliteError(db, rc, absl::StrCat("executing \"", sql, "\""));
+  return absl::OkStatus();
+}
+
+absl::StatusOr<SqliteStatement> SqliteStatement::Prepare(sqlite3* db, absl::string_view sql) {
+  sqlite3_stmt* stmt = nullptr;
+  const int rc = sqlite3_prepare_v3(db, sql.data(), static_cast<int>(sql.size()),
+                                    SQLITE_PREPARE_PERSISTENT, &stmt, nullptr);
+  if (rc != SQLITE_OK) return SqliteError(db, rc, absl::StrCat("preparing \"", sql, "\""));
+  return SqliteStatement(db, stmt);
+}
+
+SqliteStatement::SqliteStatement(SqliteStatement&& other) noexcept
+    : db_(other.db_), stmt_(std::exchange(other.stmt_, nullptr)) {}
+
+SqliteStatement& SqliteStatement::operator=(SqliteStatement&& other) noexcept {
+  if (this != &other) {
+    sqlite3_finalize(stmt_);
+    db_ = other.db_;
+    stmt_ = std::exchange(other.stmt_, nullptr);
+  }
+  return *this;
+}
+
+SqliteStatement::~SqliteStatement() { sqlite3_finalize(stmt_); }
+
+void SqliteStatement::BindInt64(int index, int64_t value) {
+  sqlite3_bind_int64(stmt_, index, value);
+}
+void SqliteStatement::BindDouble(int index, double value) {
+  sqlite3_bind_double(stmt_, index, value);
+}
+void SqliteStatement::BindText(int index, absl::string_view value) {
+  sqlite3_bind_text(stmt_, index, value.data(), static_cast<int>(value.size()), SQLITE_TRANSIENT);
+}
+void SqliteStatement::BindBlob(int index, const void* data, int size) {
+  sqlite3_bind_blob(stmt_, index, data, size, SQLITE_TRANSIENT);
+}
+
+absl::StatusOr<bool> SqliteStatement::Step() {
+  const int rc = sqlite3_step(stmt_);
+  if (rc == SQLITE_ROW) return true;
+  if (rc == SQLITE_DONE) return false;
+  const absl::Status status = SqliteError(db_, rc, "step");
+  Reset();
+  return status;
+}
+
+absl::Status SqliteStatement::Run() {
+  absl::StatusOr<bool> r = Step();
+  Reset();
+  return r.status();
+}
+
+void SqliteStatement::Reset() {
+  sqlite3_reset(stmt_);
+  sqlite3_clear_bindings(stmt_);
+}
+
+int64_t SqliteStatement::ColumnInt64(int column) const {
+  return sqlite3_column_int64(stmt_, column);
+}
+double SqliteStatement::ColumnDouble(int column) const {
+  return sqlite3_column_double(stmt_, column);
+}
+std::string SqliteStatement::ColumnText(int column) const {
+  const unsigned char* text = sqlite3_column_text(stmt_, column);
+  return text == nullptr ? std::string()
+                         : std::string(reinterpret_cast<const char*>(text),
+                                       static_cast<size_t>(sqlite3_column_bytes(stmt_, column)));
+}
+std::string SqliteStatement::ColumnBlob(int column) const {
+  const void* blob = sqlite3_column_blob(stmt_, column);
+  return blob == nullptr ? std::string()
+                         : std::string(static_cast<const char*>(blob),
+                                       static_cast<size_t>(sqlite3_column_bytes(stmt_, column)));
+}
+
+}  // namespace deniable::server

@@ -1,0 +1,69 @@
+// RAII over sqlite3_stmt: prepared once, reset after each use.
+//
+// Example:
+//   DENIABLE_ASSIGN_OR_RETURN(SqliteStatement st,
+//                             SqliteStatement::Prepare(db, "SELECT n FROM counts WHERE id = ?"));
+//   st.BindInt64(1, id);
+//   DENIABLE_ASSIGN_OR_RETURN(bool has_row, st.Step());
+//
+// Thread-compatible: a statement belongs to one connection and must be used by one thread at a
+// time (callers hold the connection's mutex).
+#ifndef DENIABLE_SERVER_STORAGE_SQLITE_STATEMENT_H_
+#define DENIABLE_SERVER_STORAGE_SQLITE_STATEMENT_H_
+
+#include <sqlite3.h>
+
+#include <cstdint>
+#include <string>
+
+#include "absl/status/statusor.h"
+#include "absl/strings/string_view.h"
+
+namespace deniable::server {
+
+// Converts an SQLite result code to a status: SQLITE_FULL -> RESOURCE_EXHAUSTED,
+// SQLITE_BUSY/LOCKED -> UNAVAILABLE, SQLITE_CONSTRAINT -> ALREADY_EXISTS, others -> INTERNAL.
+// The message names `what` and carries sqlite3_errmsg(db).
+absl::Status SqliteError(sqlite3* db, int code, absl::string_view what);
+
+// Runs one or more SQL statements without results. Errors: as SqliteError.
+absl::Status SqliteExec(sqlite3* db, absl::string_view sql);
+
+class SqliteStatement {
+ public:
+  // Errors: INTERNAL if the SQL does not compile.
+  static absl::StatusOr<SqliteStatement> Prepare(sqlite3* db, absl::string_view sql);
+
+  SqliteStatement(SqliteStatement&& other) noexcept;
+  SqliteStatement& operator=(SqliteStatement&& other) noexcept;
+  SqliteStatement(const SqliteStatement&) = delete;
+  SqliteStatement& operator=(const SqliteStatement&) = delete;
+  ~SqliteStatement();
+
+  // Parameter indexes start at 1. Blob and text values are copied (SQLITE_TRANSIENT).
+  void BindInt64(int index, int64_t value);
+  void BindDouble(int index, double value);
+  void BindText(int index, absl::string_view value);
+  void BindBlob(int index, const void* data, int size);
+
+  // Advances: true when a row is available, false when done. Errors: as SqliteError.
+  absl::StatusOr<bool> Step();
+  // Runs a statement that returns no rows, then resets it.
+  absl::Status Run();
+  // Resets the statement and clears its bindings for the next use.
+  void Reset();
+
+  int64_t ColumnInt64(int column) const;
+  double ColumnDouble(int column) const;
+  std::string ColumnText(int column) const;
+  std::string ColumnBlob(int column) const;
+
+ private:
+  SqliteStatement(sqlite3* db, sqlite3_stmt* stmt) : db_(db), stmt_(stmt) {}
+  sqlite3* db_ = nullptr;
+  sqlite3_stmt* stmt_ = nullptr;
+};
+
+}  // namespace deniable::server
+
+#endif  // DENIABLE_SERVER_STORAGE_SQLITE_STATEMENT_H_

@@ -1,0 +1,87 @@
+// The production Storage: one SQLite database file in WAL mode.
+//
+// Schema (created on open; see docs/storage.md):
+//   metrics(id, name UNIQUE, description, created_time_seconds, time_precision_seconds)
+//   designs(metric_id, version, parameters, a, b, created_time_seconds)      WITHOUT ROWID
+//   labelsets(id, canonical UNIQUE)
+//   reports(metric_id, event_time, report_id, version, bit, labelset_id)     WITHOUT ROWID
+//       PRIMARY KEY (metric_id, event_time, report_id): deduplication; new ids land next to
+//       the current hour's keys instead of scattering over one random-id B-tree of all history.
+//   counts(metric_id, event_time, version, labelset_id, n, yes)              WITHOUT ROWID
+//       maintained in the same transaction as the reports: queries never scan reports.
+//
+// Durability: AppendReports returns after COMMIT. With Durability::kFull (synchronous=FULL, the
+// default) a committed batch survives power loss; with kNormal it survives a crash of the
+// process but the last transactions may roll back on power loss.
+//
+// Thread-safe: writes are serialized on one connection, reads use a second connection
+// (WAL lets them run beside a write).
+#ifndef DENIABLE_SERVER_STORAGE_SQLITE_STORAGE_H_
+#define DENIABLE_SERVER_STORAGE_SQLITE_STORAGE_H_
+
+#include <sqlite3.h>
+
+#include <memory>
+#include <optional>
+#include <string>
+
+#include "absl/base/thread_annotations.h"
+#include "absl/container/flat_hash_map.h"
+#include "absl/synchronization/mutex.h"
+#include "server/storage/sqlite_statement.h"
+#include "server/storage/storage.h"
+
+namespace deniable::server {
+
+enum class Durability { kFull, kNormal };
+
+struct SqliteOptions {
+  std::string path;                        // database file; ":memory:" is refused (WAL needs a file)
+  Durability durability = Durability::kFull;
+  int busy_timeout_millis = 5000;          // wait for a lock held by another process
+};
+
+class SqliteStorage : public Storage {
+ public:
+  // Opens (creating if needed) the database and its schema.
+  // Errors: INVALID_ARGUMENT for an empty path; INTERNAL / UNAVAILABLE if SQLite fails.
+  static absl::StatusOr<std::unique_ptr<SqliteStorage>> Open(const SqliteOptions& options);
+  ~SqliteStorage() override;
+
+  absl::StatusOr<StoredMetric> CreateMetric(StoredMetric metric) override;
+  absl::StatusOr<StoredMetric> GetMetric(absl::string_view name) override;
+  absl::StatusOr<std::vector<StoredMetric>> ListMetrics() override;
+  absl::StatusOr<AppendResult> AppendReports(absl::Span<const ReportRow> rows) override;
+  absl::StatusOr<std::vector<CountRow>> ReadCounts(int64_t metric_id, int64_t start_seconds,
+                                                   int64_t end_seconds) override;
+
+  // Number of stored reports (a full scan; for tests and checks, not for queries).
+  absl::StatusOr<int64_t> ReportCount();
+  // "ok" when PRAGMA integrity_check finds no problem, else its findings.
+  absl::StatusOr<std::string> IntegrityCheck();
+
+ private:
+  struct WriteStatements;
+  struct ReadStatements;
+  SqliteStorage() = default;
+  absl::Status Init(const SqliteOptions& options);
+  absl::StatusOr<int64_t> LabelsetId(const std::string& canonical)
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(write_mu_);
+  absl::StatusOr<AppendResult> AppendLocked(absl::Span<const ReportRow> rows)
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(write_mu_);
+  absl::StatusOr<std::vector<StoredDesign>> ReadDesigns(int64_t metric_id)
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(read_mu_);
+
+  absl::Mutex write_mu_;
+  sqlite3* write_db_ ABSL_GUARDED_BY(write_mu_) = nullptr;
+  std::unique_ptr<WriteStatements> write_ ABSL_GUARDED_BY(write_mu_);
+  absl::flat_hash_map<std::string, int64_t> labelset_ids_ ABSL_GUARDED_BY(write_mu_);
+
+  absl::Mutex read_mu_;
+  sqlite3* read_db_ ABSL_GUARDED_BY(read_mu_) = nullptr;
+  std::unique_ptr<ReadStatements> read_ ABSL_GUARDED_BY(read_mu_);
+};
+
+}  // namespace deniable::server
+
+#endif  // DENIABLE_SERVER_STORAGE_SQLITE_STORAGE_H_

@@ -1,0 +1,96 @@
+// The storage interface of the collector: metrics, their immutable design versions, reports
+// (deduplicated by report id) and the counts that queries read.
+//
+// Implementations: SqliteStorage (production; sqlite_storage.h) and MemoryStorage (tests;
+// memory_storage.h). All implementations are safe for concurrent use from multiple threads.
+#ifndef DENIABLE_SERVER_STORAGE_STORAGE_H_
+#define DENIABLE_SERVER_STORAGE_STORAGE_H_
+
+#include <array>
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "absl/status/statusor.h"
+#include "absl/strings/string_view.h"
+#include "absl/types/span.h"
+
+namespace deniable::server {
+
+// One immutable design version of a metric.
+struct StoredDesign {
+  uint32_t version = 0;               // 1, 2, ...
+  std::string parameters;             // serialized deniable.v1.DesignParameters
+  double a = 0;                       // P(r = 1 | x = 1)
+  double b = 0;                       // P(r = 1 | x = 0)
+  int64_t created_time_seconds = 0;   // Unix seconds
+};
+
+struct StoredMetric {
+  int64_t id = 0;  // assigned by the storage
+  std::string name;
+  std::string description;
+  int64_t created_time_seconds = 0;
+  uint32_t time_precision_seconds = 3600;
+  std::vector<StoredDesign> designs;  // ascending by version, never empty
+};
+
+using ReportId = std::array<uint8_t, 16>;
+
+// A validated report, ready to store. Carries no device identifier and no address.
+struct ReportRow {
+  int64_t metric_id = 0;
+  uint32_t design_version = 0;
+  bool bit = false;
+  ReportId report_id{};
+  int64_t event_time_seconds = 0;  // already rounded to the metric's precision
+  std::string labels;              // canonical "k1=v1,k2=v2" sorted by key, or empty
+};
+
+struct AppendResult {
+  int64_t accepted = 0;    // new reports stored and counted
+  int64_t duplicates = 0;  // reports whose (metric, event time, id) was stored before
+};
+
+// Counts of reports sharing a design version, event time and label set.
+struct CountRow {
+  uint32_t design_version = 0;
+  int64_t event_time_seconds = 0;
+  std::string labels;
+  int64_t n = 0;
+  int64_t yes = 0;
+};
+
+class Storage {
+ public:
+  virtual ~Storage() = default;
+
+  // Stores a new metric with its first design (metric.designs must hold exactly one, version 1).
+  // Returns the metric with its id. Errors: ALREADY_EXISTS if the name is taken; INTERNAL or
+  // UNAVAILABLE on storage failure (nothing is written).
+  virtual absl::StatusOr<StoredMetric> CreateMetric(StoredMetric metric) = 0;
+
+  // Errors: NOT_FOUND naming the metric.
+  virtual absl::StatusOr<StoredMetric> GetMetric(absl::string_view name) = 0;
+
+  // All metrics, ordered by name.
+  virtual absl::StatusOr<std::vector<StoredMetric>> ListMetrics() = 0;
+
+  // Appends a batch atomically: either every row is stored (or recognised as a duplicate) and
+  // the counts updated, or nothing changes. Returns only once the batch is durable under the
+  // storage's durability setting. A row whose (metric_id, event_time_seconds, report_id) is
+  // already stored, in the store or earlier in the same batch, is counted once.
+  // Errors: INTERNAL / UNAVAILABLE / RESOURCE_EXHAUSTED (disk full) with nothing written.
+  virtual absl::StatusOr<AppendResult> AppendReports(absl::Span<const ReportRow> rows) = 0;
+
+  // The maintained counts of a metric for event times in [start_seconds, end_seconds), one row
+  // per (design version, event time, label set), ordered by event time. Reads counts only,
+  // never the reports.
+  virtual absl::StatusOr<std::vector<CountRow>> ReadCounts(int64_t metric_id,
+                                                           int64_t start_seconds,
+                                                           int64_t end_seconds) = 0;
+};
+
+}  // namespace deniable::server
+
+#endif  // DENIABLE_SERVER_STORAGE_STORAGE_H_

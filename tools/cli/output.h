@@ -1,0 +1,29 @@
+// Human-readable tables printed by the deniable command-line tool.
+#ifndef DENIABLE_TOOLS_CLI_OUTPUT_H_
+#define DENIABLE_TOOLS_CLI_OUTPUT_H_
+
+#include <grpcpp/support/status.h>
+
+#include <string>
+
+#include "deniable/v1/metric.pb.h"
+#include "deniable/v1/query_service.pb.h"
+#include "tools/cli/survey_replay.h"
+
+namespace deniable::tools {
+
+// "NOT_FOUND", "INVALID_ARGUMENT", ...
+const char* StatusCodeName(grpc::StatusCode code);
+// "two_coin (a = 0.75, b = 0.25), epsilon = 1.0986 nats"; "epsilon = infinite" with the warning.
+std::string FormatDesign(const v1::Design& design);
+std::string FormatMetric(const v1::Metric& metric);
+std::string FormatMetricList(const v1::ListMetricsResponse& response);
+// A table: n, yes reports, unbiased and clipped estimates, standard error, interval.
+std::string FormatPrevalence(const v1::Prevalence& prevalence);
+// The replay summary: what was sent, the server's estimate and interval beside the true share.
+std::string FormatReplay(const ReplayResult& result, const SurveySpec& spec,
+                         const v1::Prevalence& prevalence);
+
+}  // namespace deniable::tools
+
+#endif  // DENIABLE_TOOLS_CLI_OUTPUT_H_

@@ -1,0 +1,128 @@
+#include "tools/cli/survey_replay.h"
+
+#include <csv.h>
+
+#include <cstdio>
+#include <fstream>
+#include <utility>
+
+#include "absl/status/status.h"
+#include "absl/strings/str_cat.h"
+#include "deniable/common/status_macros.h"
+
+namespace deniable::tools {
+namespace {
+
+struct CsvState {
+  std::vector<std::vector<std::string>> rows{1};
+};
+
+void OnField(void* data, size_t size, void* state) {
+  static_cast<CsvState*>(state)->rows.back().emplace_back(static_cast<const char*>(data), size);
+}
+
+void OnRowEnd(int /*terminator*/, void* state) {
+  static_cast<CsvState*>(state)->rows.emplace_back();
+}
+
+absl::StatusOr<std::vector<std::vector<std::string>>> ParseCsv(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) return absl::NotFoundError(absl::StrCat("csv: cannot open \"", path, "\""));
+  struct csv_parser parser;
+  if (csv_init(&parser, CSV_APPEND_NULL) != 0) return absl::InternalError("csv: init failed");
+  CsvState state;
+  char buffer[1 << 16];
+  absl::Status status;
+  while (in) {
+    in.read(buffer, sizeof(buffer));
+    const size_t got = static_cast<size_t>(in.gcount());
+    if (csv_parse(&parser, buffer, got, OnField, OnRowEnd, &state) != got) {
+      status = absl::InvalidArgumentError(
+          absl::StrCat("csv: \"", path, "\": ", csv_strerror(csv_error(&parser))));
+      break;
+    }
+  }
+  if (status.ok()) csv_fini(&parser, OnField, OnRowEnd, &state);
+  csv_free(&parser);
+  DENIABLE_RETURN_IF_ERROR(status);
+  if (state.rows.back().empty()) state.rows.pop_back();
+  return std::move(state.rows);
+}
+
+int ColumnIndex(const std::vector<std::string>& header, const std::string& name) {
+  for (size_t i = 0; i < header.size(); ++i) {
+    if (header[i] == name) return static_cast<int>(i);
+  }
+  return -1;
+}
+
+}  // namespace
+
+absl::StatusOr<std::vector<SurveyRow>> ReadSurvey(const SurveySpec& spec) {
+  DENIABLE_ASSIGN_OR_RETURN(auto table, ParseCsv(spec.csv_path));
+  if (table.empty()) {
+    return absl::InvalidArgumentError(absl::StrCat("csv: \"", spec.csv_path, "\" is empty"));
+  }
+  const std::vector<std::string>& header = table.front();
+  const int answer_index = ColumnIndex(header, spec.column);
+  if (answer_index < 0) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("column: \"", spec.column, "\" is not in the CSV header"));
+  }
+  std::vector<std::pair<std::string, int>> labels;
+  for (const std::string& name : spec.label_columns) {
+    const int index = ColumnIndex(header, name);
+    if (index < 0) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("label_columns: \"", name, "\" is not in the CSV header"));
+    }
+    labels.emplace_back(name, index);
+  }
+  std::vector<SurveyRow> rows;
+  rows.reserve(table.size() - 1);
+  for (size_t line = 1; line < table.size(); ++line) {
+    const std::vector<std::string>& fields = table[line];
+    if (fields.size() != header.size()) {
+      return absl::InvalidArgumentError(absl::StrCat("csv: record ", line + 1, " has ",
+                                                     fields.size(), " fields, the header has ",
+                                                     header.size()));
+    }
+    SurveyRow row;
+    row.answer = fields[static_cast<size_t>(answer_index)] == spec.yes_value;
+    for (const auto& [name, index] : labels) {
+      const std::string& value = fields[static_cast<size_t>(index)];
+      if (value.empty()) {
+        return absl::InvalidArgumentError(
+            absl::StrCat("csv: record ", line + 1, " has an empty \"", name, "\""));
+      }
+      row.labels[name] = value;
+    }
+    rows.push_back(std::move(row));
+  }
+  return rows;
+}
+
+absl::StatusOr<ReplayResult> ReplaySurvey(const std::vector<SurveyRow>& rows,
+                                          const std::string& metric,
+                                          std::shared_ptr<client::ReportTransport> transport,
+                                          const client::ReporterOptions& options,
+                                          absl::BitGenRef* gen, const Clock* clock) {
+  ReplayResult result;
+  for (const SurveyRow& row : rows) {
+    client::ReporterOptions device_options = options;
+    for (const auto& [key, value] : row.labels) device_options.labels[key] = value;
+    std::unique_ptr<client::Reporter> device =
+        gen == nullptr
+            ? client::Reporter::Create(transport, device_options)
+            : client::Reporter::CreateForTesting(transport, device_options, *gen,
+                                                 clock != nullptr ? clock
+                                                                  : SystemClock::Default());
+    DENIABLE_RETURN_IF_ERROR(device->Report(metric, row.answer));
+    DENIABLE_RETURN_IF_ERROR(device->Flush());
+    ++result.devices;
+    result.true_yes += row.answer ? 1 : 0;
+  }
+  return result;
+}
+
+}  // namespace deniable::tools

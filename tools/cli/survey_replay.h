@@ -1,0 +1,58 @@
+// Replaying a survey through the SDK: one simulated device (its own Reporter) per respondent.
+//
+// Used by `deniable replay` and by the statistical tests. The true answers are read from the
+// CSV here only to be handed to each device's randomizer, and their share is returned so a demo
+// can print it next to the server's estimate.
+#ifndef DENIABLE_TOOLS_CLI_SURVEY_REPLAY_H_
+#define DENIABLE_TOOLS_CLI_SURVEY_REPLAY_H_
+
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "absl/random/bit_gen_ref.h"
+#include "absl/status/statusor.h"
+#include "deniable/client/reporter.h"
+#include "deniable/client/transport.h"
+#include "deniable/common/clock.h"
+
+namespace deniable::tools {
+
+struct SurveyRow {
+  bool answer = false;
+  std::map<std::string, std::string> labels;  // label name -> value, from the label columns
+};
+
+struct SurveySpec {
+  std::string csv_path;
+  std::string column;                      // the yes/no column, e.g. "vote"
+  std::string yes_value;                   // the value meaning "yes", e.g. "Y"
+  std::vector<std::string> label_columns;  // columns sent as public labels, e.g. {"region"}
+};
+
+// Reads a CSV with a header row (RFC 4180 quoting, parsed by libcsv).
+// Errors: NOT_FOUND if the file cannot be opened; INVALID_ARGUMENT naming a missing column, a
+// row with the wrong number of fields (with its line number), or an empty label value.
+absl::StatusOr<std::vector<SurveyRow>> ReadSurvey(const SurveySpec& spec);
+
+struct ReplayResult {
+  int64_t devices = 0;   // reports sent and acknowledged
+  int64_t true_yes = 0;  // respondents whose true answer is "yes"
+};
+
+// Sends each row's answer through a fresh Reporter (one device each) over `transport`.
+// `gen` and `clock` null: each device uses SecureBitGen and the system clock (production
+// randomness). Non-null: all devices draw from `gen` (seeded simulations) and read `clock`.
+// Errors: the first device's error (fetching the design, sending).
+absl::StatusOr<ReplayResult> ReplaySurvey(const std::vector<SurveyRow>& rows,
+                                          const std::string& metric,
+                                          std::shared_ptr<client::ReportTransport> transport,
+                                          const client::ReporterOptions& options,
+                                          absl::BitGenRef* gen = nullptr,
+                                          const Clock* clock = nullptr);
+
+}  // namespace deniable::tools
+
+#endif  // DENIABLE_TOOLS_CLI_SURVEY_REPLAY_H_
