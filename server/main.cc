@@ -1,9 +1,9 @@
 // deniable-server: the collector. Flags fall back to DENIABLE_* environment variables.
-#include <csignal>
-#include <cstdlib>
 #include <pthread.h>
 #include <spdlog/spdlog.h>
 
+#include <csignal>
+#include <cstdlib>
 #include <memory>
 #include <string>
 #include <thread>
@@ -42,7 +42,8 @@ ABSL_FLAG(int, shutdown_grace_seconds, 10,
 int main(int argc, char** argv) {
   absl::SetProgramUsageMessage(
       "The Deniable collector: stores randomized-response reports in SQLite and serves "
-      "debiased prevalence over gRPC.\n  deniable-server --listen=127.0.0.1:50051 --db=deniable.db");
+      "debiased prevalence over gRPC.\n  deniable-server --listen=127.0.0.1:50051 "
+      "--db=deniable.db");
   absl::ParseCommandLine(argc, argv);
 
   // Block the stop signals in every thread; one thread waits for them below.
@@ -74,15 +75,16 @@ int main(int argc, char** argv) {
   options.ingest.max_batch_reports = absl::GetFlag(FLAGS_max_batch_reports);
   options.ingest.max_future_skew = absl::Seconds(absl::GetFlag(FLAGS_max_future_skew_seconds));
   options.max_receive_message_bytes = absl::GetFlag(FLAGS_max_message_bytes);
-  auto server = deniable::server::CollectorServer::Start(
-      *std::move(storage), deniable::SystemClock::Default(), options);
+  auto server = deniable::server::CollectorServer::Start(*std::move(storage),
+                                                         deniable::SystemClock::Default(), options);
   if (!server.ok()) {
     spdlog::error("cannot start: {}", server.status().ToString());
     return 1;
   }
-  spdlog::warn("event=start listen={} port={} db={} durability={} tls=off auth=off "
-               "(plaintext, tokenless: for local development only)",
-               options.listen_address, (*server)->port(), sqlite.path, durability);
+  spdlog::warn(
+      "event=start listen={} port={} db={} durability={} tls=off auth=off "
+      "(plaintext, tokenless: for local development only)",
+      options.listen_address, (*server)->port(), sqlite.path, durability);
 
   std::thread signal_waiter([&server, &stop_signals] {
     int signal = 0;

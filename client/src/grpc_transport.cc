@@ -16,8 +16,7 @@ namespace {
 // The one place where a grpc::Status becomes an absl::Status in the SDK.
 absl::Status FromGrpcStatus(const grpc::Status& status) {
   if (status.ok()) return absl::OkStatus();
-  return absl::Status(static_cast<absl::StatusCode>(status.error_code()),
-                      status.error_message());
+  return absl::Status(static_cast<absl::StatusCode>(status.error_code()), status.error_message());
 }
 
 void SetDeadline(grpc::ClientContext* context, absl::Duration timeout) {

@@ -29,8 +29,8 @@ std::unique_ptr<Reporter> Reporter::Create(std::shared_ptr<ReportTransport> tran
 }
 
 std::unique_ptr<Reporter> Reporter::CreateForTesting(std::shared_ptr<ReportTransport> transport,
-                                                     ReporterOptions options,
-                                                     absl::BitGenRef gen, const Clock* clock) {
+                                                     ReporterOptions options, absl::BitGenRef gen,
+                                                     const Clock* clock) {
   return std::unique_ptr<Reporter>(
       new Reporter(std::move(transport), std::move(options), nullptr, gen, clock));
 }

@@ -61,8 +61,9 @@ absl::StatusOr<Design> Design::ForcedResponse(double p, double q) {
   if (absl::Status s = CheckProbability("p", p); !s.ok()) return s;
   if (absl::Status s = CheckProbability("q", q); !s.ok()) return s;
   if (p == 0.0) {
-    return absl::InvalidArgumentError("p must be > 0 (with p = 0 a == b and nothing can be "
-                                      "estimated), but is 0");
+    return absl::InvalidArgumentError(
+        "p must be > 0 (with p = 0 a == b and nothing can be "
+        "estimated), but is 0");
   }
   Design d(DesignKind::kForcedResponse, Channel{p + (1.0 - p) * q, (1.0 - p) * q});
   d.p_ = p;
@@ -111,8 +112,7 @@ absl::StatusOr<Design> Design::MirroredQuestion(double big_p) {
 
 absl::StatusOr<Design> Design::TruthWithGamma(double gamma) {
   if (!std::isfinite(gamma) || gamma < -0.5 || gamma > 0.5) {
-    return absl::InvalidArgumentError(
-        absl::StrCat("gamma must be in [-1/2, 1/2], but is ", gamma));
+    return absl::InvalidArgumentError(absl::StrCat("gamma must be in [-1/2, 1/2], but is ", gamma));
   }
   if (gamma == 0.0) {
     return absl::InvalidArgumentError(

@@ -40,9 +40,9 @@ const char* IntervalMethodName(IntervalMethod method) {
 }
 
 absl::StatusOr<IntervalMethod> ParseIntervalMethod(absl::string_view name) {
-  for (IntervalMethod m : {IntervalMethod::kWald, IntervalMethod::kWilson,
-                           IntervalMethod::kAgrestiCoull, IntervalMethod::kJeffreys,
-                           IntervalMethod::kClopperPearson}) {
+  for (IntervalMethod m :
+       {IntervalMethod::kWald, IntervalMethod::kWilson, IntervalMethod::kAgrestiCoull,
+        IntervalMethod::kJeffreys, IntervalMethod::kClopperPearson}) {
     if (name == IntervalMethodName(m)) return m;
   }
   return absl::InvalidArgumentError(
@@ -73,16 +73,16 @@ absl::StatusOr<Interval> YesShareInterval(IntervalMethod method, int64_t yes_cou
   const double lambda = y / nn;
   switch (method) {
     case IntervalMethod::kWald: {
-      const double half = TwoSidedNormalQuantile(confidence_level) *
-                          std::sqrt(lambda * (1.0 - lambda) / nn);
+      const double half =
+          TwoSidedNormalQuantile(confidence_level) * std::sqrt(lambda * (1.0 - lambda) / nn);
       return Clamp01(lambda - half, lambda + half);
     }
     case IntervalMethod::kWilson: {
       const double z = TwoSidedNormalQuantile(confidence_level);
       const double z2 = z * z;
       const double center = (lambda + z2 / (2.0 * nn)) / (1.0 + z2 / nn);
-      const double half = z / (1.0 + z2 / nn) *
-                          std::sqrt(lambda * (1.0 - lambda) / nn + z2 / (4.0 * nn * nn));
+      const double half =
+          z / (1.0 + z2 / nn) * std::sqrt(lambda * (1.0 - lambda) / nn + z2 / (4.0 * nn * nn));
       return Clamp01(center - half, center + half);
     }
     case IntervalMethod::kAgrestiCoull: {

@@ -45,9 +45,10 @@ absl::StatusOr<Design> DesignFromProto(const v1::DesignParameters& parameters,
       break;
   }
   return absl::InvalidArgumentError(
-      absl::StrCat(field, ": must set one design kind (symmetric_epsilon, forced_response, "
-                          "two_coin, tails_says_yes, unrelated_question, mirrored_question, "
-                          "truth_with_gamma)"));
+      absl::StrCat(field,
+                   ": must set one design kind (symmetric_epsilon, forced_response, "
+                   "two_coin, tails_says_yes, unrelated_question, mirrored_question, "
+                   "truth_with_gamma)"));
 }
 
 void DesignToProto(const Design& design, uint32_t version, v1::Design* out) {
@@ -98,9 +99,9 @@ absl::StatusOr<Design> DesignFromWire(const v1::Design& wire) {
   constexpr double kTolerance = 1e-12;
   if (std::fabs(d->channel().a - wire.a()) > kTolerance ||
       std::fabs(d->channel().b - wire.b()) > kTolerance) {
-    return absl::InvalidArgumentError(absl::StrCat(
-        "design: channel (a = ", wire.a(), ", b = ", wire.b(), ") does not match ",
-        d->ToString(), " (a = ", d->channel().a, ", b = ", d->channel().b, ")"));
+    return absl::InvalidArgumentError(
+        absl::StrCat("design: channel (a = ", wire.a(), ", b = ", wire.b(), ") does not match ",
+                     d->ToString(), " (a = ", d->channel().a, ", b = ", d->channel().b, ")"));
   }
   return d;
 }

@@ -41,8 +41,8 @@ absl::StatusOr<std::string> CanonicalLabels(
     const google::protobuf::Map<std::string, std::string>& labels, absl::string_view field) {
   if (labels.empty()) return std::string();
   if (labels.size() > kMaxLabels) {
-    return absl::InvalidArgumentError(absl::StrCat(field, ": at most ", kMaxLabels,
-                                                   " labels, but has ", labels.size()));
+    return absl::InvalidArgumentError(
+        absl::StrCat(field, ": at most ", kMaxLabels, " labels, but has ", labels.size()));
   }
   absl::btree_map<std::string, std::string> sorted(labels.begin(), labels.end());
   for (const auto& [key, value] : sorted) {
@@ -51,9 +51,9 @@ absl::StatusOr<std::string> CanonicalLabels(
                                                      "\"]: key must match [a-z][a-z0-9_]{0,31}"));
     }
     if (!ValidLabelValue(value)) {
-      return absl::InvalidArgumentError(absl::StrCat(
-          field, "[\"", key, "\"]: value must match [A-Za-z0-9_.:-]{1,32}, but is \"",
-          absl::CEscape(value.substr(0, 64)), "\""));
+      return absl::InvalidArgumentError(
+          absl::StrCat(field, "[\"", key, "\"]: value must match [A-Za-z0-9_.:-]{1,32}, but is \"",
+                       absl::CEscape(value.substr(0, 64)), "\""));
     }
   }
   return absl::StrJoin(sorted, ",", absl::PairFormatter("="));
@@ -72,8 +72,7 @@ absl::StatusOr<v1::SubmitReportsResponse> Ingestor::Submit(
                                                    " reports, more than the limit of ",
                                                    options_.max_batch_reports));
   }
-  const int64_t latest_allowed =
-      absl::ToUnixSeconds(clock_->Now() + options_.max_future_skew);
+  const int64_t latest_allowed = absl::ToUnixSeconds(clock_->Now() + options_.max_future_skew);
   absl::flat_hash_map<std::string, std::shared_ptr<const MetricInfo>> metrics;
   std::vector<std::string> stale;
   std::vector<ReportRow> rows;
@@ -108,8 +107,8 @@ absl::StatusOr<v1::SubmitReportsResponse> Ingestor::Submit(
           absl::StrCat(field, ".bit: must be 0 or 1, but is ", report.bit()));
     }
     if (report.report_id().size() != 16) {
-      return absl::InvalidArgumentError(absl::StrCat(
-          field, ".report_id: must be 16 bytes, but is ", report.report_id().size(), " bytes"));
+      return absl::InvalidArgumentError(absl::StrCat(field, ".report_id: must be 16 bytes, but is ",
+                                                     report.report_id().size(), " bytes"));
     }
     const int64_t t = report.event_time_seconds();
     const int64_t precision = metric.proto.time_precision_seconds();
@@ -119,9 +118,9 @@ absl::StatusOr<v1::SubmitReportsResponse> Ingestor::Submit(
                        " (the metric's time precision), but is ", t));
     }
     if (t > latest_allowed) {
-      return absl::InvalidArgumentError(absl::StrCat(
-          field, ".event_time_seconds: ", t, " is in the future (latest allowed is ",
-          latest_allowed, ")"));
+      return absl::InvalidArgumentError(absl::StrCat(field, ".event_time_seconds: ", t,
+                                                     " is in the future (latest allowed is ",
+                                                     latest_allowed, ")"));
     }
     DENIABLE_ASSIGN_OR_RETURN(std::string labels,
                               CanonicalLabels(report.labels(), absl::StrCat(field, ".labels")));

@@ -3,12 +3,12 @@
 // Validation (the whole batch is rejected, nothing stored, on the first invalid report):
 //   empty batch, or more than max_batch_reports          INVALID_ARGUMENT "reports: ..."
 //   unknown metric                                       NOT_FOUND "reports[i].metric: ..."
-//   design version that the metric does not have         INVALID_ARGUMENT "reports[i].design_version"
-//   bit not 0 or 1                                       INVALID_ARGUMENT "reports[i].bit"
-//   report id not exactly 16 bytes                       INVALID_ARGUMENT "reports[i].report_id"
-//   event time <= 0, not rounded to the metric's precision, or in the future beyond
-//   max_future_skew                                      INVALID_ARGUMENT "reports[i].event_time_seconds"
-//   more than 4 labels, malformed key or value           INVALID_ARGUMENT "reports[i].labels[...]"
+//   design version that the metric does not have         INVALID_ARGUMENT
+//   "reports[i].design_version" bit not 0 or 1 INVALID_ARGUMENT "reports[i].bit" report id not
+//   exactly 16 bytes                       INVALID_ARGUMENT "reports[i].report_id" event time <= 0,
+//   not rounded to the metric's precision, or in the future beyond max_future_skew INVALID_ARGUMENT
+//   "reports[i].event_time_seconds" more than 4 labels, malformed key or value INVALID_ARGUMENT
+//   "reports[i].labels[...]"
 // Messages name the field and the offending value, never a bit.
 //
 // Thread-safe. Does not own its arguments, which must outlive it.

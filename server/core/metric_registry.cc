@@ -22,8 +22,8 @@ constexpr uint32_t kSecondsPerDay = 86400;
 absl::Status ValidateMetricName(absl::string_view name, absl::string_view field) {
   bool ok = !name.empty() && name.size() <= kMaxNameLength && absl::ascii_islower(name[0]);
   for (char c : name) {
-    ok = ok && (absl::ascii_islower(c) || absl::ascii_isdigit(c) || c == '_' || c == '.' ||
-                c == '-');
+    ok = ok &&
+         (absl::ascii_islower(c) || absl::ascii_isdigit(c) || c == '_' || c == '.' || c == '-');
   }
   if (!ok) {
     return absl::InvalidArgumentError(absl::StrCat(
@@ -54,8 +54,8 @@ absl::StatusOr<v1::Metric> MetricRegistry::Create(const v1::CreateMetricRequest&
                                  ? kDefaultPrecisionSeconds
                                  : request.time_precision_seconds();
   if (precision < 60 || kSecondsPerDay % precision != 0) {
-    return absl::InvalidArgumentError(absl::StrCat(
-        "time_precision_seconds: must be >= 60 and divide 86400, but is ", precision));
+    return absl::InvalidArgumentError(
+        absl::StrCat("time_precision_seconds: must be >= 60 and divide 86400, but is ", precision));
   }
   const int64_t now = absl::ToUnixSeconds(clock_->Now());
   StoredMetric stored;
@@ -63,8 +63,8 @@ absl::StatusOr<v1::Metric> MetricRegistry::Create(const v1::CreateMetricRequest&
   stored.description = request.description();
   stored.created_time_seconds = now;
   stored.time_precision_seconds = precision;
-  stored.designs.push_back(StoredDesign{1, request.design().SerializeAsString(),
-                                        design.channel().a, design.channel().b, now});
+  stored.designs.push_back(StoredDesign{1, request.design().SerializeAsString(), design.channel().a,
+                                        design.channel().b, now});
   DENIABLE_ASSIGN_OR_RETURN(StoredMetric created, storage_->CreateMetric(std::move(stored)));
   DENIABLE_ASSIGN_OR_RETURN(std::shared_ptr<const MetricInfo> info, Build(created));
   absl::MutexLock lock(&mu_);

@@ -88,16 +88,15 @@ absl::StatusOr<v1::Prevalence> PrevalenceQuery::Get(const v1::GetPrevalenceReque
         "metric \"", request.metric(), "\" has no reports in the requested time range"));
   }
   if (by_version.size() > 1) {
-    return absl::UnimplementedError(absl::StrCat(
-        "metric \"", request.metric(), "\": the time range mixes ", by_version.size(),
-        " design versions; narrow the range to one version"));
+    return absl::UnimplementedError(
+        absl::StrCat("metric \"", request.metric(), "\": the time range mixes ", by_version.size(),
+                     " design versions; narrow the range to one version"));
   }
   const auto& [version, counts] = *by_version.begin();
   const MetricVersion* design = metric->Find(version);
   if (design == nullptr) {
-    return absl::DataLossError(absl::StrCat("metric \"", request.metric(),
-                                            "\": counts refer to missing design version ",
-                                            version));
+    return absl::DataLossError(absl::StrCat(
+        "metric \"", request.metric(), "\": counts refer to missing design version ", version));
   }
   const Channel& channel = design->design.channel();
   DENIABLE_ASSIGN_OR_RETURN(PrevalenceEstimate e,

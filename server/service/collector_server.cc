@@ -23,8 +23,7 @@ CollectorServer::~CollectorServer() { Shutdown(absl::ZeroDuration()); }
 
 absl::StatusOr<std::unique_ptr<CollectorServer>> CollectorServer::Start(
     std::unique_ptr<Storage> storage, const Clock* clock, const ServerOptions& options) {
-  std::unique_ptr<CollectorServer> server(
-      new CollectorServer(std::move(storage), clock, options));
+  std::unique_ptr<CollectorServer> server(new CollectorServer(std::move(storage), clock, options));
   grpc::EnableDefaultHealthCheckService(true);
   grpc::ServerBuilder builder;
   if (!options.listen_address.empty()) {
@@ -35,8 +34,7 @@ absl::StatusOr<std::unique_ptr<CollectorServer>> CollectorServer::Start(
   builder.RegisterService(&server->report_service_);
   builder.RegisterService(&server->query_service_);
   server->server_ = builder.BuildAndStart();
-  if (server->server_ == nullptr ||
-      (!options.listen_address.empty() && server->port_ == 0)) {
+  if (server->server_ == nullptr || (!options.listen_address.empty() && server->port_ == 0)) {
     return absl::UnavailableError(
         absl::StrCat("listen_address: cannot listen on \"", options.listen_address, "\""));
   }

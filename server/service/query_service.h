@@ -18,8 +18,7 @@ class QueryServiceImpl final : public v1::QueryService::Service {
                             v1::Metric* response) override;
   grpc::Status ListMetrics(grpc::ServerContext* context, const v1::ListMetricsRequest* request,
                            v1::ListMetricsResponse* response) override;
-  grpc::Status GetPrevalence(grpc::ServerContext* context,
-                             const v1::GetPrevalenceRequest* request,
+  grpc::Status GetPrevalence(grpc::ServerContext* context, const v1::GetPrevalenceRequest* request,
                              v1::Prevalence* response) override;
 
  private:

@@ -23,8 +23,8 @@ grpc::Status ReportServiceImpl::SubmitReports(grpc::ServerContext* /*context*/,
   absl::StatusOr<v1::SubmitReportsResponse> result = ingestor_->Submit(*request);
   if (!result.ok()) {
     // The reason names a field and value, never a bit; no peer address is logged.
-    spdlog::warn("event=batch_rejected reports={} code={} reason=\"{}\"",
-                 request->reports_size(), absl::StatusCodeToString(result.status().code()),
+    spdlog::warn("event=batch_rejected reports={} code={} reason=\"{}\"", request->reports_size(),
+                 absl::StatusCodeToString(result.status().code()),
                  std::string(result.status().message()));
     return ToGrpcStatus(result.status());
   }

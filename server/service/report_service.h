@@ -16,8 +16,7 @@ class ReportServiceImpl final : public v1::ReportService::Service {
 
   grpc::Status GetDesign(grpc::ServerContext* context, const v1::GetDesignRequest* request,
                          v1::GetDesignResponse* response) override;
-  grpc::Status SubmitReports(grpc::ServerContext* context,
-                             const v1::SubmitReportsRequest* request,
+  grpc::Status SubmitReports(grpc::ServerContext* context, const v1::SubmitReportsRequest* request,
                              v1::SubmitReportsResponse* response) override;
 
  private:

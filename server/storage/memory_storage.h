@@ -27,7 +27,8 @@ class MemoryStorage : public Storage {
 
  private:
   using ReportKey = std::tuple<int64_t, int64_t, ReportId>;  // metric, event time, id
-  using CountKey = std::tuple<int64_t, int64_t, uint32_t, std::string>;  // metric, time, version, labels
+  using CountKey =
+      std::tuple<int64_t, int64_t, uint32_t, std::string>;  // metric, time, version, labels
 
   mutable absl::Mutex mu_;
   std::map<std::string, StoredMetric> metrics_ ABSL_GUARDED_BY(mu_);

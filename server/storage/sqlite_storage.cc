@@ -49,9 +49,9 @@ CREATE TABLE IF NOT EXISTS counts(
 
 absl::StatusOr<sqlite3*> OpenConnection(const SqliteOptions& options) {
   sqlite3* db = nullptr;
-  const int rc = sqlite3_open_v2(options.path.c_str(), &db,
-                                 SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_NOMUTEX,
-                                 nullptr);
+  const int rc =
+      sqlite3_open_v2(options.path.c_str(), &db,
+                      SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_NOMUTEX, nullptr);
   if (rc != SQLITE_OK) {
     absl::Status s = SqliteError(db, rc, absl::StrCat("opening database \"", options.path, "\""));
     sqlite3_close(db);
@@ -75,8 +75,8 @@ struct SqliteStorage::ReadStatements {
 
 absl::StatusOr<std::unique_ptr<SqliteStorage>> SqliteStorage::Open(const SqliteOptions& options) {
   if (options.path.empty() || options.path == ":memory:") {
-    return absl::InvalidArgumentError("path must name a database file, but is \"" +
-                                      options.path + "\"");
+    return absl::InvalidArgumentError("path must name a database file, but is \"" + options.path +
+                                      "\"");
   }
   std::unique_ptr<SqliteStorage> storage(new SqliteStorage());
   DENIABLE_RETURN_IF_ERROR(storage->Init(options));
@@ -88,9 +88,9 @@ absl::Status SqliteStorage::Init(const SqliteOptions& options) {
   absl::MutexLock rlock(&read_mu_);
   DENIABLE_ASSIGN_OR_RETURN(write_db_, OpenConnection(options));
   DENIABLE_RETURN_IF_ERROR(SqliteExec(write_db_, "PRAGMA journal_mode=WAL"));
-  DENIABLE_RETURN_IF_ERROR(SqliteExec(
-      write_db_, options.durability == Durability::kFull ? "PRAGMA synchronous=FULL"
-                                                         : "PRAGMA synchronous=NORMAL"));
+  DENIABLE_RETURN_IF_ERROR(SqliteExec(write_db_, options.durability == Durability::kFull
+                                                     ? "PRAGMA synchronous=FULL"
+                                                     : "PRAGMA synchronous=NORMAL"));
   DENIABLE_RETURN_IF_ERROR(SqliteExec(write_db_, kSchema));
   DENIABLE_ASSIGN_OR_RETURN(read_db_, OpenConnection(options));
 
@@ -221,8 +221,12 @@ absl::StatusOr<StoredMetric> SqliteStorage::GetMetric(absl::string_view name) {
     st.Reset();
     return absl::NotFoundError(absl::StrCat("metric \"", name, "\" does not exist"));
   }
-  StoredMetric m{st.ColumnInt64(0), st.ColumnText(1), st.ColumnText(2), st.ColumnInt64(3),
-                 static_cast<uint32_t>(st.ColumnInt64(4)), {}};
+  StoredMetric m{st.ColumnInt64(0),
+                 st.ColumnText(1),
+                 st.ColumnText(2),
+                 st.ColumnInt64(3),
+                 static_cast<uint32_t>(st.ColumnInt64(4)),
+                 {}};
   st.Reset();
   DENIABLE_ASSIGN_OR_RETURN(m.designs, ReadDesigns(m.id));
   return m;
@@ -236,8 +240,11 @@ absl::StatusOr<std::vector<StoredMetric>> SqliteStorage::ListMetrics() {
     absl::StatusOr<bool> row = st.Step();
     if (!row.ok()) return row.status();
     if (!*row) break;
-    metrics.push_back(StoredMetric{st.ColumnInt64(0), st.ColumnText(1), st.ColumnText(2),
-                                   st.ColumnInt64(3), static_cast<uint32_t>(st.ColumnInt64(4)),
+    metrics.push_back(StoredMetric{st.ColumnInt64(0),
+                                   st.ColumnText(1),
+                                   st.ColumnText(2),
+                                   st.ColumnInt64(3),
+                                   static_cast<uint32_t>(st.ColumnInt64(4)),
                                    {}});
   }
   st.Reset();

@@ -36,9 +36,9 @@ namespace deniable::server {
 enum class Durability { kFull, kNormal };
 
 struct SqliteOptions {
-  std::string path;                        // database file; ":memory:" is refused (WAL needs a file)
+  std::string path;  // database file; ":memory:" is refused (WAL needs a file)
   Durability durability = Durability::kFull;
-  int busy_timeout_millis = 5000;          // wait for a lock held by another process
+  int busy_timeout_millis = 5000;  // wait for a lock held by another process
 };
 
 class SqliteStorage : public Storage {

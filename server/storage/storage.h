@@ -19,11 +19,11 @@ namespace deniable::server {
 
 // One immutable design version of a metric.
 struct StoredDesign {
-  uint32_t version = 0;               // 1, 2, ...
-  std::string parameters;             // serialized deniable.v1.DesignParameters
-  double a = 0;                       // P(r = 1 | x = 1)
-  double b = 0;                       // P(r = 1 | x = 0)
-  int64_t created_time_seconds = 0;   // Unix seconds
+  uint32_t version = 0;              // 1, 2, ...
+  std::string parameters;            // serialized deniable.v1.DesignParameters
+  double a = 0;                      // P(r = 1 | x = 1)
+  double b = 0;                      // P(r = 1 | x = 0)
+  int64_t created_time_seconds = 0;  // Unix seconds
 };
 
 struct StoredMetric {
@@ -86,8 +86,7 @@ class Storage {
   // The maintained counts of a metric for event times in [start_seconds, end_seconds), one row
   // per (design version, event time, label set), ordered by event time. Reads counts only,
   // never the reports.
-  virtual absl::StatusOr<std::vector<CountRow>> ReadCounts(int64_t metric_id,
-                                                           int64_t start_seconds,
+  virtual absl::StatusOr<std::vector<CountRow>> ReadCounts(int64_t metric_id, int64_t start_seconds,
                                                            int64_t end_seconds) = 0;
 };
 

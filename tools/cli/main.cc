@@ -73,9 +73,9 @@ std::shared_ptr<grpc::Channel> Channel() {
 }
 
 void SetDeadline(grpc::ClientContext* context) {
-  context->set_deadline(std::chrono::system_clock::now() +
-                        std::chrono::milliseconds(static_cast<int64_t>(
-                            absl::GetFlag(FLAGS_timeout_seconds) * 1000)));
+  context->set_deadline(
+      std::chrono::system_clock::now() +
+      std::chrono::milliseconds(static_cast<int64_t>(absl::GetFlag(FLAGS_timeout_seconds) * 1000)));
 }
 
 int Fail(const std::string& what, const grpc::Status& status) {
@@ -183,8 +183,7 @@ grpc::Status QueryPrevalence(const std::string& metric, v1::Prevalence* out) {
   request.set_confidence_level(absl::GetFlag(FLAGS_level));
   absl::StatusOr<v1::IntervalMethod> method = MethodFromFlag();
   if (!method.ok()) {
-    return grpc::Status(grpc::StatusCode::INVALID_ARGUMENT,
-                        std::string(method.status().message()));
+    return grpc::Status(grpc::StatusCode::INVALID_ARGUMENT, std::string(method.status().message()));
   }
   request.set_method(*method);
   auto stub = v1::QueryService::NewStub(Channel());
@@ -244,8 +243,7 @@ int Health() {
   grpc::Status status = stub->Check(&context, grpc::health::v1::HealthCheckRequest(), &response);
   if (!status.ok()) return Fail("health", status);
   const bool serving = response.status() == grpc::health::v1::HealthCheckResponse::SERVING;
-  std::cout << grpc::health::v1::HealthCheckResponse::ServingStatus_Name(response.status())
-            << "\n";
+  std::cout << grpc::health::v1::HealthCheckResponse::ServingStatus_Name(response.status()) << "\n";
   return serving ? 0 : 1;
 }
 

@@ -38,32 +38,50 @@ std::string Percent(double share) { return absl::StrFormat("%.2f %%", 100.0 * sh
 
 const char* StatusCodeName(grpc::StatusCode code) {
   switch (code) {
-    case grpc::StatusCode::OK: return "OK";
-    case grpc::StatusCode::CANCELLED: return "CANCELLED";
-    case grpc::StatusCode::UNKNOWN: return "UNKNOWN";
-    case grpc::StatusCode::INVALID_ARGUMENT: return "INVALID_ARGUMENT";
-    case grpc::StatusCode::DEADLINE_EXCEEDED: return "DEADLINE_EXCEEDED";
-    case grpc::StatusCode::NOT_FOUND: return "NOT_FOUND";
-    case grpc::StatusCode::ALREADY_EXISTS: return "ALREADY_EXISTS";
-    case grpc::StatusCode::PERMISSION_DENIED: return "PERMISSION_DENIED";
-    case grpc::StatusCode::RESOURCE_EXHAUSTED: return "RESOURCE_EXHAUSTED";
-    case grpc::StatusCode::FAILED_PRECONDITION: return "FAILED_PRECONDITION";
-    case grpc::StatusCode::ABORTED: return "ABORTED";
-    case grpc::StatusCode::OUT_OF_RANGE: return "OUT_OF_RANGE";
-    case grpc::StatusCode::UNIMPLEMENTED: return "UNIMPLEMENTED";
-    case grpc::StatusCode::INTERNAL: return "INTERNAL";
-    case grpc::StatusCode::UNAVAILABLE: return "UNAVAILABLE";
-    case grpc::StatusCode::DATA_LOSS: return "DATA_LOSS";
-    case grpc::StatusCode::UNAUTHENTICATED: return "UNAUTHENTICATED";
-    default: break;
+    case grpc::StatusCode::OK:
+      return "OK";
+    case grpc::StatusCode::CANCELLED:
+      return "CANCELLED";
+    case grpc::StatusCode::UNKNOWN:
+      return "UNKNOWN";
+    case grpc::StatusCode::INVALID_ARGUMENT:
+      return "INVALID_ARGUMENT";
+    case grpc::StatusCode::DEADLINE_EXCEEDED:
+      return "DEADLINE_EXCEEDED";
+    case grpc::StatusCode::NOT_FOUND:
+      return "NOT_FOUND";
+    case grpc::StatusCode::ALREADY_EXISTS:
+      return "ALREADY_EXISTS";
+    case grpc::StatusCode::PERMISSION_DENIED:
+      return "PERMISSION_DENIED";
+    case grpc::StatusCode::RESOURCE_EXHAUSTED:
+      return "RESOURCE_EXHAUSTED";
+    case grpc::StatusCode::FAILED_PRECONDITION:
+      return "FAILED_PRECONDITION";
+    case grpc::StatusCode::ABORTED:
+      return "ABORTED";
+    case grpc::StatusCode::OUT_OF_RANGE:
+      return "OUT_OF_RANGE";
+    case grpc::StatusCode::UNIMPLEMENTED:
+      return "UNIMPLEMENTED";
+    case grpc::StatusCode::INTERNAL:
+      return "INTERNAL";
+    case grpc::StatusCode::UNAVAILABLE:
+      return "UNAVAILABLE";
+    case grpc::StatusCode::DATA_LOSS:
+      return "DATA_LOSS";
+    case grpc::StatusCode::UNAUTHENTICATED:
+      return "UNAUTHENTICATED";
+    default:
+      break;
   }
   return "UNKNOWN_CODE";
 }
 
 std::string FormatDesign(const v1::Design& design) {
-  std::string out = absl::StrFormat("%s v%d (a = %g, b = %g), epsilon = ",
-                                    DesignKind(design.parameters()), design.version(), design.a(),
-                                    design.b());
+  std::string out =
+      absl::StrFormat("%s v%d (a = %g, b = %g), epsilon = ", DesignKind(design.parameters()),
+                      design.version(), design.a(), design.b());
   if (design.epsilon_infinite()) {
     absl::StrAppend(&out, "infinite (", design.warning(), ")");
   } else {
@@ -73,10 +91,11 @@ std::string FormatDesign(const v1::Design& design) {
 }
 
 std::string FormatMetric(const v1::Metric& metric) {
-  return absl::StrFormat("metric          %s\ndescription     %s\ndesign          %s\n"
-                         "time precision  %d s\n",
-                         metric.name(), metric.description(), FormatDesign(metric.design()),
-                         metric.time_precision_seconds());
+  return absl::StrFormat(
+      "metric          %s\ndescription     %s\ndesign          %s\n"
+      "time precision  %d s\n",
+      metric.name(), metric.description(), FormatDesign(metric.design()),
+      metric.time_precision_seconds());
 }
 
 std::string FormatMetricList(const v1::ListMetricsResponse& response) {
@@ -116,16 +135,15 @@ std::string FormatReplay(const ReplayResult& result, const SurveySpec& spec,
   absl::StrAppend(&out, FormatPrevalence(p), "\n");
   absl::StrAppend(
       &out,
-      absl::StrFormat("server estimate      %s  %g %% interval [%s, %s]\n"
-                      "true share           %s  (%d / %d, known only to this demo)\n"
-                      "the interval %s the true share; the estimate is off by %.2f "
-                      "percentage points (%.2f standard errors)\n",
-                      Percent(p.estimate_unbiased()), 100.0 * p.confidence_level(),
-                      Percent(p.ci_lower()), Percent(p.ci_upper()), Percent(truth),
-                      result.true_yes, result.devices, covered ? "covers" : "misses",
-                      100.0 * (p.estimate_unbiased() - truth),
-                      p.standard_error() > 0 ? (p.estimate_unbiased() - truth) / p.standard_error()
-                                             : 0.0));
+      absl::StrFormat(
+          "server estimate      %s  %g %% interval [%s, %s]\n"
+          "true share           %s  (%d / %d, known only to this demo)\n"
+          "the interval %s the true share; the estimate is off by %.2f "
+          "percentage points (%.2f standard errors)\n",
+          Percent(p.estimate_unbiased()), 100.0 * p.confidence_level(), Percent(p.ci_lower()),
+          Percent(p.ci_upper()), Percent(truth), result.true_yes, result.devices,
+          covered ? "covers" : "misses", 100.0 * (p.estimate_unbiased() - truth),
+          p.standard_error() > 0 ? (p.estimate_unbiased() - truth) / p.standard_error() : 0.0));
   return out;
 }
 

@@ -115,8 +115,7 @@ absl::StatusOr<ReplayResult> ReplaySurvey(const std::vector<SurveyRow>& rows,
         gen == nullptr
             ? client::Reporter::Create(transport, device_options)
             : client::Reporter::CreateForTesting(transport, device_options, *gen,
-                                                 clock != nullptr ? clock
-                                                                  : SystemClock::Default());
+                                                 clock != nullptr ? clock : SystemClock::Default());
     DENIABLE_RETURN_IF_ERROR(device->Report(metric, row.answer));
     DENIABLE_RETURN_IF_ERROR(device->Flush());
     ++result.devices;

@@ -66,8 +66,8 @@ class Reporter {
   // For tests and simulations only: randomness from `gen` (must outlive the reporter; calls to
   // it are serialized by the reporter) and time from `clock` (must outlive the reporter).
   static std::unique_ptr<Reporter> CreateForTesting(std::shared_ptr<ReportTransport> transport,
-                                                    ReporterOptions options,
-                                                    absl::BitGenRef gen, const Clock* clock);
+                                                    ReporterOptions options, absl::BitGenRef gen,
+                                                    const Clock* clock);
 
   // Randomizes `answer` with the metric's design and queues the randomized report. Fetches and
   // caches the design on first use of a metric (a network call bounded by rpc_timeout).

@@ -23,13 +23,13 @@
 namespace deniable {
 
 struct PrevalenceEstimate {
-  int64_t n = 0;              // reports
-  int64_t yes_count = 0;      // reports with r = 1
-  double yes_share = 0;       // lambda_hat = y / n, in [0, 1]
-  double unbiased = 0;        // pi_hat, may fall outside [0, 1]
-  double clipped = 0;         // pi_hat clipped to [0, 1] (the constrained MLE)
-  double variance = 0;        // estimated Var(pi_hat)
-  double standard_error = 0;  // sqrt(variance)
+  int64_t n = 0;                   // reports
+  int64_t yes_count = 0;           // reports with r = 1
+  double yes_share = 0;            // lambda_hat = y / n, in [0, 1]
+  double unbiased = 0;             // pi_hat, may fall outside [0, 1]
+  double clipped = 0;              // pi_hat clipped to [0, 1] (the constrained MLE)
+  double variance = 0;             // estimated Var(pi_hat)
+  double standard_error = 0;       // sqrt(variance)
   double estimated_yes_count = 0;  // n * pi_hat (true "yes" answers), may be negative
 };
 

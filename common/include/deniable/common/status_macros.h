@@ -13,10 +13,10 @@
 #include "absl/status/statusor.h"
 
 // Returns from the enclosing function if `expr` (an absl::Status) is not OK.
-#define DENIABLE_RETURN_IF_ERROR(expr)                        \
-  do {                                                        \
-    ::absl::Status deniable_status_ = (expr);                 \
-    if (!deniable_status_.ok()) return deniable_status_;      \
+#define DENIABLE_RETURN_IF_ERROR(expr)                   \
+  do {                                                   \
+    ::absl::Status deniable_status_ = (expr);            \
+    if (!deniable_status_.ok()) return deniable_status_; \
   } while (0)
 
 #define DENIABLE_STATUS_CONCAT_INNER_(a, b) a##b

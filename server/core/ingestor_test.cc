@@ -1,0 +1,157 @@
+#include "server/core/ingestor.h"
+
+#include <string>
+
+#include "gmock/gmock.h"
+#include "gtest/gtest.h"
+#include "server/core/metric_registry.h"
+#include "server/storage/memory_storage.h"
+
+namespace deniable::server {
+namespace {
+
+using ::testing::HasSubstr;
+
+constexpr int64_t kNow = 1'700'000'000 - 1'700'000'000 % 3600;  // on an hour boundary
+
+class IngestorTest : public ::testing::Test {
+ protected:
+  IngestorTest()
+      : clock_(absl::FromUnixSeconds(kNow)),
+        registry_(&storage_, &clock_),
+        ingestor_(&registry_, &storage_, &clock_, IngestOptions{.max_batch_reports = 3}) {}
+
+  void SetUp() override {
+    v1::CreateMetricRequest create;
+    create.set_name("m");
+    create.mutable_design()->mutable_two_coin();
+    ASSERT_TRUE(registry_.Create(create).ok());
+  }
+
+  static v1::Report Valid(char id = 'a') {
+    v1::Report r;
+    r.set_metric("m");
+    r.set_design_version(1);
+    r.set_bit(1);
+    r.set_report_id(std::string(16, id));
+    r.set_event_time_seconds(kNow);
+    return r;
+  }
+
+  // Submits `bad` after one valid report and expects the whole batch refused.
+  void ExpectRejected(const v1::Report& bad, absl::StatusCode code, const std::string& field) {
+    v1::SubmitReportsRequest request;
+    *request.add_reports() = Valid('z');
+    *request.add_reports() = bad;
+    absl::StatusOr<v1::SubmitReportsResponse> response = ingestor_.Submit(request);
+    EXPECT_EQ(response.status().code(), code) << response.status();
+    EXPECT_THAT(response.status().message(), HasSubstr(field));
+    EXPECT_EQ(storage_.ReportCount(), 0) << "a rejected batch stored something";
+  }
+
+  FakeClock clock_;
+  MemoryStorage storage_;
+  MetricRegistry registry_;
+  Ingestor ingestor_;
+};
+
+TEST_F(IngestorTest, AcceptsValidBatchAndCountsDuplicateOnce) {
+  v1::SubmitReportsRequest request;
+  *request.add_reports() = Valid('a');
+  *request.add_reports() = Valid('b');
+  absl::StatusOr<v1::SubmitReportsResponse> first = ingestor_.Submit(request);
+  ASSERT_TRUE(first.ok()) << first.status();
+  EXPECT_EQ(first->accepted(), 2u);
+  absl::StatusOr<v1::SubmitReportsResponse> retry = ingestor_.Submit(request);
+  ASSERT_TRUE(retry.ok());
+  EXPECT_EQ(retry->accepted(), 0u);
+  EXPECT_EQ(retry->duplicates(), 2u);
+  EXPECT_EQ(storage_.ReportCount(), 2);
+}
+
+TEST_F(IngestorTest, RejectsEmptyBatch) {
+  absl::StatusOr<v1::SubmitReportsResponse> r = ingestor_.Submit(v1::SubmitReportsRequest());
+  EXPECT_EQ(r.status().code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_THAT(r.status().message(), HasSubstr("reports: the batch is empty"));
+}
+
+TEST_F(IngestorTest, RejectsOversizedBatch) {
+  v1::SubmitReportsRequest request;
+  for (char c : std::string("abcd")) *request.add_reports() = Valid(c);
+  absl::StatusOr<v1::SubmitReportsResponse> r = ingestor_.Submit(request);
+  EXPECT_EQ(r.status().code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_THAT(r.status().message(), HasSubstr("more than the limit of 3"));
+  EXPECT_EQ(storage_.ReportCount(), 0);
+}
+
+TEST_F(IngestorTest, RejectsUnknownMetricAsNotFound) {
+  v1::Report r = Valid();
+  r.set_metric("unknown");
+  ExpectRejected(r, absl::StatusCode::kNotFound, "reports[1].metric");
+}
+
+TEST_F(IngestorTest, RejectsWrongDesignVersion) {
+  v1::Report r = Valid();
+  r.set_design_version(2);
+  ExpectRejected(r, absl::StatusCode::kInvalidArgument, "reports[1].design_version");
+}
+
+TEST_F(IngestorTest, RejectsBitOtherThanZeroOrOne) {
+  v1::Report r = Valid();
+  r.set_bit(2);
+  ExpectRejected(r, absl::StatusCode::kInvalidArgument, "reports[1].bit: must be 0 or 1, but is 2");
+}
+
+TEST_F(IngestorTest, RejectsMissingReportId) {
+  v1::Report r = Valid();
+  r.clear_report_id();
+  ExpectRejected(r, absl::StatusCode::kInvalidArgument, "reports[1].report_id");
+}
+
+TEST_F(IngestorTest, RejectsMalformedReportId) {
+  v1::Report r = Valid();
+  r.set_report_id(std::string(15, 'x'));
+  ExpectRejected(r, absl::StatusCode::kInvalidArgument, "must be 16 bytes, but is 15 bytes");
+}
+
+TEST_F(IngestorTest, RejectsUnroundedEventTime) {
+  v1::Report r = Valid();
+  r.set_event_time_seconds(kNow + 17);
+  ExpectRejected(r, absl::StatusCode::kInvalidArgument, "reports[1].event_time_seconds");
+}
+
+TEST_F(IngestorTest, RejectsMissingEventTime) {
+  v1::Report r = Valid();
+  r.clear_event_time_seconds();
+  ExpectRejected(r, absl::StatusCode::kInvalidArgument, "reports[1].event_time_seconds");
+}
+
+TEST_F(IngestorTest, RejectsEventTimeFarInTheFuture) {
+  v1::Report r = Valid();
+  r.set_event_time_seconds(kNow + 2 * 3600);
+  ExpectRejected(r, absl::StatusCode::kInvalidArgument, "is in the future");
+}
+
+TEST_F(IngestorTest, RejectsMalformedLabels) {
+  v1::Report bad_key = Valid();
+  (*bad_key.mutable_labels())["Region"] = "N";
+  ExpectRejected(bad_key, absl::StatusCode::kInvalidArgument, "reports[1].labels[\"Region\"]");
+  v1::Report free_text = Valid();
+  (*free_text.mutable_labels())["region"] = "I live at 5 Main St";
+  ExpectRejected(free_text, absl::StatusCode::kInvalidArgument, "value must match");
+  v1::Report too_many = Valid();
+  for (const char* k : {"a", "b", "c", "d", "e"}) (*too_many.mutable_labels())[k] = "x";
+  ExpectRejected(too_many, absl::StatusCode::kInvalidArgument, "at most 4 labels");
+}
+
+TEST(CanonicalLabelsTest, SortsByKey) {
+  google::protobuf::Map<std::string, std::string> labels;
+  labels["version"] = "1.2";
+  labels["region"] = "N";
+  absl::StatusOr<std::string> c = CanonicalLabels(labels, "labels");
+  ASSERT_TRUE(c.ok());
+  EXPECT_EQ(*c, "region=N,version=1.2");
+}
+
+}  // namespace
+}  // namespace deniable::server

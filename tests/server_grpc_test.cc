@@ -1,0 +1,222 @@
+// The collector over gRPC (in-process channel): the wire contract end to end, statuses and
+// messages as clients see them, and nothing stored by a rejected batch.
+#include <grpcpp/grpcpp.h>
+
+#include <cmath>
+#include <memory>
+#include <string>
+
+#include "deniable/client/grpc_transport.h"
+#include "deniable/client/reporter.h"
+#include "deniable/v1/query_service.grpc.pb.h"
+#include "deniable/v1/report_service.grpc.pb.h"
+#include "gmock/gmock.h"
+#include "grpc/health/v1/health.grpc.pb.h"
+#include "gtest/gtest.h"
+#include "server/service/collector_server.h"
+#include "server/storage/memory_storage.h"
+
+namespace deniable {
+namespace {
+
+using ::testing::HasSubstr;
+
+constexpr int64_t kNow = 1'700'000'000 - 1'700'000'000 % 3600;
+
+class ServerGrpcTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    auto storage = std::make_unique<server::MemoryStorage>();
+    storage_ = storage.get();
+    server::ServerOptions options;
+    options.listen_address = "";  // in-process only
+    auto server = server::CollectorServer::Start(std::move(storage), &clock_, options);
+    ASSERT_TRUE(server.ok()) << server.status();
+    server_ = *std::move(server);
+    channel_ = server_->InProcessChannel();
+    reports_ = v1::ReportService::NewStub(channel_);
+    queries_ = v1::QueryService::NewStub(channel_);
+
+    v1::CreateMetricRequest create;
+    create.set_name("drugs");
+    create.set_description("Do you take drugs?");
+    create.mutable_design()->mutable_two_coin();
+    v1::Metric metric;
+    grpc::ClientContext context;
+    ASSERT_TRUE(queries_->CreateMetric(&context, create, &metric).ok());
+  }
+
+  static v1::Report Valid(char id) {
+    v1::Report r;
+    r.set_metric("drugs");
+    r.set_design_version(1);
+    r.set_bit(1);
+    r.set_report_id(std::string(16, id));
+    r.set_event_time_seconds(kNow);
+    return r;
+  }
+
+  grpc::Status Submit(const v1::SubmitReportsRequest& request,
+                      v1::SubmitReportsResponse* response) {
+    grpc::ClientContext context;
+    return reports_->SubmitReports(&context, request, response);
+  }
+
+  FakeClock clock_{absl::FromUnixSeconds(kNow)};
+  server::MemoryStorage* storage_ = nullptr;
+  std::unique_ptr<server::CollectorServer> server_;
+  std::shared_ptr<grpc::Channel> channel_;
+  std::unique_ptr<v1::ReportService::Stub> reports_;
+  std::unique_ptr<v1::QueryService::Stub> queries_;
+};
+
+TEST_F(ServerGrpcTest, HealthIsServing) {
+  auto health = grpc::health::v1::Health::NewStub(channel_);
+  grpc::ClientContext context;
+  grpc::health::v1::HealthCheckResponse response;
+  ASSERT_TRUE(health->Check(&context, grpc::health::v1::HealthCheckRequest(), &response).ok());
+  EXPECT_EQ(response.status(), grpc::health::v1::HealthCheckResponse::SERVING);
+}
+
+TEST_F(ServerGrpcTest, GetDesignReturnsChannelAndEpsilon) {
+  grpc::ClientContext context;
+  v1::GetDesignRequest request;
+  request.set_metric("drugs");
+  v1::GetDesignResponse response;
+  ASSERT_TRUE(reports_->GetDesign(&context, request, &response).ok());
+  EXPECT_TRUE(response.design().parameters().has_two_coin());
+  EXPECT_DOUBLE_EQ(response.design().a(), 0.75);
+  EXPECT_DOUBLE_EQ(response.design().b(), 0.25);
+  EXPECT_NEAR(response.design().epsilon(), std::log(3.0), 1e-12);
+  EXPECT_EQ(response.time_precision_seconds(), 3600u);
+}
+
+TEST_F(ServerGrpcTest, SubmitThenQueryCountsDuplicateIdOnce) {
+  v1::SubmitReportsRequest request;
+  *request.add_reports() = Valid('a');
+  *request.add_reports() = Valid('b');
+  request.mutable_reports(1)->set_bit(0);
+  v1::SubmitReportsResponse response;
+  ASSERT_TRUE(Submit(request, &response).ok());
+  EXPECT_EQ(response.accepted(), 2u);
+  ASSERT_TRUE(Submit(request, &response).ok());  // the same batch again, as after a lost ack
+  EXPECT_EQ(response.accepted(), 0u);
+  EXPECT_EQ(response.duplicates(), 2u);
+
+  grpc::ClientContext context;
+  v1::GetPrevalenceRequest query;
+  query.set_metric("drugs");
+  v1::Prevalence prevalence;
+  ASSERT_TRUE(queries_->GetPrevalence(&context, query, &prevalence).ok());
+  EXPECT_EQ(prevalence.n(), 2);
+  EXPECT_EQ(prevalence.yes_count(), 1);
+  EXPECT_DOUBLE_EQ(prevalence.estimate_unbiased(), 2 * 0.5 - 0.5);
+}
+
+struct BadReportCase {
+  std::string name;
+  std::function<void(v1::Report*)> mutate;
+  grpc::StatusCode code;
+  std::string field;
+  friend void PrintTo(const BadReportCase& c, std::ostream* os) { *os << c.name; }
+};
+
+class ServerGrpcBadReportTest : public ServerGrpcTest,
+                                public ::testing::WithParamInterface<BadReportCase> {};
+
+TEST_P(ServerGrpcBadReportTest, RejectsBatchWholeNamingTheFieldAndStoresNothing) {
+  v1::SubmitReportsRequest request;
+  *request.add_reports() = Valid('a');
+  v1::Report* bad = request.add_reports();
+  *bad = Valid('b');
+  GetParam().mutate(bad);
+  v1::SubmitReportsResponse response;
+  grpc::Status status = Submit(request, &response);
+  EXPECT_EQ(status.error_code(), GetParam().code);
+  EXPECT_THAT(status.error_message(), HasSubstr(GetParam().field));
+  EXPECT_EQ(storage_->ReportCount(), 0);
+}
+
+INSTANTIATE_TEST_SUITE_P(
+    EachInvalidInput, ServerGrpcBadReportTest,
+    ::testing::Values(
+        BadReportCase{"UnknownMetric", [](v1::Report* r) { r->set_metric("other"); },
+                      grpc::StatusCode::NOT_FOUND, "reports[1].metric"},
+        BadReportCase{"WrongDesignVersion", [](v1::Report* r) { r->set_design_version(7); },
+                      grpc::StatusCode::INVALID_ARGUMENT, "reports[1].design_version"},
+        BadReportCase{"BitIsTwo", [](v1::Report* r) { r->set_bit(2); },
+                      grpc::StatusCode::INVALID_ARGUMENT, "reports[1].bit"},
+        BadReportCase{"MissingReportId", [](v1::Report* r) { r->clear_report_id(); },
+                      grpc::StatusCode::INVALID_ARGUMENT, "reports[1].report_id"},
+        BadReportCase{"ShortReportId", [](v1::Report* r) { r->set_report_id("abc"); },
+                      grpc::StatusCode::INVALID_ARGUMENT, "reports[1].report_id"},
+        BadReportCase{"UnroundedTime", [](v1::Report* r) { r->set_event_time_seconds(kNow + 1); },
+                      grpc::StatusCode::INVALID_ARGUMENT, "reports[1].event_time_seconds"},
+        BadReportCase{"FreeTextLabel",
+                      [](v1::Report* r) { (*r->mutable_labels())["note"] = "hello world"; },
+                      grpc::StatusCode::INVALID_ARGUMENT, "reports[1].labels"}),
+    [](const ::testing::TestParamInfo<BadReportCase>& param) { return param.param.name; });
+
+TEST_F(ServerGrpcTest, RejectsEmptyAndOversizedBatches) {
+  v1::SubmitReportsResponse response;
+  grpc::Status empty = Submit(v1::SubmitReportsRequest(), &response);
+  EXPECT_EQ(empty.error_code(), grpc::StatusCode::INVALID_ARGUMENT);
+  EXPECT_THAT(empty.error_message(), HasSubstr("reports"));
+  v1::SubmitReportsRequest big;
+  for (int i = 0; i < 10001; ++i) {
+    v1::Report* r = big.add_reports();
+    *r = Valid('x');
+    std::string id(16, '\0');
+    id[0] = static_cast<char>(i & 0xff);
+    id[1] = static_cast<char>(i >> 8);
+    r->set_report_id(id);
+  }
+  grpc::Status oversized = Submit(big, &response);
+  EXPECT_EQ(oversized.error_code(), grpc::StatusCode::INVALID_ARGUMENT);
+  EXPECT_THAT(oversized.error_message(), HasSubstr("limit of 10000"));
+  EXPECT_EQ(storage_->ReportCount(), 0);
+}
+
+TEST_F(ServerGrpcTest, CreateMetricRejectsInvalidDesignNamingTheParameter) {
+  v1::CreateMetricRequest create;
+  create.set_name("bad");
+  create.mutable_design()->mutable_forced_response()->set_p(1.5);
+  grpc::ClientContext context;
+  v1::Metric metric;
+  grpc::Status status = queries_->CreateMetric(&context, create, &metric);
+  EXPECT_EQ(status.error_code(), grpc::StatusCode::INVALID_ARGUMENT);
+  EXPECT_THAT(status.error_message(), HasSubstr("design.forced_response: p must be"));
+
+  create.mutable_design()->mutable_symmetric_epsilon()->set_epsilon(std::nan(""));
+  grpc::ClientContext context2;
+  status = queries_->CreateMetric(&context2, create, &metric);
+  EXPECT_EQ(status.error_code(), grpc::StatusCode::INVALID_ARGUMENT);
+  EXPECT_THAT(status.error_message(), HasSubstr("epsilon"));
+
+  grpc::ClientContext context3;
+  v1::ListMetricsResponse list;
+  ASSERT_TRUE(queries_->ListMetrics(&context3, v1::ListMetricsRequest(), &list).ok());
+  EXPECT_EQ(list.metrics_size(), 1);  // only "drugs"
+}
+
+TEST_F(ServerGrpcTest, CreateMetricRejectsTakenName) {
+  v1::CreateMetricRequest create;
+  create.set_name("drugs");
+  create.mutable_design()->mutable_symmetric_epsilon()->set_epsilon(1.0);
+  grpc::ClientContext context;
+  v1::Metric metric;
+  EXPECT_EQ(queries_->CreateMetric(&context, create, &metric).error_code(),
+            grpc::StatusCode::ALREADY_EXISTS);
+}
+
+TEST_F(ServerGrpcTest, SdkReportsOverGrpcAreCounted) {
+  client::SecureBitGen gen;
+  std::unique_ptr<client::Reporter> reporter = client::Reporter::CreateForTesting(
+      client::MakeGrpcTransport(channel_), client::ReporterOptions{}, gen, &clock_);
+  for (int i = 0; i < 50; ++i) ASSERT_TRUE(reporter->Report("drugs", i < 10).ok());
+  ASSERT_TRUE(reporter->Flush().ok());
+  EXPECT_EQ(storage_->ReportCount(), 50);
+}
+
+}  // namespace
+}  // namespace deniable

@@ -1,0 +1,20 @@
+#!/usr/bin/env bash
+# Installs the Debian 12 packages Deniable builds, tests and runs with. Idempotent: does nothing
+# when they are all present. Needs root (or sudo).
+set -euo pipefail
+packages=(
+  build-essential cmake ninja-build pkg-config git python3 sqlite3
+  libgrpc++-dev protobuf-compiler-grpc libprotobuf-dev protobuf-compiler libabsl-dev
+  libsqlite3-dev libssl-dev libboost-dev libspdlog-dev libcsv-dev
+  libgtest-dev libgmock-dev libbenchmark-dev clang-format
+)
+missing=()
+for p in "${packages[@]}"; do
+  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
+done
+[ ${#missing[@]} -eq 0 ] && exit 0
+sudo=
+[ "$(id -u)" -eq 0 ] || sudo=sudo
+echo "installing: ${missing[*]}"
+$sudo apt-get update
+DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -o DPkg::Lock::Timeout=600 "${missing[@]}"
