@@ -63,12 +63,31 @@ absl::StatusOr<v1::Metric> MetricRegistry::Create(const v1::CreateMetricRequest&
   stored.description = request.description();
   stored.created_time_seconds = now;
   stored.time_precision_seconds = precision;
+  stored.min_reports = request.min_reports();
   stored.designs.push_back(StoredDesign{1, request.design().SerializeAsString(), design.channel().a,
                                         design.channel().b, now});
   DENIABLE_ASSIGN_OR_RETURN(StoredMetric created, storage_->CreateMetric(std::move(stored)));
-  DENIABLE_ASSIGN_OR_RETURN(std::shared_ptr<const MetricInfo> info, Build(created));
+  return Cache(created);
+}
+
+absl::StatusOr<v1::Metric> MetricRegistry::AddVersion(const v1::AddDesignVersionRequest& request) {
+  DENIABLE_RETURN_IF_ERROR(ValidateMetricName(request.metric(), "metric"));
+  DENIABLE_ASSIGN_OR_RETURN(Design design, DesignFromProto(request.design(), "design"));
+  DENIABLE_ASSIGN_OR_RETURN(std::shared_ptr<const MetricInfo> current, Find(request.metric()));
+  const int64_t now = absl::ToUnixSeconds(clock_->Now());
+  DENIABLE_ASSIGN_OR_RETURN(
+      StoredMetric updated,
+      storage_->AddDesignVersion(
+          request.metric(),
+          StoredDesign{current->current().version + 1, request.design().SerializeAsString(),
+                       design.channel().a, design.channel().b, now}));
+  return Cache(updated);
+}
+
+absl::StatusOr<v1::Metric> MetricRegistry::Cache(const StoredMetric& stored) {
+  DENIABLE_ASSIGN_OR_RETURN(std::shared_ptr<const MetricInfo> info, Build(stored));
   absl::MutexLock lock(&mu_);
-  cache_[created.name] = info;
+  cache_[stored.name] = info;
   return info->proto;
 }
 
@@ -117,7 +136,9 @@ absl::StatusOr<std::shared_ptr<const MetricInfo>> MetricRegistry::Build(
   info->proto.set_description(stored.description);
   info->proto.set_created_time_seconds(stored.created_time_seconds);
   info->proto.set_time_precision_seconds(stored.time_precision_seconds);
+  info->proto.set_min_reports(stored.min_reports);
   *info->proto.mutable_design() = info->current().wire;
+  for (const MetricVersion& v : info->versions) *info->proto.add_versions() = v.wire;
   return std::shared_ptr<const MetricInfo>(std::move(info));
 }
 

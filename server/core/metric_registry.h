@@ -50,6 +50,11 @@ class MetricRegistry {
   // "time_precision_seconds"); ALREADY_EXISTS; storage errors.
   absl::StatusOr<v1::Metric> Create(const v1::CreateMetricRequest& request);
 
+  // Adds a new design version (the newest + 1) to an existing metric. Earlier reports keep their
+  // version. Errors: NOT_FOUND; INVALID_ARGUMENT naming "design..."; FAILED_PRECONDITION when a
+  // concurrent update added a version first; storage errors.
+  absl::StatusOr<v1::Metric> AddVersion(const v1::AddDesignVersionRequest& request);
+
   // All metrics ordered by name. Errors: storage errors.
   absl::StatusOr<std::vector<v1::Metric>> List();
 
@@ -58,6 +63,7 @@ class MetricRegistry {
 
  private:
   absl::StatusOr<std::shared_ptr<const MetricInfo>> Build(const StoredMetric& stored) const;
+  absl::StatusOr<v1::Metric> Cache(const StoredMetric& stored);
 
   Storage* const storage_;
   const Clock* const clock_;

@@ -15,6 +15,22 @@ absl::StatusOr<StoredMetric> MemoryStorage::CreateMetric(StoredMetric metric) {
   return metric;
 }
 
+absl::StatusOr<StoredMetric> MemoryStorage::AddDesignVersion(absl::string_view name,
+                                                             StoredDesign design) {
+  absl::MutexLock lock(&mu_);
+  auto it = metrics_.find(std::string(name));
+  if (it == metrics_.end()) {
+    return absl::NotFoundError(absl::StrCat("metric \"", name, "\" does not exist"));
+  }
+  const uint32_t next = it->second.designs.back().version + 1;
+  if (design.version != next) {
+    return absl::FailedPreconditionError(
+        absl::StrCat("metric \"", name, "\": next version is ", next, ", not ", design.version));
+  }
+  it->second.designs.push_back(std::move(design));
+  return it->second;
+}
+
 absl::StatusOr<StoredMetric> MemoryStorage::GetMetric(absl::string_view name) {
   absl::MutexLock lock(&mu_);
   auto it = metrics_.find(std::string(name));

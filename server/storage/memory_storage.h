@@ -16,6 +16,8 @@ namespace deniable::server {
 class MemoryStorage : public Storage {
  public:
   absl::StatusOr<StoredMetric> CreateMetric(StoredMetric metric) override;
+  absl::StatusOr<StoredMetric> AddDesignVersion(absl::string_view name,
+                                                StoredDesign design) override;
   absl::StatusOr<StoredMetric> GetMetric(absl::string_view name) override;
   absl::StatusOr<std::vector<StoredMetric>> ListMetrics() override;
   absl::StatusOr<AppendResult> AppendReports(absl::Span<const ReportRow> rows) override;

@@ -17,7 +17,8 @@ CREATE TABLE IF NOT EXISTS metrics(
   name TEXT NOT NULL UNIQUE,
   description TEXT NOT NULL,
   created_time_seconds INTEGER NOT NULL,
-  time_precision_seconds INTEGER NOT NULL);
+  time_precision_seconds INTEGER NOT NULL,
+  min_reports INTEGER NOT NULL DEFAULT 0);
 CREATE TABLE IF NOT EXISTS designs(
   metric_id INTEGER NOT NULL,
   version INTEGER NOT NULL,
@@ -59,6 +60,18 @@ absl::StatusOr<sqlite3*> OpenConnection(const SqliteOptions& options) {
   }
   sqlite3_busy_timeout(db, options.busy_timeout_millis);
   return db;
+}
+
+// A row of kMetricColumns (below), without its designs.
+StoredMetric MetricFromRow(const SqliteStatement& st) {
+  StoredMetric m;
+  m.id = st.ColumnInt64(0);
+  m.name = st.ColumnText(1);
+  m.description = st.ColumnText(2);
+  m.created_time_seconds = st.ColumnInt64(3);
+  m.time_precision_seconds = static_cast<uint32_t>(st.ColumnInt64(4));
+  m.min_reports = static_cast<uint32_t>(st.ColumnInt64(5));
+  return m;
 }
 
 }  // namespace
@@ -103,7 +116,7 @@ absl::Status SqliteStorage::Init(const SqliteOptions& options) {
   DENIABLE_ASSIGN_OR_RETURN(
       SqliteStatement insert_metric,
       prepare_write("INSERT INTO metrics(name, description, created_time_seconds, "
-                    "time_precision_seconds) VALUES(?, ?, ?, ?)"));
+                    "time_precision_seconds, min_reports) VALUES(?, ?, ?, ?, ?)"));
   DENIABLE_ASSIGN_OR_RETURN(
       SqliteStatement insert_design,
       prepare_write("INSERT INTO designs(metric_id, version, parameters, a, b, "
@@ -130,7 +143,8 @@ absl::Status SqliteStorage::Init(const SqliteOptions& options) {
     return SqliteStatement::Prepare(read_db_, sql);
   };
   constexpr char kMetricColumns[] =
-      "SELECT id, name, description, created_time_seconds, time_precision_seconds FROM metrics";
+      "SELECT id, name, description, created_time_seconds, time_precision_seconds, min_reports "
+      "FROM metrics";
   DENIABLE_ASSIGN_OR_RETURN(SqliteStatement get_metric,
                             prepare_read(absl::StrCat(kMetricColumns, " WHERE name = ?")));
   DENIABLE_ASSIGN_OR_RETURN(SqliteStatement list_metrics,
@@ -172,6 +186,7 @@ absl::StatusOr<StoredMetric> SqliteStorage::CreateMetric(StoredMetric metric) {
     write_->insert_metric.BindText(2, metric.description);
     write_->insert_metric.BindInt64(3, metric.created_time_seconds);
     write_->insert_metric.BindInt64(4, metric.time_precision_seconds);
+    write_->insert_metric.BindInt64(5, metric.min_reports);
     if (absl::Status s = write_->insert_metric.Run(); !s.ok()) {
       if (absl::IsAlreadyExists(s)) {
         return absl::AlreadyExistsError(
@@ -180,20 +195,46 @@ absl::StatusOr<StoredMetric> SqliteStorage::CreateMetric(StoredMetric metric) {
       return s;
     }
     metric.id = sqlite3_last_insert_rowid(write_db_);
-    const StoredDesign& d = metric.designs.front();
-    write_->insert_design.BindInt64(1, metric.id);
-    write_->insert_design.BindInt64(2, d.version);
-    write_->insert_design.BindBlob(3, d.parameters.data(), static_cast<int>(d.parameters.size()));
-    write_->insert_design.BindDouble(4, d.a);
-    write_->insert_design.BindDouble(5, d.b);
-    write_->insert_design.BindInt64(6, d.created_time_seconds);
-    DENIABLE_RETURN_IF_ERROR(write_->insert_design.Run());
+    DENIABLE_RETURN_IF_ERROR(InsertDesign(metric.id, metric.designs.front()));
     return write_->commit.Run();
   };
   if (absl::Status s = body(); !s.ok()) {
     (void)write_->rollback.Run();
     return s;
   }
+  return metric;
+}
+
+absl::Status SqliteStorage::InsertDesign(int64_t metric_id, const StoredDesign& d) {
+  SqliteStatement& st = write_->insert_design;
+  st.BindInt64(1, metric_id);
+  st.BindInt64(2, d.version);
+  st.BindBlob(3, d.parameters.data(), static_cast<int>(d.parameters.size()));
+  st.BindDouble(4, d.a);
+  st.BindDouble(5, d.b);
+  st.BindInt64(6, d.created_time_seconds);
+  return st.Run();
+}
+
+absl::StatusOr<StoredMetric> SqliteStorage::AddDesignVersion(absl::string_view name,
+                                                             StoredDesign design) {
+  DENIABLE_ASSIGN_OR_RETURN(StoredMetric metric, GetMetric(name));
+  {
+    absl::MutexLock lock(&write_mu_);
+    const uint32_t next = metric.designs.back().version + 1;
+    if (design.version != next) {
+      return absl::FailedPreconditionError(
+          absl::StrCat("metric \"", name, "\": next version is ", next, ", not ", design.version));
+    }
+    if (absl::Status s = InsertDesign(metric.id, design); !s.ok()) {
+      if (absl::IsAlreadyExists(s)) {
+        return absl::FailedPreconditionError(absl::StrCat(
+            "metric \"", name, "\": version ", design.version, " was added concurrently"));
+      }
+      return s;
+    }
+  }
+  metric.designs.push_back(std::move(design));
   return metric;
 }
 
@@ -221,12 +262,7 @@ absl::StatusOr<StoredMetric> SqliteStorage::GetMetric(absl::string_view name) {
     st.Reset();
     return absl::NotFoundError(absl::StrCat("metric \"", name, "\" does not exist"));
   }
-  StoredMetric m{st.ColumnInt64(0),
-                 st.ColumnText(1),
-                 st.ColumnText(2),
-                 st.ColumnInt64(3),
-                 static_cast<uint32_t>(st.ColumnInt64(4)),
-                 {}};
+  StoredMetric m = MetricFromRow(st);
   st.Reset();
   DENIABLE_ASSIGN_OR_RETURN(m.designs, ReadDesigns(m.id));
   return m;
@@ -240,12 +276,7 @@ absl::StatusOr<std::vector<StoredMetric>> SqliteStorage::ListMetrics() {
     absl::StatusOr<bool> row = st.Step();
     if (!row.ok()) return row.status();
     if (!*row) break;
-    metrics.push_back(StoredMetric{st.ColumnInt64(0),
-                                   st.ColumnText(1),
-                                   st.ColumnText(2),
-                                   st.ColumnInt64(3),
-                                   static_cast<uint32_t>(st.ColumnInt64(4)),
-                                   {}});
+    metrics.push_back(MetricFromRow(st));
   }
   st.Reset();
   for (StoredMetric& m : metrics) {

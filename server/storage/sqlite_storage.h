@@ -1,7 +1,8 @@
 // The production Storage: one SQLite database file in WAL mode.
 //
 // Schema (created on open; see docs/storage.md):
-//   metrics(id, name UNIQUE, description, created_time_seconds, time_precision_seconds)
+//   metrics(id, name UNIQUE, description, created_time_seconds, time_precision_seconds,
+//           min_reports)
 //   designs(metric_id, version, parameters, a, b, created_time_seconds)      WITHOUT ROWID
 //   labelsets(id, canonical UNIQUE)
 //   reports(metric_id, event_time, report_id, version, bit, labelset_id)     WITHOUT ROWID
@@ -49,6 +50,8 @@ class SqliteStorage : public Storage {
   ~SqliteStorage() override;
 
   absl::StatusOr<StoredMetric> CreateMetric(StoredMetric metric) override;
+  absl::StatusOr<StoredMetric> AddDesignVersion(absl::string_view name,
+                                                StoredDesign design) override;
   absl::StatusOr<StoredMetric> GetMetric(absl::string_view name) override;
   absl::StatusOr<std::vector<StoredMetric>> ListMetrics() override;
   absl::StatusOr<AppendResult> AppendReports(absl::Span<const ReportRow> rows) override;
@@ -66,6 +69,8 @@ class SqliteStorage : public Storage {
   SqliteStorage() = default;
   absl::Status Init(const SqliteOptions& options);
   absl::StatusOr<int64_t> LabelsetId(const std::string& canonical)
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(write_mu_);
+  absl::Status InsertDesign(int64_t metric_id, const StoredDesign& design)
       ABSL_EXCLUSIVE_LOCKS_REQUIRED(write_mu_);
   absl::StatusOr<AppendResult> AppendLocked(absl::Span<const ReportRow> rows)
       ABSL_EXCLUSIVE_LOCKS_REQUIRED(write_mu_);

@@ -32,6 +32,7 @@ struct StoredMetric {
   std::string description;
   int64_t created_time_seconds = 0;
   uint32_t time_precision_seconds = 3600;
+  uint32_t min_reports = 0;           // 0: the server's default
   std::vector<StoredDesign> designs;  // ascending by version, never empty
 };
 
@@ -69,6 +70,12 @@ class Storage {
   // Returns the metric with its id. Errors: ALREADY_EXISTS if the name is taken; INTERNAL or
   // UNAVAILABLE on storage failure (nothing is written).
   virtual absl::StatusOr<StoredMetric> CreateMetric(StoredMetric metric) = 0;
+
+  // Appends design version `design.version`, which must be one more than the metric's newest.
+  // Returns the updated metric. Errors: NOT_FOUND; FAILED_PRECONDITION if the version is not
+  // the next one (a concurrent update won); storage errors.
+  virtual absl::StatusOr<StoredMetric> AddDesignVersion(absl::string_view name,
+                                                        StoredDesign design) = 0;
 
   // Errors: NOT_FOUND naming the metric.
   virtual absl::StatusOr<StoredMetric> GetMetric(absl::string_view name) = 0;
