@@ -36,6 +36,9 @@ ABSL_FLAG(int, max_batch_reports, 10000, "largest number of reports in one Submi
 ABSL_FLAG(int, max_message_bytes, 2 * 1024 * 1024, "largest request accepted, in bytes");
 ABSL_FLAG(int, max_future_skew_seconds, 3600,
           "reports whose event time is further than this in the future are rejected");
+ABSL_FLAG(int64_t, default_min_reports, 50,
+          "reports a selection needs before its prevalence is served, for metrics created "
+          "without their own min_reports");
 ABSL_FLAG(int, shutdown_grace_seconds, 10,
           "on SIGTERM/SIGINT, time in-flight calls get to finish before they are cancelled");
 
@@ -75,6 +78,7 @@ int main(int argc, char** argv) {
   options.ingest.max_batch_reports = absl::GetFlag(FLAGS_max_batch_reports);
   options.ingest.max_future_skew = absl::Seconds(absl::GetFlag(FLAGS_max_future_skew_seconds));
   options.max_receive_message_bytes = absl::GetFlag(FLAGS_max_message_bytes);
+  options.query.default_min_reports = absl::GetFlag(FLAGS_default_min_reports);
   auto server = deniable::server::CollectorServer::Start(*std::move(storage),
                                                          deniable::SystemClock::Default(), options);
   if (!server.ok()) {

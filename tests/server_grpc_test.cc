@@ -30,6 +30,7 @@ class ServerGrpcTest : public ::testing::Test {
     storage_ = storage.get();
     server::ServerOptions options;
     options.listen_address = "";  // in-process only
+    options.query.default_min_reports = 1;
     auto server = server::CollectorServer::Start(std::move(storage), &clock_, options);
     ASSERT_TRUE(server.ok()) << server.status();
     server_ = *std::move(server);

@@ -1,16 +1,22 @@
 #include "server/core/prevalence_query.h"
 
+#include <algorithm>
+#include <cmath>
 #include <limits>
-#include <map>
+#include <string>
+#include <vector>
 
 #include "absl/status/status.h"
 #include "absl/strings/str_cat.h"
-#include "deniable/common/estimator.h"
+#include "absl/strings/str_split.h"
 #include "deniable/common/interval.h"
 #include "deniable/common/status_macros.h"
 
 namespace deniable::server {
 namespace {
+
+constexpr int64_t kNoEnd = std::numeric_limits<int64_t>::max();
+constexpr int64_t kMondayEpochOffset = 4 * 86400;  // 1970-01-05 was the first Monday
 
 absl::StatusOr<IntervalMethod> MethodFromProto(v1::IntervalMethod method) {
   switch (method) {
@@ -32,97 +38,225 @@ absl::StatusOr<IntervalMethod> MethodFromProto(v1::IntervalMethod method) {
       absl::StrCat("method: unknown interval method ", static_cast<int>(method)));
 }
 
-v1::IntervalMethod MethodToProto(IntervalMethod method) {
-  switch (method) {
-    case IntervalMethod::kWald:
-      return v1::WALD;
-    case IntervalMethod::kWilson:
-      return v1::WILSON;
-    case IntervalMethod::kAgrestiCoull:
-      return v1::AGRESTI_COULL;
-    case IntervalMethod::kJeffreys:
-      return v1::JEFFREYS;
-    case IntervalMethod::kClopperPearson:
-      return v1::CLOPPER_PEARSON;
-  }
-  return v1::WILSON;
-}
-
-}  // namespace
-
-PrevalenceQuery::PrevalenceQuery(MetricRegistry* registry, Storage* storage)
-    : registry_(registry), storage_(storage) {}
-
-absl::StatusOr<v1::Prevalence> PrevalenceQuery::Get(const v1::GetPrevalenceRequest& request) {
-  DENIABLE_RETURN_IF_ERROR(ValidateMetricName(request.metric(), "metric"));
-  const int64_t start = request.start_time_seconds();
-  const int64_t end = request.end_time_seconds() == 0 ? std::numeric_limits<int64_t>::max()
-                                                      : request.end_time_seconds();
-  if (start < 0) {
-    return absl::InvalidArgumentError(
-        absl::StrCat("start_time_seconds: must be >= 0, but is ", start));
-  }
-  if (end <= start) {
-    return absl::InvalidArgumentError(absl::StrCat("end_time_seconds: must be > start (", start,
-                                                   ") or 0 for no end, but is ", end));
-  }
-  const double level = request.confidence_level() == 0.0 ? 0.95 : request.confidence_level();
+absl::StatusOr<double> LevelOrDefault(double level) {
+  if (level == 0.0) return 0.95;
   if (!(level > 0.0 && level < 1.0)) {
     return absl::InvalidArgumentError(
         absl::StrCat("confidence_level: must be in (0, 1) or 0 for 0.95, but is ", level));
   }
-  DENIABLE_ASSIGN_OR_RETURN(IntervalMethod method, MethodFromProto(request.method()));
-  DENIABLE_ASSIGN_OR_RETURN(std::shared_ptr<const MetricInfo> metric,
-                            registry_->Find(request.metric()));
-  DENIABLE_ASSIGN_OR_RETURN(std::vector<CountRow> rows,
-                            storage_->ReadCounts(metric->id, start, end));
+  return level;
+}
 
-  std::map<uint32_t, std::pair<int64_t, int64_t>> by_version;  // version -> (n, yes)
-  for (const CountRow& row : rows) {
-    auto& [n, yes] = by_version[row.design_version];
+// The value of label `key` in a canonical label set "k1=v1,k2=v2" ("" if absent).
+std::string LabelValue(const std::string& canonical, const std::string& key) {
+  for (absl::string_view kv : absl::StrSplit(canonical, ',', absl::SkipEmpty())) {
+    std::pair<absl::string_view, absl::string_view> p = absl::StrSplit(kv, absl::MaxSplits('=', 1));
+    if (p.first == key) return std::string(p.second);
+  }
+  return "";
+}
+
+int64_t BucketStart(int64_t t, v1::BucketWidth width) {
+  auto floor_to = [](int64_t x, int64_t step, int64_t offset) {
+    int64_t r = (x - offset) % step;
+    if (r < 0) r += step;
+    return x - r;
+  };
+  switch (width) {
+    case v1::HOUR:
+      return floor_to(t, 3600, 0);
+    case v1::WEEK:
+      return floor_to(t, 7 * 86400, kMondayEpochOffset);
+    default:
+      return floor_to(t, 86400, 0);
+  }
+}
+
+int64_t BucketSeconds(v1::BucketWidth width) {
+  return width == v1::HOUR ? 3600 : width == v1::WEEK ? 7 * 86400 : 86400;
+}
+
+int64_t Total(const VersionCounts& counts) {
+  int64_t n = 0;
+  for (const auto& [version, nyes] : counts) n += nyes.first;
+  return n;
+}
+
+}  // namespace
+
+struct PrevalenceQuery::Selection {
+  std::shared_ptr<const MetricInfo> metric;
+  std::vector<CountRow> rows;
+  int64_t start = 0;
+  int64_t end = 0;  // 0: no end
+  double level = 0.95;
+  IntervalMethod method = IntervalMethod::kWilson;
+  int64_t min_reports = 1;
+};
+
+PrevalenceQuery::PrevalenceQuery(MetricRegistry* registry, Storage* storage, QueryOptions options)
+    : registry_(registry), storage_(storage), options_(options) {}
+
+absl::StatusOr<PrevalenceQuery::Selection> PrevalenceQuery::Select(const std::string& metric,
+                                                                   int64_t start, int64_t end,
+                                                                   double level,
+                                                                   v1::IntervalMethod method) {
+  DENIABLE_RETURN_IF_ERROR(ValidateMetricName(metric, "metric"));
+  if (start < 0) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("start_time_seconds: must be >= 0, but is ", start));
+  }
+  if (end != 0 && end <= start) {
+    return absl::InvalidArgumentError(absl::StrCat("end_time_seconds: must be > start (", start,
+                                                   ") or 0 for no end, but is ", end));
+  }
+  Selection s;
+  s.start = start;
+  s.end = end;
+  DENIABLE_ASSIGN_OR_RETURN(s.level, LevelOrDefault(level));
+  DENIABLE_ASSIGN_OR_RETURN(s.method, MethodFromProto(method));
+  DENIABLE_ASSIGN_OR_RETURN(s.metric, registry_->Find(metric));
+  DENIABLE_ASSIGN_OR_RETURN(s.rows,
+                            storage_->ReadCounts(s.metric->id, start, end == 0 ? kNoEnd : end));
+  s.min_reports = s.metric->proto.min_reports() > 0 ? s.metric->proto.min_reports()
+                                                    : options_.default_min_reports;
+  s.min_reports = std::max<int64_t>(1, s.min_reports);
+  return s;
+}
+
+absl::StatusOr<v1::Prevalence> PrevalenceQuery::Get(const v1::GetPrevalenceRequest& request) {
+  if (!request.group_by().empty() && request.group_by().find_first_of(",=") != std::string::npos) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("group_by: must be a label key, but is \"", request.group_by(), "\""));
+  }
+  DENIABLE_ASSIGN_OR_RETURN(Selection s, Select(request.metric(), request.start_time_seconds(),
+                                                request.end_time_seconds(),
+                                                request.confidence_level(), request.method()));
+  VersionCounts all;
+  std::map<std::string, VersionCounts> groups;
+  for (const CountRow& row : s.rows) {
+    auto& [n, yes] = all[row.design_version];
+    n += row.n;
+    yes += row.yes;
+    if (!request.group_by().empty()) {
+      auto& [gn, gyes] = groups[LabelValue(row.labels, request.group_by())][row.design_version];
+      gn += row.n;
+      gyes += row.yes;
+    }
+  }
+  const int64_t n = Total(all);
+  if (n < s.min_reports) {
+    return absl::FailedPreconditionError(absl::StrCat(
+        "metric \"", request.metric(), "\" has ", n, " reports in the requested time range; at ",
+        "least ", s.min_reports, " are needed before a prevalence is served"));
+  }
+  DENIABLE_ASSIGN_OR_RETURN(v1::Prevalence out,
+                            EstimateFromCounts(*s.metric, all, s.level, s.method));
+  out.set_start_time_seconds(s.start);
+  out.set_end_time_seconds(s.end);
+  for (const auto& [value, counts] : groups) {
+    v1::Prevalence* g = out.add_groups();
+    const int64_t gn = Total(counts);
+    if (gn < s.min_reports) {
+      g->set_metric(request.metric());
+      g->set_n(gn);
+      g->set_suppressed(true);
+    } else {
+      DENIABLE_ASSIGN_OR_RETURN(*g, EstimateFromCounts(*s.metric, counts, s.level, s.method));
+    }
+    g->set_group_value(value);
+    g->set_start_time_seconds(s.start);
+    g->set_end_time_seconds(s.end);
+  }
+  return out;
+}
+
+absl::StatusOr<v1::Series> PrevalenceQuery::Series(const v1::GetSeriesRequest& request) {
+  if (request.start_time_seconds() <= 0 || request.end_time_seconds() <= 0) {
+    return absl::InvalidArgumentError(
+        "start_time_seconds, end_time_seconds: a series needs both, > 0");
+  }
+  const v1::BucketWidth width =
+      request.bucket() == v1::BUCKET_WIDTH_UNSPECIFIED ? v1::DAY : request.bucket();
+  if (!v1::BucketWidth_IsValid(width)) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("bucket: unknown bucket width ", static_cast<int>(width)));
+  }
+  DENIABLE_ASSIGN_OR_RETURN(Selection s, Select(request.metric(), request.start_time_seconds(),
+                                                request.end_time_seconds(),
+                                                request.confidence_level(), request.method()));
+  const int64_t step = BucketSeconds(width);
+  const int64_t buckets = (BucketStart(s.end - 1, width) - BucketStart(s.start, width)) / step + 1;
+  if (buckets > options_.max_series_buckets) {
+    return absl::InvalidArgumentError(absl::StrCat("end_time_seconds: the range spans ", buckets,
+                                                   " buckets, more than the limit of ",
+                                                   options_.max_series_buckets));
+  }
+  std::map<int64_t, VersionCounts> by_bucket;
+  for (const CountRow& row : s.rows) {
+    auto& [n, yes] = by_bucket[BucketStart(row.event_time_seconds, width)][row.design_version];
     n += row.n;
     yes += row.yes;
   }
-  if (by_version.empty()) {
-    return absl::FailedPreconditionError(absl::StrCat(
-        "metric \"", request.metric(), "\" has no reports in the requested time range"));
-  }
-  if (by_version.size() > 1) {
-    return absl::UnimplementedError(
-        absl::StrCat("metric \"", request.metric(), "\": the time range mixes ", by_version.size(),
-                     " design versions; narrow the range to one version"));
-  }
-  const auto& [version, counts] = *by_version.begin();
-  const MetricVersion* design = metric->Find(version);
-  if (design == nullptr) {
-    return absl::DataLossError(absl::StrCat(
-        "metric \"", request.metric(), "\": counts refer to missing design version ", version));
-  }
-  const Channel& channel = design->design.channel();
-  DENIABLE_ASSIGN_OR_RETURN(PrevalenceEstimate e,
-                            EstimatePrevalence(channel, counts.second, counts.first));
-  DENIABLE_ASSIGN_OR_RETURN(
-      PrevalenceInterval ci,
-      MakePrevalenceInterval(channel, counts.second, counts.first, level, method));
-
-  v1::Prevalence out;
+  v1::Series out;
   out.set_metric(request.metric());
-  out.set_n(e.n);
-  out.set_yes_count(e.yes_count);
-  out.set_yes_share(e.yes_share);
-  out.set_estimate_unbiased(e.unbiased);
-  out.set_estimate_clipped(e.clipped);
-  out.set_standard_error(e.standard_error);
-  out.set_ci_lower(ci.lower);
-  out.set_ci_upper(ci.upper);
-  out.set_interval_clipped(ci.clipped);
-  out.set_method(MethodToProto(method));
+  out.set_bucket(width);
+  for (const auto& [bucket, counts] : by_bucket) {
+    v1::Prevalence* p = out.add_buckets();
+    const int64_t n = Total(counts);
+    if (n < s.min_reports) {
+      p->set_metric(request.metric());
+      p->set_n(n);
+      p->set_suppressed(true);
+    } else {
+      DENIABLE_ASSIGN_OR_RETURN(*p, EstimateFromCounts(*s.metric, counts, s.level, s.method));
+    }
+    // The bucket's bounds, cut to the requested range.
+    p->set_start_time_seconds(std::max(bucket, s.start));
+    p->set_end_time_seconds(std::min(bucket + step, s.end));
+  }
+  return out;
+}
+
+absl::StatusOr<v1::Difference> PrevalenceQuery::Difference(
+    const v1::GetDifferenceRequest& request) {
+  const v1::Selection& a = request.first();
+  const v1::Selection& b = request.second();
+  if (a.metric() == b.metric()) {
+    const int64_t a_end = a.end_time_seconds() == 0 ? kNoEnd : a.end_time_seconds();
+    const int64_t b_end = b.end_time_seconds() == 0 ? kNoEnd : b.end_time_seconds();
+    if (a.start_time_seconds() < b_end && b.start_time_seconds() < a_end) {
+      return absl::InvalidArgumentError(
+          "second: overlaps first; two windows of one metric must be disjoint so that their "
+          "estimates are independent");
+    }
+  }
+  v1::Difference out;
+  auto prevalence = [&](const v1::Selection& sel, const char* field,
+                        v1::Prevalence* p) -> absl::Status {
+    v1::GetPrevalenceRequest r;
+    r.set_metric(sel.metric());
+    r.set_start_time_seconds(sel.start_time_seconds());
+    r.set_end_time_seconds(sel.end_time_seconds());
+    r.set_confidence_level(request.confidence_level());
+    absl::StatusOr<v1::Prevalence> got = Get(r);
+    if (!got.ok()) {
+      return absl::Status(got.status().code(), absl::StrCat(field, ".", got.status().message()));
+    }
+    *p = *std::move(got);
+    return absl::OkStatus();
+  };
+  DENIABLE_RETURN_IF_ERROR(prevalence(a, "first", out.mutable_first()));
+  DENIABLE_RETURN_IF_ERROR(prevalence(b, "second", out.mutable_second()));
+  const double level = out.first().confidence_level();
+  const double diff = out.first().estimate_unbiased() - out.second().estimate_unbiased();
+  const double se = std::hypot(out.first().standard_error(), out.second().standard_error());
+  const double z = TwoSidedNormalQuantile(level);
+  out.set_difference(diff);
+  out.set_standard_error(se);
+  out.set_ci_lower(std::clamp(diff - z * se, -1.0, 1.0));
+  out.set_ci_upper(std::clamp(diff + z * se, -1.0, 1.0));
   out.set_confidence_level(level);
-  *out.mutable_design() = design->wire;
-  out.set_epsilon(design->wire.epsilon());
-  out.set_estimated_yes_count(e.estimated_yes_count);
-  out.set_start_time_seconds(start);
-  out.set_end_time_seconds(request.end_time_seconds());
   return out;
 }
 

@@ -23,7 +23,7 @@ class PrevalenceQueryTest : public ::testing::Test {
       : clock_(absl::FromUnixSeconds(kNow)),
         registry_(&storage_, &clock_),
         ingestor_(&registry_, &storage_, &clock_, IngestOptions{}),
-        query_(&registry_, &storage_) {}
+        query_(&registry_, &storage_, QueryOptions{.default_min_reports = 1}) {}
 
   void SetUp() override {
     v1::CreateMetricRequest create;

@@ -15,9 +15,10 @@ CollectorServer::CollectorServer(std::unique_ptr<Storage> storage, const Clock* 
     : storage_(std::move(storage)),
       registry_(storage_.get(), clock),
       ingestor_(&registry_, storage_.get(), clock, options.ingest),
-      prevalence_(&registry_, storage_.get()),
+      prevalence_(&registry_, storage_.get(), options.query),
+      advisor_(&registry_),
       report_service_(&registry_, &ingestor_),
-      query_service_(&registry_, &prevalence_) {}
+      query_service_(&registry_, &prevalence_, &advisor_) {}
 
 CollectorServer::~CollectorServer() { Shutdown(absl::ZeroDuration()); }
 

@@ -19,6 +19,7 @@
 #include "absl/status/statusor.h"
 #include "absl/time/time.h"
 #include "deniable/common/clock.h"
+#include "server/core/design_advisor.h"
 #include "server/core/ingestor.h"
 #include "server/core/metric_registry.h"
 #include "server/core/prevalence_query.h"
@@ -32,6 +33,7 @@ struct ServerOptions {
   // host:port; port 0 picks a free port (see port()). Empty: no listening port (in-process only).
   std::string listen_address = "127.0.0.1:50051";
   IngestOptions ingest;
+  QueryOptions query;
   // Largest request accepted, in bytes. 10000 reports with labels fit in about 1 MiB.
   int max_receive_message_bytes = 2 * 1024 * 1024;
 };
@@ -64,6 +66,7 @@ class CollectorServer {
   MetricRegistry registry_;
   Ingestor ingestor_;
   PrevalenceQuery prevalence_;
+  DesignAdvisor advisor_;
   ReportServiceImpl report_service_;
   QueryServiceImpl query_service_;
   std::unique_ptr<grpc::Server> server_;

@@ -5,6 +5,17 @@
 #include "server/service/grpc_status.h"
 
 namespace deniable::server {
+namespace {
+
+// Runs a core call and moves its value into the response.
+template <typename T>
+grpc::Status Respond(absl::StatusOr<T> result, T* response) {
+  if (!result.ok()) return ToGrpcStatus(result.status());
+  *response = *std::move(result);
+  return grpc::Status::OK;
+}
+
+}  // namespace
 
 grpc::Status QueryServiceImpl::CreateMetric(grpc::ServerContext* /*context*/,
                                             const v1::CreateMetricRequest* request,
@@ -26,13 +37,45 @@ grpc::Status QueryServiceImpl::ListMetrics(grpc::ServerContext* /*context*/,
   return grpc::Status::OK;
 }
 
+grpc::Status QueryServiceImpl::AddDesignVersion(grpc::ServerContext* /*context*/,
+                                                const v1::AddDesignVersionRequest* request,
+                                                v1::Metric* response) {
+  grpc::Status status = Respond(registry_->AddVersion(*request), response);
+  if (status.ok()) {
+    spdlog::info("event=design_version_added metric={} design_version={} epsilon={}",
+                 response->name(), response->design().version(), response->design().epsilon());
+  }
+  return status;
+}
+
 grpc::Status QueryServiceImpl::GetPrevalence(grpc::ServerContext* /*context*/,
                                              const v1::GetPrevalenceRequest* request,
                                              v1::Prevalence* response) {
-  absl::StatusOr<v1::Prevalence> result = prevalence_->Get(*request);
-  if (!result.ok()) return ToGrpcStatus(result.status());
-  *response = *std::move(result);
-  return grpc::Status::OK;
+  return Respond(prevalence_->Get(*request), response);
+}
+
+grpc::Status QueryServiceImpl::GetSeries(grpc::ServerContext* /*context*/,
+                                         const v1::GetSeriesRequest* request,
+                                         v1::Series* response) {
+  return Respond(prevalence_->Series(*request), response);
+}
+
+grpc::Status QueryServiceImpl::GetDifference(grpc::ServerContext* /*context*/,
+                                             const v1::GetDifferenceRequest* request,
+                                             v1::Difference* response) {
+  return Respond(prevalence_->Difference(*request), response);
+}
+
+grpc::Status QueryServiceImpl::DescribeDesign(grpc::ServerContext* /*context*/,
+                                              const v1::DescribeDesignRequest* request,
+                                              v1::DesignDescription* response) {
+  return Respond(advisor_->Describe(*request), response);
+}
+
+grpc::Status QueryServiceImpl::PlanSurvey(grpc::ServerContext* /*context*/,
+                                          const v1::PlanSurveyRequest* request,
+                                          v1::SurveyPlan* response) {
+  return Respond(advisor_->Plan(*request), response);
 }
 
 }  // namespace deniable::server

@@ -4,6 +4,7 @@
 #define DENIABLE_SERVER_SERVICE_QUERY_SERVICE_H_
 
 #include "deniable/v1/query_service.grpc.pb.h"
+#include "server/core/design_advisor.h"
 #include "server/core/metric_registry.h"
 #include "server/core/prevalence_query.h"
 
@@ -11,19 +12,32 @@ namespace deniable::server {
 
 class QueryServiceImpl final : public v1::QueryService::Service {
  public:
-  QueryServiceImpl(MetricRegistry* registry, PrevalenceQuery* prevalence)
-      : registry_(registry), prevalence_(prevalence) {}
+  QueryServiceImpl(MetricRegistry* registry, PrevalenceQuery* prevalence, DesignAdvisor* advisor)
+      : registry_(registry), prevalence_(prevalence), advisor_(advisor) {}
 
   grpc::Status CreateMetric(grpc::ServerContext* context, const v1::CreateMetricRequest* request,
                             v1::Metric* response) override;
   grpc::Status ListMetrics(grpc::ServerContext* context, const v1::ListMetricsRequest* request,
                            v1::ListMetricsResponse* response) override;
+  grpc::Status AddDesignVersion(grpc::ServerContext* context,
+                                const v1::AddDesignVersionRequest* request,
+                                v1::Metric* response) override;
   grpc::Status GetPrevalence(grpc::ServerContext* context, const v1::GetPrevalenceRequest* request,
                              v1::Prevalence* response) override;
+  grpc::Status GetSeries(grpc::ServerContext* context, const v1::GetSeriesRequest* request,
+                         v1::Series* response) override;
+  grpc::Status GetDifference(grpc::ServerContext* context, const v1::GetDifferenceRequest* request,
+                             v1::Difference* response) override;
+  grpc::Status DescribeDesign(grpc::ServerContext* context,
+                              const v1::DescribeDesignRequest* request,
+                              v1::DesignDescription* response) override;
+  grpc::Status PlanSurvey(grpc::ServerContext* context, const v1::PlanSurveyRequest* request,
+                          v1::SurveyPlan* response) override;
 
  private:
   MetricRegistry* const registry_;
   PrevalenceQuery* const prevalence_;
+  DesignAdvisor* const advisor_;
 };
 
 }  // namespace deniable::server

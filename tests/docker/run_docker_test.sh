@@ -1,0 +1,376 @@
+#!/usr/bin/env bash
+# CI step for the Docker deployment (issue 7): build docker/Dockerfile for real and check it.
+#
+#   tests/docker/run_docker_test.sh [CHILE_CSV]
+#
+# Steps: install docker.io/debootstrap if missing, start dockerd (data root under a scratch
+# dir) unless one already answers, build debian:bookworm(-slim) with debootstrap if missing,
+# build the image, run it on a named volume with the port on 127.0.0.1, wait for health,
+# replay the Chile survey with the CLI from the host, query the prevalence, `docker restart`,
+# query again (same n and counts), replace the container on the same volume, query again,
+# stop it (SIGTERM must end it cleanly). Any failed check exits non-zero.
+#
+# Environment (all optional):
+#   DENIABLE_CHILE_CSV     the survey CSV (default: $REPO/../shared/data/chile-plebiscite-1988.csv;
+#                          the first argument wins over it)
+#   DENIABLE_DOCKER_WORK   scratch dir for dockerd's data root and logs (default /tmp/deniable-docker-ci;
+#                          kept between runs so the base image and the apt layers stay cached)
+#   DENIABLE_DOCKER_PORT   host port published on 127.0.0.1 (default 15051)
+#   DENIABLE_IMAGE         image tag to build (default deniable-server:ci)
+#   DENIABLE_CLI           CLI to use on the host (default $REPO/build/tools/deniable if it exists,
+#                          else the CLI copied out of the image just built)
+#   DENIABLE_BUILD_JOBS    compile jobs inside the image build (default 2)
+set -Eeuo pipefail
+
+REPO=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
+CSV=${1:-${DENIABLE_CHILE_CSV:-$REPO/../shared/data/chile-plebiscite-1988.csv}}
+WORK=${DENIABLE_DOCKER_WORK:-/tmp/deniable-docker-ci}
+PORT=${DENIABLE_DOCKER_PORT:-15051}
+IMAGE=${DENIABLE_IMAGE:-deniable-server:ci}
+JOBS=${DENIABLE_BUILD_JOBS:-2}
+TARGET=127.0.0.1:$PORT
+METRIC=chile_vote_yes
+NAME=deniable-ci-$$
+VOLUME=deniable-ci-data-$$
+DOCKER=/usr/bin/docker          # Debian's client: BuildKit works with it (see docs/DOCKER-HERE.md)
+export DOCKER_BUILDKIT=1
+
+mkdir -p "$WORK"
+WORK=$(cd "$WORK" && pwd)
+OUT=$WORK/out
+rm -rf "$OUT"; mkdir -p "$OUT"
+
+T_START=$SECONDS
+TIMES=()
+DPID=""
+IMAGE_SIZE="?"
+CURRENT_STEP=""
+
+log()  { printf '\n=== %s\n' "$*"; }
+fail() { printf '\nFAIL: %s\n' "$*" >&2; exit 1; }
+
+# step NAME CMD...: run one step and record how long it took.
+step() {
+  local name=$1; shift
+  local t0=$SECONDS
+  CURRENT_STEP=$name
+  log "$name"
+  "$@"
+  CURRENT_STEP=""
+  TIMES+=("$(printf '%-46s %5d s' "$name" $((SECONDS - t0)))")
+}
+
+summary() {
+  printf '\n--- Docker CI step: seconds per step\n'
+  local t; for t in "${TIMES[@]}"; do printf '  %s\n' "$t"; done
+  [ -z "$CURRENT_STEP" ] || printf '  %-46s %s\n' "$CURRENT_STEP" "FAILED"
+  printf '  %-46s %5d s\n' "total" $((SECONDS - T_START))
+  printf '  image %s: %s\n' "$IMAGE" "$IMAGE_SIZE"
+}
+
+cleanup() {
+  local rc=$?
+  set +e
+  if [ "$rc" -ne 0 ] && [ -x "$DOCKER" ] && $DOCKER inspect "$NAME" >/dev/null 2>&1; then
+    printf '\n--- container logs (%s)\n' "$NAME" >&2
+    $DOCKER logs --tail 80 "$NAME" >&2 2>&1
+  fi
+  if [ -x "$DOCKER" ] && $DOCKER info >/dev/null 2>&1; then
+    $DOCKER rm -f "$NAME" "$NAME-2" >/dev/null 2>&1
+    $DOCKER volume rm -f "$VOLUME" >/dev/null 2>&1
+  fi
+  if [ -n "$DPID" ]; then
+    kill "$DPID" 2>/dev/null
+    for _ in $(seq 30); do kill -0 "$DPID" 2>/dev/null || break; sleep 1; done
+    kill -9 "$DPID" 2>/dev/null
+    wait "$DPID" 2>/dev/null
+  fi
+  summary
+  if [ "$rc" -eq 0 ]; then echo "Docker CI step: PASS"; else echo "Docker CI step: FAIL (exit $rc)" >&2; fi
+  exit "$rc"
+}
+trap cleanup EXIT
+trap 'exit 130' INT TERM
+
+[ "$(id -u)" -eq 0 ] || fail "run as root (dockerd and debootstrap need it)"
+[ -r "$CSV" ] || fail "Chile CSV not found: $CSV (pass it as the first argument or DENIABLE_CHILE_CSV)"
+
+# ---------------------------------------------------------------------------------------
+install_tools() {
+  local need=()
+  [ -x /usr/bin/docker ] && [ -x /usr/sbin/dockerd ] || need+=(docker.io)
+  command -v debootstrap >/dev/null || need+=(debootstrap)
+  if [ ${#need[@]} -eq 0 ]; then echo "docker.io and debootstrap already installed"; return; fi
+  export DEBIAN_FRONTEND=noninteractive
+  apt-get install -y -o DPkg::Lock::Timeout=600 "${need[@]}" \
+    || { apt-get update -o DPkg::Lock::Timeout=600 \
+         && apt-get install -y -o DPkg::Lock::Timeout=600 "${need[@]}"; }
+}
+
+start_dockerd() {
+  if $DOCKER info >/dev/null 2>&1; then
+    echo "a Docker daemon already answers: using it (it is left running)"
+    return
+  fi
+  mkdir -p "$WORK/docker-data"
+  dockerd --data-root "$WORK/docker-data" --pidfile "$WORK/dockerd.pid" >"$WORK/dockerd.log" 2>&1 &
+  DPID=$!
+  local i
+  for i in $(seq 60); do
+    $DOCKER info >/dev/null 2>&1 && { echo "dockerd up (pid $DPID, data root $WORK/docker-data)"; return; }
+    kill -0 "$DPID" 2>/dev/null || break
+    sleep 1
+  done
+  tail -n 30 "$WORK/dockerd.log" >&2
+  fail "dockerd did not come up"
+}
+
+# The mirror and sources the host's apt uses (deb822 or one-line format).
+debian_mirror() {
+  local m=""
+  if [ -r /etc/apt/sources.list.d/debian.sources ]; then
+    m=$(awk '/^URIs:/ {print $2; exit}' /etc/apt/sources.list.d/debian.sources)
+  elif [ -r /etc/apt/sources.list ]; then
+    m=$(awk '$1 == "deb" && $3 == "bookworm" {print $2; exit}' /etc/apt/sources.list)
+  fi
+  echo "${m:-http://deb.debian.org/debian}"
+}
+
+# No registry is reachable: make debian:bookworm with debootstrap, and debian:bookworm-slim
+# from it without documentation (like the official slim image), if they are missing.
+build_base_images() {
+  local rootfs=$WORK/rootfs
+  if $DOCKER image inspect debian:bookworm >/dev/null 2>&1; then
+    echo "debian:bookworm present"
+  else
+    rm -rf "$rootfs"
+    debootstrap --variant=minbase bookworm "$rootfs" "$(debian_mirror)" >"$WORK/debootstrap.log" 2>&1 \
+      || { tail -n 30 "$WORK/debootstrap.log" >&2; fail "debootstrap failed"; }
+    if [ -r /etc/apt/sources.list.d/debian.sources ]; then
+      rm -f "$rootfs/etc/apt/sources.list"
+      cp /etc/apt/sources.list.d/debian.sources "$rootfs/etc/apt/sources.list.d/"
+    fi
+    chroot "$rootfs" apt-get clean
+    rm -rf "$rootfs"/var/lib/apt/lists/* "$rootfs"/var/cache/apt/*.bin
+    tar -C "$rootfs" -c . | $DOCKER import --change 'CMD ["bash"]' - debian:bookworm
+    rm -rf "$rootfs"
+  fi
+  if $DOCKER image inspect debian:bookworm-slim >/dev/null 2>&1; then
+    echo "debian:bookworm-slim present"
+  else
+    local cid
+    rm -rf "$rootfs"; mkdir -p "$rootfs"
+    cid=$($DOCKER create debian:bookworm)
+    $DOCKER export "$cid" | tar -C "$rootfs" -x
+    $DOCKER rm "$cid" >/dev/null
+    rm -f "$rootfs/.dockerenv"
+    find "$rootfs/usr/share/doc" -mindepth 1 -not -name copyright -not -type d -delete
+    find "$rootfs/usr/share/doc" -mindepth 1 -type d -empty -delete
+    rm -rf "$rootfs"/usr/share/man/* "$rootfs"/usr/share/info/* "$rootfs"/usr/share/lintian \
+           "$rootfs"/usr/share/groff/* "$rootfs"/var/cache/debconf/*-old "$rootfs"/var/log/*.log
+    find "$rootfs/usr/share/locale" -mindepth 1 -maxdepth 1 -not -name locale.alias -exec rm -rf {} +
+    printf '%s\n' \
+      'path-exclude /usr/share/doc/*' 'path-include /usr/share/doc/*/copyright' \
+      'path-exclude /usr/share/man/*' 'path-exclude /usr/share/info/*' \
+      'path-exclude /usr/share/locale/*' 'path-include /usr/share/locale/locale.alias' \
+      'path-exclude /usr/share/lintian/*' 'path-exclude /usr/share/groff/*' \
+      >"$rootfs/etc/dpkg/dpkg.cfg.d/docker-slim"
+    echo 'Acquire::Languages "none";' >"$rootfs/etc/apt/apt.conf.d/docker-no-languages"
+    tar -C "$rootfs" -c . | $DOCKER import --change 'CMD ["bash"]' - debian:bookworm-slim
+    rm -rf "$rootfs"
+  fi
+  $DOCKER image ls debian
+}
+
+build_image() {
+  if ! $DOCKER build --progress=plain --build-arg BUILD_JOBS="$JOBS" -t "$IMAGE" \
+       -f "$REPO/docker/Dockerfile" "$REPO" >"$OUT/build.log" 2>&1; then
+    tail -n 80 "$OUT/build.log" >&2
+    fail "docker build failed (full log: $OUT/build.log)"
+  fi
+  grep -A40 -- '--- runtime packages' "$OUT/build.log" | grep -E '^#[0-9]+ [0-9.]+ ' | head -n 40 || true
+  local bytes
+  bytes=$($DOCKER image inspect -f '{{.Size}}' "$IMAGE")
+  IMAGE_SIZE="$((bytes / 1000000)) MB ($bytes bytes)"
+  echo "image size: $IMAGE_SIZE"
+  $DOCKER history --format '{{.Size}}\t{{.CreatedBy}}' "$IMAGE" | cut -c1-150
+}
+
+check_image_config() {
+  local user uid vol port hc
+  user=$($DOCKER image inspect -f '{{.Config.User}}' "$IMAGE")
+  uid=$($DOCKER run --rm --entrypoint id "$IMAGE" -u)
+  vol=$($DOCKER image inspect -f '{{range $k, $v := .Config.Volumes}}{{$k}} {{end}}' "$IMAGE")
+  port=$($DOCKER image inspect -f '{{range $k, $v := .Config.ExposedPorts}}{{$k}} {{end}}' "$IMAGE")
+  hc=$($DOCKER image inspect -f '{{if .Config.Healthcheck}}{{json .Config.Healthcheck.Test}}{{end}}' "$IMAGE")
+  echo "user=$user uid=$uid volumes=$vol ports=$port healthcheck=$hc"
+  [ -n "$user" ] && [ "$uid" != 0 ] || fail "the image runs as root"
+  [[ " $vol " == *" /var/lib/deniable "* ]] || fail "no VOLUME /var/lib/deniable"
+  [[ " $port " == *" 50051/tcp "* ]] || fail "port 50051 not exposed"
+  [ -n "$hc" ] || fail "no HEALTHCHECK"
+  $DOCKER run --rm --entrypoint sh "$IMAGE" -c \
+    'test -w /var/lib/deniable && ls -ld /var/lib/deniable' || fail "/var/lib/deniable not writable by the image user"
+}
+
+pick_cli() {
+  if [ -n "${DENIABLE_CLI:-}" ]; then
+    CLI=$DENIABLE_CLI
+  elif [ -x "$REPO/build/tools/deniable" ]; then
+    CLI=$REPO/build/tools/deniable
+  else
+    local cid
+    cid=$($DOCKER create "$IMAGE")
+    $DOCKER cp "$cid:/usr/local/bin/deniable" "$OUT/deniable"
+    $DOCKER rm "$cid" >/dev/null
+    CLI=$OUT/deniable
+  fi
+  [ -x "$CLI" ] || fail "no CLI at $CLI"
+  echo "host CLI: $CLI"
+  if ldd "$CLI" | grep -F 'not found'; then fail "the host CLI misses shared libraries"; fi
+}
+
+start_container() {
+  # $1: container name. The port is published on loopback only. The image's HEALTHCHECK command
+  # runs as built; only its interval is shortened (10 s -> 2 s) so CI does not wait 10 s per start.
+  $DOCKER run -d --name "$1" -v "$VOLUME:/var/lib/deniable" -p "127.0.0.1:$PORT:50051" \
+    --health-interval=2s --stop-timeout=20 "$IMAGE" >/dev/null
+}
+
+# Wait until Docker's HEALTHCHECK says healthy and the host CLI gets SERVING through the port.
+wait_healthy() {
+  local name=$1 i status=""
+  for i in $(seq 120); do
+    status=$($DOCKER inspect -f '{{.State.Status}} {{.State.Health.Status}}' "$name")
+    case $status in
+      "running healthy") break ;;
+      running*) ;;
+      *) fail "container $name is $status" ;;
+    esac
+    sleep 1
+  done
+  [ "$status" = "running healthy" ] || fail "container $name not healthy after 120 s ($status)"
+  echo "docker: $name is $status after ~${i} s"
+  # docker-proxy resets connections made before the server listens: retry.
+  for i in $(seq 30); do
+    if "$CLI" health --target="$TARGET" >"$OUT/health.txt" 2>&1; then
+      echo "host CLI: health SERVING via $TARGET ($(tr '\n' ' ' <"$OUT/health.txt"))"
+      return
+    fi
+    sleep 1
+  done
+  cat "$OUT/health.txt" >&2
+  fail "deniable health --target=$TARGET did not succeed"
+}
+
+create_and_replay() {
+  if ! "$CLI" create-metric --target="$TARGET" --name="$METRIC" --design=two_coin \
+       --description="1988 Chilean plebiscite: would vote yes (CI replay)" >"$OUT/create.txt" 2>&1; then
+    if grep -qi 'already' "$OUT/create.txt"; then
+      echo "metric $METRIC already exists"
+    else
+      cat "$OUT/create.txt" >&2; fail "create-metric failed"
+    fi
+  fi
+  cat "$OUT/create.txt"
+  if ! "$CLI" replay --target="$TARGET" --metric="$METRIC" --csv="$CSV" --column=vote --yes=Y \
+       >"$OUT/replay.txt" 2>&1; then
+    cat "$OUT/replay.txt" >&2; fail "replay failed"
+  fi
+  tail -n 20 "$OUT/replay.txt"
+}
+
+# json_field FILE FIELD: a scalar of the proto3 JSON (int64 fields are quoted strings).
+json_field() {
+  grep -oE "\"$2\"[[:space:]]*:[[:space:]]*\"?[-+0-9.eE]+\"?" "$1" | head -n 1 \
+    | sed -E 's/^[^:]*:[[:space:]]*"?//; s/"$//'
+}
+
+# query LABEL: prevalence as JSON into $OUT/prevalence-LABEL.json; sets N and YES.
+query() {
+  local f=$OUT/prevalence-$1.json
+  "$CLI" prevalence --target="$TARGET" --metric="$METRIC" --json >"$f" 2>"$OUT/prevalence-$1.err" \
+    || { cat "$OUT/prevalence-$1.err" "$f" >&2; fail "prevalence query ($1) failed"; }
+  cat "$f"; echo
+  N=$(json_field "$f" n); YES=$(json_field "$f" yesCount)
+  N=${N:-0}; YES=${YES:-0}   # proto3 JSON omits zero values
+  echo "[$1] n=$N yesCount=$YES estimateUnbiased=$(json_field "$f" estimateUnbiased)" \
+       "ci=[$(json_field "$f" ciLower), $(json_field "$f" ciUpper)]"
+}
+
+first_query() {
+  query before
+  N0=$N; YES0=$YES
+  local rows
+  rows=$(($(grep -c . "$CSV") - 1))
+  echo "CSV data rows: $rows"
+  [ "$N0" -gt 0 ] || fail "no reports acknowledged (n=$N0)"
+  [ "$N0" -le "$rows" ] || fail "n=$N0 exceeds the $rows rows of the CSV"
+  [ "$N0" -eq "$rows" ] || echo "note: n=$N0 differs from the $rows CSV rows (rows skipped by replay?)"
+}
+
+same_counts() {
+  query "$1"
+  [ "$N" = "$N0" ] && [ "$YES" = "$YES0" ] \
+    || fail "after $1: n=$N yesCount=$YES, expected n=$N0 yesCount=$YES0"
+  echo "after $1: same n=$N and yesCount=$YES"
+}
+
+start_first() {
+  start_container "$NAME"
+  wait_healthy "$NAME"
+}
+
+restart_container() {
+  local t0=$SECONDS
+  $DOCKER restart -t 20 "$NAME" >/dev/null
+  local dt=$((SECONDS - t0))
+  echo "docker restart took ${dt} s"
+  # Without a SIGTERM handler PID 1 ignores the signal and Docker waits out the 20 s timeout.
+  [ "$dt" -lt 20 ] || fail "the server did not stop on SIGTERM within 20 s"
+  wait_healthy "$NAME"
+}
+
+replace_container() {
+  # A new container on the same named volume: the data lives on the volume, not in the container.
+  $DOCKER rm -f "$NAME" >/dev/null
+  start_container "$NAME-2"
+  NAME=$NAME-2
+  wait_healthy "$NAME"
+  $DOCKER run --rm -v "$VOLUME:/data:ro" --entrypoint ls "$IMAGE" -ln /data
+}
+
+stop_container() {
+  local t0=$SECONDS code
+  $DOCKER stop -t 20 "$NAME" >/dev/null
+  code=$($DOCKER inspect -f '{{.State.ExitCode}}' "$NAME")
+  echo "docker stop took $((SECONDS - t0)) s, exit code $code"
+  $DOCKER logs --tail 5 "$NAME" 2>&1 | sed 's/^/  log: /'
+  [ "$code" != 137 ] || fail "the server was killed (exit 137): SIGTERM not handled"
+  [ "$code" = 0 ] || fail "the server exited with $code after SIGTERM"
+}
+
+check_compose() {
+  if command -v docker-compose >/dev/null; then
+    DENIABLE_DATA_DIR=$(dirname "$CSV") docker-compose -f "$REPO/docker/compose.yaml" config -q \
+      && echo "docker/compose.yaml is valid"
+  else
+    echo "docker-compose not installed: compose file not validated"
+  fi
+}
+
+step "install docker.io and debootstrap"        install_tools
+step "start dockerd"                            start_dockerd
+step "base images (debootstrap if missing)"     build_base_images
+step "docker build $IMAGE"                      build_image
+step "image config (non-root, volume, port)"    check_image_config
+step "validate docker/compose.yaml"             check_compose
+step "pick the host CLI"                        pick_cli
+$DOCKER volume create "$VOLUME" >/dev/null
+step "run container, wait for health"           start_first
+step "create metric, replay Chile survey"       create_and_replay
+step "query prevalence"                         first_query
+step "docker restart, wait for health"          restart_container
+step "query after restart"                      same_counts restart
+step "new container on the same volume"         replace_container
+step "query in the new container"               same_counts new-container
+step "docker stop (SIGTERM)"                    stop_container
