@@ -32,9 +32,10 @@ echo "== deniable create-metric (two-coin randomized response, epsilon = ln 3)"
 "${cli[@]}" create-metric --name=chile_vote_yes --design=two_coin \
   --description="Will you vote Yes (for Pinochet) in the 1988 plebiscite?"
 echo
-echo "== deniable replay: 2532 respondents, each randomizes its own answer on the device"
+echo "== deniable replay: 2532 respondents, each randomizes its own answer on the device;"
+echo "   the region (C, M, N, S, SA) travels as a public label"
 "${cli[@]}" replay --metric=chile_vote_yes --csv="$root/tests/data/chile-plebiscite-1988.csv" \
-  --column=vote --yes=Y
+  --column=vote --yes=Y --label_columns=region --group_by=region
 if [ "${DENIABLE_DEMO_KEEP:-0}" = 1 ]; then
   echo; echo "server left running (pid $server_pid); query it with: ${cli[*]} prevalence --metric=chile_vote_yes"
 fi

@@ -4,6 +4,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
+#include "absl/time/time.h"
 
 namespace deniable::tools {
 namespace {
@@ -107,8 +108,8 @@ std::string FormatMetricList(const v1::ListMetricsResponse& response) {
 }
 
 std::string FormatPrevalence(const v1::Prevalence& p) {
-  const char* method = v1::IntervalMethod_Name(p.method()).c_str();
-  return absl::StrFormat(
+  const std::string method = v1::IntervalMethod_Name(p.method());
+  std::string out = absl::StrFormat(
       "metric               %s\n"
       "design               %s\n"
       "reports (n)          %d\n"
@@ -122,17 +123,111 @@ std::string FormatPrevalence(const v1::Prevalence& p) {
       absl::StrFormat("%g %% interval", 100.0 * p.confidence_level()), Percent(p.ci_lower()),
       Percent(p.ci_upper()), method, p.interval_clipped() ? ", clipped to [0, 1]" : "",
       p.estimated_yes_count(), p.n());
+  if (p.combination() == "inverse_variance") {
+    absl::StrAppend(&out, "design versions      combined by inverse-variance weighting\n");
+    for (const v1::VersionEstimate& v : p.versions()) {
+      absl::StrAppend(&out,
+                      absl::StrFormat("  v%-3d n = %-8d estimate %s (se %s), weight %.3f\n",
+                                      v.design_version(), v.n(), Percent(v.estimate_unbiased()),
+                                      Percent(v.standard_error()), v.weight()));
+    }
+  }
+  if (p.groups_size() > 0) {
+    absl::StrAppend(
+        &out, absl::StrFormat("\n%-12s %8s %10s %24s\n", "GROUP", "N", "ESTIMATE", "INTERVAL"));
+    for (const v1::Prevalence& g : p.groups()) {
+      const std::string value = g.group_value().empty() ? "(none)" : g.group_value();
+      if (g.suppressed()) {
+        absl::StrAppend(
+            &out, absl::StrFormat("%-12s %8d %10s %24s\n", value, g.n(), "-", "(too few reports)"));
+      } else {
+        absl::StrAppend(
+            &out, absl::StrFormat(
+                      "%-12s %8d %10s %24s\n", value, g.n(), Percent(g.estimate_unbiased()),
+                      absl::StrFormat("[%s, %s]", Percent(g.ci_lower()), Percent(g.ci_upper()))));
+      }
+    }
+  }
+  return out;
+}
+
+std::string FormatSeries(const v1::Series& series) {
+  std::string out = absl::StrFormat("metric %s, %s buckets\n%-20s %8s %10s %24s\n", series.metric(),
+                                    v1::BucketWidth_Name(series.bucket()), "START (UTC)", "N",
+                                    "ESTIMATE", "INTERVAL");
+  for (const v1::Prevalence& b : series.buckets()) {
+    const std::string start = absl::FormatTime(
+        "%Y-%m-%d %H:%M", absl::FromUnixSeconds(b.start_time_seconds()), absl::UTCTimeZone());
+    if (b.suppressed()) {
+      absl::StrAppend(
+          &out, absl::StrFormat("%-20s %8d %10s %24s\n", start, b.n(), "-", "(too few reports)"));
+    } else {
+      absl::StrAppend(
+          &out, absl::StrFormat(
+                    "%-20s %8d %10s %24s\n", start, b.n(), Percent(b.estimate_unbiased()),
+                    absl::StrFormat("[%s, %s]", Percent(b.ci_lower()), Percent(b.ci_upper()))));
+    }
+  }
+  return out;
+}
+
+std::string FormatDifference(const v1::Difference& d) {
+  return absl::StrFormat(
+      "first                %s: %s (n = %d)\n"
+      "second               %s: %s (n = %d)\n"
+      "difference           %+.2f percentage points (standard error %.2f)\n"
+      "%-20s [%+.2f, %+.2f] percentage points (Wald)\n",
+      d.first().metric(), Percent(d.first().estimate_unbiased()), d.first().n(),
+      d.second().metric(), Percent(d.second().estimate_unbiased()), d.second().n(),
+      100.0 * d.difference(), 100.0 * d.standard_error(),
+      absl::StrFormat("%g %% interval", 100.0 * d.confidence_level()), 100.0 * d.ci_lower(),
+      100.0 * d.ci_upper());
+}
+
+std::string FormatDesignDescription(const v1::DesignDescription& d) {
+  std::string out = absl::StrFormat(
+      "design                      %s\n"
+      "assumed prevalence pi       %s\n"
+      "P(yes | report yes)         %s   (posterior after a \"yes\" report)\n"
+      "P(yes | report no)          %s   (posterior after a \"no\" report)\n"
+      "H(x)                        %.4f bits (uncertainty before a report)\n"
+      "H(x | r)                    %.4f bits (uncertainty left after a report)\n"
+      "I(x; r)                     %.4f bits (what one report reveals)\n",
+      FormatDesign(d.design()), Percent(d.prior()), Percent(d.posterior_given_yes()),
+      Percent(d.posterior_given_no()), d.entropy_bits(), d.conditional_entropy_bits(),
+      d.mutual_information_bits());
+  if (!d.uninformative_pi_b_note().empty()) {
+    absl::StrAppend(&out, "uninformative pi_B          ", d.uninformative_pi_b_note(), "\n");
+  }
+  return out;
+}
+
+std::string FormatPlan(const v1::SurveyPlan& p) {
+  std::string out = absl::StrFormat(
+      "design                      %s\n"
+      "target                      +/- %.2f percentage points at %g %%\n"
+      "reports needed              %d\n"
+      "reports needed, worst case  %d (lambda = 1/2)\n",
+      FormatDesign(p.design()), 100.0 * p.half_width(), 100.0 * p.confidence_level(),
+      p.reports_needed(), p.reports_needed_worst_case());
+  if (p.variance_inflation() > 0) {
+    absl::StrAppend(&out,
+                    absl::StrFormat("variance vs direct question %.2fx\n", p.variance_inflation()));
+  }
+  return out;
 }
 
 std::string FormatReplay(const ReplayResult& result, const SurveySpec& spec,
-                         const v1::Prevalence& p) {
-  const double truth =
+                         const v1::Prevalence& p, const GroupTruth& truth) {
+  const double share =
       result.devices > 0 ? static_cast<double>(result.true_yes) / result.devices : 0.0;
-  const bool covered = p.ci_lower() <= truth && truth <= p.ci_upper();
+  const bool covered = p.ci_lower() <= share && share <= p.ci_upper();
   std::string out = absl::StrFormat(
       "replayed %d respondents of %s (%s == %s) as %d devices, one randomized report each\n\n",
       result.devices, spec.csv_path, spec.column, spec.yes_value, result.devices);
-  absl::StrAppend(&out, FormatPrevalence(p), "\n");
+  v1::Prevalence overall = p;
+  overall.clear_groups();  // printed below, beside the true shares
+  absl::StrAppend(&out, FormatPrevalence(overall), "\n");
   absl::StrAppend(
       &out,
       absl::StrFormat(
@@ -141,9 +236,31 @@ std::string FormatReplay(const ReplayResult& result, const SurveySpec& spec,
           "the interval %s the true share; the estimate is off by %.2f "
           "percentage points (%.2f standard errors)\n",
           Percent(p.estimate_unbiased()), 100.0 * p.confidence_level(), Percent(p.ci_lower()),
-          Percent(p.ci_upper()), Percent(truth), result.true_yes, result.devices,
-          covered ? "covers" : "misses", 100.0 * (p.estimate_unbiased() - truth),
-          p.standard_error() > 0 ? (p.estimate_unbiased() - truth) / p.standard_error() : 0.0));
+          Percent(p.ci_upper()), Percent(share), result.true_yes, result.devices,
+          covered ? "covers" : "misses", 100.0 * (p.estimate_unbiased() - share),
+          p.standard_error() > 0 ? (p.estimate_unbiased() - share) / p.standard_error() : 0.0));
+  if (p.groups_size() > 0) {
+    absl::StrAppend(&out, absl::StrFormat("\n%-8s %6s %10s %24s %12s\n", "GROUP", "N", "ESTIMATE",
+                                          "INTERVAL", "TRUE SHARE"));
+    for (const v1::Prevalence& g : p.groups()) {
+      auto it = truth.find(g.group_value());
+      const std::string true_share =
+          it == truth.end() || it->second.first == 0
+              ? "?"
+              : Percent(static_cast<double>(it->second.second) / it->second.first);
+      const std::string value = g.group_value().empty() ? "(none)" : g.group_value();
+      if (g.suppressed()) {
+        absl::StrAppend(&out, absl::StrFormat("%-8s %6d %10s %24s %12s\n", value, g.n(), "-",
+                                              "(too few reports)", true_share));
+        continue;
+      }
+      absl::StrAppend(
+          &out,
+          absl::StrFormat("%-8s %6d %10s %24s %12s\n", value, g.n(), Percent(g.estimate_unbiased()),
+                          absl::StrFormat("[%s, %s]", Percent(g.ci_lower()), Percent(g.ci_upper())),
+                          true_share));
+    }
+  }
   return out;
 }
 

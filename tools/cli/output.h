@@ -4,7 +4,10 @@
 
 #include <grpcpp/support/status.h>
 
+#include <cstdint>
+#include <map>
 #include <string>
+#include <utility>
 
 #include "deniable/v1/metric.pb.h"
 #include "deniable/v1/query_service.pb.h"
@@ -18,11 +21,21 @@ const char* StatusCodeName(grpc::StatusCode code);
 std::string FormatDesign(const v1::Design& design);
 std::string FormatMetric(const v1::Metric& metric);
 std::string FormatMetricList(const v1::ListMetricsResponse& response);
-// A table: n, yes reports, unbiased and clipped estimates, standard error, interval.
+// A table: n, yes reports, unbiased and clipped estimates, standard error, interval; then the
+// per-version estimates when versions were combined, and one row per group when grouped.
 std::string FormatPrevalence(const v1::Prevalence& prevalence);
-// The replay summary: what was sent, the server's estimate and interval beside the true share.
+// One row per bucket: start (UTC), n, estimate, interval.
+std::string FormatSeries(const v1::Series& series);
+std::string FormatDifference(const v1::Difference& difference);
+std::string FormatDesignDescription(const v1::DesignDescription& description);
+std::string FormatPlan(const v1::SurveyPlan& plan);
+
+// Label value -> (respondents, true "yes"), known only to a replay of a survey.
+using GroupTruth = std::map<std::string, std::pair<int64_t, int64_t>>;
+// The replay summary: what was sent, the server's estimate and interval beside the true share,
+// overall and per group (when the prevalence was grouped).
 std::string FormatReplay(const ReplayResult& result, const SurveySpec& spec,
-                         const v1::Prevalence& prevalence);
+                         const v1::Prevalence& prevalence, const GroupTruth& truth);
 
 }  // namespace deniable::tools
 

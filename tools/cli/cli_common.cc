@@ -1,0 +1,82 @@
+#include "tools/cli/cli_common.h"
+
+#include <chrono>
+#include <cstdio>
+#include <iostream>
+
+#include "absl/flags/flag.h"
+#include "google/protobuf/util/json_util.h"
+#include "tools/cli/cli_flags.h"
+#include "tools/cli/output.h"
+
+namespace deniable::tools {
+
+std::shared_ptr<grpc::Channel> Channel() {
+  return grpc::CreateChannel(absl::GetFlag(FLAGS_target), grpc::InsecureChannelCredentials());
+}
+
+void SetDeadline(grpc::ClientContext* context) {
+  context->set_deadline(
+      std::chrono::system_clock::now() +
+      std::chrono::milliseconds(static_cast<int64_t>(absl::GetFlag(FLAGS_timeout_seconds) * 1000)));
+}
+
+int Fail(const std::string& what, const grpc::Status& status) {
+  std::fprintf(stderr, "deniable: %s failed: %s: %s\n", what.c_str(),
+               StatusCodeName(status.error_code()), status.error_message().c_str());
+  return 1;
+}
+
+int FailUsage(const std::string& message) {
+  std::fprintf(stderr, "deniable: %s\n", message.c_str());
+  return 2;
+}
+
+void PrintJson(const google::protobuf::Message& message) {
+  google::protobuf::util::JsonPrintOptions options;
+  options.add_whitespace = true;
+  options.always_print_primitive_fields = true;
+  std::string json;
+  (void)google::protobuf::util::MessageToJsonString(message, &json, options);
+  std::cout << json;
+}
+
+absl::StatusOr<v1::DesignParameters> DesignFromFlags() {
+  v1::DesignParameters d;
+  const std::string kind = absl::GetFlag(FLAGS_design);
+  if (kind == "two_coin") {
+    d.mutable_two_coin();
+  } else if (kind == "tails_says_yes") {
+    d.mutable_tails_says_yes();
+  } else if (kind == "symmetric_epsilon" || (kind.empty() && absl::GetFlag(FLAGS_epsilon) != 0)) {
+    d.mutable_symmetric_epsilon()->set_epsilon(absl::GetFlag(FLAGS_epsilon));
+  } else if (kind == "forced_response") {
+    d.mutable_forced_response()->set_p(absl::GetFlag(FLAGS_p));
+    d.mutable_forced_response()->set_q(absl::GetFlag(FLAGS_q));
+  } else if (kind == "unrelated_question") {
+    d.mutable_unrelated_question()->set_p(absl::GetFlag(FLAGS_p));
+    d.mutable_unrelated_question()->set_pi_b(absl::GetFlag(FLAGS_pi_b));
+  } else if (kind == "mirrored_question") {
+    d.mutable_mirrored_question()->set_p(absl::GetFlag(FLAGS_p));
+  } else if (kind == "truth_with_gamma") {
+    d.mutable_truth_with_gamma()->set_gamma(absl::GetFlag(FLAGS_gamma));
+  } else {
+    return absl::InvalidArgumentError(
+        "--design must be one of two_coin, tails_says_yes, symmetric_epsilon, forced_response, "
+        "unrelated_question, mirrored_question, truth_with_gamma (or give --epsilon)");
+  }
+  return d;
+}
+
+absl::StatusOr<v1::IntervalMethod> MethodFromFlag() {
+  const std::string m = absl::GetFlag(FLAGS_method);
+  if (m == "wald") return v1::WALD;
+  if (m == "wilson") return v1::WILSON;
+  if (m == "agresti_coull") return v1::AGRESTI_COULL;
+  if (m == "jeffreys") return v1::JEFFREYS;
+  if (m == "clopper_pearson") return v1::CLOPPER_PEARSON;
+  return absl::InvalidArgumentError(
+      "--method must be wald, wilson, agresti_coull, jeffreys or clopper_pearson");
+}
+
+}  // namespace deniable::tools

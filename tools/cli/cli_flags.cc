@@ -1,0 +1,54 @@
+#include "tools/cli/cli_flags.h"
+
+#include <cstdlib>
+
+#include "absl/flags/flag.h"
+
+namespace {
+
+std::string EnvOr(const char* name, const char* fallback) {
+  const char* value = std::getenv(name);
+  return value != nullptr && *value != '\0' ? value : fallback;
+}
+
+}  // namespace
+
+ABSL_FLAG(std::string, target, EnvOr("DENIABLE_TARGET", "127.0.0.1:50051"),
+          "server address host:port (env DENIABLE_TARGET)");
+ABSL_FLAG(double, timeout_seconds, 10, "deadline of each call");
+ABSL_FLAG(bool, json, false, "print JSON instead of a table");
+// Designs: create-metric, add-version, design, plan
+ABSL_FLAG(std::string, name, "", "create-metric: metric name, [a-z][a-z0-9_.-]{0,63}");
+ABSL_FLAG(std::string, description, "", "create-metric: the question asked");
+ABSL_FLAG(std::string, design, "",
+          "two_coin | tails_says_yes | symmetric_epsilon (--epsilon) | forced_response (--p --q) "
+          "| unrelated_question (--p --pi_b) | mirrored_question (--p) | truth_with_gamma "
+          "(--gamma)");
+ABSL_FLAG(double, epsilon, 0, "symmetric_epsilon: epsilon in nats");
+ABSL_FLAG(double, p, 0, "p (forced_response) or P (unrelated_question, mirrored_question)");
+ABSL_FLAG(double, q, 0, "q (forced_response)");
+ABSL_FLAG(double, pi_b, 0, "pi_B, the innocuous question's known yes share");
+ABSL_FLAG(double, gamma, 0, "gamma (truth_with_gamma)");
+ABSL_FLAG(int, time_precision_seconds, 0, "create-metric: event-time precision; 0 = 3600");
+ABSL_FLAG(int, min_reports, 0,
+          "create-metric: reports needed before a prevalence is served; 0 = server default");
+// Queries
+ABSL_FLAG(std::string, metric, "", "metric name");
+ABSL_FLAG(int64_t, start, 0, "start of [start, end), Unix seconds; 0 = beginning");
+ABSL_FLAG(int64_t, end, 0, "end of [start, end), Unix seconds; 0 = no end");
+ABSL_FLAG(double, level, 0.95, "confidence level in (0, 1)");
+ABSL_FLAG(std::string, method, "wilson",
+          "interval: wald | wilson | agresti_coull | jeffreys | clopper_pearson");
+ABSL_FLAG(std::string, group_by, "", "prevalence, replay: a label key to group by (e.g. region)");
+ABSL_FLAG(std::string, bucket, "day", "series: hour | day | week");
+ABSL_FLAG(std::string, metric2, "", "difference: the second metric (default: --metric)");
+ABSL_FLAG(int64_t, start2, 0, "difference: start of the second window");
+ABSL_FLAG(int64_t, end2, 0, "difference: end of the second window");
+ABSL_FLAG(double, prior, 0.5, "design, plan: assumed prevalence in [0, 1] (plan: -1 = unknown)");
+ABSL_FLAG(double, half_width, 0.05, "plan: target half-width of the interval, e.g. 0.03");
+// Replay
+ABSL_FLAG(std::string, csv, "", "replay: CSV file with a header row");
+ABSL_FLAG(std::string, column, "", "replay: the yes/no column");
+ABSL_FLAG(std::string, yes, "", "replay: the value of --column that means yes");
+ABSL_FLAG(std::vector<std::string>, label_columns, {},
+          "replay: columns sent as public labels (comma-separated)");

@@ -1,0 +1,41 @@
+// Flags of the deniable command-line tool (defined in cli_flags.cc, shared by all commands).
+#ifndef DENIABLE_TOOLS_CLI_CLI_FLAGS_H_
+#define DENIABLE_TOOLS_CLI_CLI_FLAGS_H_
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "absl/flags/declare.h"
+
+ABSL_DECLARE_FLAG(std::string, target);
+ABSL_DECLARE_FLAG(double, timeout_seconds);
+ABSL_DECLARE_FLAG(bool, json);
+ABSL_DECLARE_FLAG(std::string, name);
+ABSL_DECLARE_FLAG(std::string, description);
+ABSL_DECLARE_FLAG(std::string, design);
+ABSL_DECLARE_FLAG(double, epsilon);
+ABSL_DECLARE_FLAG(double, p);
+ABSL_DECLARE_FLAG(double, q);
+ABSL_DECLARE_FLAG(double, pi_b);
+ABSL_DECLARE_FLAG(double, gamma);
+ABSL_DECLARE_FLAG(int, time_precision_seconds);
+ABSL_DECLARE_FLAG(int, min_reports);
+ABSL_DECLARE_FLAG(std::string, metric);
+ABSL_DECLARE_FLAG(int64_t, start);
+ABSL_DECLARE_FLAG(int64_t, end);
+ABSL_DECLARE_FLAG(double, level);
+ABSL_DECLARE_FLAG(std::string, method);
+ABSL_DECLARE_FLAG(std::string, group_by);
+ABSL_DECLARE_FLAG(std::string, bucket);
+ABSL_DECLARE_FLAG(std::string, metric2);
+ABSL_DECLARE_FLAG(int64_t, start2);
+ABSL_DECLARE_FLAG(int64_t, end2);
+ABSL_DECLARE_FLAG(double, prior);
+ABSL_DECLARE_FLAG(double, half_width);
+ABSL_DECLARE_FLAG(std::string, csv);
+ABSL_DECLARE_FLAG(std::string, column);
+ABSL_DECLARE_FLAG(std::string, yes);
+ABSL_DECLARE_FLAG(std::vector<std::string>, label_columns);
+
+#endif  // DENIABLE_TOOLS_CLI_CLI_FLAGS_H_

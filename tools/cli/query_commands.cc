@@ -1,0 +1,136 @@
+// Commands that call the QueryService: metrics, prevalence, series, difference, design, plan.
+#include <iostream>
+
+#include "absl/flags/flag.h"
+#include "deniable/v1/query_service.grpc.pb.h"
+#include "tools/cli/cli_common.h"
+#include "tools/cli/cli_flags.h"
+#include "tools/cli/output.h"
+
+namespace deniable::tools {
+namespace {
+
+template <typename Request, typename Response>
+using StubCall = grpc::Status (v1::QueryService::Stub::*)(grpc::ClientContext*, const Request&,
+                                                          Response*);
+
+// Calls one QueryService method and prints the answer as JSON (--json) or with `format`.
+template <typename Request, typename Response>
+int Call(const char* what, StubCall<Request, Response> call, const Request& request,
+         std::string (*format)(const Response&)) {
+  auto stub = v1::QueryService::NewStub(Channel());
+  grpc::ClientContext context;
+  SetDeadline(&context);
+  Response response;
+  grpc::Status status = ((*stub).*call)(&context, request, &response);
+  if (!status.ok()) return Fail(what, status);
+  if (absl::GetFlag(FLAGS_json)) {
+    PrintJson(response);
+  } else {
+    std::cout << format(response);
+  }
+  return 0;
+}
+
+}  // namespace
+
+int CreateMetric() {
+  v1::CreateMetricRequest request;
+  request.set_name(absl::GetFlag(FLAGS_name));
+  request.set_description(absl::GetFlag(FLAGS_description));
+  request.set_time_precision_seconds(
+      static_cast<uint32_t>(absl::GetFlag(FLAGS_time_precision_seconds)));
+  request.set_min_reports(static_cast<uint32_t>(absl::GetFlag(FLAGS_min_reports)));
+  absl::StatusOr<v1::DesignParameters> design = DesignFromFlags();
+  if (!design.ok()) return FailUsage(std::string(design.status().message()));
+  *request.mutable_design() = *design;
+  return Call("create-metric", &v1::QueryService::Stub::CreateMetric, request, &FormatMetric);
+}
+
+int AddVersion() {
+  v1::AddDesignVersionRequest request;
+  request.set_metric(absl::GetFlag(FLAGS_metric));
+  absl::StatusOr<v1::DesignParameters> design = DesignFromFlags();
+  if (!design.ok()) return FailUsage(std::string(design.status().message()));
+  *request.mutable_design() = *design;
+  return Call("add-version", &v1::QueryService::Stub::AddDesignVersion, request, &FormatMetric);
+}
+
+int ListMetrics() {
+  return Call("list-metrics", &v1::QueryService::Stub::ListMetrics, v1::ListMetricsRequest(),
+              &FormatMetricList);
+}
+
+int Prevalence() {
+  v1::GetPrevalenceRequest request;
+  request.set_metric(absl::GetFlag(FLAGS_metric));
+  request.set_start_time_seconds(absl::GetFlag(FLAGS_start));
+  request.set_end_time_seconds(absl::GetFlag(FLAGS_end));
+  request.set_confidence_level(absl::GetFlag(FLAGS_level));
+  request.set_group_by(absl::GetFlag(FLAGS_group_by));
+  absl::StatusOr<v1::IntervalMethod> method = MethodFromFlag();
+  if (!method.ok()) return FailUsage(std::string(method.status().message()));
+  request.set_method(*method);
+  return Call("prevalence", &v1::QueryService::Stub::GetPrevalence, request, &FormatPrevalence);
+}
+
+int Series() {
+  v1::GetSeriesRequest request;
+  request.set_metric(absl::GetFlag(FLAGS_metric));
+  request.set_start_time_seconds(absl::GetFlag(FLAGS_start));
+  request.set_end_time_seconds(absl::GetFlag(FLAGS_end));
+  request.set_confidence_level(absl::GetFlag(FLAGS_level));
+  const std::string bucket = absl::GetFlag(FLAGS_bucket);
+  if (bucket == "hour") {
+    request.set_bucket(v1::HOUR);
+  } else if (bucket == "day") {
+    request.set_bucket(v1::DAY);
+  } else if (bucket == "week") {
+    request.set_bucket(v1::WEEK);
+  } else {
+    return FailUsage("--bucket must be hour, day or week");
+  }
+  absl::StatusOr<v1::IntervalMethod> method = MethodFromFlag();
+  if (!method.ok()) return FailUsage(std::string(method.status().message()));
+  request.set_method(*method);
+  return Call("series", &v1::QueryService::Stub::GetSeries, request, &FormatSeries);
+}
+
+int Difference() {
+  v1::GetDifferenceRequest request;
+  request.mutable_first()->set_metric(absl::GetFlag(FLAGS_metric));
+  request.mutable_first()->set_start_time_seconds(absl::GetFlag(FLAGS_start));
+  request.mutable_first()->set_end_time_seconds(absl::GetFlag(FLAGS_end));
+  const std::string second = absl::GetFlag(FLAGS_metric2);
+  request.mutable_second()->set_metric(second.empty() ? absl::GetFlag(FLAGS_metric) : second);
+  request.mutable_second()->set_start_time_seconds(absl::GetFlag(FLAGS_start2));
+  request.mutable_second()->set_end_time_seconds(absl::GetFlag(FLAGS_end2));
+  request.set_confidence_level(absl::GetFlag(FLAGS_level));
+  return Call("difference", &v1::QueryService::Stub::GetDifference, request, &FormatDifference);
+}
+
+int DescribeDesign() {
+  v1::DescribeDesignRequest request;
+  if (!absl::GetFlag(FLAGS_metric).empty()) {
+    request.set_metric(absl::GetFlag(FLAGS_metric));
+  } else {
+    absl::StatusOr<v1::DesignParameters> design = DesignFromFlags();
+    if (!design.ok()) return FailUsage(std::string(design.status().message()));
+    *request.mutable_design() = *design;
+  }
+  request.set_prior(absl::GetFlag(FLAGS_prior));
+  return Call("design", &v1::QueryService::Stub::DescribeDesign, request, &FormatDesignDescription);
+}
+
+int Plan() {
+  v1::PlanSurveyRequest request;
+  absl::StatusOr<v1::DesignParameters> design = DesignFromFlags();
+  if (!design.ok()) return FailUsage(std::string(design.status().message()));
+  *request.mutable_design() = *design;
+  request.set_half_width(absl::GetFlag(FLAGS_half_width));
+  request.set_confidence_level(absl::GetFlag(FLAGS_level));
+  request.set_assumed_prevalence(absl::GetFlag(FLAGS_prior));
+  return Call("plan", &v1::QueryService::Stub::PlanSurvey, request, &FormatPlan);
+}
+
+}  // namespace deniable::tools

@@ -1,0 +1,80 @@
+// Commands that act as devices or probes: replay (a CSV survey through the SDK) and health.
+#include <cstdio>
+#include <iostream>
+#include <map>
+
+#include "absl/flags/flag.h"
+#include "deniable/client/grpc_transport.h"
+#include "deniable/v1/query_service.grpc.pb.h"
+#include "grpc/health/v1/health.grpc.pb.h"
+#include "tools/cli/cli_common.h"
+#include "tools/cli/cli_flags.h"
+#include "tools/cli/output.h"
+#include "tools/cli/survey_replay.h"
+
+namespace deniable::tools {
+
+int Replay() {
+  SurveySpec spec;
+  spec.csv_path = absl::GetFlag(FLAGS_csv);
+  spec.column = absl::GetFlag(FLAGS_column);
+  spec.yes_value = absl::GetFlag(FLAGS_yes);
+  spec.label_columns = absl::GetFlag(FLAGS_label_columns);
+  const std::string metric = absl::GetFlag(FLAGS_metric);
+  const std::string group_by = absl::GetFlag(FLAGS_group_by);
+  if (spec.csv_path.empty() || spec.column.empty() || spec.yes_value.empty() || metric.empty()) {
+    return FailUsage("replay needs --metric, --csv, --column and --yes");
+  }
+  absl::StatusOr<std::vector<SurveyRow>> rows = ReadSurvey(spec);
+  if (!rows.ok()) return FailUsage(rows.status().ToString());
+  client::ReporterOptions options;
+  options.rpc_timeout = absl::Seconds(absl::GetFlag(FLAGS_timeout_seconds));
+  absl::StatusOr<ReplayResult> result =
+      ReplaySurvey(*rows, metric, client::MakeGrpcTransport(Channel()), options);
+  if (!result.ok()) {
+    std::fprintf(stderr, "deniable: replay failed: %s\n", result.status().ToString().c_str());
+    return 1;
+  }
+  // The true shares are known here only because this is a replay of a survey with known
+  // answers; the server never sees them.
+  GroupTruth truth;
+  for (const SurveyRow& row : *rows) {
+    auto it = row.labels.find(group_by);
+    auto& [devices, yes] = truth[it == row.labels.end() ? "" : it->second];
+    ++devices;
+    yes += row.answer ? 1 : 0;
+  }
+
+  v1::GetPrevalenceRequest request;
+  request.set_metric(metric);
+  request.set_confidence_level(absl::GetFlag(FLAGS_level));
+  request.set_group_by(group_by);
+  absl::StatusOr<v1::IntervalMethod> method = MethodFromFlag();
+  if (!method.ok()) return FailUsage(std::string(method.status().message()));
+  request.set_method(*method);
+  auto stub = v1::QueryService::NewStub(Channel());
+  grpc::ClientContext context;
+  SetDeadline(&context);
+  v1::Prevalence prevalence;
+  grpc::Status status = stub->GetPrevalence(&context, request, &prevalence);
+  if (!status.ok()) return Fail("prevalence after replay", status);
+  if (absl::GetFlag(FLAGS_json)) {
+    PrintJson(prevalence);
+  } else {
+    std::cout << FormatReplay(*result, spec, prevalence, truth);
+  }
+  return 0;
+}
+
+int Health() {
+  auto stub = grpc::health::v1::Health::NewStub(Channel());
+  grpc::ClientContext context;
+  SetDeadline(&context);
+  grpc::health::v1::HealthCheckResponse response;
+  grpc::Status status = stub->Check(&context, grpc::health::v1::HealthCheckRequest(), &response);
+  if (!status.ok()) return Fail("health", status);
+  std::cout << grpc::health::v1::HealthCheckResponse::ServingStatus_Name(response.status()) << "\n";
+  return response.status() == grpc::health::v1::HealthCheckResponse::SERVING ? 0 : 1;
+}
+
+}  // namespace deniable::tools
