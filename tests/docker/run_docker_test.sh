@@ -11,7 +11,7 @@
 # stop it (SIGTERM must end it cleanly). Any failed check exits non-zero.
 #
 # Environment (all optional):
-#   DENIABLE_CHILE_CSV     the survey CSV (default: $REPO/../shared/data/chile-plebiscite-1988.csv;
+#   DENIABLE_CHILE_CSV     the survey CSV (default: $REPO/tests/data/chile-plebiscite-1988.csv, in the repository;
 #                          the first argument wins over it)
 #   DENIABLE_DOCKER_WORK   scratch dir for dockerd's data root and logs (default /tmp/deniable-docker-ci;
 #                          kept between runs so the base image and the apt layers stay cached)
@@ -23,7 +23,7 @@
 set -Eeuo pipefail
 
 REPO=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
-CSV=${1:-${DENIABLE_CHILE_CSV:-$REPO/../shared/data/chile-plebiscite-1988.csv}}
+CSV=${1:-${DENIABLE_CHILE_CSV:-$REPO/tests/data/chile-plebiscite-1988.csv}}
 WORK=${DENIABLE_DOCKER_WORK:-/tmp/deniable-docker-ci}
 PORT=${DENIABLE_DOCKER_PORT:-15051}
 IMAGE=${DENIABLE_IMAGE:-deniable-server:ci}
