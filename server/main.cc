@@ -1,18 +1,35 @@
 // deniable-server: the collector. Flags fall back to DENIABLE_* environment variables.
+//
+//   deniable-server [flags]                               serve
+//   deniable-server tokens add --role=reporter|analyst [--label=TEXT] --db=FILE
+//   deniable-server tokens list --db=FILE
+//   deniable-server tokens revoke --id=N --db=FILE
+//
+// Access (docs/security.md): bearer tokens are on as soon as the database holds a token (even a
+// revoked one); TLS is on with --tls_cert_file and --tls_key_file. Without TLS or without tokens
+// the server listens only on a loopback address unless --insecure is given, and says so loudly.
 #include <pthread.h>
 #include <spdlog/spdlog.h>
 
 #include <csignal>
+#include <cstdio>
 #include <cstdlib>
+#include <fstream>
 #include <memory>
+#include <sstream>
 #include <string>
 #include <thread>
+#include <vector>
 
 #include "absl/flags/flag.h"
 #include "absl/flags/parse.h"
 #include "absl/flags/usage.h"
+#include "absl/strings/match.h"
 #include "absl/strings/numbers.h"
+#include "absl/time/clock.h"
 #include "deniable/common/clock.h"
+#include "server/auth/authenticator.h"
+#include "server/auth/token_store.h"
 #include "server/service/collector_server.h"
 #include "server/storage/sqlite_storage.h"
 
@@ -21,6 +38,11 @@ namespace {
 std::string EnvOr(const char* name, const char* fallback) {
   const char* value = std::getenv(name);
   return value != nullptr && *value != '\0' ? value : fallback;
+}
+
+bool EnvFlag(const char* name) {
+  const std::string v = EnvOr(name, "");
+  return v == "1" || v == "true" || v == "yes";
 }
 
 }  // namespace
@@ -39,15 +61,116 @@ ABSL_FLAG(int, max_future_skew_seconds, 3600,
 ABSL_FLAG(int64_t, default_min_reports, 50,
           "reports a selection needs before its prevalence is served, for metrics created "
           "without their own min_reports");
+ABSL_FLAG(int, max_report_age_seconds, 30 * 86400,
+          "reports whose event time is older than this are rejected (default 30 days)");
 ABSL_FLAG(int, shutdown_grace_seconds, 10,
           "on SIGTERM/SIGINT, time in-flight calls get to finish before they are cancelled");
+ABSL_FLAG(std::string, tls_cert_file, EnvOr("DENIABLE_TLS_CERT_FILE", ""),
+          "PEM certificate chain of the server; with --tls_key_file turns TLS on "
+          "(env DENIABLE_TLS_CERT_FILE)");
+ABSL_FLAG(std::string, tls_key_file, EnvOr("DENIABLE_TLS_KEY_FILE", ""),
+          "PEM private key of the server (env DENIABLE_TLS_KEY_FILE)");
+ABSL_FLAG(std::string, tls_client_ca_file, EnvOr("DENIABLE_TLS_CLIENT_CA_FILE", ""),
+          "PEM CA certificates; when set, clients must present a certificate they signed (mTLS) "
+          "(env DENIABLE_TLS_CLIENT_CA_FILE)");
+ABSL_FLAG(bool, insecure, EnvFlag("DENIABLE_INSECURE"),
+          "allow plaintext or tokenless serving on a non-loopback address (behind a "
+          "TLS-terminating proxy, or in a private network) (env DENIABLE_INSECURE=1)");
+ABSL_FLAG(bool, reflection, EnvFlag("DENIABLE_REFLECTION"),
+          "serve grpc.reflection (the public schema; unauthenticated) (env DENIABLE_REFLECTION=1)");
+ABSL_FLAG(double, rate_limit_reports_per_second, 0,
+          "per-token (tokenless: per-peer) sustained rate of reports; 0 turns the limit off");
+ABSL_FLAG(double, rate_limit_burst, 0,
+          "per-token bucket size in reports; 0 means one second's worth of the rate");
+ABSL_FLAG(int, token_reload_seconds, 5, "revoked or added tokens take effect within this time");
+ABSL_FLAG(std::string, role, "", "tokens add: reporter or analyst");
+ABSL_FLAG(std::string, label, "", "tokens add: free text naming the holder (not a secret)");
+ABSL_FLAG(int64_t, id, 0, "tokens revoke: the id shown by `tokens list`");
+
+namespace {
+
+using deniable::server::Role;
+using deniable::server::TokenStore;
+
+int RunTokens(const std::vector<char*>& args) {
+  const std::string command = args.size() > 2 ? args[2] : "";
+  auto store = TokenStore::Open(absl::GetFlag(FLAGS_db));
+  if (!store.ok()) {
+    std::fprintf(stderr, "error: %s\n", store.status().ToString().c_str());
+    return 1;
+  }
+  if (command == "add") {
+    auto role = deniable::server::ParseRole(absl::GetFlag(FLAGS_role));
+    if (!role.ok()) {
+      std::fprintf(stderr, "error: --%s\n", std::string(role.status().message()).c_str());
+      return 2;
+    }
+    auto added = (*store)->Add(*role, absl::GetFlag(FLAGS_label), absl::Now());
+    if (!added.ok()) {
+      std::fprintf(stderr, "error: %s\n", added.status().ToString().c_str());
+      return 1;
+    }
+    std::fprintf(stderr, "token %lld (%s) added; it is shown once, store it now:\n",
+                 static_cast<long long>(added->record.id), RoleName(*role));
+    std::printf("%s\n", added->token.c_str());
+    return 0;
+  }
+  if (command == "revoke") {
+    absl::Status s = (*store)->Revoke(absl::GetFlag(FLAGS_id), absl::Now());
+    if (!s.ok()) {
+      std::fprintf(stderr, "error: %s\n", s.ToString().c_str());
+      return 1;
+    }
+    std::printf("token %lld revoked\n", static_cast<long long>(absl::GetFlag(FLAGS_id)));
+    return 0;
+  }
+  if (command == "list") {
+    auto tokens = (*store)->List();
+    if (!tokens.ok()) {
+      std::fprintf(stderr, "error: %s\n", tokens.status().ToString().c_str());
+      return 1;
+    }
+    std::printf("id\trole\tcreated\trevoked\tlabel\n");
+    for (const auto& t : *tokens) {
+      std::printf("%lld\t%s\t%lld\t%s\t%s\n", static_cast<long long>(t.id), RoleName(t.role),
+                  static_cast<long long>(t.created_time_seconds),
+                  t.revoked_time_seconds ? std::to_string(*t.revoked_time_seconds).c_str() : "-",
+                  t.label.c_str());
+    }
+    return 0;
+  }
+  std::fprintf(stderr, "usage: deniable-server tokens add|list|revoke --db=FILE ...\n");
+  return 2;
+}
+
+bool ReadFile(const std::string& path, std::string* out) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) return false;
+  std::ostringstream s;
+  s << in.rdbuf();
+  *out = s.str();
+  return true;
+}
+
+bool IsLoopback(const std::string& address) {
+  return absl::StartsWith(address, "127.") || absl::StartsWith(address, "[::1]") ||
+         absl::StartsWith(address, "localhost:") || absl::StartsWith(address, "unix:");
+}
+
+}  // namespace
 
 int main(int argc, char** argv) {
   absl::SetProgramUsageMessage(
       "The Deniable collector: stores randomized-response reports in SQLite and serves "
       "debiased prevalence over gRPC.\n  deniable-server --listen=127.0.0.1:50051 "
-      "--db=deniable.db");
-  absl::ParseCommandLine(argc, argv);
+      "--db=deniable.db\n  deniable-server tokens add --role=reporter|analyst --db=deniable.db"
+      "\n  deniable-server tokens list|revoke --db=deniable.db [--id=N]");
+  std::vector<char*> args = absl::ParseCommandLine(argc, argv);
+  if (args.size() > 1 && std::string(args[1]) == "tokens") return RunTokens(args);
+  if (args.size() > 1) {
+    spdlog::error("unknown command \"{}\" (see --help)", args[1]);
+    return 2;
+  }
 
   // Block the stop signals in every thread; one thread waits for them below.
   sigset_t stop_signals;
@@ -67,28 +190,104 @@ int main(int argc, char** argv) {
     spdlog::error("--durability must be full or normal, but is \"{}\"", durability);
     return 2;
   }
+
+  deniable::server::ServerOptions options;
+  options.listen_address = absl::GetFlag(FLAGS_listen);
+  options.ingest.max_batch_reports = absl::GetFlag(FLAGS_max_batch_reports);
+  options.ingest.max_future_skew = absl::Seconds(absl::GetFlag(FLAGS_max_future_skew_seconds));
+  options.ingest.max_report_age = absl::Seconds(absl::GetFlag(FLAGS_max_report_age_seconds));
+  options.max_receive_message_bytes = absl::GetFlag(FLAGS_max_message_bytes);
+  options.reflection = absl::GetFlag(FLAGS_reflection);
+  options.rate_limit.reports_per_second = absl::GetFlag(FLAGS_rate_limit_reports_per_second);
+  options.rate_limit.burst = absl::GetFlag(FLAGS_rate_limit_burst);
+  options.query.default_min_reports = absl::GetFlag(FLAGS_default_min_reports);
+
+  // TLS.
+  const std::string cert_file = absl::GetFlag(FLAGS_tls_cert_file);
+  const std::string key_file = absl::GetFlag(FLAGS_tls_key_file);
+  const std::string ca_file = absl::GetFlag(FLAGS_tls_client_ca_file);
+  const bool tls = !cert_file.empty() || !key_file.empty();
+  if (tls) {
+    grpc::SslServerCredentialsOptions ssl;
+    grpc::SslServerCredentialsOptions::PemKeyCertPair pair;
+    if (!ReadFile(cert_file, &pair.cert_chain) || !ReadFile(key_file, &pair.private_key)) {
+      spdlog::error("--tls_cert_file and --tls_key_file must both name readable PEM files");
+      return 2;
+    }
+    ssl.pem_key_cert_pairs.push_back(std::move(pair));
+    if (!ca_file.empty()) {
+      if (!ReadFile(ca_file, &ssl.pem_root_certs)) {
+        spdlog::error("--tls_client_ca_file: cannot read \"{}\"", ca_file);
+        return 2;
+      }
+      ssl.client_certificate_request = GRPC_SSL_REQUEST_AND_REQUIRE_CLIENT_CERTIFICATE_AND_VERIFY;
+    }
+    options.credentials = grpc::SslServerCredentials(ssl);
+  } else if (!ca_file.empty()) {
+    spdlog::error("--tls_client_ca_file needs --tls_cert_file and --tls_key_file");
+    return 2;
+  }
+
   auto storage = deniable::server::SqliteStorage::Open(sqlite);
   if (!storage.ok()) {
     spdlog::error("cannot open the database: {}", storage.status().ToString());
     return 1;
   }
 
-  deniable::server::ServerOptions options;
-  options.listen_address = absl::GetFlag(FLAGS_listen);
-  options.ingest.max_batch_reports = absl::GetFlag(FLAGS_max_batch_reports);
-  options.ingest.max_future_skew = absl::Seconds(absl::GetFlag(FLAGS_max_future_skew_seconds));
-  options.max_receive_message_bytes = absl::GetFlag(FLAGS_max_message_bytes);
-  options.query.default_min_reports = absl::GetFlag(FLAGS_default_min_reports);
+  // Tokens: on as soon as one was ever added (revoking the last one does not open the server).
+  auto token_store = TokenStore::Open(sqlite.path);
+  if (!token_store.ok()) {
+    spdlog::error("cannot open the token table: {}", token_store.status().ToString());
+    return 1;
+  }
+  std::shared_ptr<TokenStore> tokens = *std::move(token_store);
+  auto token_list = tokens->List();
+  if (!token_list.ok()) {
+    spdlog::error("cannot read the token table: {}", token_list.status().ToString());
+    return 1;
+  }
+  const bool auth = !token_list->empty();
+  if (auth) {
+    auto authenticator = deniable::server::Authenticator::Create(
+        [tokens] { return tokens->List(); }, deniable::SystemClock::Default(),
+        absl::Seconds(absl::GetFlag(FLAGS_token_reload_seconds)));
+    if (!authenticator.ok()) {
+      spdlog::error("cannot load tokens: {}", authenticator.status().ToString());
+      return 1;
+    }
+    options.authenticator = *std::move(authenticator);
+  }
+  if ((!tls || !auth) && !IsLoopback(options.listen_address) && !options.listen_address.empty() &&
+      !absl::GetFlag(FLAGS_insecure)) {
+    spdlog::error(
+        "refusing to serve {} on the non-loopback address {}: add tokens (deniable-server tokens "
+        "add) and TLS (--tls_cert_file, --tls_key_file), or pass --insecure",
+        !tls && !auth ? "plaintext and tokenless" : (!tls ? "plaintext" : "tokenless"),
+        options.listen_address);
+    return 2;
+  }
+
   auto server = deniable::server::CollectorServer::Start(*std::move(storage),
                                                          deniable::SystemClock::Default(), options);
   if (!server.ok()) {
     spdlog::error("cannot start: {}", server.status().ToString());
     return 1;
   }
+  const char* mode = tls && auth ? "" : " INSECURE";
   spdlog::warn(
-      "event=start listen={} port={} db={} durability={} tls=off auth=off "
-      "(plaintext, tokenless: for local development only)",
-      options.listen_address, (*server)->port(), sqlite.path, durability);
+      "event=start listen={} port={} db={} durability={} tls={} mtls={} auth={} "
+      "rate_limit={} reflection={}{}",
+      options.listen_address, (*server)->port(), sqlite.path, durability, tls ? "on" : "off",
+      !ca_file.empty() ? "on" : "off", auth ? "tokens" : "off",
+      options.rate_limit.reports_per_second, options.reflection ? "on" : "off", mode);
+  if (!tls || !auth) {
+    spdlog::warn("**************************************************************************");
+    spdlog::warn("** INSECURE: {}{}{} -- for local development only.",
+                 tls ? "" : "plaintext (no TLS: reports and tokens travel in clear)",
+                 !tls && !auth ? "; " : "",
+                 auth ? "" : "tokenless (anyone who can connect may submit and query)");
+    spdlog::warn("**************************************************************************");
+  }
 
   std::thread signal_waiter([&server, &stop_signals] {
     int signal = 0;

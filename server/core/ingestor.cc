@@ -72,7 +72,9 @@ absl::StatusOr<v1::SubmitReportsResponse> Ingestor::Submit(
                                                    " reports, more than the limit of ",
                                                    options_.max_batch_reports));
   }
-  const int64_t latest_allowed = absl::ToUnixSeconds(clock_->Now() + options_.max_future_skew);
+  const absl::Time now = clock_->Now();
+  const int64_t latest_allowed = absl::ToUnixSeconds(now + options_.max_future_skew);
+  const int64_t earliest_allowed = absl::ToUnixSeconds(now - options_.max_report_age);
   absl::flat_hash_map<std::string, std::shared_ptr<const MetricInfo>> metrics;
   std::vector<std::string> stale;
   std::vector<ReportRow> rows;
@@ -121,6 +123,12 @@ absl::StatusOr<v1::SubmitReportsResponse> Ingestor::Submit(
       return absl::InvalidArgumentError(absl::StrCat(field, ".event_time_seconds: ", t,
                                                      " is in the future (latest allowed is ",
                                                      latest_allowed, ")"));
+    }
+    if (t < earliest_allowed) {
+      return absl::InvalidArgumentError(
+          absl::StrCat(field, ".event_time_seconds: ", t, " is too old (earliest allowed is ",
+                       earliest_allowed, ", the server's maximum report age is ",
+                       absl::FormatDuration(options_.max_report_age), ")"));
     }
     DENIABLE_ASSIGN_OR_RETURN(std::string labels,
                               CanonicalLabels(report.labels(), absl::StrCat(field, ".labels")));

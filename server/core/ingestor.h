@@ -1,12 +1,13 @@
 // Validates batches of reports and stores them atomically.
 //
 // Validation (the whole batch is rejected, nothing stored, on the first invalid report):
-//   empty batch, or more than max_batch_reports          INVALID_ARGUMENT "reports: ..."
-//   unknown metric                                       NOT_FOUND "reports[i].metric: ..."
-//   design version that the metric does not have         INVALID_ARGUMENT
-//   "reports[i].design_version" bit not 0 or 1 INVALID_ARGUMENT "reports[i].bit" report id not
-//   exactly 16 bytes                       INVALID_ARGUMENT "reports[i].report_id" event time <= 0,
-//   not rounded to the metric's precision, or in the future beyond max_future_skew INVALID_ARGUMENT
+//   empty batch, or more than max_batch_reports      INVALID_ARGUMENT "reports: ..."
+//   unknown metric                                   NOT_FOUND "reports[i].metric: ..."
+//   design version that the metric does not have     INVALID_ARGUMENT "reports[i].design_version"
+//   bit not 0 or 1                                   INVALID_ARGUMENT "reports[i].bit"
+//   report id not exactly 16 bytes                   INVALID_ARGUMENT "reports[i].report_id"
+//   event time <= 0, not rounded to the metric's precision, in the future beyond
+//   max_future_skew, or older than max_report_age    INVALID_ARGUMENT
 //   "reports[i].event_time_seconds" more than 4 labels, malformed key or value INVALID_ARGUMENT
 //   "reports[i].labels[...]"
 // Messages name the field and the offending value, never a bit.
@@ -29,6 +30,9 @@ namespace deniable::server {
 struct IngestOptions {
   int max_batch_reports = 10000;                    // reports per SubmitReports call
   absl::Duration max_future_skew = absl::Hours(1);  // tolerated device clock skew
+  // Reports whose event time is older than now minus this are rejected (late or replayed
+  // batches). Compared with the event time as sent (already rounded down by the device).
+  absl::Duration max_report_age = absl::Hours(24 * 30);
 };
 
 class Ingestor {

@@ -132,6 +132,23 @@ TEST_F(IngestorTest, RejectsEventTimeFarInTheFuture) {
   ExpectRejected(r, absl::StatusCode::kInvalidArgument, "is in the future");
 }
 
+TEST_F(IngestorTest, RejectsEventTimeOlderThanMaxReportAge) {
+  v1::Report r = Valid();
+  r.set_event_time_seconds(kNow - 31 * 86400);  // the default maximum age is 30 days
+  ExpectRejected(
+      r, absl::StatusCode::kInvalidArgument,
+      "reports[1].event_time_seconds: " + std::to_string(kNow - 31 * 86400) + " is too old");
+}
+
+TEST_F(IngestorTest, AcceptsEventTimeJustInsideMaxReportAge) {
+  v1::SubmitReportsRequest request;
+  *request.add_reports() = Valid();
+  request.mutable_reports(0)->set_event_time_seconds(kNow - 30 * 86400);
+  absl::StatusOr<v1::SubmitReportsResponse> response = ingestor_.Submit(request);
+  ASSERT_TRUE(response.ok()) << response.status();
+  EXPECT_EQ(response->accepted(), 1u);
+}
+
 TEST_F(IngestorTest, RejectsMalformedLabels) {
   v1::Report bad_key = Valid();
   (*bad_key.mutable_labels())["Region"] = "N";

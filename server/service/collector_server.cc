@@ -1,5 +1,6 @@
 #include "server/service/collector_server.h"
 
+#include <grpcpp/ext/proto_server_reflection_plugin.h>
 #include <grpcpp/health_check_service_interface.h>
 
 #include <chrono>
@@ -18,7 +19,14 @@ CollectorServer::CollectorServer(std::unique_ptr<Storage> storage, const Clock* 
       prevalence_(&registry_, storage_.get(), options.query),
       advisor_(&registry_),
       report_service_(&registry_, &ingestor_),
-      query_service_(&registry_, &prevalence_, &advisor_) {}
+      query_service_(&registry_, &prevalence_, &advisor_),
+      authenticator_(options.authenticator),
+      limiter_(options.rate_limit, clock),
+      counters_(absl::ToUnixSeconds(clock->Now())),
+      guard_(authenticator_.get(), &limiter_, &counters_),
+      guarded_reports_(&report_service_, &guard_),
+      guarded_queries_(&query_service_, &guard_),
+      admin_service_(&guard_) {}
 
 CollectorServer::~CollectorServer() { Shutdown(absl::ZeroDuration()); }
 
@@ -26,14 +34,18 @@ absl::StatusOr<std::unique_ptr<CollectorServer>> CollectorServer::Start(
     std::unique_ptr<Storage> storage, const Clock* clock, const ServerOptions& options) {
   std::unique_ptr<CollectorServer> server(new CollectorServer(std::move(storage), clock, options));
   grpc::EnableDefaultHealthCheckService(true);
+  if (options.reflection) grpc::reflection::InitProtoReflectionServerBuilderPlugin();
   grpc::ServerBuilder builder;
   if (!options.listen_address.empty()) {
-    builder.AddListeningPort(options.listen_address, grpc::InsecureServerCredentials(),
-                             &server->port_);
+    builder.AddListeningPort(
+        options.listen_address,
+        options.credentials != nullptr ? options.credentials : grpc::InsecureServerCredentials(),
+        &server->port_);
   }
   builder.SetMaxReceiveMessageSize(options.max_receive_message_bytes);
-  builder.RegisterService(&server->report_service_);
-  builder.RegisterService(&server->query_service_);
+  builder.RegisterService(&server->guarded_reports_);
+  builder.RegisterService(&server->guarded_queries_);
+  builder.RegisterService(&server->admin_service_);
   server->server_ = builder.BuildAndStart();
   if (server->server_ == nullptr || (!options.listen_address.empty() && server->port_ == 0)) {
     return absl::UnavailableError(

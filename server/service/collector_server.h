@@ -1,6 +1,7 @@
-// Assembles the collector: storage -> core (registry, ingestor, query) -> gRPC services -> a
-// running grpc::Server with the standard health service. Used by deniable-server's main and by
-// in-process tests.
+// Assembles the collector: storage -> core (registry, ingestor, query) -> gRPC services behind
+// the access guard (guarded_services.h) -> a running grpc::Server with the standard health
+// service (unauthenticated), AdminService and, optionally, server reflection. Used by
+// deniable-server's main and by in-process tests.
 //
 // Example (a test on an ephemeral port):
 //   auto server = CollectorServer::Start(std::make_unique<MemoryStorage>(), &clock,
@@ -19,12 +20,16 @@
 #include "absl/status/statusor.h"
 #include "absl/time/time.h"
 #include "deniable/common/clock.h"
+#include "server/auth/authenticator.h"
+#include "server/auth/rate_limiter.h"
 #include "server/core/design_advisor.h"
 #include "server/core/ingestor.h"
 #include "server/core/metric_registry.h"
 #include "server/core/prevalence_query.h"
+#include "server/service/guarded_services.h"
 #include "server/service/query_service.h"
 #include "server/service/report_service.h"
+#include "server/service/server_counters.h"
 #include "server/storage/storage.h"
 
 namespace deniable::server {
@@ -36,6 +41,15 @@ struct ServerOptions {
   QueryOptions query;
   // Largest request accepted, in bytes. 10000 reports with labels fit in about 1 MiB.
   int max_receive_message_bytes = 2 * 1024 * 1024;
+  // Credentials of the listening port (grpc::SslServerCredentials for TLS / mTLS).
+  std::shared_ptr<grpc::ServerCredentials> credentials;  // null: insecure
+  // Bearer-token check; null: tokenless (every call passes; for local development only).
+  std::shared_ptr<Authenticator> authenticator;
+  // Per-token (tokenless: per salted peer hash) limit on reports; off by default.
+  RateLimitOptions rate_limit;
+  // Registers grpc.reflection.v1alpha.ServerReflection (unauthenticated: it shows only the
+  // public schema).
+  bool reflection = false;
 };
 
 class CollectorServer {
@@ -57,6 +71,8 @@ class CollectorServer {
   void Wait();
 
   Storage* storage() { return storage_.get(); }
+  // The accepted / rejected counters that AdminService serves.
+  const ServerCounters& counters() const { return counters_; }
 
  private:
   CollectorServer(std::unique_ptr<Storage> storage, const Clock* clock,
@@ -69,6 +85,13 @@ class CollectorServer {
   DesignAdvisor advisor_;
   ReportServiceImpl report_service_;
   QueryServiceImpl query_service_;
+  std::shared_ptr<Authenticator> authenticator_;
+  RateLimiter limiter_;
+  ServerCounters counters_;
+  CallGuard guard_;
+  GuardedReportService guarded_reports_;
+  GuardedQueryService guarded_queries_;
+  AdminServiceImpl admin_service_;
   std::unique_ptr<grpc::Server> server_;
   int port_ = 0;
 };

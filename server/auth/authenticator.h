@@ -1,0 +1,65 @@
+// Checks bearer tokens ("authorization: Bearer dn_...") against the stored hashes and roles.
+//
+// The token's SHA-256 is compared with every active token's hash with CRYPTO_memcmp and no early
+// exit, so the time taken does not depend on how much of a hash matched. The token list is read
+// through `loader` at most every `reload_interval` (revocations take effect within it); if a
+// reload fails, the previous list stays in use.
+//
+// Thread-safe. Does not own the clock.
+#ifndef DENIABLE_SERVER_AUTH_AUTHENTICATOR_H_
+#define DENIABLE_SERVER_AUTH_AUTHENTICATOR_H_
+
+#include <functional>
+#include <initializer_list>
+#include <vector>
+
+#include "absl/base/thread_annotations.h"
+#include "absl/status/statusor.h"
+#include "absl/strings/string_view.h"
+#include "absl/synchronization/mutex.h"
+#include "absl/time/time.h"
+#include "deniable/common/clock.h"
+#include "server/auth/token_store.h"
+
+namespace deniable::server {
+
+// Who is calling: the token's id, role and hash (the hash keys the rate limit).
+struct Principal {
+  int64_t token_id = 0;
+  Role role = Role::kReporter;
+  TokenHash hash{};
+};
+
+class Authenticator {
+ public:
+  using Loader = std::function<absl::StatusOr<std::vector<TokenRecord>>()>;
+
+  // Loads the list once now. Errors: those of `loader`.
+  static absl::StatusOr<std::unique_ptr<Authenticator>> Create(Loader loader, const Clock* clock,
+                                                               absl::Duration reload_interval);
+
+  // `authorization` is the "authorization" metadata value ("" when absent); `method` names the
+  // call for the message. Returns the caller when its token is active and its role is in
+  // `allowed`. Errors: UNAUTHENTICATED "authorization: ..." when the header is missing, not
+  // "Bearer <token>", or the token is unknown or revoked; PERMISSION_DENIED naming the role and
+  // the method when the role is not allowed. Messages never contain the token.
+  absl::StatusOr<Principal> Authorize(absl::string_view authorization,
+                                      std::initializer_list<Role> allowed,
+                                      absl::string_view method);
+
+ private:
+  Authenticator(Loader loader, const Clock* clock, absl::Duration reload_interval)
+      : loader_(std::move(loader)), clock_(clock), reload_interval_(reload_interval) {}
+  void MaybeReload() ABSL_LOCKS_EXCLUDED(mu_);
+
+  const Loader loader_;
+  const Clock* const clock_;
+  const absl::Duration reload_interval_;
+  absl::Mutex mu_;
+  std::vector<TokenRecord> active_ ABSL_GUARDED_BY(mu_);
+  absl::Time loaded_at_ ABSL_GUARDED_BY(mu_) = absl::InfinitePast();
+};
+
+}  // namespace deniable::server
+
+#endif  // DENIABLE_SERVER_AUTH_AUTHENTICATOR_H_

@@ -1,0 +1,130 @@
+#include "server/service/guarded_services.h"
+
+#include <spdlog/spdlog.h>
+
+#include <string>
+
+#include "server/service/grpc_status.h"
+
+namespace deniable::server {
+namespace {
+
+absl::string_view Metadata(const grpc::ServerContext& context, absl::string_view key) {
+  const auto& md = context.client_metadata();
+  auto it = md.find(grpc::string_ref(key.data(), key.size()));
+  if (it == md.end()) return {};
+  return absl::string_view(it->second.data(), it->second.size());
+}
+
+// Checks the caller, then runs the inner unary handler.
+template <typename Service, typename Request, typename Response>
+grpc::Status Forward(CallGuard* guard, std::initializer_list<Role> allowed, const char* method,
+                     Service* inner,
+                     grpc::Status (Service::*handler)(grpc::ServerContext*, const Request*,
+                                                      Response*),
+                     grpc::ServerContext* context, const Request* request, Response* response) {
+  absl::StatusOr<std::optional<Principal>> caller = guard->Check(*context, allowed, method);
+  if (!caller.ok()) return ToGrpcStatus(caller.status());
+  return (inner->*handler)(context, request, response);
+}
+
+constexpr std::initializer_list<Role> kAnalyst = {Role::kAnalyst};
+constexpr std::initializer_list<Role> kReporter = {Role::kReporter};
+
+}  // namespace
+
+absl::StatusOr<std::optional<Principal>> CallGuard::Check(const grpc::ServerContext& context,
+                                                          std::initializer_list<Role> allowed,
+                                                          absl::string_view method) {
+  if (authenticator_ == nullptr) return std::nullopt;
+  absl::StatusOr<Principal> p =
+      authenticator_->Authorize(Metadata(context, "authorization"), allowed, method);
+  if (!p.ok()) return p.status();
+  return std::optional<Principal>(*p);
+}
+
+absl::Status CallGuard::AdmitReports(const grpc::ServerContext& context,
+                                     const std::optional<Principal>& caller, int64_t reports) {
+  if (limiter_ == nullptr || !limiter_->enabled()) return absl::OkStatus();
+  const std::string key = caller ? absl::StrCat("t:", caller->token_id) : PeerKey(context.peer());
+  return limiter_->Admit(key, reports);
+}
+
+grpc::Status GuardedReportService::Reject(const absl::Status& status, int64_t reports,
+                                          bool rate_limited) {
+  spdlog::warn("event=batch_rejected reports={} code={} reason=\"{}\"", reports,
+               absl::StatusCodeToString(status.code()), std::string(status.message()));
+  guard_->counters()->RecordRejected(static_cast<grpc::StatusCode>(status.code()), reports,
+                                     rate_limited);
+  return ToGrpcStatus(status);
+}
+
+grpc::Status GuardedReportService::GetDesign(grpc::ServerContext* context,
+                                             const v1::GetDesignRequest* request,
+                                             v1::GetDesignResponse* response) {
+  return Forward(guard_, {Role::kReporter, Role::kAnalyst}, "GetDesign", inner_,
+                 &v1::ReportService::Service::GetDesign, context, request, response);
+}
+
+grpc::Status GuardedReportService::SubmitReports(grpc::ServerContext* context,
+                                                 const v1::SubmitReportsRequest* request,
+                                                 v1::SubmitReportsResponse* response) {
+  const int64_t size = request->reports_size();
+  absl::StatusOr<std::optional<Principal>> caller =
+      guard_->Check(*context, kReporter, "SubmitReports");
+  if (!caller.ok()) return Reject(caller.status(), size, false);
+  if (absl::Status s = guard_->AdmitReports(*context, *caller, size); !s.ok()) {
+    return Reject(s, size, true);
+  }
+  grpc::Status status = inner_->SubmitReports(context, request, response);
+  if (status.ok()) {
+    guard_->counters()->RecordAccepted(*response);
+  } else {
+    // The inner service has logged the reason already.
+    guard_->counters()->RecordRejected(status.error_code(), size, false);
+  }
+  return status;
+}
+
+grpc::Status GuardedReportService::StreamReports(
+    grpc::ServerContext* context, grpc::ServerReader<v1::SubmitReportsRequest>* reader,
+    v1::SubmitReportsResponse* response) {
+  absl::StatusOr<std::optional<Principal>> caller =
+      guard_->Check(*context, kReporter, "StreamReports");
+  if (!caller.ok()) return Reject(caller.status(), 0, false);
+  grpc::Status status = inner_->StreamReports(context, reader, response);
+  if (status.ok()) {
+    guard_->counters()->RecordAccepted(*response);
+  } else {
+    guard_->counters()->RecordRejected(status.error_code(), 0, false);
+  }
+  return status;
+}
+
+#define DENIABLE_FORWARD_QUERY(Method, Request, Response)                                       \
+  grpc::Status GuardedQueryService::Method(grpc::ServerContext* c, const v1::Request* q,        \
+                                           v1::Response* r) {                                   \
+    return Forward(guard_, kAnalyst, #Method, inner_, &v1::QueryService::Service::Method, c, q, \
+                   r);                                                                          \
+  }
+DENIABLE_FORWARD_QUERY(CreateMetric, CreateMetricRequest, Metric)
+DENIABLE_FORWARD_QUERY(ListMetrics, ListMetricsRequest, ListMetricsResponse)
+DENIABLE_FORWARD_QUERY(AddDesignVersion, AddDesignVersionRequest, Metric)
+DENIABLE_FORWARD_QUERY(GetPrevalence, GetPrevalenceRequest, Prevalence)
+DENIABLE_FORWARD_QUERY(GetSeries, GetSeriesRequest, Series)
+DENIABLE_FORWARD_QUERY(GetDifference, GetDifferenceRequest, Difference)
+DENIABLE_FORWARD_QUERY(DescribeDesign, DescribeDesignRequest, DesignDescription)
+DENIABLE_FORWARD_QUERY(PlanSurvey, PlanSurveyRequest, SurveyPlan)
+#undef DENIABLE_FORWARD_QUERY
+
+grpc::Status AdminServiceImpl::GetServerStats(grpc::ServerContext* context,
+                                              const v1::GetServerStatsRequest* /*request*/,
+                                              v1::ServerStats* response) {
+  absl::StatusOr<std::optional<Principal>> caller =
+      guard_->Check(*context, kAnalyst, "GetServerStats");
+  if (!caller.ok()) return ToGrpcStatus(caller.status());
+  *response = guard_->counters()->Snapshot();
+  return grpc::Status::OK;
+}
+
+}  // namespace deniable::server

@@ -1,0 +1,118 @@
+// Access control in front of the gRPC services: each Guarded* service checks the caller's bearer
+// token and role, and for reports the rate limit, then delegates to the real service.
+//
+// Why decorators: in gRPC 1.51 a C++ server interceptor cannot end a call before its handler
+// runs (no server-side Hijack), and an AuthMetadataProcessor runs only on TLS ports (never on a
+// plaintext port or an in-process channel). A decorator rejects before any core code runs, on
+// every transport, and fails closed: a method it does not forward answers UNIMPLEMENTED.
+//
+// Policy (tokens on; with no Authenticator every call passes, the tokenless development mode):
+//   ReportService.GetDesign                           reporter or analyst
+//   ReportService.SubmitReports, StreamReports        reporter (+ rate limit for SubmitReports)
+//   QueryService.*, AdminService.*                    analyst
+//   grpc.health.v1.Health                             anyone (not guarded)
+// Rejections: UNAUTHENTICATED / PERMISSION_DENIED / RESOURCE_EXHAUSTED with a message starting
+// "authorization:" or "reports:"; each rejected report batch is logged (reason and size, never a
+// bit, token or address) and counted.
+//
+// Thread-safe. Does not own its arguments.
+#ifndef DENIABLE_SERVER_SERVICE_GUARDED_SERVICES_H_
+#define DENIABLE_SERVER_SERVICE_GUARDED_SERVICES_H_
+
+#include <grpcpp/grpcpp.h>
+
+#include <initializer_list>
+#include <optional>
+
+#include "deniable/v1/admin_service.grpc.pb.h"
+#include "deniable/v1/query_service.grpc.pb.h"
+#include "deniable/v1/report_service.grpc.pb.h"
+#include "server/auth/authenticator.h"
+#include "server/auth/rate_limiter.h"
+#include "server/service/server_counters.h"
+
+namespace deniable::server {
+
+// The checks shared by the guarded services.
+class CallGuard {
+ public:
+  // `authenticator` null: tokenless mode. `limiter` may be disabled.
+  CallGuard(Authenticator* authenticator, RateLimiter* limiter, ServerCounters* counters)
+      : authenticator_(authenticator), limiter_(limiter), counters_(counters) {}
+
+  // The caller when tokens are on, nullopt in tokenless mode.
+  // Errors: UNAUTHENTICATED, PERMISSION_DENIED (see Authenticator::Authorize).
+  absl::StatusOr<std::optional<Principal>> Check(const grpc::ServerContext& context,
+                                                 std::initializer_list<Role> allowed,
+                                                 absl::string_view method);
+  // Rate limit keyed by the token, else by a salted hash of the peer. Errors: RESOURCE_EXHAUSTED.
+  absl::Status AdmitReports(const grpc::ServerContext& context,
+                            const std::optional<Principal>& caller, int64_t reports);
+
+  ServerCounters* counters() { return counters_; }
+
+ private:
+  Authenticator* const authenticator_;
+  RateLimiter* const limiter_;
+  ServerCounters* const counters_;
+};
+
+class GuardedReportService final : public v1::ReportService::Service {
+ public:
+  GuardedReportService(v1::ReportService::Service* inner, CallGuard* guard)
+      : inner_(inner), guard_(guard) {}
+  grpc::Status GetDesign(grpc::ServerContext* context, const v1::GetDesignRequest* request,
+                         v1::GetDesignResponse* response) override;
+  grpc::Status SubmitReports(grpc::ServerContext* context, const v1::SubmitReportsRequest* request,
+                             v1::SubmitReportsResponse* response) override;
+  grpc::Status StreamReports(grpc::ServerContext* context,
+                             grpc::ServerReader<v1::SubmitReportsRequest>* reader,
+                             v1::SubmitReportsResponse* response) override;
+
+ private:
+  grpc::Status Reject(const absl::Status& status, int64_t reports, bool rate_limited);
+  v1::ReportService::Service* const inner_;
+  CallGuard* const guard_;
+};
+
+class GuardedQueryService final : public v1::QueryService::Service {
+ public:
+  GuardedQueryService(v1::QueryService::Service* inner, CallGuard* guard)
+      : inner_(inner), guard_(guard) {}
+  grpc::Status CreateMetric(grpc::ServerContext* c, const v1::CreateMetricRequest* q,
+                            v1::Metric* r) override;
+  grpc::Status ListMetrics(grpc::ServerContext* c, const v1::ListMetricsRequest* q,
+                           v1::ListMetricsResponse* r) override;
+  grpc::Status AddDesignVersion(grpc::ServerContext* c, const v1::AddDesignVersionRequest* q,
+                                v1::Metric* r) override;
+  grpc::Status GetPrevalence(grpc::ServerContext* c, const v1::GetPrevalenceRequest* q,
+                             v1::Prevalence* r) override;
+  grpc::Status GetSeries(grpc::ServerContext* c, const v1::GetSeriesRequest* q,
+                         v1::Series* r) override;
+  grpc::Status GetDifference(grpc::ServerContext* c, const v1::GetDifferenceRequest* q,
+                             v1::Difference* r) override;
+  grpc::Status DescribeDesign(grpc::ServerContext* c, const v1::DescribeDesignRequest* q,
+                              v1::DesignDescription* r) override;
+  grpc::Status PlanSurvey(grpc::ServerContext* c, const v1::PlanSurveyRequest* q,
+                          v1::SurveyPlan* r) override;
+
+ private:
+  v1::QueryService::Service* const inner_;
+  CallGuard* const guard_;
+};
+
+// AdminService.GetServerStats: the counters, for analysts.
+class AdminServiceImpl final : public v1::AdminService::Service {
+ public:
+  explicit AdminServiceImpl(CallGuard* guard) : guard_(guard) {}
+  grpc::Status GetServerStats(grpc::ServerContext* context,
+                              const v1::GetServerStatsRequest* request,
+                              v1::ServerStats* response) override;
+
+ private:
+  CallGuard* const guard_;
+};
+
+}  // namespace deniable::server
+
+#endif  // DENIABLE_SERVER_SERVICE_GUARDED_SERVICES_H_

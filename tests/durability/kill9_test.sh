@@ -1,0 +1,64 @@
+#!/usr/bin/env bash
+# Durability under SIGKILL: ITERATIONS times (default 50), start the real deniable-server on the
+# same database (alternating synchronous=FULL and NORMAL), let the driver submit batches, kill -9
+# the server at a random moment (20-400 ms), restart. Then check on the database:
+#   every acknowledged report id is stored; sum(counts.n) = count(*) of reports;
+#   PRAGMA integrity_check = ok.
+# Bounded: about 0.5 s per iteration, 90 s at most (the test fails if it takes longer).
+# Usage: kill9_test.sh SERVER_BINARY DRIVER_BINARY [ITERATIONS]
+set -euo pipefail
+server_bin=$1 driver_bin=$2 iterations=${3:-50}
+work=$(mktemp -d)
+server_pid= driver_pid=
+cleanup() {
+  [ -n "$driver_pid" ] && kill -9 "$driver_pid" 2>/dev/null || true
+  [ -n "$server_pid" ] && kill -9 "$server_pid" 2>/dev/null || true
+  wait 2>/dev/null || true
+  rm -rf "$work"
+}
+trap cleanup EXIT
+start=$(date +%s)
+db=$work/deniable.db
+for i in $(seq 1 "$iterations"); do
+  durability=full; [ $((i % 2)) -eq 0 ] && durability=normal
+  "$server_bin" --listen=127.0.0.1:0 --db="$db" --durability=$durability >"$work/server.log" 2>&1 &
+  server_pid=$!
+  port=
+  for _ in $(seq 200); do
+    port=$(sed -n 's/.*event=start .* port=\([0-9][0-9]*\) .*/\1/p' "$work/server.log" | head -n1)
+    [ -n "$port" ] && break
+    kill -0 "$server_pid" 2>/dev/null || break
+    sleep 0.02
+  done
+  [ -n "$port" ] || { echo "iteration $i: server did not start:"; cat "$work/server.log"; exit 1; }
+  "$driver_bin" "127.0.0.1:$port" "$i" >"$work/acked.$i" 2>"$work/driver.$i.log" &
+  driver_pid=$!
+  sleep "0.$(printf '%03d' $((20 + RANDOM % 380)))"
+  kill -9 "$server_pid"; wait "$server_pid" 2>/dev/null || true; server_pid=
+  wait "$driver_pid" || true; driver_pid=
+  if [ $(( $(date +%s) - start )) -gt 90 ]; then echo "took more than 90 s"; exit 1; fi
+done
+cat "$work"/acked.* >"$work/acked"
+acked=$(wc -l <"$work/acked")
+[ "$acked" -gt 0 ] || { echo "no batch was acknowledged"; exit 1; }
+result=$(sqlite3 "$db" <<SQL
+CREATE TEMP TABLE acked(id TEXT PRIMARY KEY);
+.mode csv
+.import $work/acked acked
+.mode list
+SELECT 'missing=' || count(*) FROM acked WHERE id NOT IN (SELECT lower(hex(report_id)) FROM reports);
+SELECT 'reports=' || count(*) FROM reports;
+SELECT 'counted=' || (SELECT coalesce(sum(n), 0) FROM counts);
+SELECT 'integrity=' || group_concat(integrity_check) FROM pragma_integrity_check;
+SQL
+)
+echo "$result" | tr '\n' ' '; echo "acked=$acked iterations=$iterations seconds=$(( $(date +%s) - start ))"
+missing=$(echo "$result" | sed -n 's/^missing=//p')
+reports=$(echo "$result" | sed -n 's/^reports=//p')
+counted=$(echo "$result" | sed -n 's/^counted=//p')
+integrity=$(echo "$result" | sed -n 's/^integrity=//p')
+[ "$missing" = 0 ] || { echo "FAIL: $missing acknowledged reports are not stored"; exit 1; }
+[ "$reports" = "$counted" ] || { echo "FAIL: counts say $counted, reports table has $reports"; exit 1; }
+[ "$integrity" = ok ] || { echo "FAIL: integrity_check: $integrity"; exit 1; }
+[ "$reports" -ge "$acked" ] || { echo "FAIL: fewer reports than acknowledged"; exit 1; }
+echo "kill9: OK"
