@@ -27,8 +27,10 @@ absl::StatusOr<std::unique_ptr<CollectorServer>> CollectorServer::Start(
   grpc::EnableDefaultHealthCheckService(true);
   grpc::ServerBuilder builder;
   if (!options.listen_address.empty()) {
-    builder.AddListeningPort(options.listen_address, grpc::InsecureServerCredentials(),
-                             &server->port_);
+    builder.AddListeningPort(
+        options.listen_address,
+        options.credentials != nullptr ? options.credentials : grpc::InsecureServerCredentials(),
+        &server->port_);
   }
   builder.SetMaxReceiveMessageSize(options.max_receive_message_bytes);
   builder.RegisterService(&server->report_service_);

@@ -34,6 +34,8 @@ struct ServerOptions {
   IngestOptions ingest;
   // Largest request accepted, in bytes. 10000 reports with labels fit in about 1 MiB.
   int max_receive_message_bytes = 2 * 1024 * 1024;
+  // Credentials of the listening port; null means plaintext (grpc::InsecureServerCredentials).
+  std::shared_ptr<grpc::ServerCredentials> credentials;
 };
 
 class CollectorServer {

@@ -125,7 +125,7 @@ std::unique_ptr<DeviceStore> MakeMemoryDeviceStore();
 
 struct SqliteDeviceStoreOptions {
   // The file; created (mode 0600) if missing. Its directory must exist.
-  std::string path;
+  std::string path = {};
   // true: every CommitReport is synced to disk before it returns (SQLite synchronous=FULL in WAL
   // mode): a report survives power loss. false: synchronous=NORMAL: it survives the death of
   // the process but the last reports may be lost on power loss; several times faster.

@@ -22,17 +22,17 @@ namespace deniable::client {
 
 struct GrpcTransportOptions {
   // "host:port" of the collector.
-  std::string target;
+  std::string target = {};
   // PEM file of the certificate authorities that sign the server's certificate. Empty: the
   // system's roots (gRPC's default roots).
-  std::string ca_file;
+  std::string ca_file = {};
   // Mutual TLS: PEM files of the client's certificate chain and private key; both or neither.
-  std::string client_cert_file;
-  std::string client_key_file;
+  std::string client_cert_file = {};
+  std::string client_key_file = {};
   // Sent as "authorization: Bearer <token>" on every call (only over TLS). Empty: none.
-  std::string bearer_token;
+  std::string bearer_token = {};
   // Overrides the name checked against the server's certificate (tests; normally empty).
-  std::string server_name_override;
+  std::string server_name_override = {};
   // Longest wait between reconnection attempts after the server went away; short, so that a
   // queue drains soon after an outage ends.
   absl::Duration max_reconnect_backoff = absl::Seconds(5);
