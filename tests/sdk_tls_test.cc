@@ -60,6 +60,10 @@ class SdkTlsTest : public ::testing::Test {
         "; printf 'subjectAltName=IP:127.0.0.1,DNS:localhost\\n' > ext.cnf"
         "; openssl x509 -req -in server.csr -CA ca.pem -CAkey ca.key -CAcreateserial -days 1"
         " -extfile ext.cnf -out server.pem 2>/dev/null"
+        "; openssl req -newkey rsa:2048 -nodes -subj /CN=device -keyout client.key"
+        " -out client.csr 2>/dev/null"
+        "; openssl x509 -req -in client.csr -CA ca.pem -CAkey ca.key -CAcreateserial -days 1"
+        " -out client.pem 2>/dev/null"
         "; openssl req -x509 -newkey rsa:2048 -nodes -days 1 -subj /CN=other-ca"
         " -keyout other.key -out other.pem 2>/dev/null");
     ASSERT_EQ(std::system(script.c_str()), 0) << "openssl failed";
@@ -75,9 +79,14 @@ class SdkTlsTest : public ::testing::Test {
         {ReadFile(*dir_ + "/server.key"), ReadFile(*dir_ + "/server.pem")});
     std::shared_ptr<grpc::ServerCredentials> credentials = grpc::SslServerCredentials(ssl);
     credentials->SetAuthMetadataProcessor(std::make_shared<TokenChecker>());
+    StartServer(credentials);
+  }
+
+  void StartServer(std::shared_ptr<grpc::ServerCredentials> credentials) {
+    server_.reset();
     server::ServerOptions options;
     options.listen_address = "127.0.0.1:0";
-    options.credentials = credentials;
+    options.credentials = std::move(credentials);
     auto storage = std::make_unique<server::MemoryStorage>();
     storage_ = storage.get();
     auto server = server::CollectorServer::Start(std::move(storage), &clock_, options);
@@ -151,6 +160,21 @@ TEST_F(SdkTlsTest, ClientKeyWithoutCertificateIsRejected) {
   client::GrpcTransportOptions o = Options();
   o.client_key_file = *dir_ + "/ca.key";
   EXPECT_EQ(client::MakeSecureGrpcTransport(o).status().code(), absl::StatusCode::kInvalidArgument);
+}
+
+TEST_F(SdkTlsTest, MutualTlsAcceptsOnlyAClientWithACertificateFromTheCa) {
+  grpc::SslServerCredentialsOptions ssl(GRPC_SSL_REQUEST_AND_REQUIRE_CLIENT_CERTIFICATE_AND_VERIFY);
+  ssl.pem_root_certs = ReadFile(*dir_ + "/ca.pem");
+  ssl.pem_key_cert_pairs.push_back(
+      {ReadFile(*dir_ + "/server.key"), ReadFile(*dir_ + "/server.pem")});
+  StartServer(grpc::SslServerCredentials(ssl));
+  client::GrpcTransportOptions o = Options();
+  EXPECT_FALSE(ReportOnce(o).ok());  // no client certificate
+  EXPECT_EQ(storage_->ReportCount(), 0);
+  o.client_cert_file = *dir_ + "/client.pem";
+  o.client_key_file = *dir_ + "/client.key";
+  ASSERT_TRUE(ReportOnce(o).ok());
+  EXPECT_EQ(storage_->ReportCount(), 1);
 }
 
 }  // namespace

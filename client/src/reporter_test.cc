@@ -251,6 +251,7 @@ TEST_F(ReporterTest, FullQueueDropsOldestFirstAndCountsThem) {
 TEST_F(ReporterTest, FlushGivesUpAtItsDeadlineAndKeepsTheReports) {
   options_.max_attempts = 1000000;
   options_.initial_backoff = absl::Milliseconds(5);
+  options_.shutdown_drain_timeout = absl::Milliseconds(10);
   transport_->SetDown(true);
   auto reporter = Make();
   ASSERT_TRUE(reporter->Report("m", true).ok());

@@ -120,11 +120,14 @@ class SqliteDeviceStore : public DeviceStore {
       Stmt insert(db_, "INSERT INTO queue(metric, report) VALUES (?1, ?2)");
       DENIABLE_RETURN_IF_ERROR(
           insert.Bind(1, metric).BindBlob(2, commit.report.SerializeAsString()).Run());
-      Stmt evict(db_,
-                 "DELETE FROM queue WHERE seq IN (SELECT seq FROM queue ORDER BY seq LIMIT "
-                 "max(0, (SELECT count(*) FROM queue) - ?1))");
-      DENIABLE_RETURN_IF_ERROR(evict.Bind(1, commit.max_queued_reports).Run());
-      const int evicted = sqlite3_changes(db_);
+      int64_t evicted = 0;
+      if (queued_ + 1 > commit.max_queued_reports) {
+        Stmt evict(db_,
+                   "DELETE FROM queue WHERE seq IN (SELECT seq FROM queue ORDER BY seq LIMIT ?1)");
+        DENIABLE_RETURN_IF_ERROR(evict.Bind(1, queued_ + 1 - commit.max_queued_reports).Run());
+        evicted = sqlite3_changes(db_);
+      }
+      queued_ += 1 - evicted;
       if (evicted > 0) {
         DeliveryCounters add;
         add.dropped_queue_full = evicted;
@@ -164,6 +167,7 @@ class SqliteDeviceStore : public DeviceStore {
         }
         Stmt s(db_, "DELETE FROM queue WHERE seq = ?1");
         DENIABLE_RETURN_IF_ERROR(s.Bind(1, sequence).Run());
+        queued_ -= sqlite3_changes(db_);
       }
       return AddToCounters(increments);
     });
@@ -171,9 +175,13 @@ class SqliteDeviceStore : public DeviceStore {
 
   absl::StatusOr<int64_t> QueueSize() override {
     absl::MutexLock lock(&mu_);
-    Stmt s(db_, "SELECT count(*) FROM queue");
-    DENIABLE_RETURN_IF_ERROR(s.Step().status());
-    return s.Int(0);
+    return queued_;
+  }
+
+  // Reads the queue length from the file (at open, and after a failed transaction).
+  absl::Status Recount() {
+    absl::MutexLock lock(&mu_);
+    return RecountLocked();
   }
 
   absl::StatusOr<std::map<std::string, MetricLedger>> ReadLedger() override {
@@ -222,11 +230,19 @@ class SqliteDeviceStore : public DeviceStore {
   absl::Status InTransaction(F body) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) {
     DENIABLE_RETURN_IF_ERROR(Exec("BEGIN IMMEDIATE"));
     absl::Status status = body();
+    if (status.ok()) status = Exec("COMMIT");
     if (!status.ok()) {
       Exec("ROLLBACK").IgnoreError();
-      return status;
+      RecountLocked().IgnoreError();
     }
-    return Exec("COMMIT");
+    return status;
+  }
+
+  absl::Status RecountLocked() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) {
+    Stmt s(db_, "SELECT count(*) FROM queue");
+    DENIABLE_RETURN_IF_ERROR(s.Step().status());
+    queued_ = s.Int(0);
+    return absl::OkStatus();
   }
 
   absl::Status Exec(const char* sql) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) {
@@ -285,6 +301,7 @@ class SqliteDeviceStore : public DeviceStore {
 
   absl::Mutex mu_;
   sqlite3* const db_;
+  int64_t queued_ ABSL_GUARDED_BY(mu_) = 0;  // rows in `queue`; this store is the only writer
 };
 
 }  // namespace
@@ -331,6 +348,7 @@ absl::StatusOr<std::unique_ptr<DeviceStore>> OpenSqliteDeviceStore(
     sqlite3_free(error);
     return status;
   }
+  DENIABLE_RETURN_IF_ERROR(store->Recount());
   return store;
 }
 
