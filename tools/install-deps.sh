@@ -7,6 +7,7 @@ packages=(
   libgrpc++-dev protobuf-compiler-grpc libprotobuf-dev protobuf-compiler libabsl-dev
   libsqlite3-dev libssl-dev libboost-dev libspdlog-dev libcsv-dev
   libgtest-dev libgmock-dev libbenchmark-dev clang-format
+  openssl python3-grpcio python3-protobuf
 )
 missing=()
 for p in "${packages[@]}"; do

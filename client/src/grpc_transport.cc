@@ -4,10 +4,14 @@
 #include <grpcpp/create_channel.h>
 #include <grpcpp/security/credentials.h>
 
+#include <algorithm>
 #include <chrono>
+#include <fstream>
+#include <sstream>
 #include <string>
 
 #include "absl/status/status.h"
+#include "absl/strings/str_cat.h"
 #include "deniable/v1/report_service.grpc.pb.h"
 
 namespace deniable::client {
@@ -56,14 +60,67 @@ class GrpcTransport : public ReportTransport {
   std::unique_ptr<v1::ReportService::Stub> stub_;
 };
 
+absl::StatusOr<std::string> ReadPem(const std::string& field, const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) return absl::NotFoundError(absl::StrCat(field, ": cannot read \"", path, "\""));
+  std::ostringstream contents;
+  contents << in.rdbuf();
+  return contents.str();
+}
+
+grpc::ChannelArguments ChannelArgs(absl::Duration max_reconnect_backoff) {
+  grpc::ChannelArguments args;
+  args.SetInt(GRPC_ARG_MAX_RECONNECT_BACKOFF_MS,
+              static_cast<int>(absl::ToInt64Milliseconds(max_reconnect_backoff)));
+  args.SetInt(
+      GRPC_ARG_INITIAL_RECONNECT_BACKOFF_MS,
+      static_cast<int>(std::min<int64_t>(1000, absl::ToInt64Milliseconds(max_reconnect_backoff))));
+  return args;
+}
+
 }  // namespace
 
 std::shared_ptr<ReportTransport> MakeGrpcTransport(std::shared_ptr<grpc::Channel> channel) {
   return std::make_shared<GrpcTransport>(std::move(channel));
 }
 
-std::shared_ptr<ReportTransport> MakeInsecureGrpcTransport(const std::string& target) {
-  return MakeGrpcTransport(grpc::CreateChannel(target, grpc::InsecureChannelCredentials()));
+absl::StatusOr<std::shared_ptr<ReportTransport>> MakeSecureGrpcTransport(
+    const GrpcTransportOptions& options) {
+  if (options.target.empty()) return absl::InvalidArgumentError("target: must not be empty");
+  if (options.client_cert_file.empty() != options.client_key_file.empty()) {
+    return absl::InvalidArgumentError(
+        "client_cert_file, client_key_file: give both for mutual TLS, or neither");
+  }
+  grpc::SslCredentialsOptions ssl;
+  if (!options.ca_file.empty()) {
+    absl::StatusOr<std::string> ca = ReadPem("ca_file", options.ca_file);
+    if (!ca.ok()) return ca.status();
+    ssl.pem_root_certs = *ca;
+  }
+  if (!options.client_cert_file.empty()) {
+    absl::StatusOr<std::string> cert = ReadPem("client_cert_file", options.client_cert_file);
+    if (!cert.ok()) return cert.status();
+    absl::StatusOr<std::string> key = ReadPem("client_key_file", options.client_key_file);
+    if (!key.ok()) return key.status();
+    ssl.pem_cert_chain = *cert;
+    ssl.pem_private_key = *key;
+  }
+  std::shared_ptr<grpc::ChannelCredentials> credentials = grpc::SslCredentials(ssl);
+  if (!options.bearer_token.empty()) {
+    credentials = grpc::CompositeChannelCredentials(
+        credentials, grpc::AccessTokenCredentials(options.bearer_token));
+  }
+  grpc::ChannelArguments args = ChannelArgs(options.max_reconnect_backoff);
+  if (!options.server_name_override.empty()) {
+    args.SetSslTargetNameOverride(options.server_name_override);
+  }
+  return MakeGrpcTransport(grpc::CreateCustomChannel(options.target, credentials, args));
+}
+
+std::shared_ptr<ReportTransport> MakeInsecureGrpcTransport(const std::string& target,
+                                                           absl::Duration max_reconnect_backoff) {
+  return MakeGrpcTransport(grpc::CreateCustomChannel(target, grpc::InsecureChannelCredentials(),
+                                                     ChannelArgs(max_reconnect_backoff)));
 }
 
 }  // namespace deniable::client

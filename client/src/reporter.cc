@@ -1,6 +1,7 @@
 #include "deniable/client/reporter.h"
 
 #include <algorithm>
+#include <cmath>
 #include <utility>
 
 #include "absl/random/distributions.h"
@@ -19,119 +20,366 @@ bool IsTransient(const absl::Status& status) {
 
 }  // namespace
 
+absl::Status Reporter::ValidateOptions(const ReporterOptions& o) {
+  if (o.max_reports_per_period < 0) {
+    return absl::InvalidArgumentError("max_reports_per_period: must be >= 0");
+  }
+  if (o.policy == PrivacyPolicy::kFresh && o.max_reports_per_period == 0) {
+    return absl::InvalidArgumentError(
+        "max_reports_per_period: fresh randomization needs a cap (> 0): without one, repeated "
+        "reports average out the noise");
+  }
+  if (o.period < absl::Seconds(1)) return absl::InvalidArgumentError("period: must be >= 1 s");
+  if (o.rpc_timeout <= absl::ZeroDuration()) {
+    return absl::InvalidArgumentError("rpc_timeout: must be > 0");
+  }
+  if (o.max_batch_reports < 1) return absl::InvalidArgumentError("max_batch_reports: must be >= 1");
+  if (o.max_attempts < 1) return absl::InvalidArgumentError("max_attempts: must be >= 1");
+  if (o.max_queued_reports < 1) {
+    return absl::InvalidArgumentError("max_queued_reports: must be >= 1");
+  }
+  if (o.send_interval <= absl::ZeroDuration()) {
+    return absl::InvalidArgumentError("send_interval: must be > 0");
+  }
+  if (o.first_design_wait < absl::ZeroDuration()) {
+    return absl::InvalidArgumentError("first_design_wait: must be >= 0");
+  }
+  return absl::OkStatus();
+}
+
+absl::StatusOr<std::unique_ptr<Reporter>> Reporter::Open(std::shared_ptr<ReportTransport> transport,
+                                                         std::unique_ptr<DeviceStore> store,
+                                                         ReporterOptions options) {
+  DENIABLE_RETURN_IF_ERROR(ValidateOptions(options));
+  if (store == nullptr) return absl::InvalidArgumentError("store: must not be null");
+  auto secure = std::make_unique<SecureBitGen>();
+  SecureBitGen* raw = secure.get();
+  return std::unique_ptr<Reporter>(
+      new Reporter(std::move(transport), std::move(store), std::move(options), std::move(secure),
+                   absl::BitGenRef(*raw), SystemClock::Default(), absl::OkStatus()));
+}
+
 std::unique_ptr<Reporter> Reporter::Create(std::shared_ptr<ReportTransport> transport,
                                            ReporterOptions options) {
   auto secure = std::make_unique<SecureBitGen>();
   SecureBitGen* raw = secure.get();
-  return std::unique_ptr<Reporter>(new Reporter(std::move(transport), std::move(options),
-                                                std::move(secure), absl::BitGenRef(*raw),
-                                                SystemClock::Default()));
+  absl::Status valid = ValidateOptions(options);
+  return std::unique_ptr<Reporter>(new Reporter(
+      std::move(transport), MakeMemoryDeviceStore(), std::move(options), std::move(secure),
+      absl::BitGenRef(*raw), SystemClock::Default(), std::move(valid)));
 }
 
 std::unique_ptr<Reporter> Reporter::CreateForTesting(std::shared_ptr<ReportTransport> transport,
                                                      ReporterOptions options, absl::BitGenRef gen,
-                                                     const Clock* clock) {
-  return std::unique_ptr<Reporter>(
-      new Reporter(std::move(transport), std::move(options), nullptr, gen, clock));
+                                                     const Clock* clock,
+                                                     std::unique_ptr<DeviceStore> store) {
+  if (store == nullptr) store = MakeMemoryDeviceStore();
+  absl::Status valid = ValidateOptions(options);
+  return std::unique_ptr<Reporter>(new Reporter(std::move(transport), std::move(store),
+                                                std::move(options), nullptr, gen, clock,
+                                                std::move(valid)));
 }
 
-Reporter::Reporter(std::shared_ptr<ReportTransport> transport, ReporterOptions options,
-                   std::unique_ptr<SecureBitGen> secure, absl::BitGenRef gen, const Clock* clock)
+Reporter::Reporter(std::shared_ptr<ReportTransport> transport, std::unique_ptr<DeviceStore> store,
+                   ReporterOptions options, std::unique_ptr<SecureBitGen> secure,
+                   absl::BitGenRef gen, const Clock* clock, absl::Status options_status)
     : transport_(std::move(transport)),
+      store_(std::move(store)),
       options_(std::move(options)),
       clock_(clock),
+      options_status_(std::move(options_status)),
       secure_(std::move(secure)),
-      gen_(gen) {}
+      gen_(gen) {
+  if (options_status_.ok() && options_.background_sending) {
+    sender_ = std::thread([this] { SenderLoop(); });
+  }
+}
+
+Reporter::~Reporter() {
+  {
+    absl::MutexLock lock(&mu_);
+    stop_ = true;
+  }
+  if (sender_.joinable()) sender_.join();
+  if (options_status_.ok() && pending() > 0) {
+    absl::Status drained = Flush(options_.shutdown_drain_timeout);
+    if (!drained.ok()) {
+      Log(LogLevel::kWarning,
+          absl::StrCat("shutdown: ", pending(),
+                       " reports stay queued for the next start: ", drained.ToString()));
+    }
+  }
+}
+
+void Reporter::Log(LogLevel level, const std::string& message) const {
+  if (options_.log) options_.log(level, message);
+}
+
+absl::StatusOr<Reporter::CachedDesign> Reporter::ParseDesign(
+    const v1::GetDesignResponse& response) {
+  DENIABLE_ASSIGN_OR_RETURN(Design design, DesignFromWire(response.design()));
+  CachedDesign cached;
+  cached.version = response.design().version();
+  cached.channel = design.channel();
+  cached.epsilon = Epsilon(cached.channel);
+  cached.time_precision_seconds =
+      response.time_precision_seconds() == 0 ? 3600 : response.time_precision_seconds();
+  return cached;
+}
+
+absl::StatusOr<Reporter::CachedDesign> Reporter::FetchDesign(const std::string& metric,
+                                                             absl::Duration timeout) {
+  DENIABLE_ASSIGN_OR_RETURN(v1::GetDesignResponse response, transport_->GetDesign(metric, timeout));
+  DENIABLE_ASSIGN_OR_RETURN(CachedDesign cached, ParseDesign(response));
+  absl::Status saved = store_->SaveDesign(metric, response.SerializeAsString());
+  if (!saved.ok()) Log(LogLevel::kWarning, absl::StrCat("cannot cache design: ", saved.message()));
+  absl::MutexLock lock(&mu_);
+  designs_[metric] = cached;
+  return cached;
+}
 
 absl::StatusOr<Reporter::CachedDesign> Reporter::DesignFor(const std::string& metric) {
   {
     absl::MutexLock lock(&mu_);
     if (auto it = designs_.find(metric); it != designs_.end()) return it->second;
   }
-  DENIABLE_ASSIGN_OR_RETURN(v1::GetDesignResponse response,
-                            transport_->GetDesign(metric, options_.rpc_timeout));
-  DENIABLE_ASSIGN_OR_RETURN(Design design, DesignFromWire(response.design()));
-  CachedDesign cached;
-  cached.version = response.design().version();
-  cached.channel = design.channel();
-  cached.time_precision_seconds =
-      response.time_precision_seconds() == 0 ? 3600 : response.time_precision_seconds();
-  absl::MutexLock lock(&mu_);
-  designs_[metric] = cached;
-  return cached;
+  DENIABLE_ASSIGN_OR_RETURN(std::optional<std::string> stored, store_->LoadDesign(metric));
+  if (stored.has_value()) {
+    v1::GetDesignResponse response;
+    if (response.ParseFromString(*stored)) {
+      absl::StatusOr<CachedDesign> cached = ParseDesign(response);
+      if (cached.ok()) {
+        absl::MutexLock lock(&mu_);
+        designs_[metric] = *cached;
+        return cached;
+      }
+    }
+  }
+  if (options_.first_design_wait == absl::ZeroDuration()) {
+    absl::MutexLock lock(&mu_);
+    missing_.push_back(metric);
+    wake_ = true;
+    return absl::UnavailableError(absl::StrCat("metric \"", metric,
+                                               "\": design not known yet; fetching it in the "
+                                               "background (or call Prefetch)"));
+  }
+  return FetchDesign(metric, std::min(options_.first_design_wait, options_.rpc_timeout));
 }
 
-absl::Status Reporter::Report(const std::string& metric, bool answer) {
+absl::Status Reporter::Prefetch(const std::vector<std::string>& metrics, absl::Duration timeout) {
+  absl::Status first;
+  for (const std::string& metric : metrics) first.Update(FetchDesign(metric, timeout).status());
+  return first;
+}
+
+absl::Status Reporter::Report(const std::string& metric, bool answer, std::string* report_id) {
+  DENIABLE_RETURN_IF_ERROR(options_status_);
   DENIABLE_ASSIGN_OR_RETURN(CachedDesign design, DesignFor(metric));
-  const int64_t event_time = RoundDownToPrecision(clock_->Now(), design.time_precision_seconds);
+  const absl::Time now = clock_->Now();
+  const int64_t period_seconds = absl::ToInt64Seconds(options_.period);
+  const int64_t now_seconds = absl::ToUnixSeconds(now);
+  ReportCommit commit;
+  commit.period_start_seconds =
+      now_seconds - ((now_seconds % period_seconds) + period_seconds) % period_seconds;
+  commit.epsilon = design.epsilon;
+  commit.max_queued_reports = options_.max_queued_reports;
+
   absl::MutexLock lock(&mu_);
-  // The only use of `answer`: it goes into the randomizer and only the bit comes out.
-  const bool bit = RandomizeAnswer(design.channel, answer, gen_);
+  auto period = periods_.find(metric);
+  if (period == periods_.end()) {
+    DENIABLE_ASSIGN_OR_RETURN(auto ledger, store_->ReadLedger());
+    const MetricLedger& l = ledger[metric];
+    period = periods_.emplace(metric, std::make_pair(l.period_start_seconds, l.reports_this_period))
+                 .first;
+  }
+  const int64_t in_period =
+      period->second.first == commit.period_start_seconds ? period->second.second : 0;
+  if (options_.max_reports_per_period > 0 && in_period >= options_.max_reports_per_period) {
+    return absl::ResourceExhaustedError(
+        absl::StrCat("metric \"", metric, "\": ", in_period,
+                     " reports this period reach max_reports_per_period"));
+  }
+  // The only uses of `answer`: the memo key and the randomizer; only the bit comes out.
+  bool bit = false;
+  if (options_.policy == PrivacyPolicy::kMemoize) {
+    DENIABLE_ASSIGN_OR_RETURN(std::optional<bool> memo,
+                              store_->LookupMemo(metric, design.version, answer));
+    if (memo.has_value()) {
+      bit = *memo;
+    } else {
+      bit = RandomizeAnswer(design.channel, answer, gen_);
+      commit.memo = ReportCommit::MemoEntry{design.version, answer, bit};
+      commit.randomized = true;
+    }
+  } else {
+    bit = RandomizeAnswer(design.channel, answer, gen_);
+    commit.randomized = true;
+  }
   uint64_t id_words[2] = {absl::Uniform<uint64_t>(gen_), absl::Uniform<uint64_t>(gen_)};
-  v1::Report& report = queue_.emplace_back();
+  v1::Report& report = commit.report;
   report.set_metric(metric);
   report.set_design_version(design.version);
   report.set_bit(bit ? 1 : 0);
   report.set_report_id(reinterpret_cast<const char*>(id_words), sizeof(id_words));
-  report.set_event_time_seconds(event_time);
+  report.set_event_time_seconds(RoundDownToPrecision(now, design.time_precision_seconds));
   for (const auto& [key, value] : options_.labels) (*report.mutable_labels())[key] = value;
+  DENIABLE_RETURN_IF_ERROR(store_->CommitReport(commit));
+  period->second = {commit.period_start_seconds, in_period + 1};
+  if (report_id != nullptr) *report_id = report.report_id();
   return absl::OkStatus();
 }
 
-absl::Status Reporter::SendWithRetry(const v1::SubmitReportsRequest& request) {
-  absl::Duration backoff = options_.initial_backoff;
-  absl::Status last;
-  for (int attempt = 1; attempt <= std::max(1, options_.max_attempts); ++attempt) {
-    absl::StatusOr<v1::SubmitReportsResponse> response =
-        transport_->SubmitReports(request, options_.rpc_timeout);
-    if (response.ok()) {
-      absl::MutexLock lock(&mu_);
-      for (const std::string& stale : response->stale_metrics()) designs_.erase(stale);
-      return absl::OkStatus();
-    }
-    last = response.status();
-    if (!IsTransient(last) || attempt == options_.max_attempts) break;
-    absl::Duration sleep;
-    {
-      absl::MutexLock lock(&mu_);
-      sleep = absl::Nanoseconds(
-          absl::Uniform<int64_t>(gen_, 0, std::max<int64_t>(1, absl::ToInt64Nanoseconds(backoff))));
-    }
-    absl::SleepFor(sleep);
-    backoff = std::min(backoff * 2, options_.max_backoff);
+Reporter::SendOutcome Reporter::SendOneBatch(absl::Duration timeout, absl::Status* error) {
+  absl::StatusOr<std::vector<QueuedReport>> batch = store_->PeekOldest(options_.max_batch_reports);
+  if (!batch.ok()) {
+    *error = batch.status();
+    return SendOutcome::kTransient;
   }
-  return last;
+  if (batch->empty()) return SendOutcome::kEmpty;
+  v1::SubmitReportsRequest request;
+  std::vector<int64_t> sequences;
+  for (QueuedReport& q : *batch) {
+    sequences.push_back(q.sequence);
+    *request.add_reports() = std::move(q.report);
+  }
+  absl::StatusOr<v1::SubmitReportsResponse> response = transport_->SubmitReports(request, timeout);
+  DeliveryCounters counters;
+  if (response.ok()) {
+    counters.acknowledged = request.reports_size();
+    counters.duplicates = response->duplicates();
+    absl::Status removed = store_->RemoveReports(sequences, /*acknowledged=*/true, counters);
+    if (!removed.ok()) {  // they will be re-sent; the server counts each id once
+      Log(LogLevel::kWarning,
+          absl::StrCat("cannot delete acknowledged reports: ", removed.message()));
+    }
+    if (response->stale_metrics_size() > 0) {
+      absl::MutexLock lock(&mu_);
+      for (const std::string& metric : response->stale_metrics()) stale_.push_back(metric);
+    }
+    return SendOutcome::kSent;
+  }
+  *error = response.status();
+  if (IsTransient(*error)) {
+    Log(LogLevel::kInfo, absl::StrCat("batch of ", request.reports_size(),
+                                      " reports not delivered, will retry: ", error->ToString()));
+    return SendOutcome::kTransient;
+  }
+  counters.dropped_rejected = request.reports_size();
+  const std::string reason = absl::StrCat("batch of ", request.reports_size(),
+                                          " reports rejected and dropped: ", error->ToString());
+  Log(LogLevel::kError, reason);
+  store_->RemoveReports(sequences, /*acknowledged=*/false, counters).IgnoreError();
+  *error = absl::Status(error->code(), reason);
+  return SendOutcome::kPermanent;
 }
 
-absl::Status Reporter::Flush() {
-  absl::MutexLock flush_lock(&flush_mu_);
+absl::Duration Reporter::Backoff(int failures) {
+  absl::Duration bound = options_.initial_backoff;
+  for (int i = 1; i < failures && bound < options_.max_backoff; ++i) bound *= 2;
+  bound = std::min(bound, options_.max_backoff);
+  absl::MutexLock lock(&mu_);
+  return absl::Nanoseconds(
+      absl::Uniform<int64_t>(absl::IntervalClosed, gen_, 0, absl::ToInt64Nanoseconds(bound)));
+}
+
+void Reporter::RefreshStaleDesigns() {
+  std::vector<std::string> metrics;
+  {
+    absl::MutexLock lock(&mu_);
+    metrics.swap(stale_);
+    metrics.insert(metrics.end(), missing_.begin(), missing_.end());
+    missing_.clear();
+  }
+  std::sort(metrics.begin(), metrics.end());
+  metrics.erase(std::unique(metrics.begin(), metrics.end()), metrics.end());
+  for (const std::string& metric : metrics) {
+    absl::Status fetched = FetchDesign(metric, options_.rpc_timeout).status();
+    if (!fetched.ok()) {
+      Log(LogLevel::kWarning,
+          absl::StrCat("design of \"", metric, "\" not refreshed: ", fetched.ToString()));
+    }
+  }
+}
+
+absl::Status Reporter::Flush(absl::Duration timeout) {
+  DENIABLE_RETURN_IF_ERROR(options_status_);
+  const absl::Time deadline = absl::Now() + timeout;
+  absl::Status first_permanent;
+  int failures = 0;
+  absl::MutexLock send_lock(&send_mu_);
   while (true) {
-    v1::SubmitReportsRequest request;
+    const absl::Duration left = deadline - absl::Now();
+    if (left <= absl::ZeroDuration()) {
+      return absl::DeadlineExceededError(
+          absl::StrCat("flush: ", pending(), " reports still queued at the deadline"));
+    }
+    absl::Status error;
+    switch (SendOneBatch(std::min(left, options_.rpc_timeout), &error)) {
+      case SendOutcome::kEmpty:
+        RefreshStaleDesigns();
+        return first_permanent;
+      case SendOutcome::kSent:
+        failures = 0;
+        break;
+      case SendOutcome::kPermanent:
+        failures = 0;
+        first_permanent.Update(error);
+        break;
+      case SendOutcome::kTransient:
+        if (++failures >= options_.max_attempts) return error;
+        absl::SleepFor(std::min(Backoff(failures), deadline - absl::Now()));
+        break;
+    }
+  }
+}
+
+void Reporter::SenderLoop() {
+  int failures = 0;
+  while (true) {
+    const absl::Duration wait = failures > 0 ? Backoff(failures) : options_.send_interval;
     {
       absl::MutexLock lock(&mu_);
-      if (queue_.empty()) return absl::OkStatus();
-      const size_t take =
-          std::min(queue_.size(), static_cast<size_t>(std::max(1, options_.max_batch_reports)));
-      for (size_t i = 0; i < take; ++i) *request.add_reports() = queue_[i];
+      auto woken = [this]() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) { return stop_ || wake_; };
+      mu_.AwaitWithTimeout(absl::Condition(&woken), wait);
+      if (stop_) return;
+      wake_ = false;
     }
-    absl::Status status = SendWithRetry(request);
-    if (!status.ok() && IsTransient(status)) return status;  // stays queued for a later Flush
-    {
-      absl::MutexLock lock(&mu_);
-      // Only Flush removes from the front, and Report only appends, so the batch is the prefix.
-      queue_.erase(queue_.begin(), queue_.begin() + request.reports_size());
-    }
-    if (!status.ok()) {
-      return absl::Status(status.code(),
-                          absl::StrCat("batch of ", request.reports_size(),
-                                       " reports rejected and dropped: ", status.message()));
+    RefreshStaleDesigns();
+    absl::MutexLock send_lock(&send_mu_);
+    while (true) {
+      {
+        absl::MutexLock lock(&mu_);
+        if (stop_) return;
+      }
+      absl::Status error;
+      const SendOutcome outcome = SendOneBatch(options_.rpc_timeout, &error);
+      if (outcome == SendOutcome::kEmpty) {
+        failures = 0;
+        break;
+      }
+      if (outcome == SendOutcome::kTransient) {
+        failures = std::min(failures + 1, 64);
+        break;
+      }
+      failures = 0;
     }
   }
 }
 
 size_t Reporter::pending() const {
-  absl::MutexLock lock(&mu_);
-  return queue_.size();
+  absl::StatusOr<int64_t> size = store_->QueueSize();
+  return size.ok() ? static_cast<size_t>(*size) : 0;
+}
+
+absl::StatusOr<std::map<std::string, MetricLedger>> Reporter::Ledger() const {
+  return store_->ReadLedger();
+}
+
+absl::StatusOr<DeliveryStats> Reporter::Stats() const {
+  DeliveryStats stats;
+  DENIABLE_ASSIGN_OR_RETURN(stats.queued, store_->QueueSize());
+  DENIABLE_ASSIGN_OR_RETURN(stats.counters, store_->ReadCounters());
+  return stats;
 }
 
 }  // namespace deniable::client

@@ -10,6 +10,7 @@
 #include "absl/random/mocking_bit_gen.h"
 #include "absl/status/status.h"
 #include "absl/synchronization/mutex.h"
+#include "client/src/testing/fake_transport.h"
 #include "deniable/convert/design_convert.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
@@ -21,47 +22,7 @@ using ::testing::HasSubstr;
 
 constexpr int64_t kNow = 1'700'001'234;
 
-// Records every call; fails the first `failures` submits with `failure`.
-class FakeTransport : public ReportTransport {
- public:
-  FakeTransport() { DesignToProto(Design::TwoCoin(), 1, &design_); }
-
-  absl::StatusOr<v1::GetDesignResponse> GetDesign(const std::string& metric,
-                                                  absl::Duration timeout) override {
-    absl::MutexLock lock(&mu_);
-    ++design_calls;
-    if (metric != "m") return absl::NotFoundError("metric \"" + metric + "\" does not exist");
-    v1::GetDesignResponse response;
-    response.set_metric(metric);
-    *response.mutable_design() = design_;
-    response.set_time_precision_seconds(3600);
-    return response;
-  }
-
-  absl::StatusOr<v1::SubmitReportsResponse> SubmitReports(const v1::SubmitReportsRequest& request,
-                                                          absl::Duration timeout) override {
-    absl::MutexLock lock(&mu_);
-    submits.push_back(request);
-    timeouts.push_back(timeout);
-    if (failures > 0) {
-      --failures;
-      return failure;
-    }
-    v1::SubmitReportsResponse response;
-    response.set_accepted(static_cast<uint32_t>(request.reports_size()));
-    if (mark_stale) response.add_stale_metrics("m");
-    return response;
-  }
-
-  absl::Mutex mu_;
-  v1::Design design_;
-  int design_calls = 0;
-  std::vector<v1::SubmitReportsRequest> submits;
-  std::vector<absl::Duration> timeouts;
-  int failures = 0;
-  absl::Status failure = absl::UnavailableError("down");
-  bool mark_stale = false;
-};
+using ::deniable::client::testing::FakeTransport;
 
 class ReporterTest : public ::testing::Test {
  protected:
@@ -69,6 +30,7 @@ class ReporterTest : public ::testing::Test {
     options_.initial_backoff = absl::Microseconds(10);
     options_.max_backoff = absl::Microseconds(100);
     options_.rpc_timeout = absl::Seconds(3);
+    options_.background_sending = false;  // Flush() alone sends: call counts are exact
   }
   std::unique_ptr<Reporter> Make() {
     return Reporter::CreateForTesting(transport_, options_, gen_, &clock_);
@@ -108,8 +70,10 @@ TEST_F(ReporterTest, BitComesFromTheRandomizerNotTheAnswer) {
 
 TEST_F(ReporterTest, FrequencyOfYesBitsFollowsTheChannel) {
   // Fixed seed: the count is deterministic; the bound is 5 standard deviations of the binomial.
-  auto reporter = Make();
   constexpr int kN = 20000;
+  options_.policy = PrivacyPolicy::kFresh;  // memoization would repeat one bit
+  options_.max_reports_per_period = kN;
+  auto reporter = Make();
   for (int i = 0; i < kN; ++i) ASSERT_TRUE(reporter->Report("m", false).ok());
   ASSERT_TRUE(reporter->Flush().ok());
   int yes = 0;
@@ -214,6 +178,122 @@ TEST_F(ReporterTest, ConcurrentReportsAreAllSentWithDistinctIds) {
     for (const auto& r : s.reports()) ids.insert(r.report_id());
   }
   EXPECT_EQ(ids.size(), 1000u);
+}
+
+// ---- Delivery: the background sender, drops, bounds, deadlines ----
+
+// Waits (bounded) until `done` holds; false on timeout.
+template <typename F>
+bool Eventually(F done) {
+  for (int i = 0; i < 1000; ++i) {
+    if (done()) return true;
+    absl::SleepFor(absl::Milliseconds(5));
+  }
+  return done();
+}
+
+TEST_F(ReporterTest, BackgroundSenderDeliversWithoutFlush) {
+  options_.background_sending = true;
+  options_.send_interval = absl::Milliseconds(5);
+  auto reporter = Make();
+  for (int i = 0; i < 20; ++i) ASSERT_TRUE(reporter->Report("m", i % 2 == 0).ok());
+  EXPECT_TRUE(Eventually([&] { return reporter->pending() == 0; }));
+  EXPECT_EQ(transport_->StoredCount(), 20);
+  EXPECT_EQ(reporter->Stats()->counters.acknowledged, 20);
+}
+
+TEST_F(ReporterTest, BackgroundSenderRetriesUntilTheServerIsBack) {
+  options_.background_sending = true;
+  options_.send_interval = absl::Milliseconds(5);
+  transport_->SetDown(true);
+  auto reporter = Make();
+  for (int i = 0; i < 10; ++i) ASSERT_TRUE(reporter->Report("m", true).ok());
+  EXPECT_TRUE(Eventually([&] { return transport_->SubmitCount() >= 3; }));
+  EXPECT_EQ(reporter->pending(), 10u);  // nothing lost while the server is down
+  transport_->SetDown(false);
+  EXPECT_TRUE(Eventually([&] { return reporter->pending() == 0; }));
+  EXPECT_EQ(transport_->StoredCount(), 10);
+}
+
+TEST_F(ReporterTest, NotFoundIsDroppedCountedAndLoggedWithoutRetry) {
+  transport_->failures = 1;
+  transport_->failure = absl::NotFoundError("reports[0].metric: unknown");
+  std::vector<std::string> logged;
+  absl::Mutex log_mu;
+  options_.log = [&](LogLevel level, absl::string_view message) {
+    absl::MutexLock lock(&log_mu);
+    if (level == LogLevel::kError) logged.emplace_back(message);
+  };
+  auto reporter = Make();
+  ASSERT_TRUE(reporter->Report("m", true).ok());
+  ASSERT_TRUE(reporter->Report("m", false).ok());
+  EXPECT_EQ(reporter->Flush().code(), absl::StatusCode::kNotFound);
+  EXPECT_EQ(transport_->SubmitCount(), 1);
+  EXPECT_EQ(reporter->Stats()->counters.dropped_rejected, 2);
+  ASSERT_EQ(logged.size(), 1u);
+  EXPECT_THAT(logged[0], HasSubstr("reports[0].metric: unknown"));
+}
+
+TEST_F(ReporterTest, FullQueueDropsOldestFirstAndCountsThem) {
+  options_.max_queued_reports = 3;
+  options_.policy = PrivacyPolicy::kFresh;
+  options_.max_reports_per_period = 100;
+  auto reporter = Make();
+  for (int i = 0; i < 5; ++i) ASSERT_TRUE(reporter->Report("m", true).ok());
+  EXPECT_EQ(reporter->pending(), 3u);
+  EXPECT_EQ(reporter->Stats()->counters.dropped_queue_full, 2);
+  // The 3 kept are the newest: the ids sent are those of reports 3, 4 and 5.
+  ASSERT_TRUE(reporter->Flush().ok());
+  ASSERT_EQ(transport_->submits.size(), 1u);
+  EXPECT_EQ(transport_->submits[0].reports_size(), 3);
+}
+
+TEST_F(ReporterTest, FlushGivesUpAtItsDeadlineAndKeepsTheReports) {
+  options_.max_attempts = 1000000;
+  options_.initial_backoff = absl::Milliseconds(5);
+  options_.shutdown_drain_timeout = absl::Milliseconds(10);
+  transport_->SetDown(true);
+  auto reporter = Make();
+  ASSERT_TRUE(reporter->Report("m", true).ok());
+  EXPECT_EQ(reporter->Flush(absl::Milliseconds(50)).code(), absl::StatusCode::kDeadlineExceeded);
+  EXPECT_EQ(reporter->pending(), 1u);
+}
+
+TEST_F(ReporterTest, DestructorDrainsTheQueue) {
+  {
+    auto reporter = Make();
+    for (int i = 0; i < 7; ++i) ASSERT_TRUE(reporter->Report("m", true).ok());
+  }
+  EXPECT_EQ(transport_->StoredCount(), 7);
+}
+
+TEST_F(ReporterTest, ReportNeedsNoNetworkOnceTheDesignIsKnown) {
+  auto reporter = Make();
+  ASSERT_TRUE(reporter->Prefetch({"m"}, absl::Seconds(1)).ok());
+  transport_->design_failure = absl::UnavailableError("offline");
+  transport_->SetDown(true);
+  EXPECT_TRUE(reporter->Report("m", true).ok());
+  EXPECT_EQ(transport_->design_calls, 1);
+}
+
+TEST_F(ReporterTest, WithoutFirstDesignWaitReportFailsFastAndTheSenderFetches) {
+  options_.background_sending = true;
+  options_.send_interval = absl::Milliseconds(5);
+  options_.first_design_wait = absl::ZeroDuration();
+  auto reporter = Make();
+  EXPECT_EQ(reporter->Report("m", true).code(), absl::StatusCode::kUnavailable);
+  EXPECT_EQ(reporter->pending(), 0u);
+  EXPECT_TRUE(Eventually([&] { return reporter->Report("m", true).ok(); }));
+}
+
+TEST_F(ReporterTest, InvalidOptionsAreReportedByEveryCall) {
+  options_.max_batch_reports = 0;
+  auto reporter = Make();
+  absl::Status s = reporter->Report("m", true);
+  EXPECT_EQ(s.code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_THAT(s.message(), HasSubstr("max_batch_reports"));
+  EXPECT_EQ(Reporter::Open(transport_, MakeMemoryDeviceStore(), options_).status().code(),
+            absl::StatusCode::kInvalidArgument);
 }
 
 }  // namespace

@@ -110,6 +110,7 @@ absl::StatusOr<ReplayResult> ReplaySurvey(const std::vector<SurveyRow>& rows,
   ReplayResult result;
   for (const SurveyRow& row : rows) {
     client::ReporterOptions device_options = options;
+    device_options.background_sending = false;  // each device flushes right away below
     for (const auto& [key, value] : row.labels) device_options.labels[key] = value;
     std::unique_ptr<client::Reporter> device =
         gen == nullptr

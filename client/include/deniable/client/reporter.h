@@ -1,40 +1,73 @@
 // The SDK's entry point: answer a yes/no metric on the device, send only randomized bits.
 //
-// Example:
-//   auto transport = deniable::client::MakeGrpcTransport(channel);
-//   std::unique_ptr<deniable::client::Reporter> reporter =
-//       deniable::client::Reporter::Create(transport);
-//   absl::Status s = reporter->Report("uses_drugs", /*answer=*/true);  // randomized here
-//   s = reporter->Flush();                                             // sends the batch
+// Example (see examples/report_app.cc and docs/sdk.md):
+//   auto store = deniable::client::OpenSqliteDeviceStore({.path = dir + "/deniable.db"});
+//   auto transport = deniable::client::MakeSecureGrpcTransport({.target = "collector:443",
+//                                                               .ca_file = "ca.pem"});
+//   auto reporter = deniable::client::Reporter::Open(*transport, *std::move(store), {});
+//   (*reporter)->Prefetch({"uses_drugs"}, absl::Seconds(5));   // optional: designs up front
+//   absl::Status s = (*reporter)->Report("uses_drugs", true);  // randomized, queued, durable
+//   s = (*reporter)->Flush(absl::Seconds(10));                 // optional: the sender also sends
 //
 // What leaves the device: for each Report() one randomized bit r (drawn with the metric's
 // design, statistics.md section 1), a 16-byte report id from the secure generator, the design
 // version, the event time rounded down to the metric's precision (an hour by default) and the
 // reporter's public labels. The true answer is passed to the randomizer and dropped; it is
-// never stored, queued, logged or sent.
+// never queued, logged or sent. Under memoization it is the key of the memo table (see
+// device_store.h for why that local table is sensitive).
 //
-// Randomness: Create() uses SecureBitGen (OpenSSL RAND_bytes). CreateForTesting() takes any
-// absl::BitGenRef (a seeded engine or absl::MockingBitGen) and must not be used in production.
+// Longitudinal privacy (statistics.md section 4):
+//   - PrivacyPolicy::kMemoize (default): the bit is drawn once per (metric, design version,
+//     true value) and stored; every later report of that true value sends the same bit. However
+//     often the device reports, the server learns no more than from the first report while the
+//     true value stays the same. Remaining leaks: a change of the true value can show (the bit
+//     for the other value is drawn independently, so the bits may differ), and a new design
+//     version draws again (each spends its epsilon once).
+//   - PrivacyPolicy::kFresh: every report is randomized anew, so k reports spend k epsilon;
+//     max_reports_per_period caps k per metric and period (RESOURCE_EXHAUSTED beyond it).
+//   The ledger (Ledger()) counts reports and epsilon spent per metric under both views.
 //
-// Each Report() is an independent randomization: repeated reports of the same true value
-// spend epsilon again each time (statistics.md section 4).
+// Delivery: Report() commits the randomized report to the device store before it returns
+// (durable with the SQLite store) and never waits on the network once the metric's design is
+// known. A background sender thread sends the queue in batches with a deadline per call,
+// retries UNAVAILABLE / DEADLINE_EXCEEDED / RESOURCE_EXHAUSTED with exponential backoff and full
+// jitter (re-sending the same report ids: the server counts each once), and deletes a report
+// only after the server acknowledged it. INVALID_ARGUMENT and NOT_FOUND are never retried:
+// the batch is dropped, counted and logged through ReporterOptions::log.
 //
-// Thread-safe: Report() and Flush() may be called from any number of threads.
+// Designs: cached in memory and in the store (so Report() works offline after a restart);
+// refreshed in the background when the server lists the metric in stale_metrics, while reports
+// keep using the cached version (the server accepts every existing version). A metric never
+// seen before is fetched by Report() itself, bounded by first_design_wait; call Prefetch() at
+// start-up to keep even that first call off the network.
+//
+// Randomness: Create()/Open() use SecureBitGen (OpenSSL RAND_bytes). CreateForTesting() takes
+// any absl::BitGenRef (a seeded engine or absl::MockingBitGen) and must not be used in
+// production.
+//
+// Thread-safe: every method may be called from any number of threads.
 #ifndef DENIABLE_CLIENT_REPORTER_H_
 #define DENIABLE_CLIENT_REPORTER_H_
 
 #include <cstddef>
+#include <cstdint>
+#include <functional>
 #include <map>
 #include <memory>
 #include <string>
+#include <thread>
+#include <utility>
 #include <vector>
 
 #include "absl/base/thread_annotations.h"
 #include "absl/container/flat_hash_map.h"
 #include "absl/random/bit_gen_ref.h"
 #include "absl/status/status.h"
+#include "absl/status/statusor.h"
+#include "absl/strings/string_view.h"
 #include "absl/synchronization/mutex.h"
 #include "absl/time/time.h"
+#include "deniable/client/device_store.h"
 #include "deniable/client/secure_bit_gen.h"
 #include "deniable/client/transport.h"
 #include "deniable/common/clock.h"
@@ -42,72 +75,151 @@
 
 namespace deniable::client {
 
+enum class PrivacyPolicy {
+  kMemoize,  // one bit per (metric, design version, true value), re-sent (the default)
+  kFresh,    // a new bit per report, capped per period
+};
+
+enum class LogLevel { kInfo, kWarning, kError };
+
 struct ReporterOptions {
+  PrivacyPolicy policy = PrivacyPolicy::kMemoize;
+  // Per metric, at most this many reports are accepted per period (aligned to the Unix epoch);
+  // Report() returns RESOURCE_EXHAUSTED beyond it. 0: no cap (only allowed with kMemoize).
+  // With kFresh a metric spends at most max_reports_per_period * epsilon per period.
+  int64_t max_reports_per_period = 0;
+  absl::Duration period = absl::Hours(24);
+
   // Deadline of each RPC.
   absl::Duration rpc_timeout = absl::Seconds(10);
   // Reports per SubmitReports call (the server accepts up to 10000 by default).
   int max_batch_reports = 1000;
-  // Attempts per batch when the server is UNAVAILABLE, DEADLINE_EXCEEDED or RESOURCE_EXHAUSTED;
-  // each retry re-sends the same report ids, so the server counts each report once.
+  // Flush(): attempts per batch on a transient error before Flush gives up (the reports stay
+  // queued). The background sender retries without limit.
   int max_attempts = 5;
-  // Exponential backoff between attempts: initial_backoff * 2^k, capped, with full jitter.
+  // Exponential backoff between attempts: a uniform draw in [0, initial_backoff * 2^k], the
+  // bound capped at max_backoff (full jitter).
   absl::Duration initial_backoff = absl::Milliseconds(100);
   absl::Duration max_backoff = absl::Seconds(5);
+  // The queue holds at most this many reports; the oldest are dropped (and counted) beyond it.
+  int64_t max_queued_reports = 100000;
+
+  // The background sender: every send_interval it sends everything queued (in batches), so
+  // reports made within one interval share a call. false: only Flush() and the destructor send.
+  bool background_sending = true;
+  absl::Duration send_interval = absl::Milliseconds(200);
+  // How long Report() may wait to fetch the design of a metric it has never seen. Zero: never
+  // wait; Report() returns UNAVAILABLE and the sender fetches the design in the background.
+  absl::Duration first_design_wait = absl::Seconds(2);
+  // The destructor flushes for at most this long; what is left stays in the store.
+  absl::Duration shutdown_drain_timeout = absl::Seconds(2);
+
   // Public, low-cardinality labels attached to every report (for example {"region", "N"}).
   // Never put identifying or free-text values here: they are sent in the clear.
   std::map<std::string, std::string> labels;
+  // Receives delivery events (drops with their reason, retries). Called from the sender or the
+  // flushing thread; must be thread-safe and must not call back into the Reporter. Messages
+  // never contain a true answer. Default: none.
+  std::function<void(LogLevel, absl::string_view)> log;
+};
+
+// Delivery figures of a reporter (all metrics), read with Reporter::Stats().
+struct DeliveryStats {
+  int64_t queued = 0;  // reports in the store waiting for an acknowledgement
+  DeliveryCounters counters;
 };
 
 class Reporter {
  public:
-  // A reporter that randomizes with SecureBitGen and reads the system clock.
+  // A reporter over `store` (owned) that randomizes with SecureBitGen and reads the system clock.
+  // Errors: INVALID_ARGUMENT naming the option (for example "max_reports_per_period" when kFresh
+  // has no cap, or "max_batch_reports" < 1).
+  static absl::StatusOr<std::unique_ptr<Reporter>> Open(std::shared_ptr<ReportTransport> transport,
+                                                        std::unique_ptr<DeviceStore> store,
+                                                        ReporterOptions options);
+  // Open() with an in-memory store. Invalid options make every Report() return the error.
   static std::unique_ptr<Reporter> Create(std::shared_ptr<ReportTransport> transport,
                                           ReporterOptions options = {});
   // For tests and simulations only: randomness from `gen` (must outlive the reporter; calls to
   // it are serialized by the reporter) and time from `clock` (must outlive the reporter).
+  // `store` null means an in-memory store. Invalid options make every Report() return the error.
   static std::unique_ptr<Reporter> CreateForTesting(std::shared_ptr<ReportTransport> transport,
                                                     ReporterOptions options, absl::BitGenRef gen,
-                                                    const Clock* clock);
+                                                    const Clock* clock,
+                                                    std::unique_ptr<DeviceStore> store = nullptr);
 
-  // Randomizes `answer` with the metric's design and queues the randomized report. Fetches and
-  // caches the design on first use of a metric (a network call bounded by rpc_timeout).
-  // Errors: from fetching the design (NOT_FOUND for an unknown metric, UNAVAILABLE, ...), or
-  // INVALID_ARGUMENT if the server sent a design the SDK cannot verify. Nothing is queued then.
-  absl::Status Report(const std::string& metric, bool answer);
+  // Stops the sender, then flushes for at most shutdown_drain_timeout.
+  ~Reporter();
 
-  // Sends every queued report in batches, retrying transient errors with backoff. Returns OK
-  // when all were acknowledged. On a transient error after max_attempts the unsent reports stay
-  // queued (a later Flush re-sends them with the same ids) and the error is returned. On a
-  // permanent error (INVALID_ARGUMENT, NOT_FOUND, ...) that batch is dropped and the error is
-  // returned.
-  absl::Status Flush();
+  // Randomizes `answer` with the metric's design (or takes its memoized bit) and commits the
+  // randomized report to the store; OK means it is durable and will be sent.
+  // Errors (nothing is queued then): FAILED_PRECONDITION / INVALID_ARGUMENT for invalid options;
+  // the design fetch's status for a metric never seen (NOT_FOUND, UNAVAILABLE,
+  // DEADLINE_EXCEEDED; INVALID_ARGUMENT if the server sent a design the SDK cannot verify);
+  // RESOURCE_EXHAUSTED when the metric's cap for the period is reached; the store's error.
+  // `report_id`, if not null, receives the 16 random bytes that identify the queued report on
+  // the server (for delivery tracing; they carry no information about the answer).
+  absl::Status Report(const std::string& metric, bool answer, std::string* report_id = nullptr);
 
-  // Reports queued and not yet acknowledged.
+  // Fetches and caches the designs of `metrics`, each call bounded by `timeout`. Returns the
+  // first error (the others are still fetched).
+  absl::Status Prefetch(const std::vector<std::string>& metrics, absl::Duration timeout);
+
+  // Sends queued reports on the calling thread until the queue is empty (OK), `timeout` has
+  // passed (DEADLINE_EXCEEDED), or a batch failed transiently max_attempts times (that status).
+  // Unsent reports stay queued. A batch rejected with a permanent error is dropped and counted
+  // and Flush continues; it then returns the first such error (the message says "dropped").
+  absl::Status Flush(absl::Duration timeout = absl::InfiniteDuration());
+
+  // Reports queued and not yet acknowledged (0 if the store cannot be read).
   size_t pending() const;
+  // The privacy ledger, per metric.
+  absl::StatusOr<std::map<std::string, MetricLedger>> Ledger() const;
+  absl::StatusOr<DeliveryStats> Stats() const;
 
  private:
   struct CachedDesign {
     uint32_t version = 0;
     Channel channel;
+    double epsilon = 0;
     int64_t time_precision_seconds = 3600;
   };
+  enum class SendOutcome { kEmpty, kSent, kTransient, kPermanent };
 
-  Reporter(std::shared_ptr<ReportTransport> transport, ReporterOptions options,
-           std::unique_ptr<SecureBitGen> secure, absl::BitGenRef gen, const Clock* clock);
+  Reporter(std::shared_ptr<ReportTransport> transport, std::unique_ptr<DeviceStore> store,
+           ReporterOptions options, std::unique_ptr<SecureBitGen> secure, absl::BitGenRef gen,
+           const Clock* clock, absl::Status options_status);
+  static absl::Status ValidateOptions(const ReporterOptions& options);
+  static absl::StatusOr<CachedDesign> ParseDesign(const v1::GetDesignResponse& response);
   absl::StatusOr<CachedDesign> DesignFor(const std::string& metric);
-  absl::Status SendWithRetry(const v1::SubmitReportsRequest& request);
+  absl::StatusOr<CachedDesign> FetchDesign(const std::string& metric, absl::Duration timeout);
+  // Sends the oldest batch once. REQUIRES: send_mu_ held.
+  SendOutcome SendOneBatch(absl::Duration timeout, absl::Status* error)
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(send_mu_);
+  absl::Duration Backoff(int failures);
+  void RefreshStaleDesigns();
+  void SenderLoop();
+  void Log(LogLevel level, const std::string& message) const;
 
   const std::shared_ptr<ReportTransport> transport_;
+  const std::unique_ptr<DeviceStore> store_;
   const ReporterOptions options_;
   const Clock* const clock_;
+  const absl::Status options_status_;
 
-  mutable absl::Mutex mu_;
+  mutable absl::Mutex mu_;  // Report()'s lookup-randomize-commit, the generator, the caches
   std::unique_ptr<SecureBitGen> secure_ ABSL_GUARDED_BY(mu_);  // owned default generator
   absl::BitGenRef gen_ ABSL_GUARDED_BY(mu_);
   absl::flat_hash_map<std::string, CachedDesign> designs_ ABSL_GUARDED_BY(mu_);
-  std::vector<v1::Report> queue_ ABSL_GUARDED_BY(mu_);
+  // Per metric: the start of the cap period and the reports accepted in it (from the ledger).
+  absl::flat_hash_map<std::string, std::pair<int64_t, int64_t>> periods_ ABSL_GUARDED_BY(mu_);
+  std::vector<std::string> stale_ ABSL_GUARDED_BY(mu_);    // designs to refresh
+  std::vector<std::string> missing_ ABSL_GUARDED_BY(mu_);  // designs to fetch in the background
+  bool wake_ ABSL_GUARDED_BY(mu_) = false;
+  bool stop_ ABSL_GUARDED_BY(mu_) = false;
 
-  absl::Mutex flush_mu_;  // one Flush at a time, so a batch is never sent twice concurrently
+  absl::Mutex send_mu_;  // one batch in flight at a time, so a batch is never sent twice at once
+  std::thread sender_;
 };
 
 }  // namespace deniable::client

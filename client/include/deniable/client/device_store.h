@@ -1,0 +1,143 @@
+// The device's local state: the memo table, the queue of reports not yet acknowledged by the
+// server, the privacy ledger, delivery counters and the cached designs.
+//
+// Two implementations: OpenSqliteDeviceStore (a file chosen by the app; survives process death,
+// used in production) and MakeMemoryDeviceStore (lost with the process; for simulations and
+// tests). The Reporter is the only writer; an app normally only chooses which one to open:
+//
+//   absl::StatusOr<std::unique_ptr<deniable::client::DeviceStore>> store =
+//       deniable::client::OpenSqliteDeviceStore({.path = app_data_dir + "/deniable.db"});
+//
+// What is stored, and why it is sensitive:
+//   - memo table: (metric, design version, true value) -> the randomized bit drawn for it
+//     (statistics.md section 4; RAPPOR's permanent randomized response). Anyone who reads the
+//     table learns which true values this device has reported and their bits, so the file is
+//     created with mode 0600 and must stay in the app's private storage. It reveals nothing to
+//     the server beyond the bits it already received.
+//   - queue: the randomized v1::Report messages exactly as they will be sent (bit, id, design
+//     version, rounded time, labels). Never the true answer.
+//   - ledger and counters: per-metric numbers of reports and epsilon spent (see MetricLedger).
+//   - designs: the last GetDesignResponse per metric, so that Report() works offline after a
+//     restart.
+//
+// One process per store file: two processes sharing a file would both send its queue (the
+// server would still count each report once, by id). Implementations are thread-safe.
+#ifndef DENIABLE_CLIENT_DEVICE_STORE_H_
+#define DENIABLE_CLIENT_DEVICE_STORE_H_
+
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "absl/status/status.h"
+#include "absl/status/statusor.h"
+#include "deniable/v1/report_service.pb.h"
+
+namespace deniable::client {
+
+// The privacy ledger of one metric on this device. Epsilon is in nats (statistics.md section 2);
+// +infinity once a design with unbounded epsilon (for example tails-says-yes) was used.
+struct MetricLedger {
+  int64_t reports_accepted = 0;      // Report() calls that queued a report
+  int64_t reports_acknowledged = 0;  // of those, committed by the server
+  // Fresh draws of the randomizer. Memoization: one per (design version, true value) seen;
+  // fresh randomization: one per report.
+  int64_t randomizations = 0;
+  // The privacy spent under the policy in use: the sum of the design's epsilon over the
+  // randomizations (sequential composition, statistics.md section 4). Counted when the bit is
+  // drawn, whether or not it was later sent (a lost acknowledgement cannot be told apart).
+  double epsilon_spent = 0;
+  // What the same reports would have spent with fresh randomization: the sum of epsilon over
+  // every accepted report. epsilon_spent <= epsilon_if_fresh; the gap is what memoization saved.
+  double epsilon_if_fresh = 0;
+  // The cap window of fresh randomization: start of the current period (seconds since the Unix
+  // epoch, UTC) and reports accepted in it.
+  int64_t period_start_seconds = 0;
+  int64_t reports_this_period = 0;
+};
+
+// Delivery counters of the device (all metrics), persisted with the queue.
+struct DeliveryCounters {
+  int64_t acknowledged = 0;  // reports the server committed
+  int64_t duplicates = 0;    // of those, ids the server already had (a re-send after a lost ack)
+  int64_t dropped_rejected = 0;    // dropped after INVALID_ARGUMENT / NOT_FOUND from the server
+  int64_t dropped_queue_full = 0;  // oldest reports evicted because the queue was full
+};
+
+// One report waiting in the queue; `sequence` orders the queue (oldest first).
+struct QueuedReport {
+  int64_t sequence = 0;
+  v1::Report report;
+};
+
+// What Report() commits in one transaction.
+struct ReportCommit {
+  v1::Report report;  // the randomized report to queue
+  // Set when the bit was freshly drawn under memoization: the memo entry to store.
+  struct MemoEntry {
+    uint32_t design_version = 0;
+    bool true_value = false;
+    bool bit = false;
+  };
+  std::optional<MemoEntry> memo;
+  // Ledger increments for report.metric(); period fields as described in MetricLedger.
+  bool randomized = false;
+  double epsilon = 0;  // the design's epsilon, nats
+  int64_t period_start_seconds = 0;
+  // The queue holds at most this many reports: the oldest are evicted (and counted in
+  // DeliveryCounters::dropped_queue_full) when the new one would exceed it. >= 1.
+  int64_t max_queued_reports = 1;
+};
+
+class DeviceStore {
+ public:
+  virtual ~DeviceStore() = default;
+
+  // The memoized bit for (metric, design version, true value), or nullopt.
+  virtual absl::StatusOr<std::optional<bool>> LookupMemo(const std::string& metric,
+                                                         uint32_t design_version,
+                                                         bool true_value) = 0;
+  // Atomically: stores the memo entry (if any), appends the report, updates the metric's ledger
+  // and evicts the oldest reports beyond max_queued_reports. Durable when it returns OK (for
+  // the SQLite store: committed and synced). On error nothing changed.
+  virtual absl::Status CommitReport(const ReportCommit& commit) = 0;
+  // Up to `limit` oldest queued reports, oldest first.
+  virtual absl::StatusOr<std::vector<QueuedReport>> PeekOldest(int64_t limit) = 0;
+  // Atomically removes the reports with these sequences (those not queued any more are ignored)
+  // and adds to the counters; each removed report counts as acknowledged in its metric's
+  // ledger when `acknowledged` is true.
+  virtual absl::Status RemoveReports(const std::vector<int64_t>& sequences, bool acknowledged,
+                                     const DeliveryCounters& counter_increments) = 0;
+  virtual absl::StatusOr<int64_t> QueueSize() = 0;
+  virtual absl::StatusOr<std::map<std::string, MetricLedger>> ReadLedger() = 0;
+  virtual absl::StatusOr<DeliveryCounters> ReadCounters() = 0;
+
+  // The cached design response of a metric (a serialized v1::GetDesignResponse), or nullopt.
+  virtual absl::StatusOr<std::optional<std::string>> LoadDesign(const std::string& metric) = 0;
+  virtual absl::Status SaveDesign(const std::string& metric, const std::string& serialized) = 0;
+};
+
+// Volatile state for simulations and tests. Thread-safe.
+std::unique_ptr<DeviceStore> MakeMemoryDeviceStore();
+
+struct SqliteDeviceStoreOptions {
+  // The file; created (mode 0600) if missing. Its directory must exist.
+  std::string path = {};
+  // true: every CommitReport is synced to disk before it returns (SQLite synchronous=FULL in WAL
+  // mode): a report survives power loss. false: synchronous=NORMAL: it survives the death of
+  // the process but the last reports may be lost on power loss; several times faster.
+  bool sync_every_report = true;
+};
+
+// Opens or creates the SQLite store. Errors: INVALID_ARGUMENT naming "path" when it is empty;
+// UNAVAILABLE when the file cannot be opened or created (the message names the path);
+// DATA_LOSS when it is not a device store.
+absl::StatusOr<std::unique_ptr<DeviceStore>> OpenSqliteDeviceStore(
+    const SqliteDeviceStoreOptions& options);
+
+}  // namespace deniable::client
+
+#endif  // DENIABLE_CLIENT_DEVICE_STORE_H_

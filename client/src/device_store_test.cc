@@ -1,0 +1,157 @@
+// The two device stores behave alike; the SQLite one also persists and refuses foreign files.
+#include "deniable/client/device_store.h"
+
+#include <unistd.h>
+
+#include <algorithm>
+#include <fstream>
+#include <string>
+
+#include "absl/strings/str_cat.h"
+#include "gmock/gmock.h"
+#include "gtest/gtest.h"
+
+namespace deniable::client {
+namespace {
+
+std::string TempPath(std::string name) {
+  std::replace(name.begin(), name.end(), '/', '_');  // parameterized names hold a '/'
+  std::string path = absl::StrCat(::testing::TempDir(), "/store_", getpid(), "_", name, ".db");
+  for (const char* suffix : {"", "-wal", "-shm"}) unlink((path + suffix).c_str());
+  return path;
+}
+
+ReportCommit Commit(const std::string& metric, const std::string& id) {
+  ReportCommit c;
+  c.report.set_metric(metric);
+  c.report.set_report_id(id);
+  c.report.set_bit(1);
+  c.epsilon = 1.5;
+  c.randomized = true;
+  c.period_start_seconds = 86400;
+  c.max_queued_reports = 100;
+  return c;
+}
+
+class DeviceStoreTest : public ::testing::TestWithParam<bool> {
+ protected:
+  void SetUp() override {
+    if (GetParam()) {
+      auto store = OpenSqliteDeviceStore(
+          {.path = TempPath(::testing::UnitTest::GetInstance()->current_test_info()->name())});
+      ASSERT_TRUE(store.ok()) << store.status();
+      store_ = *std::move(store);
+    } else {
+      store_ = MakeMemoryDeviceStore();
+    }
+  }
+  std::unique_ptr<DeviceStore> store_;
+};
+
+TEST_P(DeviceStoreTest, QueueIsOldestFirstAndRemovalUpdatesLedgerAndCounters) {
+  ASSERT_TRUE(store_->CommitReport(Commit("a", "1")).ok());
+  ASSERT_TRUE(store_->CommitReport(Commit("b", "2")).ok());
+  ASSERT_TRUE(store_->CommitReport(Commit("a", "3")).ok());
+  auto batch = store_->PeekOldest(2);
+  ASSERT_TRUE(batch.ok());
+  ASSERT_EQ(batch->size(), 2u);
+  EXPECT_EQ((*batch)[0].report.report_id(), "1");
+  EXPECT_EQ((*batch)[1].report.report_id(), "2");
+  DeliveryCounters add;
+  add.acknowledged = 2;
+  add.duplicates = 1;
+  ASSERT_TRUE(store_->RemoveReports({(*batch)[0].sequence, (*batch)[1].sequence}, true, add).ok());
+  EXPECT_EQ(*store_->QueueSize(), 1);
+  auto ledger = store_->ReadLedger();
+  ASSERT_TRUE(ledger.ok());
+  EXPECT_EQ(ledger->at("a").reports_accepted, 2);
+  EXPECT_EQ(ledger->at("a").reports_acknowledged, 1);
+  EXPECT_DOUBLE_EQ(ledger->at("a").epsilon_spent, 3.0);
+  EXPECT_EQ(ledger->at("b").reports_acknowledged, 1);
+  EXPECT_EQ(store_->ReadCounters()->acknowledged, 2);
+  EXPECT_EQ(store_->ReadCounters()->duplicates, 1);
+}
+
+TEST_P(DeviceStoreTest, DroppedReportsAreNotCountedAsAcknowledged) {
+  ASSERT_TRUE(store_->CommitReport(Commit("a", "1")).ok());
+  auto batch = store_->PeekOldest(10);
+  DeliveryCounters add;
+  add.dropped_rejected = 1;
+  ASSERT_TRUE(store_->RemoveReports({(*batch)[0].sequence}, false, add).ok());
+  EXPECT_EQ(store_->ReadLedger()->at("a").reports_acknowledged, 0);
+  EXPECT_EQ(store_->ReadCounters()->dropped_rejected, 1);
+  EXPECT_EQ(*store_->QueueSize(), 0);
+}
+
+TEST_P(DeviceStoreTest, FullQueueEvictsTheOldest) {
+  for (int i = 0; i < 5; ++i) {
+    ReportCommit c = Commit("a", std::to_string(i));
+    c.max_queued_reports = 2;
+    ASSERT_TRUE(store_->CommitReport(c).ok());
+  }
+  auto batch = store_->PeekOldest(10);
+  ASSERT_EQ(batch->size(), 2u);
+  EXPECT_EQ((*batch)[0].report.report_id(), "3");
+  EXPECT_EQ((*batch)[1].report.report_id(), "4");
+  EXPECT_EQ(store_->ReadCounters()->dropped_queue_full, 3);
+}
+
+TEST_P(DeviceStoreTest, MemoEntryIsKeyedByMetricVersionAndValue) {
+  ReportCommit c = Commit("a", "1");
+  c.memo = ReportCommit::MemoEntry{3, true, false};
+  ASSERT_TRUE(store_->CommitReport(c).ok());
+  EXPECT_EQ(*store_->LookupMemo("a", 3, true), std::optional<bool>(false));
+  EXPECT_EQ(*store_->LookupMemo("a", 3, false), std::nullopt);
+  EXPECT_EQ(*store_->LookupMemo("a", 2, true), std::nullopt);
+  EXPECT_EQ(*store_->LookupMemo("b", 3, true), std::nullopt);
+}
+
+TEST_P(DeviceStoreTest, PeriodCountRestartsInANewPeriod) {
+  ReportCommit c = Commit("a", "1");
+  ASSERT_TRUE(store_->CommitReport(c).ok());
+  ASSERT_TRUE(store_->CommitReport(c).ok());
+  c.period_start_seconds = 2 * 86400;
+  ASSERT_TRUE(store_->CommitReport(c).ok());
+  const MetricLedger l = store_->ReadLedger()->at("a");
+  EXPECT_EQ(l.period_start_seconds, 2 * 86400);
+  EXPECT_EQ(l.reports_this_period, 1);
+  EXPECT_EQ(l.reports_accepted, 3);
+}
+
+INSTANTIATE_TEST_SUITE_P(MemoryAndSqlite, DeviceStoreTest, ::testing::Bool(),
+                         [](const auto& p) { return p.param ? "Sqlite" : "Memory"; });
+
+TEST(SqliteDeviceStoreTest, StateSurvivesReopening) {
+  const std::string path = TempPath("reopen");
+  {
+    auto store = OpenSqliteDeviceStore({.path = path});
+    ASSERT_TRUE(store.ok());
+    ReportCommit c = Commit("a", "1");
+    c.memo = ReportCommit::MemoEntry{1, false, true};
+    ASSERT_TRUE((*store)->CommitReport(c).ok());
+    ASSERT_TRUE((*store)->SaveDesign("a", "design-bytes").ok());
+  }
+  auto store = OpenSqliteDeviceStore({.path = path});
+  ASSERT_TRUE(store.ok());
+  EXPECT_EQ(*(*store)->QueueSize(), 1);
+  EXPECT_EQ(*(*store)->LookupMemo("a", 1, false), std::optional<bool>(true));
+  EXPECT_EQ(*(*store)->LoadDesign("a"), std::optional<std::string>("design-bytes"));
+}
+
+TEST(SqliteDeviceStoreTest, RefusesAFileThatIsNotADeviceStore) {
+  const std::string path = TempPath("foreign");
+  std::ofstream(path) << "not a database, just text that is long enough to have a header.....";
+  auto store = OpenSqliteDeviceStore({.path = path});
+  EXPECT_EQ(store.status().code(), absl::StatusCode::kDataLoss);
+  EXPECT_THAT(store.status().message(), ::testing::HasSubstr(path));
+}
+
+TEST(SqliteDeviceStoreTest, RejectsEmptyPathAndMissingDirectory) {
+  EXPECT_EQ(OpenSqliteDeviceStore({.path = ""}).status().code(),
+            absl::StatusCode::kInvalidArgument);
+  EXPECT_EQ(OpenSqliteDeviceStore({.path = "/nonexistent-dir/x.db"}).status().code(),
+            absl::StatusCode::kUnavailable);
+}
+
+}  // namespace
+}  // namespace deniable::client

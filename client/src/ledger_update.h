@@ -1,0 +1,34 @@
+// The ledger arithmetic shared by the device stores (private to the SDK).
+#ifndef DENIABLE_CLIENT_SRC_LEDGER_UPDATE_H_
+#define DENIABLE_CLIENT_SRC_LEDGER_UPDATE_H_
+
+#include "deniable/client/device_store.h"
+
+namespace deniable::client {
+
+// Applies one committed report to its metric's ledger.
+inline void ApplyCommitToLedger(const ReportCommit& commit, MetricLedger* ledger) {
+  ++ledger->reports_accepted;
+  ledger->epsilon_if_fresh += commit.epsilon;
+  if (commit.randomized) {
+    ++ledger->randomizations;
+    ledger->epsilon_spent += commit.epsilon;
+  }
+  if (ledger->period_start_seconds == commit.period_start_seconds) {
+    ++ledger->reports_this_period;
+  } else {
+    ledger->period_start_seconds = commit.period_start_seconds;
+    ledger->reports_this_period = 1;
+  }
+}
+
+inline void AddCounters(const DeliveryCounters& add, DeliveryCounters* to) {
+  to->acknowledged += add.acknowledged;
+  to->duplicates += add.duplicates;
+  to->dropped_rejected += add.dropped_rejected;
+  to->dropped_queue_full += add.dropped_queue_full;
+}
+
+}  // namespace deniable::client
+
+#endif  // DENIABLE_CLIENT_SRC_LEDGER_UPDATE_H_

@@ -1,0 +1,221 @@
+// Longitudinal privacy: memoized bits, fresh randomization with a cap, and the ledger.
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cmath>
+#include <random>
+#include <string>
+
+#include "absl/strings/str_cat.h"
+#include "client/src/testing/fake_transport.h"
+#include "deniable/client/reporter.h"
+#include "gmock/gmock.h"
+#include "gtest/gtest.h"
+
+namespace deniable::client {
+namespace {
+
+using ::deniable::client::testing::FakeTransport;
+
+constexpr int64_t kNow = 1'700'001'234;
+const double kLn3 = std::log(3.0);
+
+class MemoizationTest : public ::testing::Test {
+ protected:
+  MemoizationTest() : clock_(absl::FromUnixSeconds(kNow)), gen_(7) {
+    options_.background_sending = false;
+    path_ = absl::StrCat(::testing::TempDir(), "/memo_", getpid(), "_",
+                         ::testing::UnitTest::GetInstance()->current_test_info()->name(), ".db");
+    unlink(path_.c_str());
+  }
+  ~MemoizationTest() override {
+    for (const char* suffix : {"", "-wal", "-shm"}) unlink((path_ + suffix).c_str());
+  }
+  std::unique_ptr<Reporter> Make(std::unique_ptr<DeviceStore> store = nullptr) {
+    return Reporter::CreateForTesting(transport_, options_, gen_, &clock_, std::move(store));
+  }
+  std::unique_ptr<DeviceStore> OpenFile() {
+    absl::StatusOr<std::unique_ptr<DeviceStore>> store = OpenSqliteDeviceStore({.path = path_});
+    EXPECT_TRUE(store.ok()) << store.status();
+    return store.ok() ? *std::move(store) : nullptr;
+  }
+  // The bits sent, in order.
+  std::vector<uint32_t> SentBits() {
+    std::vector<uint32_t> bits;
+    for (const auto& s : transport_->submits) {
+      for (const auto& r : s.reports()) bits.push_back(r.bit());
+    }
+    return bits;
+  }
+
+  std::shared_ptr<FakeTransport> transport_ = std::make_shared<FakeTransport>();
+  ReporterOptions options_;
+  FakeClock clock_;
+  std::mt19937_64 gen_;
+  std::string path_;
+};
+
+TEST_F(MemoizationTest, MemoizedBitIsStableAcrossTenThousandReports) {
+  auto reporter = Make();
+  for (int i = 0; i < 10000; ++i) ASSERT_TRUE(reporter->Report("m", true).ok());
+  ASSERT_TRUE(reporter->Flush().ok());
+  std::vector<uint32_t> bits = SentBits();
+  ASSERT_EQ(bits.size(), 10000u);
+  EXPECT_EQ(std::count(bits.begin(), bits.end(), bits[0]), 10000);
+  // Each report still has its own id: the server counts all 10000.
+  EXPECT_EQ(transport_->StoredCount(), 10000);
+  absl::StatusOr<std::map<std::string, MetricLedger>> ledger = reporter->Ledger();
+  ASSERT_TRUE(ledger.ok());
+  const MetricLedger& m = ledger->at("m");
+  EXPECT_EQ(m.reports_accepted, 10000);
+  EXPECT_EQ(m.reports_acknowledged, 10000);
+  EXPECT_EQ(m.randomizations, 1);
+  EXPECT_DOUBLE_EQ(m.epsilon_spent, kLn3);
+  EXPECT_NEAR(m.epsilon_if_fresh, 10000 * kLn3, 1e-6);
+}
+
+TEST_F(MemoizationTest, EachTrueValueHasItsOwnIndependentlyDrawnBit) {
+  // Across many devices (fresh memo tables), a memoized "yes" is 1 with probability a = 3/4 and a
+  // memoized "no" with b = 1/4: memoization does not change the channel. Fixed seed; bound 5 sd.
+  constexpr int kDevices = 2000;
+  int yes_of_true = 0;
+  int yes_of_false = 0;
+  for (int d = 0; d < kDevices; ++d) {
+    auto reporter = Make();
+    for (int i = 0; i < 3; ++i) {
+      ASSERT_TRUE(reporter->Report("m", true).ok());
+      ASSERT_TRUE(reporter->Report("m", false).ok());
+    }
+    ASSERT_TRUE(reporter->Flush().ok());
+  }
+  std::vector<uint32_t> bits = SentBits();
+  ASSERT_EQ(bits.size(), 6u * kDevices);
+  for (int d = 0; d < kDevices; ++d) {
+    for (int i = 1; i < 3; ++i) {
+      ASSERT_EQ(bits[6 * d + 2 * i], bits[6 * d]);          // true value: same bit
+      ASSERT_EQ(bits[6 * d + 2 * i + 1], bits[6 * d + 1]);  // false value: same bit
+    }
+    yes_of_true += static_cast<int>(bits[6 * d]);
+    yes_of_false += static_cast<int>(bits[6 * d + 1]);
+  }
+  const double sd = std::sqrt(kDevices * 0.75 * 0.25);
+  EXPECT_NEAR(yes_of_true, 0.75 * kDevices, 5 * sd);
+  EXPECT_NEAR(yes_of_false, 0.25 * kDevices, 5 * sd);
+}
+
+TEST_F(MemoizationTest, MemoizedBitSurvivesARestartOnTheSameDeviceFile) {
+  std::vector<uint32_t> first;
+  for (int restart = 0; restart < 5; ++restart) {
+    auto reporter = Make(OpenFile());
+    for (int i = 0; i < 20; ++i) ASSERT_TRUE(reporter->Report("m", false).ok());
+    ASSERT_TRUE(reporter->Flush().ok());
+  }
+  std::vector<uint32_t> bits = SentBits();
+  ASSERT_EQ(bits.size(), 100u);
+  EXPECT_EQ(std::count(bits.begin(), bits.end(), bits[0]), 100);
+  auto reporter = Make(OpenFile());
+  const MetricLedger m = reporter->Ledger()->at("m");
+  EXPECT_EQ(m.randomizations, 1);
+  EXPECT_EQ(m.reports_accepted, 100);
+  EXPECT_EQ(m.reports_acknowledged, 100);
+}
+
+TEST_F(MemoizationTest, SurvivesRestartWhateverTheSeedOfTheNextProcess) {
+  // A restarted process has a different generator state: the bit must come from the file.
+  { ASSERT_TRUE(Make(OpenFile())->Report("m", true).ok()); }
+  for (uint64_t seed = 1; seed <= 20; ++seed) {
+    gen_.seed(seed);
+    ASSERT_TRUE(Make(OpenFile())->Report("m", true).ok());
+  }
+  std::vector<uint32_t> bits = SentBits();
+  ASSERT_EQ(bits.size(), 21u);
+  EXPECT_EQ(std::count(bits.begin(), bits.end(), bits[0]), 21);
+}
+
+TEST_F(MemoizationTest, ANewDesignVersionDrawsAgainAndSpendsItsEpsilon) {
+  auto reporter = Make();
+  ASSERT_TRUE(reporter->Report("m", true).ok());
+  DesignToProto(*Design::SymmetricEpsilon(2.0), 2, &transport_->design_);
+  transport_->mark_stale = true;
+  ASSERT_TRUE(reporter->Flush().ok());  // the answer names "m" stale: the design is refetched
+  for (int i = 0; i < 10; ++i) ASSERT_TRUE(reporter->Report("m", true).ok());
+  ASSERT_TRUE(reporter->Flush().ok());
+  EXPECT_EQ(transport_->submits.back().reports(0).design_version(), 2u);
+  const MetricLedger m = reporter->Ledger()->at("m");
+  EXPECT_EQ(m.randomizations, 2);
+  EXPECT_DOUBLE_EQ(m.epsilon_spent, kLn3 + 2.0);
+}
+
+TEST_F(MemoizationTest, FreshLedgerAddsUp) {
+  options_.policy = PrivacyPolicy::kFresh;
+  options_.max_reports_per_period = 1000;
+  auto reporter = Make();
+  for (int i = 0; i < 250; ++i) ASSERT_TRUE(reporter->Report("m", i % 4 == 0).ok());
+  ASSERT_TRUE(reporter->Flush().ok());
+  const MetricLedger m = reporter->Ledger()->at("m");
+  EXPECT_EQ(m.reports_accepted, 250);
+  EXPECT_EQ(m.reports_acknowledged, 250);
+  EXPECT_EQ(m.randomizations, 250);
+  EXPECT_NEAR(m.epsilon_spent, 250 * kLn3, 1e-9);
+  EXPECT_DOUBLE_EQ(m.epsilon_spent, m.epsilon_if_fresh);
+  EXPECT_EQ(m.reports_this_period, 250);
+  EXPECT_EQ(reporter->Stats()->counters.acknowledged, 250);
+}
+
+TEST_F(MemoizationTest, FreshCapRefusesReportsBeyondItUntilTheNextPeriod) {
+  options_.policy = PrivacyPolicy::kFresh;
+  options_.max_reports_per_period = 3;
+  options_.period = absl::Hours(24);
+  {
+    auto reporter = Make(OpenFile());
+    for (int i = 0; i < 3; ++i) ASSERT_TRUE(reporter->Report("m", true).ok());
+    EXPECT_EQ(reporter->Report("m", true).code(), absl::StatusCode::kResourceExhausted);
+  }
+  // The cap is kept in the file: a restart does not reset it.
+  auto reporter = Make(OpenFile());
+  EXPECT_EQ(reporter->Report("m", true).code(), absl::StatusCode::kResourceExhausted);
+  clock_.Advance(absl::Hours(24));
+  EXPECT_TRUE(reporter->Report("m", true).ok());
+  const MetricLedger m = reporter->Ledger()->at("m");
+  EXPECT_EQ(m.reports_accepted, 4);
+  EXPECT_NEAR(m.epsilon_spent, 4 * kLn3, 1e-9);
+  EXPECT_EQ(m.reports_this_period, 1);
+}
+
+TEST_F(MemoizationTest, FreshRandomizationWithoutACapIsRefused) {
+  options_.policy = PrivacyPolicy::kFresh;
+  absl::StatusOr<std::unique_ptr<Reporter>> reporter =
+      Reporter::Open(transport_, MakeMemoryDeviceStore(), options_);
+  EXPECT_EQ(reporter.status().code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_THAT(reporter.status().message(), ::testing::HasSubstr("max_reports_per_period"));
+}
+
+TEST_F(MemoizationTest, UnsentReportsSurviveARestartAndAreSentOnce) {
+  transport_->SetDown(true);
+  options_.max_attempts = 1;
+  options_.shutdown_drain_timeout = absl::Milliseconds(1);
+  std::set<std::string> ids;
+  {
+    auto reporter = Make(OpenFile());
+    for (int i = 0; i < 5; ++i) ASSERT_TRUE(reporter->Report("m", true).ok());
+    EXPECT_FALSE(reporter->Flush().ok());
+  }
+  transport_->SetDown(false);
+  auto reporter = Make(OpenFile());
+  EXPECT_EQ(reporter->pending(), 5u);
+  ASSERT_TRUE(reporter->Flush().ok());
+  EXPECT_EQ(transport_->StoredCount(), 5);
+  EXPECT_EQ(reporter->pending(), 0u);
+  EXPECT_EQ(reporter->Stats()->counters.duplicates, 0);
+}
+
+TEST_F(MemoizationTest, DeviceFileIsPrivateToItsOwner) {
+  auto reporter = Make(OpenFile());
+  ASSERT_TRUE(reporter->Report("m", true).ok());
+  struct stat st {};
+  ASSERT_EQ(stat(path_.c_str(), &st), 0);
+  EXPECT_EQ(st.st_mode & 0777, 0600u);
+}
+
+}  // namespace
+}  // namespace deniable::client

@@ -1,0 +1,104 @@
+#include <deque>
+#include <tuple>
+#include <utility>
+
+#include "absl/base/thread_annotations.h"
+#include "absl/synchronization/mutex.h"
+#include "client/src/ledger_update.h"
+#include "deniable/client/device_store.h"
+
+namespace deniable::client {
+namespace {
+
+class MemoryDeviceStore : public DeviceStore {
+ public:
+  absl::StatusOr<std::optional<bool>> LookupMemo(const std::string& metric, uint32_t design_version,
+                                                 bool true_value) override {
+    absl::MutexLock lock(&mu_);
+    auto it = memo_.find(std::make_tuple(metric, design_version, true_value));
+    if (it == memo_.end()) return std::nullopt;
+    return it->second;
+  }
+
+  absl::Status CommitReport(const ReportCommit& commit) override {
+    absl::MutexLock lock(&mu_);
+    const std::string& metric = commit.report.metric();
+    if (commit.memo.has_value()) {
+      memo_[std::make_tuple(metric, commit.memo->design_version, commit.memo->true_value)] =
+          commit.memo->bit;
+    }
+    ApplyCommitToLedger(commit, &ledger_[metric]);
+    queue_.push_back({next_sequence_++, commit.report});
+    while (static_cast<int64_t>(queue_.size()) > commit.max_queued_reports) {
+      queue_.pop_front();
+      ++counters_.dropped_queue_full;
+    }
+    return absl::OkStatus();
+  }
+
+  absl::StatusOr<std::vector<QueuedReport>> PeekOldest(int64_t limit) override {
+    absl::MutexLock lock(&mu_);
+    std::vector<QueuedReport> out;
+    for (const QueuedReport& q : queue_) {
+      if (static_cast<int64_t>(out.size()) >= limit) break;
+      out.push_back(q);
+    }
+    return out;
+  }
+
+  absl::Status RemoveReports(const std::vector<int64_t>& sequences, bool acknowledged,
+                             const DeliveryCounters& increments) override {
+    absl::MutexLock lock(&mu_);
+    for (int64_t sequence : sequences) {
+      for (auto it = queue_.begin(); it != queue_.end(); ++it) {
+        if (it->sequence != sequence) continue;
+        if (acknowledged) ++ledger_[it->report.metric()].reports_acknowledged;
+        queue_.erase(it);
+        break;
+      }
+    }
+    AddCounters(increments, &counters_);
+    return absl::OkStatus();
+  }
+
+  absl::StatusOr<int64_t> QueueSize() override {
+    absl::MutexLock lock(&mu_);
+    return static_cast<int64_t>(queue_.size());
+  }
+  absl::StatusOr<std::map<std::string, MetricLedger>> ReadLedger() override {
+    absl::MutexLock lock(&mu_);
+    return ledger_;
+  }
+  absl::StatusOr<DeliveryCounters> ReadCounters() override {
+    absl::MutexLock lock(&mu_);
+    return counters_;
+  }
+  absl::StatusOr<std::optional<std::string>> LoadDesign(const std::string& metric) override {
+    absl::MutexLock lock(&mu_);
+    auto it = designs_.find(metric);
+    if (it == designs_.end()) return std::nullopt;
+    return it->second;
+  }
+  absl::Status SaveDesign(const std::string& metric, const std::string& serialized) override {
+    absl::MutexLock lock(&mu_);
+    designs_[metric] = serialized;
+    return absl::OkStatus();
+  }
+
+ private:
+  absl::Mutex mu_;
+  std::map<std::tuple<std::string, uint32_t, bool>, bool> memo_ ABSL_GUARDED_BY(mu_);
+  std::deque<QueuedReport> queue_ ABSL_GUARDED_BY(mu_);  // sequences ascending
+  int64_t next_sequence_ ABSL_GUARDED_BY(mu_) = 1;
+  std::map<std::string, MetricLedger> ledger_ ABSL_GUARDED_BY(mu_);
+  DeliveryCounters counters_ ABSL_GUARDED_BY(mu_);
+  std::map<std::string, std::string> designs_ ABSL_GUARDED_BY(mu_);
+};
+
+}  // namespace
+
+std::unique_ptr<DeviceStore> MakeMemoryDeviceStore() {
+  return std::make_unique<MemoryDeviceStore>();
+}
+
+}  // namespace deniable::client

@@ -1,0 +1,82 @@
+// A ReportTransport for the SDK's unit tests: serves one metric "m" (two coins unless changed),
+// records every call and fails the next `failures` submits with `failure`. Thread-safe.
+#ifndef DENIABLE_CLIENT_SRC_TESTING_FAKE_TRANSPORT_H_
+#define DENIABLE_CLIENT_SRC_TESTING_FAKE_TRANSPORT_H_
+
+#include <set>
+#include <string>
+#include <vector>
+
+#include "absl/synchronization/mutex.h"
+#include "deniable/client/transport.h"
+#include "deniable/convert/design_convert.h"
+
+namespace deniable::client::testing {
+
+class FakeTransport : public ReportTransport {
+ public:
+  FakeTransport() { DesignToProto(Design::TwoCoin(), 1, &design_); }
+
+  absl::StatusOr<v1::GetDesignResponse> GetDesign(const std::string& metric,
+                                                  absl::Duration timeout) override {
+    absl::MutexLock lock(&mu_);
+    ++design_calls;
+    if (!design_failure.ok()) return design_failure;
+    if (metric != "m") return absl::NotFoundError("metric \"" + metric + "\" does not exist");
+    v1::GetDesignResponse response;
+    response.set_metric(metric);
+    *response.mutable_design() = design_;
+    response.set_time_precision_seconds(3600);
+    return response;
+  }
+
+  absl::StatusOr<v1::SubmitReportsResponse> SubmitReports(const v1::SubmitReportsRequest& request,
+                                                          absl::Duration timeout) override {
+    absl::MutexLock lock(&mu_);
+    submits.push_back(request);
+    timeouts.push_back(timeout);
+    if (down || failures > 0) {
+      if (failures > 0) --failures;
+      return failure;
+    }
+    v1::SubmitReportsResponse response;
+    for (const v1::Report& r : request.reports()) {
+      if (stored_ids.insert(r.report_id()).second) {
+        response.set_accepted(response.accepted() + 1);
+      } else {
+        response.set_duplicates(response.duplicates() + 1);
+      }
+    }
+    if (mark_stale) response.add_stale_metrics("m");
+    return response;
+  }
+
+  int StoredCount() {
+    absl::MutexLock lock(&mu_);
+    return static_cast<int>(stored_ids.size());
+  }
+  int SubmitCount() {
+    absl::MutexLock lock(&mu_);
+    return static_cast<int>(submits.size());
+  }
+  void SetDown(bool is_down) {
+    absl::MutexLock lock(&mu_);
+    down = is_down;
+  }
+
+  absl::Mutex mu_;
+  v1::Design design_;
+  int design_calls = 0;
+  absl::Status design_failure;
+  std::vector<v1::SubmitReportsRequest> submits;
+  std::vector<absl::Duration> timeouts;
+  std::set<std::string> stored_ids;
+  int failures = 0;
+  bool down = false;  // every submit fails with `failure` while set
+  absl::Status failure = absl::UnavailableError("down");
+  bool mark_stale = false;
+};
+
+}  // namespace deniable::client::testing
+
+#endif  // DENIABLE_CLIENT_SRC_TESTING_FAKE_TRANSPORT_H_

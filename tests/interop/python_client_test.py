@@ -1,0 +1,123 @@
+#!/usr/bin/env python3
+"""The proto is the contract: a Python client (Debian's python3-grpcio and python3-protobuf) talks
+to the real deniable-server with stubs generated from proto/ at test time.
+
+It creates a metric, fetches its design, randomizes each answer on the "device" with that design
+and Python's `secrets` module (a CSPRNG), submits the reports, re-sends them (counted once),
+sends an invalid batch (rejected, naming the field) and reads the debiased prevalence back.
+
+Usage: python_client_test.py SERVER_BINARY PROTOC PROTO_DIR
+"""
+import glob
+import os
+import re
+import secrets
+import subprocess
+import sys
+import tempfile
+import time
+
+import grpc
+
+N = 4000
+TRUE_SHARE = 0.3
+
+
+def randomize(truth, a, b):
+    """1 with probability a for a true "yes", b for a "no" (statistics.md section 1)."""
+    p = a if truth else b
+    return 1 if secrets.randbelow(1 << 53) < p * (1 << 53) else 0
+
+
+def main():
+    server_bin, protoc, proto_dir = sys.argv[1:4]
+    work = tempfile.mkdtemp(prefix="deniable_interop_")
+    protos = sorted(os.path.relpath(p, proto_dir)
+                    for p in glob.glob(os.path.join(proto_dir, "deniable/v1/*.proto")))
+    subprocess.run([protoc, f"-I{proto_dir}", f"--python_out={work}"] + protos, check=True)
+    sys.path.insert(0, work)
+    from deniable.v1 import design_pb2, query_service_pb2, metric_pb2, report_service_pb2  # noqa
+
+    log = open(os.path.join(work, "server.log"), "w+")
+    server = subprocess.Popen([server_bin, "--listen=127.0.0.1:0",
+                               f"--db={os.path.join(work, 'server.db')}"],
+                              stdout=log, stderr=subprocess.STDOUT)
+    try:
+        port = None
+        for _ in range(100):
+            log.seek(0)
+            m = re.search(r"event=start .* port=(\d+) ", log.read())
+            if m:
+                port = m.group(1)
+                break
+            time.sleep(0.1)
+        assert port, "server did not start"
+        channel = grpc.insecure_channel(f"127.0.0.1:{port}")
+
+        def rpc(service, method, request_type, response_type):
+            return channel.unary_unary(f"/deniable.v1.{service}/{method}",
+                                       request_serializer=request_type.SerializeToString,
+                                       response_deserializer=response_type.FromString)
+
+        create = rpc("QueryService", "CreateMetric", query_service_pb2.CreateMetricRequest,
+                     metric_pb2.Metric)
+        get_design = rpc("ReportService", "GetDesign", report_service_pb2.GetDesignRequest,
+                         report_service_pb2.GetDesignResponse)
+        submit = rpc("ReportService", "SubmitReports", report_service_pb2.SubmitReportsRequest,
+                     report_service_pb2.SubmitReportsResponse)
+        prevalence = rpc("QueryService", "GetPrevalence", query_service_pb2.GetPrevalenceRequest,
+                         query_service_pb2.Prevalence)
+
+        params = design_pb2.DesignParameters(
+            symmetric_epsilon=design_pb2.SymmetricEpsilon(epsilon=1.0))
+        create(query_service_pb2.CreateMetricRequest(name="py_m", design=params), timeout=10)
+
+        design = get_design(report_service_pb2.GetDesignRequest(metric="py_m"), timeout=10)
+        a, b = design.design.a, design.design.b
+        precision = design.time_precision_seconds or 3600
+        assert abs(a - 0.7310585786) < 1e-9 and abs(b - 0.2689414214) < 1e-9, (a, b)
+        now = int(time.time())
+        event_time = now - now % precision
+
+        truths = [i < N * TRUE_SHARE for i in range(N)]
+        reports = [report_service_pb2.Report(metric="py_m", design_version=design.design.version,
+                                             bit=randomize(t, a, b),
+                                             report_id=secrets.token_bytes(16),
+                                             event_time_seconds=event_time,
+                                             labels={"lang": "python"})
+                   for t in truths]
+        accepted = 0
+        for i in range(0, N, 1000):
+            r = submit(report_service_pb2.SubmitReportsRequest(reports=reports[i:i + 1000]),
+                       timeout=10)
+            accepted += r.accepted
+        assert accepted == N, accepted
+        again = submit(report_service_pb2.SubmitReportsRequest(reports=reports[:1000]), timeout=10)
+        assert again.accepted == 0 and again.duplicates == 1000, again
+
+        bad = report_service_pb2.Report()
+        bad.CopyFrom(reports[0])
+        bad.bit = 2
+        bad.report_id = secrets.token_bytes(16)
+        try:
+            submit(report_service_pb2.SubmitReportsRequest(reports=[bad]), timeout=10)
+            raise AssertionError("a bit of 2 was accepted")
+        except grpc.RpcError as e:
+            assert e.code() == grpc.StatusCode.INVALID_ARGUMENT, e.code()
+            assert "bit" in e.details(), e.details()
+
+        p = prevalence(query_service_pb2.GetPrevalenceRequest(metric="py_m"), timeout=10)
+        z = (p.estimate_unbiased - TRUE_SHARE) / p.standard_error
+        print(f"n={p.n} estimate={p.estimate_unbiased:.4f} se={p.standard_error:.4f} "
+              f"truth={TRUE_SHARE} z={z:.2f} ci=[{p.ci_lower:.4f}, {p.ci_upper:.4f}]")
+        assert p.n == N, p.n
+        assert abs(z) < 5, z  # fails with probability < 1e-6
+        channel.close()
+    finally:
+        server.terminate()
+        server.wait(timeout=30)
+        subprocess.run(["rm", "-rf", work])
+
+
+if __name__ == "__main__":
+    main()

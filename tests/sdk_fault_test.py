@@ -1,0 +1,90 @@
+#!/usr/bin/env python3
+"""SIGKILL fault test of the SDK's device queue.
+
+Starts the real deniable-server on an ephemeral port, then kills a reporting process
+(sdk_fault_driver) with SIGKILL at random points KILLS times, each time restarting it on the same
+device file. A last run drains the queue. Every report id the driver printed (printed only after
+Report() returned OK) must be stored by the server exactly once, and the server may hold at most
+one unprinted report per kill (accepted, then killed before the print).
+
+Usage: sdk_fault_test.py SERVER_BINARY CLI_BINARY DRIVER_BINARY [KILLS]
+Bounded: KILLS (default 50) runs of at most 0.35 s each plus the drain.
+"""
+import os
+import random
+import re
+import signal
+import sqlite3
+import subprocess
+import sys
+import tempfile
+import time
+
+
+def main():
+    server_bin, cli_bin, driver_bin = sys.argv[1:4]
+    kills = int(sys.argv[4]) if len(sys.argv) > 4 else 50
+    rng = random.Random(20240505)  # fixed seed: the kill times are reproducible
+    work = tempfile.mkdtemp(prefix="deniable_fault_")
+    server_db = os.path.join(work, "server.db")
+    device_db = os.path.join(work, "device.db")
+    log = open(os.path.join(work, "server.log"), "w+")
+    server = subprocess.Popen([server_bin, "--listen=127.0.0.1:0", f"--db={server_db}"],
+                              stdout=log, stderr=subprocess.STDOUT)
+    try:
+        port = None
+        for _ in range(100):
+            log.seek(0)
+            m = re.search(r"event=start .* port=(\d+) ", log.read())
+            if m:
+                port = m.group(1)
+                break
+            time.sleep(0.1)
+        assert port, "server did not start"
+        target = f"127.0.0.1:{port}"
+        subprocess.run([cli_bin, f"--target={target}", "create-metric", "--name=fault_m",
+                        "--design=two_coin"], check=True, stdout=subprocess.DEVNULL)
+
+        accepted = []
+        start = time.monotonic()
+        for k in range(kills):
+            driver = subprocess.Popen([driver_bin, target, device_db, "fault_m", "1000000"],
+                                      stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+            time.sleep(rng.uniform(0.02, 0.35))
+            driver.send_signal(signal.SIGKILL)
+            out, err = driver.communicate(timeout=10)
+            assert driver.returncode == -signal.SIGKILL, (driver.returncode, err.decode())
+            lines = out.decode().split("\n")
+            accepted += [l for l in lines[:-1] if l]  # the last piece may be a cut line
+        killing = time.monotonic() - start
+
+        drain = subprocess.run([driver_bin, target, device_db, "fault_m", "0"],
+                               capture_output=True, timeout=60)
+        assert drain.returncode == 0, drain.stderr.decode()
+        assert b"pending=0" in drain.stdout, drain.stdout
+
+        db = sqlite3.connect(server_db)
+        rows = [r[0].lower() for r in db.execute("SELECT hex(report_id) FROM reports")]
+        n = db.execute("SELECT coalesce(sum(n), 0) FROM counts").fetchone()[0]
+        stored = set(rows)
+        acc = set(accepted)
+        lost = acc - stored
+        duplicates = len(rows) - len(stored)
+        unprinted = len(stored - acc)
+        print(f"kills={kills} killing_s={killing:.1f} accepted={len(accepted)} "
+              f"stored={len(rows)} counted={n} lost={len(lost)} duplicates={duplicates} "
+              f"accepted_but_unprinted={unprinted}")
+        assert len(acc) == len(accepted), "a report id was printed twice"
+        assert len(accepted) > 0, "the driver never got to report"
+        assert not lost, f"{len(lost)} accepted reports never reached the server"
+        assert duplicates == 0
+        assert n == len(rows), f"server counts {n} but stores {len(rows)} reports"
+        assert unprinted <= kills, f"{unprinted} stored reports were never accepted"
+    finally:
+        server.terminate()
+        server.wait(timeout=30)
+        subprocess.run(["rm", "-rf", work])
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,113 @@
+// An outage: the collector stops while the device keeps reporting; the device's queue (a SQLite
+// file) keeps every report and the background sender drains it once the collector is back on
+// the same port, each report counted once.
+#include <unistd.h>
+
+#include <memory>
+#include <string>
+
+#include "absl/strings/str_cat.h"
+#include "deniable/client/grpc_transport.h"
+#include "deniable/client/reporter.h"
+#include "gtest/gtest.h"
+#include "server/service/collector_server.h"
+#include "server/storage/sqlite_storage.h"
+
+namespace deniable {
+namespace {
+
+template <typename F>
+bool Eventually(F done, absl::Duration limit = absl::Seconds(20)) {
+  const absl::Time end = absl::Now() + limit;
+  while (absl::Now() < end) {
+    if (done()) return true;
+    absl::SleepFor(absl::Milliseconds(10));
+  }
+  return done();
+}
+
+class SdkOutageTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    prefix_ = absl::StrCat(::testing::TempDir(), "/outage_", getpid());
+    Cleanup();
+  }
+  void TearDown() override { Cleanup(); }
+  void Cleanup() {
+    for (const char* file : {"server.db", "device.db"}) {
+      for (const char* suffix : {"", "-wal", "-shm"}) {
+        unlink(absl::StrCat(prefix_, file, suffix).c_str());
+      }
+    }
+  }
+
+  // Starts the collector on `port` (0: any) over the same database file.
+  void StartServer(int port) {
+    server::SqliteOptions sqlite;
+    sqlite.path = prefix_ + "server.db";
+    auto storage = server::SqliteStorage::Open(sqlite);
+    ASSERT_TRUE(storage.ok()) << storage.status();
+    storage_ = storage->get();
+    server::ServerOptions options;
+    options.listen_address = absl::StrCat("127.0.0.1:", port);
+    auto server =
+        server::CollectorServer::Start(*std::move(storage), SystemClock::Default(), options);
+    ASSERT_TRUE(server.ok()) << server.status();
+    server_ = *std::move(server);
+  }
+  int64_t Stored() {
+    absl::StatusOr<int64_t> n = storage_->ReportCount();
+    return n.ok() ? *n : -1;
+  }
+
+  std::string prefix_;
+  server::SqliteStorage* storage_ = nullptr;
+  std::unique_ptr<server::CollectorServer> server_;
+};
+
+TEST_F(SdkOutageTest, QueueDrainsAfterTheCollectorComesBack) {
+  StartServer(0);
+  const int port = server_->port();
+  {
+    auto queries = v1::QueryService::NewStub(server_->InProcessChannel());
+    v1::CreateMetricRequest create;
+    create.set_name("m");
+    create.mutable_design()->mutable_two_coin();
+    grpc::ClientContext context;
+    v1::Metric metric;
+    ASSERT_TRUE(queries->CreateMetric(&context, create, &metric).ok());
+  }
+  auto store = client::OpenSqliteDeviceStore({.path = prefix_ + "device.db"});
+  ASSERT_TRUE(store.ok()) << store.status();
+  client::ReporterOptions options;
+  options.send_interval = absl::Milliseconds(20);
+  options.initial_backoff = absl::Milliseconds(20);
+  options.max_backoff = absl::Milliseconds(200);
+  options.rpc_timeout = absl::Seconds(2);
+  auto reporter = client::Reporter::Open(
+      client::MakeInsecureGrpcTransport(absl::StrCat("127.0.0.1:", port), absl::Milliseconds(200)),
+      *std::move(store), options);
+  ASSERT_TRUE(reporter.ok()) << reporter.status();
+
+  for (int i = 0; i < 30; ++i) ASSERT_TRUE((*reporter)->Report("m", i % 2 == 0).ok());
+  ASSERT_TRUE(Eventually([&] { return (*reporter)->pending() == 0; }));
+  EXPECT_EQ(Stored(), 30);
+
+  server_->Shutdown(absl::ZeroDuration());
+  server_->Wait();
+  server_.reset();  // the collector is gone: nothing listens on the port
+  for (int i = 0; i < 70; ++i) ASSERT_TRUE((*reporter)->Report("m", i % 3 == 0).ok());
+  absl::SleepFor(absl::Milliseconds(500));  // the sender keeps failing and backing off
+  EXPECT_EQ((*reporter)->pending(), 70u);
+
+  StartServer(port);
+  EXPECT_TRUE(Eventually([&] { return (*reporter)->pending() == 0; }));
+  EXPECT_EQ(Stored(), 100);
+  absl::StatusOr<client::DeliveryStats> stats = (*reporter)->Stats();
+  ASSERT_TRUE(stats.ok());
+  EXPECT_EQ(stats->counters.acknowledged, 100);
+  EXPECT_EQ(stats->counters.dropped_rejected + stats->counters.dropped_queue_full, 0);
+}
+
+}  // namespace
+}  // namespace deniable
