@@ -2,23 +2,83 @@
 
 #include <chrono>
 #include <cstdio>
+#include <fstream>
 #include <iostream>
+#include <sstream>
 
 #include "absl/flags/flag.h"
+#include "absl/strings/str_cat.h"
+#include "deniable/client/grpc_transport.h"
+#include "deniable/common/status_macros.h"
 #include "google/protobuf/util/json_util.h"
 #include "tools/cli/cli_flags.h"
 #include "tools/cli/output.h"
 
 namespace deniable::tools {
 
-std::shared_ptr<grpc::Channel> Channel() {
-  return grpc::CreateChannel(absl::GetFlag(FLAGS_target), grpc::InsecureChannelCredentials());
+namespace {
+
+bool UseTls() { return !absl::GetFlag(FLAGS_tls_ca_file).empty(); }
+
+absl::StatusOr<std::string> ReadPem(const std::string& path, const char* flag) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) return absl::NotFoundError(absl::StrCat("--", flag, ": cannot read \"", path, "\""));
+  std::stringstream buffer;
+  buffer << in.rdbuf();
+  return buffer.str();
+}
+
+}  // namespace
+
+absl::StatusOr<std::shared_ptr<grpc::Channel>> Channel() {
+  const std::string target = absl::GetFlag(FLAGS_target);
+  if (!UseTls()) return grpc::CreateChannel(target, grpc::InsecureChannelCredentials());
+  grpc::SslCredentialsOptions ssl;
+  DENIABLE_ASSIGN_OR_RETURN(ssl.pem_root_certs,
+                            ReadPem(absl::GetFlag(FLAGS_tls_ca_file), "tls_ca_file"));
+  if (!absl::GetFlag(FLAGS_tls_cert_file).empty()) {
+    DENIABLE_ASSIGN_OR_RETURN(ssl.pem_cert_chain,
+                              ReadPem(absl::GetFlag(FLAGS_tls_cert_file), "tls_cert_file"));
+    DENIABLE_ASSIGN_OR_RETURN(ssl.pem_private_key,
+                              ReadPem(absl::GetFlag(FLAGS_tls_key_file), "tls_key_file"));
+  }
+  std::shared_ptr<grpc::ChannelCredentials> credentials = grpc::SslCredentials(ssl);
+  if (!absl::GetFlag(FLAGS_token).empty()) {
+    credentials = grpc::CompositeChannelCredentials(
+        credentials, grpc::AccessTokenCredentials(absl::GetFlag(FLAGS_token)));
+  }
+  grpc::ChannelArguments args;
+  if (!absl::GetFlag(FLAGS_tls_server_name).empty()) {
+    args.SetSslTargetNameOverride(absl::GetFlag(FLAGS_tls_server_name));
+  }
+  return grpc::CreateCustomChannel(target, credentials, args);
 }
 
 void SetDeadline(grpc::ClientContext* context) {
   context->set_deadline(
       std::chrono::system_clock::now() +
       std::chrono::milliseconds(static_cast<int64_t>(absl::GetFlag(FLAGS_timeout_seconds) * 1000)));
+  if (!UseTls() && !absl::GetFlag(FLAGS_token).empty()) {
+    context->AddMetadata("authorization", "Bearer " + absl::GetFlag(FLAGS_token));
+  }
+}
+
+absl::StatusOr<std::shared_ptr<client::ReportTransport>> Transport() {
+  if (!UseTls()) {
+    if (!absl::GetFlag(FLAGS_token).empty()) {
+      return absl::InvalidArgumentError(
+          "--token: the SDK sends tokens only over TLS; give --tls_ca_file");
+    }
+    return client::MakeInsecureGrpcTransport(absl::GetFlag(FLAGS_target));
+  }
+  client::GrpcTransportOptions options;
+  options.target = absl::GetFlag(FLAGS_target);
+  options.ca_file = absl::GetFlag(FLAGS_tls_ca_file);
+  options.client_cert_file = absl::GetFlag(FLAGS_tls_cert_file);
+  options.client_key_file = absl::GetFlag(FLAGS_tls_key_file);
+  options.bearer_token = absl::GetFlag(FLAGS_token);
+  options.server_name_override = absl::GetFlag(FLAGS_tls_server_name);
+  return client::MakeSecureGrpcTransport(options);
 }
 
 int Fail(const std::string& what, const grpc::Status& status) {

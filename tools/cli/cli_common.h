@@ -8,16 +8,23 @@
 #include <string>
 
 #include "absl/status/statusor.h"
+#include "deniable/client/transport.h"
 #include "deniable/v1/design.pb.h"
 #include "deniable/v1/query_service.pb.h"
 #include "google/protobuf/message.h"
 
 namespace deniable::tools {
 
-// A channel to --target (plaintext).
-std::shared_ptr<grpc::Channel> Channel();
-// Sets the deadline from --timeout_seconds.
+// A channel to --target: TLS when --tls_ca_file is set (with the client certificate for mTLS and
+// the bearer token as call credentials), else plaintext. Errors: NOT_FOUND naming an unreadable
+// PEM file.
+absl::StatusOr<std::shared_ptr<grpc::Channel>> Channel();
+// Sets the deadline from --timeout_seconds and, on a plaintext channel, the "authorization"
+// metadata from --token (a loopback server with tokens but no TLS accepts it).
 void SetDeadline(grpc::ClientContext* context);
+// The SDK transport for --target with the same TLS and token settings. Errors: as Channel, and
+// INVALID_ARGUMENT for a token on a plaintext channel (the SDK sends tokens only over TLS).
+absl::StatusOr<std::shared_ptr<client::ReportTransport>> Transport();
 // Prints "deniable: WHAT failed: CODE: message" to stderr; returns exit code 1.
 int Fail(const std::string& what, const grpc::Status& status);
 // Prints "deniable: MESSAGE" to stderr; returns exit code 2 (usage error).

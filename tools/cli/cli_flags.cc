@@ -16,6 +16,16 @@ std::string EnvOr(const char* name, const char* fallback) {
 ABSL_FLAG(std::string, target, EnvOr("DENIABLE_TARGET", "127.0.0.1:50051"),
           "server address host:port (env DENIABLE_TARGET)");
 ABSL_FLAG(double, timeout_seconds, 10, "deadline of each call");
+ABSL_FLAG(std::string, token, EnvOr("DENIABLE_TOKEN", ""),
+          "bearer token (env DENIABLE_TOKEN; prefer the variable: flags show in `ps`)");
+ABSL_FLAG(std::string, tls_ca_file, EnvOr("DENIABLE_TLS_CA_FILE", ""),
+          "PEM CA that signs the server's certificate; set to use TLS (env DENIABLE_TLS_CA_FILE)");
+ABSL_FLAG(std::string, tls_cert_file, EnvOr("DENIABLE_CLIENT_CERT_FILE", ""),
+          "mTLS: PEM client certificate chain (env DENIABLE_CLIENT_CERT_FILE)");
+ABSL_FLAG(std::string, tls_key_file, EnvOr("DENIABLE_CLIENT_KEY_FILE", ""),
+          "mTLS: PEM client private key (env DENIABLE_CLIENT_KEY_FILE)");
+ABSL_FLAG(std::string, tls_server_name, "",
+          "name to check the server's certificate against, when it differs from --target's host");
 ABSL_FLAG(bool, json, false, "print JSON instead of a table");
 // Designs: create-metric, add-version, design, plan
 ABSL_FLAG(std::string, name, "", "create-metric: metric name, [a-z][a-z0-9_.-]{0,63}");

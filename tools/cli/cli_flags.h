@@ -10,6 +10,11 @@
 
 ABSL_DECLARE_FLAG(std::string, target);
 ABSL_DECLARE_FLAG(double, timeout_seconds);
+ABSL_DECLARE_FLAG(std::string, token);
+ABSL_DECLARE_FLAG(std::string, tls_ca_file);
+ABSL_DECLARE_FLAG(std::string, tls_cert_file);
+ABSL_DECLARE_FLAG(std::string, tls_key_file);
+ABSL_DECLARE_FLAG(std::string, tls_server_name);
 ABSL_DECLARE_FLAG(bool, json);
 ABSL_DECLARE_FLAG(std::string, name);
 ABSL_DECLARE_FLAG(std::string, description);

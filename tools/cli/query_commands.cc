@@ -18,7 +18,9 @@ using StubCall = grpc::Status (v1::QueryService::Stub::*)(grpc::ClientContext*, 
 template <typename Request, typename Response>
 int Call(const char* what, StubCall<Request, Response> call, const Request& request,
          std::string (*format)(const Response&)) {
-  auto stub = v1::QueryService::NewStub(Channel());
+  absl::StatusOr<std::shared_ptr<grpc::Channel>> channel = Channel();
+  if (!channel.ok()) return FailUsage(std::string(channel.status().message()));
+  auto stub = v1::QueryService::NewStub(*channel);
   grpc::ClientContext context;
   SetDeadline(&context);
   Response response;

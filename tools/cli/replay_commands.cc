@@ -27,10 +27,13 @@ int Replay() {
   }
   absl::StatusOr<std::vector<SurveyRow>> rows = ReadSurvey(spec);
   if (!rows.ok()) return FailUsage(rows.status().ToString());
+  absl::StatusOr<std::shared_ptr<client::ReportTransport>> transport = Transport();
+  if (!transport.ok()) return FailUsage(std::string(transport.status().message()));
+  absl::StatusOr<std::shared_ptr<grpc::Channel>> channel = Channel();
+  if (!channel.ok()) return FailUsage(std::string(channel.status().message()));
   client::ReporterOptions options;
   options.rpc_timeout = absl::Seconds(absl::GetFlag(FLAGS_timeout_seconds));
-  absl::StatusOr<ReplayResult> result =
-      ReplaySurvey(*rows, metric, client::MakeGrpcTransport(Channel()), options);
+  absl::StatusOr<ReplayResult> result = ReplaySurvey(*rows, metric, *std::move(transport), options);
   if (!result.ok()) {
     std::fprintf(stderr, "deniable: replay failed: %s\n", result.status().ToString().c_str());
     return 1;
@@ -52,7 +55,7 @@ int Replay() {
   absl::StatusOr<v1::IntervalMethod> method = MethodFromFlag();
   if (!method.ok()) return FailUsage(std::string(method.status().message()));
   request.set_method(*method);
-  auto stub = v1::QueryService::NewStub(Channel());
+  auto stub = v1::QueryService::NewStub(*channel);
   grpc::ClientContext context;
   SetDeadline(&context);
   v1::Prevalence prevalence;
@@ -67,7 +70,9 @@ int Replay() {
 }
 
 int Health() {
-  auto stub = grpc::health::v1::Health::NewStub(Channel());
+  absl::StatusOr<std::shared_ptr<grpc::Channel>> channel = Channel();
+  if (!channel.ok()) return FailUsage(std::string(channel.status().message()));
+  auto stub = grpc::health::v1::Health::NewStub(*channel);
   grpc::ClientContext context;
   SetDeadline(&context);
   grpc::health::v1::HealthCheckResponse response;
