@@ -4,6 +4,7 @@
 # create and query, no token is UNAUTHENTICATED, and plaintext is refused by the TLS port.
 # Usage: cli_tls_token_test.sh SERVER_BINARY CLI_BINARY CSV
 set -euo pipefail
+. "$(dirname "$0")/lib/server.sh"
 server_bin=$1 cli_bin=$2 csv=$3
 work=$(mktemp -d)
 server_pid=
@@ -25,13 +26,7 @@ analyst=$("$server_bin" tokens add --role=analyst --label=test-analyst --db=deni
 "$server_bin" --listen=127.0.0.1:0 --db=deniable.db --tls_cert_file=server.crt \
   --tls_key_file=server.key >server.log 2>&1 &
 server_pid=$!
-port=
-for _ in $(seq 100); do
-  port=$(sed -n 's/.*event=start .* port=\([0-9][0-9]*\) .*/\1/p' server.log | head -n1)
-  [ -n "$port" ] && break
-  sleep 0.1
-done
-[ -n "$port" ] || { echo "server did not start:"; cat server.log; exit 1; }
+port=$(wait_for_port server.log "$server_pid")
 cli=("$cli_bin" --target="127.0.0.1:$port" --tls_ca_file=ca.crt)
 
 expect_fail() {  # expect_fail CODE COMMAND...: the command fails and stderr names CODE

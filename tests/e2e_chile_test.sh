@@ -5,6 +5,7 @@
 # Asserts n = 2532 and |estimate - 868/2532| < 5 standard errors (fails with probability < 1e-6).
 # Usage: e2e_chile_test.sh SERVER_BINARY CLI_BINARY CSV
 set -euo pipefail
+. "$(dirname "$0")/lib/server.sh"
 server_bin=$1 cli_bin=$2 csv=$3
 work=$(mktemp -d)
 server_pid=
@@ -16,13 +17,7 @@ trap cleanup EXIT
 
 "$server_bin" --listen=127.0.0.1:0 --db="$work/deniable.db" >"$work/server.log" 2>&1 &
 server_pid=$!
-port=
-for _ in $(seq 100); do
-  port=$(sed -n 's/.*event=start .* port=\([0-9][0-9]*\) .*/\1/p' "$work/server.log" | head -n1)
-  [ -n "$port" ] && break
-  sleep 0.1
-done
-[ -n "$port" ] || { echo "server did not start:"; cat "$work/server.log"; exit 1; }
+port=$(wait_for_port "$work/server.log" "$server_pid")
 target=127.0.0.1:$port
 "$cli_bin" --target="$target" health
 
@@ -68,13 +63,7 @@ PY
 kill -TERM "$server_pid"; wait "$server_pid" || true
 "$server_bin" --listen=127.0.0.1:0 --db="$work/deniable.db" >"$work/server2.log" 2>&1 &
 server_pid=$!
-port=
-for _ in $(seq 100); do
-  port=$(sed -n 's/.*event=start .* port=\([0-9][0-9]*\) .*/\1/p' "$work/server2.log" | head -n1)
-  [ -n "$port" ] && break
-  sleep 0.1
-done
-[ -n "$port" ] || { echo "server did not restart:"; cat "$work/server2.log"; exit 1; }
+port=$(wait_for_port "$work/server2.log" "$server_pid")
 "$cli_bin" --target="127.0.0.1:$port" prevalence --metric=chile_vote_yes --json >"$work/after.json"
 python3 - "$work/prevalence.json" "$work/after.json" <<'PY'
 import json, sys

@@ -9,28 +9,11 @@
 #include "deniable/common/estimator.h"
 #include "deniable/common/interval.h"
 #include "deniable/common/status_macros.h"
+#include "server/core/interval_method_proto.h"
 #include "server/core/prevalence_query.h"
 
 namespace deniable::server {
-namespace {
-
-v1::IntervalMethod MethodToProto(IntervalMethod method) {
-  switch (method) {
-    case IntervalMethod::kWald:
-      return v1::WALD;
-    case IntervalMethod::kWilson:
-      return v1::WILSON;
-    case IntervalMethod::kAgrestiCoull:
-      return v1::AGRESTI_COULL;
-    case IntervalMethod::kJeffreys:
-      return v1::JEFFREYS;
-    case IntervalMethod::kClopperPearson:
-      return v1::CLOPPER_PEARSON;
-  }
-  return v1::WILSON;
-}
-
-}  // namespace
+namespace {}  // namespace
 
 absl::StatusOr<v1::Prevalence> EstimateFromCounts(const MetricInfo& metric,
                                                   const VersionCounts& counts, double level,

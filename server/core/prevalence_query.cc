@@ -11,32 +11,13 @@
 #include "absl/strings/str_split.h"
 #include "deniable/common/interval.h"
 #include "deniable/common/status_macros.h"
+#include "server/core/interval_method_proto.h"
 
 namespace deniable::server {
 namespace {
 
 constexpr int64_t kNoEnd = std::numeric_limits<int64_t>::max();
 constexpr int64_t kMondayEpochOffset = 4 * 86400;  // 1970-01-05 was the first Monday
-
-absl::StatusOr<IntervalMethod> MethodFromProto(v1::IntervalMethod method) {
-  switch (method) {
-    case v1::INTERVAL_METHOD_UNSPECIFIED:
-    case v1::WILSON:
-      return IntervalMethod::kWilson;
-    case v1::WALD:
-      return IntervalMethod::kWald;
-    case v1::AGRESTI_COULL:
-      return IntervalMethod::kAgrestiCoull;
-    case v1::JEFFREYS:
-      return IntervalMethod::kJeffreys;
-    case v1::CLOPPER_PEARSON:
-      return IntervalMethod::kClopperPearson;
-    default:
-      break;
-  }
-  return absl::InvalidArgumentError(
-      absl::StrCat("method: unknown interval method ", static_cast<int>(method)));
-}
 
 absl::StatusOr<double> LevelOrDefault(double level) {
   if (level == 0.0) return 0.95;

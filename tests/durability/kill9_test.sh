@@ -7,6 +7,7 @@
 # Bounded: about 0.5 s per iteration, 90 s at most (the test fails if it takes longer).
 # Usage: kill9_test.sh SERVER_BINARY DRIVER_BINARY [ITERATIONS]
 set -euo pipefail
+. "$(dirname "$0")/../lib/server.sh"
 server_bin=$1 driver_bin=$2 iterations=${3:-50}
 work=$(mktemp -d)
 server_pid= driver_pid=
@@ -23,14 +24,7 @@ for i in $(seq 1 "$iterations"); do
   durability=full; [ $((i % 2)) -eq 0 ] && durability=normal
   "$server_bin" --listen=127.0.0.1:0 --db="$db" --durability=$durability >"$work/server.log" 2>&1 &
   server_pid=$!
-  port=
-  for _ in $(seq 200); do
-    port=$(sed -n 's/.*event=start .* port=\([0-9][0-9]*\) .*/\1/p' "$work/server.log" | head -n1)
-    [ -n "$port" ] && break
-    kill -0 "$server_pid" 2>/dev/null || break
-    sleep 0.02
-  done
-  [ -n "$port" ] || { echo "iteration $i: server did not start:"; cat "$work/server.log"; exit 1; }
+  port=$(wait_for_port "$work/server.log" "$server_pid")
   "$driver_bin" "127.0.0.1:$port" "$i" >"$work/acked.$i" 2>"$work/driver.$i.log" &
   driver_pid=$!
   sleep "0.$(printf '%03d' $((20 + RANDOM % 380)))"

@@ -5,6 +5,7 @@
 # report is stored.
 # Usage: sigterm_test.sh SERVER_BINARY DRIVER_BINARY
 set -euo pipefail
+. "$(dirname "$0")/../lib/server.sh"
 server_bin=$1 driver_bin=$2
 grace=3
 work=$(mktemp -d)
@@ -20,13 +21,7 @@ db=$work/deniable.db
 "$server_bin" --listen=127.0.0.1:0 --db="$db" --shutdown_grace_seconds=$grace \
   >"$work/server.log" 2>&1 &
 server_pid=$!
-port=
-for _ in $(seq 200); do
-  port=$(sed -n 's/.*event=start .* port=\([0-9][0-9]*\) .*/\1/p' "$work/server.log" | head -n1)
-  [ -n "$port" ] && break
-  sleep 0.02
-done
-[ -n "$port" ] || { echo "server did not start:"; cat "$work/server.log"; exit 1; }
+port=$(wait_for_port "$work/server.log" "$server_pid")
 "$driver_bin" "127.0.0.1:$port" 1 >"$work/acked" 2>"$work/driver.log" &
 driver_pid=$!
 sleep 0.5
