@@ -12,13 +12,15 @@ Bounded: KILLS (default 50) runs of at most 0.35 s each plus the drain.
 """
 import os
 import random
-import re
 import signal
 import sqlite3
 import subprocess
 import sys
 import tempfile
 import time
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".", "lib"))
+from test_server import start_server  # noqa: E402
 
 
 def main():
@@ -28,20 +30,8 @@ def main():
     work = tempfile.mkdtemp(prefix="deniable_fault_")
     server_db = os.path.join(work, "server.db")
     device_db = os.path.join(work, "device.db")
-    log = open(os.path.join(work, "server.log"), "w+")
-    server = subprocess.Popen([server_bin, "--listen=127.0.0.1:0", f"--db={server_db}"],
-                              stdout=log, stderr=subprocess.STDOUT)
+    server, target = start_server(server_bin, server_db, os.path.join(work, "server.log"))
     try:
-        port = None
-        for _ in range(100):
-            log.seek(0)
-            m = re.search(r"event=start .* port=(\d+) ", log.read())
-            if m:
-                port = m.group(1)
-                break
-            time.sleep(0.1)
-        assert port, "server did not start"
-        target = f"127.0.0.1:{port}"
         subprocess.run([cli_bin, f"--target={target}", "create-metric", "--name=fault_m",
                         "--design=two_coin"], check=True, stdout=subprocess.DEVNULL)
 

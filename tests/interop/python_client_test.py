@@ -10,12 +10,14 @@ Usage: python_client_test.py SERVER_BINARY PROTOC PROTO_DIR
 """
 import glob
 import os
-import re
 import secrets
 import subprocess
 import sys
 import tempfile
 import time
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "lib"))
+from test_server import start_server  # noqa: E402
 
 import grpc
 
@@ -38,21 +40,10 @@ def main():
     sys.path.insert(0, work)
     from deniable.v1 import design_pb2, query_service_pb2, metric_pb2, report_service_pb2  # noqa
 
-    log = open(os.path.join(work, "server.log"), "w+")
-    server = subprocess.Popen([server_bin, "--listen=127.0.0.1:0",
-                               f"--db={os.path.join(work, 'server.db')}"],
-                              stdout=log, stderr=subprocess.STDOUT)
+    server, target = start_server(server_bin, os.path.join(work, "server.db"),
+                                  os.path.join(work, "server.log"))
     try:
-        port = None
-        for _ in range(100):
-            log.seek(0)
-            m = re.search(r"event=start .* port=(\d+) ", log.read())
-            if m:
-                port = m.group(1)
-                break
-            time.sleep(0.1)
-        assert port, "server did not start"
-        channel = grpc.insecure_channel(f"127.0.0.1:{port}")
+        channel = grpc.insecure_channel(target)
 
         def rpc(service, method, request_type, response_type):
             return channel.unary_unary(f"/deniable.v1.{service}/{method}",

@@ -1,0 +1,23 @@
+"""Starting the real deniable-server for Python tests (port 0, the port read from its log)."""
+import os
+import re
+import subprocess
+import time
+
+
+def start_server(server_bin, db_path, log_path, *flags):
+    """Starts deniable-server on 127.0.0.1:0; returns (process, "127.0.0.1:PORT")."""
+    log = open(log_path, "w+")
+    server = subprocess.Popen([server_bin, "--listen=127.0.0.1:0", f"--db={db_path}", *flags],
+                              stdout=log, stderr=subprocess.STDOUT)
+    for _ in range(250):
+        log.seek(0)
+        m = re.search(r"event=start .* port=(\d+) ", log.read())
+        if m:
+            return server, f"127.0.0.1:{m.group(1)}"
+        if server.poll() is not None:
+            break
+        time.sleep(0.02)
+    server.kill()
+    log.seek(0)
+    raise AssertionError("server did not start:\n" + log.read())
