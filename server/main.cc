@@ -14,6 +14,7 @@
 #include "absl/strings/numbers.h"
 #include "deniable/common/clock.h"
 #include "server/service/collector_server.h"
+#include "server/storage/group_commit_storage.h"
 #include "server/storage/sqlite_storage.h"
 
 namespace {
@@ -75,8 +76,10 @@ int main(int argc, char** argv) {
   options.ingest.max_batch_reports = absl::GetFlag(FLAGS_max_batch_reports);
   options.ingest.max_future_skew = absl::Seconds(absl::GetFlag(FLAGS_max_future_skew_seconds));
   options.max_receive_message_bytes = absl::GetFlag(FLAGS_max_message_bytes);
-  auto server = deniable::server::CollectorServer::Start(*std::move(storage),
-                                                         deniable::SystemClock::Default(), options);
+  // Concurrent SubmitReports calls share transactions (and their fsync).
+  auto server = deniable::server::CollectorServer::Start(
+      std::make_unique<deniable::server::GroupCommitStorage>(*std::move(storage)),
+      deniable::SystemClock::Default(), options);
   if (!server.ok()) {
     spdlog::error("cannot start: {}", server.status().ToString());
     return 1;

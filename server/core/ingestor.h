@@ -16,6 +16,7 @@
 #define DENIABLE_SERVER_CORE_INGESTOR_H_
 
 #include <string>
+#include <vector>
 
 #include "absl/status/statusor.h"
 #include "absl/time/time.h"
@@ -29,6 +30,15 @@ namespace deniable::server {
 struct IngestOptions {
   int max_batch_reports = 10000;                    // reports per SubmitReports call
   absl::Duration max_future_skew = absl::Hours(1);  // tolerated device clock skew
+  // StreamReports buffers validated reports and stores them once this many are pending (and at
+  // the end of the stream): bounds a stream's memory and lets small messages share a commit.
+  int stream_flush_reports = 10000;
+};
+
+// A validated batch, ready to store.
+struct ValidatedBatch {
+  std::vector<ReportRow> rows;
+  std::vector<std::string> stale_metrics;  // metrics reported with an older design version
 };
 
 class Ingestor {
@@ -39,6 +49,12 @@ class Ingestor {
   // Errors: see the file comment; storage errors (INTERNAL, UNAVAILABLE, RESOURCE_EXHAUSTED)
   // with nothing acknowledged.
   absl::StatusOr<v1::SubmitReportsResponse> Submit(const v1::SubmitReportsRequest& request);
+
+  // Validates the batch without storing it. Errors: see the file comment.
+  absl::StatusOr<ValidatedBatch> Validate(const v1::SubmitReportsRequest& request);
+
+  Storage* storage() const { return storage_; }
+  const IngestOptions& options() const { return options_; }
 
  private:
   MetricRegistry* const registry_;

@@ -31,6 +31,10 @@ absl::StatusOr<std::unique_ptr<CollectorServer>> CollectorServer::Start(
                              &server->port_);
   }
   builder.SetMaxReceiveMessageSize(options.max_receive_message_bytes);
+  if (options.max_idle_threads > 0) {
+    builder.SetSyncServerOption(grpc::ServerBuilder::SyncServerOption::MAX_POLLERS,
+                                options.max_idle_threads);
+  }
   builder.RegisterService(&server->report_service_);
   builder.RegisterService(&server->query_service_);
   server->server_ = builder.BuildAndStart();

@@ -2,6 +2,7 @@
 
 #include <spdlog/spdlog.h>
 
+#include "server/core/report_stream.h"
 #include "server/service/grpc_status.h"
 
 namespace deniable::server {
@@ -24,6 +25,25 @@ grpc::Status ReportServiceImpl::SubmitReports(grpc::ServerContext* /*context*/,
   if (!result.ok()) {
     // The reason names a field and value, never a bit; no peer address is logged.
     spdlog::warn("event=batch_rejected reports={} code={} reason=\"{}\"", request->reports_size(),
+                 absl::StatusCodeToString(result.status().code()),
+                 std::string(result.status().message()));
+    return ToGrpcStatus(result.status());
+  }
+  *response = *std::move(result);
+  return grpc::Status::OK;
+}
+
+grpc::Status ReportServiceImpl::StreamReports(grpc::ServerContext* /*context*/,
+                                              grpc::ServerReader<v1::SubmitReportsRequest>* reader,
+                                              v1::SubmitReportsResponse* response) {
+  ReportStream stream(ingestor_);
+  v1::SubmitReportsRequest message;
+  absl::Status status;
+  while (status.ok() && reader->Read(&message)) status = stream.Add(message);
+  absl::StatusOr<v1::SubmitReportsResponse> result =
+      status.ok() ? stream.Finish() : absl::StatusOr<v1::SubmitReportsResponse>(status);
+  if (!result.ok()) {
+    spdlog::warn("event=stream_rejected code={} reason=\"{}\"",
                  absl::StatusCodeToString(result.status().code()),
                  std::string(result.status().message()));
     return ToGrpcStatus(result.status());

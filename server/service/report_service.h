@@ -18,6 +18,9 @@ class ReportServiceImpl final : public v1::ReportService::Service {
                          v1::GetDesignResponse* response) override;
   grpc::Status SubmitReports(grpc::ServerContext* context, const v1::SubmitReportsRequest* request,
                              v1::SubmitReportsResponse* response) override;
+  grpc::Status StreamReports(grpc::ServerContext* context,
+                             grpc::ServerReader<v1::SubmitReportsRequest>* reader,
+                             v1::SubmitReportsResponse* response) override;
 
  private:
   MetricRegistry* const registry_;

@@ -90,6 +90,17 @@ class Storage {
   // Errors: INTERNAL / UNAVAILABLE / RESOURCE_EXHAUSTED (disk full) with nothing written.
   virtual absl::StatusOr<AppendResult> AppendReports(absl::Span<const ReportRow> rows) = 0;
 
+  // Appends several batches in ONE transaction: all of them are stored (or recognised as
+  // duplicates) and committed together, or nothing changes. Returns one AppendResult per batch,
+  // in order; a row repeated in a later batch of the same call counts as that batch's duplicate.
+  // Returns only once the transaction is durable (see AppendReports). Used by group commit
+  // (group_commit_storage.h) to share one commit among concurrent callers.
+  // The default implementation handles a single batch with AppendReports and returns
+  // UNIMPLEMENTED for more: callers then append the batches one by one.
+  // Errors: as AppendReports, with nothing written for any batch.
+  virtual absl::StatusOr<std::vector<AppendResult>> AppendBatches(
+      absl::Span<const absl::Span<const ReportRow>> batches);
+
   // The maintained counts of a metric for event times in [start_seconds, end_seconds), one row
   // per (design version, event time, label set), ordered by event time. Reads counts only,
   // never the reports.
