@@ -35,6 +35,7 @@
 #include "absl/flags/parse.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
+#include "absl/synchronization/mutex.h"
 #include "absl/time/clock.h"
 #include "bench/load.h"
 #include "bench/sdk_bench.h"
@@ -70,6 +71,9 @@ ABSL_FLAG(int, batched_in_flight, 8, "batched calls in flight");
 ABSL_FLAG(int, batch_reports, 1000, "reports per batched call");
 ABSL_FLAG(int, streams, 8, "concurrent client streams");
 ABSL_FLAG(int, stream_message_reports, 1, "reports per stream message");
+ABSL_FLAG(std::vector<std::string>, loads,
+          std::vector<std::string>({"unary", "batched", "streaming"}),
+          "ingestion loads to run (for profiling one of them)");
 ABSL_FLAG(std::string, durability, "full", "the collector's durability: full or normal");
 
 namespace deniable::bench {
@@ -221,9 +225,17 @@ void RecordLoad(Results* results, const std::string& name, const LoadResult& r) 
 void RunLoads(const std::string& prefix, const std::string& target, const Loads& loads,
               int channels, IdSource* ids, Results* results) {
   auto ch = MakeChannels(target, channels);
-  RecordLoad(results, prefix + "_unary", RunUnary(ch, loads.unary, ids));
-  RecordLoad(results, prefix + "_batched", RunUnary(ch, loads.batched, ids));
-  RecordLoad(results, prefix + "_streaming", RunStreaming(ch, loads.streaming, ids));
+  const std::vector<std::string> which = absl::GetFlag(FLAGS_loads);
+  auto wanted = [&](const char* name) {
+    return std::find(which.begin(), which.end(), name) != which.end();
+  };
+  if (wanted("unary")) RecordLoad(results, prefix + "_unary", RunUnary(ch, loads.unary, ids));
+  if (wanted("batched")) {
+    RecordLoad(results, prefix + "_batched", RunUnary(ch, loads.batched, ids));
+  }
+  if (wanted("streaming")) {
+    RecordLoad(results, prefix + "_streaming", RunStreaming(ch, loads.streaming, ids));
+  }
 }
 
 struct QueryFigures {
@@ -374,7 +386,12 @@ int Run(const Config& config) {
       return 1;
     }
     slices = *std::move(loaded);
-    std::ofstream(marker) << config.stored_reports << "\n";
+    std::ofstream out(marker);  // the load's figures, for runs that reuse the database
+    for (const LoadSlice& s : slices) out << s.stored_before << " " << s.rows_per_second << "\n";
+  } else {
+    std::ifstream in(marker);
+    LoadSlice s;
+    while (in >> s.stored_before >> s.rows_per_second) slices.push_back(s);
   }
   const double load_seconds = absl::ToDoubleSeconds(absl::Now() - load_start);
   for (const LoadSlice& s : slices) {
@@ -566,6 +583,8 @@ int main(int argc, char** argv) {
   if (smoke) args.push_back(min_time.data());
   int n = static_cast<int>(args.size());
   benchmark::Initialize(&n, args.data());
+  // Debian's Abseil checks every Mutex for lock cycles (a debug aid that costs on each lock).
+  absl::SetMutexDeadlockDetectionMode(absl::OnDeadlockCycle::kIgnore);
   absl::ParseCommandLine(n, args.data());
 
   deniable::bench::Config config;

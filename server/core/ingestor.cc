@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cstring>
+#include <memory>
 #include <utility>
 #include <vector>
 
@@ -72,6 +73,28 @@ absl::StatusOr<v1::SubmitReportsResponse> Ingestor::Submit(
   response.set_duplicates(static_cast<uint32_t>(result.duplicates));
   for (std::string& name : batch.stale_metrics) response.add_stale_metrics(std::move(name));
   return response;
+}
+
+void Ingestor::SubmitAsync(const v1::SubmitReportsRequest& request, SubmitCallback done) {
+  absl::StatusOr<ValidatedBatch> validated = Validate(request);
+  if (!validated.ok()) {
+    std::move(done)(validated.status());
+    return;
+  }
+  auto batch = std::make_unique<ValidatedBatch>(*std::move(validated));
+  const absl::Span<const ReportRow> rows = batch->rows;
+  storage_->AppendReportsAsync(rows, [batch = std::move(batch), done = std::move(done)](
+                                         absl::StatusOr<AppendResult> result) mutable {
+    if (!result.ok()) {
+      std::move(done)(result.status());
+      return;
+    }
+    v1::SubmitReportsResponse response;
+    response.set_accepted(static_cast<uint32_t>(result->accepted));
+    response.set_duplicates(static_cast<uint32_t>(result->duplicates));
+    for (std::string& name : batch->stale_metrics) response.add_stale_metrics(std::move(name));
+    std::move(done)(std::move(response));
+  });
 }
 
 absl::StatusOr<ValidatedBatch> Ingestor::Validate(const v1::SubmitReportsRequest& request) {

@@ -18,6 +18,7 @@
 #include <string>
 #include <vector>
 
+#include "absl/functional/any_invocable.h"
 #include "absl/status/statusor.h"
 #include "absl/time/time.h"
 #include "deniable/common/clock.h"
@@ -49,6 +50,12 @@ class Ingestor {
   // Errors: see the file comment; storage errors (INTERNAL, UNAVAILABLE, RESOURCE_EXHAUSTED)
   // with nothing acknowledged.
   absl::StatusOr<v1::SubmitReportsResponse> Submit(const v1::SubmitReportsRequest& request);
+
+  // Submit without blocking, for asynchronous handlers: `done` runs with the response once the
+  // batch has committed, or with the error (inline for a validation error, else on the storage's
+  // thread). `done` must not block. `request` need not outlive the call.
+  using SubmitCallback = absl::AnyInvocable<void(absl::StatusOr<v1::SubmitReportsResponse>) &&>;
+  void SubmitAsync(const v1::SubmitReportsRequest& request, SubmitCallback done);
 
   // Validates the batch without storing it. Errors: see the file comment.
   absl::StatusOr<ValidatedBatch> Validate(const v1::SubmitReportsRequest& request);

@@ -18,19 +18,25 @@ grpc::Status ReportServiceImpl::GetDesign(grpc::ServerContext* /*context*/,
   return grpc::Status::OK;
 }
 
-grpc::Status ReportServiceImpl::SubmitReports(grpc::ServerContext* /*context*/,
-                                              const v1::SubmitReportsRequest* request,
-                                              v1::SubmitReportsResponse* response) {
-  absl::StatusOr<v1::SubmitReportsResponse> result = ingestor_->Submit(*request);
-  if (!result.ok()) {
-    // The reason names a field and value, never a bit; no peer address is logged.
-    spdlog::warn("event=batch_rejected reports={} code={} reason=\"{}\"", request->reports_size(),
-                 absl::StatusCodeToString(result.status().code()),
-                 std::string(result.status().message()));
-    return ToGrpcStatus(result.status());
-  }
-  *response = *std::move(result);
-  return grpc::Status::OK;
+grpc::ServerUnaryReactor* ReportServiceImpl::SubmitReports(grpc::CallbackServerContext* context,
+                                                           const v1::SubmitReportsRequest* request,
+                                                           v1::SubmitReportsResponse* response) {
+  grpc::ServerUnaryReactor* reactor = context->DefaultReactor();
+  const int size = request->reports_size();
+  ingestor_->SubmitAsync(
+      *request, [reactor, response, size](absl::StatusOr<v1::SubmitReportsResponse> result) {
+        if (!result.ok()) {
+          // The reason names a field and value, never a bit; no peer address is logged.
+          spdlog::warn("event=batch_rejected reports={} code={} reason=\"{}\"", size,
+                       absl::StatusCodeToString(result.status().code()),
+                       std::string(result.status().message()));
+          reactor->Finish(ToGrpcStatus(result.status()));
+          return;
+        }
+        *response = *std::move(result);
+        reactor->Finish(grpc::Status::OK);
+      });
+  return reactor;
 }
 
 grpc::Status ReportServiceImpl::StreamReports(grpc::ServerContext* /*context*/,

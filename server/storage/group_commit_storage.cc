@@ -8,15 +8,22 @@
 namespace deniable::server {
 
 struct GroupCommitStorage::Writer {
-  explicit Writer(absl::Span<const ReportRow> r) : rows(r) {}
   absl::Span<const ReportRow> rows;
-  absl::StatusOr<AppendResult> result;
+  AppendCallback callback;  // empty for a blocking caller
+  absl::StatusOr<AppendResult> result = absl::UnknownError("not committed");
   bool done = false;
-  absl::CondVar cv;
 };
 
 GroupCommitStorage::GroupCommitStorage(std::unique_ptr<Storage> target, GroupCommitOptions options)
-    : target_(std::move(target)), options_(options) {}
+    : target_(std::move(target)), options_(options), committer_([this] { CommitLoop(); }) {}
+
+GroupCommitStorage::~GroupCommitStorage() {
+  {
+    absl::MutexLock lock(&mu_);
+    stopping_ = true;
+  }
+  committer_.join();
+}
 
 absl::StatusOr<StoredMetric> GroupCommitStorage::CreateMetric(StoredMetric metric) {
   return target_->CreateMetric(std::move(metric));
@@ -56,42 +63,68 @@ int GroupCommitStorage::QueuedCalls() const {
   return static_cast<int>(queue_.size());
 }
 
-absl::StatusOr<AppendResult> GroupCommitStorage::AppendReports(absl::Span<const ReportRow> rows) {
-  Writer self(rows);
-  const int64_t size = static_cast<int64_t>(rows.size());
-  mu_.Lock();
+void GroupCommitStorage::Enqueue(Writer* w) {
+  const int64_t size = static_cast<int64_t>(w->rows.size());
   auto has_room = [this, size]() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) {
     return queue_.empty() || queued_rows_ + size <= options_.max_queued_rows;
   };
   mu_.Await(absl::Condition(&has_room));
-  queue_.push_back(&self);
+  queue_.push_back(w);
   queued_rows_ += size;
-  while (!self.done && queue_.front() != &self) self.cv.Wait(&mu_);
-  if (self.done) {
-    mu_.Unlock();
-    return std::move(self.result);
-  }
-  // This caller is the committer: take the queue's head, up to max_group_rows rows.
-  std::vector<Writer*> group;
-  int64_t group_rows = 0;
-  for (Writer* w : queue_) {
-    const int64_t n = static_cast<int64_t>(w->rows.size());
-    if (!group.empty() && group_rows + n > options_.max_group_rows) break;
-    group.push_back(w);
-    group_rows += n;
-  }
-  mu_.Unlock();
-  CommitGroup(group);
-  mu_.Lock();
-  for (Writer* w : group) {
-    queue_.pop_front();
-    w->done = true;
-    if (w != &self) w->cv.Signal();
-  }
-  queued_rows_ -= group_rows;
-  if (!queue_.empty()) queue_.front()->cv.Signal();  // the next committer
-  mu_.Unlock();
+}
+
+absl::StatusOr<AppendResult> GroupCommitStorage::AppendReports(absl::Span<const ReportRow> rows) {
+  Writer self{rows, nullptr};
+  absl::MutexLock lock(&mu_);
+  Enqueue(&self);
+  mu_.Await(absl::Condition(&self.done));
   return std::move(self.result);
+}
+
+void GroupCommitStorage::AppendReportsAsync(absl::Span<const ReportRow> rows, AppendCallback done) {
+  auto* w = new Writer{rows, std::move(done)};
+  absl::MutexLock lock(&mu_);
+  Enqueue(w);
+}
+
+void GroupCommitStorage::CommitLoop() {
+  auto has_work = [this]()
+                      ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) { return !queue_.empty() || stopping_; };
+  std::vector<Writer*> group, async;
+  while (true) {
+    mu_.Lock();
+    mu_.Await(absl::Condition(&has_work));
+    if (queue_.empty()) {  // stopping, and everything queued has been committed
+      mu_.Unlock();
+      return;
+    }
+    group.clear();
+    int64_t group_rows = 0;
+    for (Writer* w : queue_) {
+      const int64_t n = static_cast<int64_t>(w->rows.size());
+      if (!group.empty() && group_rows + n > options_.max_group_rows) break;
+      group.push_back(w);
+      group_rows += n;
+    }
+    mu_.Unlock();
+    CommitGroup(group);
+    mu_.Lock();
+    for (size_t i = 0; i < group.size(); ++i) queue_.pop_front();
+    queued_rows_ -= group_rows;
+    async.clear();
+    for (Writer* w : group) {
+      if (w->callback) {
+        async.push_back(w);
+      } else {
+        w->done = true;  // the blocked caller owns `w` again and may return at once
+      }
+    }
+    mu_.Unlock();
+    for (Writer* w : async) {
+      std::move(w->callback)(std::move(w->result));
+      delete w;
+    }
+  }
 }
 
 void GroupCommitStorage::CommitGroup(absl::Span<Writer* const> group) {

@@ -1,15 +1,15 @@
 // Group commit: concurrent AppendReports calls share SQLite transactions.
 //
-// A Storage decorator. Each AppendReports call joins a queue; the caller at the front of the
-// queue becomes the committer: it takes every batch waiting behind it (up to max_group_rows rows),
-// appends them all in one transaction with the target's AppendBatches, and when that transaction
-// has committed hands each caller its own AppendResult and wakes it. Callers that arrived during
-// the commit form the next group. With k calls in flight a transaction (and its fsync) serves
-// about k calls, so one-report calls cost a commit each only when they come one at a time.
-// (The queue-and-leader scheme is LevelDB's DBImpl::Write, db/db_impl.cc.)
+// A Storage decorator with one committer thread. Each AppendReports / AppendReportsAsync call
+// joins a queue; the committer takes every batch waiting (up to max_group_rows rows), appends
+// them all in one transaction with the target's AppendBatches, and when that transaction has
+// committed hands each caller its own AppendResult (waking a blocked caller, or running an async
+// caller's callback). Calls arriving during a commit form the next group. With k calls in flight
+// a transaction (and its fsync) serves about k calls.
 //
 // Guarantees, per call:
-//   - acknowledged (returns OK) only after the transaction holding its rows has committed;
+//   - acknowledged (returns, or its callback runs, with OK) only after the transaction holding its
+//     rows has committed;
 //   - its AppendResult counts its own rows exactly: accepted + duplicates == rows.size(), a row
 //     stored by an earlier call or an earlier batch of the same group is a duplicate;
 //   - a failing batch does not fail the others: if the group's transaction fails, the committer
@@ -25,12 +25,14 @@
 //   auto storage = std::make_unique<GroupCommitStorage>(*std::move(sqlite));
 //
 // Thread-safe. Owns the target storage. Other methods are forwarded to the target unchanged.
+// The destructor commits what is queued, then stops the committer thread.
 #ifndef DENIABLE_SERVER_STORAGE_GROUP_COMMIT_STORAGE_H_
 #define DENIABLE_SERVER_STORAGE_GROUP_COMMIT_STORAGE_H_
 
 #include <cstdint>
 #include <deque>
 #include <memory>
+#include <thread>
 
 #include "absl/base/thread_annotations.h"
 #include "absl/synchronization/mutex.h"
@@ -62,9 +64,14 @@ class GroupCommitStorage : public Storage {
                                                 StoredDesign design) override;
   absl::StatusOr<StoredMetric> GetMetric(absl::string_view name) override;
   absl::StatusOr<std::vector<StoredMetric>> ListMetrics() override;
+  ~GroupCommitStorage() override;
+
   // Queues the batch and returns once the transaction holding it has committed (see above).
   // Errors: the target's, for this batch only.
   absl::StatusOr<AppendResult> AppendReports(absl::Span<const ReportRow> rows) override;
+  // Queues the batch; `done` runs on the committer thread after the commit. Blocks only for
+  // backpressure. `done` must not block.
+  void AppendReportsAsync(absl::Span<const ReportRow> rows, AppendCallback done) override;
   // Forwarded to the target (already one transaction).
   absl::StatusOr<std::vector<AppendResult>> AppendBatches(
       absl::Span<const absl::Span<const ReportRow>> batches) override;
@@ -78,6 +85,10 @@ class GroupCommitStorage : public Storage {
 
  private:
   struct Writer;
+  // Waits for room in the queue and appends `w`.
+  void Enqueue(Writer* w) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  // The committer thread's loop.
+  void CommitLoop();
   // Appends the group's batches and stores each writer's result. Called without mu_.
   void CommitGroup(absl::Span<Writer* const> group);
 
@@ -87,6 +98,8 @@ class GroupCommitStorage : public Storage {
   std::deque<Writer*> queue_ ABSL_GUARDED_BY(mu_);  // front: the committer
   int64_t queued_rows_ ABSL_GUARDED_BY(mu_) = 0;
   GroupCommitStats stats_ ABSL_GUARDED_BY(mu_);
+  bool stopping_ ABSL_GUARDED_BY(mu_) = false;
+  std::thread committer_;
 };
 
 }  // namespace deniable::server

@@ -1,5 +1,7 @@
 #include "server/storage/storage.h"
 
+#include <utility>
+
 #include "absl/status/status.h"
 #include "deniable/common/status_macros.h"
 
@@ -13,6 +15,10 @@ absl::StatusOr<std::vector<AppendResult>> Storage::AppendBatches(
   }
   DENIABLE_ASSIGN_OR_RETURN(AppendResult result, AppendReports(batches.front()));
   return std::vector<AppendResult>{result};
+}
+
+void Storage::AppendReportsAsync(absl::Span<const ReportRow> rows, AppendCallback done) {
+  std::move(done)(AppendReports(rows));
 }
 
 }  // namespace deniable::server

@@ -11,6 +11,7 @@
 #include <string>
 #include <vector>
 
+#include "absl/functional/any_invocable.h"
 #include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"
 #include "absl/types/span.h"
@@ -100,6 +101,13 @@ class Storage {
   // Errors: as AppendReports, with nothing written for any batch.
   virtual absl::StatusOr<std::vector<AppendResult>> AppendBatches(
       absl::Span<const absl::Span<const ReportRow>> batches);
+
+  // AppendReports without blocking: calls `done` with the result once the batch has committed (or
+  // failed), possibly on another thread and possibly before returning. `rows` must stay valid
+  // until `done` runs. The default implementation calls AppendReports, then `done` inline;
+  // GroupCommitStorage queues the batch for its committer thread.
+  using AppendCallback = absl::AnyInvocable<void(absl::StatusOr<AppendResult>) &&>;
+  virtual void AppendReportsAsync(absl::Span<const ReportRow> rows, AppendCallback done);
 
   // The maintained counts of a metric for event times in [start_seconds, end_seconds), one row
   // per (design version, event time, label set), ordered by event time. Reads counts only,
