@@ -11,6 +11,7 @@
 #include "absl/status/status.h"
 #include "absl/strings/str_cat.h"
 #include "absl/synchronization/mutex.h"
+#include "absl/synchronization/notification.h"
 #include "absl/time/clock.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
@@ -285,6 +286,47 @@ TEST(GroupCommitStorageTest, ConcurrentCallersGetExactCountsAndAcknowledgedRepor
   ASSERT_TRUE(counts.ok());
   ASSERT_EQ(counts->size(), 1u);
   EXPECT_EQ(counts->front().n, distinct);
+}
+
+TEST(GroupCommitStorageTest, AsyncCallbackRunsOnlyAfterItsTransactionCommits) {
+  auto owned = std::make_unique<FaultyStorage>();
+  FaultyStorage* target = owned.get();
+  GroupCommitStorage storage(std::move(owned));
+  target->Close();
+  Call first(&storage, Rows(0, 1));
+  target->WaitUntilInside();
+  const std::vector<ReportRow> rows = {Row(7), Row(8), Row(7)};
+  absl::Notification called;
+  absl::StatusOr<AppendResult> result;
+  storage.AppendReportsAsync(rows, [&](absl::StatusOr<AppendResult> r) {
+    result = std::move(r);
+    called.Notify();
+  });
+  WaitForQueued(storage, 1);
+  EXPECT_FALSE(called.HasBeenNotified());
+  target->Open();
+  ASSERT_TRUE(called.WaitForNotificationWithTimeout(absl::Seconds(10)));
+  ASSERT_TRUE(result.ok()) << result.status();
+  EXPECT_EQ(result->accepted, 2);
+  EXPECT_EQ(result->duplicates, 1);
+  EXPECT_TRUE(first.Wait().ok());
+}
+
+TEST(GroupCommitStorageTest, DestructorCommitsWhatIsQueued) {
+  auto owned = std::make_unique<FaultyStorage>();
+  FaultyStorage* target = owned.get();
+  std::atomic<int> acknowledged{0};
+  const std::vector<ReportRow> rows = Rows(0, 5);
+  {
+    GroupCommitStorage storage(std::move(owned));
+    target->Close();
+    storage.AppendReportsAsync(rows, [&](absl::StatusOr<AppendResult> r) {
+      if (r.ok() && r->accepted == 5) ++acknowledged;
+    });
+    target->WaitUntilInside();
+    target->Open();
+  }
+  EXPECT_EQ(acknowledged.load(), 1);
 }
 
 TEST(GroupCommitStorageTest, BackpressureStillAdmitsABatchLargerThanTheQueueBound) {
