@@ -1,12 +1,13 @@
-#!/usr/bin/env python3
+#!/usr/bin/python3
 """Draws docs/performance.svg from a deniable-bench JSON result (run by hand).
 
     build/bench/deniable-bench --json=/tmp/bench.json
-    python3 bench/plot.py /tmp/bench.json docs/performance.svg
+    /usr/bin/python3 bench/plot.py /tmp/bench.json docs/performance.svg
 
 Left: ingestion throughput of the collector beside the raw limits measured in the same run.
-Right: the bulk loader's append rate as the database grows, with the end-to-end batched rate on an
-empty and on the full database. Needs python3-matplotlib (Debian).
+Middle: the bulk loader's append rate as the database grows, with the end-to-end batched rate on an
+empty and on the full database. Right: the append rate into one metric-hour as it fills, with the
+SDK's random ids and with time-prefixed ids. Needs Debian's python3-matplotlib (/usr/bin/python3).
 """
 import json
 import sys
@@ -29,7 +30,7 @@ def main(source, target):
     m = {k: median(v) for k, v in d.items() if isinstance(v, list) and v and
          isinstance(v[0], (int, float))}
 
-    fig, (left, right) = plt.subplots(1, 2, figsize=(12, 4.8))
+    fig, (left, right, hour) = plt.subplots(1, 3, figsize=(17, 4.8))
     groups = ["unary\n1 report/call", "batched\n1000/call", "streaming"]
     keys = ["unary", "batched", "streaming"]
     raw = [m.get("raw_grpc_" + k, 0) for k in keys]
@@ -64,6 +65,19 @@ def main(source, target):
     right.set_ylabel("thousand reports per second")
     right.set_title("No decline as the database grows")
     right.legend(fontsize=8)
+
+    for key, label in (("hour_fill_random_ids", "random ids (the SDK today)"),
+                       ("hour_fill_time_ordered_ids", "ids prefixed by time")):
+        fill = d.get(key, [])
+        hour.plot([s["stored_before"] / 1e6 for s in fill],
+                  [s["rows_per_second"] / 1e3 for s in fill], marker="o", label=label)
+    hour.axhline(m.get("raw_sqlite_batched", 0) / 1e3, color="lightgray", linestyle="--",
+                 label="raw SQLite insert (no index)")
+    hour.set_ylim(bottom=0)
+    hour.set_xlabel("reports already in the same metric and hour (millions)")
+    hour.set_ylabel("thousand reports per second")
+    hour.set_title("Cost grows with the reports of one metric-hour")
+    hour.legend(fontsize=8)
     fig.tight_layout()
     fig.savefig(target)
 
