@@ -35,8 +35,9 @@ struct ServerOptions {
   // Largest request accepted, in bytes. 10000 reports with labels fit in about 1 MiB.
   int max_receive_message_bytes = 2 * 1024 * 1024;
   // Idle handler threads kept polling (gRPC's SyncServerOption::MAX_POLLERS; its default is 2).
-  // SubmitReports blocks its thread until its group commit; with a low limit every burst of
-  // acknowledged calls ends threads that the next calls create again. 0: gRPC's default.
+  // Synchronous handlers (StreamReports, which holds its thread for the whole stream, GetDesign,
+  // the queries) otherwise end threads when a burst of calls finishes and create them again for
+  // the next one. 0: gRPC's default.
   int max_idle_threads = 32;
 };
 
