@@ -31,6 +31,7 @@
 #include "server/auth/authenticator.h"
 #include "server/auth/token_store.h"
 #include "server/service/collector_server.h"
+#include "server/storage/group_commit_storage.h"
 #include "server/storage/sqlite_storage.h"
 
 namespace {
@@ -267,8 +268,10 @@ int main(int argc, char** argv) {
     return 2;
   }
 
-  auto server = deniable::server::CollectorServer::Start(*std::move(storage),
-                                                         deniable::SystemClock::Default(), options);
+  // Concurrent SubmitReports calls share transactions (and their fsync).
+  auto server = deniable::server::CollectorServer::Start(
+      std::make_unique<deniable::server::GroupCommitStorage>(*std::move(storage)),
+      deniable::SystemClock::Default(), options);
   if (!server.ok()) {
     spdlog::error("cannot start: {}", server.status().ToString());
     return 1;

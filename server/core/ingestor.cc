@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cstring>
+#include <memory>
 #include <utility>
 #include <vector>
 
@@ -65,6 +66,38 @@ Ingestor::Ingestor(MetricRegistry* registry, Storage* storage, const Clock* cloc
 
 absl::StatusOr<v1::SubmitReportsResponse> Ingestor::Submit(
     const v1::SubmitReportsRequest& request) {
+  DENIABLE_ASSIGN_OR_RETURN(ValidatedBatch batch, Validate(request));
+  DENIABLE_ASSIGN_OR_RETURN(AppendResult result, storage_->AppendReports(batch.rows));
+  v1::SubmitReportsResponse response;
+  response.set_accepted(static_cast<uint32_t>(result.accepted));
+  response.set_duplicates(static_cast<uint32_t>(result.duplicates));
+  for (std::string& name : batch.stale_metrics) response.add_stale_metrics(std::move(name));
+  return response;
+}
+
+void Ingestor::SubmitAsync(const v1::SubmitReportsRequest& request, SubmitCallback done) {
+  absl::StatusOr<ValidatedBatch> validated = Validate(request);
+  if (!validated.ok()) {
+    std::move(done)(validated.status());
+    return;
+  }
+  auto batch = std::make_unique<ValidatedBatch>(*std::move(validated));
+  const absl::Span<const ReportRow> rows = batch->rows;
+  storage_->AppendReportsAsync(rows, [batch = std::move(batch), done = std::move(done)](
+                                         absl::StatusOr<AppendResult> result) mutable {
+    if (!result.ok()) {
+      std::move(done)(result.status());
+      return;
+    }
+    v1::SubmitReportsResponse response;
+    response.set_accepted(static_cast<uint32_t>(result->accepted));
+    response.set_duplicates(static_cast<uint32_t>(result->duplicates));
+    for (std::string& name : batch->stale_metrics) response.add_stale_metrics(std::move(name));
+    std::move(done)(std::move(response));
+  });
+}
+
+absl::StatusOr<ValidatedBatch> Ingestor::Validate(const v1::SubmitReportsRequest& request) {
   const int size = request.reports_size();
   if (size == 0) return absl::InvalidArgumentError("reports: the batch is empty");
   if (size > options_.max_batch_reports) {
@@ -141,12 +174,7 @@ absl::StatusOr<v1::SubmitReportsResponse> Ingestor::Submit(
     row.labels = std::move(labels);
     rows.push_back(std::move(row));
   }
-  DENIABLE_ASSIGN_OR_RETURN(AppendResult result, storage_->AppendReports(rows));
-  v1::SubmitReportsResponse response;
-  response.set_accepted(static_cast<uint32_t>(result.accepted));
-  response.set_duplicates(static_cast<uint32_t>(result.duplicates));
-  for (std::string& name : stale) response.add_stale_metrics(std::move(name));
-  return response;
+  return ValidatedBatch{std::move(rows), std::move(stale)};
 }
 
 }  // namespace deniable::server

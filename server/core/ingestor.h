@@ -17,7 +17,9 @@
 #define DENIABLE_SERVER_CORE_INGESTOR_H_
 
 #include <string>
+#include <vector>
 
+#include "absl/functional/any_invocable.h"
 #include "absl/status/statusor.h"
 #include "absl/time/time.h"
 #include "deniable/common/clock.h"
@@ -33,6 +35,15 @@ struct IngestOptions {
   // Reports whose event time is older than now minus this are rejected (late or replayed
   // batches). Compared with the event time as sent (already rounded down by the device).
   absl::Duration max_report_age = absl::Hours(24 * 30);
+  // StreamReports buffers validated reports and stores them once this many are pending (and at
+  // the end of the stream): bounds a stream's memory and lets small messages share a commit.
+  int stream_flush_reports = 10000;
+};
+
+// A validated batch, ready to store.
+struct ValidatedBatch {
+  std::vector<ReportRow> rows;
+  std::vector<std::string> stale_metrics;  // metrics reported with an older design version
 };
 
 class Ingestor {
@@ -43,6 +54,18 @@ class Ingestor {
   // Errors: see the file comment; storage errors (INTERNAL, UNAVAILABLE, RESOURCE_EXHAUSTED)
   // with nothing acknowledged.
   absl::StatusOr<v1::SubmitReportsResponse> Submit(const v1::SubmitReportsRequest& request);
+
+  // Submit without blocking, for asynchronous handlers: `done` runs with the response once the
+  // batch has committed, or with the error (inline for a validation error, else on the storage's
+  // thread). `done` must not block. `request` need not outlive the call.
+  using SubmitCallback = absl::AnyInvocable<void(absl::StatusOr<v1::SubmitReportsResponse>) &&>;
+  void SubmitAsync(const v1::SubmitReportsRequest& request, SubmitCallback done);
+
+  // Validates the batch without storing it. Errors: see the file comment.
+  absl::StatusOr<ValidatedBatch> Validate(const v1::SubmitReportsRequest& request);
+
+  Storage* storage() const { return storage_; }
+  const IngestOptions& options() const { return options_; }
 
  private:
   MetricRegistry* const registry_;

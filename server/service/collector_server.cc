@@ -18,7 +18,7 @@ CollectorServer::CollectorServer(std::unique_ptr<Storage> storage, const Clock* 
       ingestor_(&registry_, storage_.get(), clock, options.ingest),
       prevalence_(&registry_, storage_.get(), options.query),
       advisor_(&registry_),
-      report_service_(&registry_, &ingestor_),
+      report_service_(&registry_, &ingestor_, &counters_),
       query_service_(&registry_, &prevalence_, &advisor_),
       authenticator_(options.authenticator),
       limiter_(options.rate_limit, clock),
@@ -43,6 +43,10 @@ absl::StatusOr<std::unique_ptr<CollectorServer>> CollectorServer::Start(
         &server->port_);
   }
   builder.SetMaxReceiveMessageSize(options.max_receive_message_bytes);
+  if (options.max_idle_threads > 0) {
+    builder.SetSyncServerOption(grpc::ServerBuilder::SyncServerOption::MAX_POLLERS,
+                                options.max_idle_threads);
+  }
   builder.RegisterService(&server->guarded_reports_);
   builder.RegisterService(&server->guarded_queries_);
   builder.RegisterService(&server->admin_service_);

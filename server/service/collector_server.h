@@ -50,6 +50,11 @@ struct ServerOptions {
   // Registers grpc.reflection.v1alpha.ServerReflection (unauthenticated: it shows only the
   // public schema).
   bool reflection = false;
+  // Idle handler threads kept polling (gRPC's SyncServerOption::MAX_POLLERS; its default is 2).
+  // Synchronous handlers (StreamReports, which holds its thread for the whole stream, GetDesign,
+  // the queries) otherwise end threads when a burst of calls finishes and create them again for
+  // the next one. 0: gRPC's default.
+  int max_idle_threads = 32;
 };
 
 class CollectorServer {

@@ -9,7 +9,7 @@
 namespace deniable::server {
 namespace {
 
-absl::string_view Metadata(const grpc::ServerContext& context, absl::string_view key) {
+absl::string_view Metadata(const grpc::ServerContextBase& context, absl::string_view key) {
   const auto& md = context.client_metadata();
   auto it = md.find(grpc::string_ref(key.data(), key.size()));
   if (it == md.end()) return {};
@@ -33,7 +33,7 @@ constexpr std::initializer_list<Role> kReporter = {Role::kReporter};
 
 }  // namespace
 
-absl::StatusOr<std::optional<Principal>> CallGuard::Check(const grpc::ServerContext& context,
+absl::StatusOr<std::optional<Principal>> CallGuard::Check(const grpc::ServerContextBase& context,
                                                           std::initializer_list<Role> allowed,
                                                           absl::string_view method) {
   if (authenticator_ == nullptr) return std::nullopt;
@@ -43,7 +43,7 @@ absl::StatusOr<std::optional<Principal>> CallGuard::Check(const grpc::ServerCont
   return std::optional<Principal>(*p);
 }
 
-absl::Status CallGuard::AdmitReports(const grpc::ServerContext& context,
+absl::Status CallGuard::AdmitReports(const grpc::ServerContextBase& context,
                                      const std::optional<Principal>& caller, int64_t reports) {
   if (limiter_ == nullptr || !limiter_->enabled()) return absl::OkStatus();
   const std::string key = caller ? absl::StrCat("t:", caller->token_id) : PeerKey(context.peer());
@@ -62,28 +62,29 @@ grpc::Status GuardedReportService::Reject(const absl::Status& status, int64_t re
 grpc::Status GuardedReportService::GetDesign(grpc::ServerContext* context,
                                              const v1::GetDesignRequest* request,
                                              v1::GetDesignResponse* response) {
-  return Forward(guard_, {Role::kReporter, Role::kAnalyst}, "GetDesign", inner_,
+  return Forward(guard_, {Role::kReporter, Role::kAnalyst}, "GetDesign",
+                 static_cast<v1::ReportService::Service*>(inner_),
                  &v1::ReportService::Service::GetDesign, context, request, response);
 }
 
-grpc::Status GuardedReportService::SubmitReports(grpc::ServerContext* context,
-                                                 const v1::SubmitReportsRequest* request,
-                                                 v1::SubmitReportsResponse* response) {
+grpc::ServerUnaryReactor* GuardedReportService::SubmitReports(
+    grpc::CallbackServerContext* context, const v1::SubmitReportsRequest* request,
+    v1::SubmitReportsResponse* response) {
   const int64_t size = request->reports_size();
   absl::StatusOr<std::optional<Principal>> caller =
       guard_->Check(*context, kReporter, "SubmitReports");
-  if (!caller.ok()) return Reject(caller.status(), size, false);
-  if (absl::Status s = guard_->AdmitReports(*context, *caller, size); !s.ok()) {
-    return Reject(s, size, true);
+  absl::Status refused = caller.status();
+  bool rate_limited = false;
+  if (refused.ok()) {
+    refused = guard_->AdmitReports(*context, *caller, size);
+    rate_limited = !refused.ok();
   }
-  grpc::Status status = inner_->SubmitReports(context, request, response);
-  if (status.ok()) {
-    guard_->counters()->RecordAccepted(*response);
-  } else {
-    // The inner service has logged the reason already.
-    guard_->counters()->RecordRejected(status.error_code(), size, false);
+  if (!refused.ok()) {
+    grpc::ServerUnaryReactor* reactor = context->DefaultReactor();
+    reactor->Finish(Reject(refused, size, rate_limited));
+    return reactor;
   }
-  return status;
+  return inner_->SubmitReports(context, request, response);
 }
 
 grpc::Status GuardedReportService::StreamReports(
@@ -92,13 +93,7 @@ grpc::Status GuardedReportService::StreamReports(
   absl::StatusOr<std::optional<Principal>> caller =
       guard_->Check(*context, kReporter, "StreamReports");
   if (!caller.ok()) return Reject(caller.status(), 0, false);
-  grpc::Status status = inner_->StreamReports(context, reader, response);
-  if (status.ok()) {
-    guard_->counters()->RecordAccepted(*response);
-  } else {
-    guard_->counters()->RecordRejected(status.error_code(), 0, false);
-  }
-  return status;
+  return inner_->StreamReports(context, reader, response);  // counts its own outcome
 }
 
 #define DENIABLE_FORWARD_QUERY(Method, Request, Response)                                       \

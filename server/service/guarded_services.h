@@ -29,6 +29,7 @@
 #include "deniable/v1/report_service.grpc.pb.h"
 #include "server/auth/authenticator.h"
 #include "server/auth/rate_limiter.h"
+#include "server/service/report_service.h"
 #include "server/service/server_counters.h"
 
 namespace deniable::server {
@@ -42,11 +43,11 @@ class CallGuard {
 
   // The caller when tokens are on, nullopt in tokenless mode.
   // Errors: UNAUTHENTICATED, PERMISSION_DENIED (see Authenticator::Authorize).
-  absl::StatusOr<std::optional<Principal>> Check(const grpc::ServerContext& context,
+  absl::StatusOr<std::optional<Principal>> Check(const grpc::ServerContextBase& context,
                                                  std::initializer_list<Role> allowed,
                                                  absl::string_view method);
   // Rate limit keyed by the token, else by a salted hash of the peer. Errors: RESOURCE_EXHAUSTED.
-  absl::Status AdmitReports(const grpc::ServerContext& context,
+  absl::Status AdmitReports(const grpc::ServerContextBase& context,
                             const std::optional<Principal>& caller, int64_t reports);
 
   ServerCounters* counters() { return counters_; }
@@ -57,21 +58,25 @@ class CallGuard {
   ServerCounters* const counters_;
 };
 
-class GuardedReportService final : public v1::ReportService::Service {
+// SubmitReports stays on gRPC's callback API like the inner service: the check runs on the
+// calling thread, then the inner handler queues the batch for the group committer. The inner
+// service counts the outcome of batches that pass the check.
+class GuardedReportService final
+    : public v1::ReportService::WithCallbackMethod_SubmitReports<v1::ReportService::Service> {
  public:
-  GuardedReportService(v1::ReportService::Service* inner, CallGuard* guard)
-      : inner_(inner), guard_(guard) {}
+  GuardedReportService(ReportServiceImpl* inner, CallGuard* guard) : inner_(inner), guard_(guard) {}
   grpc::Status GetDesign(grpc::ServerContext* context, const v1::GetDesignRequest* request,
                          v1::GetDesignResponse* response) override;
-  grpc::Status SubmitReports(grpc::ServerContext* context, const v1::SubmitReportsRequest* request,
-                             v1::SubmitReportsResponse* response) override;
+  grpc::ServerUnaryReactor* SubmitReports(grpc::CallbackServerContext* context,
+                                          const v1::SubmitReportsRequest* request,
+                                          v1::SubmitReportsResponse* response) override;
   grpc::Status StreamReports(grpc::ServerContext* context,
                              grpc::ServerReader<v1::SubmitReportsRequest>* reader,
                              v1::SubmitReportsResponse* response) override;
 
  private:
   grpc::Status Reject(const absl::Status& status, int64_t reports, bool rate_limited);
-  v1::ReportService::Service* const inner_;
+  ReportServiceImpl* const inner_;
   CallGuard* const guard_;
 };
 

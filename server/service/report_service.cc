@@ -2,6 +2,7 @@
 
 #include <spdlog/spdlog.h>
 
+#include "server/core/report_stream.h"
 #include "server/service/grpc_status.h"
 
 namespace deniable::server {
@@ -17,18 +18,53 @@ grpc::Status ReportServiceImpl::GetDesign(grpc::ServerContext* /*context*/,
   return grpc::Status::OK;
 }
 
-grpc::Status ReportServiceImpl::SubmitReports(grpc::ServerContext* /*context*/,
-                                              const v1::SubmitReportsRequest* request,
+grpc::ServerUnaryReactor* ReportServiceImpl::SubmitReports(grpc::CallbackServerContext* context,
+                                                           const v1::SubmitReportsRequest* request,
+                                                           v1::SubmitReportsResponse* response) {
+  grpc::ServerUnaryReactor* reactor = context->DefaultReactor();
+  const int size = request->reports_size();
+  ServerCounters* counters = counters_;
+  ingestor_->SubmitAsync(*request, [reactor, response, size,
+                                    counters](absl::StatusOr<v1::SubmitReportsResponse> result) {
+    if (!result.ok()) {
+      // The reason names a field and value, never a bit; no peer address is logged.
+      spdlog::warn("event=batch_rejected reports={} code={} reason=\"{}\"", size,
+                   absl::StatusCodeToString(result.status().code()),
+                   std::string(result.status().message()));
+      if (counters != nullptr) {
+        counters->RecordRejected(static_cast<grpc::StatusCode>(result.status().code()), size,
+                                 false);
+      }
+      reactor->Finish(ToGrpcStatus(result.status()));
+      return;
+    }
+    *response = *std::move(result);
+    if (counters != nullptr) counters->RecordAccepted(*response);
+    reactor->Finish(grpc::Status::OK);
+  });
+  return reactor;
+}
+
+grpc::Status ReportServiceImpl::StreamReports(grpc::ServerContext* /*context*/,
+                                              grpc::ServerReader<v1::SubmitReportsRequest>* reader,
                                               v1::SubmitReportsResponse* response) {
-  absl::StatusOr<v1::SubmitReportsResponse> result = ingestor_->Submit(*request);
+  ReportStream stream(ingestor_);
+  v1::SubmitReportsRequest message;
+  absl::Status status;
+  while (status.ok() && reader->Read(&message)) status = stream.Add(message);
+  absl::StatusOr<v1::SubmitReportsResponse> result =
+      status.ok() ? stream.Finish() : absl::StatusOr<v1::SubmitReportsResponse>(status);
   if (!result.ok()) {
-    // The reason names a field and value, never a bit; no peer address is logged.
-    spdlog::warn("event=batch_rejected reports={} code={} reason=\"{}\"", request->reports_size(),
+    spdlog::warn("event=stream_rejected code={} reason=\"{}\"",
                  absl::StatusCodeToString(result.status().code()),
                  std::string(result.status().message()));
+    if (counters_ != nullptr) {
+      counters_->RecordRejected(static_cast<grpc::StatusCode>(result.status().code()), 0, false);
+    }
     return ToGrpcStatus(result.status());
   }
   *response = *std::move(result);
+  if (counters_ != nullptr) counters_->RecordAccepted(*response);
   return grpc::Status::OK;
 }
 

@@ -6,22 +6,33 @@
 #include "deniable/v1/report_service.grpc.pb.h"
 #include "server/core/ingestor.h"
 #include "server/core/metric_registry.h"
+#include "server/service/server_counters.h"
 
 namespace deniable::server {
 
-class ReportServiceImpl final : public v1::ReportService::Service {
+// SubmitReports uses gRPC's callback API: its handler queues the batch and returns, and the group
+// committer finishes the call after the commit, so no thread blocks per call in flight.
+class ReportServiceImpl final
+    : public v1::ReportService::WithCallbackMethod_SubmitReports<v1::ReportService::Service> {
  public:
-  ReportServiceImpl(MetricRegistry* registry, Ingestor* ingestor)
-      : registry_(registry), ingestor_(ingestor) {}
+  // `counters` (may be null) records each batch's outcome after validation and commit.
+  ReportServiceImpl(MetricRegistry* registry, Ingestor* ingestor,
+                    ServerCounters* counters = nullptr)
+      : registry_(registry), ingestor_(ingestor), counters_(counters) {}
 
   grpc::Status GetDesign(grpc::ServerContext* context, const v1::GetDesignRequest* request,
                          v1::GetDesignResponse* response) override;
-  grpc::Status SubmitReports(grpc::ServerContext* context, const v1::SubmitReportsRequest* request,
+  grpc::ServerUnaryReactor* SubmitReports(grpc::CallbackServerContext* context,
+                                          const v1::SubmitReportsRequest* request,
+                                          v1::SubmitReportsResponse* response) override;
+  grpc::Status StreamReports(grpc::ServerContext* context,
+                             grpc::ServerReader<v1::SubmitReportsRequest>* reader,
                              v1::SubmitReportsResponse* response) override;
 
  private:
   MetricRegistry* const registry_;
   Ingestor* const ingestor_;
+  ServerCounters* const counters_;
 };
 
 }  // namespace deniable::server

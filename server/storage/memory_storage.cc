@@ -49,6 +49,19 @@ absl::StatusOr<std::vector<StoredMetric>> MemoryStorage::ListMetrics() {
 
 absl::StatusOr<AppendResult> MemoryStorage::AppendReports(absl::Span<const ReportRow> rows) {
   absl::MutexLock lock(&mu_);
+  return AppendLocked(rows);
+}
+
+absl::StatusOr<std::vector<AppendResult>> MemoryStorage::AppendBatches(
+    absl::Span<const absl::Span<const ReportRow>> batches) {
+  absl::MutexLock lock(&mu_);
+  std::vector<AppendResult> results;
+  results.reserve(batches.size());
+  for (absl::Span<const ReportRow> rows : batches) results.push_back(AppendLocked(rows));
+  return results;
+}
+
+AppendResult MemoryStorage::AppendLocked(absl::Span<const ReportRow> rows) {
   AppendResult result;
   for (const ReportRow& row : rows) {
     if (!reports_.insert({row.metric_id, row.event_time_seconds, row.report_id}).second) {

@@ -21,6 +21,8 @@ class MemoryStorage : public Storage {
   absl::StatusOr<StoredMetric> GetMetric(absl::string_view name) override;
   absl::StatusOr<std::vector<StoredMetric>> ListMetrics() override;
   absl::StatusOr<AppendResult> AppendReports(absl::Span<const ReportRow> rows) override;
+  absl::StatusOr<std::vector<AppendResult>> AppendBatches(
+      absl::Span<const absl::Span<const ReportRow>> batches) override;
   absl::StatusOr<std::vector<CountRow>> ReadCounts(int64_t metric_id, int64_t start_seconds,
                                                    int64_t end_seconds) override;
 
@@ -36,6 +38,8 @@ class MemoryStorage : public Storage {
   std::map<std::string, StoredMetric> metrics_ ABSL_GUARDED_BY(mu_);
   std::set<ReportKey> reports_ ABSL_GUARDED_BY(mu_);
   std::map<CountKey, std::pair<int64_t, int64_t>> counts_ ABSL_GUARDED_BY(mu_);  // n, yes
+  AppendResult AppendLocked(absl::Span<const ReportRow> rows) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+
   int64_t next_id_ ABSL_GUARDED_BY(mu_) = 1;
 };
 

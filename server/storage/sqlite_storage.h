@@ -8,6 +8,8 @@
 //   reports(metric_id, event_time, report_id, version, bit, labelset_id)     WITHOUT ROWID
 //       PRIMARY KEY (metric_id, event_time, report_id): deduplication; new ids land next to
 //       the current hour's keys instead of scattering over one random-id B-tree of all history.
+//       The cost of an insert therefore grows with the reports of its metric and hour, not with
+//       the history (docs/performance.md, "Deduplication").
 //   counts(metric_id, event_time, version, labelset_id, n, yes)              WITHOUT ROWID
 //       maintained in the same transaction as the reports: queries never scan reports.
 //
@@ -40,6 +42,15 @@ struct SqliteOptions {
   std::string path;  // database file; ":memory:" is refused (WAL needs a file)
   Durability durability = Durability::kFull;
   int busy_timeout_millis = 5000;  // wait for a lock held by another process
+  // Page cache of the writing connection, in KiB (PRAGMA cache_size=-N). It holds the B-tree
+  // pages that inserts touch: the current hour's part of the reports key and the counts. The
+  // reading connection keeps SQLite's default (2 MiB). Bounds the storage's memory.
+  int write_cache_kib = 64 * 1024;
+  // The WAL is copied back into the database once it holds this many pages (4 KiB each). A
+  // report insert dirties a page at a random place of its hour's part of the key, so a larger
+  // interval lets one checkpoint write a page once for many commits. Bounds the WAL file at about
+  // this many pages plus one transaction.
+  int wal_autocheckpoint_pages = 10000;
 };
 
 class SqliteStorage : public Storage {
@@ -55,6 +66,8 @@ class SqliteStorage : public Storage {
   absl::StatusOr<StoredMetric> GetMetric(absl::string_view name) override;
   absl::StatusOr<std::vector<StoredMetric>> ListMetrics() override;
   absl::StatusOr<AppendResult> AppendReports(absl::Span<const ReportRow> rows) override;
+  absl::StatusOr<std::vector<AppendResult>> AppendBatches(
+      absl::Span<const absl::Span<const ReportRow>> batches) override;
   absl::StatusOr<std::vector<CountRow>> ReadCounts(int64_t metric_id, int64_t start_seconds,
                                                    int64_t end_seconds) override;
 
@@ -72,7 +85,8 @@ class SqliteStorage : public Storage {
       ABSL_EXCLUSIVE_LOCKS_REQUIRED(write_mu_);
   absl::Status InsertDesign(int64_t metric_id, const StoredDesign& design)
       ABSL_EXCLUSIVE_LOCKS_REQUIRED(write_mu_);
-  absl::StatusOr<AppendResult> AppendLocked(absl::Span<const ReportRow> rows)
+  absl::StatusOr<std::vector<AppendResult>> AppendLocked(
+      absl::Span<const absl::Span<const ReportRow>> batches)
       ABSL_EXCLUSIVE_LOCKS_REQUIRED(write_mu_);
   absl::StatusOr<std::vector<StoredDesign>> ReadDesigns(int64_t metric_id)
       ABSL_EXCLUSIVE_LOCKS_REQUIRED(read_mu_);

@@ -11,6 +11,7 @@
 #include <string>
 #include <vector>
 
+#include "absl/functional/any_invocable.h"
 #include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"
 #include "absl/types/span.h"
@@ -89,6 +90,24 @@ class Storage {
   // already stored, in the store or earlier in the same batch, is counted once.
   // Errors: INTERNAL / UNAVAILABLE / RESOURCE_EXHAUSTED (disk full) with nothing written.
   virtual absl::StatusOr<AppendResult> AppendReports(absl::Span<const ReportRow> rows) = 0;
+
+  // Appends several batches in ONE transaction: all of them are stored (or recognised as
+  // duplicates) and committed together, or nothing changes. Returns one AppendResult per batch,
+  // in order; a row repeated in a later batch of the same call counts as that batch's duplicate.
+  // Returns only once the transaction is durable (see AppendReports). Used by group commit
+  // (group_commit_storage.h) to share one commit among concurrent callers.
+  // The default implementation handles a single batch with AppendReports and returns
+  // UNIMPLEMENTED for more: callers then append the batches one by one.
+  // Errors: as AppendReports, with nothing written for any batch.
+  virtual absl::StatusOr<std::vector<AppendResult>> AppendBatches(
+      absl::Span<const absl::Span<const ReportRow>> batches);
+
+  // AppendReports without blocking: calls `done` with the result once the batch has committed (or
+  // failed), possibly on another thread and possibly before returning. `rows` must stay valid
+  // until `done` runs. The default implementation calls AppendReports, then `done` inline;
+  // GroupCommitStorage queues the batch for its committer thread.
+  using AppendCallback = absl::AnyInvocable<void(absl::StatusOr<AppendResult>) &&>;
+  virtual void AppendReportsAsync(absl::Span<const ReportRow> rows, AppendCallback done);
 
   // The maintained counts of a metric for event times in [start_seconds, end_seconds), one row
   // per (design version, event time, label set), ordered by event time. Reads counts only,

@@ -1,0 +1,639 @@
+// deniable-bench: measures the collector against the raw limits of the same machine, in one run.
+//
+//   deniable-bench                 the full run (50 M stored reports; about 15-30 minutes)
+//   deniable-bench --smoke         seconds: every phase once at tiny sizes (CI), no assertion
+//   deniable-bench --json=out.json --dir=/tmp/deniable-bench --stored_reports=10000000
+//
+// Phases (servers run in this process on 127.0.0.1:0, clients share the cores with them):
+//   sdk      Google Benchmark: buffered SecureBitGen vs one RAND_bytes call per draw
+//   load     bulk-loads --stored_reports reports over --hours past hours (SqliteStorage directly)
+//   per repetition (figures are medians over --repeat):
+//     raw    a ReportService that stores nothing (unary 1 report/call, batched, streaming) and
+//            raw SQLite inserts (WAL, synchronous=FULL, 1000 rows per transaction, no index)
+//     empty  the collector on a fresh database: unary, batched, streaming
+//     large  the collector on the loaded database: the same three loads
+//   query    at --stored_reports, while batched ingestion runs: prevalence over the whole range
+//            (core PrevalenceQuery and gRPC GetPrevalence) and a 720-bucket hourly series
+//            (ReadCounts + one estimate per bucket): latency percentiles
+// Prints each figure beside its raw limit with the ratio, and writes them as JSON (--json).
+#include <benchmark/benchmark.h>
+#include <sqlite3.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <map>
+#include <memory>
+#include <sstream>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "absl/flags/flag.h"
+#include "absl/flags/parse.h"
+#include "absl/random/distributions.h"
+#include "absl/random/random.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
+#include "absl/synchronization/mutex.h"
+#include "absl/time/clock.h"
+#include "bench/load.h"
+#include "bench/sdk_bench.h"
+#include "bench/sqlite_load.h"
+#include "deniable/common/clock.h"
+#include "deniable/common/design.h"
+#include "deniable/common/estimator.h"
+#include "deniable/common/status_macros.h"
+#include "deniable/v1/query_service.grpc.pb.h"
+#include "google/protobuf/struct.pb.h"
+#include "google/protobuf/util/json_util.h"
+#include "server/core/metric_registry.h"
+#include "server/core/prevalence_query.h"
+#include "server/service/collector_server.h"
+#include "server/storage/group_commit_storage.h"
+#include "server/storage/sqlite_storage.h"
+
+ABSL_FLAG(bool, smoke, false, "tiny sizes and short phases: checks that every phase runs");
+ABSL_FLAG(std::string, json, "", "write the results as JSON to this file");
+ABSL_FLAG(std::string, dir, "/tmp/deniable-bench", "directory for the benchmark databases");
+ABSL_FLAG(int64_t, stored_reports, 50'000'000, "reports in the large database");
+ABSL_FLAG(int, hours, 720, "hours the stored reports are spread over (and the series length)");
+ABSL_FLAG(int, load_batch, 50'000, "reports per transaction of the bulk load");
+ABSL_FLAG(int64_t, hour_fill_reports, 2'000'000,
+          "reports appended into one metric-hour to show how the cost grows with its size");
+ABSL_FLAG(bool, reuse_db, false, "reuse the large database if a previous run left it complete");
+ABSL_FLAG(double, seconds, 5, "duration of each throughput measurement");
+ABSL_FLAG(int, repeat, 3, "repetitions of the throughput phases (figures are medians)");
+ABSL_FLAG(double, query_seconds, 10, "duration of the query phase");
+ABSL_FLAG(int, channels, 4, "client connections per load");
+ABSL_FLAG(int, unary_in_flight, 256, "unary one-report calls in flight");
+ABSL_FLAG(int, batched_in_flight, 8, "batched calls in flight");
+ABSL_FLAG(int, batch_reports, 1000, "reports per batched call");
+ABSL_FLAG(int, streams, 8, "concurrent client streams");
+ABSL_FLAG(int, stream_message_reports, 1, "reports per stream message");
+ABSL_FLAG(std::vector<std::string>, loads,
+          std::vector<std::string>({"unary", "batched", "streaming"}),
+          "ingestion loads to run (for profiling one of them)");
+ABSL_FLAG(std::string, durability, "full", "the collector's durability: full or normal");
+
+namespace deniable::bench {
+namespace {
+
+using google::protobuf::Struct;
+using google::protobuf::Value;
+
+constexpr char kMetric[] = "bench";
+
+struct Config {
+  std::string dir;
+  int64_t stored_reports;
+  int hours;
+  absl::Duration seconds;
+  int repeat;
+  absl::Duration query_seconds;
+  int channels;
+  server::Durability durability;
+  int64_t hour_fill_reports;
+};
+
+double Median(std::vector<double> v) {
+  if (v.empty()) return 0;
+  std::sort(v.begin(), v.end());
+  return v[v.size() / 2];
+}
+
+double Percentile(std::vector<double> v, double p) {
+  if (v.empty()) return 0;
+  std::sort(v.begin(), v.end());
+  const size_t i = std::min(v.size() - 1, static_cast<size_t>(p * static_cast<double>(v.size())));
+  return v[i];
+}
+
+// VmRSS / VmHWM of this process in KiB (server and clients together).
+int64_t ProcStatusKib(const std::string& key) {
+  std::ifstream in("/proc/self/status");
+  std::string line;
+  while (std::getline(in, line)) {
+    if (line.rfind(key + ":", 0) == 0) {
+      std::istringstream fields(line.substr(key.size() + 1));
+      int64_t kib = 0;
+      fields >> kib;
+      return kib;
+    }
+  }
+  return 0;
+}
+
+// The collector as deniable-server runs it: SQLite under group commit, on 127.0.0.1:0.
+struct Collector {
+  std::unique_ptr<server::CollectorServer> server;
+  server::SqliteStorage* sqlite = nullptr;
+  server::GroupCommitStorage* storage = nullptr;
+  std::string target;
+};
+
+absl::StatusOr<std::unique_ptr<server::SqliteStorage>> OpenSqlite(const std::string& path,
+                                                                  const Config& config) {
+  server::SqliteOptions options;
+  options.path = path;
+  options.durability = config.durability;
+  return server::SqliteStorage::Open(options);
+}
+
+// The metric's id, creating it (two-coin design) if needed.
+absl::StatusOr<int64_t> EnsureMetric(server::Storage* storage) {
+  server::MetricRegistry registry(storage, SystemClock::Default());
+  absl::StatusOr<std::shared_ptr<const server::MetricInfo>> found = registry.Find(kMetric);
+  if (found.ok()) return (*found)->id;
+  v1::CreateMetricRequest create;
+  create.set_name(kMetric);
+  create.set_description("benchmark metric");
+  create.mutable_design()->mutable_two_coin();
+  DENIABLE_RETURN_IF_ERROR(registry.Create(create).status());
+  DENIABLE_ASSIGN_OR_RETURN(found, registry.Find(kMetric));
+  return (*found)->id;
+}
+
+absl::StatusOr<Collector> StartCollector(std::unique_ptr<server::SqliteStorage> sqlite) {
+  Collector c;
+  c.sqlite = sqlite.get();
+  auto group = std::make_unique<server::GroupCommitStorage>(std::move(sqlite));
+  c.storage = group.get();
+  server::ServerOptions options;
+  options.listen_address = "127.0.0.1:0";
+  options.max_receive_message_bytes = 8 * 1024 * 1024;
+  // Repetitions write into hours before the loaded range, which can be months old.
+  options.ingest.max_report_age = absl::Hours(24 * 365 * 20);
+  DENIABLE_ASSIGN_OR_RETURN(
+      c.server, server::CollectorServer::Start(std::move(group), SystemClock::Default(), options));
+  c.target = absl::StrCat("127.0.0.1:", c.server->port());
+  return c;
+}
+
+// A server with only the NullReportService.
+struct NullServer {
+  NullReportService service;
+  std::unique_ptr<grpc::Server> server;
+  int port = 0;
+};
+
+std::unique_ptr<NullServer> StartNullServer() {
+  auto s = std::make_unique<NullServer>();
+  grpc::ServerBuilder builder;
+  builder.AddListeningPort("127.0.0.1:0", grpc::InsecureServerCredentials(), &s->port);
+  builder.SetMaxReceiveMessageSize(8 * 1024 * 1024);
+  builder.RegisterService(&s->service);
+  s->server = builder.BuildAndStart();
+  return s;
+}
+
+// The three ingestion loads at one event hour; reports per second, keyed by load name.
+struct Loads {
+  LoadSpec unary, batched, streaming;
+};
+
+Loads MakeLoads(int64_t event_time, absl::Duration duration) {
+  Loads l;
+  l.unary = {kMetric, event_time, 1, absl::GetFlag(FLAGS_unary_in_flight), duration};
+  l.batched = {kMetric, event_time, absl::GetFlag(FLAGS_batch_reports),
+               absl::GetFlag(FLAGS_batched_in_flight), duration};
+  l.streaming = {kMetric, event_time, absl::GetFlag(FLAGS_stream_message_reports),
+                 absl::GetFlag(FLAGS_streams), duration};
+  return l;
+}
+
+class Results {
+ public:
+  void Add(const std::string& name, double value) { samples_[name].push_back(value); }
+  double Get(const std::string& name) const {
+    auto it = samples_.find(name);
+    return it == samples_.end() ? 0 : Median(it->second);
+  }
+  const std::map<std::string, std::vector<double>>& samples() const { return samples_; }
+  int errors = 0;
+
+ private:
+  std::map<std::string, std::vector<double>> samples_;
+};
+
+void RecordLoad(Results* results, const std::string& name, const LoadResult& r) {
+  results->Add(name, r.reports_per_second());
+  absl::PrintF("  %-28s %12.0f reports/s  %10.0f calls/s  (%.1f s%s)\n", name,
+               r.reports_per_second(), r.calls_per_second(), r.seconds,
+               r.errors ? absl::StrCat(", ", r.errors, " errors: ", r.first_error) : "");
+  if (r.errors > 0 || r.reports == 0) ++results->errors;
+}
+
+void RunLoads(const std::string& prefix, const std::string& target, const Loads& loads,
+              int channels, IdSource* ids, Results* results) {
+  auto ch = MakeChannels(target, channels);
+  const std::vector<std::string> which = absl::GetFlag(FLAGS_loads);
+  auto wanted = [&](const char* name) {
+    return std::find(which.begin(), which.end(), name) != which.end();
+  };
+  if (wanted("unary")) RecordLoad(results, prefix + "_unary", RunUnary(ch, loads.unary, ids));
+  if (wanted("batched")) {
+    RecordLoad(results, prefix + "_batched", RunUnary(ch, loads.batched, ids));
+  }
+  if (wanted("streaming")) {
+    RecordLoad(results, prefix + "_streaming", RunStreaming(ch, loads.streaming, ids));
+  }
+}
+
+struct QueryFigures {
+  std::vector<double> prevalence_ms, grpc_prevalence_ms, series_ms;
+  int64_t series_buckets = 0;
+  double ingest_reports_per_second = 0;
+};
+
+// Latencies of the queries while batched ingestion runs at `ingest_hour`.
+absl::StatusOr<QueryFigures> MeasureQueries(Collector& c, int64_t metric_id, int64_t series_start,
+                                            int64_t series_end, const LoadSpec& ingest,
+                                            int channels, IdSource* ids) {
+  QueryFigures f;
+  server::MetricRegistry registry(c.storage, SystemClock::Default());
+  server::PrevalenceQuery prevalence(&registry, c.storage);
+  auto queries = v1::QueryService::NewStub(MakeChannels(c.target, 1).front());
+  const Channel channel = Design::TwoCoin().channel();
+  LoadResult load;
+  std::thread ingestion([&] { load = RunUnary(MakeChannels(c.target, channels), ingest, ids); });
+  const absl::Time deadline = absl::Now() + ingest.duration;
+  v1::GetPrevalenceRequest request;
+  request.set_metric(kMetric);
+  absl::Status failure;
+  while (absl::Now() < deadline && failure.ok()) {
+    absl::Time t0 = absl::Now();
+    absl::StatusOr<v1::Prevalence> p = prevalence.Get(request);
+    f.prevalence_ms.push_back(absl::ToDoubleMilliseconds(absl::Now() - t0));
+    if (!p.ok()) failure = p.status();
+
+    t0 = absl::Now();
+    grpc::ClientContext context;
+    v1::Prevalence wire;
+    grpc::Status s = queries->GetPrevalence(&context, request, &wire);
+    f.grpc_prevalence_ms.push_back(absl::ToDoubleMilliseconds(absl::Now() - t0));
+    if (!s.ok()) failure = absl::InternalError(s.error_message());
+
+    t0 = absl::Now();
+    absl::StatusOr<std::vector<server::CountRow>> rows =
+        c.storage->ReadCounts(metric_id, series_start, series_end);
+    if (!rows.ok()) {
+      failure = rows.status();
+      break;
+    }
+    std::vector<std::pair<int64_t, PrevalenceEstimate>> series;
+    int64_t hour = -1, n = 0, yes = 0;
+    auto close_bucket = [&] {
+      if (n == 0) return;
+      absl::StatusOr<PrevalenceEstimate> e = EstimatePrevalence(channel, yes, n);
+      if (e.ok()) series.emplace_back(hour, *e);
+    };
+    for (const server::CountRow& r : *rows) {  // ordered by event time
+      if (r.event_time_seconds != hour) {
+        close_bucket();
+        hour = r.event_time_seconds;
+        n = yes = 0;
+      }
+      n += r.n;
+      yes += r.yes;
+    }
+    close_bucket();
+    f.series_ms.push_back(absl::ToDoubleMilliseconds(absl::Now() - t0));
+    f.series_buckets = static_cast<int64_t>(series.size());
+  }
+  ingestion.join();
+  DENIABLE_RETURN_IF_ERROR(failure);
+  f.ingest_reports_per_second = load.reports_per_second();
+  return f;
+}
+
+void SetNumber(Struct* s, const std::string& key, double v) {
+  (*s->mutable_fields())[key].set_number_value(v);
+}
+
+struct Figure {
+  std::string name, unit;
+  double value;
+  std::string limit_name;
+  double limit;
+  std::string target;  // e.g. ">= 0.40" on the ratio, or "< 1 ms" on the value
+};
+
+int Run(const Config& config) {
+  Results results;
+  IdSource ids(static_cast<uint64_t>(absl::ToUnixNanos(absl::Now())) << 20);
+  std::filesystem::create_directories(config.dir);
+  const int64_t now_hour = absl::ToUnixSeconds(absl::Now()) / 3600 * 3600;
+  int64_t load_end = now_hour;  // the loaded hours end here (read back when reusing the database)
+
+  absl::PrintF("== sdk: secure randomness per report (Google Benchmark)\n");
+  std::map<std::string, double> sdk = RunSdkBenchmarks();
+
+  absl::PrintF("== load: %d reports over %d hours (SqliteStorage::AppendReports)\n",
+               config.stored_reports, config.hours);
+  const std::string large_path = config.dir + "/large.db";
+  const std::string marker = large_path + ".complete";
+  // How the append rate depends on the reports already in the same metric and hour.
+  std::map<std::string, std::vector<LoadSlice>> hour_fill;
+  for (const bool time_ordered : {false, true}) {
+    const std::string name = time_ordered ? "time_ordered_ids" : "random_ids";
+    const std::string path = config.dir + "/hour.db";
+    RemoveDatabase(path);
+    absl::StatusOr<std::unique_ptr<server::SqliteStorage>> db = OpenSqlite(path, config);
+    if (!db.ok()) return 1;
+    absl::StatusOr<int64_t> id = EnsureMetric(db->get());
+    IdSource fill_ids(static_cast<uint64_t>(absl::ToUnixNanos(absl::Now())), time_ordered);
+    absl::StatusOr<std::vector<LoadSlice>> fill =
+        id.ok() ? BulkLoad(db->get(), *id, config.hour_fill_reports, 1, now_hour + 3600, 8000,
+                           &fill_ids)
+                : absl::StatusOr<std::vector<LoadSlice>>(id.status());
+    db->reset();
+    RemoveDatabase(path);
+    if (!fill.ok()) {
+      absl::FPrintF(stderr, "hour fill failed: %s\n", fill.status().ToString());
+      return 1;
+    }
+    absl::PrintF("== one metric-hour, %s, transactions of 8000:", name);
+    for (const LoadSlice& s : *fill)
+      absl::PrintF(" %.0fk@%.1fM", s.rows_per_second / 1e3,
+                   static_cast<double>(s.stored_before) / 1e6);
+    absl::PrintF("\n");
+    hour_fill[name] = *std::move(fill);
+  }
+
+  const bool reuse = absl::GetFlag(FLAGS_reuse_db) && std::filesystem::exists(marker) &&
+                     std::filesystem::exists(large_path);
+  if (!reuse) {
+    RemoveDatabase(large_path);
+    std::filesystem::remove(marker);
+  }
+  absl::StatusOr<std::unique_ptr<server::SqliteStorage>> large = OpenSqlite(large_path, config);
+  if (!large.ok()) {
+    absl::FPrintF(stderr, "cannot open %s: %s\n", large_path, large.status().ToString());
+    return 1;
+  }
+  absl::StatusOr<int64_t> metric_id = EnsureMetric(large->get());
+  if (!metric_id.ok()) {
+    absl::FPrintF(stderr, "cannot create the metric: %s\n", metric_id.status().ToString());
+    return 1;
+  }
+  std::vector<LoadSlice> slices;
+  const absl::Time load_start = absl::Now();
+  if (!reuse) {
+    absl::StatusOr<std::vector<LoadSlice>> loaded =
+        BulkLoad(large->get(), *metric_id, config.stored_reports, config.hours, load_end,
+                 absl::GetFlag(FLAGS_load_batch), &ids);
+    if (!loaded.ok()) {
+      absl::FPrintF(stderr, "bulk load failed: %s\n", loaded.status().ToString());
+      return 1;
+    }
+    slices = *std::move(loaded);
+    std::ofstream out(marker);  // the load's figures, for runs that reuse the database
+    out << "end " << load_end << "\n";
+    for (const LoadSlice& s : slices) out << s.stored_before << " " << s.rows_per_second << "\n";
+  } else {
+    std::ifstream in(marker);
+    std::string word;
+    in >> word >> load_end;
+    LoadSlice s;
+    while (in >> s.stored_before >> s.rows_per_second) slices.push_back(s);
+  }
+  const double load_seconds = absl::ToDoubleSeconds(absl::Now() - load_start);
+  for (const LoadSlice& s : slices) {
+    absl::PrintF("  at %11d stored: %9.0f rows/s\n", s.stored_before, s.rows_per_second);
+  }
+  const int64_t large_bytes = DatabaseBytes(large_path);
+  absl::StatusOr<Collector> large_collector = StartCollector(*std::move(large));
+  if (!large_collector.ok()) {
+    absl::FPrintF(stderr, "cannot start: %s\n", large_collector.status().ToString());
+    return 1;
+  }
+
+  // Each repetition ingests into an hour that neither database holds yet: hours before the loaded
+  // range, at a random distance so that runs reusing the database do not meet earlier runs' data.
+  absl::BitGen gen;
+  const int64_t first_hour = load_end - (config.hours + 1) * int64_t{3600} -
+                             absl::Uniform<int64_t>(gen, 0, 100'000) * config.repeat * 3600;
+  for (int r = 0; r < config.repeat; ++r) {
+    const int64_t hour = first_hour - static_cast<int64_t>(r) * 3600;
+    const Loads loads = MakeLoads(hour, config.seconds);
+    absl::PrintF("== repetition %d of %d (event hour %d)\n", r + 1, config.repeat, hour);
+    {
+      std::unique_ptr<NullServer> null = StartNullServer();
+      RunLoads("raw_grpc", absl::StrCat("127.0.0.1:", null->port), loads, config.channels, &ids,
+               &results);
+      null->server->Shutdown();
+    }
+    absl::StatusOr<double> raw_sqlite =
+        RawSqliteInsertRate(config.dir + "/raw.db", 1000, config.seconds);
+    if (!raw_sqlite.ok()) {
+      absl::FPrintF(stderr, "raw sqlite: %s\n", raw_sqlite.status().ToString());
+      return 1;
+    }
+    results.Add("raw_sqlite_batched", *raw_sqlite);
+    absl::PrintF("  %-28s %12.0f rows/s\n", "raw_sqlite_batched", *raw_sqlite);
+
+    const std::string empty_path = absl::StrCat(config.dir, "/empty.db");
+    RemoveDatabase(empty_path);
+    {
+      absl::StatusOr<std::unique_ptr<server::SqliteStorage>> empty = OpenSqlite(empty_path, config);
+      if (!empty.ok() || !EnsureMetric(empty->get()).ok()) return 1;
+      absl::StatusOr<Collector> c = StartCollector(*std::move(empty));
+      if (!c.ok()) return 1;
+      RunLoads("empty", c->target, loads, config.channels, &ids, &results);
+      absl::StatusOr<int64_t> count = c->sqlite->ReportCount();
+      if (count.ok() && *count > 0) {
+        results.Add("empty_bytes_per_report",
+                    static_cast<double>(DatabaseBytes(empty_path)) / static_cast<double>(*count));
+      }
+      const server::GroupCommitStats stats = c->storage->stats();
+      results.Add("empty_calls_per_group",
+                  stats.groups ? static_cast<double>(stats.batches) / stats.groups : 0);
+    }
+    RemoveDatabase(empty_path);
+    if (absl::GetFlag(FLAGS_durability) != "normal") {  // the same unary load without fsync
+      Config normal = config;
+      normal.durability = server::Durability::kNormal;
+      absl::StatusOr<std::unique_ptr<server::SqliteStorage>> db = OpenSqlite(empty_path, normal);
+      if (!db.ok() || !EnsureMetric(db->get()).ok()) return 1;
+      absl::StatusOr<Collector> c = StartCollector(*std::move(db));
+      if (!c.ok()) return 1;
+      RecordLoad(&results, "empty_unary_normal",
+                 RunUnary(MakeChannels(c->target, config.channels), loads.unary, &ids));
+    }
+    RemoveDatabase(empty_path);
+    RunLoads("large", large_collector->target, loads, config.channels, &ids, &results);
+    results.Add("rss_kib", static_cast<double>(ProcStatusKib("VmRSS")));
+  }
+
+  absl::PrintF("== query: at %d stored reports while batched ingestion runs\n",
+               config.stored_reports);
+  LoadSpec ingest = MakeLoads(now_hour, config.query_seconds).batched;
+  absl::StatusOr<QueryFigures> q =
+      MeasureQueries(*large_collector, *metric_id, load_end - config.hours * int64_t{3600},
+                     load_end, ingest, config.channels, &ids);
+  if (!q.ok()) {
+    absl::FPrintF(stderr, "query phase failed: %s\n", q.status().ToString());
+    return 1;
+  }
+  const int64_t hwm_kib = ProcStatusKib("VmHWM");
+  const int64_t sqlite_hwm = sqlite3_memory_highwater(0);
+  absl::StatusOr<int64_t> large_count = large_collector->sqlite->ReportCount();
+  const int64_t large_now_bytes = DatabaseBytes(large_path);
+  large_collector->server->Shutdown(absl::ZeroDuration());
+  large_collector->server.reset();
+
+  // ---- The figures, each beside its raw limit.
+  const double stored = static_cast<double>(config.stored_reports);
+  std::vector<Figure> figures = {
+      {"unary, 1 report per call", "reports/s", results.Get("empty_unary"),
+       "raw gRPC unary calls/s", results.Get("raw_grpc_unary"), ">= 0.50"},
+      {"unary, durability=normal (no fsync)", "reports/s", results.Get("empty_unary_normal"),
+       "raw gRPC unary calls/s", results.Get("raw_grpc_unary"), ""},
+      {"batched, 1000 per call", "reports/s", results.Get("empty_batched"),
+       "raw SQLite batched insert rows/s", results.Get("raw_sqlite_batched"), ">= 0.40"},
+      {"batched, 1000 per call (vs gRPC)", "reports/s", results.Get("empty_batched"),
+       "raw gRPC batched reports/s", results.Get("raw_grpc_batched"), ""},
+      {"streaming", "reports/s", results.Get("empty_streaming"), "raw SQLite batched insert rows/s",
+       results.Get("raw_sqlite_batched"), "close to batched"},
+      {"streaming (vs gRPC)", "reports/s", results.Get("empty_streaming"),
+       "raw gRPC streaming reports/s", results.Get("raw_grpc_streaming"), ""},
+      {"batched at stored reports", "reports/s", results.Get("large_batched"),
+       "batched on an empty database", results.Get("empty_batched"), ">= 0.80"},
+      {"unary at stored reports", "reports/s", results.Get("large_unary"),
+       "unary on an empty database", results.Get("empty_unary"), ">= 0.80"},
+      {"streaming at stored reports", "reports/s", results.Get("large_streaming"),
+       "streaming on an empty database", results.Get("empty_streaming"), ">= 0.80"},
+      {"prevalence p99 (core)", "ms", Percentile(q->prevalence_ms, 0.99), "", 0, "< 1 ms"},
+      {"prevalence p99 (gRPC)", "ms", Percentile(q->grpc_prevalence_ms, 0.99), "", 0, ""},
+      {"720-hour series p99", "ms", Percentile(q->series_ms, 0.99), "", 0, "< 10 ms"},
+      {"database bytes per report", "B",
+       large_count.ok() && *large_count > 0
+           ? static_cast<double>(large_now_bytes) / static_cast<double>(*large_count)
+           : 0,
+       "", 0, ""},
+      {"peak resident memory (bench process)", "MiB", static_cast<double>(hwm_kib) / 1024.0, "", 0,
+       "bounded"},
+      {"SDK buffered SecureBitGen", "ns/bit", sdk["SecureBitGen64"] / 64, "RAND_bytes per call ns",
+       sdk["RandBytes8"], ""},
+      {"SDK randomize one report (bit + id)", "ns", sdk["RandomizeReport"],
+       "raw gRPC unary ns/call",
+       results.Get("raw_grpc_unary") > 0 ? 1e9 / results.Get("raw_grpc_unary") : 0, ""},
+  };
+
+  absl::PrintF("\n== results (medians of %d repetitions; ratio = value / limit)\n", config.repeat);
+  absl::PrintF("%-38s %14s %-10s %-34s %14s %7s  %s\n", "figure", "value", "unit", "raw limit",
+               "limit", "ratio", "target");
+  Struct json;
+  Value* list = &(*json.mutable_fields())["figures"];
+  for (const Figure& f : figures) {
+    const double ratio = f.limit > 0 ? f.value / f.limit : 0;
+    absl::PrintF("%-38s %14.3f %-10s %-34s %14.3f %7s  %s\n", f.name, f.value, f.unit, f.limit_name,
+                 f.limit, f.limit > 0 ? absl::StrFormat("%.3f", ratio) : "", f.target);
+    Struct* item = list->mutable_list_value()->add_values()->mutable_struct_value();
+    (*item->mutable_fields())["name"].set_string_value(f.name);
+    (*item->mutable_fields())["unit"].set_string_value(f.unit);
+    SetNumber(item, "value", f.value);
+    (*item->mutable_fields())["limit_name"].set_string_value(f.limit_name);
+    SetNumber(item, "limit", f.limit);
+    SetNumber(item, "ratio", ratio);
+    (*item->mutable_fields())["target"].set_string_value(f.target);
+  }
+  absl::PrintF(
+      "query: %d prevalence / %d series samples, %d buckets, p50 %.3f / %.3f ms, max %.3f / "
+      "%.3f ms; ingestion meanwhile %.0f reports/s\n",
+      q->prevalence_ms.size(), q->series_ms.size(), q->series_buckets,
+      Percentile(q->prevalence_ms, 0.5), Percentile(q->series_ms, 0.5),
+      Percentile(q->prevalence_ms, 1.0), Percentile(q->series_ms, 1.0),
+      q->ingest_reports_per_second);
+  absl::PrintF(
+      "memory: peak RSS %d KiB, SQLite heap high-water %d KiB; large db %d bytes "
+      "after load, %d bytes at the end\n",
+      hwm_kib, sqlite_hwm / 1024, large_bytes, large_now_bytes);
+
+  Struct* details = (*json.mutable_fields())["details"].mutable_struct_value();
+  for (const auto& [name, values] : results.samples()) {
+    Value& v = (*details->mutable_fields())[name];
+    for (double x : values) v.mutable_list_value()->add_values()->set_number_value(x);
+  }
+  SetNumber(details, "stored_reports", stored);
+  SetNumber(details, "hours", config.hours);
+  SetNumber(details, "bulk_load_seconds", load_seconds);
+  SetNumber(details, "query_prevalence_p50_ms", Percentile(q->prevalence_ms, 0.5));
+  SetNumber(details, "query_series_p50_ms", Percentile(q->series_ms, 0.5));
+  SetNumber(details, "query_series_buckets", static_cast<double>(q->series_buckets));
+  SetNumber(details, "query_ingest_reports_per_second", q->ingest_reports_per_second);
+  SetNumber(details, "sqlite_heap_highwater_kib", static_cast<double>(sqlite_hwm) / 1024);
+  for (const auto& [name, ns] : sdk) SetNumber(details, "sdk_ns_" + name, ns);
+  for (const auto& [name, fill] : hour_fill) {
+    Value& v = (*details->mutable_fields())["hour_fill_" + name];
+    for (const LoadSlice& s : fill) {
+      Struct* item = v.mutable_list_value()->add_values()->mutable_struct_value();
+      SetNumber(item, "stored_before", static_cast<double>(s.stored_before));
+      SetNumber(item, "rows_per_second", s.rows_per_second);
+    }
+  }
+  Value& load_list = (*details->mutable_fields())["bulk_load"];
+  for (const LoadSlice& s : slices) {
+    Struct* item = load_list.mutable_list_value()->add_values()->mutable_struct_value();
+    SetNumber(item, "stored_before", static_cast<double>(s.stored_before));
+    SetNumber(item, "rows_per_second", s.rows_per_second);
+  }
+  if (const std::string path = absl::GetFlag(FLAGS_json); !path.empty()) {
+    std::string text;
+    google::protobuf::util::JsonPrintOptions options;
+    options.add_whitespace = true;
+    (void)google::protobuf::util::MessageToJsonString(json, &text, options);
+    std::ofstream(path) << text;
+    absl::PrintF("wrote %s\n", path);
+  }
+  if (results.errors > 0) {
+    absl::FPrintF(stderr, "%d loads had errors or stored nothing\n", results.errors);
+    return 1;
+  }
+  return 0;
+}
+
+}  // namespace
+}  // namespace deniable::bench
+
+int main(int argc, char** argv) {
+  // Google Benchmark takes its --benchmark_* flags first; the smoke run shortens its phases.
+  std::vector<char*> args(argv, argv + argc);
+  std::string min_time = "--benchmark_min_time=0.01";
+  bool smoke = false;
+  for (int i = 1; i < argc; ++i) smoke |= std::string(argv[i]) == "--smoke";
+  if (smoke) args.push_back(min_time.data());
+  int n = static_cast<int>(args.size());
+  benchmark::Initialize(&n, args.data());
+  // Debian's Abseil checks every Mutex for lock cycles (a debug aid that costs on each lock).
+  absl::SetMutexDeadlockDetectionMode(absl::OnDeadlockCycle::kIgnore);
+  absl::ParseCommandLine(n, args.data());
+
+  deniable::bench::Config config;
+  config.dir = absl::GetFlag(FLAGS_dir);
+  config.stored_reports = absl::GetFlag(FLAGS_stored_reports);
+  config.hours = absl::GetFlag(FLAGS_hours);
+  config.seconds = absl::Seconds(absl::GetFlag(FLAGS_seconds));
+  config.repeat = absl::GetFlag(FLAGS_repeat);
+  config.query_seconds = absl::Seconds(absl::GetFlag(FLAGS_query_seconds));
+  config.channels = absl::GetFlag(FLAGS_channels);
+  config.hour_fill_reports = absl::GetFlag(FLAGS_hour_fill_reports);
+  config.durability = absl::GetFlag(FLAGS_durability) == "normal"
+                          ? deniable::server::Durability::kNormal
+                          : deniable::server::Durability::kFull;
+  if (smoke) {
+    config.dir = absl::StrCat("/tmp/deniable-bench-smoke-", getpid());
+    config.stored_reports = 20'000;
+    config.hours = 24;
+    config.seconds = absl::Milliseconds(300);
+    config.repeat = 1;
+    config.query_seconds = absl::Milliseconds(500);
+    config.hour_fill_reports = 20'000;
+  }
+  const int rc = deniable::bench::Run(config);
+  if (smoke) std::filesystem::remove_all(config.dir);
+  return rc;
+}

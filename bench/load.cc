@@ -1,0 +1,159 @@
+#include "bench/load.h"
+
+#include <thread>
+#include <utility>
+
+#include "absl/synchronization/mutex.h"
+#include "absl/time/clock.h"
+
+namespace deniable::bench {
+namespace {
+
+uint64_t SplitMix64(uint64_t x) {
+  x += 0x9e3779b97f4a7c15ULL;
+  x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9ULL;
+  x = (x ^ (x >> 27)) * 0x94d049bb133111ebULL;
+  return x ^ (x >> 31);
+}
+
+v1::SubmitReportsRequest Template(const LoadSpec& spec) {
+  v1::SubmitReportsRequest request;
+  for (int i = 0; i < spec.reports_per_call; ++i) {
+    v1::Report* r = request.add_reports();
+    r->set_metric(spec.metric);
+    r->set_design_version(1);
+    r->set_bit(static_cast<uint32_t>(i % 3 == 0));
+    r->set_report_id(std::string(16, '\0'));
+    r->set_event_time_seconds(spec.event_time_seconds);
+  }
+  return request;
+}
+
+void FreshIds(v1::SubmitReportsRequest* request, IdSource* ids) {
+  for (v1::Report& r : *request->mutable_reports()) ids->Next(r.mutable_report_id());
+}
+
+struct Tally {
+  absl::Mutex mu;
+  LoadResult result;
+  void Add(const grpc::Status& status, const v1::SubmitReportsResponse& response) {
+    absl::MutexLock lock(&mu);
+    if (status.ok()) {
+      ++result.calls;
+      result.reports += response.accepted() + response.duplicates();
+    } else {
+      if (result.errors++ == 0) result.first_error = status.error_message();
+    }
+  }
+};
+
+}  // namespace
+
+void IdSource::Next(std::string* out) {
+  const uint64_t n = next_.fetch_add(1, std::memory_order_relaxed);
+  const uint64_t words[2] = {time_ordered_ ? __builtin_bswap64(n) : SplitMix64(n),
+                             SplitMix64(n ^ 0x5bd1e995ULL)};
+  out->assign(reinterpret_cast<const char*>(words), sizeof(words));
+}
+
+std::vector<std::shared_ptr<grpc::Channel>> MakeChannels(const std::string& target, int n) {
+  std::vector<std::shared_ptr<grpc::Channel>> channels;
+  for (int i = 0; i < n; ++i) {
+    grpc::ChannelArguments args;
+    args.SetInt("deniable.bench.channel", i);  // distinct arguments: a connection per channel
+    args.SetMaxReceiveMessageSize(-1);
+    channels.push_back(grpc::CreateCustomChannel(target, grpc::InsecureChannelCredentials(), args));
+  }
+  return channels;
+}
+
+LoadResult RunUnary(const std::vector<std::shared_ptr<grpc::Channel>>& channels,
+                    const LoadSpec& spec, IdSource* ids) {
+  struct Slot {
+    std::unique_ptr<v1::ReportService::Stub> stub;
+    std::unique_ptr<grpc::ClientContext> context;
+    v1::SubmitReportsRequest request;
+    v1::SubmitReportsResponse response;
+  };
+  Tally tally;
+  absl::Mutex mu;
+  int active = spec.in_flight;
+  const absl::Time start = absl::Now();
+  const absl::Time deadline = start + spec.duration;
+  std::vector<Slot> slots(static_cast<size_t>(spec.in_flight));
+  std::function<void(Slot*)> issue = [&](Slot* s) {
+    FreshIds(&s->request, ids);
+    s->context = std::make_unique<grpc::ClientContext>();
+    s->response.Clear();
+    s->stub->async()->SubmitReports(s->context.get(), &s->request, &s->response,
+                                    [&, s](grpc::Status status) {
+                                      tally.Add(status, s->response);
+                                      if (absl::Now() < deadline) {
+                                        issue(s);
+                                        return;
+                                      }
+                                      absl::MutexLock lock(&mu);
+                                      --active;
+                                    });
+  };
+  for (size_t i = 0; i < slots.size(); ++i) {
+    slots[i].stub = v1::ReportService::NewStub(channels[i % channels.size()]);
+    slots[i].request = Template(spec);
+  }
+  for (Slot& s : slots) issue(&s);
+  {
+    absl::MutexLock lock(&mu);
+    mu.Await(absl::Condition(
+        +[](int* n) { return *n == 0; }, &active));
+  }
+  absl::MutexLock lock(&tally.mu);
+  tally.result.seconds = absl::ToDoubleSeconds(absl::Now() - start);
+  return tally.result;
+}
+
+LoadResult RunStreaming(const std::vector<std::shared_ptr<grpc::Channel>>& channels,
+                        const LoadSpec& spec, IdSource* ids) {
+  Tally tally;
+  const absl::Time start = absl::Now();
+  const absl::Time deadline = start + spec.duration;
+  std::vector<std::thread> threads;
+  for (int t = 0; t < spec.in_flight; ++t) {
+    threads.emplace_back([&, t] {
+      auto stub = v1::ReportService::NewStub(channels[static_cast<size_t>(t) % channels.size()]);
+      grpc::ClientContext context;
+      v1::SubmitReportsResponse response;
+      std::unique_ptr<grpc::ClientWriter<v1::SubmitReportsRequest>> writer =
+          stub->StreamReports(&context, &response);
+      v1::SubmitReportsRequest message = Template(spec);
+      while (absl::Now() < deadline) {
+        FreshIds(&message, ids);
+        if (!writer->Write(message)) break;
+      }
+      writer->WritesDone();
+      tally.Add(writer->Finish(), response);
+    });
+  }
+  for (std::thread& t : threads) t.join();
+  absl::MutexLock lock(&tally.mu);
+  tally.result.seconds = absl::ToDoubleSeconds(absl::Now() - start);
+  return tally.result;
+}
+
+grpc::Status NullReportService::SubmitReports(grpc::ServerContext* /*context*/,
+                                              const v1::SubmitReportsRequest* request,
+                                              v1::SubmitReportsResponse* response) {
+  response->set_accepted(static_cast<uint32_t>(request->reports_size()));
+  return grpc::Status::OK;
+}
+
+grpc::Status NullReportService::StreamReports(grpc::ServerContext* /*context*/,
+                                              grpc::ServerReader<v1::SubmitReportsRequest>* reader,
+                                              v1::SubmitReportsResponse* response) {
+  v1::SubmitReportsRequest message;
+  uint32_t n = 0;
+  while (reader->Read(&message)) n += static_cast<uint32_t>(message.reports_size());
+  response->set_accepted(n);
+  return grpc::Status::OK;
+}
+
+}  // namespace deniable::bench
