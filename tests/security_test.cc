@@ -272,6 +272,23 @@ TEST_F(SecurityTest, RateLimitAnswersResourceExhaustedAndStoresNothing) {
   EXPECT_EQ(Stats().rejected_rate_limited(), 2u);
 }
 
+TEST_F(SecurityTest, RateLimitAppliesToEachMessageOfAStream) {
+  options_.rate_limit = {.reports_per_second = 2, .burst = 4};
+  Start();
+  v1::SubmitReportsResponse response;
+  auto context = Context(reporter_token_);
+  std::unique_ptr<grpc::ClientWriter<v1::SubmitReportsRequest>> writer =
+      reports_->StreamReports(context.get(), &response);
+  ASSERT_TRUE(writer->Write(Batch(3, 'a')));
+  writer->Write(Batch(2, 'k'));  // over the burst: the server ends the stream
+  writer->WritesDone();
+  grpc::Status s = writer->Finish();
+  EXPECT_EQ(s.error_code(), grpc::StatusCode::RESOURCE_EXHAUSTED);
+  EXPECT_THAT(s.error_message(), HasSubstr("reports: rate limit"));
+  EXPECT_LE(storage_->ReportCount(), 3);  // the refused message is never stored
+  EXPECT_EQ(Stats().rejected_rate_limited(), 1u);
+}
+
 TEST_F(SecurityTest, StatsCountAcceptedAndRejectedBatchesByReason) {
   Start();
   ASSERT_TRUE(Submit(reporter_token_, Batch(3)).ok());

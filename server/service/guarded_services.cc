@@ -93,7 +93,13 @@ grpc::Status GuardedReportService::StreamReports(
   absl::StatusOr<std::optional<Principal>> caller =
       guard_->Check(*context, kReporter, "StreamReports");
   if (!caller.ok()) return Reject(caller.status(), 0, false);
-  return inner_->StreamReports(context, reader, response);  // counts its own outcome
+  // The rate limit applies to each message; the inner service counts the stream's outcome.
+  const std::optional<Principal> principal = *caller;
+  return inner_->StreamReportsAdmitted(context, reader, response, [&](int64_t reports) {
+    absl::Status s = guard_->AdmitReports(*context, principal, reports);
+    if (!s.ok()) Reject(s, reports, true);
+    return s;
+  });
 }
 
 #define DENIABLE_FORWARD_QUERY(Method, Request, Response)                                       \

@@ -45,13 +45,26 @@ grpc::ServerUnaryReactor* ReportServiceImpl::SubmitReports(grpc::CallbackServerC
   return reactor;
 }
 
-grpc::Status ReportServiceImpl::StreamReports(grpc::ServerContext* /*context*/,
+grpc::Status ReportServiceImpl::StreamReports(grpc::ServerContext* context,
                                               grpc::ServerReader<v1::SubmitReportsRequest>* reader,
                                               v1::SubmitReportsResponse* response) {
+  return StreamReportsAdmitted(context, reader, response, nullptr);
+}
+
+grpc::Status ReportServiceImpl::StreamReportsAdmitted(
+    grpc::ServerContext* /*context*/, grpc::ServerReader<v1::SubmitReportsRequest>* reader,
+    v1::SubmitReportsResponse* response, const std::function<absl::Status(int64_t)>& admit) {
   ReportStream stream(ingestor_);
   v1::SubmitReportsRequest message;
   absl::Status status;
-  while (status.ok() && reader->Read(&message)) status = stream.Add(message);
+  while (status.ok() && reader->Read(&message)) {
+    if (admit) {
+      if (absl::Status admitted = admit(message.reports_size()); !admitted.ok()) {
+        return ToGrpcStatus(admitted);
+      }
+    }
+    status = stream.Add(message);
+  }
   absl::StatusOr<v1::SubmitReportsResponse> result =
       status.ok() ? stream.Finish() : absl::StatusOr<v1::SubmitReportsResponse>(status);
   if (!result.ok()) {

@@ -3,6 +3,8 @@
 #ifndef DENIABLE_SERVER_SERVICE_REPORT_SERVICE_H_
 #define DENIABLE_SERVER_SERVICE_REPORT_SERVICE_H_
 
+#include <functional>
+
 #include "deniable/v1/report_service.grpc.pb.h"
 #include "server/core/ingestor.h"
 #include "server/core/metric_registry.h"
@@ -28,6 +30,13 @@ class ReportServiceImpl final
   grpc::Status StreamReports(grpc::ServerContext* context,
                              grpc::ServerReader<v1::SubmitReportsRequest>* reader,
                              v1::SubmitReportsResponse* response) override;
+  // StreamReports with `admit(reports in the message)` run on each message before it is
+  // validated (the rate limit). A refusal ends the stream with that status; `admit` records the
+  // refusal itself. Reports of earlier messages may or may not be stored (re-sending is safe).
+  grpc::Status StreamReportsAdmitted(grpc::ServerContext* context,
+                                     grpc::ServerReader<v1::SubmitReportsRequest>* reader,
+                                     v1::SubmitReportsResponse* response,
+                                     const std::function<absl::Status(int64_t)>& admit);
 
  private:
   MetricRegistry* const registry_;
