@@ -4,6 +4,8 @@
 
 #include "absl/flags/parse.h"
 #include "absl/flags/usage.h"
+#include "absl/flags/usage_config.h"
+#include "absl/strings/match.h"
 #include "tools/cli/cli_common.h"
 
 int main(int argc, char** argv) {
@@ -20,6 +22,12 @@ int main(int argc, char** argv) {
       "  replay        --metric=N --csv=F --column=C --yes=V [--label_columns=a,b "
       "--group_by=a]\n"
       "  health");
+  // --help lists the flags of every file of the CLI (they live in cli_flags.cc, not here).
+  absl::FlagsUsageConfig usage;
+  usage.contains_help_flags = [](absl::string_view path) {
+    return absl::StrContains(path, "tools/cli/");
+  };
+  absl::SetFlagsUsageConfig(usage);
   std::vector<char*> args = absl::ParseCommandLine(argc, argv);
   if (args.size() != 2) {
     return deniable::tools::FailUsage("expected one command (--help lists them)");
