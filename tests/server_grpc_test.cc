@@ -200,6 +200,21 @@ TEST_F(ServerGrpcTest, CreateMetricRejectsInvalidDesignNamingTheParameter) {
   EXPECT_EQ(list.metrics_size(), 1);  // only "drugs"
 }
 
+TEST_F(ServerGrpcTest, TailsSaysYesIsReturnedWithInfiniteEpsilonAndAWarning) {
+  v1::CreateMetricRequest create;
+  create.set_name("tails");
+  create.mutable_design()->mutable_tails_says_yes();
+  grpc::ClientContext context;
+  v1::Metric metric;
+  ASSERT_TRUE(queries_->CreateMetric(&context, create, &metric).ok());
+  EXPECT_TRUE(metric.design().parameters().has_tails_says_yes());
+  EXPECT_DOUBLE_EQ(metric.design().a(), 1.0);
+  EXPECT_DOUBLE_EQ(metric.design().b(), 0.5);
+  EXPECT_TRUE(metric.design().epsilon_infinite());
+  EXPECT_TRUE(std::isinf(metric.design().epsilon()));
+  EXPECT_EQ(metric.design().warning(), "a \"no\" report reveals the true answer");
+}
+
 TEST_F(ServerGrpcTest, CreateMetricRejectsTakenName) {
   v1::CreateMetricRequest create;
   create.set_name("drugs");

@@ -88,8 +88,8 @@ void DesignToProto(const Design& design, uint32_t version, v1::Design* out) {
   if (std::isinf(eps)) {
     const Channel& c = design.channel();
     const bool yes_reveals = c.b == 0.0 || c.a == 0.0;
-    out->set_warning(absl::StrCat("epsilon is infinite: a \"", yes_reveals ? "yes" : "no",
-                                  "\" report reveals the true answer"));
+    out->set_warning(
+        absl::StrCat("a \"", yes_reveals ? "yes" : "no", "\" report reveals the true answer"));
   }
 }
 

@@ -80,9 +80,9 @@ const char* StatusCodeName(grpc::StatusCode code) {
 }
 
 std::string FormatDesign(const v1::Design& design) {
-  std::string out =
-      absl::StrFormat("%s v%d (a = %g, b = %g), epsilon = ", DesignKind(design.parameters()),
-                      design.version(), design.a(), design.b());
+  std::string out = DesignKind(design.parameters());
+  if (design.version() > 0) absl::StrAppend(&out, " v", design.version());
+  absl::StrAppend(&out, absl::StrFormat(" (a = %g, b = %g), epsilon = ", design.a(), design.b()));
   if (design.epsilon_infinite()) {
     absl::StrAppend(&out, "infinite (", design.warning(), ")");
   } else {
