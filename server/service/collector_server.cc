@@ -2,6 +2,8 @@
 
 #include <grpcpp/ext/proto_server_reflection_plugin.h>
 #include <grpcpp/health_check_service_interface.h>
+#include <grpcpp/impl/server_builder_option.h>
+#include <grpcpp/impl/server_builder_plugin.h>
 
 #include <chrono>
 #include <utility>
@@ -10,6 +12,19 @@
 #include "absl/strings/str_cat.h"
 
 namespace deniable::server {
+namespace {
+
+class WithoutReflection : public grpc::ServerBuilderOption {
+ public:
+  void UpdateArguments(grpc::ChannelArguments* /*args*/) override {}
+  void UpdatePlugins(std::vector<std::unique_ptr<grpc::ServerBuilderPlugin>>* plugins) override {
+    std::erase_if(*plugins, [](const std::unique_ptr<grpc::ServerBuilderPlugin>& plugin) {
+      return plugin->name() == "proto_server_reflection";
+    });
+  }
+};
+
+}  // namespace
 
 CollectorServer::CollectorServer(std::unique_ptr<Storage> storage, const Clock* clock,
                                  const ServerOptions& options)
@@ -34,8 +49,14 @@ absl::StatusOr<std::unique_ptr<CollectorServer>> CollectorServer::Start(
     std::unique_ptr<Storage> storage, const Clock* clock, const ServerOptions& options) {
   std::unique_ptr<CollectorServer> server(new CollectorServer(std::move(storage), clock, options));
   grpc::EnableDefaultHealthCheckService(true);
-  if (options.reflection) grpc::reflection::InitProtoReflectionServerBuilderPlugin();
   grpc::ServerBuilder builder;
+  if (options.reflection) {
+    grpc::reflection::InitProtoReflectionServerBuilderPlugin();
+  } else {
+    // Linking grpc++_reflection registers its plugin for every builder at static-init time;
+    // without --reflection the plugin is removed from this builder.
+    builder.SetOption(std::make_unique<WithoutReflection>());
+  }
   if (!options.listen_address.empty()) {
     builder.AddListeningPort(
         options.listen_address,
