@@ -100,7 +100,8 @@ install_tools() {
   local need=()
   [ -x /usr/bin/docker ] && [ -x /usr/sbin/dockerd ] || need+=(docker.io)
   command -v debootstrap >/dev/null || need+=(debootstrap)
-  if [ ${#need[@]} -eq 0 ]; then echo "docker.io and debootstrap already installed"; return; fi
+  command -v docker-compose >/dev/null || need+=(docker-compose)  # validates docker/compose.yaml
+  if [ ${#need[@]} -eq 0 ]; then echo "docker.io, debootstrap, docker-compose already installed"; return; fi
   export DEBIAN_FRONTEND=noninteractive
   apt-get install -y -o DPkg::Lock::Timeout=600 "${need[@]}" \
     || { apt-get update -o DPkg::Lock::Timeout=600 \
