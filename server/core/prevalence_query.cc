@@ -75,6 +75,17 @@ struct PrevalenceQuery::Selection {
   int64_t min_reports = 1;
 };
 
+absl::StatusOr<v1::Prevalence> PrevalenceQuery::EstimateOrSuppress(const Selection& s,
+                                                                   const VersionCounts& counts) {
+  const int64_t n = Total(counts);
+  if (n >= s.min_reports) return EstimateFromCounts(*s.metric, counts, s.level, s.method);
+  v1::Prevalence suppressed;  // a small group: its size only, never an estimate
+  suppressed.set_metric(s.metric->proto.name());
+  suppressed.set_n(n);
+  suppressed.set_suppressed(true);
+  return suppressed;
+}
+
 PrevalenceQuery::PrevalenceQuery(MetricRegistry* registry, Storage* storage, QueryOptions options)
     : registry_(registry), storage_(storage), options_(options) {}
 
@@ -137,14 +148,7 @@ absl::StatusOr<v1::Prevalence> PrevalenceQuery::Get(const v1::GetPrevalenceReque
   out.set_end_time_seconds(s.end);
   for (const auto& [value, counts] : groups) {
     v1::Prevalence* g = out.add_groups();
-    const int64_t gn = Total(counts);
-    if (gn < s.min_reports) {
-      g->set_metric(request.metric());
-      g->set_n(gn);
-      g->set_suppressed(true);
-    } else {
-      DENIABLE_ASSIGN_OR_RETURN(*g, EstimateFromCounts(*s.metric, counts, s.level, s.method));
-    }
+    DENIABLE_ASSIGN_OR_RETURN(*g, EstimateOrSuppress(s, counts));
     g->set_group_value(value);
     g->set_start_time_seconds(s.start);
     g->set_end_time_seconds(s.end);
@@ -184,14 +188,7 @@ absl::StatusOr<v1::Series> PrevalenceQuery::Series(const v1::GetSeriesRequest& r
   out.set_bucket(width);
   for (const auto& [bucket, counts] : by_bucket) {
     v1::Prevalence* p = out.add_buckets();
-    const int64_t n = Total(counts);
-    if (n < s.min_reports) {
-      p->set_metric(request.metric());
-      p->set_n(n);
-      p->set_suppressed(true);
-    } else {
-      DENIABLE_ASSIGN_OR_RETURN(*p, EstimateFromCounts(*s.metric, counts, s.level, s.method));
-    }
+    DENIABLE_ASSIGN_OR_RETURN(*p, EstimateOrSuppress(s, counts));
     // The bucket's bounds, cut to the requested range.
     p->set_start_time_seconds(std::max(bucket, s.start));
     p->set_end_time_seconds(std::min(bucket + step, s.end));

@@ -66,6 +66,9 @@ class PrevalenceQuery {
 
  private:
   struct Selection;
+  // The estimate for one group or bucket, or only its n with `suppressed` below min_reports.
+  static absl::StatusOr<v1::Prevalence> EstimateOrSuppress(const Selection& s,
+                                                           const VersionCounts& counts);
   absl::StatusOr<Selection> Select(const std::string& metric, int64_t start, int64_t end,
                                    double level, v1::IntervalMethod method);
 
