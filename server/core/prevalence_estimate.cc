@@ -9,7 +9,7 @@
 #include "deniable/common/estimator.h"
 #include "deniable/common/interval.h"
 #include "deniable/common/status_macros.h"
-#include "server/core/interval_method_proto.h"
+#include "deniable/convert/interval_method_convert.h"
 #include "server/core/prevalence_query.h"
 
 namespace deniable::server {

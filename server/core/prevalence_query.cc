@@ -11,7 +11,7 @@
 #include "absl/strings/str_split.h"
 #include "deniable/common/interval.h"
 #include "deniable/common/status_macros.h"
-#include "server/core/interval_method_proto.h"
+#include "deniable/convert/interval_method_convert.h"
 
 namespace deniable::server {
 namespace {

@@ -9,7 +9,9 @@
 #include "absl/flags/flag.h"
 #include "absl/strings/str_cat.h"
 #include "deniable/client/grpc_transport.h"
+#include "deniable/common/interval.h"
 #include "deniable/common/status_macros.h"
+#include "deniable/convert/interval_method_convert.h"
 #include "google/protobuf/util/json_util.h"
 #include "tools/cli/cli_flags.h"
 #include "tools/cli/output.h"
@@ -129,14 +131,9 @@ absl::StatusOr<v1::DesignParameters> DesignFromFlags() {
 }
 
 absl::StatusOr<v1::IntervalMethod> MethodFromFlag() {
-  const std::string m = absl::GetFlag(FLAGS_method);
-  if (m == "wald") return v1::WALD;
-  if (m == "wilson") return v1::WILSON;
-  if (m == "agresti_coull") return v1::AGRESTI_COULL;
-  if (m == "jeffreys") return v1::JEFFREYS;
-  if (m == "clopper_pearson") return v1::CLOPPER_PEARSON;
-  return absl::InvalidArgumentError(
-      "--method must be wald, wilson, agresti_coull, jeffreys or clopper_pearson");
+  DENIABLE_ASSIGN_OR_RETURN(IntervalMethod method,
+                            ParseIntervalMethod(absl::GetFlag(FLAGS_method)));
+  return MethodToProto(method);
 }
 
 }  // namespace deniable::tools

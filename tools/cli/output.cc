@@ -5,32 +5,16 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "absl/time/time.h"
+#include "deniable/common/design.h"
+#include "deniable/convert/design_convert.h"
 
 namespace deniable::tools {
 namespace {
 
-std::string DesignKind(const v1::DesignParameters& p) {
-  switch (p.kind_case()) {
-    case v1::DesignParameters::kSymmetricEpsilon:
-      return absl::StrFormat("symmetric_epsilon(epsilon=%g)", p.symmetric_epsilon().epsilon());
-    case v1::DesignParameters::kForcedResponse:
-      return absl::StrFormat("forced_response(p=%g, q=%g)", p.forced_response().p(),
-                             p.forced_response().q());
-    case v1::DesignParameters::kTwoCoin:
-      return "two_coin";
-    case v1::DesignParameters::kTailsSaysYes:
-      return "tails_says_yes";
-    case v1::DesignParameters::kUnrelatedQuestion:
-      return absl::StrFormat("unrelated_question(P=%g, pi_B=%g)", p.unrelated_question().p(),
-                             p.unrelated_question().pi_b());
-    case v1::DesignParameters::kMirroredQuestion:
-      return absl::StrFormat("mirrored_question(P=%g)", p.mirrored_question().p());
-    case v1::DesignParameters::kTruthWithGamma:
-      return absl::StrFormat("truth_with_gamma(gamma=%g)", p.truth_with_gamma().gamma());
-    case v1::DesignParameters::KIND_NOT_SET:
-      break;
-  }
-  return "unset";
+// "forced_response(p=0.5, q=0.5)" and the like (Design::ToString), from the wire design.
+std::string DesignKind(const v1::Design& design) {
+  absl::StatusOr<Design> d = DesignFromWire(design);
+  return d.ok() ? d->ToString() : "invalid design";
 }
 
 std::string Percent(double share) { return absl::StrFormat("%.2f %%", 100.0 * share); }
@@ -80,7 +64,7 @@ const char* StatusCodeName(grpc::StatusCode code) {
 }
 
 std::string FormatDesign(const v1::Design& design) {
-  std::string out = DesignKind(design.parameters());
+  std::string out = DesignKind(design);
   if (design.version() > 0) absl::StrAppend(&out, " v", design.version());
   absl::StrAppend(&out, absl::StrFormat(" (a = %g, b = %g), epsilon = ", design.a(), design.b()));
   if (design.epsilon_infinite()) {

@@ -1,17 +1,18 @@
-// Conversions between the wire IntervalMethod and common's IntervalMethod.
-#ifndef DENIABLE_SERVER_CORE_INTERVAL_METHOD_PROTO_H_
-#define DENIABLE_SERVER_CORE_INTERVAL_METHOD_PROTO_H_
+// Conversions between the wire IntervalMethod and common's IntervalMethod (server and CLI).
+// Pure functions; thread-safe.
+#ifndef DENIABLE_CONVERT_INTERVAL_METHOD_CONVERT_H_
+#define DENIABLE_CONVERT_INTERVAL_METHOD_CONVERT_H_
 
 #include "absl/status/statusor.h"
 #include "deniable/common/interval.h"
 #include "deniable/v1/query_service.pb.h"
 
-namespace deniable::server {
+namespace deniable {
 
 // UNSPECIFIED means Wilson. Errors: INVALID_ARGUMENT "method: unknown interval method N".
 absl::StatusOr<IntervalMethod> MethodFromProto(v1::IntervalMethod method);
 v1::IntervalMethod MethodToProto(IntervalMethod method);
 
-}  // namespace deniable::server
+}  // namespace deniable
 
-#endif  // DENIABLE_SERVER_CORE_INTERVAL_METHOD_PROTO_H_
+#endif  // DENIABLE_CONVERT_INTERVAL_METHOD_CONVERT_H_

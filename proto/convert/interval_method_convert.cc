@@ -1,9 +1,9 @@
-#include "server/core/interval_method_proto.h"
+#include "deniable/convert/interval_method_convert.h"
 
 #include "absl/status/status.h"
 #include "absl/strings/str_cat.h"
 
-namespace deniable::server {
+namespace deniable {
 
 absl::StatusOr<IntervalMethod> MethodFromProto(v1::IntervalMethod method) {
   switch (method) {
@@ -41,4 +41,4 @@ v1::IntervalMethod MethodToProto(IntervalMethod method) {
   return v1::WILSON;
 }
 
-}  // namespace deniable::server
+}  // namespace deniable
