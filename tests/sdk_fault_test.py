@@ -54,7 +54,7 @@ def main():
         assert b"pending=0" in drain.stdout, drain.stdout
 
         db = sqlite3.connect(server_db)
-        rows = [r[0].lower() for r in db.execute("SELECT hex(report_id) FROM reports")]
+        rows = [r[0].lower() for r in db.execute("SELECT hex(report_id) FROM stored_reports")]
         n = db.execute("SELECT coalesce(sum(n), 0) FROM counts").fetchone()[0]
         stored = set(rows)
         acc = set(accepted)

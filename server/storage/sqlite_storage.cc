@@ -39,6 +39,19 @@ CREATE TABLE IF NOT EXISTS reports(
   bit INTEGER NOT NULL,
   labelset_id INTEGER NOT NULL,
   PRIMARY KEY (metric_id, event_time, report_id)) WITHOUT ROWID;
+CREATE TABLE IF NOT EXISTS recent_reports(
+  metric_id INTEGER NOT NULL,
+  event_time INTEGER NOT NULL,
+  seq INTEGER NOT NULL,
+  report_id BLOB NOT NULL,
+  version INTEGER NOT NULL,
+  bit INTEGER NOT NULL,
+  labelset_id INTEGER NOT NULL,
+  PRIMARY KEY (metric_id, event_time, seq)) WITHOUT ROWID;
+CREATE VIEW IF NOT EXISTS stored_reports AS
+  SELECT metric_id, event_time, report_id, version, bit, labelset_id FROM reports
+  UNION ALL
+  SELECT metric_id, event_time, report_id, version, bit, labelset_id FROM recent_reports;
 CREATE TABLE IF NOT EXISTS counts(
   metric_id INTEGER NOT NULL,
   event_time INTEGER NOT NULL,
@@ -80,7 +93,8 @@ StoredMetric MetricFromRow(const SqliteStatement& st) {
 struct SqliteStorage::WriteStatements {
   SqliteStatement begin, commit, rollback;
   SqliteStatement insert_metric, insert_design, insert_labelset, find_labelset;
-  SqliteStatement insert_report, upsert_count;
+  SqliteStatement insert_recent, find_report, hour_has_reports, upsert_count;
+  SqliteStatement move_hour, delete_recent_hour;
 };
 
 struct SqliteStorage::ReadStatements {
@@ -131,18 +145,35 @@ absl::Status SqliteStorage::Init(const SqliteOptions& options) {
   DENIABLE_ASSIGN_OR_RETURN(SqliteStatement find_labelset,
                             prepare_write("SELECT id FROM labelsets WHERE canonical = ?"));
   DENIABLE_ASSIGN_OR_RETURN(
-      SqliteStatement insert_report,
-      prepare_write("INSERT OR IGNORE INTO reports(metric_id, event_time, report_id, version, "
-                    "bit, labelset_id) VALUES(?, ?, ?, ?, ?, ?)"));
+      SqliteStatement insert_recent,
+      prepare_write("INSERT INTO recent_reports(metric_id, event_time, seq, report_id, version, "
+                    "bit, labelset_id) VALUES(?, ?, ?, ?, ?, ?, ?)"));
+  DENIABLE_ASSIGN_OR_RETURN(
+      SqliteStatement find_report,
+      prepare_write("SELECT 1 FROM reports WHERE metric_id = ? AND event_time = ? AND "
+                    "report_id = ?"));
+  DENIABLE_ASSIGN_OR_RETURN(
+      SqliteStatement hour_has_reports,
+      prepare_write("SELECT 1 FROM reports WHERE metric_id = ? AND event_time = ? LIMIT 1"));
+  DENIABLE_ASSIGN_OR_RETURN(
+      SqliteStatement move_hour,
+      prepare_write("INSERT INTO reports(metric_id, event_time, report_id, version, bit, "
+                    "labelset_id) SELECT metric_id, event_time, report_id, version, bit, "
+                    "labelset_id FROM recent_reports WHERE metric_id = ? AND event_time = ? "
+                    "ORDER BY report_id"));
+  DENIABLE_ASSIGN_OR_RETURN(
+      SqliteStatement delete_recent_hour,
+      prepare_write("DELETE FROM recent_reports WHERE metric_id = ? AND event_time = ?"));
   DENIABLE_ASSIGN_OR_RETURN(
       SqliteStatement upsert_count,
       prepare_write("INSERT INTO counts(metric_id, event_time, version, labelset_id, n, yes) "
                     "VALUES(?, ?, ?, ?, ?, ?) ON CONFLICT(metric_id, event_time, version, "
                     "labelset_id) DO UPDATE SET n = n + excluded.n, yes = yes + excluded.yes"));
-  write_.reset(new WriteStatements{std::move(begin), std::move(commit), std::move(rollback),
-                                   std::move(insert_metric), std::move(insert_design),
-                                   std::move(insert_labelset), std::move(find_labelset),
-                                   std::move(insert_report), std::move(upsert_count)});
+  write_.reset(new WriteStatements{
+      std::move(begin), std::move(commit), std::move(rollback), std::move(insert_metric),
+      std::move(insert_design), std::move(insert_labelset), std::move(find_labelset),
+      std::move(insert_recent), std::move(find_report), std::move(hour_has_reports),
+      std::move(upsert_count), std::move(move_hour), std::move(delete_recent_hour)});
 
   auto prepare_read = [this](absl::string_view sql) {
     return SqliteStatement::Prepare(read_db_, sql);
@@ -164,11 +195,60 @@ absl::Status SqliteStorage::Init(const SqliteOptions& options) {
                    "JOIN labelsets l ON l.id = c.labelset_id WHERE c.metric_id = ? AND "
                    "c.event_time >= ? AND c.event_time < ? ORDER BY c.event_time"));
   DENIABLE_ASSIGN_OR_RETURN(SqliteStatement count_reports,
-                            prepare_read("SELECT count(*) FROM reports"));
+                            prepare_read("SELECT (SELECT count(*) FROM reports) + "
+                                         "(SELECT count(*) FROM recent_reports)"));
   read_.reset(new ReadStatements{std::move(get_metric), std::move(list_metrics),
                                  std::move(get_designs), std::move(read_counts),
                                  std::move(count_reports)});
+  max_recent_reports_ = options.max_recent_reports;
+  return LoadRecent();
+}
+
+absl::Status SqliteStorage::LoadRecent() {
+  DENIABLE_ASSIGN_OR_RETURN(
+      SqliteStatement st,
+      SqliteStatement::Prepare(write_db_,
+                               "SELECT metric_id, event_time, report_id, seq FROM recent_reports"));
+  recent_.Begin();
+  while (true) {
+    DENIABLE_ASSIGN_OR_RETURN(bool has_row, st.Step());
+    if (!has_row) break;
+    const HourKey key{st.ColumnInt64(0), st.ColumnInt64(1)};
+    const std::string blob = st.ColumnBlob(2);
+    next_seq_ = std::max(next_seq_, st.ColumnInt64(3) + 1);
+    ReportId id{};
+    if (blob.size() != id.size()) {
+      return absl::DataLossError("recent_reports holds a report id that is not 16 bytes");
+    }
+    std::copy(blob.begin(), blob.end(), id.begin());
+    RecentHours::Hour* hour = recent_.Find(key);
+    if (hour == nullptr) {
+      DENIABLE_ASSIGN_OR_RETURN(bool sorted, HourHasSortedRows(key));
+      hour = &recent_.Create(key, sorted);
+    }
+    recent_.Insert(key, *hour, id);
+  }
+  recent_.Commit();
   return absl::OkStatus();
+}
+
+absl::StatusOr<bool> SqliteStorage::HourHasSortedRows(const HourKey& key) {
+  SqliteStatement& st = write_->hour_has_reports;
+  st.BindInt64(1, key.metric_id);
+  st.BindInt64(2, key.event_time);
+  absl::StatusOr<bool> found = st.Step();
+  st.Reset();
+  return found;
+}
+
+absl::StatusOr<bool> SqliteStorage::IsStored(const HourKey& key, const ReportRow& row) {
+  SqliteStatement& st = write_->find_report;
+  st.BindInt64(1, key.metric_id);
+  st.BindInt64(2, key.event_time);
+  st.BindBlob(3, row.report_id.data(), static_cast<int>(row.report_id.size()));
+  absl::StatusOr<bool> found = st.Step();
+  st.Reset();
+  return found;
 }
 
 SqliteStorage::~SqliteStorage() {
@@ -316,21 +396,27 @@ absl::StatusOr<std::vector<AppendResult>> SqliteStorage::AppendLocked(
   // (metric, event time, version, labelset) -> (n, yes) for this transaction.
   std::map<std::tuple<int64_t, int64_t, uint32_t, int64_t>, std::pair<int64_t, int64_t>> delta;
   absl::flat_hash_map<std::string, int64_t> new_labelsets;
-  SqliteStatement& ins = write_->insert_report;
-  // Rows in key order (stable: of two equal keys the earlier batch's row is stored first), so
-  // the inserts walk the B-tree forward instead of jumping between its pages.
-  std::vector<std::pair<const ReportRow*, size_t>> order;  // row, batch index
+  SqliteStatement& ins = write_->insert_recent;
+  // Rows in arrival order: of two equal keys the earlier batch's row is stored. A row is new when
+  // its id is neither among its metric-hour's recent ids (this transaction's included) nor, if
+  // that metric-hour has moved rows, in the keyed table.
   for (size_t b = 0; b < batches.size(); ++b) {
-    for (const ReportRow& row : batches[b]) order.emplace_back(&row, b);
-  }
-  std::stable_sort(order.begin(), order.end(), [](const auto& x, const auto& y) {
-    return std::tie(x.first->metric_id, x.first->event_time_seconds, x.first->report_id) <
-           std::tie(y.first->metric_id, y.first->event_time_seconds, y.first->report_id);
-  });
-  for (const auto& [row_ptr, b] : order) {
-    const ReportRow& row = *row_ptr;
     AppendResult& result = results[b];
-    {
+    for (const ReportRow& row : batches[b]) {
+      const HourKey key{row.metric_id, row.event_time_seconds};
+      RecentHours::Hour* hour = recent_.Find(key);
+      if (hour == nullptr) {
+        DENIABLE_ASSIGN_OR_RETURN(bool sorted, HourHasSortedRows(key));
+        hour = &recent_.Create(key, sorted);
+      }
+      bool stored = hour->ids.contains(row.report_id);
+      if (!stored && hour->may_have_sorted_rows) {
+        DENIABLE_ASSIGN_OR_RETURN(stored, IsStored(key, row));
+      }
+      if (stored) {
+        ++result.duplicates;
+        continue;
+      }
       int64_t labelset_id = 0;
       if (auto it = new_labelsets.find(row.labels); it != new_labelsets.end()) {
         labelset_id = it->second;
@@ -340,15 +426,13 @@ absl::StatusOr<std::vector<AppendResult>> SqliteStorage::AppendLocked(
       }
       ins.BindInt64(1, row.metric_id);
       ins.BindInt64(2, row.event_time_seconds);
-      ins.BindBlob(3, row.report_id.data(), static_cast<int>(row.report_id.size()));
-      ins.BindInt64(4, row.design_version);
-      ins.BindInt64(5, row.bit ? 1 : 0);
-      ins.BindInt64(6, labelset_id);
+      ins.BindInt64(3, next_seq_++);
+      ins.BindBlob(4, row.report_id.data(), static_cast<int>(row.report_id.size()));
+      ins.BindInt64(5, row.design_version);
+      ins.BindInt64(6, row.bit ? 1 : 0);
+      ins.BindInt64(7, labelset_id);
       DENIABLE_RETURN_IF_ERROR(ins.Run());
-      if (sqlite3_changes(write_db_) == 0) {
-        ++result.duplicates;
-        continue;
-      }
+      recent_.Insert(key, *hour, row.report_id);
       ++result.accepted;
       auto& [n, yes] =
           delta[{row.metric_id, row.event_time_seconds, row.design_version, labelset_id}];
@@ -381,9 +465,50 @@ absl::StatusOr<std::vector<AppendResult>> SqliteStorage::AppendBatches(
     absl::Span<const absl::Span<const ReportRow>> batches) {
   absl::MutexLock lock(&write_mu_);
   DENIABLE_RETURN_IF_ERROR(write_->begin.Run());
+  recent_.Begin();
   absl::StatusOr<std::vector<AppendResult>> results = AppendLocked(batches);
-  if (!results.ok() && !sqlite3_get_autocommit(write_db_)) (void)write_->rollback.Run();
+  if (!results.ok()) {
+    if (!sqlite3_get_autocommit(write_db_)) (void)write_->rollback.Run();
+    recent_.Undo();
+    return results;
+  }
+  recent_.Commit();
+  if (recent_.size() > max_recent_reports_) {
+    // The batch is committed whatever happens here; a failed move leaves its metric-hour recent
+    // and is tried again after a later append.
+    (void)MoveHours(recent_.OldestBeyond(max_recent_reports_ / 2));
+  }
   return results;
+}
+
+absl::Status SqliteStorage::MoveHours(const std::vector<HourKey>& keys) {
+  for (const HourKey& key : keys) {
+    DENIABLE_RETURN_IF_ERROR(write_->begin.Run());
+    auto body = [&]() -> absl::Status {
+      for (SqliteStatement* st : {&write_->move_hour, &write_->delete_recent_hour}) {
+        st->BindInt64(1, key.metric_id);
+        st->BindInt64(2, key.event_time);
+        DENIABLE_RETURN_IF_ERROR(st->Run());
+      }
+      return write_->commit.Run();
+    };
+    if (absl::Status s = body(); !s.ok()) {
+      if (!sqlite3_get_autocommit(write_db_)) (void)write_->rollback.Run();
+      return s;
+    }
+    recent_.Erase(key);
+  }
+  return absl::OkStatus();
+}
+
+absl::Status SqliteStorage::MoveRecentReports() {
+  absl::MutexLock lock(&write_mu_);
+  return MoveHours(recent_.All());
+}
+
+int64_t SqliteStorage::RecentReportCount() {
+  absl::MutexLock lock(&write_mu_);
+  return recent_.size();
 }
 
 absl::StatusOr<std::vector<CountRow>> SqliteStorage::ReadCounts(int64_t metric_id,

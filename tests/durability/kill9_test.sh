@@ -40,8 +40,8 @@ CREATE TEMP TABLE acked(id TEXT PRIMARY KEY);
 .mode csv
 .import $work/acked acked
 .mode list
-SELECT 'missing=' || count(*) FROM acked WHERE id NOT IN (SELECT lower(hex(report_id)) FROM reports);
-SELECT 'reports=' || count(*) FROM reports;
+SELECT 'missing=' || count(*) FROM acked WHERE id NOT IN (SELECT lower(hex(report_id)) FROM stored_reports);
+SELECT 'reports=' || count(*) FROM stored_reports;
 SELECT 'counted=' || (SELECT coalesce(sum(n), 0) FROM counts);
 SELECT 'integrity=' || group_concat(integrity_check) FROM pragma_integrity_check;
 SQL

@@ -43,7 +43,7 @@ CREATE TEMP TABLE acked(id TEXT PRIMARY KEY);
 .mode csv
 .import $work/acked acked
 .mode list
-SELECT count(*) FROM acked WHERE id NOT IN (SELECT lower(hex(report_id)) FROM reports);
+SELECT count(*) FROM acked WHERE id NOT IN (SELECT lower(hex(report_id)) FROM stored_reports);
 SQL
 )
 [ "$missing" = 0 ] || { echo "FAIL: $missing acknowledged reports are not stored"; exit 1; }

@@ -1,0 +1,75 @@
+#include "server/storage/recent_hours.h"
+
+#include <algorithm>
+
+namespace deniable::server {
+
+RecentHours::Hour* RecentHours::Find(const HourKey& key) {
+  auto it = hours_.find(key);
+  return it == hours_.end() ? nullptr : &it->second;
+}
+
+RecentHours::Hour& RecentHours::Create(const HourKey& key, bool may_have_sorted_rows) {
+  Hour& hour = hours_[key];
+  hour.may_have_sorted_rows = may_have_sorted_rows;
+  hour.last_write = tick_;
+  undo_hours_.push_back(key);
+  return hour;
+}
+
+void RecentHours::Insert(const HourKey& key, Hour& hour, const ReportId& id) {
+  hour.ids.insert(id);
+  hour.last_write = tick_;
+  ++size_;
+  undo_ids_.emplace_back(key, id);
+}
+
+void RecentHours::Begin() {
+  Commit();
+  ++tick_;
+}
+
+void RecentHours::Undo() {
+  for (const auto& [key, id] : undo_ids_) {
+    if (Hour* hour = Find(key); hour != nullptr && hour->ids.erase(id) == 1) --size_;
+  }
+  for (const HourKey& key : undo_hours_) {
+    if (Hour* hour = Find(key); hour != nullptr && hour->ids.empty()) hours_.erase(key);
+  }
+  Commit();
+}
+
+void RecentHours::Erase(const HourKey& key) {
+  auto it = hours_.find(key);
+  if (it == hours_.end()) return;
+  size_ -= static_cast<int64_t>(it->second.ids.size());
+  hours_.erase(it);
+}
+
+std::vector<HourKey> RecentHours::OldestBeyond(int64_t keep) const {
+  std::vector<std::pair<uint64_t, HourKey>> by_age;
+  by_age.reserve(hours_.size());
+  for (const auto& [key, hour] : hours_) by_age.emplace_back(hour.last_write, key);
+  std::sort(by_age.begin(), by_age.end(), [](const auto& x, const auto& y) {
+    return x.first != y.first ? x.first < y.first
+                              : std::pair(x.second.metric_id, x.second.event_time) <
+                                    std::pair(y.second.metric_id, y.second.event_time);
+  });
+  std::vector<HourKey> out;
+  int64_t remaining = size_;
+  for (const auto& [tick, key] : by_age) {
+    if (remaining <= keep) break;
+    remaining -= static_cast<int64_t>(hours_.at(key).ids.size());
+    out.push_back(key);
+  }
+  return out;
+}
+
+std::vector<HourKey> RecentHours::All() const {
+  std::vector<HourKey> out;
+  out.reserve(hours_.size());
+  for (const auto& [key, hour] : hours_) out.push_back(key);
+  return out;
+}
+
+}  // namespace deniable::server

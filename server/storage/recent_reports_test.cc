@@ -1,0 +1,179 @@
+// SqliteStorage's two report tables (recent_reports in arrival order, reports in key order) must
+// behave exactly like one deduplicated set: checked against MemoryStorage as the model over a
+// seeded random workload that moves metric-hours, reopens the database and re-sends ids.
+#include <unistd.h>
+
+#include <algorithm>
+#include <cstdio>
+#include <memory>
+#include <random>
+#include <string>
+#include <tuple>
+#include <vector>
+
+#include "absl/strings/str_cat.h"
+#include "gmock/gmock.h"
+#include "gtest/gtest.h"
+#include "server/storage/memory_storage.h"
+#include "server/storage/sqlite_storage.h"
+
+namespace deniable::server {
+namespace {
+
+std::string TempDbPath(const std::string& name) {
+  const std::string path =
+      absl::StrCat(::testing::TempDir(), "/recent_reports_test_", name, "_", ::getpid(), ".db");
+  for (const char* suffix : {"", "-wal", "-shm"}) std::remove((path + suffix).c_str());
+  return path;
+}
+
+StoredMetric NewMetric(const std::string& name) {
+  StoredMetric m;
+  m.name = name;
+  m.description = "question";
+  m.created_time_seconds = 1000;
+  m.designs.push_back(StoredDesign{1, "params", 0.75, 0.25, 1000});
+  return m;
+}
+
+ReportRow Row(int64_t metric_id, int id, bool bit, int64_t hour, std::string labels = "") {
+  ReportRow r;
+  r.metric_id = metric_id;
+  r.design_version = 1;
+  r.bit = bit;
+  r.report_id.fill(0x5a);
+  r.report_id[0] = static_cast<uint8_t>(id);
+  r.report_id[15] = static_cast<uint8_t>(id >> 8);
+  r.event_time_seconds = hour * 3600;
+  r.labels = std::move(labels);
+  return r;
+}
+
+std::unique_ptr<SqliteStorage> OpenOrDie(const std::string& path, int64_t max_recent) {
+  auto s = SqliteStorage::Open({.path = path, .max_recent_reports = max_recent});
+  EXPECT_TRUE(s.ok()) << s.status();
+  return s.ok() ? *std::move(s) : nullptr;
+}
+
+std::vector<std::tuple<uint32_t, int64_t, std::string, int64_t, int64_t>> Counts(Storage& s,
+                                                                                 int64_t metric) {
+  std::vector<std::tuple<uint32_t, int64_t, std::string, int64_t, int64_t>> out;
+  absl::StatusOr<std::vector<CountRow>> rows = s.ReadCounts(metric, 0, 1 << 30);
+  EXPECT_TRUE(rows.ok()) << rows.status();
+  if (!rows.ok()) return out;
+  for (const CountRow& r : *rows)
+    out.emplace_back(r.design_version, r.event_time_seconds, r.labels, r.n, r.yes);
+  std::sort(out.begin(), out.end());
+  return out;
+}
+
+TEST(RecentReportsTest, MovedHoursStillDeduplicate) {
+  const std::string path = TempDbPath("moved");
+  std::unique_ptr<SqliteStorage> s = OpenOrDie(path, 1000);
+  ASSERT_NE(s, nullptr);
+  const int64_t m = s->CreateMetric(NewMetric("m"))->id;
+  ASSERT_TRUE(s->AppendReports({Row(m, 1, true, 5), Row(m, 2, false, 5)}).ok());
+  EXPECT_EQ(s->RecentReportCount(), 2);
+  ASSERT_TRUE(s->MoveRecentReports().ok());
+  EXPECT_EQ(s->RecentReportCount(), 0);
+  EXPECT_EQ(*s->ReportCount(), 2);
+
+  // Id 1 is in the keyed table, id 3 is new: one duplicate, one accepted into recent_reports.
+  absl::StatusOr<AppendResult> r = s->AppendReports({Row(m, 1, true, 5), Row(m, 3, true, 5)});
+  ASSERT_TRUE(r.ok()) << r.status();
+  EXPECT_EQ(r->accepted, 1);
+  EXPECT_EQ(r->duplicates, 1);
+  EXPECT_EQ(s->RecentReportCount(), 1);
+
+  // After a restart the recent id is known again, and so is the moved one.
+  s.reset();
+  s = OpenOrDie(path, 1000);
+  ASSERT_NE(s, nullptr);
+  EXPECT_EQ(s->RecentReportCount(), 1);
+  r = s->AppendReports({Row(m, 1, true, 5), Row(m, 3, true, 5), Row(m, 4, false, 5)});
+  ASSERT_TRUE(r.ok()) << r.status();
+  EXPECT_EQ(r->accepted, 1);
+  EXPECT_EQ(r->duplicates, 2);
+  EXPECT_EQ(*s->ReportCount(), 4);
+  EXPECT_EQ(*s->IntegrityCheck(), "ok");
+}
+
+TEST(RecentReportsTest, OverflowMovesLeastRecentlyWrittenHoursFirst) {
+  std::unique_ptr<SqliteStorage> s = OpenOrDie(TempDbPath("overflow"), 4);
+  ASSERT_NE(s, nullptr);
+  const int64_t m = s->CreateMetric(NewMetric("m"))->id;
+  ASSERT_TRUE(s->AppendReports({Row(m, 1, true, 1), Row(m, 2, true, 1)}).ok());
+  ASSERT_TRUE(s->AppendReports({Row(m, 3, true, 2), Row(m, 4, true, 2)}).ok());
+  EXPECT_EQ(s->RecentReportCount(), 4);
+  // A fifth recent report exceeds 4: hour 1 (oldest write) moves, leaving at most 4 / 2 = 2 ...
+  ASSERT_TRUE(s->AppendReports({Row(m, 5, true, 3)}).ok());
+  // ... which takes hours 1 and 2 (written before hour 3) out of memory.
+  EXPECT_EQ(s->RecentReportCount(), 1);
+  EXPECT_EQ(*s->ReportCount(), 5);
+  absl::StatusOr<AppendResult> r = s->AppendReports(
+      {Row(m, 1, true, 1), Row(m, 4, true, 2), Row(m, 5, true, 3), Row(m, 6, true, 1)});
+  ASSERT_TRUE(r.ok()) << r.status();
+  EXPECT_EQ(r->accepted, 1);
+  EXPECT_EQ(r->duplicates, 3);
+}
+
+// The model check: random batches with many re-sent ids over a few metric-hours and two label
+// sets, grouped into multi-batch transactions as group commit does, with a tiny recent limit (so
+// metric-hours move all the time), forced moves and reopenings. Every AppendResult and the
+// counts must equal MemoryStorage's.
+TEST(RecentReportsTest, BehavesLikeOneDeduplicatedSet) {
+  const std::string path = TempDbPath("model");
+  constexpr int64_t kMaxRecent = 40;
+  std::unique_ptr<SqliteStorage> sqlite = OpenOrDie(path, kMaxRecent);
+  ASSERT_NE(sqlite, nullptr);
+  MemoryStorage model;
+  const int64_t m1 = sqlite->CreateMetric(NewMetric("m1"))->id;
+  const int64_t m2 = sqlite->CreateMetric(NewMetric("m2"))->id;
+  ASSERT_EQ(model.CreateMetric(NewMetric("m1"))->id, m1);
+  ASSERT_EQ(model.CreateMetric(NewMetric("m2"))->id, m2);
+
+  std::mt19937_64 rng(20261121);
+  auto uniform = [&rng](int lo, int hi) { return std::uniform_int_distribution<int>(lo, hi)(rng); };
+  int64_t accepted = 0, duplicates = 0;
+  for (int round = 0; round < 400; ++round) {
+    std::vector<std::vector<ReportRow>> batches(uniform(1, 3));
+    for (auto& batch : batches) {
+      const int rows = uniform(1, 25);
+      for (int i = 0; i < rows; ++i) {
+        batch.push_back(Row(uniform(0, 3) == 0 ? m2 : m1, uniform(0, 299), uniform(0, 1) == 1,
+                            uniform(0, 5), uniform(0, 1) == 1 ? "k=v" : ""));
+      }
+    }
+    std::vector<absl::Span<const ReportRow>> spans(batches.begin(), batches.end());
+    absl::StatusOr<std::vector<AppendResult>> got = sqlite->AppendBatches(spans);
+    ASSERT_TRUE(got.ok()) << got.status();
+    ASSERT_EQ(got->size(), batches.size());
+    for (size_t b = 0; b < batches.size(); ++b) {
+      absl::StatusOr<AppendResult> want = model.AppendReports(batches[b]);
+      ASSERT_TRUE(want.ok());
+      ASSERT_EQ((*got)[b].accepted, want->accepted) << "round " << round << " batch " << b;
+      ASSERT_EQ((*got)[b].duplicates, want->duplicates) << "round " << round << " batch " << b;
+      accepted += want->accepted;
+      duplicates += want->duplicates;
+    }
+    ASSERT_LE(sqlite->RecentReportCount(), kMaxRecent);
+    if (round % 53 == 52) {
+      ASSERT_TRUE(sqlite->MoveRecentReports().ok());
+    }
+    if (round % 71 == 70) {
+      sqlite.reset();
+      sqlite = OpenOrDie(path, kMaxRecent);
+      ASSERT_NE(sqlite, nullptr);
+    }
+  }
+  // The workload really exercised both outcomes.
+  EXPECT_GT(accepted, 1000);
+  EXPECT_GT(duplicates, 1000);
+  EXPECT_EQ(*sqlite->ReportCount(), model.ReportCount());
+  EXPECT_EQ(Counts(*sqlite, m1), Counts(model, m1));
+  EXPECT_EQ(Counts(*sqlite, m2), Counts(model, m2));
+  EXPECT_EQ(*sqlite->IntegrityCheck(), "ok");
+}
+
+}  // namespace
+}  // namespace deniable::server
