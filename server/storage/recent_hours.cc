@@ -46,6 +46,10 @@ void RecentHours::Erase(const HourKey& key) {
   hours_.erase(it);
 }
 
+void RecentHours::EraseIds(Hour& hour, absl::Span<const ReportId> ids) {
+  for (const ReportId& id : ids) size_ -= static_cast<int64_t>(hour.ids.erase(id));
+}
+
 std::vector<HourKey> RecentHours::OldestBeyond(int64_t keep) const {
   std::vector<std::pair<uint64_t, HourKey>> by_age;
   by_age.reserve(hours_.size());

@@ -21,6 +21,7 @@
 
 #include "absl/container/flat_hash_set.h"
 #include "absl/container/node_hash_map.h"
+#include "absl/types/span.h"
 #include "server/storage/storage.h"
 
 namespace deniable::server {
@@ -63,6 +64,8 @@ class RecentHours {
 
   // Removes a metric-hour whose rows have moved to the keyed table.
   void Erase(const HourKey& key);
+  // Removes ids whose rows are now in the keyed table (a chunk of a move).
+  void EraseIds(Hour& hour, absl::Span<const ReportId> ids);
 
   // Metric-hours to move so that at most `keep` ids remain, least recently written first.
   std::vector<HourKey> OldestBeyond(int64_t keep) const;

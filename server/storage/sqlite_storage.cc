@@ -48,6 +48,10 @@ CREATE TABLE IF NOT EXISTS recent_reports(
   bit INTEGER NOT NULL,
   labelset_id INTEGER NOT NULL,
   PRIMARY KEY (metric_id, event_time, seq)) WITHOUT ROWID;
+CREATE TABLE IF NOT EXISTS moving(
+  metric_id INTEGER NOT NULL,
+  event_time INTEGER NOT NULL,
+  PRIMARY KEY (metric_id, event_time)) WITHOUT ROWID;
 CREATE VIEW IF NOT EXISTS stored_reports AS
   SELECT metric_id, event_time, report_id, version, bit, labelset_id FROM reports
   UNION ALL
@@ -94,7 +98,7 @@ struct SqliteStorage::WriteStatements {
   SqliteStatement begin, commit, rollback;
   SqliteStatement insert_metric, insert_design, insert_labelset, find_labelset;
   SqliteStatement insert_recent, find_report, hour_has_reports, upsert_count;
-  SqliteStatement move_hour, delete_recent_hour;
+  SqliteStatement insert_moved, delete_moved, start_move, end_move;
 };
 
 struct SqliteStorage::ReadStatements {
@@ -108,6 +112,7 @@ absl::StatusOr<std::unique_ptr<SqliteStorage>> SqliteStorage::Open(const SqliteO
   }
   std::unique_ptr<SqliteStorage> storage(new SqliteStorage());
   DENIABLE_RETURN_IF_ERROR(storage->Init(options));
+  DENIABLE_RETURN_IF_ERROR(storage->StartMoves(options));
   return storage;
 }
 
@@ -155,15 +160,21 @@ absl::Status SqliteStorage::Init(const SqliteOptions& options) {
   DENIABLE_ASSIGN_OR_RETURN(
       SqliteStatement hour_has_reports,
       prepare_write("SELECT 1 FROM reports WHERE metric_id = ? AND event_time = ? LIMIT 1"));
+  // OR IGNORE: a move interrupted by a crash may have copied a row already.
   DENIABLE_ASSIGN_OR_RETURN(
-      SqliteStatement move_hour,
-      prepare_write("INSERT INTO reports(metric_id, event_time, report_id, version, bit, "
-                    "labelset_id) SELECT metric_id, event_time, report_id, version, bit, "
-                    "labelset_id FROM recent_reports WHERE metric_id = ? AND event_time = ? "
-                    "ORDER BY report_id"));
+      SqliteStatement insert_moved,
+      prepare_write("INSERT OR IGNORE INTO reports(metric_id, event_time, report_id, version, "
+                    "bit, labelset_id) VALUES(?, ?, ?, ?, ?, ?)"));
   DENIABLE_ASSIGN_OR_RETURN(
-      SqliteStatement delete_recent_hour,
-      prepare_write("DELETE FROM recent_reports WHERE metric_id = ? AND event_time = ?"));
+      SqliteStatement delete_moved,
+      prepare_write("DELETE FROM recent_reports WHERE metric_id = ? AND event_time = ? AND "
+                    "seq <= ?"));
+  DENIABLE_ASSIGN_OR_RETURN(
+      SqliteStatement start_move,
+      prepare_write("INSERT OR IGNORE INTO moving(metric_id, event_time) VALUES(?, ?)"));
+  DENIABLE_ASSIGN_OR_RETURN(
+      SqliteStatement end_move,
+      prepare_write("DELETE FROM moving WHERE metric_id = ? AND event_time = ?"));
   DENIABLE_ASSIGN_OR_RETURN(
       SqliteStatement upsert_count,
       prepare_write("INSERT INTO counts(metric_id, event_time, version, labelset_id, n, yes) "
@@ -173,7 +184,8 @@ absl::Status SqliteStorage::Init(const SqliteOptions& options) {
       std::move(begin), std::move(commit), std::move(rollback), std::move(insert_metric),
       std::move(insert_design), std::move(insert_labelset), std::move(find_labelset),
       std::move(insert_recent), std::move(find_report), std::move(hour_has_reports),
-      std::move(upsert_count), std::move(move_hour), std::move(delete_recent_hour)});
+      std::move(upsert_count), std::move(insert_moved), std::move(delete_moved),
+      std::move(start_move), std::move(end_move)});
 
   auto prepare_read = [this](absl::string_view sql) {
     return SqliteStatement::Prepare(read_db_, sql);
@@ -201,7 +213,29 @@ absl::Status SqliteStorage::Init(const SqliteOptions& options) {
                                  std::move(get_designs), std::move(read_counts),
                                  std::move(count_reports)});
   max_recent_reports_ = options.max_recent_reports;
+  background_moves_ = options.background_moves;
+  DENIABLE_RETURN_IF_ERROR(FinishInterruptedMoves());
   return LoadRecent();
+}
+
+absl::Status SqliteStorage::StartMoves(const SqliteOptions& options) {
+  {
+    absl::MutexLock mlock(&move_mu_);
+    DENIABLE_ASSIGN_OR_RETURN(move_db_, OpenConnection(options));
+  }
+  if (background_moves_) mover_ = std::thread([this] { MoverLoop(); });
+  return absl::OkStatus();
+}
+
+absl::Status SqliteStorage::FinishInterruptedMoves() {
+  // Rows of an interrupted move may be in both tables: keep the keyed copy.
+  return SqliteExec(write_db_,
+                    "BEGIN IMMEDIATE; "
+                    "DELETE FROM recent_reports WHERE (metric_id, event_time) IN "
+                    "(SELECT metric_id, event_time FROM moving) AND EXISTS (SELECT 1 FROM "
+                    "reports r WHERE r.metric_id = recent_reports.metric_id AND r.event_time = "
+                    "recent_reports.event_time AND r.report_id = recent_reports.report_id); "
+                    "DELETE FROM moving; COMMIT;");
 }
 
 absl::Status SqliteStorage::LoadRecent() {
@@ -252,6 +286,15 @@ absl::StatusOr<bool> SqliteStorage::IsStored(const HourKey& key, const ReportRow
 }
 
 SqliteStorage::~SqliteStorage() {
+  {
+    absl::MutexLock wlock(&write_mu_);
+    stop_ = true;
+  }
+  if (mover_.joinable()) mover_.join();
+  {
+    absl::MutexLock mlock(&move_mu_);
+    sqlite3_close(move_db_);
+  }
   absl::MutexLock wlock(&write_mu_);
   absl::MutexLock rlock(&read_mu_);
   write_.reset();
@@ -463,47 +506,155 @@ absl::StatusOr<AppendResult> SqliteStorage::AppendReports(absl::Span<const Repor
 
 absl::StatusOr<std::vector<AppendResult>> SqliteStorage::AppendBatches(
     absl::Span<const absl::Span<const ReportRow>> batches) {
-  absl::MutexLock lock(&write_mu_);
-  DENIABLE_RETURN_IF_ERROR(write_->begin.Run());
-  recent_.Begin();
-  absl::StatusOr<std::vector<AppendResult>> results = AppendLocked(batches);
-  if (!results.ok()) {
-    if (!sqlite3_get_autocommit(write_db_)) (void)write_->rollback.Run();
-    recent_.Undo();
-    return results;
+  std::vector<HourKey> to_move;
+  absl::StatusOr<std::vector<AppendResult>> results;
+  {
+    absl::MutexLock lock(&write_mu_);
+    DENIABLE_RETURN_IF_ERROR(write_->begin.Run());
+    recent_.Begin();
+    results = AppendLocked(batches);
+    if (!results.ok()) {
+      if (!sqlite3_get_autocommit(write_db_)) (void)write_->rollback.Run();
+      recent_.Undo();
+      return results;
+    }
+    recent_.Commit();
+    // With background moves the mover thread wakes up by itself (MoverLoop's condition).
+    if (!background_moves_ && recent_.size() > max_recent_reports_) {
+      to_move = recent_.OldestBeyond(max_recent_reports_ / 2);
+    }
   }
-  recent_.Commit();
-  if (recent_.size() > max_recent_reports_) {
-    // The batch is committed whatever happens here; a failed move leaves its metric-hour recent
-    // and is tried again after a later append.
-    (void)MoveHours(recent_.OldestBeyond(max_recent_reports_ / 2));
-  }
+  // The batch is committed whatever happens here; a failed move leaves rows recent, to be moved
+  // after a later append.
+  if (!to_move.empty()) (void)MoveHours(to_move);
   return results;
 }
 
+absl::Status SqliteStorage::RunInTransaction(const std::function<absl::Status()>& body) {
+  DENIABLE_RETURN_IF_ERROR(write_->begin.Run());
+  absl::Status s = body();
+  if (s.ok()) s = write_->commit.Run();
+  if (!s.ok() && !sqlite3_get_autocommit(write_db_)) (void)write_->rollback.Run();
+  return s;
+}
+
 absl::Status SqliteStorage::MoveHours(const std::vector<HourKey>& keys) {
-  for (const HourKey& key : keys) {
-    DENIABLE_RETURN_IF_ERROR(write_->begin.Run());
-    auto body = [&]() -> absl::Status {
-      for (SqliteStatement* st : {&write_->move_hour, &write_->delete_recent_hour}) {
-        st->BindInt64(1, key.metric_id);
-        st->BindInt64(2, key.event_time);
-        DENIABLE_RETURN_IF_ERROR(st->Run());
+  absl::MutexLock mlock(&move_mu_);
+  for (const HourKey& key : keys) DENIABLE_RETURN_IF_ERROR(MoveHour(key));
+  return absl::OkStatus();
+}
+
+// Copies the metric-hour's recent rows (those appended so far) into the keyed table in key order,
+// kMoveChunkRows per transaction, dropping each chunk's ids from memory once it has committed
+// (from then on the keyed lookup finds them); the last transaction deletes the copied recent
+// rows. Appends to the same metric-hour go on between the transactions and stay recent.
+absl::Status SqliteStorage::MoveHour(const HourKey& key) {
+  int64_t last_seq = 0;
+  {
+    absl::MutexLock lock(&write_mu_);
+    if (recent_.Find(key) == nullptr) return absl::OkStatus();
+    last_seq = next_seq_ - 1;
+    DENIABLE_RETURN_IF_ERROR(RunInTransaction([&] {
+      write_->start_move.BindInt64(1, key.metric_id);
+      write_->start_move.BindInt64(2, key.event_time);
+      return write_->start_move.Run();
+    }));
+  }
+  DENIABLE_ASSIGN_OR_RETURN(
+      SqliteStatement read,
+      SqliteStatement::Prepare(move_db_,
+                               "SELECT report_id, version, bit, labelset_id FROM recent_reports "
+                               "WHERE metric_id = ? AND event_time = ? AND seq <= ? "
+                               "ORDER BY report_id"));
+  read.BindInt64(1, key.metric_id);
+  read.BindInt64(2, key.event_time);
+  read.BindInt64(3, last_seq);
+  struct Moved {
+    ReportId id;
+    int64_t version, bit, labelset_id;
+  };
+  std::vector<Moved> chunk;
+  std::vector<ReportId> ids;
+  for (bool done = false; !done;) {
+    chunk.clear();
+    while (chunk.size() < kMoveChunkRows) {
+      DENIABLE_ASSIGN_OR_RETURN(bool has_row, read.Step());
+      if (!has_row) {
+        done = true;
+        break;
       }
-      return write_->commit.Run();
-    };
-    if (absl::Status s = body(); !s.ok()) {
-      if (!sqlite3_get_autocommit(write_db_)) (void)write_->rollback.Run();
-      return s;
+      Moved m{};
+      const std::string blob = read.ColumnBlob(0);
+      if (blob.size() != m.id.size()) {
+        return absl::DataLossError("recent_reports holds a report id that is not 16 bytes");
+      }
+      std::copy(blob.begin(), blob.end(), m.id.begin());
+      m.version = read.ColumnInt64(1);
+      m.bit = read.ColumnInt64(2);
+      m.labelset_id = read.ColumnInt64(3);
+      chunk.push_back(m);
     }
-    recent_.Erase(key);
+    if (done) read.Reset();  // ends the read transaction before the last write
+    absl::MutexLock lock(&write_mu_);
+    if (stop_) return absl::CancelledError("storage is closing; the move resumes at next open");
+    auto write_chunk = [&]() -> absl::Status {
+      SqliteStatement& ins = write_->insert_moved;
+      for (const Moved& m : chunk) {
+        ins.BindInt64(1, key.metric_id);
+        ins.BindInt64(2, key.event_time);
+        ins.BindBlob(3, m.id.data(), static_cast<int>(m.id.size()));
+        ins.BindInt64(4, m.version);
+        ins.BindInt64(5, m.bit);
+        ins.BindInt64(6, m.labelset_id);
+        DENIABLE_RETURN_IF_ERROR(ins.Run());
+      }
+      if (!done) return absl::OkStatus();
+      SqliteStatement& del = write_->delete_moved;
+      del.BindInt64(1, key.metric_id);
+      del.BindInt64(2, key.event_time);
+      del.BindInt64(3, last_seq);
+      DENIABLE_RETURN_IF_ERROR(del.Run());
+      write_->end_move.BindInt64(1, key.metric_id);
+      write_->end_move.BindInt64(2, key.event_time);
+      return write_->end_move.Run();
+    };
+    DENIABLE_RETURN_IF_ERROR(RunInTransaction(write_chunk));
+    RecentHours::Hour* hour = recent_.Find(key);
+    if (hour == nullptr) continue;  // cannot happen: only moves erase, and they hold move_mu_
+    hour->may_have_sorted_rows = true;
+    ids.clear();
+    for (const Moved& m : chunk) ids.push_back(m.id);
+    recent_.EraseIds(*hour, ids);
+    if (done && hour->ids.empty()) recent_.Erase(key);
   }
   return absl::OkStatus();
 }
 
-absl::Status SqliteStorage::MoveRecentReports() {
+void SqliteStorage::MoverLoop() {
   absl::MutexLock lock(&write_mu_);
-  return MoveHours(recent_.All());
+  while (true) {
+    write_mu_.Await(absl::Condition(
+        +[](SqliteStorage* self) ABSL_NO_THREAD_SAFETY_ANALYSIS {
+          return self->stop_ || self->recent_.size() > self->max_recent_reports_;
+        },
+        this));
+    if (stop_) return;
+    const std::vector<HourKey> keys = recent_.OldestBeyond(max_recent_reports_ / 2);
+    write_mu_.Unlock();
+    const absl::Status s = MoveHours(keys);
+    write_mu_.Lock();
+    // After a failure (disk full, say) wait a second before trying again.
+    if (!s.ok() && !stop_) write_mu_.AwaitWithTimeout(absl::Condition(&stop_), absl::Seconds(1));
+  }
+}
+
+absl::Status SqliteStorage::MoveRecentReports() {
+  std::vector<HourKey> keys;
+  {
+    absl::MutexLock lock(&write_mu_);
+    keys = recent_.All();
+  }
+  return MoveHours(keys);
 }
 
 int64_t SqliteStorage::RecentReportCount() {

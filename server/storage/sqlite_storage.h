@@ -13,10 +13,13 @@
 //       arrival order (seq), so a commit writes a few pages at the end of each metric-hour
 //       instead of one page per report at random places. An in-memory set of each metric-hour's
 //       recent ids (recent_hours.h) deduplicates them. When more than
-//       SqliteOptions::max_recent_reports are recent, the least recently written metric-hours
-//       move into `reports` in key order, one transaction each: a sorted bulk insert that
-//       writes each page of the metric-hour once. Every report is in exactly one of the two
-//       tables; the view stored_reports is their union. (docs/performance.md, "Deduplication")
+//       SqliteOptions::max_recent_reports are recent, a background thread moves the least
+//       recently written metric-hours into `reports` in key order, in transactions of
+//       kMoveChunkRows between which appends go on: a sorted bulk insert that writes each page of
+//       the metric-hour once per move. Every report is in exactly one of the two tables (a move
+//       interrupted by a crash is completed at the next open, see moving); the view
+//       stored_reports is their union. (docs/performance.md, "Deduplication")
+//   moving(metric_id, event_time): metric-hours whose move has started and not finished.
 //   counts(metric_id, event_time, version, labelset_id, n, yes)              WITHOUT ROWID
 //       maintained in the same transaction as the reports: queries never scan reports.
 //
@@ -31,9 +34,11 @@
 
 #include <sqlite3.h>
 
+#include <functional>
 #include <memory>
 #include <optional>
 #include <string>
+#include <thread>
 
 #include "absl/base/thread_annotations.h"
 #include "absl/container/flat_hash_map.h"
@@ -61,9 +66,12 @@ struct SqliteOptions {
   int wal_autocheckpoint_pages = 10000;
   // Recent reports whose ids are held in memory (about 30 bytes each, see recent_hours.h) before
   // the least recently written metric-hours move to the keyed table, down to half of this. A
-  // metric-hour receiving more than this many reports then pays one B-tree lookup per new
-  // report. Reopening loads the recent reports' ids again (a scan of recent_reports).
+  // metric-hour that has moved pays one B-tree lookup per new report. Reopening loads the recent
+  // reports' ids again (a scan of recent_reports).
   int64_t max_recent_reports = 4'000'000;
+  // true: a background thread moves metric-hours while appends go on. false: the append that
+  // exceeded max_recent_reports moves them before it returns (deterministic, for tests).
+  bool background_moves = true;
 };
 
 class SqliteStorage : public Storage {
@@ -88,10 +96,12 @@ class SqliteStorage : public Storage {
   absl::StatusOr<int64_t> ReportCount();
   // Reports in recent_reports, not yet moved to the keyed table.
   int64_t RecentReportCount();
-  // Moves every recent metric-hour into the keyed table now (one transaction each). Not needed
+  // Moves every recent metric-hour into the keyed table now, on the calling thread. Not needed
   // for correctness; for tests, benchmarks and an orderly compaction. Errors: as AppendReports;
-  // a failed move leaves that metric-hour recent.
+  // a failed move leaves the rest of that metric-hour recent.
   absl::Status MoveRecentReports();
+  // Rows per transaction of a move.
+  static constexpr int kMoveChunkRows = 50'000;
   // "ok" when PRAGMA integrity_check finds no problem, else its findings.
   absl::StatusOr<std::string> IntegrityCheck();
 
@@ -100,6 +110,7 @@ class SqliteStorage : public Storage {
   struct ReadStatements;
   SqliteStorage() = default;
   absl::Status Init(const SqliteOptions& options);
+  absl::Status StartMoves(const SqliteOptions& options) ABSL_LOCKS_EXCLUDED(write_mu_);
   absl::StatusOr<int64_t> LabelsetId(const std::string& canonical)
       ABSL_EXCLUSIVE_LOCKS_REQUIRED(write_mu_);
   absl::Status InsertDesign(int64_t metric_id, const StoredDesign& design)
@@ -112,7 +123,13 @@ class SqliteStorage : public Storage {
       ABSL_EXCLUSIVE_LOCKS_REQUIRED(write_mu_);
   absl::StatusOr<bool> IsStored(const HourKey& key, const ReportRow& row)
       ABSL_EXCLUSIVE_LOCKS_REQUIRED(write_mu_);
-  absl::Status MoveHours(const std::vector<HourKey>& keys) ABSL_EXCLUSIVE_LOCKS_REQUIRED(write_mu_);
+  absl::Status FinishInterruptedMoves() ABSL_EXCLUSIVE_LOCKS_REQUIRED(write_mu_);
+  absl::Status MoveHours(const std::vector<HourKey>& keys) ABSL_LOCKS_EXCLUDED(write_mu_);
+  absl::Status MoveHour(const HourKey& key) ABSL_EXCLUSIVE_LOCKS_REQUIRED(move_mu_)
+      ABSL_LOCKS_EXCLUDED(write_mu_);
+  absl::Status RunInTransaction(const std::function<absl::Status()>& body)
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(write_mu_);
+  void MoverLoop() ABSL_LOCKS_EXCLUDED(write_mu_);
   absl::StatusOr<std::vector<StoredDesign>> ReadDesigns(int64_t metric_id)
       ABSL_EXCLUSIVE_LOCKS_REQUIRED(read_mu_);
 
@@ -123,6 +140,14 @@ class SqliteStorage : public Storage {
   RecentHours recent_ ABSL_GUARDED_BY(write_mu_);
   int64_t next_seq_ ABSL_GUARDED_BY(write_mu_) = 1;
   int64_t max_recent_reports_ = 0;
+  bool background_moves_ = true;
+  bool stop_ ABSL_GUARDED_BY(write_mu_) = false;
+
+  // Moves read the metric-hour in key order on their own connection, so neither appends nor
+  // queries wait for the sort.
+  absl::Mutex move_mu_ ABSL_ACQUIRED_BEFORE(write_mu_);
+  sqlite3* move_db_ ABSL_GUARDED_BY(move_mu_) = nullptr;
+  std::thread mover_;
 
   absl::Mutex read_mu_;
   sqlite3* read_db_ ABSL_GUARDED_BY(read_mu_) = nullptr;
