@@ -18,38 +18,14 @@
 #include "gtest/gtest.h"
 #include "server/storage/memory_storage.h"
 #include "server/storage/sqlite_storage.h"
+#include "server/storage/storage_test_util.h"
 
 namespace deniable::server {
 namespace {
 
-std::string TempDbPath(const std::string& name) {
-  const std::string path =
-      absl::StrCat(::testing::TempDir(), "/recent_reports_test_", name, "_", ::getpid(), ".db");
-  for (const char* suffix : {"", "-wal", "-shm"}) std::remove((path + suffix).c_str());
-  return path;
-}
-
-StoredMetric NewMetric(const std::string& name) {
-  StoredMetric m;
-  m.name = name;
-  m.description = "question";
-  m.created_time_seconds = 1000;
-  m.designs.push_back(StoredDesign{1, "params", 0.75, 0.25, 1000});
-  return m;
-}
-
-ReportRow Row(int64_t metric_id, int id, bool bit, int64_t hour, std::string labels = "") {
-  ReportRow r;
-  r.metric_id = metric_id;
-  r.design_version = 1;
-  r.bit = bit;
-  r.report_id.fill(0x5a);
-  r.report_id[0] = static_cast<uint8_t>(id);
-  r.report_id[15] = static_cast<uint8_t>(id >> 8);
-  r.event_time_seconds = hour * 3600;
-  r.labels = std::move(labels);
-  return r;
-}
+using testing_util::NewMetric;
+using testing_util::Row;
+using testing_util::TempDbPath;
 
 std::unique_ptr<SqliteStorage> OpenOrDie(const std::string& path, int64_t max_recent,
                                          bool background = false) {

@@ -10,6 +10,7 @@
 #include "gtest/gtest.h"
 #include "server/storage/memory_storage.h"
 #include "server/storage/sqlite_storage.h"
+#include "server/storage/storage_test_util.h"
 
 namespace deniable::server {
 namespace {
@@ -17,37 +18,9 @@ namespace {
 using ::testing::ElementsAre;
 using ::testing::HasSubstr;
 
-std::string TempDbPath(const std::string& name) {
-  static int counter = 0;
-  const std::string path = absl::StrCat(::testing::TempDir(), "/storage_test_", name, "_",
-                                        ::getpid(), "_", counter++, ".db");
-  std::remove(path.c_str());
-  std::remove((path + "-wal").c_str());
-  std::remove((path + "-shm").c_str());
-  return path;
-}
-
-StoredMetric NewMetric(const std::string& name) {
-  StoredMetric m;
-  m.name = name;
-  m.description = "question";
-  m.created_time_seconds = 1000;
-  m.time_precision_seconds = 3600;
-  m.designs.push_back(StoredDesign{1, "params", 0.75, 0.25, 1000});
-  return m;
-}
-
-ReportRow Row(int64_t metric_id, uint8_t id, bool bit, int64_t hour, std::string labels = "") {
-  ReportRow r;
-  r.metric_id = metric_id;
-  r.design_version = 1;
-  r.bit = bit;
-  r.report_id.fill(0);
-  r.report_id[0] = id;
-  r.event_time_seconds = hour * 3600;
-  r.labels = std::move(labels);
-  return r;
-}
+using testing_util::NewMetric;
+using testing_util::Row;
+using testing_util::TempDbPath;
 
 struct StorageFactory {
   std::string name;

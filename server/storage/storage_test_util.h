@@ -1,0 +1,54 @@
+// Helpers shared by the storage tests: a fresh database path, a metric, a report row.
+#ifndef DENIABLE_SERVER_STORAGE_STORAGE_TEST_UTIL_H_
+#define DENIABLE_SERVER_STORAGE_STORAGE_TEST_UTIL_H_
+
+#include <unistd.h>
+
+#include <cstdio>
+#include <string>
+#include <utility>
+
+#include "absl/strings/str_cat.h"
+#include "gtest/gtest.h"
+#include "server/storage/storage.h"
+
+namespace deniable::server::testing_util {
+
+// A database path under the test's temporary directory, unique per process and call, with no
+// database, WAL or shared-memory file left from an earlier run.
+inline std::string TempDbPath(const std::string& name) {
+  static int counter = 0;
+  const std::string path = absl::StrCat(::testing::TempDir(), "/storage_test_", name, "_",
+                                        ::getpid(), "_", counter++, ".db");
+  for (const char* suffix : {"", "-wal", "-shm"}) std::remove((path + suffix).c_str());
+  return path;
+}
+
+// A metric with one design version (a = 0.75, b = 0.25).
+inline StoredMetric NewMetric(const std::string& name) {
+  StoredMetric m;
+  m.name = name;
+  m.description = "question";
+  m.created_time_seconds = 1000;
+  m.time_precision_seconds = 3600;
+  m.designs.push_back(StoredDesign{1, "params", 0.75, 0.25, 1000});
+  return m;
+}
+
+// A report of design version 1 at `hour` * 3600 seconds whose id is derived from `id` (0-65535).
+inline ReportRow Row(int64_t metric_id, int id, bool bit, int64_t hour, std::string labels = "") {
+  ReportRow r;
+  r.metric_id = metric_id;
+  r.design_version = 1;
+  r.bit = bit;
+  r.report_id.fill(0);
+  r.report_id[0] = static_cast<uint8_t>(id);
+  r.report_id[15] = static_cast<uint8_t>(id >> 8);
+  r.event_time_seconds = hour * 3600;
+  r.labels = std::move(labels);
+  return r;
+}
+
+}  // namespace deniable::server::testing_util
+
+#endif  // DENIABLE_SERVER_STORAGE_STORAGE_TEST_UTIL_H_
