@@ -92,6 +92,17 @@ StoredMetric MetricFromRow(const SqliteStatement& st) {
   return m;
 }
 
+// A stored report id. Errors: DATA_LOSS if the column is not 16 bytes.
+absl::StatusOr<ReportId> ColumnReportId(const SqliteStatement& st, int column) {
+  const std::string blob = st.ColumnBlob(column);
+  ReportId id{};
+  if (blob.size() != id.size()) {
+    return absl::DataLossError("the database holds a report id that is not 16 bytes");
+  }
+  std::copy(blob.begin(), blob.end(), id.begin());
+  return id;
+}
+
 }  // namespace
 
 struct SqliteStorage::WriteStatements {
@@ -248,13 +259,8 @@ absl::Status SqliteStorage::LoadRecent() {
     DENIABLE_ASSIGN_OR_RETURN(bool has_row, st.Step());
     if (!has_row) break;
     const HourKey key{st.ColumnInt64(0), st.ColumnInt64(1)};
-    const std::string blob = st.ColumnBlob(2);
     next_seq_ = std::max(next_seq_, st.ColumnInt64(3) + 1);
-    ReportId id{};
-    if (blob.size() != id.size()) {
-      return absl::DataLossError("recent_reports holds a report id that is not 16 bytes");
-    }
-    std::copy(blob.begin(), blob.end(), id.begin());
+    DENIABLE_ASSIGN_OR_RETURN(const ReportId id, ColumnReportId(st, 2));
     RecentHours::Hour* hour = recent_.Find(key);
     if (hour == nullptr) {
       DENIABLE_ASSIGN_OR_RETURN(bool sorted, HourHasSortedRows(key));
@@ -584,11 +590,7 @@ absl::Status SqliteStorage::MoveHour(const HourKey& key) {
         break;
       }
       Moved m{};
-      const std::string blob = read.ColumnBlob(0);
-      if (blob.size() != m.id.size()) {
-        return absl::DataLossError("recent_reports holds a report id that is not 16 bytes");
-      }
-      std::copy(blob.begin(), blob.end(), m.id.begin());
+      DENIABLE_ASSIGN_OR_RETURN(m.id, ColumnReportId(read, 0));
       m.version = read.ColumnInt64(1);
       m.bit = read.ColumnInt64(2);
       m.labelset_id = read.ColumnInt64(3);
