@@ -37,6 +37,7 @@ int Run(const char* name, std::unique_ptr<DeviceStore> store, int reports) {
   deniable::client::ReporterOptions options;
   options.background_sending = false;  // measure the queue alone, then the drain alone
   options.max_batch_reports = 1000;
+  options.one_report_per_period = false;  // measure the queue: each Report() is a new report
   auto reporter = deniable::client::Reporter::Open(
       deniable::client::MakeGrpcTransport((*server)->InProcessChannel()), std::move(store),
       options);

@@ -190,5 +190,45 @@ TEST(DesignTest, ToStringNamesKindAndParameters) {
   EXPECT_EQ(Design::SymmetricEpsilon(1.0)->ToString(), "symmetric_epsilon(epsilon=1)");
 }
 
+// Issue 18: designs whose a == b in double precision (or nearly) used to be accepted.
+TEST(DesignTest, CreateFailsWhenTheChannelGapIsBelowTheMinimum) {
+  ExpectInvalidArgumentNaming(Design::ForcedResponse(1e-300, 0.5), "p gives |a - b|");
+  ExpectInvalidArgumentNaming(Design::UnrelatedQuestion(1e-300, 0.3), "P gives |a - b|");
+  ExpectInvalidArgumentNaming(Design::MirroredQuestion(0.5 + 1e-16), "P gives |a - b|");
+  ExpectInvalidArgumentNaming(Design::MirroredQuestion(0.5 - 1e-16), "P gives |a - b|");
+  ExpectInvalidArgumentNaming(Design::TruthWithGamma(1e-300), "gamma gives |a - b|");
+  ExpectInvalidArgumentNaming(Design::TruthWithGamma(-1e-300), "gamma gives |a - b|");
+  ExpectInvalidArgumentNaming(Design::SymmetricEpsilon(1e-300), "epsilon gives |a - b|");
+  ExpectInvalidArgumentNaming(Design::SymmetricEpsilon(0.0019), "epsilon gives |a - b|");
+}
+
+TEST(DesignTest, CreateSucceedsAtTheMinimumGap) {
+  EXPECT_TRUE(Design::ForcedResponse(1.001 * kMinChannelGap, 0.5).ok());
+  EXPECT_TRUE(Design::MirroredQuestion(0.5 + kMinChannelGap).ok());
+  EXPECT_TRUE(Design::TruthWithGamma(kMinChannelGap).ok());
+  EXPECT_TRUE(Design::SymmetricEpsilon(0.0021).ok());
+}
+
+TEST(DesignTest, CreateFailsWhenEpsilonIsAboveTheMaximum) {
+  ExpectInvalidArgumentNaming(Design::SymmetricEpsilon(1e308), "epsilon must be at most");
+  ExpectInvalidArgumentNaming(Design::SymmetricEpsilon(1000.0), "epsilon must be at most");
+  ExpectInvalidArgumentNaming(Design::SymmetricEpsilon(kMaxSymmetricEpsilon * 1.0001),
+                              "epsilon must be at most");
+  EXPECT_TRUE(Design::SymmetricEpsilon(kMaxSymmetricEpsilon).ok());
+}
+
+TEST(DesignTest, RevealsEveryAnswerOnlyForTheIdentityChannelAndItsMirror) {
+  EXPECT_TRUE(RevealsEveryAnswer(Design::ForcedResponse(1.0, 0.5)->channel()));
+  EXPECT_TRUE(RevealsEveryAnswer(Design::UnrelatedQuestion(1.0, 0.2)->channel()));
+  EXPECT_TRUE(RevealsEveryAnswer(Design::MirroredQuestion(1.0)->channel()));
+  EXPECT_TRUE(RevealsEveryAnswer(Design::MirroredQuestion(0.0)->channel()));
+  EXPECT_TRUE(RevealsEveryAnswer(Design::TruthWithGamma(0.5)->channel()));
+  EXPECT_TRUE(RevealsEveryAnswer(Design::TruthWithGamma(-0.5)->channel()));
+  EXPECT_TRUE(RevealsEveryAnswer(Design::SymmetricEpsilon(40.0)->channel()));
+  EXPECT_FALSE(RevealsEveryAnswer(Design::TailsSaysYes().channel()));
+  EXPECT_FALSE(RevealsEveryAnswer(Design::TwoCoin().channel()));
+  EXPECT_FALSE(RevealsEveryAnswer(Design::SymmetricEpsilon(20.0)->channel()));
+}
+
 }  // namespace
 }  // namespace deniable

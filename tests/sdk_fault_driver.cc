@@ -28,6 +28,7 @@ int main(int argc, char** argv) {
   options.max_batch_reports = 50;
   options.initial_backoff = absl::Milliseconds(10);
   options.max_backoff = absl::Milliseconds(100);
+  options.one_report_per_period = false;  // each Report() stands for a device
   auto reporter = deniable::client::Reporter::Open(
       deniable::client::MakeInsecureGrpcTransport(target, absl::Milliseconds(200)),
       *std::move(store), options);

@@ -84,6 +84,7 @@ TEST_F(SdkOutageTest, QueueDrainsAfterTheCollectorComesBack) {
   options.initial_backoff = absl::Milliseconds(20);
   options.max_backoff = absl::Milliseconds(200);
   options.rpc_timeout = absl::Seconds(2);
+  options.one_report_per_period = false;  // each Report() stands for a device: 100 reports
   auto reporter = client::Reporter::Open(
       client::MakeInsecureGrpcTransport(absl::StrCat("127.0.0.1:", port), absl::Milliseconds(200)),
       *std::move(store), options);

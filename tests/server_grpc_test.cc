@@ -227,11 +227,43 @@ TEST_F(ServerGrpcTest, CreateMetricRejectsTakenName) {
 
 TEST_F(ServerGrpcTest, SdkReportsOverGrpcAreCounted) {
   client::SecureBitGen gen;
+  client::ReporterOptions options;
+  options.one_report_per_period = false;  // each Report() stands for a device
   std::unique_ptr<client::Reporter> reporter = client::Reporter::CreateForTesting(
-      client::MakeGrpcTransport(channel_), client::ReporterOptions{}, gen, &clock_);
+      client::MakeGrpcTransport(channel_), options, gen, &clock_);
   for (int i = 0; i < 50; ++i) ASSERT_TRUE(reporter->Report("drugs", i < 10).ok());
   ASSERT_TRUE(reporter->Flush().ok());
   EXPECT_EQ(storage_->ReportCount(), 50);
+}
+
+// Issue 16: a device reporting on every launch was counted once per launch.
+TEST_F(ServerGrpcTest, OneDeviceIsCountedOncePerReportingPeriod) {
+  client::SecureBitGen gen;
+  std::unique_ptr<client::Reporter> reporter = client::Reporter::CreateForTesting(
+      client::MakeGrpcTransport(channel_), client::ReporterOptions{}, gen, &clock_);
+  for (int i = 0; i < 50; ++i) ASSERT_TRUE(reporter->Report("drugs", true).ok());
+  ASSERT_TRUE(reporter->Flush().ok());
+  EXPECT_EQ(storage_->ReportCount(), 1);
+  EXPECT_EQ(reporter->Ledger()->at("drugs").reports_repeated_in_period, 49);
+}
+
+TEST_F(ServerGrpcTest, GetDesignCarriesTheMetricsPeriodAndRandomization) {
+  v1::CreateMetricRequest create;
+  create.set_name("hourly");
+  create.mutable_design()->mutable_two_coin();
+  create.set_reporting_period_seconds(7200);
+  create.set_randomization(v1::FRESH_PER_PERIOD);
+  grpc::ClientContext create_context;
+  v1::Metric metric;
+  ASSERT_TRUE(queries_->CreateMetric(&create_context, create, &metric).ok());
+  EXPECT_EQ(metric.reporting_period_seconds(), 7200u);
+  grpc::ClientContext context;
+  v1::GetDesignRequest request;
+  request.set_metric("hourly");
+  v1::GetDesignResponse response;
+  ASSERT_TRUE(reports_->GetDesign(&context, request, &response).ok());
+  EXPECT_EQ(response.reporting_period_seconds(), 7200u);
+  EXPECT_EQ(response.randomization(), v1::FRESH_PER_PERIOD);
 }
 
 }  // namespace

@@ -24,6 +24,9 @@ class MemoizationTest : public ::testing::Test {
  protected:
   MemoizationTest() : clock_(absl::FromUnixSeconds(kNow)), gen_(7) {
     options_.background_sending = false;
+    // These tests are about the memo and the ledger: each Report() stands for a report of a new
+    // period (period_test.cc holds the one-report-per-period contract itself).
+    options_.one_report_per_period = false;
     path_ = absl::StrCat(::testing::TempDir(), "/memo_", getpid(), "_",
                          ::testing::UnitTest::GetInstance()->current_test_info()->name(), ".db");
     unlink(path_.c_str());
@@ -147,8 +150,8 @@ TEST_F(MemoizationTest, ANewDesignVersionDrawsAgainAndSpendsItsEpsilon) {
 }
 
 TEST_F(MemoizationTest, FreshLedgerAddsUp) {
-  options_.policy = PrivacyPolicy::kFresh;
-  options_.max_reports_per_period = 1000;
+  transport_->randomization = v1::FRESH_PER_PERIOD;
+  options_.max_epsilon_per_metric = 1000;
   auto reporter = Make();
   for (int i = 0; i < 250; ++i) ASSERT_TRUE(reporter->Report("m", i % 4 == 0).ok());
   ASSERT_TRUE(reporter->Flush().ok());
@@ -160,34 +163,6 @@ TEST_F(MemoizationTest, FreshLedgerAddsUp) {
   EXPECT_DOUBLE_EQ(m.epsilon_spent, m.epsilon_if_fresh);
   EXPECT_EQ(m.reports_this_period, 250);
   EXPECT_EQ(reporter->Stats()->counters.acknowledged, 250);
-}
-
-TEST_F(MemoizationTest, FreshCapRefusesReportsBeyondItUntilTheNextPeriod) {
-  options_.policy = PrivacyPolicy::kFresh;
-  options_.max_reports_per_period = 3;
-  options_.period = absl::Hours(24);
-  {
-    auto reporter = Make(OpenFile());
-    for (int i = 0; i < 3; ++i) ASSERT_TRUE(reporter->Report("m", true).ok());
-    EXPECT_EQ(reporter->Report("m", true).code(), absl::StatusCode::kResourceExhausted);
-  }
-  // The cap is kept in the file: a restart does not reset it.
-  auto reporter = Make(OpenFile());
-  EXPECT_EQ(reporter->Report("m", true).code(), absl::StatusCode::kResourceExhausted);
-  clock_.Advance(absl::Hours(24));
-  EXPECT_TRUE(reporter->Report("m", true).ok());
-  const MetricLedger m = reporter->Ledger()->at("m");
-  EXPECT_EQ(m.reports_accepted, 4);
-  EXPECT_NEAR(m.epsilon_spent, 4 * kLn3, 1e-9);
-  EXPECT_EQ(m.reports_this_period, 1);
-}
-
-TEST_F(MemoizationTest, FreshRandomizationWithoutACapIsRefused) {
-  options_.policy = PrivacyPolicy::kFresh;
-  absl::StatusOr<std::unique_ptr<Reporter>> reporter =
-      Reporter::Open(transport_, MakeMemoryDeviceStore(), options_);
-  EXPECT_EQ(reporter.status().code(), absl::StatusCode::kInvalidArgument);
-  EXPECT_THAT(reporter.status().message(), ::testing::HasSubstr("max_reports_per_period"));
 }
 
 TEST_F(MemoizationTest, UnsentReportsSurviveARestartAndAreSentOnce) {

@@ -61,6 +61,12 @@ class MemoryDeviceStore : public DeviceStore {
     return absl::OkStatus();
   }
 
+  absl::Status CountRepeatedReport(const std::string& metric) override {
+    absl::MutexLock lock(&mu_);
+    ++ledger_[metric].reports_repeated_in_period;
+    return absl::OkStatus();
+  }
+
   absl::StatusOr<int64_t> QueueSize() override {
     absl::MutexLock lock(&mu_);
     return static_cast<int64_t>(queue_.size());

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <optional>
 #include <utility>
 
 #include "absl/random/distributions.h"
@@ -21,15 +22,10 @@ bool IsTransient(const absl::Status& status) {
 }  // namespace
 
 absl::Status Reporter::ValidateOptions(const ReporterOptions& o) {
-  if (o.max_reports_per_period < 0) {
-    return absl::InvalidArgumentError("max_reports_per_period: must be >= 0");
+  if (!(o.max_epsilon_per_metric >= 0)) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "max_epsilon_per_metric: must be >= 0 nats, but is ", o.max_epsilon_per_metric));
   }
-  if (o.policy == PrivacyPolicy::kFresh && o.max_reports_per_period == 0) {
-    return absl::InvalidArgumentError(
-        "max_reports_per_period: fresh randomization needs a cap (> 0): without one, repeated "
-        "reports average out the noise");
-  }
-  if (o.period < absl::Seconds(1)) return absl::InvalidArgumentError("period: must be >= 1 s");
   if (o.rpc_timeout <= absl::ZeroDuration()) {
     return absl::InvalidArgumentError("rpc_timeout: must be > 0");
   }
@@ -124,6 +120,20 @@ absl::StatusOr<Reporter::CachedDesign> Reporter::ParseDesign(
   cached.epsilon = Epsilon(cached.channel);
   cached.time_precision_seconds =
       response.time_precision_seconds() == 0 ? 3600 : response.time_precision_seconds();
+  // An older server sends no period (0): one day, what it documented.
+  cached.period_seconds =
+      response.reporting_period_seconds() == 0 ? 86400 : response.reporting_period_seconds();
+  switch (response.randomization()) {
+    case v1::RANDOMIZATION_UNSPECIFIED:
+    case v1::MEMOIZED:
+      break;
+    case v1::FRESH_PER_PERIOD:
+      cached.fresh_per_period = true;
+      break;
+    default:
+      return absl::InvalidArgumentError(absl::StrCat("randomization: unknown value ",
+                                                     static_cast<int>(response.randomization())));
+  }
   return cached;
 }
 
@@ -173,10 +183,11 @@ absl::Status Reporter::Prefetch(const std::vector<std::string>& metrics, absl::D
 }
 
 absl::Status Reporter::Report(const std::string& metric, bool answer, std::string* report_id) {
+  if (report_id != nullptr) report_id->clear();
   DENIABLE_RETURN_IF_ERROR(options_status_);
   DENIABLE_ASSIGN_OR_RETURN(CachedDesign design, DesignFor(metric));
   const absl::Time now = clock_->Now();
-  const int64_t period_seconds = absl::ToInt64Seconds(options_.period);
+  const int64_t period_seconds = design.period_seconds;
   const int64_t now_seconds = absl::ToUnixSeconds(now);
   ReportCommit commit;
   commit.period_start_seconds =
@@ -194,26 +205,37 @@ absl::Status Reporter::Report(const std::string& metric, bool answer, std::strin
   }
   const int64_t in_period =
       period->second.first == commit.period_start_seconds ? period->second.second : 0;
-  if (options_.max_reports_per_period > 0 && in_period >= options_.max_reports_per_period) {
-    return absl::ResourceExhaustedError(
-        absl::StrCat("metric \"", metric, "\": ", in_period,
-                     " reports this period reach max_reports_per_period"));
+  if (options_.one_report_per_period && in_period > 0) {
+    // The period's report is queued already: nothing changes on the wire.
+    return store_->CountRepeatedReport(metric);
   }
   // The only uses of `answer`: the memo key and the randomizer; only the bit comes out.
-  bool bit = false;
-  if (options_.policy == PrivacyPolicy::kMemoize) {
-    DENIABLE_ASSIGN_OR_RETURN(std::optional<bool> memo,
-                              store_->LookupMemo(metric, design.version, answer));
-    if (memo.has_value()) {
-      bit = *memo;
-    } else {
-      bit = RandomizeAnswer(design.channel, answer, gen_);
-      commit.memo = ReportCommit::MemoEntry{design.version, answer, bit};
-      commit.randomized = true;
+  std::optional<bool> memo;
+  if (!design.fresh_per_period) {
+    DENIABLE_ASSIGN_OR_RETURN(memo, store_->LookupMemo(metric, design.version, answer));
+  } else if (options_.max_epsilon_per_metric == 0) {
+    return absl::FailedPreconditionError(absl::StrCat(
+        "max_epsilon_per_metric: metric \"", metric,
+        "\" randomizes afresh each period (FRESH_PER_PERIOD), spending epsilon each period; set "
+        "ReporterOptions::max_epsilon_per_metric to the most this device may spend on it"));
+  }
+  if (!memo.has_value() && options_.max_epsilon_per_metric > 0) {
+    DENIABLE_ASSIGN_OR_RETURN(auto ledger, store_->ReadLedger());
+    const double spent = ledger[metric].epsilon_spent;
+    if (spent + design.epsilon > options_.max_epsilon_per_metric) {
+      return absl::ResourceExhaustedError(absl::StrCat(
+          "metric \"", metric, "\": a new draw would spend ", design.epsilon, " nats on top of ",
+          spent, ", above max_epsilon_per_metric = ", options_.max_epsilon_per_metric));
     }
+  }
+  bool bit = false;
+  if (memo.has_value()) {
+    bit = *memo;
   } else {
     bit = RandomizeAnswer(design.channel, answer, gen_);
     commit.randomized = true;
+    if (!design.fresh_per_period)
+      commit.memo = ReportCommit::MemoEntry{design.version, answer, bit};
   }
   uint64_t id_words[2] = {absl::Uniform<uint64_t>(gen_), absl::Uniform<uint64_t>(gen_)};
   v1::Report& report = commit.report;

@@ -1,5 +1,6 @@
 #include "deniable/client/reporter.h"
 
+#include <limits>
 #include <random>
 #include <set>
 #include <string>
@@ -31,6 +32,9 @@ class ReporterTest : public ::testing::Test {
     options_.max_backoff = absl::Microseconds(100);
     options_.rpc_timeout = absl::Seconds(3);
     options_.background_sending = false;  // Flush() alone sends: call counts are exact
+    // These tests are about delivery: each Report() stands for a device (period_test.cc holds
+    // the one-report-per-period contract).
+    options_.one_report_per_period = false;
   }
   std::unique_ptr<Reporter> Make() {
     return Reporter::CreateForTesting(transport_, options_, gen_, &clock_);
@@ -71,8 +75,8 @@ TEST_F(ReporterTest, BitComesFromTheRandomizerNotTheAnswer) {
 TEST_F(ReporterTest, FrequencyOfYesBitsFollowsTheChannel) {
   // Fixed seed: the count is deterministic; the bound is 5 standard deviations of the binomial.
   constexpr int kN = 20000;
-  options_.policy = PrivacyPolicy::kFresh;  // memoization would repeat one bit
-  options_.max_reports_per_period = kN;
+  transport_->randomization = v1::FRESH_PER_PERIOD;  // memoization would repeat one bit
+  options_.max_epsilon_per_metric = std::numeric_limits<double>::infinity();
   auto reporter = Make();
   for (int i = 0; i < kN; ++i) ASSERT_TRUE(reporter->Report("m", false).ok());
   ASSERT_TRUE(reporter->Flush().ok());
@@ -236,8 +240,6 @@ TEST_F(ReporterTest, NotFoundIsDroppedCountedAndLoggedWithoutRetry) {
 
 TEST_F(ReporterTest, FullQueueDropsOldestFirstAndCountsThem) {
   options_.max_queued_reports = 3;
-  options_.policy = PrivacyPolicy::kFresh;
-  options_.max_reports_per_period = 100;
   auto reporter = Make();
   for (int i = 0; i < 5; ++i) ASSERT_TRUE(reporter->Report("m", true).ok());
   EXPECT_EQ(reporter->pending(), 3u);

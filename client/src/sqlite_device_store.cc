@@ -3,7 +3,10 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <algorithm>
+#include <string>
 #include <utility>
+#include <vector>
 
 #include "absl/base/thread_annotations.h"
 #include "absl/strings/str_cat.h"
@@ -34,6 +37,15 @@ CREATE TABLE IF NOT EXISTS counters(
 INSERT OR IGNORE INTO counters VALUES (1, 0, 0, 0, 0);
 CREATE TABLE IF NOT EXISTS designs(metric TEXT PRIMARY KEY, response BLOB NOT NULL);
 )sql";
+
+// Columns added to the ledger after the first release; a store written before gains them with
+// these defaults when it is opened.
+constexpr struct {
+  const char* column;
+  const char* definition;
+} kLedgerColumnsAdded[] = {
+    {"repeated", "INTEGER NOT NULL DEFAULT 0"},
+};
 
 // RAII over one prepared statement; reset on destruction. Used under the store's mutex only.
 class Stmt {
@@ -173,6 +185,36 @@ class SqliteDeviceStore : public DeviceStore {
     });
   }
 
+  absl::Status CountRepeatedReport(const std::string& metric) override {
+    absl::MutexLock lock(&mu_);
+    return InTransaction([&]() -> absl::Status {
+      DENIABLE_ASSIGN_OR_RETURN(MetricLedger ledger, ReadLedgerRow(metric));
+      ++ledger.reports_repeated_in_period;
+      return WriteLedgerRow(metric, ledger);
+    });
+  }
+
+  // Adds the columns of kLedgerColumnsAdded that the ledger table lacks (at open).
+  absl::Status MigrateLedger() {
+    absl::MutexLock lock(&mu_);
+    std::vector<std::string> present;
+    {
+      Stmt info(db_, "PRAGMA table_info(ledger)");
+      while (true) {
+        DENIABLE_ASSIGN_OR_RETURN(bool row, info.Step());
+        if (!row) break;
+        present.push_back(info.Text(1));
+      }
+    }
+    for (const auto& added : kLedgerColumnsAdded) {
+      if (std::find(present.begin(), present.end(), added.column) != present.end()) continue;
+      DENIABLE_RETURN_IF_ERROR(
+          Exec(absl::StrCat("ALTER TABLE ledger ADD COLUMN ", added.column, " ", added.definition)
+                   .c_str()));
+    }
+    return absl::OkStatus();
+  }
+
   absl::StatusOr<int64_t> QueueSize() override {
     absl::MutexLock lock(&mu_);
     return queued_;
@@ -258,7 +300,7 @@ class SqliteDeviceStore : public DeviceStore {
       ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) {
     Stmt s(db_,
            "SELECT accepted, acknowledged, randomizations, epsilon_spent, epsilon_if_fresh, "
-           "period_start, period_reports FROM ledger WHERE metric = ?1");
+           "period_start, period_reports, repeated FROM ledger WHERE metric = ?1");
     s.Bind(1, metric);
     MetricLedger l;
     DENIABLE_ASSIGN_OR_RETURN(bool row, s.Step());
@@ -270,12 +312,16 @@ class SqliteDeviceStore : public DeviceStore {
     l.epsilon_if_fresh = s.Double(4);
     l.period_start_seconds = s.Int(5);
     l.reports_this_period = s.Int(6);
+    l.reports_repeated_in_period = s.Int(7);
     return l;
   }
 
   absl::Status WriteLedgerRow(const std::string& metric, const MetricLedger& l)
       ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) {
-    Stmt s(db_, "INSERT OR REPLACE INTO ledger VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8)");
+    Stmt s(db_,
+           "INSERT OR REPLACE INTO ledger(metric, accepted, acknowledged, randomizations, "
+           "epsilon_spent, epsilon_if_fresh, period_start, period_reports, repeated) "
+           "VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9)");
     return s.Bind(1, metric)
         .Bind(2, l.reports_accepted)
         .Bind(3, l.reports_acknowledged)
@@ -284,6 +330,7 @@ class SqliteDeviceStore : public DeviceStore {
         .Bind(6, l.epsilon_if_fresh)
         .Bind(7, l.period_start_seconds)
         .Bind(8, l.reports_this_period)
+        .Bind(9, l.reports_repeated_in_period)
         .Run();
   }
 
@@ -348,6 +395,7 @@ absl::StatusOr<std::unique_ptr<DeviceStore>> OpenSqliteDeviceStore(
     sqlite3_free(error);
     return status;
   }
+  DENIABLE_RETURN_IF_ERROR(store->MigrateLedger());
   DENIABLE_RETURN_IF_ERROR(store->Recount());
   return store;
 }

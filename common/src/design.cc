@@ -19,6 +19,19 @@ absl::Status CheckProbability(const char* name, double value) {
   return absl::OkStatus();
 }
 
+// Refuses a channel whose |a - b| is below kMinChannelGap, naming `name` (= `value`).
+absl::Status CheckGap(const char* name, double value, const Channel& channel) {
+  const double gap = std::fabs(channel.a - channel.b);
+  if (!(gap >= kMinChannelGap)) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        name, " gives |a - b| = ", gap, ", below the minimum ", kMinChannelGap,
+        " (the estimate's variance grows as 1 / (a - b)^2; nothing useful can be estimated), "
+        "but is ",
+        absl::StrFormat("%.17g", value)));
+  }
+  return absl::OkStatus();
+}
+
 }  // namespace
 
 const char* DesignKindName(DesignKind kind) {
@@ -46,13 +59,14 @@ absl::StatusOr<Design> Design::SymmetricEpsilon(double epsilon) {
     return absl::InvalidArgumentError(
         absl::StrCat("epsilon must be finite and > 0, but is ", epsilon));
   }
+  if (epsilon > kMaxSymmetricEpsilon) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("epsilon must be at most ", kMaxSymmetricEpsilon, " nats, but is ", epsilon));
+  }
   // a = e^eps / (1 + e^eps) written as 1 / (1 + e^-eps) to stay finite for large epsilon.
   const double a = 1.0 / (1.0 + std::exp(-epsilon));
   Design d(DesignKind::kSymmetricEpsilon, Channel{a, 1.0 - a});
-  if (d.channel_.a == d.channel_.b) {
-    return absl::InvalidArgumentError(
-        absl::StrCat("epsilon is too small to tell a from b: ", epsilon));
-  }
+  if (absl::Status s = CheckGap("epsilon", epsilon, d.channel_); !s.ok()) return s;
   d.epsilon_ = epsilon;
   return d;
 }
@@ -66,6 +80,7 @@ absl::StatusOr<Design> Design::ForcedResponse(double p, double q) {
         "estimated), but is 0");
   }
   Design d(DesignKind::kForcedResponse, Channel{p + (1.0 - p) * q, (1.0 - p) * q});
+  if (absl::Status s = CheckGap("p", p, d.channel_); !s.ok()) return s;
   d.p_ = p;
   d.q_ = q;
   return d;
@@ -94,6 +109,7 @@ absl::StatusOr<Design> Design::UnrelatedQuestion(double big_p, double pi_b) {
   }
   Design d(DesignKind::kUnrelatedQuestion,
            Channel{big_p + (1.0 - big_p) * pi_b, (1.0 - big_p) * pi_b});
+  if (absl::Status s = CheckGap("P", big_p, d.channel_); !s.ok()) return s;
   d.big_p_ = big_p;
   d.pi_b_ = pi_b;
   return d;
@@ -106,6 +122,7 @@ absl::StatusOr<Design> Design::MirroredQuestion(double big_p) {
         "P must differ from 1/2 (with P = 1/2 a == b and nothing can be estimated), but is 0.5");
   }
   Design d(DesignKind::kMirroredQuestion, Channel{big_p, 1.0 - big_p});
+  if (absl::Status s = CheckGap("P", big_p, d.channel_); !s.ok()) return s;
   d.big_p_ = big_p;
   return d;
 }
@@ -119,6 +136,7 @@ absl::StatusOr<Design> Design::TruthWithGamma(double gamma) {
         "gamma must be != 0 (with gamma = 0 a == b and nothing can be estimated), but is 0");
   }
   Design d(DesignKind::kTruthWithGamma, Channel{0.5 + gamma, 0.5 - gamma});
+  if (absl::Status s = CheckGap("gamma", gamma, d.channel_); !s.ok()) return s;
   d.gamma_ = gamma;
   return d;
 }
@@ -150,6 +168,10 @@ absl::Status ValidateChannel(const Channel& channel) {
         "a must differ from b (else nothing can be estimated), but both are ", channel.a));
   }
   return absl::OkStatus();
+}
+
+bool RevealsEveryAnswer(const Channel& channel) {
+  return (channel.a == 1.0 && channel.b == 0.0) || (channel.a == 0.0 && channel.b == 1.0);
 }
 
 double Epsilon(const Channel& channel) {

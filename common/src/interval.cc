@@ -13,8 +13,20 @@
 namespace deniable {
 namespace {
 
+// Boost.Math reports errors through return values (NaN, infinity), never exceptions: inputs are
+// validated first, and this is the second guard (no handler may end in UNKNOWN).
+using NoThrowPolicy = boost::math::policies::policy<
+    boost::math::policies::domain_error<boost::math::policies::ignore_error>,
+    boost::math::policies::overflow_error<boost::math::policies::ignore_error>,
+    boost::math::policies::underflow_error<boost::math::policies::ignore_error>,
+    boost::math::policies::denorm_error<boost::math::policies::ignore_error>,
+    boost::math::policies::pole_error<boost::math::policies::ignore_error>,
+    boost::math::policies::evaluation_error<boost::math::policies::ignore_error>,
+    boost::math::policies::rounding_error<boost::math::policies::ignore_error>>;
+
 double BetaQuantile(double alpha, double beta, double p) {
-  return boost::math::quantile(boost::math::beta_distribution<double>(alpha, beta), p);
+  return boost::math::quantile(boost::math::beta_distribution<double, NoThrowPolicy>(alpha, beta),
+                               p);
 }
 
 Interval Clamp01(double lower, double upper) {
@@ -52,7 +64,7 @@ absl::StatusOr<IntervalMethod> ParseIntervalMethod(absl::string_view name) {
 }
 
 double TwoSidedNormalQuantile(double confidence_level) {
-  return boost::math::quantile(boost::math::normal_distribution<double>(),
+  return boost::math::quantile(boost::math::normal_distribution<double, NoThrowPolicy>(),
                                1.0 - (1.0 - confidence_level) / 2.0);
 }
 
@@ -63,9 +75,9 @@ absl::StatusOr<Interval> YesShareInterval(IntervalMethod method, int64_t yes_cou
     return absl::InvalidArgumentError(
         absl::StrCat("yes_count must be in [0, n = ", n, "], but is ", yes_count));
   }
-  if (!(confidence_level > 0.0 && confidence_level < 1.0)) {
+  if (!(confidence_level > 0.0 && confidence_level <= kMaxConfidenceLevel)) {
     return absl::InvalidArgumentError(
-        absl::StrCat("confidence_level must be in (0, 1), but is ", confidence_level));
+        absl::StrCat("confidence_level must be in (0, 1 - 1e-12], but is ", confidence_level));
   }
   const double y = static_cast<double>(yes_count);
   const double nn = static_cast<double>(n);

@@ -19,9 +19,9 @@ absl::Status CheckPlan(const Channel& channel, double half_width, double confide
     return absl::InvalidArgumentError(
         absl::StrCat("half_width must be in (0, 1], but is ", half_width));
   }
-  if (!(confidence_level > 0.0 && confidence_level < 1.0)) {
+  if (!(confidence_level > 0.0 && confidence_level <= kMaxConfidenceLevel)) {
     return absl::InvalidArgumentError(
-        absl::StrCat("confidence_level must be in (0, 1), but is ", confidence_level));
+        absl::StrCat("confidence_level must be in (0, 1 - 1e-12], but is ", confidence_level));
   }
   return absl::OkStatus();
 }
@@ -34,7 +34,7 @@ absl::StatusOr<int64_t> SampleSizeFor(const Channel& channel, double half_width,
   const double rounded = std::max(1.0, std::ceil(n));
   if (!(rounded < 9.2e18)) {
     return absl::OutOfRangeError(
-        absl::StrCat("the required number of reports (", n, ") does not fit in int64"));
+        absl::StrCat("half_width: the required number of reports (", n, ") does not fit in int64"));
   }
   return static_cast<int64_t>(rounded);
 }

@@ -85,7 +85,9 @@ void DesignToProto(const Design& design, uint32_t version, v1::Design* out) {
   const double eps = Epsilon(design.channel());
   out->set_epsilon(eps);
   out->set_epsilon_infinite(std::isinf(eps));
-  if (std::isinf(eps)) {
+  if (RevealsEveryAnswer(design.channel())) {
+    out->set_warning("every report reveals its true answer: this design has no privacy at all");
+  } else if (std::isinf(eps)) {
     const Channel& c = design.channel();
     const bool yes_reveals = c.b == 0.0 || c.a == 0.0;
     out->set_warning(

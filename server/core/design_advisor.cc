@@ -4,6 +4,7 @@
 
 #include "absl/status/status.h"
 #include "absl/strings/str_cat.h"
+#include "deniable/common/interval.h"
 #include "deniable/common/planner.h"
 #include "deniable/common/privacy.h"
 #include "deniable/common/status_macros.h"
@@ -60,6 +61,14 @@ absl::StatusOr<v1::DesignDescription> DesignAdvisor::Describe(
 absl::StatusOr<v1::SurveyPlan> DesignAdvisor::Plan(const v1::PlanSurveyRequest& request) {
   DENIABLE_ASSIGN_OR_RETURN(Design design, DesignFromProto(request.design(), "design"));
   const double level = request.confidence_level() == 0.0 ? 0.95 : request.confidence_level();
+  if (!(level > 0.0 && level <= kMaxConfidenceLevel)) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("confidence_level: must be in (0, 1 - 1e-12] or 0 for 0.95, but is ", level));
+  }
+  if (!(request.half_width() > 0.0 && request.half_width() <= 1.0)) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("half_width: must be in (0, 1], but is ", request.half_width()));
+  }
   const double pi = request.assumed_prevalence();
   if (std::isnan(pi) || pi > 1.0) {
     return absl::InvalidArgumentError(absl::StrCat(

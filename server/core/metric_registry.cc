@@ -17,7 +17,46 @@ constexpr size_t kMaxDescriptionBytes = 1024;
 constexpr uint32_t kDefaultPrecisionSeconds = 3600;
 constexpr uint32_t kSecondsPerDay = 86400;
 
+// Refuses a design that reveals every answer unless the analyst allowed it.
+absl::Status CheckPrivacy(const Design& design, bool allow_no_privacy) {
+  if (allow_no_privacy || !RevealsEveryAnswer(design.channel())) return absl::OkStatus();
+  return absl::InvalidArgumentError(
+      absl::StrCat("design: ", design.ToString(), " has a = ", design.channel().a,
+                   " and b = ", design.channel().b,
+                   ": every report reveals its true answer (no privacy at all); set "
+                   "allow_no_privacy to create it anyway"));
+}
+
 }  // namespace
+
+absl::StatusOr<ReportingPolicy> ValidateReportingPolicy(uint32_t reporting_period_seconds,
+                                                        v1::Randomization randomization,
+                                                        uint32_t time_precision_seconds) {
+  ReportingPolicy policy;
+  policy.period_seconds =
+      reporting_period_seconds == 0 ? kDefaultReportingPeriodSeconds : reporting_period_seconds;
+  if (policy.period_seconds > kMaxReportingPeriodSeconds ||
+      policy.period_seconds % time_precision_seconds != 0) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "reporting_period_seconds: must be a positive multiple of time_precision_seconds (",
+        time_precision_seconds, ") and at most ", kMaxReportingPeriodSeconds,
+        " (366 days), but is ", policy.period_seconds));
+  }
+  switch (randomization) {
+    case v1::RANDOMIZATION_UNSPECIFIED:
+    case v1::MEMOIZED:
+      policy.randomization = v1::MEMOIZED;
+      break;
+    case v1::FRESH_PER_PERIOD:
+      policy.randomization = v1::FRESH_PER_PERIOD;
+      break;
+    default:
+      return absl::InvalidArgumentError(
+          absl::StrCat("randomization: must be MEMOIZED or FRESH_PER_PERIOD, but is ",
+                       static_cast<int>(randomization)));
+  }
+  return policy;
+}
 
 absl::Status ValidateMetricName(absl::string_view name, absl::string_view field) {
   bool ok = !name.empty() && name.size() <= kMaxNameLength && absl::ascii_islower(name[0]);
@@ -50,6 +89,7 @@ absl::StatusOr<v1::Metric> MetricRegistry::Create(const v1::CreateMetricRequest&
                                                    request.description().size()));
   }
   DENIABLE_ASSIGN_OR_RETURN(Design design, DesignFromProto(request.design(), "design"));
+  DENIABLE_RETURN_IF_ERROR(CheckPrivacy(design, request.allow_no_privacy()));
   const uint32_t precision = request.time_precision_seconds() == 0
                                  ? kDefaultPrecisionSeconds
                                  : request.time_precision_seconds();
@@ -57,6 +97,9 @@ absl::StatusOr<v1::Metric> MetricRegistry::Create(const v1::CreateMetricRequest&
     return absl::InvalidArgumentError(
         absl::StrCat("time_precision_seconds: must be >= 60 and divide 86400, but is ", precision));
   }
+  DENIABLE_ASSIGN_OR_RETURN(ReportingPolicy policy,
+                            ValidateReportingPolicy(request.reporting_period_seconds(),
+                                                    request.randomization(), precision));
   const int64_t now = absl::ToUnixSeconds(clock_->Now());
   StoredMetric stored;
   stored.name = request.name();
@@ -64,6 +107,8 @@ absl::StatusOr<v1::Metric> MetricRegistry::Create(const v1::CreateMetricRequest&
   stored.created_time_seconds = now;
   stored.time_precision_seconds = precision;
   stored.min_reports = request.min_reports();
+  stored.reporting_period_seconds = policy.period_seconds;
+  stored.randomization = policy.randomization;
   stored.designs.push_back(StoredDesign{1, request.design().SerializeAsString(), design.channel().a,
                                         design.channel().b, now});
   DENIABLE_ASSIGN_OR_RETURN(StoredMetric created, storage_->CreateMetric(std::move(stored)));
@@ -73,6 +118,7 @@ absl::StatusOr<v1::Metric> MetricRegistry::Create(const v1::CreateMetricRequest&
 absl::StatusOr<v1::Metric> MetricRegistry::AddVersion(const v1::AddDesignVersionRequest& request) {
   DENIABLE_RETURN_IF_ERROR(ValidateMetricName(request.metric(), "metric"));
   DENIABLE_ASSIGN_OR_RETURN(Design design, DesignFromProto(request.design(), "design"));
+  DENIABLE_RETURN_IF_ERROR(CheckPrivacy(design, request.allow_no_privacy()));
   DENIABLE_ASSIGN_OR_RETURN(std::shared_ptr<const MetricInfo> current, Find(request.metric()));
   const int64_t now = absl::ToUnixSeconds(clock_->Now());
   DENIABLE_ASSIGN_OR_RETURN(
@@ -137,6 +183,10 @@ absl::StatusOr<std::shared_ptr<const MetricInfo>> MetricRegistry::Build(
   info->proto.set_created_time_seconds(stored.created_time_seconds);
   info->proto.set_time_precision_seconds(stored.time_precision_seconds);
   info->proto.set_min_reports(stored.min_reports);
+  info->proto.set_reporting_period_seconds(stored.reporting_period_seconds);
+  info->proto.set_randomization(v1::Randomization_IsValid(stored.randomization)
+                                    ? static_cast<v1::Randomization>(stored.randomization)
+                                    : v1::MEMOIZED);
   *info->proto.mutable_design() = info->current().wire;
   for (const MetricVersion& v : info->versions) *info->proto.add_versions() = v.wire;
   return std::shared_ptr<const MetricInfo>(std::move(info));

@@ -45,13 +45,17 @@ class MetricRegistry {
  public:
   MetricRegistry(Storage* storage, const Clock* clock);
 
-  // Validates and stores a new metric with its first design (version 1).
+  // Validates and stores a new metric with its first design (version 1), its reporting period
+  // and randomization (ValidateReportingPolicy).
   // Errors: INVALID_ARGUMENT naming the field ("name", "description", "design.forced_response",
-  // "time_precision_seconds"); ALREADY_EXISTS; storage errors.
+  // "time_precision_seconds", "reporting_period_seconds", "randomization"; "design" for a design
+  // that reveals every answer, see RevealsEveryAnswer, unless request.allow_no_privacy);
+  // ALREADY_EXISTS; storage errors.
   absl::StatusOr<v1::Metric> Create(const v1::CreateMetricRequest& request);
 
   // Adds a new design version (the newest + 1) to an existing metric. Earlier reports keep their
-  // version. Errors: NOT_FOUND; INVALID_ARGUMENT naming "design..."; FAILED_PRECONDITION when a
+  // version. Errors: NOT_FOUND; INVALID_ARGUMENT naming "design..." (also for a design with no
+  // privacy unless request.allow_no_privacy); FAILED_PRECONDITION when a
   // concurrent update added a version first; storage errors.
   absl::StatusOr<v1::Metric> AddVersion(const v1::AddDesignVersionRequest& request);
 
@@ -70,6 +74,22 @@ class MetricRegistry {
   absl::Mutex mu_;
   absl::flat_hash_map<std::string, std::shared_ptr<const MetricInfo>> cache_ ABSL_GUARDED_BY(mu_);
 };
+
+// A metric's reporting period and randomization (docs/sdk.md, "One report per period").
+inline constexpr uint32_t kDefaultReportingPeriodSeconds = 86400;    // a day
+inline constexpr uint32_t kMaxReportingPeriodSeconds = 366 * 86400;  // 366 days
+struct ReportingPolicy {
+  uint32_t period_seconds = kDefaultReportingPeriodSeconds;
+  v1::Randomization randomization = v1::MEMOIZED;
+};
+
+// Resolves and checks a CreateMetricRequest's reporting period and randomization: period 0
+// means 86400; it must be a multiple of `time_precision_seconds` (> 0) and at most 366 days;
+// UNSPECIFIED randomization means MEMOIZED. Errors: INVALID_ARGUMENT naming
+// "reporting_period_seconds" or "randomization" (an enum value this server does not know).
+absl::StatusOr<ReportingPolicy> ValidateReportingPolicy(uint32_t reporting_period_seconds,
+                                                        v1::Randomization randomization,
+                                                        uint32_t time_precision_seconds);
 
 // Checks a metric name: [a-z][a-z0-9_.-]{0,63}. Errors: INVALID_ARGUMENT naming `field`.
 absl::Status ValidateMetricName(absl::string_view name, absl::string_view field);

@@ -21,9 +21,9 @@ constexpr int64_t kMondayEpochOffset = 4 * 86400;  // 1970-01-05 was the first M
 
 absl::StatusOr<double> LevelOrDefault(double level) {
   if (level == 0.0) return 0.95;
-  if (!(level > 0.0 && level < 1.0)) {
+  if (!(level > 0.0 && level <= kMaxConfidenceLevel)) {
     return absl::InvalidArgumentError(
-        absl::StrCat("confidence_level: must be in (0, 1) or 0 for 0.95, but is ", level));
+        absl::StrCat("confidence_level: must be in (0, 1 - 1e-12] or 0 for 0.95, but is ", level));
   }
   return level;
 }

@@ -2,10 +2,21 @@
 
 #include <spdlog/spdlog.h>
 
+#include "deniable/common/design.h"
 #include "server/service/grpc_status.h"
 
 namespace deniable::server {
 namespace {
+
+// Warns in the log when an analyst created a design with no privacy (allow_no_privacy).
+void WarnIfNoPrivacy(const v1::Metric& metric) {
+  if (RevealsEveryAnswer(Channel{metric.design().a(), metric.design().b()})) {
+    spdlog::warn(
+        "event=design_without_privacy metric={} design_version={} warning=\"every report reveals "
+        "its true answer\"",
+        metric.name(), metric.design().version());
+  }
+}
 
 // Runs a core call and moves its value into the response.
 template <typename T>
@@ -24,6 +35,7 @@ grpc::Status QueryServiceImpl::CreateMetric(grpc::ServerContext* /*context*/,
   if (!metric.ok()) return ToGrpcStatus(metric.status());
   spdlog::info("event=metric_created metric={} design_version={} epsilon={}", metric->name(),
                metric->design().version(), metric->design().epsilon());
+  WarnIfNoPrivacy(*metric);
   *response = *std::move(metric);
   return grpc::Status::OK;
 }
@@ -44,6 +56,7 @@ grpc::Status QueryServiceImpl::AddDesignVersion(grpc::ServerContext* /*context*/
   if (status.ok()) {
     spdlog::info("event=design_version_added metric={} design_version={} epsilon={}",
                  response->name(), response->design().version(), response->design().epsilon());
+    WarnIfNoPrivacy(*response);
   }
   return status;
 }

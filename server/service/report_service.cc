@@ -15,6 +15,8 @@ grpc::Status ReportServiceImpl::GetDesign(grpc::ServerContext* /*context*/,
   response->set_metric((*metric)->proto.name());
   *response->mutable_design() = (*metric)->current().wire;
   response->set_time_precision_seconds((*metric)->proto.time_precision_seconds());
+  response->set_reporting_period_seconds((*metric)->proto.reporting_period_seconds());
+  response->set_randomization((*metric)->proto.randomization());
   return grpc::Status::OK;
 }
 

@@ -4,6 +4,7 @@
 #include <map>
 #include <tuple>
 #include <utility>
+#include <vector>
 
 #include "absl/status/status.h"
 #include "absl/strings/str_cat.h"
@@ -66,6 +67,36 @@ CREATE TABLE IF NOT EXISTS counts(
   PRIMARY KEY (metric_id, event_time, version, labelset_id)) WITHOUT ROWID;
 )sql";
 
+// Forward migrations of the metrics table: columns added after the first release, each with
+// the default that describes metrics created before it (a database written by an older server
+// opens and keeps its meaning).
+constexpr struct {
+  const char* column;
+  const char* definition;
+} kMetricColumnsAdded[] = {
+    {"reporting_period_seconds", "INTEGER NOT NULL DEFAULT 86400"},
+    {"randomization", "INTEGER NOT NULL DEFAULT 1"},  // deniable.v1.MEMOIZED
+};
+
+// Adds the columns of kMetricColumnsAdded that the metrics table lacks.
+absl::Status MigrateMetricsTable(sqlite3* db) {
+  DENIABLE_ASSIGN_OR_RETURN(SqliteStatement info,
+                            SqliteStatement::Prepare(db, "PRAGMA table_info(metrics)"));
+  std::vector<std::string> present;
+  while (true) {
+    DENIABLE_ASSIGN_OR_RETURN(bool row, info.Step());
+    if (!row) break;
+    present.push_back(info.ColumnText(1));
+  }
+  info.Reset();
+  for (const auto& added : kMetricColumnsAdded) {
+    if (std::find(present.begin(), present.end(), added.column) != present.end()) continue;
+    DENIABLE_RETURN_IF_ERROR(SqliteExec(
+        db, absl::StrCat("ALTER TABLE metrics ADD COLUMN ", added.column, " ", added.definition)));
+  }
+  return absl::OkStatus();
+}
+
 absl::StatusOr<sqlite3*> OpenConnection(const SqliteOptions& options) {
   sqlite3* db = nullptr;
   const int rc =
@@ -89,6 +120,8 @@ StoredMetric MetricFromRow(const SqliteStatement& st) {
   m.created_time_seconds = st.ColumnInt64(3);
   m.time_precision_seconds = static_cast<uint32_t>(st.ColumnInt64(4));
   m.min_reports = static_cast<uint32_t>(st.ColumnInt64(5));
+  m.reporting_period_seconds = static_cast<uint32_t>(st.ColumnInt64(6));
+  m.randomization = static_cast<int>(st.ColumnInt64(7));
   return m;
 }
 
@@ -140,6 +173,7 @@ absl::Status SqliteStorage::Init(const SqliteOptions& options) {
   DENIABLE_RETURN_IF_ERROR(SqliteExec(
       write_db_, absl::StrCat("PRAGMA wal_autocheckpoint=", options.wal_autocheckpoint_pages)));
   DENIABLE_RETURN_IF_ERROR(SqliteExec(write_db_, kSchema));
+  DENIABLE_RETURN_IF_ERROR(MigrateMetricsTable(write_db_));
   DENIABLE_ASSIGN_OR_RETURN(read_db_, OpenConnection(options));
 
   auto prepare_write = [this](absl::string_view sql) {
@@ -151,7 +185,8 @@ absl::Status SqliteStorage::Init(const SqliteOptions& options) {
   DENIABLE_ASSIGN_OR_RETURN(
       SqliteStatement insert_metric,
       prepare_write("INSERT INTO metrics(name, description, created_time_seconds, "
-                    "time_precision_seconds, min_reports) VALUES(?, ?, ?, ?, ?)"));
+                    "time_precision_seconds, min_reports, reporting_period_seconds, "
+                    "randomization) VALUES(?, ?, ?, ?, ?, ?, ?)"));
   DENIABLE_ASSIGN_OR_RETURN(
       SqliteStatement insert_design,
       prepare_write("INSERT INTO designs(metric_id, version, parameters, a, b, "
@@ -202,8 +237,8 @@ absl::Status SqliteStorage::Init(const SqliteOptions& options) {
     return SqliteStatement::Prepare(read_db_, sql);
   };
   constexpr char kMetricColumns[] =
-      "SELECT id, name, description, created_time_seconds, time_precision_seconds, min_reports "
-      "FROM metrics";
+      "SELECT id, name, description, created_time_seconds, time_precision_seconds, min_reports, "
+      "reporting_period_seconds, randomization FROM metrics";
   DENIABLE_ASSIGN_OR_RETURN(SqliteStatement get_metric,
                             prepare_read(absl::StrCat(kMetricColumns, " WHERE name = ?")));
   DENIABLE_ASSIGN_OR_RETURN(SqliteStatement list_metrics,
@@ -321,6 +356,8 @@ absl::StatusOr<StoredMetric> SqliteStorage::CreateMetric(StoredMetric metric) {
     write_->insert_metric.BindInt64(3, metric.created_time_seconds);
     write_->insert_metric.BindInt64(4, metric.time_precision_seconds);
     write_->insert_metric.BindInt64(5, metric.min_reports);
+    write_->insert_metric.BindInt64(6, metric.reporting_period_seconds);
+    write_->insert_metric.BindInt64(7, metric.randomization);
     if (absl::Status s = write_->insert_metric.Run(); !s.ok()) {
       if (absl::IsAlreadyExists(s)) {
         return absl::AlreadyExistsError(

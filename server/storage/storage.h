@@ -33,7 +33,10 @@ struct StoredMetric {
   std::string description;
   int64_t created_time_seconds = 0;
   uint32_t time_precision_seconds = 3600;
-  uint32_t min_reports = 0;           // 0: the server's default
+  uint32_t min_reports = 0;  // 0: the server's default
+  // Seconds; devices send at most one report per period (a multiple of time_precision_seconds).
+  uint32_t reporting_period_seconds = 86400;
+  int randomization = 1;              // a deniable.v1.Randomization value, never UNSPECIFIED
   std::vector<StoredDesign> designs;  // ascending by version, never empty
 };
 

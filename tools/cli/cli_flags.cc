@@ -42,6 +42,15 @@ ABSL_FLAG(double, gamma, 0, "gamma (truth_with_gamma)");
 ABSL_FLAG(int, time_precision_seconds, 0, "create-metric: event-time precision; 0 = 3600");
 ABSL_FLAG(int, min_reports, 0,
           "create-metric: reports needed before a prevalence is served; 0 = server default");
+ABSL_FLAG(std::string, reporting_period, "",
+          "create-metric: each device reports at most once per period, e.g. 1d, 12h, 3600s, 1w "
+          "(a multiple of the time precision, at most 366d); empty = 1d");
+ABSL_FLAG(std::string, randomization, "",
+          "create-metric: memoized (one bit per answer, re-sent every period; default) | fresh "
+          "(a new bit each period, spending epsilon each period)");
+ABSL_FLAG(bool, allow_no_privacy, false,
+          "create-metric, add-version: accept a design where every report reveals its answer "
+          "(a = 1, b = 0)");
 // Queries
 ABSL_FLAG(std::string, metric, "", "metric name");
 ABSL_FLAG(int64_t, start, 0, "start of [start, end), Unix seconds; 0 = beginning");
@@ -62,3 +71,6 @@ ABSL_FLAG(std::string, column, "", "replay: the yes/no column");
 ABSL_FLAG(std::string, yes, "", "replay: the value of --column that means yes");
 ABSL_FLAG(std::vector<std::string>, label_columns, {},
           "replay: columns sent as public labels (comma-separated)");
+ABSL_FLAG(std::string, blank, "",
+          "replay: how to read a blank answer: no (count as no) | skip (leave out); unset: a "
+          "blank answer is an error");

@@ -26,6 +26,9 @@ ABSL_DECLARE_FLAG(double, pi_b);
 ABSL_DECLARE_FLAG(double, gamma);
 ABSL_DECLARE_FLAG(int, time_precision_seconds);
 ABSL_DECLARE_FLAG(int, min_reports);
+ABSL_DECLARE_FLAG(std::string, reporting_period);
+ABSL_DECLARE_FLAG(std::string, randomization);
+ABSL_DECLARE_FLAG(bool, allow_no_privacy);
 ABSL_DECLARE_FLAG(std::string, metric);
 ABSL_DECLARE_FLAG(int64_t, start);
 ABSL_DECLARE_FLAG(int64_t, end);
@@ -42,5 +45,6 @@ ABSL_DECLARE_FLAG(std::string, csv);
 ABSL_DECLARE_FLAG(std::string, column);
 ABSL_DECLARE_FLAG(std::string, yes);
 ABSL_DECLARE_FLAG(std::vector<std::string>, label_columns);
+ABSL_DECLARE_FLAG(std::string, blank);
 
 #endif  // DENIABLE_TOOLS_CLI_CLI_FLAGS_H_

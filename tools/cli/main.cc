@@ -12,7 +12,9 @@ int main(int argc, char** argv) {
   absl::SetProgramUsageMessage(
       "deniable COMMAND [--flags]   (every command takes --target=host:port and --json)\n"
       "  create-metric --name=N --design=D [design flags] [--min_reports=K]\n"
-      "  add-version   --metric=N --design=D [design flags]\n"
+      "                [--reporting_period=1d] [--randomization=memoized|fresh] "
+      "[--allow_no_privacy]\n"
+      "  add-version   --metric=N --design=D [design flags] [--allow_no_privacy]\n"
       "  list-metrics\n"
       "  prevalence    --metric=N [--start --end --level --method --group_by=LABEL]\n"
       "  series        --metric=N --start=T --end=T [--bucket=hour|day|week]\n"
@@ -20,7 +22,7 @@ int main(int argc, char** argv) {
       "  design        (--design=D [design flags] | --metric=N) --prior=PI\n"
       "  plan          --design=D [design flags] --half_width=H [--prior=PI|-1] [--level]\n"
       "  replay        --metric=N --csv=F --column=C --yes=V [--label_columns=a,b "
-      "--group_by=a]\n"
+      "--group_by=a] [--blank=no|skip]\n"
       "  health");
   // --help lists the flags of every file of the CLI (they live in cli_flags.cc, not here).
   absl::FlagsUsageConfig usage;

@@ -7,6 +7,7 @@
 #include "absl/time/time.h"
 #include "deniable/common/design.h"
 #include "deniable/convert/design_convert.h"
+#include "tools/cli/cli_parse.h"
 
 namespace deniable::tools {
 namespace {
@@ -78,9 +79,10 @@ std::string FormatDesign(const v1::Design& design) {
 std::string FormatMetric(const v1::Metric& metric) {
   return absl::StrFormat(
       "metric          %s\ndescription     %s\ndesign          %s\n"
-      "time precision  %d s\n",
+      "time precision  %d s\nreport period   %d s, %s\n",
       metric.name(), metric.description(), FormatDesign(metric.design()),
-      metric.time_precision_seconds());
+      metric.time_precision_seconds(), metric.reporting_period_seconds(),
+      metric.randomization() == v1::FRESH_PER_PERIOD ? "fresh bit each period" : "memoized bit");
 }
 
 std::string FormatMetricList(const v1::ListMetricsResponse& response) {
@@ -104,7 +106,7 @@ std::string FormatPrevalence(const v1::Prevalence& p) {
       "estimated true yes   %.1f of %d\n",
       p.metric(), FormatDesign(p.design()), p.n(), p.yes_count(), Percent(p.yes_share()),
       Percent(p.estimate_unbiased()), Percent(p.estimate_clipped()), Percent(p.standard_error()),
-      absl::StrFormat("%g %% interval", 100.0 * p.confidence_level()), Percent(p.ci_lower()),
+      absl::StrFormat("%s %% interval", LevelLabel(p.confidence_level())), Percent(p.ci_lower()),
       Percent(p.ci_upper()), method, p.interval_clipped() ? ", clipped to [0, 1]" : "",
       p.estimated_yes_count(), p.n());
   if (p.combination() == "inverse_variance") {
@@ -164,7 +166,7 @@ std::string FormatDifference(const v1::Difference& d) {
       d.first().metric(), Percent(d.first().estimate_unbiased()), d.first().n(),
       d.second().metric(), Percent(d.second().estimate_unbiased()), d.second().n(),
       100.0 * d.difference(), 100.0 * d.standard_error(),
-      absl::StrFormat("%g %% interval", 100.0 * d.confidence_level()), 100.0 * d.ci_lower(),
+      absl::StrFormat("%s %% interval", LevelLabel(d.confidence_level())), 100.0 * d.ci_lower(),
       100.0 * d.ci_upper());
 }
 
@@ -189,10 +191,10 @@ std::string FormatDesignDescription(const v1::DesignDescription& d) {
 std::string FormatPlan(const v1::SurveyPlan& p) {
   std::string out = absl::StrFormat(
       "design                      %s\n"
-      "target                      +/- %.2f percentage points at %g %%\n"
+      "target                      +/- %.2f percentage points at %s %%\n"
       "reports needed              %d\n"
       "reports needed, worst case  %d (lambda = 1/2)\n",
-      FormatDesign(p.design()), 100.0 * p.half_width(), 100.0 * p.confidence_level(),
+      FormatDesign(p.design()), 100.0 * p.half_width(), LevelLabel(p.confidence_level()),
       p.reports_needed(), p.reports_needed_worst_case());
   if (p.variance_inflation() > 0) {
     absl::StrAppend(&out,
@@ -215,11 +217,11 @@ std::string FormatReplay(const ReplayResult& result, const SurveySpec& spec,
   absl::StrAppend(
       &out,
       absl::StrFormat(
-          "server estimate      %s  %g %% interval [%s, %s]\n"
+          "server estimate      %s  %s %% interval [%s, %s]\n"
           "true share           %s  (%d / %d, known only to this demo)\n"
           "the interval %s the true share; the estimate is off by %.2f "
           "percentage points (%.2f standard errors)\n",
-          Percent(p.estimate_unbiased()), 100.0 * p.confidence_level(), Percent(p.ci_lower()),
+          Percent(p.estimate_unbiased()), LevelLabel(p.confidence_level()), Percent(p.ci_lower()),
           Percent(p.ci_upper()), Percent(share), result.true_yes, result.devices,
           covered ? "covers" : "misses", 100.0 * (p.estimate_unbiased() - share),
           p.standard_error() > 0 ? (p.estimate_unbiased() - share) / p.standard_error() : 0.0));

@@ -5,6 +5,7 @@
 #include "deniable/v1/query_service.grpc.pb.h"
 #include "tools/cli/cli_common.h"
 #include "tools/cli/cli_flags.h"
+#include "tools/cli/cli_parse.h"
 #include "tools/cli/output.h"
 
 namespace deniable::tools {
@@ -43,6 +44,14 @@ int CreateMetric() {
   request.set_time_precision_seconds(
       static_cast<uint32_t>(absl::GetFlag(FLAGS_time_precision_seconds)));
   request.set_min_reports(static_cast<uint32_t>(absl::GetFlag(FLAGS_min_reports)));
+  absl::StatusOr<uint32_t> period = ParseReportingPeriod(absl::GetFlag(FLAGS_reporting_period));
+  if (!period.ok()) return FailUsage(std::string(period.status().message()));
+  request.set_reporting_period_seconds(*period);
+  absl::StatusOr<v1::Randomization> randomization =
+      ParseRandomization(absl::GetFlag(FLAGS_randomization));
+  if (!randomization.ok()) return FailUsage(std::string(randomization.status().message()));
+  request.set_randomization(*randomization);
+  request.set_allow_no_privacy(absl::GetFlag(FLAGS_allow_no_privacy));
   absl::StatusOr<v1::DesignParameters> design = DesignFromFlags();
   if (!design.ok()) return FailUsage(std::string(design.status().message()));
   *request.mutable_design() = *design;
@@ -52,6 +61,7 @@ int CreateMetric() {
 int AddVersion() {
   v1::AddDesignVersionRequest request;
   request.set_metric(absl::GetFlag(FLAGS_metric));
+  request.set_allow_no_privacy(absl::GetFlag(FLAGS_allow_no_privacy));
   absl::StatusOr<v1::DesignParameters> design = DesignFromFlags();
   if (!design.ok()) return FailUsage(std::string(design.status().message()));
   *request.mutable_design() = *design;

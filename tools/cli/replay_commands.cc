@@ -20,13 +20,26 @@ int Replay() {
   spec.column = absl::GetFlag(FLAGS_column);
   spec.yes_value = absl::GetFlag(FLAGS_yes);
   spec.label_columns = absl::GetFlag(FLAGS_label_columns);
+  const std::string blank = absl::GetFlag(FLAGS_blank);
+  if (blank == "no") {
+    spec.blank = BlankAnswers::kNo;
+  } else if (blank == "skip") {
+    spec.blank = BlankAnswers::kSkip;
+  } else if (!blank.empty()) {
+    return FailUsage("--blank must be no or skip, but is \"" + blank + "\"");
+  }
   const std::string metric = absl::GetFlag(FLAGS_metric);
   const std::string group_by = absl::GetFlag(FLAGS_group_by);
   if (spec.csv_path.empty() || spec.column.empty() || spec.yes_value.empty() || metric.empty()) {
     return FailUsage("replay needs --metric, --csv, --column and --yes");
   }
-  absl::StatusOr<std::vector<SurveyRow>> rows = ReadSurvey(spec);
+  int64_t blank_skipped = 0;
+  absl::StatusOr<std::vector<SurveyRow>> rows = ReadSurvey(spec, &blank_skipped);
   if (!rows.ok()) return FailUsage(rows.status().ToString());
+  if (blank_skipped > 0) {
+    std::fprintf(stderr, "deniable: replay: %lld respondents with a blank answer left out\n",
+                 static_cast<long long>(blank_skipped));
+  }
   absl::StatusOr<std::shared_ptr<client::ReportTransport>> transport = Transport();
   if (!transport.ok()) return FailUsage(std::string(transport.status().message()));
   absl::StatusOr<std::shared_ptr<grpc::Channel>> channel = Channel();

@@ -7,6 +7,7 @@
 #include <utility>
 
 #include "absl/status/status.h"
+#include "absl/strings/ascii.h"
 #include "absl/strings/str_cat.h"
 #include "deniable/common/status_macros.h"
 
@@ -58,7 +59,8 @@ int ColumnIndex(const std::vector<std::string>& header, const std::string& name)
 
 }  // namespace
 
-absl::StatusOr<std::vector<SurveyRow>> ReadSurvey(const SurveySpec& spec) {
+absl::StatusOr<std::vector<SurveyRow>> ReadSurvey(const SurveySpec& spec, int64_t* blank_skipped) {
+  if (blank_skipped != nullptr) *blank_skipped = 0;
   DENIABLE_ASSIGN_OR_RETURN(auto table, ParseCsv(spec.csv_path));
   if (table.empty()) {
     return absl::InvalidArgumentError(absl::StrCat("csv: \"", spec.csv_path, "\" is empty"));
@@ -88,7 +90,20 @@ absl::StatusOr<std::vector<SurveyRow>> ReadSurvey(const SurveySpec& spec) {
                                                      header.size()));
     }
     SurveyRow row;
-    row.answer = fields[static_cast<size_t>(answer_index)] == spec.yes_value;
+    const std::string& answer = fields[static_cast<size_t>(answer_index)];
+    if (absl::StripAsciiWhitespace(answer).empty()) {
+      if (spec.blank == BlankAnswers::kRefuse) {
+        return absl::InvalidArgumentError(absl::StrCat(
+            "csv: record ", line + 1, " has a blank \"", spec.column,
+            "\"; say how to read blank answers with --blank=no (count as no) or --blank=skip "
+            "(leave the respondent out)"));
+      }
+      if (spec.blank == BlankAnswers::kSkip) {
+        if (blank_skipped != nullptr) ++*blank_skipped;
+        continue;
+      }
+    }
+    row.answer = answer == spec.yes_value;
     for (const auto& [name, index] : labels) {
       const std::string& value = fields[static_cast<size_t>(index)];
       if (value.empty()) {

@@ -25,17 +25,29 @@ struct SurveyRow {
   std::map<std::string, std::string> labels;  // label name -> value, from the label columns
 };
 
+// What a blank answer (an empty or all-whitespace --column field) means. Refused by default:
+// counting blanks as "no" (what replay did before) biases the prevalence down without a word.
+enum class BlankAnswers {
+  kRefuse,  // INVALID_ARGUMENT naming the record
+  kNo,      // a blank answer is "no"
+  kSkip,    // the respondent is left out (no device, no report)
+};
+
 struct SurveySpec {
   std::string csv_path;
   std::string column;                      // the yes/no column, e.g. "vote"
   std::string yes_value;                   // the value meaning "yes", e.g. "Y"
   std::vector<std::string> label_columns;  // columns sent as public labels, e.g. {"region"}
+  BlankAnswers blank = BlankAnswers::kRefuse;
 };
 
 // Reads a CSV with a header row (RFC 4180 quoting, parsed by libcsv).
 // Errors: NOT_FOUND if the file cannot be opened; INVALID_ARGUMENT naming a missing column, a
-// row with the wrong number of fields (with its line number), or an empty label value.
-absl::StatusOr<std::vector<SurveyRow>> ReadSurvey(const SurveySpec& spec);
+// row with the wrong number of fields (with its line number), an empty label value, or (with
+// BlankAnswers::kRefuse) a blank answer, naming its record and --blank. `blank_skipped`, if not
+// null, receives the number of rows left out by BlankAnswers::kSkip.
+absl::StatusOr<std::vector<SurveyRow>> ReadSurvey(const SurveySpec& spec,
+                                                  int64_t* blank_skipped = nullptr);
 
 struct ReplayResult {
   int64_t devices = 0;   // reports sent and acknowledged

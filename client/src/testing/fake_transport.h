@@ -27,6 +27,8 @@ class FakeTransport : public ReportTransport {
     response.set_metric(metric);
     *response.mutable_design() = design_;
     response.set_time_precision_seconds(3600);
+    response.set_reporting_period_seconds(reporting_period_seconds);
+    response.set_randomization(randomization);
     return response;
   }
 
@@ -66,6 +68,8 @@ class FakeTransport : public ReportTransport {
 
   absl::Mutex mu_;
   v1::Design design_;
+  uint32_t reporting_period_seconds = 0;  // 0: what an older server sends (means a day)
+  v1::Randomization randomization = v1::RANDOMIZATION_UNSPECIFIED;
   int design_calls = 0;
   absl::Status design_failure;
   std::vector<v1::SubmitReportsRequest> submits;

@@ -53,10 +53,14 @@ struct MetricLedger {
   // What the same reports would have spent with fresh randomization: the sum of epsilon over
   // every accepted report. epsilon_spent <= epsilon_if_fresh; the gap is what memoization saved.
   double epsilon_if_fresh = 0;
-  // The cap window of fresh randomization: start of the current period (seconds since the Unix
-  // epoch, UTC) and reports accepted in it.
+  // The metric's reporting period (reporter.h, "One report per period"): the start of the
+  // period of the last queued report (seconds since the Unix epoch, UTC) and the reports queued
+  // in it (1 while the one-report-per-period rule holds).
   int64_t period_start_seconds = 0;
   int64_t reports_this_period = 0;
+  // Report() calls that sent nothing because the metric's report of their period was already
+  // queued (counted over the device's life, never sent anywhere).
+  int64_t reports_repeated_in_period = 0;
 };
 
 // Delivery counters of the device (all metrics), persisted with the queue.
@@ -111,6 +115,9 @@ class DeviceStore {
   // ledger when `acknowledged` is true.
   virtual absl::Status RemoveReports(const std::vector<int64_t>& sequences, bool acknowledged,
                                      const DeliveryCounters& counter_increments) = 0;
+  // Durably adds one to the metric's MetricLedger::reports_repeated_in_period (creating its
+  // ledger row if needed). Nothing else changes.
+  virtual absl::Status CountRepeatedReport(const std::string& metric) = 0;
   virtual absl::StatusOr<int64_t> QueueSize() = 0;
   virtual absl::StatusOr<std::map<std::string, MetricLedger>> ReadLedger() = 0;
   virtual absl::StatusOr<DeliveryCounters> ReadCounters() = 0;

@@ -16,15 +16,27 @@
 // never queued, logged or sent. Under memoization it is the key of the memo table (see
 // device_store.h for why that local table is sensitive).
 //
-// Longitudinal privacy (statistics.md section 4):
-//   - PrivacyPolicy::kMemoize (default): the bit is drawn once per (metric, design version,
-//     true value) and stored; every later report of that true value sends the same bit. However
-//     often the device reports, the server learns no more than from the first report while the
+// One report per period (the contract the server's estimates rely on; docs/sdk.md): every
+// metric has a reporting period (GetDesignResponse.reporting_period_seconds; an older server's
+// 0 means 86400, a day), with periods aligned to the Unix epoch. The SDK queues at most one
+// report per metric and period: the first Report() of a period randomizes and queues it; every
+// later Report() of the same metric in that period changes nothing on the wire, returns OK and
+// is counted in MetricLedger::reports_repeated_in_period. The answer of the period is the first
+// one given in it. The period state lives in the device store (it survives restarts with the
+// SQLite store). So within one period the server's n counts devices, not calls.
+//
+// Longitudinal privacy (statistics.md section 4), chosen per metric by the server
+// (GetDesignResponse.randomization):
+//   - MEMOIZED (the default): the bit is drawn once per (metric, design version, true value)
+//     and stored; every later period's report of that true value sends the same bit. However
+//     long the device reports, the server learns no more than from the first report while the
 //     true value stays the same. Remaining leaks: a change of the true value can show (the bit
 //     for the other value is drawn independently, so the bits may differ), and a new design
 //     version draws again (each spends its epsilon once).
-//   - PrivacyPolicy::kFresh: every report is randomized anew, so k reports spend k epsilon;
-//     max_reports_per_period caps k per metric and period (RESOURCE_EXHAUSTED beyond it).
+//   - FRESH_PER_PERIOD: a new bit each period, so each period spends the design's epsilon again.
+//     The app must cap the total: ReporterOptions::max_epsilon_per_metric. A draw that would
+//     take the metric's MetricLedger::epsilon_spent above it is refused (RESOURCE_EXHAUSTED);
+//     without a cap (0) Report() on such a metric returns FAILED_PRECONDITION.
 //   The ledger (Ledger()) counts reports and epsilon spent per metric under both views.
 //
 // Delivery: Report() commits the randomized report to the device store before it returns
@@ -75,18 +87,32 @@
 
 namespace deniable::client {
 
+// Superseded: the metric's randomization (set on the server, GetDesignResponse.randomization)
+// decides how a device randomizes. Kept so that code written for earlier releases compiles;
+// ReporterOptions::policy is ignored.
 enum class PrivacyPolicy {
-  kMemoize,  // one bit per (metric, design version, true value), re-sent (the default)
-  kFresh,    // a new bit per report, capped per period
+  kMemoize,
+  kFresh,
 };
 
 enum class LogLevel { kInfo, kWarning, kError };
 
 struct ReporterOptions {
+  // The most privacy (epsilon, nats) this device may spend on one metric over its life: a fresh
+  // draw of the randomizer (each period of a FRESH_PER_PERIOD metric; each new design version
+  // or true value of a MEMOIZED one) that would take MetricLedger::epsilon_spent above it is
+  // refused with RESOURCE_EXHAUSTED, and nothing is queued. 0: no cap for MEMOIZED metrics, and
+  // FRESH_PER_PERIOD metrics are refused (FAILED_PRECONDITION): fresh randomization only with a
+  // cap the app chose. +infinity: no cap. Must be >= 0.
+  double max_epsilon_per_metric = 0;
+  // true (the contract, see "One report per period" above): at most one report per metric and
+  // period. false only for load tests, benchmarks and simulations where each Report() call
+  // stands for a different device; estimates then count calls, not devices.
+  bool one_report_per_period = true;
+
+  // Superseded by the metric's reporting period and randomization (see above); ignored, kept
+  // so that code written for earlier releases compiles.
   PrivacyPolicy policy = PrivacyPolicy::kMemoize;
-  // Per metric, at most this many reports are accepted per period (aligned to the Unix epoch);
-  // Report() returns RESOURCE_EXHAUSTED beyond it. 0: no cap (only allowed with kMemoize).
-  // With kFresh a metric spends at most max_reports_per_period * epsilon per period.
   int64_t max_reports_per_period = 0;
   absl::Duration period = absl::Hours(24);
 
@@ -132,8 +158,8 @@ struct DeliveryStats {
 class Reporter {
  public:
   // A reporter over `store` (owned) that randomizes with SecureBitGen and reads the system clock.
-  // Errors: INVALID_ARGUMENT naming the option (for example "max_reports_per_period" when kFresh
-  // has no cap, or "max_batch_reports" < 1).
+  // Errors: INVALID_ARGUMENT naming the option (for example "max_epsilon_per_metric" < 0 or
+  // NaN, or "max_batch_reports" < 1).
   static absl::StatusOr<std::unique_ptr<Reporter>> Open(std::shared_ptr<ReportTransport> transport,
                                                         std::unique_ptr<DeviceStore> store,
                                                         ReporterOptions options);
@@ -152,13 +178,17 @@ class Reporter {
   ~Reporter();
 
   // Randomizes `answer` with the metric's design (or takes its memoized bit) and commits the
-  // randomized report to the store; OK means it is durable and will be sent.
-  // Errors (nothing is queued then): FAILED_PRECONDITION / INVALID_ARGUMENT for invalid options;
+  // randomized report to the store; OK means it is durable and will be sent. When the metric's
+  // report of the current period is already queued, nothing is queued, the call is counted in
+  // MetricLedger::reports_repeated_in_period and OK is returned (see "One report per period").
+  // Errors (nothing is queued then): INVALID_ARGUMENT for invalid options;
   // the design fetch's status for a metric never seen (NOT_FOUND, UNAVAILABLE,
   // DEADLINE_EXCEEDED; INVALID_ARGUMENT if the server sent a design the SDK cannot verify);
-  // RESOURCE_EXHAUSTED when the metric's cap for the period is reached; the store's error.
+  // FAILED_PRECONDITION for a FRESH_PER_PERIOD metric without max_epsilon_per_metric;
+  // RESOURCE_EXHAUSTED when a draw would exceed max_epsilon_per_metric; the store's error.
   // `report_id`, if not null, receives the 16 random bytes that identify the queued report on
-  // the server (for delivery tracing; they carry no information about the answer).
+  // the server (for delivery tracing; they carry no information about the answer), or is
+  // cleared when the call queued nothing.
   absl::Status Report(const std::string& metric, bool answer, std::string* report_id = nullptr);
 
   // Fetches and caches the designs of `metrics`, each call bounded by `timeout`. Returns the
@@ -183,6 +213,8 @@ class Reporter {
     Channel channel;
     double epsilon = 0;
     int64_t time_precision_seconds = 3600;
+    int64_t period_seconds = 86400;  // the metric's reporting period
+    bool fresh_per_period = false;   // FRESH_PER_PERIOD, else MEMOIZED
   };
   enum class SendOutcome { kEmpty, kSent, kTransient, kPermanent };
 
@@ -211,7 +243,8 @@ class Reporter {
   std::unique_ptr<SecureBitGen> secure_ ABSL_GUARDED_BY(mu_);  // owned default generator
   absl::BitGenRef gen_ ABSL_GUARDED_BY(mu_);
   absl::flat_hash_map<std::string, CachedDesign> designs_ ABSL_GUARDED_BY(mu_);
-  // Per metric: the start of the cap period and the reports accepted in it (from the ledger).
+  // Per metric: the start of the period of its last queued report and the reports queued in it
+  // (read from the ledger once, then kept in step with it).
   absl::flat_hash_map<std::string, std::pair<int64_t, int64_t>> periods_ ABSL_GUARDED_BY(mu_);
   std::vector<std::string> stale_ ABSL_GUARDED_BY(mu_);    // designs to refresh
   std::vector<std::string> missing_ ABSL_GUARDED_BY(mu_);  // designs to fetch in the background

@@ -40,6 +40,18 @@ enum class DesignKind {
   kTruthWithGamma,     // gamma
 };
 
+// The smallest |a - b| a design may have. The estimator's variance is
+// lambda (1 - lambda) / (n (a - b)^2) (statistics.md section 3), so a design with |a - b| below
+// this needs more than 10^6 times the reports of a direct question for the same precision, and
+// one with a == b in double precision (forced response p = 1e-300, mirrored P = 0.5 + 1e-16,
+// gamma = 1e-300) can never give a prevalence. The factories below refuse such designs with
+// INVALID_ARGUMENT naming the parameter. For symmetric epsilon it means epsilon >= 0.002.
+inline constexpr double kMinChannelGap = 1e-3;
+// The largest symmetric epsilon accepted, in nats. Past about 37 nats the channel is (1, 0) in
+// double precision (every report reveals its answer); above this maximum the parameter is
+// refused as meaningless (e.g. 1000 or 1e308) rather than rounded.
+inline constexpr double kMaxSymmetricEpsilon = 50.0;
+
 // A short, stable, lower-case name for a kind ("forced_response", "two_coin", ...).
 const char* DesignKindName(DesignKind kind);
 
@@ -48,24 +60,28 @@ const char* DesignKindName(DesignKind kind);
 class Design {
  public:
   // Symmetric randomized response by privacy budget: a = e^eps / (1 + e^eps), b = 1 - a.
-  // `epsilon` in nats. Errors: INVALID_ARGUMENT "epsilon must be finite and > 0, but is ...".
+  // `epsilon` in nats, in [0.002, kMaxSymmetricEpsilon] (0.002 gives |a - b| = kMinChannelGap).
+  // Errors: INVALID_ARGUMENT naming "epsilon" (NaN, infinite, <= 0, too small or too large).
   static absl::StatusOr<Design> SymmetricEpsilon(double epsilon);
   // Forced response (truth with probability p, else "yes" with probability q):
   // a = p + (1 - p) q, b = (1 - p) q. REQUIRES p in (0, 1], q in [0, 1].
-  // Errors: INVALID_ARGUMENT naming "p" or "q" (NaN, outside [0, 1], or p = 0 so a == b).
+  // Errors: INVALID_ARGUMENT naming "p" or "q" (NaN, outside [0, 1], or p < kMinChannelGap so
+  // a - b = p is too small).
   static absl::StatusOr<Design> ForcedResponse(double p, double q);
   // The two-coin scheme: a = 3/4, b = 1/4, epsilon = ln 3 (seed 000, 002).
   static Design TwoCoin();
   // "Tails says yes": a = 1, b = 1/2; epsilon is infinite (a "no" reveals the truth) (seed 000).
   static Design TailsSaysYes();
   // Unrelated question (seed 001): a = P + (1 - P) pi_B, b = (1 - P) pi_B.
-  // REQUIRES big_p in (0, 1], pi_b in [0, 1]. Errors: INVALID_ARGUMENT naming "P" or "pi_B".
+  // REQUIRES big_p in [kMinChannelGap, 1] (a - b = P), pi_b in [0, 1].
+  // Errors: INVALID_ARGUMENT naming "P" or "pi_B".
   static absl::StatusOr<Design> UnrelatedQuestion(double big_p, double pi_b);
   // Warner's mirrored question (Warner 1965): a = P, b = 1 - P. REQUIRES big_p in [0, 1],
-  // big_p != 1/2. Errors: INVALID_ARGUMENT naming "P".
+  // |2 P - 1| >= kMinChannelGap. Errors: INVALID_ARGUMENT naming "P".
   static absl::StatusOr<Design> MirroredQuestion(double big_p);
   // Truth with probability 1/2 + gamma (seed 003): a = 1/2 + gamma, b = 1/2 - gamma.
-  // REQUIRES gamma in [-1/2, 1/2], gamma != 0. Errors: INVALID_ARGUMENT naming "gamma".
+  // REQUIRES gamma in [-1/2, 1/2], |2 gamma| >= kMinChannelGap.
+  // Errors: INVALID_ARGUMENT naming "gamma".
   static absl::StatusOr<Design> TruthWithGamma(double gamma);
 
   DesignKind kind() const { return kind_; }
@@ -92,6 +108,12 @@ class Design {
 // Checks a channel: a and b finite, in [0, 1], and a != b.
 // Errors: INVALID_ARGUMENT naming "a" or "b".
 absl::Status ValidateChannel(const Channel& channel);
+
+// True when every report reveals its true answer: (a, b) = (1, 0) or (0, 1), i.e. forced
+// response or unrelated question with P = 1, mirrored P = 1 or 0, gamma = +-1/2, or symmetric
+// epsilon above about 37 nats. Such a design offers no privacy at all: the collector refuses it
+// at metric creation unless the analyst allows it explicitly (allow_no_privacy).
+bool RevealsEveryAnswer(const Channel& channel);
 
 // Local differential privacy of one report (statistics.md section 2):
 //   epsilon = max(|ln(a / b)|, |ln((1 - a) / (1 - b))|), in nats.

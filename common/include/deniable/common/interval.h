@@ -40,8 +40,15 @@ struct Interval {
   double upper = 0;
 };
 
-// The standard normal quantile z with P(Z <= z) = 1 - (1 - confidence_level) / 2.
-// REQUIRES: confidence_level in (0, 1) (checked by the callers below).
+// The largest confidence level accepted anywhere (1 - 1e-12): above it the normal and beta
+// quantiles lose their meaning in double precision (0.9999999999999999 makes 1 - alpha/2 == 1).
+// Callers refuse levels outside (0, kMaxConfidenceLevel] with INVALID_ARGUMENT.
+inline constexpr double kMaxConfidenceLevel = 1.0 - 1e-12;
+
+// The standard normal quantile z with P(Z <= z) = 1 - (1 - confidence_level) / 2, computed with
+// a non-throwing Boost policy (a level outside the range gives +-infinity or NaN, never an
+// exception).
+// REQUIRES: confidence_level in (0, kMaxConfidenceLevel] (checked by the callers below).
 double TwoSidedNormalQuantile(double confidence_level);
 
 // An interval for the binomial proportion lambda from y successes of n, within [0, 1].
