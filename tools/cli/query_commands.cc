@@ -37,12 +37,6 @@ int Call(const char* what, StubCall<Request, Response> call, const Request& requ
   return 0;
 }
 
-// --method, or UNSPECIFIED (the design's default, chosen by the server) when empty.
-absl::StatusOr<v1::IntervalMethod> OptionalMethodFromFlag() {
-  if (absl::GetFlag(FLAGS_method).empty()) return v1::INTERVAL_METHOD_UNSPECIFIED;
-  return MethodFromFlag();
-}
-
 absl::StatusOr<v1::VersionCombination> CombinationFromFlag() {
   const std::string c = absl::GetFlag(FLAGS_combination);
   if (c.empty() || c == "by_reports") return v1::BY_REPORTS;
@@ -87,7 +81,7 @@ int Prevalence() {
   request.set_end_time_seconds(absl::GetFlag(FLAGS_end));
   request.set_confidence_level(absl::GetFlag(FLAGS_level));
   request.set_group_by(absl::GetFlag(FLAGS_group_by));
-  absl::StatusOr<v1::IntervalMethod> method = OptionalMethodFromFlag();
+  absl::StatusOr<v1::IntervalMethod> method = MethodFromFlag();
   if (!method.ok()) return FailUsage(std::string(method.status().message()));
   request.set_method(*method);
   absl::StatusOr<v1::VersionCombination> combination = CombinationFromFlag();
@@ -112,7 +106,7 @@ int Series() {
   } else {
     return FailUsage("--bucket must be hour, day or week");
   }
-  absl::StatusOr<v1::IntervalMethod> method = OptionalMethodFromFlag();
+  absl::StatusOr<v1::IntervalMethod> method = MethodFromFlag();
   if (!method.ok()) return FailUsage(std::string(method.status().message()));
   request.set_method(*method);
   absl::StatusOr<v1::VersionCombination> combination = CombinationFromFlag();
