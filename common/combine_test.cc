@@ -1,6 +1,7 @@
 #include "deniable/common/combine.h"
 
 #include <cmath>
+#include <string>
 #include <vector>
 
 #include "absl/status/status.h"
@@ -78,6 +79,42 @@ TEST(CombineTest, CombineFailsWhenAVarianceIsZero) {
   absl::StatusOr<CombinedEstimate> c = CombineByInverseVariance(parts);
   EXPECT_EQ(c.status().code(), absl::StatusCode::kFailedPrecondition);
   EXPECT_THAT(std::string(c.status().message()), HasSubstr("parts[1].variance"));
+}
+
+}  // namespace
+}  // namespace deniable
+
+namespace deniable {
+namespace {
+
+using ::testing::HasSubstr;
+
+// Issue 16: sum n_i pi_i / N and sum n_i^2 V_i / N^2, whatever the variances.
+TEST(CombineByReportsTest, WeightsByReportCounts) {
+  const std::vector<PrevalenceEstimate> parts = {Part(0.85, 0.004, 300), Part(0.95, 0.0001, 100)};
+  absl::StatusOr<CombinedEstimate> c = CombineByReports(parts);
+  ASSERT_TRUE(c.ok()) << c.status();
+  EXPECT_EQ(c->n, 400);
+  EXPECT_NEAR(c->unbiased, (300 * 0.85 + 100 * 0.95) / 400, 1e-15);
+  EXPECT_NEAR(c->variance, (300.0 * 300 * 0.004 + 100.0 * 100 * 0.0001) / (400.0 * 400), 1e-15);
+  ASSERT_EQ(c->weights.size(), 2u);
+  EXPECT_DOUBLE_EQ(c->weights[0], 0.75);
+  // Inverse variance would follow the precise part instead.
+  absl::StatusOr<CombinedEstimate> iv = CombineByInverseVariance(parts);
+  ASSERT_TRUE(iv.ok());
+  EXPECT_GT(iv->unbiased, 0.94);
+}
+
+TEST(CombineByReportsTest, AcceptsZeroVarianceAndRejectsBadPartsNamingThem) {
+  const std::vector<PrevalenceEstimate> zero = {Part(1.0, 0.0, 10), Part(0.5, 0.01, 10)};
+  EXPECT_TRUE(CombineByReports(zero).ok());
+  const std::vector<PrevalenceEstimate> bad_n = {Part(0.5, 0.01, 10), Part(0.5, 0.01, 0)};
+  EXPECT_THAT(std::string(CombineByReports(bad_n).status().message()), HasSubstr("parts[1].n"));
+  const std::vector<PrevalenceEstimate> bad_v = {Part(0.5, std::nan(""), 10)};
+  EXPECT_THAT(std::string(CombineByReports(bad_v).status().message()),
+              HasSubstr("parts[0].variance"));
+  EXPECT_EQ(CombineByReports({}).status().code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_STREQ(VersionCombinationName(VersionCombination::kByReports), "by_reports");
 }
 
 }  // namespace

@@ -6,6 +6,7 @@
 
 #include "absl/status/status.h"
 #include "absl/strings/str_cat.h"
+#include "deniable/common/method_choice.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 
@@ -164,6 +165,45 @@ TEST(CoverageTest, ExactCoverageFailsOnBadArgumentsNamingThem) {
   expect(ExactCoverage(c, 10, kLevel, IntervalMethod::kWilson, bad).status(), "pi must");
   expect(ExactCoverage(Channel{0.5, 0.5}, 10, kLevel, IntervalMethod::kWilson, grid).status(),
          "a must differ from b");
+}
+
+}  // namespace
+}  // namespace deniable
+
+namespace deniable {
+namespace {
+
+// Issue 16: designs where P(report yes) reaches 0 or 1. The refined grid finds Wilson's dip that a
+// 0.01 grid misses, and the per-design default (Agresti-Coull there, Wilson elsewhere) keeps its
+// worst coverage at the level Wilson has for central designs (docs/coverage.md).
+TEST(EdgeCoverageTest, WilsonDipsWhereLambdaReachesAnEdgeAndTheDefaultDoesNot) {
+  const std::vector<Channel> edge_designs = {Design::TailsSaysYes().channel(),
+                                             Design::UnrelatedQuestion(0.7, 0.0)->channel(),
+                                             Design::SymmetricEpsilon(5.0)->channel()};
+  for (const Channel& c : edge_designs) {
+    EXPECT_EQ(DefaultIntervalMethod(c).method, IntervalMethod::kAgrestiCoull);
+    for (int64_t n : {50, 1000}) {
+      const std::vector<double> grid = EdgeRefinedGrid(c, n, 100);
+      EXPECT_GT(grid.size(), 101u);
+      const double wilson = ExactCoverage(c, n, 0.95, IntervalMethod::kWilson, grid)->worst;
+      const double chosen = ExactCoverage(c, n, 0.95, DefaultIntervalMethod(c).method, grid)->worst;
+      if (ChannelEdge(c) == 0.0 || n == 50) {  // eps = 5 recovers by n = 1000 (94.6 %)
+        EXPECT_LT(wilson, 0.925) << "a=" << c.a << " n=" << n;
+      }
+      EXPECT_GE(chosen, 0.929) << "a=" << c.a << " n=" << n;
+    }
+  }
+}
+
+TEST(EdgeCoverageTest, CentralDesignsKeepWilsonAndTheGridIsUnchanged) {
+  for (double eps : {0.5, std::log(3.0), 3.0}) {
+    const Channel c = Design::SymmetricEpsilon(eps)->channel();
+    EXPECT_EQ(DefaultIntervalMethod(c).method, IntervalMethod::kWilson);
+    EXPECT_THAT(DefaultIntervalMethod(c).reason, HasSubstr("default for this design"));
+  }
+  // Two coins: lambda stays in [1/4, 3/4], so no point is added for n = 1000.
+  EXPECT_EQ(EdgeRefinedGrid(Design::TwoCoin().channel(), 1000, 100).size(), 101u);
+  EXPECT_DOUBLE_EQ(ChannelEdge(Channel{1.0, 0.5}), 0.0);
 }
 
 }  // namespace

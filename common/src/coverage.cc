@@ -81,6 +81,20 @@ std::vector<double> CoverageGrid(int points) {
   return grid;
 }
 
+std::vector<double> EdgeRefinedGrid(const Channel& channel, int64_t n, int points) {
+  std::vector<double> grid = CoverageGrid(points);
+  const double lo = std::min(channel.a, channel.b), hi = std::max(channel.a, channel.b);
+  const double nn = static_cast<double>(n);
+  for (double c : kEdgeCounts) {
+    for (double lambda : {c / nn, 1.0 - c / nn}) {
+      if (lambda > lo && lambda < hi) grid.push_back(PrevalenceFromYesShare(channel, lambda));
+    }
+  }
+  std::sort(grid.begin(), grid.end());
+  grid.erase(std::unique(grid.begin(), grid.end()), grid.end());
+  return grid;
+}
+
 absl::StatusOr<CoverageCurve> ExactCoverage(const Channel& channel, int64_t n,
                                             double confidence_level, IntervalMethod method,
                                             std::span<const double> pis) {

@@ -57,10 +57,26 @@ int64_t BucketSeconds(v1::BucketWidth width) {
   return width == v1::HOUR ? 3600 : width == v1::WEEK ? 7 * 86400 : 86400;
 }
 
-int64_t Total(const VersionCounts& counts) {
+int64_t Total(const PeriodCounts& counts) {
   int64_t n = 0;
-  for (const auto& [version, nyes] : counts) n += nyes.first;
+  for (const auto& [period, versions] : counts) {
+    for (const auto& [version, nyes] : versions) n += nyes.first;
+  }
   return n;
+}
+
+absl::StatusOr<VersionCombination> CombinationFromProto(v1::VersionCombination c) {
+  switch (c) {
+    case v1::VERSION_COMBINATION_UNSPECIFIED:
+    case v1::BY_REPORTS:
+      return VersionCombination::kByReports;
+    case v1::INVERSE_VARIANCE:
+      return VersionCombination::kInverseVariance;
+    default:
+      break;
+  }
+  return absl::InvalidArgumentError(
+      absl::StrCat("combination: unknown version combination ", static_cast<int>(c)));
 }
 
 }  // namespace
@@ -70,15 +86,23 @@ struct PrevalenceQuery::Selection {
   std::vector<CountRow> rows;
   int64_t start = 0;
   int64_t end = 0;  // 0: no end
-  double level = 0.95;
-  IntervalMethod method = IntervalMethod::kWilson;
+  EstimateOptions options;
+  int64_t period_seconds = 0;  // the metric's reporting period (0: the default day)
   int64_t min_reports = 1;
+
+  // Adds `row` to `counts` under its reporting period and design version.
+  void Add(const CountRow& row, PeriodCounts& counts) const {
+    auto& [n, yes] =
+        counts[PeriodStart(row.event_time_seconds, period_seconds)][row.design_version];
+    n += row.n;
+    yes += row.yes;
+  }
 };
 
 absl::StatusOr<v1::Prevalence> PrevalenceQuery::EstimateOrSuppress(const Selection& s,
-                                                                   const VersionCounts& counts) {
+                                                                   const PeriodCounts& counts) {
   const int64_t n = Total(counts);
-  if (n >= s.min_reports) return EstimateFromCounts(*s.metric, counts, s.level, s.method);
+  if (n >= s.min_reports) return EstimateFromPeriods(*s.metric, counts, s.options);
   v1::Prevalence suppressed;  // a small group: its size only, never an estimate
   suppressed.set_metric(s.metric->proto.name());
   suppressed.set_n(n);
@@ -92,7 +116,8 @@ PrevalenceQuery::PrevalenceQuery(MetricRegistry* registry, Storage* storage, Que
 absl::StatusOr<PrevalenceQuery::Selection> PrevalenceQuery::Select(const std::string& metric,
                                                                    int64_t start, int64_t end,
                                                                    double level,
-                                                                   v1::IntervalMethod method) {
+                                                                   v1::IntervalMethod method,
+                                                                   v1::VersionCombination c) {
   DENIABLE_RETURN_IF_ERROR(ValidateMetricName(metric, "metric"));
   if (start < 0) {
     return absl::InvalidArgumentError(
@@ -105,9 +130,13 @@ absl::StatusOr<PrevalenceQuery::Selection> PrevalenceQuery::Select(const std::st
   Selection s;
   s.start = start;
   s.end = end;
-  DENIABLE_ASSIGN_OR_RETURN(s.level, LevelOrDefault(level));
-  DENIABLE_ASSIGN_OR_RETURN(s.method, MethodFromProto(method));
+  DENIABLE_ASSIGN_OR_RETURN(s.options.level, LevelOrDefault(level));
+  if (method != v1::INTERVAL_METHOD_UNSPECIFIED) {  // unspecified: the design's default
+    DENIABLE_ASSIGN_OR_RETURN(s.options.method, MethodFromProto(method));
+  }
+  DENIABLE_ASSIGN_OR_RETURN(s.options.combination, CombinationFromProto(c));
   DENIABLE_ASSIGN_OR_RETURN(s.metric, registry_->Find(metric));
+  s.period_seconds = s.metric->proto.reporting_period_seconds();
   DENIABLE_ASSIGN_OR_RETURN(s.rows,
                             storage_->ReadCounts(s.metric->id, start, end == 0 ? kNoEnd : end));
   s.min_reports = s.metric->proto.min_reports() > 0 ? s.metric->proto.min_reports()
@@ -121,20 +150,15 @@ absl::StatusOr<v1::Prevalence> PrevalenceQuery::Get(const v1::GetPrevalenceReque
     return absl::InvalidArgumentError(
         absl::StrCat("group_by: must be a label key, but is \"", request.group_by(), "\""));
   }
-  DENIABLE_ASSIGN_OR_RETURN(Selection s, Select(request.metric(), request.start_time_seconds(),
-                                                request.end_time_seconds(),
-                                                request.confidence_level(), request.method()));
-  VersionCounts all;
-  std::map<std::string, VersionCounts> groups;
+  DENIABLE_ASSIGN_OR_RETURN(
+      Selection s,
+      Select(request.metric(), request.start_time_seconds(), request.end_time_seconds(),
+             request.confidence_level(), request.method(), request.combination()));
+  PeriodCounts all;
+  std::map<std::string, PeriodCounts> groups;
   for (const CountRow& row : s.rows) {
-    auto& [n, yes] = all[row.design_version];
-    n += row.n;
-    yes += row.yes;
-    if (!request.group_by().empty()) {
-      auto& [gn, gyes] = groups[LabelValue(row.labels, request.group_by())][row.design_version];
-      gn += row.n;
-      gyes += row.yes;
-    }
+    s.Add(row, all);
+    if (!request.group_by().empty()) s.Add(row, groups[LabelValue(row.labels, request.group_by())]);
   }
   const int64_t n = Total(all);
   if (n < s.min_reports) {
@@ -142,8 +166,7 @@ absl::StatusOr<v1::Prevalence> PrevalenceQuery::Get(const v1::GetPrevalenceReque
         "metric \"", request.metric(), "\" has ", n, " reports in the requested time range; at ",
         "least ", s.min_reports, " are needed before a prevalence is served"));
   }
-  DENIABLE_ASSIGN_OR_RETURN(v1::Prevalence out,
-                            EstimateFromCounts(*s.metric, all, s.level, s.method));
+  DENIABLE_ASSIGN_OR_RETURN(v1::Prevalence out, EstimateFromPeriods(*s.metric, all, s.options));
   out.set_start_time_seconds(s.start);
   out.set_end_time_seconds(s.end);
   for (const auto& [value, counts] : groups) {
@@ -167,9 +190,10 @@ absl::StatusOr<v1::Series> PrevalenceQuery::Series(const v1::GetSeriesRequest& r
     return absl::InvalidArgumentError(
         absl::StrCat("bucket: unknown bucket width ", static_cast<int>(width)));
   }
-  DENIABLE_ASSIGN_OR_RETURN(Selection s, Select(request.metric(), request.start_time_seconds(),
-                                                request.end_time_seconds(),
-                                                request.confidence_level(), request.method()));
+  DENIABLE_ASSIGN_OR_RETURN(
+      Selection s,
+      Select(request.metric(), request.start_time_seconds(), request.end_time_seconds(),
+             request.confidence_level(), request.method(), request.combination()));
   const int64_t step = BucketSeconds(width);
   const int64_t buckets = (BucketStart(s.end - 1, width) - BucketStart(s.start, width)) / step + 1;
   if (buckets > options_.max_series_buckets) {
@@ -177,12 +201,9 @@ absl::StatusOr<v1::Series> PrevalenceQuery::Series(const v1::GetSeriesRequest& r
                                                    " buckets, more than the limit of ",
                                                    options_.max_series_buckets));
   }
-  std::map<int64_t, VersionCounts> by_bucket;
-  for (const CountRow& row : s.rows) {
-    auto& [n, yes] = by_bucket[BucketStart(row.event_time_seconds, width)][row.design_version];
-    n += row.n;
-    yes += row.yes;
-  }
+  std::map<int64_t, PeriodCounts> by_bucket;
+  for (const CountRow& row : s.rows)
+    s.Add(row, by_bucket[BucketStart(row.event_time_seconds, width)]);
   v1::Series out;
   out.set_metric(request.metric());
   out.set_bucket(width);
@@ -217,6 +238,7 @@ absl::StatusOr<v1::Difference> PrevalenceQuery::Difference(
     r.set_start_time_seconds(sel.start_time_seconds());
     r.set_end_time_seconds(sel.end_time_seconds());
     r.set_confidence_level(request.confidence_level());
+    r.set_combination(sel.combination());
     absl::StatusOr<v1::Prevalence> got = Get(r);
     if (!got.ok()) {
       return absl::Status(got.status().code(), absl::StrCat(field, ".", got.status().message()));

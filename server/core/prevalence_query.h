@@ -5,11 +5,26 @@
 // Reads only the counts table (one row per metric, hour, design version and label set), never
 // the reports, so a query's cost does not grow with the number of reports.
 //
-// Several design versions in one selection: each version gets its own unbiased estimate and
-// variance; they are combined by inverse-variance weighting (common/combine.h), and the
-// interval is the normal (Wald) interval around the combined estimate, clipped to [0, 1]
-// (Prevalence.combination = "inverse_variance", method = WALD). A version whose estimated
-// variance is 0 (all bits equal) is weighted with the variance at lambda = (y + 1) / (n + 2).
+// Reporting periods: counts are grouped by the metric's reporting period
+// (Metric.reporting_period_seconds, 0 meaning 86400; periods aligned to the Unix epoch). A device
+// sends at most one report per metric and period, so within one period n counts devices and the
+// usual binomial variance holds. A selection spanning several periods holds the same devices once
+// per period (identical bits under memoization): each period is estimated on its own and the
+// estimate is the mean of the period estimates with weights w_t = n_t / N, its standard error
+// sum w_t se_t (Minkowski: an upper bound on the standard deviation whatever the correlation of one
+// device's reports across periods), and its interval ends the w_t-weighted means of the period
+// intervals' ends (for Wald period intervals, exactly the normal interval with that standard
+// error; for identical periods, exactly the period's interval). Prevalence.estimand, periods and
+// variance_bound say which case applies (docs/statistics.md section 4).
+//
+// Several design versions in one period: each version gets its own unbiased estimate and variance;
+// they are combined by their report counts (default; the period's share) or, on request, by
+// inverse variance (common/combine.h), and the period's interval is the normal (Wald) interval
+// around the combined estimate, clipped to [0, 1] (method = WALD). A version whose estimated
+// variance is 0 (all bits equal) is given the variance at lambda = (y + 1) / (n + 2).
+//
+// Interval method: the requested one, or the design's default from the exact coverage table
+// (common/method_choice.h; the strictest over the versions present), with Prevalence.method_reason.
 //
 // Small groups: a selection with fewer reports than the metric's min_reports (or, when that is
 // 0, QueryOptions::default_min_reports) is never estimated: GetPrevalence answers
@@ -22,8 +37,10 @@
 
 #include <cstdint>
 #include <map>
+#include <optional>
 
 #include "absl/status/statusor.h"
+#include "deniable/common/combine.h"
 #include "deniable/common/interval.h"
 #include "deniable/v1/query_service.pb.h"
 #include "server/core/metric_registry.h"
@@ -41,6 +58,19 @@ struct QueryOptions {
 
 // Counts of one selection, per design version: version -> (n, yes).
 using VersionCounts = std::map<uint32_t, std::pair<int64_t, int64_t>>;
+// Counts of one selection per reporting period: period start (Unix seconds) -> versions.
+using PeriodCounts = std::map<int64_t, VersionCounts>;
+
+// How to estimate one selection.
+struct EstimateOptions {
+  double level = 0.95;                   // confidence level, in (0, 1)
+  std::optional<IntervalMethod> method;  // nullopt: the design's default (method_choice.h)
+  VersionCombination combination = VersionCombination::kByReports;
+};
+
+// The start of the reporting period holding `event_time_seconds`: periods of `period_seconds`
+// (0 meaning 86400) aligned to the Unix epoch. REQUIRES: period_seconds >= 0.
+int64_t PeriodStart(int64_t event_time_seconds, int64_t period_seconds);
 
 class PrevalenceQuery {
  public:
@@ -49,7 +79,8 @@ class PrevalenceQuery {
   // The prevalence of "yes" for request.metric over [start, end), with `groups` when
   // request.group_by names a label.
   // Errors: NOT_FOUND for an unknown metric; INVALID_ARGUMENT naming "metric",
-  // "start_time_seconds", "end_time_seconds", "confidence_level", "method" or "group_by";
+  // "start_time_seconds", "end_time_seconds", "confidence_level", "method", "combination" or
+  // "group_by";
   // FAILED_PRECONDITION when the range holds fewer reports than the metric's minimum.
   absl::StatusOr<v1::Prevalence> Get(const v1::GetPrevalenceRequest& request);
 
@@ -59,7 +90,10 @@ class PrevalenceQuery {
   absl::StatusOr<v1::Series> Series(const v1::GetSeriesRequest& request);
 
   // first - second with the standard error sqrt(se1^2 + se2^2) and a Wald interval. The two
-  // selections must be independent: different metrics, or disjoint time ranges of one metric.
+  // selections must not overlap: different metrics, or disjoint time ranges of one metric. In the
+  // latter case the same devices report in both ranges; their two estimates are then
+  // non-negatively correlated (identical bits under memoization, independent draws under fresh
+  // randomization), so Var(first - second) <= se1^2 + se2^2 and the interval is conservative.
   // Errors: as Get for each selection (messages prefixed "first." / "second."); INVALID_ARGUMENT
   // when the selections of one metric overlap.
   absl::StatusOr<v1::Difference> Difference(const v1::GetDifferenceRequest& request);
@@ -68,22 +102,32 @@ class PrevalenceQuery {
   struct Selection;
   // The estimate for one group or bucket, or only its n with `suppressed` below min_reports.
   static absl::StatusOr<v1::Prevalence> EstimateOrSuppress(const Selection& s,
-                                                           const VersionCounts& counts);
+                                                           const PeriodCounts& counts);
   absl::StatusOr<Selection> Select(const std::string& metric, int64_t start, int64_t end,
-                                   double level, v1::IntervalMethod method);
+                                   double level, v1::IntervalMethod method,
+                                   v1::VersionCombination combination);
 
   MetricRegistry* const registry_;
   Storage* const storage_;
   const QueryOptions options_;
 };
 
-// The estimate for `counts` (all design versions of one selection) under `metric`'s designs.
-// Fills n, yes_count, yes_share, the estimates, standard error, interval, method, level, design
-// (the newest version present), epsilon (the largest of the versions present), versions and
-// combination. REQUIRES: counts non-empty with n > 0 in total.
+// The estimate for `counts` (one selection: reporting periods, each with its design versions)
+// under `metric`'s designs, as described at the top of this file. Fills n (reports: devices in one
+// period, device-periods over several), yes_count, yes_share, the estimates, standard error,
+// interval, method, method_reason, interval_construction, level, design (the newest version
+// present), epsilon (the largest of the versions present, per report), versions, combination,
+// estimand, periods, reporting_period_seconds and variance_bound.
+// Errors: FAILED_PRECONDITION when the counts hold no reports; DATA_LOSS naming a design version
+// the metric does not have; INVALID_ARGUMENT for a level outside (0, 1).
+absl::StatusOr<v1::Prevalence> EstimateFromPeriods(const MetricInfo& metric,
+                                                   const PeriodCounts& counts,
+                                                   const EstimateOptions& options);
+
+// EstimateFromPeriods for counts that all lie in one reporting period.
 absl::StatusOr<v1::Prevalence> EstimateFromCounts(const MetricInfo& metric,
-                                                  const VersionCounts& counts, double level,
-                                                  IntervalMethod method);
+                                                  const VersionCounts& counts,
+                                                  const EstimateOptions& options);
 
 }  // namespace deniable::server
 

@@ -123,11 +123,14 @@ TEST_F(QueryFeaturesTest, CombinesDesignVersionsByInverseVariance) {
   EXPECT_EQ(updated->versions_size(), 2);
   Store("m", 50, 50, kMonday + kHour, 2);  // pi = (0.5 - 0.1) / 0.8 = 0.5, var = .25/(100*.64)
 
-  absl::StatusOr<v1::Prevalence> p = query_.Get(Request("m"));
+  v1::GetPrevalenceRequest by_precision = Request("m");
+  by_precision.set_combination(v1::INVERSE_VARIANCE);  // only on request since issue 16
+  absl::StatusOr<v1::Prevalence> p = query_.Get(by_precision);
   ASSERT_TRUE(p.ok()) << p.status();
   const double v1 = 0.6 * 0.4 / (200 * 0.25), v2 = 0.25 / (100 * 0.64);
   const double expected = (0.7 / v1 + 0.5 / v2) / (1 / v1 + 1 / v2);
   EXPECT_EQ(p->combination(), "inverse_variance");
+  EXPECT_EQ(p->estimand(), "precision_weighted_prevalence");
   EXPECT_EQ(p->method(), v1::WALD);
   EXPECT_NEAR(p->estimate_unbiased(), expected, 1e-12);
   EXPECT_NEAR(p->standard_error(), std::sqrt(1 / (1 / v1 + 1 / v2)), 1e-12);

@@ -131,6 +131,7 @@ absl::StatusOr<v1::DesignParameters> DesignFromFlags() {
 }
 
 absl::StatusOr<v1::IntervalMethod> MethodFromFlag() {
+  if (absl::GetFlag(FLAGS_method).empty()) return v1::INTERVAL_METHOD_UNSPECIFIED;
   DENIABLE_ASSIGN_OR_RETURN(IntervalMethod method,
                             ParseIntervalMethod(absl::GetFlag(FLAGS_method)));
   return MethodToProto(method);

@@ -33,7 +33,8 @@ int FailUsage(const std::string& message);
 void PrintJson(const google::protobuf::Message& message);
 // The design chosen by --design and its parameter flags. Errors: INVALID_ARGUMENT.
 absl::StatusOr<v1::DesignParameters> DesignFromFlags();
-// --method as the wire enum. Errors: INVALID_ARGUMENT listing the methods.
+// --method as the wire enum; empty gives INTERVAL_METHOD_UNSPECIFIED (the server then uses the
+// design's default method). Errors: INVALID_ARGUMENT listing the methods.
 absl::StatusOr<v1::IntervalMethod> MethodFromFlag();
 
 // The commands; each returns the process exit code.

@@ -56,8 +56,12 @@ ABSL_FLAG(std::string, metric, "", "metric name");
 ABSL_FLAG(int64_t, start, 0, "start of [start, end), Unix seconds; 0 = beginning");
 ABSL_FLAG(int64_t, end, 0, "end of [start, end), Unix seconds; 0 = no end");
 ABSL_FLAG(double, level, 0.95, "confidence level in (0, 1)");
-ABSL_FLAG(std::string, method, "wilson",
-          "interval: wald | wilson | agresti_coull | jeffreys | clopper_pearson");
+ABSL_FLAG(std::string, method, "",
+          "interval: wald | wilson | agresti_coull | jeffreys | clopper_pearson; empty = the "
+          "design's default from docs/coverage.md");
+ABSL_FLAG(std::string, combination, "by_reports",
+          "design versions: by_reports (the window's share) | inverse_variance (only for a "
+          "prevalence constant across versions)");
 ABSL_FLAG(std::string, group_by, "", "prevalence, replay: a label key to group by (e.g. region)");
 ABSL_FLAG(std::string, bucket, "day", "series: hour | day | week");
 ABSL_FLAG(std::string, metric2, "", "difference: the second metric (default: --metric)");

@@ -34,6 +34,7 @@ ABSL_DECLARE_FLAG(int64_t, start);
 ABSL_DECLARE_FLAG(int64_t, end);
 ABSL_DECLARE_FLAG(double, level);
 ABSL_DECLARE_FLAG(std::string, method);
+ABSL_DECLARE_FLAG(std::string, combination);
 ABSL_DECLARE_FLAG(std::string, group_by);
 ABSL_DECLARE_FLAG(std::string, bucket);
 ABSL_DECLARE_FLAG(std::string, metric2);

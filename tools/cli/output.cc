@@ -93,6 +93,29 @@ std::string FormatMetricList(const v1::ListMetricsResponse& response) {
   return out;
 }
 
+// What the estimate is for, in words (Prevalence.estimand and variance_bound).
+std::string EstimandText(const v1::Prevalence& p) {
+  const std::string period = p.reporting_period_seconds() % 86400 == 0
+                                 ? absl::StrFormat("%d-day", p.reporting_period_seconds() / 86400)
+                                 : absl::StrFormat("%d-s", p.reporting_period_seconds());
+  std::string out;
+  if (p.estimand() == "mean_period_prevalence") {
+    out = absl::StrFormat(
+        "the mean prevalence over %d %s reporting periods (weights: reports per period); "
+        "standard error bounded by the Minkowski sum, valid however a device's reports are "
+        "correlated across periods",
+        p.periods(), period);
+  } else if (p.estimand() == "precision_weighted_prevalence") {
+    out =
+        "a precision-weighted mix of the design versions' prevalences (equal to the prevalence "
+        "only if it did not change between versions)";
+  } else {
+    out = absl::StrFormat("the prevalence among devices reporting in one %s reporting period",
+                          period);
+  }
+  return out;
+}
+
 std::string FormatPrevalence(const v1::Prevalence& p) {
   const std::string method = v1::IntervalMethod_Name(p.method());
   std::string out = absl::StrFormat(
@@ -109,8 +132,14 @@ std::string FormatPrevalence(const v1::Prevalence& p) {
       absl::StrFormat("%s %% interval", LevelLabel(p.confidence_level())), Percent(p.ci_lower()),
       Percent(p.ci_upper()), method, p.interval_clipped() ? ", clipped to [0, 1]" : "",
       p.estimated_yes_count(), p.n());
-  if (p.combination() == "inverse_variance") {
-    absl::StrAppend(&out, "design versions      combined by inverse-variance weighting\n");
+  absl::StrAppend(&out, absl::StrFormat("estimate of          %s\n", EstimandText(p)));
+  absl::StrAppend(&out, absl::StrFormat("interval             %s; %s\n", p.interval_construction(),
+                                        p.method_reason()));
+  if (p.versions_size() > 1) {
+    absl::StrAppend(&out, absl::StrFormat("design versions      combined %s\n",
+                                          p.combination() == "inverse_variance"
+                                              ? "by inverse variance (constant prevalence assumed)"
+                                              : "by report counts"));
     for (const v1::VersionEstimate& v : p.versions()) {
       absl::StrAppend(&out,
                       absl::StrFormat("  v%-3d n = %-8d estimate %s (se %s), weight %.3f\n",

@@ -1,7 +1,10 @@
 // Commands that call the QueryService: metrics, prevalence, series, difference, design, plan.
 #include <iostream>
+#include <string>
 
 #include "absl/flags/flag.h"
+#include "absl/status/statusor.h"
+#include "absl/strings/str_cat.h"
 #include "deniable/v1/query_service.grpc.pb.h"
 #include "tools/cli/cli_common.h"
 #include "tools/cli/cli_flags.h"
@@ -33,6 +36,14 @@ int Call(const char* what, StubCall<Request, Response> call, const Request& requ
     std::cout << format(response);
   }
   return 0;
+}
+
+absl::StatusOr<v1::VersionCombination> CombinationFromFlag() {
+  const std::string c = absl::GetFlag(FLAGS_combination);
+  if (c.empty() || c == "by_reports") return v1::BY_REPORTS;
+  if (c == "inverse_variance") return v1::INVERSE_VARIANCE;
+  return absl::InvalidArgumentError(
+      absl::StrCat("--combination must be by_reports or inverse_variance, but is \"", c, "\""));
 }
 
 }  // namespace
@@ -83,6 +94,9 @@ int Prevalence() {
   absl::StatusOr<v1::IntervalMethod> method = MethodFromFlag();
   if (!method.ok()) return FailUsage(std::string(method.status().message()));
   request.set_method(*method);
+  absl::StatusOr<v1::VersionCombination> combination = CombinationFromFlag();
+  if (!combination.ok()) return FailUsage(std::string(combination.status().message()));
+  request.set_combination(*combination);
   return Call("prevalence", &v1::QueryService::Stub::GetPrevalence, request, &FormatPrevalence);
 }
 
@@ -105,6 +119,9 @@ int Series() {
   absl::StatusOr<v1::IntervalMethod> method = MethodFromFlag();
   if (!method.ok()) return FailUsage(std::string(method.status().message()));
   request.set_method(*method);
+  absl::StatusOr<v1::VersionCombination> combination = CombinationFromFlag();
+  if (!combination.ok()) return FailUsage(std::string(combination.status().message()));
+  request.set_combination(*combination);
   return Call("series", &v1::QueryService::Stub::GetSeries, request, &FormatSeries);
 }
 
@@ -117,6 +134,10 @@ int Difference() {
   request.mutable_second()->set_metric(second.empty() ? absl::GetFlag(FLAGS_metric) : second);
   request.mutable_second()->set_start_time_seconds(absl::GetFlag(FLAGS_start2));
   request.mutable_second()->set_end_time_seconds(absl::GetFlag(FLAGS_end2));
+  absl::StatusOr<v1::VersionCombination> combination = CombinationFromFlag();
+  if (!combination.ok()) return FailUsage(std::string(combination.status().message()));
+  request.mutable_first()->set_combination(*combination);
+  request.mutable_second()->set_combination(*combination);
   request.set_confidence_level(absl::GetFlag(FLAGS_level));
   return Call("difference", &v1::QueryService::Stub::GetDifference, request, &FormatDifference);
 }

@@ -1,6 +1,8 @@
 // deniable-coverage-table: prints, as Markdown, the exact coverage of the five prevalence interval
-// methods at 95 % for the symmetric design, on the grid pi = 0, 0.01, ..., 1, for n in
-// {20, 50, 100, 1000, 10000} and epsilon in {0.5, 1, ln 3, 3} (deniable::ExactCoverage).
+// methods at 95 % for every design family (statistics.md section 1), including those where
+// P(report yes) reaches 0 or 1, for n in {20, 50, 100, 1000, 10000}, on the grid pi = 0, 0.01,
+// ..., 1 refined near the edges (deniable::EdgeRefinedGrid, deniable::ExactCoverage), and the
+// interval method the server uses by default for each design (deniable::DefaultIntervalMethod).
 //
 // Usage: deniable-coverage-table > docs/coverage.md
 #include <algorithm>
@@ -16,48 +18,90 @@
 #include "deniable/common/coverage.h"
 #include "deniable/common/design.h"
 #include "deniable/common/interval.h"
+#include "deniable/common/method_choice.h"
 
 namespace {
 
 constexpr double kLevel = 0.95;
+constexpr int kGridPoints = 100;
 constexpr int64_t kSizes[] = {20, 50, 100, 1000, 10000};
 constexpr deniable::IntervalMethod kMethods[] = {
     deniable::IntervalMethod::kWilson, deniable::IntervalMethod::kJeffreys,
     deniable::IntervalMethod::kAgrestiCoull, deniable::IntervalMethod::kClopperPearson,
     deniable::IntervalMethod::kWald};
 
-struct Epsilon {
-  double value;
-  const char* label;
+struct Family {
+  std::string label;
+  absl::StatusOr<deniable::Design> design;
 };
-const Epsilon kEpsilons[] = {{0.5, "0.5"}, {1.0, "1"}, {std::log(3.0), "ln 3"}, {3.0, "3"}};
+
+std::vector<Family> Families() {
+  using deniable::Design;
+  std::vector<Family> f;
+  f.push_back({"symmetric eps = 0.5", Design::SymmetricEpsilon(0.5)});
+  f.push_back({"symmetric eps = 1", Design::SymmetricEpsilon(1.0)});
+  f.push_back({"two coins (symmetric eps = ln 3, gamma = 1/4)", Design::TwoCoin()});
+  f.push_back({"mirrored question P = 0.9 (eps = ln 9)", Design::MirroredQuestion(0.9)});
+  f.push_back({"symmetric eps = 3", Design::SymmetricEpsilon(3.0)});
+  f.push_back({"symmetric eps = 5", Design::SymmetricEpsilon(5.0)});
+  f.push_back({"forced response p = 0.6, q = 0.3", Design::ForcedResponse(0.6, 0.3)});
+  f.push_back({"forced response p = 0.5, q = 0 (b = 0)", Design::ForcedResponse(0.5, 0.0)});
+  f.push_back({"tails says yes (a = 1)", Design::TailsSaysYes()});
+  f.push_back(
+      {"unrelated question P = 0.7, pi_B = 1/12", Design::UnrelatedQuestion(0.7, 1.0 / 12)});
+  f.push_back({"unrelated question P = 0.7, pi_B = 0.01", Design::UnrelatedQuestion(0.7, 0.01)});
+  f.push_back({"unrelated question P = 0.7, pi_B = 0 (b = 0)", Design::UnrelatedQuestion(0.7, 0)});
+  return f;
+}
 
 std::string Percent(double p) { return absl::StrFormat("%.2f", 100.0 * p); }
+
+struct Cell {
+  double worst = 1;      // over the refined grid
+  double worst_pi = 0;   // where
+  double mean = 0;       // over the uniform grid only, comparable across designs
+  double neglected = 0;  // tail-cut bound
+};
+
+absl::StatusOr<Cell> Compute(const deniable::Channel& channel, int64_t n,
+                             deniable::IntervalMethod method) {
+  const std::vector<double> grid = deniable::EdgeRefinedGrid(channel, n, kGridPoints);
+  absl::StatusOr<deniable::CoverageCurve> c =
+      deniable::ExactCoverage(channel, n, kLevel, method, grid);
+  if (!c.ok()) return c.status();
+  const std::vector<double> uniform = deniable::CoverageGrid(kGridPoints);
+  Cell cell{c->worst, c->worst_pi, 0.0, c->neglected_mass_bound};
+  double sum = 0;
+  for (size_t j = 0; j < grid.size(); ++j) {
+    if (std::binary_search(uniform.begin(), uniform.end(), grid[j])) sum += c->coverage[j];
+  }
+  cell.mean = sum / static_cast<double>(uniform.size());
+  return cell;
+}
 
 }  // namespace
 
 int main() {
-  const std::vector<double> grid = deniable::CoverageGrid(100);
-  constexpr size_t kN = std::size(kSizes), kE = std::size(kEpsilons);
-  // curves[method][n][epsilon]
-  std::vector<std::vector<std::vector<deniable::CoverageCurve>>> curves;
-  for (deniable::IntervalMethod m : kMethods) {
-    auto& per_method = curves.emplace_back();
+  const std::vector<Family> families = Families();
+  constexpr size_t kN = std::size(kSizes), kM = std::size(kMethods);
+  // cells[family][n][method]
+  std::vector<std::vector<std::vector<Cell>>> cells(families.size());
+  double max_neglected = 0;
+  for (size_t f = 0; f < families.size(); ++f) {
+    if (!families[f].design.ok()) {
+      std::fprintf(stderr, "%s\n", families[f].design.status().ToString().c_str());
+      return 1;
+    }
     for (int64_t n : kSizes) {
-      auto& per_n = per_method.emplace_back();
-      for (const Epsilon& e : kEpsilons) {
-        absl::StatusOr<deniable::Design> d = deniable::Design::SymmetricEpsilon(e.value);
-        if (!d.ok()) {
-          std::fprintf(stderr, "%s\n", d.status().ToString().c_str());
-          return 1;
-        }
-        absl::StatusOr<deniable::CoverageCurve> c =
-            deniable::ExactCoverage(d->channel(), n, kLevel, m, grid);
+      auto& per_n = cells[f].emplace_back();
+      for (deniable::IntervalMethod m : kMethods) {
+        absl::StatusOr<Cell> c = Compute(families[f].design->channel(), n, m);
         if (!c.ok()) {
           std::fprintf(stderr, "%s\n", c.status().ToString().c_str());
           return 1;
         }
-        per_n.push_back(*std::move(c));
+        max_neglected = std::max(max_neglected, c->neglected);
+        per_n.push_back(*c);
       }
     }
   }
@@ -65,50 +109,56 @@ int main() {
   absl::PrintF("# Exact coverage of the prevalence intervals\n\n");
   absl::PrintF(
       "Generated by `deniable-coverage-table` (tools/coverage/); do not edit by hand.\n\n"
-      "Nominal level 95 %%. Symmetric design chosen by epsilon (a = e^eps / (1 + e^eps), "
-      "b = 1 - a). For each method, n and epsilon, the coverage probability "
+      "Nominal level 95 %%. For each design, method and n, the coverage probability "
       "`coverage(pi) = sum over y of Binomial(y; n, lambda(pi)) [pi in CI(y)]` is computed exactly "
-      "(no simulation) at pi = 0, 0.01, ..., 1 (101 points), with the interval mapped back to the "
-      "prevalence scale and clipped to [0, 1], as `MakePrevalenceInterval` returns it. "
-      "pi counts as covered within 1e-12 of an end; terms beyond the Chernoff bound e^-40 per tail "
-      "are left out. \"worst\" is the minimum over the grid, \"mean\" the average over the grid, "
-      "both in percent.\n\n");
+      "(no simulation), with the interval mapped back to the prevalence scale and clipped to "
+      "[0, 1], as `MakePrevalenceInterval` returns it. Grid: pi = 0, 0.01, ..., 1 (101 points) "
+      "plus, where P(report yes) = lambda can come that close to 0 or 1, the pi at which "
+      "n lambda or n (1 - lambda) equals 0.02, 0.05, ..., 8 (`EdgeRefinedGrid`): that is where "
+      "discrete intervals dip. pi counts as covered within 1e-12 of an end; terms beyond the "
+      "Chernoff bound e^-40 per tail are left out. \"worst\" is the minimum over the refined "
+      "grid, \"mean\" the average over the 101 uniform points, both in percent. \"edge\" is "
+      "min(a, b, 1 - a, 1 - b), how close lambda can come to 0 or 1.\n\n");
 
-  absl::PrintF("## Headline (over all n and epsilon)\n\n");
-  absl::PrintF("| method | worst coverage | where (n, epsilon, pi) | mean coverage |\n");
-  absl::PrintF("| --- | ---: | --- | ---: |\n");
-  double max_neglected = 0.0;
-  for (size_t m = 0; m < std::size(kMethods); ++m) {
-    double worst = 2.0, mean_sum = 0.0;
-    std::string where;
-    for (size_t i = 0; i < kN; ++i) {
-      for (size_t j = 0; j < kE; ++j) {
-        const deniable::CoverageCurve& c = curves[m][i][j];
-        mean_sum += c.mean;
-        max_neglected = std::max(max_neglected, c.neglected_mass_bound);
-        if (c.worst < worst) {
-          worst = c.worst;
-          where = absl::StrFormat("%d, %s, %.2f", kSizes[i], kEpsilons[j].label, c.worst_pi);
-        }
-      }
+  absl::PrintF("## Worst coverage per design (over n = 20 ... 10000) and the default method\n\n");
+  absl::PrintF("| design | a | b | edge |");
+  for (deniable::IntervalMethod m : kMethods) {
+    absl::PrintF(" %s |", deniable::IntervalMethodName(m));
+  }
+  absl::PrintF(" default |\n| --- | ---: | ---: | ---: |");
+  for (size_t m = 0; m <= kM; ++m) absl::PrintF(" ---: |");
+  absl::PrintF("\n");
+  for (size_t f = 0; f < families.size(); ++f) {
+    const deniable::Channel& ch = families[f].design->channel();
+    absl::PrintF("| %s | %.4g | %.4g | %.4g |", families[f].label, ch.a, ch.b,
+                 deniable::ChannelEdge(ch));
+    for (size_t m = 0; m < kM; ++m) {
+      double worst = 1;
+      for (size_t i = 0; i < kN; ++i) worst = std::min(worst, cells[f][i][m].worst);
+      absl::PrintF(" %s |", Percent(worst));
     }
-    absl::PrintF("| %s | %s | %s | %s |\n", deniable::IntervalMethodName(kMethods[m]),
-                 Percent(worst), where, Percent(mean_sum / (kN * kE)));
+    absl::PrintF(" %s |\n",
+                 deniable::IntervalMethodName(deniable::DefaultIntervalMethod(ch).method));
   }
   absl::PrintF("\nLargest probability left out by the tail cut, per pi: %.2g.\n", max_neglected);
+  absl::PrintF("\nThe default rule (`DefaultIntervalMethod`, common/method_choice.h): %s\n",
+               deniable::kDefaultMethodRule);
 
-  for (size_t m = 0; m < std::size(kMethods); ++m) {
-    absl::PrintF("\n## %s\n\nworst / mean coverage (%%)\n\n| n |",
-                 deniable::IntervalMethodName(kMethods[m]));
-    for (const Epsilon& e : kEpsilons) absl::PrintF(" eps = %s |", e.label);
+  for (size_t f = 0; f < families.size(); ++f) {
+    const deniable::Channel& ch = families[f].design->channel();
+    absl::PrintF("\n## %s (a = %.4g, b = %.4g)\n\nworst (at pi) / mean coverage (%%)\n\n| n |",
+                 families[f].label, ch.a, ch.b);
+    for (deniable::IntervalMethod m : kMethods) {
+      absl::PrintF(" %s |", deniable::IntervalMethodName(m));
+    }
     absl::PrintF("\n| ---: |");
-    for (size_t j = 0; j < kE; ++j) absl::PrintF(" ---: |");
+    for (size_t m = 0; m < kM; ++m) absl::PrintF(" ---: |");
     absl::PrintF("\n");
     for (size_t i = 0; i < kN; ++i) {
       absl::PrintF("| %d |", kSizes[i]);
-      for (size_t j = 0; j < kE; ++j) {
-        const deniable::CoverageCurve& c = curves[m][i][j];
-        absl::PrintF(" %s / %s |", Percent(c.worst), Percent(c.mean));
+      for (size_t m = 0; m < kM; ++m) {
+        const Cell& c = cells[f][i][m];
+        absl::PrintF(" %s (%.4g) / %s |", Percent(c.worst), c.worst_pi, Percent(c.mean));
       }
       absl::PrintF("\n");
     }

@@ -55,6 +55,19 @@ struct CoverageCurve {
 // REQUIRES: points >= 1.
 std::vector<double> CoverageGrid(int points);
 
+// Expected "yes" (or "no") counts n * lambda at which EdgeRefinedGrid adds a point: where a
+// discrete interval's coverage dips (Wilson's lower end at y = 1 is about 0.18 / n, so it misses
+// lambda below that whenever y = 1; Brown, Cai & DasGupta 2001, section 4.1.1 and figure 5).
+inline constexpr double kEdgeCounts[] = {0.02, 0.05, 0.1, 0.15, 0.2, 0.3, 0.5,
+                                         1.0,  1.5,  2.0, 3.0,  5.0, 8.0};
+
+// CoverageGrid(points) plus, for each c in kEdgeCounts, the pi at which n * lambda = c and the pi
+// at which n * (1 - lambda) = c, when lambda(pi) can reach that value (lambda ranges over [min(a,
+// b), max(a, b)]). A 0.01 grid misses the dips of designs where lambda can come close to 0 or 1 (a
+// or b at 0 or 1, or a near-extreme epsilon); these points find them. Sorted, without duplicates.
+// REQUIRES: points >= 1, n > 0, a valid channel.
+std::vector<double> EdgeRefinedGrid(const Channel& channel, int64_t n, int points);
+
 // Exact coverage of the method's prevalence interval at each pi of `pis`, as above.
 // Cost: n + 1 intervals at most, plus O(sqrt(n)) terms per pi.
 // Errors: INVALID_ARGUMENT naming "n" (<= 0), "confidence_level" (not in (0, 1)), "pi" (a grid

@@ -5,11 +5,12 @@
 // clipped to [0, 1]. Methods (Brown, Cai & DasGupta 2001, "Interval Estimation for a Binomial
 // Proportion", Statistical Science 16(2)):
 //   kWald            lambda_hat -/+ z sqrt(lambda_hat (1 - lambda_hat) / n)      (eq. 1)
-//   kWilson          Wilson score interval (1927)                                (eq. 4) default
+//   kWilson          Wilson score interval (1927)                                (eq. 4)
 //   kAgrestiCoull    Wald around (y + z^2/2) / (n + z^2)                         (eq. 5)
 //   kJeffreys        Beta(y + 1/2, n - y + 1/2) quantiles, ends 0 / 1 at y = 0 / n (sec. 4.1.2)
 //   kClopperPearson  exact: Beta(y, n - y + 1) and Beta(y + 1, n - y) quantiles (1934)
-// z is the standard normal 1 - alpha/2 quantile.
+// z is the standard normal 1 - alpha/2 quantile. The server's default method per design is in
+// method_choice.h.
 //
 // Example:
 //   auto ci = deniable::MakePrevalenceInterval(deniable::Design::TwoCoin().channel(), 120, 200,
