@@ -222,6 +222,24 @@ TEST_F(SecurityTest, RevokedTokenIsRefused) {
   EXPECT_EQ(storage_->ReportCount(), 1);
 }
 
+TEST_F(SecurityTest, RevocationEndsAnOpenStreamBeforeItsNextMessageIsStored) {
+  Start();
+  v1::SubmitReportsResponse response;
+  auto context = Context(reporter_token_);
+  std::unique_ptr<grpc::ClientWriter<v1::SubmitReportsRequest>> writer =
+      reports_->StreamReports(context.get(), &response);
+  ASSERT_TRUE(writer->Write(Batch(2, 'a')));
+  // Revoked while the stream is open (this test reloads the token list on every check).
+  ASSERT_TRUE(store_->Revoke(reporter_id_, absl::FromUnixSeconds(kNow)).ok());
+  writer->Write(Batch(2, 'k'));
+  writer->WritesDone();
+  grpc::Status s = writer->Finish();
+  EXPECT_EQ(s.error_code(), grpc::StatusCode::UNAUTHENTICATED) << s.error_message();
+  EXPECT_THAT(s.error_message(), HasSubstr("authorization: unknown or revoked token"));
+  // Nothing sent after the revocation is stored (the first message was still buffered).
+  EXPECT_EQ(storage_->ReportCount(), 0);
+}
+
 TEST_F(SecurityTest, HealthNeedsNoToken) {
   Start();
   auto health = grpc::health::v1::Health::NewStub(channel_);
@@ -293,17 +311,20 @@ TEST_F(SecurityTest, StatsCountAcceptedAndRejectedBatchesByReason) {
   Start();
   ASSERT_TRUE(Submit(reporter_token_, Batch(3)).ok());
   ASSERT_TRUE(Submit(reporter_token_, Batch(1)).ok());  // a duplicate
+  // One bad report of two: the call succeeds, the report is counted as rejected on its own.
   v1::SubmitReportsRequest bad = Batch(2, 'm');
   bad.mutable_reports(1)->set_bit(2);
-  EXPECT_EQ(Submit(reporter_token_, bad).error_code(), grpc::StatusCode::INVALID_ARGUMENT);
+  EXPECT_TRUE(Submit(reporter_token_, bad).ok());
+  EXPECT_EQ(Submit(reporter_token_, v1::SubmitReportsRequest()).error_code(),
+            grpc::StatusCode::INVALID_ARGUMENT);
   EXPECT_EQ(Submit("", Batch(1)).error_code(), grpc::StatusCode::UNAUTHENTICATED);
   EXPECT_EQ(Submit(analyst_token_, Batch(1)).error_code(), grpc::StatusCode::PERMISSION_DENIED);
   const v1::ServerStats stats = Stats();
-  EXPECT_EQ(stats.batches_accepted(), 2u);
-  EXPECT_EQ(stats.reports_accepted(), 3u);
+  EXPECT_EQ(stats.batches_accepted(), 3u);
+  EXPECT_EQ(stats.reports_accepted(), 4u);
   EXPECT_EQ(stats.reports_duplicate(), 1u);
   EXPECT_EQ(stats.batches_rejected(), 3u);
-  EXPECT_EQ(stats.reports_rejected(), 4u);
+  EXPECT_EQ(stats.reports_rejected(), 3u);  // the bad report, and the 1 + 1 of refused calls
   EXPECT_EQ(stats.rejected_invalid(), 1u);
   EXPECT_EQ(stats.rejected_unauthenticated(), 1u);
   EXPECT_EQ(stats.rejected_permission_denied(), 1u);

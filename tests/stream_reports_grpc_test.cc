@@ -87,13 +87,26 @@ TEST_F(StreamReportsTest, StoresEveryMessageAndReturnsTotalsCountingRepeatsOnce)
   EXPECT_EQ(response.duplicates(), 5u);
 }
 
-TEST_F(StreamReportsTest, InvalidMessageEndsTheStreamNamingMessageAndField) {
+TEST_F(StreamReportsTest, InvalidReportIsRejectedAloneWithItsStreamIndexAndMessage) {
   std::vector<v1::SubmitReportsRequest> messages = {Message({'a'}), Message({'b', 'c'})};
   messages[1].mutable_reports(1)->set_bit(2);
   v1::SubmitReportsResponse response;
   grpc::Status status = Stream(messages, &response);
+  ASSERT_TRUE(status.ok()) << status.error_message();
+  EXPECT_EQ(response.accepted(), 2u);
+  ASSERT_EQ(response.rejections_size(), 1);
+  EXPECT_EQ(response.rejections(0).index(), 2u);  // the third report of the stream
+  EXPECT_THAT(response.rejections(0).reason(), HasSubstr("message 1: reports[1].bit"));
+  EXPECT_TRUE(response.rejections(0).permanent());
+  EXPECT_EQ(storage_->ReportCount(), 2);
+}
+
+TEST_F(StreamReportsTest, MessageMalformedAsAWholeEndsTheStream) {
+  std::vector<v1::SubmitReportsRequest> messages = {Message({'a'}), v1::SubmitReportsRequest()};
+  v1::SubmitReportsResponse response;
+  grpc::Status status = Stream(messages, &response);
   EXPECT_EQ(status.error_code(), grpc::StatusCode::INVALID_ARGUMENT);
-  EXPECT_THAT(status.error_message(), HasSubstr("message 1: reports[1].bit"));
+  EXPECT_THAT(status.error_message(), HasSubstr("message 1: reports: the batch is empty"));
   EXPECT_EQ(storage_->ReportCount(), 0);  // 'a' was still buffered: nothing stored
 }
 

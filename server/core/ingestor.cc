@@ -10,7 +10,6 @@
 #include "absl/container/flat_hash_map.h"
 #include "absl/status/status.h"
 #include "absl/strings/ascii.h"
-#include "absl/strings/escaping.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "deniable/common/status_macros.h"
@@ -36,6 +35,26 @@ bool ValidLabelValue(absl::string_view value) {
   });
 }
 
+v1::ReportRejection Rejection(int index, const absl::Status& status) {
+  v1::ReportRejection r;
+  r.set_index(static_cast<uint32_t>(index));
+  r.set_code(static_cast<int32_t>(status.code()));
+  r.set_reason(std::string(status.message()));
+  // Only an unknown metric may change (created later, database restored); every other verdict
+  // is about the report itself.
+  r.set_permanent(!absl::IsNotFound(status));
+  return r;
+}
+
+v1::SubmitReportsResponse Response(const AppendResult& stored, ValidatedBatch& batch) {
+  v1::SubmitReportsResponse response;
+  response.set_accepted(static_cast<uint32_t>(stored.accepted));
+  response.set_duplicates(static_cast<uint32_t>(stored.duplicates));
+  for (std::string& name : batch.stale_metrics) response.add_stale_metrics(std::move(name));
+  for (v1::ReportRejection& r : batch.rejections) *response.add_rejections() = std::move(r);
+  return response;
+}
+
 }  // namespace
 
 absl::StatusOr<std::string> CanonicalLabels(
@@ -48,13 +67,13 @@ absl::StatusOr<std::string> CanonicalLabels(
   absl::btree_map<std::string, std::string> sorted(labels.begin(), labels.end());
   for (const auto& [key, value] : sorted) {
     if (!ValidLabelKey(key)) {
-      return absl::InvalidArgumentError(absl::StrCat(field, "[\"", absl::CEscape(key),
-                                                     "\"]: key must match [a-z][a-z0-9_]{0,31}"));
+      return absl::InvalidArgumentError(
+          absl::StrCat(field, "[", EchoValue(key), "]: key must match [a-z][a-z0-9_]{0,31}"));
     }
     if (!ValidLabelValue(value)) {
       return absl::InvalidArgumentError(
-          absl::StrCat(field, "[\"", key, "\"]: value must match [A-Za-z0-9_.:-]{1,32}, but is \"",
-                       absl::CEscape(value.substr(0, 64)), "\""));
+          absl::StrCat(field, "[\"", key, "\"]: value must match [A-Za-z0-9_.:-]{1,32}, but is ",
+                       EchoValue(value)));
     }
   }
   return absl::StrJoin(sorted, ",", absl::PairFormatter("="));
@@ -67,18 +86,21 @@ Ingestor::Ingestor(MetricRegistry* registry, Storage* storage, const Clock* cloc
 absl::StatusOr<v1::SubmitReportsResponse> Ingestor::Submit(
     const v1::SubmitReportsRequest& request) {
   DENIABLE_ASSIGN_OR_RETURN(ValidatedBatch batch, Validate(request));
-  DENIABLE_ASSIGN_OR_RETURN(AppendResult result, storage_->AppendReports(batch.rows));
-  v1::SubmitReportsResponse response;
-  response.set_accepted(static_cast<uint32_t>(result.accepted));
-  response.set_duplicates(static_cast<uint32_t>(result.duplicates));
-  for (std::string& name : batch.stale_metrics) response.add_stale_metrics(std::move(name));
-  return response;
+  AppendResult stored;
+  if (!batch.rows.empty()) {
+    DENIABLE_ASSIGN_OR_RETURN(stored, storage_->AppendReports(batch.rows));
+  }
+  return Response(stored, batch);
 }
 
 void Ingestor::SubmitAsync(const v1::SubmitReportsRequest& request, SubmitCallback done) {
   absl::StatusOr<ValidatedBatch> validated = Validate(request);
   if (!validated.ok()) {
     std::move(done)(validated.status());
+    return;
+  }
+  if (validated->rows.empty()) {
+    std::move(done)(Response(AppendResult(), *validated));
     return;
   }
   auto batch = std::make_unique<ValidatedBatch>(*std::move(validated));
@@ -89,11 +111,7 @@ void Ingestor::SubmitAsync(const v1::SubmitReportsRequest& request, SubmitCallba
       std::move(done)(result.status());
       return;
     }
-    v1::SubmitReportsResponse response;
-    response.set_accepted(static_cast<uint32_t>(result->accepted));
-    response.set_duplicates(static_cast<uint32_t>(result->duplicates));
-    for (std::string& name : batch->stale_metrics) response.add_stale_metrics(std::move(name));
-    std::move(done)(std::move(response));
+    std::move(done)(Response(*result, *batch));
   });
 }
 
@@ -106,75 +124,92 @@ absl::StatusOr<ValidatedBatch> Ingestor::Validate(const v1::SubmitReportsRequest
                                                    options_.max_batch_reports));
   }
   const absl::Time now = clock_->Now();
-  const int64_t latest_allowed = absl::ToUnixSeconds(now + options_.max_future_skew);
-  const int64_t earliest_allowed = absl::ToUnixSeconds(now - options_.max_report_age);
+  Bounds bounds;
+  bounds.latest_allowed = absl::ToUnixSeconds(now + options_.max_future_skew);
+  bounds.earliest_allowed = absl::ToUnixSeconds(now - options_.max_report_age);
   absl::flat_hash_map<std::string, std::shared_ptr<const MetricInfo>> metrics;
-  std::vector<std::string> stale;
-  std::vector<ReportRow> rows;
-  rows.reserve(static_cast<size_t>(size));
+  ValidatedBatch batch;
+  batch.rows.reserve(static_cast<size_t>(size));
   for (int i = 0; i < size; ++i) {
     const v1::Report& report = request.reports(i);
     const std::string field = absl::StrCat("reports[", i, "]");
+    if (absl::Status name = ValidateMetricName(report.metric(), absl::StrCat(field, ".metric"));
+        !name.ok()) {
+      batch.rejections.push_back(Rejection(i, name));
+      continue;
+    }
     auto it = metrics.find(report.metric());
     if (it == metrics.end()) {
       absl::StatusOr<std::shared_ptr<const MetricInfo>> info = registry_->Find(report.metric());
-      if (!info.ok()) {
-        if (absl::IsNotFound(info.status())) {
-          return absl::NotFoundError(absl::StrCat(field, ".metric: unknown metric \"",
-                                                  absl::CEscape(report.metric()), "\""));
-        }
-        return info.status();
-      }
-      it = metrics.emplace(report.metric(), *std::move(info)).first;
+      if (!info.ok() && !absl::IsNotFound(info.status())) return info.status();
+      // An unknown metric is remembered as null, so a batch of it costs one lookup.
+      it = metrics.emplace(report.metric(), info.ok() ? *std::move(info) : nullptr).first;
     }
-    const MetricInfo& metric = *it->second;
-    if (metric.Find(report.design_version()) == nullptr) {
-      return absl::InvalidArgumentError(absl::StrCat(
-          field, ".design_version: metric \"", report.metric(), "\" has no design version ",
-          report.design_version(), " (current version is ", metric.current().version, ")"));
+    if (it->second == nullptr) {
+      batch.rejections.push_back(
+          Rejection(i, absl::NotFoundError(absl::StrCat(field, ".metric: unknown metric \"",
+                                                        report.metric(), "\""))));
+      continue;
     }
-    if (report.design_version() != metric.current().version &&
-        std::find(stale.begin(), stale.end(), report.metric()) == stale.end()) {
-      stale.push_back(report.metric());
+    absl::StatusOr<ReportRow> row = ValidateReport(report, *it->second, field, bounds);
+    if (!row.ok()) {
+      batch.rejections.push_back(Rejection(i, row.status()));
+      continue;
     }
-    if (report.bit() > 1) {
-      return absl::InvalidArgumentError(
-          absl::StrCat(field, ".bit: must be 0 or 1, but is ", report.bit()));
+    if (report.design_version() != it->second->current().version &&
+        std::find(batch.stale_metrics.begin(), batch.stale_metrics.end(), report.metric()) ==
+            batch.stale_metrics.end()) {
+      batch.stale_metrics.push_back(report.metric());
     }
-    if (report.report_id().size() != 16) {
-      return absl::InvalidArgumentError(absl::StrCat(field, ".report_id: must be 16 bytes, but is ",
-                                                     report.report_id().size(), " bytes"));
-    }
-    const int64_t t = report.event_time_seconds();
-    const int64_t precision = metric.proto.time_precision_seconds();
-    if (t <= 0 || t % precision != 0) {
-      return absl::InvalidArgumentError(
-          absl::StrCat(field, ".event_time_seconds: must be > 0 and a multiple of ", precision,
-                       " (the metric's time precision), but is ", t));
-    }
-    if (t > latest_allowed) {
-      return absl::InvalidArgumentError(absl::StrCat(field, ".event_time_seconds: ", t,
-                                                     " is in the future (latest allowed is ",
-                                                     latest_allowed, ")"));
-    }
-    if (t < earliest_allowed) {
-      return absl::InvalidArgumentError(
-          absl::StrCat(field, ".event_time_seconds: ", t, " is too old (earliest allowed is ",
-                       earliest_allowed, ", the server's maximum report age is ",
-                       absl::FormatDuration(options_.max_report_age), ")"));
-    }
-    DENIABLE_ASSIGN_OR_RETURN(std::string labels,
-                              CanonicalLabels(report.labels(), absl::StrCat(field, ".labels")));
-    ReportRow row;
-    row.metric_id = metric.id;
-    row.design_version = report.design_version();
-    row.bit = report.bit() == 1;
-    std::memcpy(row.report_id.data(), report.report_id().data(), row.report_id.size());
-    row.event_time_seconds = t;
-    row.labels = std::move(labels);
-    rows.push_back(std::move(row));
+    batch.rows.push_back(*std::move(row));
   }
-  return ValidatedBatch{std::move(rows), std::move(stale)};
+  return batch;
+}
+
+absl::StatusOr<ReportRow> Ingestor::ValidateReport(const v1::Report& report,
+                                                   const MetricInfo& metric,
+                                                   absl::string_view field, const Bounds& bounds) {
+  if (metric.Find(report.design_version()) == nullptr) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        field, ".design_version: metric \"", report.metric(), "\" has no design version ",
+        report.design_version(), " (current version is ", metric.current().version, ")"));
+  }
+  if (report.bit() > 1) {
+    return absl::InvalidArgumentError(
+        absl::StrCat(field, ".bit: must be 0 or 1, but is ", report.bit()));
+  }
+  if (report.report_id().size() != 16) {
+    return absl::InvalidArgumentError(absl::StrCat(field, ".report_id: must be 16 bytes, but is ",
+                                                   report.report_id().size(), " bytes"));
+  }
+  const int64_t t = report.event_time_seconds();
+  const int64_t precision = metric.proto.time_precision_seconds();
+  if (t <= 0 || t % precision != 0) {
+    return absl::InvalidArgumentError(
+        absl::StrCat(field, ".event_time_seconds: must be > 0 and a multiple of ", precision,
+                     " (the metric's time precision), but is ", t));
+  }
+  if (t > bounds.latest_allowed) {
+    return absl::InvalidArgumentError(absl::StrCat(field, ".event_time_seconds: ", t,
+                                                   " is in the future (latest allowed is ",
+                                                   bounds.latest_allowed, ")"));
+  }
+  if (t < bounds.earliest_allowed) {
+    return absl::InvalidArgumentError(
+        absl::StrCat(field, ".event_time_seconds: ", t, " is too old (earliest allowed is ",
+                     bounds.earliest_allowed, ", the server's maximum report age is ",
+                     absl::FormatDuration(options_.max_report_age), ")"));
+  }
+  DENIABLE_ASSIGN_OR_RETURN(std::string labels,
+                            CanonicalLabels(report.labels(), absl::StrCat(field, ".labels")));
+  ReportRow row;
+  row.metric_id = metric.id;
+  row.design_version = report.design_version();
+  row.bit = report.bit() == 1;
+  std::memcpy(row.report_id.data(), report.report_id().data(), row.report_id.size());
+  row.event_time_seconds = t;
+  row.labels = std::move(labels);
+  return row;
 }
 
 }  // namespace deniable::server

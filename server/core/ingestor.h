@@ -1,16 +1,25 @@
-// Validates batches of reports and stores them atomically.
+// Validates batches of reports, judging each report on its own, and stores the valid ones of a
+// batch atomically.
 //
-// Validation (the whole batch is rejected, nothing stored, on the first invalid report):
+// A batch malformed as a whole is rejected whole (nothing stored, the call fails):
 //   empty batch, or more than max_batch_reports      INVALID_ARGUMENT "reports: ..."
-//   unknown metric                                   NOT_FOUND "reports[i].metric: ..."
-//   design version that the metric does not have     INVALID_ARGUMENT "reports[i].design_version"
-//   bit not 0 or 1                                   INVALID_ARGUMENT "reports[i].bit"
-//   report id not exactly 16 bytes                   INVALID_ARGUMENT "reports[i].report_id"
-//   event time <= 0, not rounded to the metric's precision, in the future beyond
-//   max_future_skew, or older than max_report_age    INVALID_ARGUMENT
+//   (an unparsable request never reaches the ingestor: gRPC refuses it)
+// Each report is then checked on its own. An invalid report becomes a v1::ReportRejection
+// (index, code, reason, permanent) in the response, and the valid reports beside it are stored:
+//   metric name not matching [a-z][a-z0-9_.-]{0,63}   INVALID_ARGUMENT "reports[i].metric"
+//   permanent unknown metric                                   NOT_FOUND "reports[i].metric"
+//   retryable design version that the metric does not have     INVALID_ARGUMENT
+//   "reports[i].design_version" bit not 0 or 1                                   INVALID_ARGUMENT
+//   "reports[i].bit" report id not exactly 16 bytes                   INVALID_ARGUMENT
+//   "reports[i].report_id" event time <= 0, not rounded to the metric's precision, in the future
+//   beyond max_future_skew, or older than max_report_age    INVALID_ARGUMENT
 //   "reports[i].event_time_seconds" more than 4 labels, malformed key or value INVALID_ARGUMENT
 //   "reports[i].labels[...]"
-// Messages name the field and the offending value, never a bit.
+// Every INVALID_ARGUMENT rejection is permanent (re-sending the same report can never succeed);
+// NOT_FOUND is not (the metric may be created, or the database restored, later).
+// A batch whose reports are ALL invalid is still answered OK: accepted = duplicates = 0 and one
+// rejection per report, so a device drops (or keeps) each report by its own verdict.
+// Messages name the field and the offending value (truncated by EchoValue), never a bit.
 //
 // Thread-safe. Does not own its arguments, which must outlive it.
 #ifndef DENIABLE_SERVER_CORE_INGESTOR_H_
@@ -24,6 +33,7 @@
 #include "absl/time/time.h"
 #include "deniable/common/clock.h"
 #include "deniable/v1/report_service.pb.h"
+#include "server/core/echo.h"
 #include "server/core/metric_registry.h"
 #include "server/storage/storage.h"
 
@@ -42,32 +52,48 @@ struct IngestOptions {
 
 // A validated batch, ready to store.
 struct ValidatedBatch {
-  std::vector<ReportRow> rows;
+  std::vector<ReportRow> rows;             // the valid reports, in request order
   std::vector<std::string> stale_metrics;  // metrics reported with an older design version
+  // The invalid reports, ordered by index (their position in the request).
+  std::vector<v1::ReportRejection> rejections;
 };
 
 class Ingestor {
  public:
   Ingestor(MetricRegistry* registry, Storage* storage, const Clock* clock, IngestOptions options);
 
-  // Validates the batch, stores it in one transaction and returns once it has committed.
-  // Errors: see the file comment; storage errors (INTERNAL, UNAVAILABLE, RESOURCE_EXHAUSTED)
-  // with nothing acknowledged.
+  // Validates the batch, stores its valid reports in one transaction and returns once it has
+  // committed (at once, without touching storage, when no report is valid). The response lists
+  // the rejected reports; accepted + duplicates + rejections_size() = the batch's size.
+  // Errors: INVALID_ARGUMENT for a batch malformed as a whole (see the file comment); storage
+  // errors (UNAVAILABLE when it may pass, DATA_LOSS, INTERNAL for a bug) with nothing
+  // acknowledged.
   absl::StatusOr<v1::SubmitReportsResponse> Submit(const v1::SubmitReportsRequest& request);
 
   // Submit without blocking, for asynchronous handlers: `done` runs with the response once the
-  // batch has committed, or with the error (inline for a validation error, else on the storage's
-  // thread). `done` must not block. `request` need not outlive the call.
+  // batch has committed, or with the error (inline for a batch-wide validation error or a batch
+  // with no valid report, else on the storage's thread). `done` must not block. `request` need not
+  // outlive the call.
   using SubmitCallback = absl::AnyInvocable<void(absl::StatusOr<v1::SubmitReportsResponse>) &&>;
   void SubmitAsync(const v1::SubmitReportsRequest& request, SubmitCallback done);
 
-  // Validates the batch without storing it. Errors: see the file comment.
+  // Validates the batch without storing it: the valid rows and the rejections.
+  // Errors: INVALID_ARGUMENT for a batch malformed as a whole; storage errors from reading a
+  // metric.
   absl::StatusOr<ValidatedBatch> Validate(const v1::SubmitReportsRequest& request);
 
   Storage* storage() const { return storage_; }
   const IngestOptions& options() const { return options_; }
 
  private:
+  struct Bounds {
+    int64_t latest_allowed = 0;    // newest event time accepted, Unix seconds
+    int64_t earliest_allowed = 0;  // oldest event time accepted, Unix seconds
+  };
+  // One report of a known metric. Errors: INVALID_ARGUMENT naming `field`.
+  absl::StatusOr<ReportRow> ValidateReport(const v1::Report& report, const MetricInfo& metric,
+                                           absl::string_view field, const Bounds& bounds);
+
   MetricRegistry* const registry_;
   Storage* const storage_;
   const Clock* const clock_;

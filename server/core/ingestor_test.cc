@@ -38,15 +38,23 @@ class IngestorTest : public ::testing::Test {
     return r;
   }
 
-  // Submits `bad` after one valid report and expects the whole batch refused.
-  void ExpectRejected(const v1::Report& bad, absl::StatusCode code, const std::string& field) {
+  // Submits `bad` after one valid report and expects the valid one stored and `bad` rejected
+  // alone, at index 1, with `code` and a reason naming `field`.
+  void ExpectRejected(const v1::Report& bad, absl::StatusCode code, const std::string& field,
+                      bool permanent = true) {
     v1::SubmitReportsRequest request;
     *request.add_reports() = Valid('z');
     *request.add_reports() = bad;
     absl::StatusOr<v1::SubmitReportsResponse> response = ingestor_.Submit(request);
-    EXPECT_EQ(response.status().code(), code) << response.status();
-    EXPECT_THAT(response.status().message(), HasSubstr(field));
-    EXPECT_EQ(storage_.ReportCount(), 0) << "a rejected batch stored something";
+    ASSERT_TRUE(response.ok()) << response.status();
+    EXPECT_EQ(response->accepted() + response->duplicates(), 1u);  // stored now or before
+    ASSERT_EQ(response->rejections_size(), 1);
+    const v1::ReportRejection& r = response->rejections(0);
+    EXPECT_EQ(r.index(), 1u);
+    EXPECT_EQ(r.code(), static_cast<int32_t>(code)) << r.reason();
+    EXPECT_THAT(r.reason(), HasSubstr(field));
+    EXPECT_EQ(r.permanent(), permanent);
+    EXPECT_EQ(storage_.ReportCount(), 1) << "the valid report was not stored alone";
   }
 
   FakeClock clock_;
@@ -87,7 +95,84 @@ TEST_F(IngestorTest, RejectsOversizedBatch) {
 TEST_F(IngestorTest, RejectsUnknownMetricAsNotFound) {
   v1::Report r = Valid();
   r.set_metric("unknown");
-  ExpectRejected(r, absl::StatusCode::kNotFound, "reports[1].metric");
+  ExpectRejected(r, absl::StatusCode::kNotFound, "reports[1].metric", /*permanent=*/false);
+}
+
+TEST_F(IngestorTest, RejectsMalformedMetricNameWithABoundedEcho) {
+  v1::Report r = Valid();
+  r.set_metric(std::string(1 << 20, '\x01'));  // 1 MiB of control bytes
+  ExpectRejected(r, absl::StatusCode::kInvalidArgument, "reports[1].metric: must match");
+  v1::SubmitReportsRequest request;
+  *request.add_reports() = r;
+  absl::StatusOr<v1::SubmitReportsResponse> response = ingestor_.Submit(request);
+  ASSERT_TRUE(response.ok()) << response.status();
+  ASSERT_EQ(response->rejections_size(), 1);
+  EXPECT_LT(response->rejections(0).reason().size(), 400u) << "the junk was echoed";
+  EXPECT_THAT(response->rejections(0).reason(), HasSubstr("(1048576 bytes)"));
+}
+
+TEST_F(IngestorTest, BatchOfOnlyInvalidReportsIsAnsweredOkWithEveryRejection) {
+  v1::SubmitReportsRequest request;
+  for (int i = 0; i < 3; ++i) {
+    *request.add_reports() = Valid(static_cast<char>('a' + i));
+    request.mutable_reports(i)->set_bit(7);
+  }
+  absl::StatusOr<v1::SubmitReportsResponse> response = ingestor_.Submit(request);
+  ASSERT_TRUE(response.ok()) << response.status();
+  EXPECT_EQ(response->accepted(), 0u);
+  ASSERT_EQ(response->rejections_size(), 3);
+  for (int i = 0; i < 3; ++i) EXPECT_EQ(response->rejections(i).index(), static_cast<uint32_t>(i));
+  EXPECT_EQ(storage_.ReportCount(), 0);
+}
+
+TEST_F(IngestorTest, SubmitAsyncAnswersABatchOfOnlyInvalidReportsWithoutStorage) {
+  v1::SubmitReportsRequest request;
+  *request.add_reports() = Valid();
+  request.mutable_reports(0)->set_report_id("short");
+  absl::StatusOr<v1::SubmitReportsResponse> got = absl::InternalError("not called");
+  ingestor_.SubmitAsync(request,
+                        [&](absl::StatusOr<v1::SubmitReportsResponse> r) { got = std::move(r); });
+  ASSERT_TRUE(got.ok()) << got.status();
+  ASSERT_EQ(got->rejections_size(), 1);
+  EXPECT_THAT(got->rejections(0).reason(), HasSubstr("reports[0].report_id"));
+}
+
+TEST(IngestorBigBatchTest, OneStaleReportInAThousandIsRejectedAloneWithItsIndex) {
+  FakeClock clock(absl::FromUnixSeconds(kNow));
+  MemoryStorage storage;
+  MetricRegistry registry(&storage, &clock);
+  Ingestor ingestor(&registry, &storage, &clock, IngestOptions{});
+  v1::CreateMetricRequest create;
+  create.set_name("m");
+  create.mutable_design()->mutable_two_coin();
+  ASSERT_TRUE(registry.Create(create).ok());
+  v1::SubmitReportsRequest request;
+  for (int i = 0; i < 1000; ++i) {
+    v1::Report* r = request.add_reports();
+    r->set_metric("m");
+    r->set_design_version(1);
+    r->set_bit(static_cast<uint32_t>(i % 2));
+    std::string id(16, '\0');
+    id[0] = static_cast<char>(i & 0xff);
+    id[1] = static_cast<char>(i >> 8);
+    r->set_report_id(id);
+    r->set_event_time_seconds(kNow);
+  }
+  // A device offline for 31 days: older than the default maximum age of 30 days.
+  request.mutable_reports(637)->set_event_time_seconds(kNow - 31 * 86400);
+  absl::StatusOr<v1::SubmitReportsResponse> response = ingestor.Submit(request);
+  ASSERT_TRUE(response.ok()) << response.status();
+  EXPECT_EQ(response->accepted(), 999u);
+  EXPECT_EQ(response->duplicates(), 0u);
+  ASSERT_EQ(response->rejections_size(), 1);
+  EXPECT_EQ(response->rejections(0).index(), 637u);
+  EXPECT_EQ(response->rejections(0).code(),
+            static_cast<int32_t>(absl::StatusCode::kInvalidArgument));
+  EXPECT_THAT(response->rejections(0).reason(),
+              HasSubstr("reports[637].event_time_seconds: " + std::to_string(kNow - 31 * 86400) +
+                        " is too old"));
+  EXPECT_TRUE(response->rejections(0).permanent());
+  EXPECT_EQ(storage.ReportCount(), 999);
 }
 
 TEST_F(IngestorTest, RejectsWrongDesignVersion) {

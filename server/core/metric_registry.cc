@@ -8,6 +8,7 @@
 #include "absl/strings/str_cat.h"
 #include "deniable/common/status_macros.h"
 #include "deniable/convert/design_convert.h"
+#include "server/core/echo.h"
 
 namespace deniable::server {
 namespace {
@@ -65,8 +66,8 @@ absl::Status ValidateMetricName(absl::string_view name, absl::string_view field)
          (absl::ascii_islower(c) || absl::ascii_isdigit(c) || c == '_' || c == '.' || c == '-');
   }
   if (!ok) {
-    return absl::InvalidArgumentError(absl::StrCat(
-        field, ": must match [a-z][a-z0-9_.-]{0,63}, but is \"", absl::CEscape(name), "\""));
+    return absl::InvalidArgumentError(
+        absl::StrCat(field, ": must match [a-z][a-z0-9_.-]{0,63}, but is ", EchoValue(name)));
   }
   return absl::OkStatus();
 }
@@ -149,6 +150,8 @@ absl::StatusOr<std::vector<v1::Metric>> MetricRegistry::List() {
 }
 
 absl::StatusOr<std::shared_ptr<const MetricInfo>> MetricRegistry::Find(absl::string_view name) {
+  // A name that can never exist is refused here, before storage, with a bounded echo.
+  DENIABLE_RETURN_IF_ERROR(ValidateMetricName(name, "metric"));
   {
     absl::MutexLock lock(&mu_);
     if (auto it = cache_.find(name); it != cache_.end()) return it->second;

@@ -62,7 +62,9 @@ class MetricRegistry {
   // All metrics ordered by name. Errors: storage errors.
   absl::StatusOr<std::vector<v1::Metric>> List();
 
-  // The metric named `name`, from the cache or storage. Errors: NOT_FOUND; storage errors.
+  // The metric named `name`, from the cache or storage. Errors: INVALID_ARGUMENT "metric: ..."
+  // for a name that is not a metric name (ValidateMetricName; checked before storage);
+  // NOT_FOUND; storage errors.
   absl::StatusOr<std::shared_ptr<const MetricInfo>> Find(absl::string_view name);
 
  private:

@@ -16,6 +16,12 @@ absl::Status ReportStream::Add(const v1::SubmitReportsRequest& message) {
     return absl::Status(batch.status().code(),
                         absl::StrCat("message ", messages_, ": ", batch.status().message()));
   }
+  for (v1::ReportRejection& r : batch->rejections) {
+    r.set_index(static_cast<uint32_t>(reports_ + r.index()));
+    r.set_reason(absl::StrCat("message ", messages_, ": ", r.reason()));
+    rejections_.push_back(std::move(r));
+  }
+  reports_ += message.reports_size();
   ++messages_;
   for (std::string& name : batch->stale_metrics) {
     if (std::find(stale_metrics_.begin(), stale_metrics_.end(), name) == stale_metrics_.end()) {
@@ -50,6 +56,7 @@ absl::StatusOr<v1::SubmitReportsResponse> ReportStream::Finish() {
   response.set_accepted(static_cast<uint32_t>(accepted_));
   response.set_duplicates(static_cast<uint32_t>(duplicates_));
   for (std::string& name : stale_metrics_) response.add_stale_metrics(std::move(name));
+  for (v1::ReportRejection& r : rejections_) *response.add_rejections() = std::move(r);
   return response;
 }
 

@@ -4,6 +4,7 @@
 #include <grpcpp/health_check_service_interface.h>
 #include <grpcpp/impl/server_builder_option.h>
 #include <grpcpp/impl/server_builder_plugin.h>
+#include <spdlog/spdlog.h>
 
 #include <chrono>
 #include <utility>
@@ -43,7 +44,33 @@ CollectorServer::CollectorServer(std::unique_ptr<Storage> storage, const Clock* 
       guarded_queries_(&query_service_, &guard_),
       admin_service_(&guard_) {}
 
-CollectorServer::~CollectorServer() { Shutdown(absl::ZeroDuration()); }
+CollectorServer::~CollectorServer() {
+  Shutdown(absl::ZeroDuration());
+  {
+    absl::MutexLock lock(&health_mu_);
+    stopping_ = true;
+  }
+  if (health_watcher_.joinable()) health_watcher_.join();
+}
+
+void CollectorServer::WatchHealth(absl::Duration interval) {
+  absl::MutexLock lock(&health_mu_);
+  bool healthy = true;
+  while (!health_mu_.AwaitWithTimeout(absl::Condition(&stopping_), interval)) {
+    health_mu_.Unlock();
+    const absl::Status status = storage_->Health();
+    health_mu_.Lock();
+    if (stopping_) break;
+    if (status.ok() == healthy) continue;
+    healthy = status.ok();
+    if (healthy) {
+      spdlog::info("event=storage_healthy");
+    } else {
+      spdlog::error("event=storage_unhealthy reason=\"{}\"", std::string(status.message()));
+    }
+    server_->GetHealthCheckService()->SetServingStatus(healthy);
+  }
+}
 
 absl::StatusOr<std::unique_ptr<CollectorServer>> CollectorServer::Start(
     std::unique_ptr<Storage> storage, const Clock* clock, const ServerOptions& options) {
@@ -77,6 +104,11 @@ absl::StatusOr<std::unique_ptr<CollectorServer>> CollectorServer::Start(
         absl::StrCat("listen_address: cannot listen on \"", options.listen_address, "\""));
   }
   server->server_->GetHealthCheckService()->SetServingStatus(true);
+  if (options.health_check_interval > absl::ZeroDuration()) {
+    CollectorServer* raw = server.get();
+    const absl::Duration interval = options.health_check_interval;
+    server->health_watcher_ = std::thread([raw, interval] { raw->WatchHealth(interval); });
+  }
   return server;
 }
 
@@ -86,7 +118,11 @@ std::shared_ptr<grpc::Channel> CollectorServer::InProcessChannel() {
 
 void CollectorServer::Shutdown(absl::Duration grace) {
   if (server_ == nullptr) return;
-  server_->GetHealthCheckService()->SetServingStatus(false);
+  {
+    absl::MutexLock lock(&health_mu_);
+    stopping_ = true;  // the watcher never turns the status back to SERVING
+    server_->GetHealthCheckService()->SetServingStatus(false);
+  }
   server_->Shutdown(std::chrono::system_clock::now() +
                     std::chrono::milliseconds(absl::ToInt64Milliseconds(grace)));
 }

@@ -16,8 +16,11 @@
 
 #include <memory>
 #include <string>
+#include <thread>
 
+#include "absl/base/thread_annotations.h"
 #include "absl/status/statusor.h"
+#include "absl/synchronization/mutex.h"
 #include "absl/time/time.h"
 #include "deniable/common/clock.h"
 #include "server/auth/authenticator.h"
@@ -55,6 +58,10 @@ struct ServerOptions {
   // the queries) otherwise end threads when a burst of calls finishes and create them again for
   // the next one. 0: gRPC's default.
   int max_idle_threads = 32;
+  // How often the storage's Health() is checked; the health service says NOT_SERVING (with an
+  // event=storage_unhealthy error log) while it fails, and SERVING again once it passes.
+  // Zero: never.
+  absl::Duration health_check_interval = absl::Seconds(1);
 };
 
 class CollectorServer {
@@ -99,6 +106,12 @@ class CollectorServer {
   AdminServiceImpl admin_service_;
   std::unique_ptr<grpc::Server> server_;
   int port_ = 0;
+
+  // Follows storage_->Health() into the health service until Shutdown.
+  void WatchHealth(absl::Duration interval);
+  absl::Mutex health_mu_;  // orders the watcher's status changes with Shutdown's
+  bool stopping_ ABSL_GUARDED_BY(health_mu_) = false;
+  std::thread health_watcher_;
 };
 
 }  // namespace deniable::server

@@ -2,8 +2,11 @@
 
 #include <spdlog/spdlog.h>
 
+#include <exception>
 #include <string>
 
+#include "absl/strings/str_cat.h"
+#include "server/core/ingestor.h"
 #include "server/service/grpc_status.h"
 
 namespace deniable::server {
@@ -16,6 +19,22 @@ absl::string_view Metadata(const grpc::ServerContextBase& context, absl::string_
   return absl::string_view(it->second.data(), it->second.size());
 }
 
+// The last guard at the service boundary: an exception escaping a handler would reach the client
+// as UNKNOWN; it becomes INTERNAL (a bug by definition: handlers validate their input and call
+// Boost with non-throwing policies) with a log line naming the method.
+template <typename Handler>
+grpc::Status CatchAll(const char* method, Handler&& handler) {
+  try {
+    return handler();
+  } catch (const std::exception& e) {
+    spdlog::error("event=handler_exception method={} what=\"{}\"", method, EchoValue(e.what()));
+  } catch (...) {
+    spdlog::error("event=handler_exception method={} what=\"(not a std::exception)\"", method);
+  }
+  return grpc::Status(grpc::StatusCode::INTERNAL,
+                      absl::StrCat(method, ": internal error (logged on the server)"));
+}
+
 // Checks the caller, then runs the inner unary handler.
 template <typename Service, typename Request, typename Response>
 grpc::Status Forward(CallGuard* guard, std::initializer_list<Role> allowed, const char* method,
@@ -25,7 +44,7 @@ grpc::Status Forward(CallGuard* guard, std::initializer_list<Role> allowed, cons
                      grpc::ServerContext* context, const Request* request, Response* response) {
   absl::StatusOr<std::optional<Principal>> caller = guard->Check(*context, allowed, method);
   if (!caller.ok()) return ToGrpcStatus(caller.status());
-  return (inner->*handler)(context, request, response);
+  return CatchAll(method, [&] { return (inner->*handler)(context, request, response); });
 }
 
 constexpr std::initializer_list<Role> kAnalyst = {Role::kAnalyst};
@@ -93,12 +112,24 @@ grpc::Status GuardedReportService::StreamReports(
   absl::StatusOr<std::optional<Principal>> caller =
       guard_->Check(*context, kReporter, "StreamReports");
   if (!caller.ok()) return Reject(caller.status(), 0, false);
-  // The rate limit applies to each message; the inner service counts the stream's outcome.
+  // The token and the rate limit are checked again for each message, so a revocation (seen
+  // within the authenticator's reload interval) or an exhausted bucket ends an open stream
+  // before its next message is stored; the inner service counts the stream's outcome.
   const std::optional<Principal> principal = *caller;
-  return inner_->StreamReportsAdmitted(context, reader, response, [&](int64_t reports) {
-    absl::Status s = guard_->AdmitReports(*context, principal, reports);
-    if (!s.ok()) Reject(s, reports, true);
-    return s;
+  return CatchAll("StreamReports", [&] {
+    return inner_->StreamReportsAdmitted(context, reader, response, [&](int64_t reports) {
+      if (principal.has_value()) {
+        absl::StatusOr<std::optional<Principal>> still =
+            guard_->Check(*context, kReporter, "StreamReports");
+        if (!still.ok()) {
+          Reject(still.status(), reports, false);
+          return still.status();
+        }
+      }
+      absl::Status s = guard_->AdmitReports(*context, principal, reports);
+      if (!s.ok()) Reject(s, reports, true);
+      return s;
+    });
   });
 }
 

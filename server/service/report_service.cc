@@ -6,6 +6,20 @@
 #include "server/service/grpc_status.h"
 
 namespace deniable::server {
+namespace {
+
+// One line per call with rejected reports: how many, and the first reason (bounded by
+// EchoValue, never a bit).
+void LogRejections(const char* event, const v1::SubmitReportsResponse& response) {
+  if (response.rejections_size() == 0) return;
+  spdlog::warn(
+      "event={} rejected={} accepted={} first_index={} first_code={} first_reason=\"{}\"", event,
+      response.rejections_size(), response.accepted(), response.rejections(0).index(),
+      absl::StatusCodeToString(static_cast<absl::StatusCode>(response.rejections(0).code())),
+      response.rejections(0).reason());
+}
+
+}  // namespace
 
 grpc::Status ReportServiceImpl::GetDesign(grpc::ServerContext* /*context*/,
                                           const v1::GetDesignRequest* request,
@@ -41,6 +55,7 @@ grpc::ServerUnaryReactor* ReportServiceImpl::SubmitReports(grpc::CallbackServerC
       return;
     }
     *response = *std::move(result);
+    LogRejections("reports_rejected", *response);
     if (counters != nullptr) counters->RecordAccepted(*response);
     reactor->Finish(grpc::Status::OK);
   });
@@ -79,6 +94,7 @@ grpc::Status ReportServiceImpl::StreamReportsAdmitted(
     return ToGrpcStatus(result.status());
   }
   *response = *std::move(result);
+  LogRejections("stream_reports_rejected", *response);
   if (counters_ != nullptr) counters_->RecordAccepted(*response);
   return grpc::Status::OK;
 }

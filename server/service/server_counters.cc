@@ -6,6 +6,8 @@ void ServerCounters::RecordAccepted(const v1::SubmitReportsResponse& response) {
   batches_accepted_.fetch_add(1, std::memory_order_relaxed);
   reports_accepted_.fetch_add(response.accepted(), std::memory_order_relaxed);
   reports_duplicate_.fetch_add(response.duplicates(), std::memory_order_relaxed);
+  reports_rejected_.fetch_add(static_cast<uint64_t>(response.rejections_size()),
+                              std::memory_order_relaxed);
 }
 
 void ServerCounters::RecordRejected(grpc::StatusCode code, int64_t reports, bool rate_limited) {

@@ -17,7 +17,9 @@ class ServerCounters {
  public:
   explicit ServerCounters(int64_t start_time_seconds) : start_time_seconds_(start_time_seconds) {}
 
-  // A call that committed: its accepted and duplicate counts.
+  // A call that committed: its accepted and duplicate counts, and its reports rejected one by
+  // one (SubmitReportsResponse.rejections), which count in reports_rejected (per report) but
+  // not in batches_rejected (the call itself succeeded).
   void RecordAccepted(const v1::SubmitReportsResponse& response);
   // A call that stored nothing, with the number of reports it carried (0 if unknown) and whether
   // the rate limit (rather than storage) said RESOURCE_EXHAUSTED.

@@ -10,7 +10,7 @@ namespace deniable::server {
 struct GroupCommitStorage::Writer {
   absl::Span<const ReportRow> rows;
   AppendCallback callback;  // empty for a blocking caller
-  absl::StatusOr<AppendResult> result = absl::UnknownError("not committed");
+  absl::StatusOr<AppendResult> result = absl::InternalError("not committed");
   bool done = false;
 };
 
@@ -61,6 +61,11 @@ GroupCommitStats GroupCommitStorage::stats() const {
 int GroupCommitStorage::QueuedCalls() const {
   absl::MutexLock lock(&mu_);
   return static_cast<int>(queue_.size());
+}
+
+bool GroupCommitStorage::Stopping() const {
+  absl::MutexLock lock(&mu_);
+  return stopping_;
 }
 
 void GroupCommitStorage::Enqueue(Writer* w) {

@@ -78,10 +78,14 @@ class GroupCommitStorage : public Storage {
   absl::StatusOr<std::vector<CountRow>> ReadCounts(int64_t metric_id, int64_t start_seconds,
                                                    int64_t end_seconds) override;
 
+  absl::Status Health() override { return target_->Health(); }
+
   Storage* target() { return target_.get(); }
   GroupCommitStats stats() const;
   // Calls queued now, the committing group included (for tests).
   int QueuedCalls() const;
+  // True once the destructor has begun (for tests that destroy while calls are queued).
+  bool Stopping() const;
 
  private:
   struct Writer;

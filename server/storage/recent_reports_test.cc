@@ -5,11 +5,13 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <atomic>
 #include <cstdio>
 #include <cstring>
 #include <memory>
 #include <random>
 #include <string>
+#include <thread>
 #include <tuple>
 #include <vector>
 
@@ -235,6 +237,63 @@ TEST(RecentReportsTest, BackgroundMoveKeepsEveryReportOnce) {
   EXPECT_EQ(s->RecentReportCount(), 0);
   EXPECT_EQ(*s->ReportCount(), accepted);
   EXPECT_EQ(std::get<3>(Counts(*s, m)[0]), accepted);
+}
+
+// A move runs in many transactions; readers in between must see every report exactly once, both
+// through ReportCount and through the stored_reports view on another connection.
+TEST(RecentReportsTest, ReaderDuringAMoveNeverSeesARowTwice) {
+  const std::string path = TempDbPath("move_reader");
+  auto opened =
+      SqliteStorage::Open({.path = path, .background_moves = false, .move_chunk_rows = 100});
+  ASSERT_TRUE(opened.ok()) << opened.status();
+  std::unique_ptr<SqliteStorage> s = *std::move(opened);
+  const int64_t m = s->CreateMetric(NewMetric("m"))->id;
+  constexpr int64_t kReports = 5000;
+  std::vector<ReportRow> batch;
+  for (int64_t n = 0; n < kReports; ++n) {
+    ReportRow r = Row(m, 0, n % 3 == 0, 9);
+    std::memcpy(r.report_id.data(), &n, sizeof n);
+    batch.push_back(r);
+  }
+  ASSERT_TRUE(s->AppendReports(batch).ok());
+
+  sqlite3* view_db = nullptr;
+  ASSERT_EQ(sqlite3_open_v2(path.c_str(), &view_db, SQLITE_OPEN_READONLY, nullptr), SQLITE_OK);
+  std::atomic<bool> moving{true};
+  std::atomic<int> reads{0};
+  std::atomic<int> wrong{0};
+  std::atomic<int64_t> last_wrong{0};
+  std::thread reader([&] {
+    while (moving.load()) {
+      absl::StatusOr<int64_t> n = s->ReportCount();
+      int64_t in_view = -1;
+      sqlite3_stmt* st = nullptr;
+      if (sqlite3_prepare_v2(view_db, "SELECT count(*) FROM stored_reports", -1, &st, nullptr) ==
+              SQLITE_OK &&
+          sqlite3_step(st) == SQLITE_ROW) {
+        in_view = sqlite3_column_int64(st, 0);
+      }
+      sqlite3_finalize(st);
+      if (!n.ok() || *n != kReports || in_view != kReports) {
+        ++wrong;
+        last_wrong = n.ok() && *n != kReports ? *n : in_view;
+      }
+      ++reads;
+    }
+  });
+  while (reads.load() == 0) std::this_thread::yield();
+  const int before = reads.load();
+  const absl::Status moved = s->MoveRecentReports();
+  const int during = reads.load() - before;
+  moving = false;
+  reader.join();
+  sqlite3_close(view_db);
+  ASSERT_TRUE(moved.ok()) << moved;
+  EXPECT_EQ(s->RecentReportCount(), 0);
+  EXPECT_EQ(wrong.load(), 0) << "a reader saw " << last_wrong.load() << " reports instead of "
+                             << kReports << " during the move";
+  EXPECT_GT(during, 0) << "the reader never ran during the move";
+  EXPECT_EQ(*s->ReportCount(), kReports);
 }
 
 }  // namespace

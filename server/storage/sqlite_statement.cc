@@ -8,17 +8,38 @@
 namespace deniable::server {
 
 absl::Status SqliteError(sqlite3* db, int code, absl::string_view what) {
-  const std::string message =
-      absl::StrCat(what, ": ", db != nullptr ? sqlite3_errmsg(db) : sqlite3_errstr(code),
-                   " (sqlite code ", code, ")");
-  switch (code & 0xff) {
-    case SQLITE_FULL:
-      return absl::ResourceExhaustedError(message);
-    case SQLITE_BUSY:
-    case SQLITE_LOCKED:
-      return absl::UnavailableError(message);
+  const int primary = code & 0xff;
+  const char* detail = db != nullptr ? sqlite3_errmsg(db) : sqlite3_errstr(code);
+  const std::string message = absl::StrCat(what, ": ", detail, " (sqlite code ", code, ")");
+  switch (primary) {
     case SQLITE_CONSTRAINT:
       return absl::AlreadyExistsError(message);
+    // Conditions of the machine or of other processes, which may pass: retry later.
+    case SQLITE_FULL:
+      return absl::UnavailableError(
+          absl::StrCat("storage: the disk is full, retry later (", message, ")"));
+    case SQLITE_IOERR:
+    case SQLITE_CANTOPEN:
+    case SQLITE_NOMEM:
+    case SQLITE_PROTOCOL:
+    case SQLITE_READONLY:
+    case SQLITE_PERM:
+    case SQLITE_AUTH:
+    case SQLITE_NOLFS:
+    case SQLITE_INTERRUPT:
+    case SQLITE_ABORT:
+    case SQLITE_SCHEMA:
+      return absl::UnavailableError(
+          absl::StrCat("storage: the database cannot be written now, retry later (", message, ")"));
+    case SQLITE_BUSY:
+    case SQLITE_LOCKED:
+      return absl::UnavailableError(
+          absl::StrCat("storage: the database is busy, retry later (", message, ")"));
+    // The file is damaged: not a bug of the server, and not something a retry fixes soon.
+    case SQLITE_CORRUPT:
+    case SQLITE_NOTADB:
+      return absl::DataLossError(absl::StrCat("storage: the database is damaged (", message, ")"));
+    // SQLITE_ERROR (bad SQL), SQLITE_MISUSE, SQLITE_RANGE, SQLITE_MISMATCH, ...: a bug.
     default:
       return absl::InternalError(message);
   }

@@ -21,8 +21,14 @@
 
 namespace deniable::server {
 
-// Converts an SQLite result code to a status: SQLITE_FULL -> RESOURCE_EXHAUSTED,
-// SQLITE_BUSY/LOCKED -> UNAVAILABLE, SQLITE_CONSTRAINT -> ALREADY_EXISTS, others -> INTERNAL.
+// The one place where an SQLite result code becomes a status (docs/security.md, "Status codes"):
+//   SQLITE_CONSTRAINT                                      -> ALREADY_EXISTS
+//   failures that may pass: SQLITE_FULL (disk full), IOERR, CANTOPEN, NOMEM, PROTOCOL,
+//   READONLY, PERM, AUTH, NOLFS, INTERRUPT, ABORT, SCHEMA, BUSY, LOCKED -> UNAVAILABLE
+//   SQLITE_CORRUPT, SQLITE_NOTADB (a damaged file)         -> DATA_LOSS
+//   anything else (bad SQL, misuse: a bug)                 -> INTERNAL
+// Disk full is UNAVAILABLE, not RESOURCE_EXHAUSTED: it is the server's condition, not the
+// caller's quota, and a client retries UNAVAILABLE with backoff.
 // The message names `what` and carries sqlite3_errmsg(db).
 absl::Status SqliteError(sqlite3* db, int code, absl::string_view what);
 
@@ -31,7 +37,7 @@ absl::Status SqliteExec(sqlite3* db, absl::string_view sql);
 
 class SqliteStatement {
  public:
-  // Errors: INTERNAL if the SQL does not compile.
+  // Errors: INTERNAL if the SQL does not compile; as SqliteError otherwise.
   static absl::StatusOr<SqliteStatement> Prepare(sqlite3* db, absl::string_view sql);
 
   SqliteStatement(SqliteStatement&& other) noexcept;

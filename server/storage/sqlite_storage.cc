@@ -1,13 +1,23 @@
 #include "server/storage/sqlite_storage.h"
 
+#include <fcntl.h>
+#include <sys/file.h>
+#include <sys/stat.h>
+#include <sys/statvfs.h>
+#include <unistd.h>
+
 #include <algorithm>
+#include <cerrno>
+#include <cstring>
 #include <map>
+#include <string>
 #include <tuple>
 #include <utility>
 #include <vector>
 
 #include "absl/status/status.h"
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
 #include "deniable/common/status_macros.h"
 
 namespace deniable::server {
@@ -136,7 +146,47 @@ absl::StatusOr<ReportId> ColumnReportId(const SqliteStatement& st, int column) {
   return id;
 }
 
+// The pid written in a lock file, or "unknown".
+std::string LockHolder(int fd) {
+  char buf[32] = {};
+  const ssize_t n = pread(fd, buf, sizeof(buf) - 1, 0);
+  std::string pid(buf, n > 0 ? static_cast<size_t>(n) : 0);
+  while (!pid.empty() && (pid.back() == '\n' || pid.back() == ' ')) pid.pop_back();
+  return pid.empty() ? "unknown" : pid;
+}
+
 }  // namespace
+
+absl::StatusOr<int> LockDatabase(const std::string& db_path) {
+  const std::string path = db_path + ".lock";
+  const int fd = open(path.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0644);
+  if (fd < 0) {
+    return absl::UnavailableError(
+        absl::StrCat("cannot open the lock file \"", path, "\": ", std::strerror(errno)));
+  }
+  if (flock(fd, LOCK_EX | LOCK_NB) != 0) {
+    const int err = errno;
+    const std::string holder = LockHolder(fd);
+    close(fd);
+    if (err == EWOULDBLOCK) {
+      return absl::FailedPreconditionError(
+          absl::StrCat("database \"", db_path, "\" is in use by another process (pid ", holder,
+                       ", which holds \"", path,
+                       "\"): a database has one writer; stop that process or use "
+                       "another --db"));
+    }
+    return absl::UnavailableError(absl::StrCat("cannot lock \"", path, "\": ", std::strerror(err)));
+  }
+  const std::string pid = absl::StrCat(getpid(), "\n");
+  if (ftruncate(fd, 0) != 0 ||
+      pwrite(fd, pid.data(), pid.size(), 0) != static_cast<ssize_t>(pid.size())) {
+    const int err = errno;
+    close(fd);
+    return absl::UnavailableError(
+        absl::StrCat("cannot write the lock file \"", path, "\": ", std::strerror(err)));
+  }
+  return fd;
+}
 
 struct SqliteStorage::WriteStatements {
   SqliteStatement begin, commit, rollback;
@@ -155,7 +205,17 @@ absl::StatusOr<std::unique_ptr<SqliteStorage>> SqliteStorage::Open(const SqliteO
                                       "\"");
   }
   std::unique_ptr<SqliteStorage> storage(new SqliteStorage());
+  // Before SQLite touches the file: a second process never opens it (leveldb DBImpl::Recover).
+  DENIABLE_ASSIGN_OR_RETURN(storage->lock_fd_, LockDatabase(options.path));
   DENIABLE_RETURN_IF_ERROR(storage->Init(options));
+  struct stat st {};
+  if (stat(options.path.c_str(), &st) != 0) {
+    return absl::UnavailableError(
+        absl::StrCat("cannot stat the database \"", options.path, "\": ", std::strerror(errno)));
+  }
+  storage->path_ = options.path;
+  storage->file_device_ = static_cast<uint64_t>(st.st_dev);
+  storage->file_inode_ = static_cast<uint64_t>(st.st_ino);
   DENIABLE_RETURN_IF_ERROR(storage->StartMoves(options));
   return storage;
 }
@@ -214,7 +274,7 @@ absl::Status SqliteStorage::Init(const SqliteOptions& options) {
   DENIABLE_ASSIGN_OR_RETURN(
       SqliteStatement delete_moved,
       prepare_write("DELETE FROM recent_reports WHERE metric_id = ? AND event_time = ? AND "
-                    "seq <= ?"));
+                    "seq = ?"));
   DENIABLE_ASSIGN_OR_RETURN(
       SqliteStatement start_move,
       prepare_write("INSERT OR IGNORE INTO moving(metric_id, event_time) VALUES(?, ?)"));
@@ -260,6 +320,7 @@ absl::Status SqliteStorage::Init(const SqliteOptions& options) {
                                  std::move(count_reports)});
   max_recent_reports_ = options.max_recent_reports;
   background_moves_ = options.background_moves;
+  move_chunk_rows_ = static_cast<size_t>(std::max(1, options.move_chunk_rows));
   DENIABLE_RETURN_IF_ERROR(FinishInterruptedMoves());
   return LoadRecent();
 }
@@ -274,7 +335,8 @@ absl::Status SqliteStorage::StartMoves(const SqliteOptions& options) {
 }
 
 absl::Status SqliteStorage::FinishInterruptedMoves() {
-  // Rows of an interrupted move may be in both tables: keep the keyed copy.
+  // A move deletes each chunk from recent_reports as it inserts it, but a database written by an
+  // older version may hold rows of an interrupted move in both tables: keep the keyed copy.
   return SqliteExec(write_db_,
                     "BEGIN IMMEDIATE; "
                     "DELETE FROM recent_reports WHERE (metric_id, event_time) IN "
@@ -342,6 +404,9 @@ SqliteStorage::~SqliteStorage() {
   read_.reset();
   sqlite3_close(write_db_);
   sqlite3_close(read_db_);
+  // Last, once SQLite has closed the file. The lock file stays (deleting it would race with a
+  // process about to lock it); its pid is stale but harmless.
+  if (lock_fd_ >= 0) close(lock_fd_);
 }
 
 absl::StatusOr<StoredMetric> SqliteStorage::CreateMetric(StoredMetric metric) {
@@ -547,10 +612,40 @@ absl::StatusOr<AppendResult> SqliteStorage::AppendReports(absl::Span<const Repor
   return results.front();
 }
 
+absl::Status SqliteStorage::Health() {
+  struct stat st {};
+  if (stat(path_.c_str(), &st) != 0) {
+    return absl::UnavailableError(absl::StrCat(
+        "storage: the database file \"", path_, "\" was deleted while the server runs (",
+        std::strerror(errno), "); nothing more is acknowledged: restore the file and restart"));
+  }
+  if (static_cast<uint64_t>(st.st_dev) != file_device_ ||
+      static_cast<uint64_t>(st.st_ino) != file_inode_) {
+    return absl::UnavailableError(
+        absl::StrCat("storage: the database file \"", path_,
+                     "\" was replaced by another file while the server runs; nothing more is "
+                     "acknowledged: restart the server"));
+  }
+  if ((st.st_mode & (S_IWUSR | S_IWGRP | S_IWOTH)) == 0) {
+    return absl::UnavailableError(absl::StrFormat(
+        "storage: the database file \"%s\" is read-only (mode %04o); nothing is acknowledged "
+        "until it is writable again",
+        path_, st.st_mode & 07777));
+  }
+  struct statvfs fs {};
+  if (statvfs(path_.c_str(), &fs) == 0 && (fs.f_flag & ST_RDONLY) != 0) {
+    return absl::UnavailableError(
+        absl::StrCat("storage: the file system of \"", path_,
+                     "\" is read-only; nothing is acknowledged until it is writable again"));
+  }
+  return absl::OkStatus();
+}
+
 absl::StatusOr<std::vector<AppendResult>> SqliteStorage::AppendBatches(
     absl::Span<const absl::Span<const ReportRow>> batches) {
   std::vector<HourKey> to_move;
   absl::StatusOr<std::vector<AppendResult>> results;
+  DENIABLE_RETURN_IF_ERROR(Health());
   {
     absl::MutexLock lock(&write_mu_);
     DENIABLE_RETURN_IF_ERROR(write_->begin.Run());
@@ -562,6 +657,9 @@ absl::StatusOr<std::vector<AppendResult>> SqliteStorage::AppendBatches(
       return results;
     }
     recent_.Commit();
+    // Committed, but into the file the path names? If not (deleted or replaced meanwhile), the
+    // batch is not acknowledged: the client keeps it and retries.
+    if (absl::Status health = Health(); !health.ok()) return health;
     // With background moves the mover thread wakes up by itself (MoverLoop's condition).
     if (!background_moves_ && recent_.size() > max_recent_reports_) {
       to_move = recent_.OldestBeyond(max_recent_reports_ / 2);
@@ -587,10 +685,12 @@ absl::Status SqliteStorage::MoveHours(const std::vector<HourKey>& keys) {
   return absl::OkStatus();
 }
 
-// Copies the metric-hour's recent rows (those appended so far) into the keyed table in key order,
-// kMoveChunkRows per transaction, dropping each chunk's ids from memory once it has committed
-// (from then on the keyed lookup finds them); the last transaction deletes the copied recent
-// rows. Appends to the same metric-hour go on between the transactions and stay recent.
+// Moves the metric-hour's recent rows (those appended so far) into the keyed table in key order,
+// kMoveChunkRows per transaction: each transaction inserts its chunk into `reports` and deletes
+// the same rows from `recent_reports`, so no reader ever sees a row in both tables (ReportCount,
+// stored_reports stay exact during a move). Each chunk's ids are dropped from memory once it has
+// committed (from then on the keyed lookup finds them). Appends to the same metric-hour go on
+// between the transactions and stay recent.
 absl::Status SqliteStorage::MoveHour(const HourKey& key) {
   int64_t last_seq = 0;
   {
@@ -606,7 +706,8 @@ absl::Status SqliteStorage::MoveHour(const HourKey& key) {
   DENIABLE_ASSIGN_OR_RETURN(
       SqliteStatement read,
       SqliteStatement::Prepare(move_db_,
-                               "SELECT report_id, version, bit, labelset_id FROM recent_reports "
+                               "SELECT report_id, version, bit, labelset_id, seq FROM "
+                               "recent_reports "
                                "WHERE metric_id = ? AND event_time = ? AND seq <= ? "
                                "ORDER BY report_id"));
   read.BindInt64(1, key.metric_id);
@@ -614,13 +715,13 @@ absl::Status SqliteStorage::MoveHour(const HourKey& key) {
   read.BindInt64(3, last_seq);
   struct Moved {
     ReportId id;
-    int64_t version, bit, labelset_id;
+    int64_t version, bit, labelset_id, seq;
   };
   std::vector<Moved> chunk;
   std::vector<ReportId> ids;
   for (bool done = false; !done;) {
     chunk.clear();
-    while (chunk.size() < kMoveChunkRows) {
+    while (chunk.size() < move_chunk_rows_) {
       DENIABLE_ASSIGN_OR_RETURN(bool has_row, read.Step());
       if (!has_row) {
         done = true;
@@ -631,6 +732,7 @@ absl::Status SqliteStorage::MoveHour(const HourKey& key) {
       m.version = read.ColumnInt64(1);
       m.bit = read.ColumnInt64(2);
       m.labelset_id = read.ColumnInt64(3);
+      m.seq = read.ColumnInt64(4);
       chunk.push_back(m);
     }
     if (done) read.Reset();  // ends the read transaction before the last write
@@ -638,6 +740,7 @@ absl::Status SqliteStorage::MoveHour(const HourKey& key) {
     if (stop_) return absl::CancelledError("storage is closing; the move resumes at next open");
     auto write_chunk = [&]() -> absl::Status {
       SqliteStatement& ins = write_->insert_moved;
+      SqliteStatement& del = write_->delete_moved;
       for (const Moved& m : chunk) {
         ins.BindInt64(1, key.metric_id);
         ins.BindInt64(2, key.event_time);
@@ -646,13 +749,13 @@ absl::Status SqliteStorage::MoveHour(const HourKey& key) {
         ins.BindInt64(5, m.bit);
         ins.BindInt64(6, m.labelset_id);
         DENIABLE_RETURN_IF_ERROR(ins.Run());
+        // In the same transaction: a reader sees each row in exactly one of the two tables.
+        del.BindInt64(1, key.metric_id);
+        del.BindInt64(2, key.event_time);
+        del.BindInt64(3, m.seq);
+        DENIABLE_RETURN_IF_ERROR(del.Run());
       }
       if (!done) return absl::OkStatus();
-      SqliteStatement& del = write_->delete_moved;
-      del.BindInt64(1, key.metric_id);
-      del.BindInt64(2, key.event_time);
-      del.BindInt64(3, last_seq);
-      DENIABLE_RETURN_IF_ERROR(del.Run());
       write_->end_move.BindInt64(1, key.metric_id);
       write_->end_move.BindInt64(2, key.event_time);
       return write_->end_move.Run();

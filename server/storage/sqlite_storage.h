@@ -16,9 +16,10 @@
 //       SqliteOptions::max_recent_reports are recent, a background thread moves the least
 //       recently written metric-hours into `reports` in key order, in transactions of
 //       kMoveChunkRows between which appends go on: a sorted bulk insert that writes each page of
-//       the metric-hour once per move. Every report is in exactly one of the two tables (a move
-//       interrupted by a crash is completed at the next open, see moving); the view
-//       stored_reports is their union. (docs/performance.md, "Deduplication")
+//       the metric-hour once per move. Each transaction of a move inserts its chunk into
+//       `reports` and deletes it from `recent_reports`, so every report is in exactly one of the
+//       two tables at every moment, for every reader; the view stored_reports is their union.
+//       (docs/performance.md, "Deduplication")
 //   moving(metric_id, event_time): metric-hours whose move has started and not finished.
 //   counts(metric_id, event_time, version, labelset_id, n, yes)              WITHOUT ROWID
 //       maintained in the same transaction as the reports: queries never scan reports.
@@ -72,12 +73,27 @@ struct SqliteOptions {
   // true: a background thread moves metric-hours while appends go on. false: the append that
   // exceeded max_recent_reports moves them before it returns (deterministic, for tests).
   bool background_moves = true;
+  // Rows per transaction of a move (SqliteStorage::kMoveChunkRows by default); smaller in tests
+  // that watch a move chunk by chunk.
+  int move_chunk_rows = 50'000;
 };
+
+// Takes the exclusive writer lock of the database at `db_path`: an flock(2) on the file
+// "<db_path>.lock" (created if needed), into which it writes this process's pid. The lock lasts
+// until the returned descriptor is closed, and the kernel releases it when the process dies (a
+// SIGKILL leaves no stale lock). Returns the descriptor. Modelled on leveldb's LockFile in
+// DBImpl::Recover. Errors: FAILED_PRECONDITION "database \"<db_path>\" is in use by another
+// process (pid N, ...)" when the lock is held (also by another descriptor of this process);
+// UNAVAILABLE if the lock file cannot be opened or written.
+absl::StatusOr<int> LockDatabase(const std::string& db_path);
 
 class SqliteStorage : public Storage {
  public:
-  // Opens (creating if needed) the database and its schema.
-  // Errors: INVALID_ARGUMENT for an empty path; INTERNAL / UNAVAILABLE if SQLite fails.
+  // Opens (creating if needed) the database and its schema, after taking the database's writer
+  // lock (LockDatabase): one SqliteStorage per database file, in any process.
+  // Errors: INVALID_ARGUMENT for an empty path; FAILED_PRECONDITION naming the path and the
+  // holder's pid when another process (or another SqliteStorage of this one) has the database
+  // open; UNAVAILABLE / DATA_LOSS / INTERNAL if SQLite fails (see SqliteError).
   static absl::StatusOr<std::unique_ptr<SqliteStorage>> Open(const SqliteOptions& options);
   ~SqliteStorage() override;
 
@@ -104,6 +120,14 @@ class SqliteStorage : public Storage {
   static constexpr int kMoveChunkRows = 50'000;
   // "ok" when PRAGMA integrity_check finds no problem, else its findings.
   absl::StatusOr<std::string> IntegrityCheck();
+
+  // Checks that the path still names the file this storage opened (same device and inode) and
+  // that the file and its file system are writable; every append runs it before its
+  // transaction and again after its commit, so a batch written into a deleted (unlinked) or
+  // replaced file is never acknowledged. Errors: UNAVAILABLE "storage: the database file
+  // \"<path>\" was deleted | was replaced | is read-only ..." (and the server's health turns
+  // NOT_SERVING; see CollectorServer).
+  absl::Status Health() override;
 
  private:
   struct WriteStatements;
@@ -141,6 +165,7 @@ class SqliteStorage : public Storage {
   int64_t next_seq_ ABSL_GUARDED_BY(write_mu_) = 1;
   int64_t max_recent_reports_ = 0;
   bool background_moves_ = true;
+  size_t move_chunk_rows_ = kMoveChunkRows;
   bool stop_ ABSL_GUARDED_BY(write_mu_) = false;
 
   // Moves read the metric-hour in key order on their own connection, so neither appends nor
@@ -148,6 +173,10 @@ class SqliteStorage : public Storage {
   absl::Mutex move_mu_ ABSL_ACQUIRED_BEFORE(write_mu_);
   sqlite3* move_db_ ABSL_GUARDED_BY(move_mu_) = nullptr;
   std::thread mover_;
+  int lock_fd_ = -1;  // holds the flock of LockDatabase until destruction
+  std::string path_;
+  uint64_t file_device_ = 0;  // st_dev and st_ino of the database file when it was opened
+  uint64_t file_inode_ = 0;
 
   absl::Mutex read_mu_;
   sqlite3* read_db_ ABSL_GUARDED_BY(read_mu_) = nullptr;

@@ -117,6 +117,12 @@ class Storage {
   // never the reports.
   virtual absl::StatusOr<std::vector<CountRow>> ReadCounts(int64_t metric_id, int64_t start_seconds,
                                                            int64_t end_seconds) = 0;
+
+  // Whether the storage can take writes now, checked cheaply (no transaction). The server's
+  // health service follows it (NOT_SERVING while it fails). The default is always OK.
+  // Errors: UNAVAILABLE saying what is wrong (for SqliteStorage: the database file was deleted,
+  // replaced or made read-only under the running server).
+  virtual absl::Status Health() { return absl::OkStatus(); }
 };
 
 }  // namespace deniable::server

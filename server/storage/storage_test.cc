@@ -163,5 +163,50 @@ TEST(SqliteStorageTest, OpenFailsForUnwritableDirectory) {
   EXPECT_THAT(s.status().message(), HasSubstr("/nonexistent-dir/deniable.db"));
 }
 
+TEST(SqliteStorageTest, SecondOpenOfTheSameDatabaseFailsNamingThePathAndTheHolder) {
+  const std::string path = TempDbPath("one_writer");
+  auto first = SqliteStorage::Open({.path = path});
+  ASSERT_TRUE(first.ok()) << first.status();
+  auto second = SqliteStorage::Open({.path = path});
+  EXPECT_EQ(second.status().code(), absl::StatusCode::kFailedPrecondition) << second.status();
+  EXPECT_THAT(second.status().message(), HasSubstr(path));
+  EXPECT_THAT(second.status().message(), HasSubstr(absl::StrCat("pid ", getpid())));
+  // The first storage is untouched and keeps working.
+  absl::StatusOr<StoredMetric> m = (*first)->CreateMetric(NewMetric("m"));
+  ASSERT_TRUE(m.ok()) << m.status();
+  ASSERT_TRUE((*first)->AppendReports({Row(m->id, 1, true, 5)}).ok());
+  first->reset();
+  // Once the holder has closed, the database opens again.
+  auto third = SqliteStorage::Open({.path = path});
+  ASSERT_TRUE(third.ok()) << third.status();
+  EXPECT_EQ(*(*third)->ReportCount(), 1);
+}
+
+TEST(SqliteErrorTest, FailuresThatMayPassAreUnavailableAndOnlyBugsAreInternal) {
+  struct Case {
+    int code;
+    absl::StatusCode want;
+  };
+  for (const Case& c : {Case{SQLITE_FULL, absl::StatusCode::kUnavailable},
+                        Case{SQLITE_IOERR, absl::StatusCode::kUnavailable},
+                        Case{SQLITE_IOERR_WRITE, absl::StatusCode::kUnavailable},
+                        Case{SQLITE_IOERR_FSYNC, absl::StatusCode::kUnavailable},
+                        Case{SQLITE_BUSY, absl::StatusCode::kUnavailable},
+                        Case{SQLITE_LOCKED, absl::StatusCode::kUnavailable},
+                        Case{SQLITE_READONLY, absl::StatusCode::kUnavailable},
+                        Case{SQLITE_CANTOPEN, absl::StatusCode::kUnavailable},
+                        Case{SQLITE_NOMEM, absl::StatusCode::kUnavailable},
+                        Case{SQLITE_CORRUPT, absl::StatusCode::kDataLoss},
+                        Case{SQLITE_NOTADB, absl::StatusCode::kDataLoss},
+                        Case{SQLITE_CONSTRAINT_PRIMARYKEY, absl::StatusCode::kAlreadyExists},
+                        Case{SQLITE_MISUSE, absl::StatusCode::kInternal},
+                        Case{SQLITE_ERROR, absl::StatusCode::kInternal}}) {
+    const absl::Status s = SqliteError(nullptr, c.code, "writing");
+    EXPECT_EQ(s.code(), c.want) << "sqlite code " << c.code << ": " << s;
+    EXPECT_THAT(s.message(), HasSubstr("writing"));
+  }
+  EXPECT_THAT(SqliteError(nullptr, SQLITE_FULL, "commit").message(), HasSubstr("disk is full"));
+}
+
 }  // namespace
 }  // namespace deniable::server

@@ -16,6 +16,7 @@
 #include <string>
 
 #include "absl/strings/match.h"
+#include "absl/strings/str_cat.h"
 #include "deniable/common/clock.h"
 #include "deniable/v1/query_service.pb.h"
 #include "deniable/v1/report_service.pb.h"
@@ -65,11 +66,23 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   absl::StatusOr<deniable::v1::SubmitReportsResponse> result = env->ingestor.Submit(request);
   const int64_t after = env->storage.ReportCount();
   if (result.ok()) {
-    if (static_cast<int64_t>(result->accepted()) + result->duplicates() != request.reports_size() ||
-        after - before != result->accepted()) {
-      std::fprintf(stderr, "acknowledged %u+%u of %d, stored %lld\n", result->accepted(),
-                   result->duplicates(), request.reports_size(),
-                   static_cast<long long>(after - before));
+    // Every report is accounted for once: stored, duplicate or rejected on its own, the
+    // rejections in index order, each naming its report and bounded in size.
+    bool ordered = true;
+    for (int i = 0; i < result->rejections_size(); ++i) {
+      const auto& r = result->rejections(i);
+      ordered = ordered && static_cast<int>(r.index()) < request.reports_size() &&
+                (i == 0 || r.index() > result->rejections(i - 1).index()) &&
+                absl::StartsWith(r.reason(), absl::StrCat("reports[", r.index(), "]")) &&
+                r.reason().size() < 1024;
+    }
+    if (static_cast<int64_t>(result->accepted()) + result->duplicates() +
+                result->rejections_size() !=
+            request.reports_size() ||
+        after - before != result->accepted() || !ordered) {
+      std::fprintf(stderr, "acknowledged %u+%u+%d rejected of %d, stored %lld, ordered %d\n",
+                   result->accepted(), result->duplicates(), result->rejections_size(),
+                   request.reports_size(), static_cast<long long>(after - before), ordered);
       std::abort();
     }
   } else if (after != before || !absl::StartsWith(result.status().message(), "reports")) {

@@ -90,18 +90,30 @@ def main():
         bad.CopyFrom(reports[0])
         bad.bit = 2
         bad.report_id = secrets.token_bytes(16)
+        # A batch is judged report by report: the bad report is listed, the good one stored.
+        good = report_service_pb2.Report()
+        good.CopyFrom(reports[0])
+        good.report_id = secrets.token_bytes(16)
+        r = submit(report_service_pb2.SubmitReportsRequest(reports=[good, bad]), timeout=10)
+        assert r.accepted == 1, r
+        assert len(r.rejections) == 1, r
+        rej = r.rejections[0]
+        assert rej.index == 1 and rej.permanent, rej
+        assert rej.code == grpc.StatusCode.INVALID_ARGUMENT.value[0], rej
+        assert "reports[1].bit" in rej.reason, rej.reason
+        # A batch malformed as a whole is still refused whole.
         try:
-            submit(report_service_pb2.SubmitReportsRequest(reports=[bad]), timeout=10)
-            raise AssertionError("a bit of 2 was accepted")
+            submit(report_service_pb2.SubmitReportsRequest(), timeout=10)
+            raise AssertionError("an empty batch was accepted")
         except grpc.RpcError as e:
             assert e.code() == grpc.StatusCode.INVALID_ARGUMENT, e.code()
-            assert "bit" in e.details(), e.details()
+            assert "reports" in e.details(), e.details()
 
         p = prevalence(query_service_pb2.GetPrevalenceRequest(metric="py_m"), timeout=10)
         z = (p.estimate_unbiased - TRUE_SHARE) / p.standard_error
         print(f"n={p.n} estimate={p.estimate_unbiased:.4f} se={p.standard_error:.4f} "
               f"truth={TRUE_SHARE} z={z:.2f} ci=[{p.ci_lower:.4f}, {p.ci_upper:.4f}]")
-        assert p.n == N, p.n
+        assert p.n == N + 1, p.n
         assert abs(z) < 5, z  # fails with probability < 1e-6
         channel.close()
     finally:
