@@ -1,12 +1,15 @@
 // An outage: the collector stops while the device keeps reporting; the device's queue (a SQLite
-// file) keeps every report and the background sender drains it once the collector is back on
-// the same port, each report counted once.
+// file) keeps every report, the background sender keeps retrying (counted through
+// DeliveryStats and the log callback), and drains the queue once the collector is back on the
+// same port, each report counted once.
 #include <unistd.h>
 
 #include <memory>
 #include <string>
 
+#include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
+#include "absl/synchronization/mutex.h"
 #include "deniable/client/grpc_transport.h"
 #include "deniable/client/reporter.h"
 #include "gtest/gtest.h"
@@ -85,6 +88,16 @@ TEST_F(SdkOutageTest, QueueDrainsAfterTheCollectorComesBack) {
   options.max_backoff = absl::Milliseconds(200);
   options.rpc_timeout = absl::Seconds(2);
   options.one_report_per_period = false;  // each Report() stands for a device: 100 reports
+  absl::Mutex log_mu;
+  int retry_events = 0;
+  options.log = [&](client::LogLevel, absl::string_view message) {
+    absl::MutexLock lock(&log_mu);
+    if (absl::StrContains(message, "will retry")) ++retry_events;
+  };
+  auto RetryEvents = [&] {
+    absl::MutexLock lock(&log_mu);
+    return retry_events;
+  };
   auto reporter = client::Reporter::Open(
       client::MakeInsecureGrpcTransport(absl::StrCat("127.0.0.1:", port), absl::Milliseconds(200)),
       *std::move(store), options);
@@ -97,9 +110,14 @@ TEST_F(SdkOutageTest, QueueDrainsAfterTheCollectorComesBack) {
   server_->Shutdown(absl::ZeroDuration());
   server_->Wait();
   server_.reset();  // the collector is gone: nothing listens on the port
+  const int64_t failed_before = (*reporter)->Stats()->failed_attempts;
+  EXPECT_EQ(failed_before, 0);
   for (int i = 0; i < 70; ++i) ASSERT_TRUE((*reporter)->Report("m", i % 3 == 0).ok());
-  absl::SleepFor(absl::Milliseconds(500));  // the sender keeps failing and backing off
+  // The sender keeps trying: at least three failed attempts, each logged, nothing dropped.
+  ASSERT_TRUE(Eventually([&] { return (*reporter)->Stats()->failed_attempts >= 3; }));
+  EXPECT_GE(RetryEvents(), 3);
   EXPECT_EQ((*reporter)->pending(), 70u);
+  const int64_t attempts_during_outage = (*reporter)->Stats()->send_attempts;
 
   StartServer(port);
   EXPECT_TRUE(Eventually([&] { return (*reporter)->pending() == 0; }));
@@ -107,7 +125,12 @@ TEST_F(SdkOutageTest, QueueDrainsAfterTheCollectorComesBack) {
   absl::StatusOr<client::DeliveryStats> stats = (*reporter)->Stats();
   ASSERT_TRUE(stats.ok());
   EXPECT_EQ(stats->counters.acknowledged, 100);
-  EXPECT_EQ(stats->counters.dropped_rejected + stats->counters.dropped_queue_full, 0);
+  EXPECT_EQ(stats->counters.dropped_rejected + stats->counters.dropped_queue_full +
+                stats->counters.dropped_too_old,
+            0);
+  // The queue drained through a later attempt of the same sender, not a fresh start.
+  EXPECT_GT(stats->send_attempts, attempts_during_outage);
+  EXPECT_GE(stats->failed_attempts, 3);
 }
 
 }  // namespace

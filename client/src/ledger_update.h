@@ -27,6 +27,7 @@ inline void AddCounters(const DeliveryCounters& add, DeliveryCounters* to) {
   to->duplicates += add.duplicates;
   to->dropped_rejected += add.dropped_rejected;
   to->dropped_queue_full += add.dropped_queue_full;
+  to->dropped_too_old += add.dropped_too_old;
 }
 
 }  // namespace deniable::client

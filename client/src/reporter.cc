@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cmath>
 #include <optional>
+#include <cstdint>
 #include <utility>
 
 #include "absl/random/distributions.h"
@@ -12,14 +13,6 @@
 #include "deniable/convert/design_convert.h"
 
 namespace deniable::client {
-namespace {
-
-bool IsTransient(const absl::Status& status) {
-  return absl::IsUnavailable(status) || absl::IsDeadlineExceeded(status) ||
-         absl::IsResourceExhausted(status) || absl::IsAborted(status);
-}
-
-}  // namespace
 
 absl::Status Reporter::ValidateOptions(const ReporterOptions& o) {
   if (!(o.max_epsilon_per_metric >= 0)) {
@@ -39,6 +32,12 @@ absl::Status Reporter::ValidateOptions(const ReporterOptions& o) {
   }
   if (o.first_design_wait < absl::ZeroDuration()) {
     return absl::InvalidArgumentError("first_design_wait: must be >= 0");
+  }
+  if (o.max_report_age <= absl::ZeroDuration()) {
+    return absl::InvalidArgumentError("max_report_age: must be > 0 (InfiniteDuration: never)");
+  }
+  if (o.initial_backoff < absl::ZeroDuration() || o.max_backoff < absl::ZeroDuration()) {
+    return absl::InvalidArgumentError("initial_backoff, max_backoff: must be >= 0");
   }
   return absl::OkStatus();
 }
@@ -85,7 +84,20 @@ Reporter::Reporter(std::shared_ptr<ReportTransport> transport, std::unique_ptr<D
       clock_(clock),
       options_status_(std::move(options_status)),
       secure_(std::move(secure)),
-      gen_(gen) {
+      gen_(gen),
+      batch_limit_(options_.max_batch_reports),
+      retry_prototype_(options_.retry_policy != nullptr
+                           ? options_.retry_policy
+                           : std::make_shared<LimitedErrorCountRetryPolicy>(
+                                 std::max(0, options_.max_attempts - 1))),
+      backoff_prototype_(options_.backoff_policy != nullptr
+                             ? options_.backoff_policy
+                             : std::make_shared<ExponentialBackoffPolicy>(options_.initial_backoff,
+                                                                          options_.max_backoff)) {
+  if (absl::StatusOr<DeliveryCounters> counters = store_->ReadCounters(); counters.ok()) {
+    absl::MutexLock lock(&send_mu_);
+    queue_full_logged_ = counters->dropped_queue_full;  // the drops to log start now
+  }
   if (options_status_.ok() && options_.background_sending) {
     sender_ = std::thread([this] { SenderLoop(); });
   }
@@ -251,57 +263,175 @@ absl::Status Reporter::Report(const std::string& metric, bool answer, std::strin
   return absl::OkStatus();
 }
 
+void Reporter::DropReports(const std::vector<int64_t>& sequences, const DeliveryCounters& drops,
+                           const std::string& reason) {
+  absl::Status removed = store_->RemoveReports(sequences, /*acknowledged=*/false, drops);
+  if (!removed.ok()) {  // still queued: they will be judged again
+    Log(LogLevel::kWarning, absl::StrCat("cannot drop ", sequences.size(),
+                                         " reports: ", removed.message(), " (", reason, ")"));
+    return;
+  }
+  Log(LogLevel::kError, absl::StrCat("dropped ", sequences.size(), " reports: ", reason));
+}
+
+void Reporter::LogQueueFullDrops() {
+  absl::StatusOr<DeliveryCounters> counters = store_->ReadCounters();
+  if (!counters.ok()) return;
+  if (queue_full_logged_ >= 0 && counters->dropped_queue_full > queue_full_logged_) {
+    Log(LogLevel::kError,
+        absl::StrCat("dropped ", counters->dropped_queue_full - queue_full_logged_,
+                     " reports: queue full (max_queued_reports ", options_.max_queued_reports,
+                     "), oldest first"));
+  }
+  queue_full_logged_ = counters->dropped_queue_full;
+}
+
+std::unique_ptr<BackoffPolicy> Reporter::NewBackoff() {
+  std::unique_ptr<BackoffPolicy> backoff = backoff_prototype_->clone();
+  absl::MutexLock lock(&mu_);
+  backoff->Seed(absl::Uniform<uint64_t>(gen_));
+  return backoff;
+}
+
 Reporter::SendOutcome Reporter::SendOneBatch(absl::Duration timeout, absl::Status* error) {
-  absl::StatusOr<std::vector<QueuedReport>> batch = store_->PeekOldest(options_.max_batch_reports);
+  absl::StatusOr<std::vector<QueuedReport>> batch = store_->PeekOldest(batch_limit_);
   if (!batch.ok()) {
     *error = batch.status();
     return SendOutcome::kTransient;
   }
   if (batch->empty()) return SendOutcome::kEmpty;
+
+  // Contract (c): reports past max_report_age are dropped instead of sent.
+  const int64_t now_seconds = absl::ToUnixSeconds(clock_->Now());
+  const int64_t max_age_seconds = options_.max_report_age == absl::InfiniteDuration()
+                                      ? INT64_MAX
+                                      : absl::ToInt64Seconds(options_.max_report_age);
+  std::vector<int64_t> too_old;
   v1::SubmitReportsRequest request;
   std::vector<int64_t> sequences;
   for (QueuedReport& q : *batch) {
+    if (now_seconds - q.report.event_time_seconds() > max_age_seconds) {
+      too_old.push_back(q.sequence);
+      continue;
+    }
     sequences.push_back(q.sequence);
     *request.add_reports() = std::move(q.report);
   }
-  absl::StatusOr<v1::SubmitReportsResponse> response = transport_->SubmitReports(request, timeout);
-  DeliveryCounters counters;
-  if (response.ok()) {
-    counters.acknowledged = request.reports_size();
-    counters.duplicates = response->duplicates();
-    absl::Status removed = store_->RemoveReports(sequences, /*acknowledged=*/true, counters);
-    if (!removed.ok()) {  // they will be re-sent; the server counts each id once
-      Log(LogLevel::kWarning,
-          absl::StrCat("cannot delete acknowledged reports: ", removed.message()));
-    }
-    if (response->stale_metrics_size() > 0) {
-      absl::MutexLock lock(&mu_);
-      for (const std::string& metric : response->stale_metrics()) stale_.push_back(metric);
-    }
-    return SendOutcome::kSent;
+  if (!too_old.empty()) {
+    DeliveryCounters drops;
+    drops.dropped_too_old = static_cast<int64_t>(too_old.size());
+    DropReports(too_old, drops,
+                absl::StrCat("older than max_report_age (",
+                             absl::FormatDuration(options_.max_report_age), ")"));
+    return SendOutcome::kSent;  // the next call assembles a batch of live reports
   }
-  *error = response.status();
-  if (IsTransient(*error)) {
-    Log(LogLevel::kInfo, absl::StrCat("batch of ", request.reports_size(),
-                                      " reports not delivered, will retry: ", error->ToString()));
-    return SendOutcome::kTransient;
-  }
-  counters.dropped_rejected = request.reports_size();
-  const std::string reason = absl::StrCat("batch of ", request.reports_size(),
-                                          " reports rejected and dropped: ", error->ToString());
-  Log(LogLevel::kError, reason);
-  store_->RemoveReports(sequences, /*acknowledged=*/false, counters).IgnoreError();
-  *error = absl::Status(error->code(), reason);
-  return SendOutcome::kPermanent;
-}
 
-absl::Duration Reporter::Backoff(int failures) {
-  absl::Duration bound = options_.initial_backoff;
-  for (int i = 1; i < failures && bound < options_.max_backoff; ++i) bound *= 2;
-  bound = std::min(bound, options_.max_backoff);
-  absl::MutexLock lock(&mu_);
-  return absl::Nanoseconds(
-      absl::Uniform<int64_t>(absl::IntervalClosed, gen_, 0, absl::ToInt64Nanoseconds(bound)));
+  {
+    absl::MutexLock lock(&stats_mu_);
+    ++session_.send_attempts;
+  }
+  absl::StatusOr<v1::SubmitReportsResponse> response = transport_->SubmitReports(request, timeout);
+  const int size = request.reports_size();
+  if (!response.ok()) {
+    *error = response.status();
+    {
+      absl::MutexLock lock(&stats_mu_);
+      ++session_.failed_attempts;
+    }
+    if (!retry_prototype_->IsPermanentFailure(*error)) {
+      Log(LogLevel::kInfo, absl::StrCat("batch of ", size,
+                                        " reports not delivered, will retry: ", error->ToString()));
+      return SendOutcome::kTransient;
+    }
+    if (size > 1) {  // too large for this server, or one bad report in it: halve, never drop
+      batch_limit_ = size / 2;
+      {
+        absl::MutexLock lock(&stats_mu_);
+        ++session_.batch_splits;
+      }
+      Log(LogLevel::kWarning,
+          absl::StrCat("batch of ", size, " reports rejected whole (", error->ToString(),
+                       "); re-sending in batches of ", batch_limit_));
+      return SendOutcome::kSplit;
+    }
+    DeliveryCounters drops;
+    drops.dropped_rejected = 1;
+    const std::string reason =
+        absl::StrCat("rejected by the collector for good: ", error->ToString());
+    DropReports(sequences, drops, reason);
+    *error = absl::Status(error->code(), absl::StrCat("dropped 1 report: ", reason));
+    return SendOutcome::kPermanent;
+  }
+  batch_limit_ =
+      static_cast<int>(std::min<int64_t>(options_.max_batch_reports, int64_t{batch_limit_} * 2));
+
+  // Per-report results: acknowledged, rejected for good (dropped), rejected for now (kept).
+  std::vector<bool> rejected(size, false);
+  std::vector<int64_t> dropped, kept;
+  std::string first_drop, first_kept;
+  absl::StatusCode drop_code = absl::StatusCode::kOk;
+  for (const v1::ReportRejection& r : response->rejections()) {
+    if (r.index() >= static_cast<uint32_t>(size) || rejected[r.index()]) {
+      *error = absl::UnavailableError(absl::StrCat("malformed response: rejection index ",
+                                                   r.index(), " in a batch of ", size,
+                                                   "; nothing removed, will retry"));
+      Log(LogLevel::kWarning, error->ToString());
+      return SendOutcome::kTransient;
+    }
+    rejected[r.index()] = true;
+    const int code = r.code() <= 0 || r.code() > 16 ? 2 : r.code();  // 2: UNKNOWN
+    const std::string reason = absl::StrCat(
+        absl::StatusCodeToString(static_cast<absl::StatusCode>(code)), ": ", r.reason());
+    if (r.permanent()) {
+      dropped.push_back(sequences[r.index()]);
+      if (first_drop.empty()) {
+        first_drop = reason;
+        drop_code = static_cast<absl::StatusCode>(code);
+      }
+    } else {
+      kept.push_back(sequences[r.index()]);
+      if (first_kept.empty()) first_kept = reason;
+    }
+  }
+  std::vector<int64_t> acknowledged;
+  for (int i = 0; i < size; ++i) {
+    if (!rejected[i]) acknowledged.push_back(sequences[i]);
+  }
+  DeliveryCounters counters;
+  counters.acknowledged = static_cast<int64_t>(acknowledged.size());
+  counters.duplicates = response->duplicates();
+  absl::Status removed = store_->RemoveReports(acknowledged, /*acknowledged=*/true, counters);
+  if (!removed.ok()) {  // they will be re-sent; the server counts each id once
+    Log(LogLevel::kWarning,
+        absl::StrCat("cannot delete acknowledged reports: ", removed.message()));
+  }
+  if (response->stale_metrics_size() > 0) {
+    absl::MutexLock lock(&mu_);
+    for (const std::string& metric : response->stale_metrics()) stale_.push_back(metric);
+  }
+  SendOutcome outcome = SendOutcome::kSent;
+  if (!dropped.empty()) {
+    DeliveryCounters drops;
+    drops.dropped_rejected = static_cast<int64_t>(dropped.size());
+    const std::string reason =
+        absl::StrCat("rejected by the collector for good, first: ", first_drop);
+    DropReports(dropped, drops, reason);
+    *error =
+        absl::Status(drop_code, absl::StrCat("dropped ", dropped.size(), " reports: ", reason));
+    outcome = SendOutcome::kPermanent;
+  }
+  if (!kept.empty()) {
+    {
+      absl::MutexLock lock(&stats_mu_);
+      session_.kept_after_rejection += static_cast<int64_t>(kept.size());
+    }
+    // UNAVAILABLE: the collector may accept them later, whatever code it gave.
+    *error = absl::UnavailableError(absl::StrCat(
+        kept.size(), " reports rejected for now, kept for retry, first: ", first_kept));
+    Log(LogLevel::kInfo, error->ToString());
+    outcome = SendOutcome::kTransient;
+  }
+  return outcome;
 }
 
 void Reporter::RefreshStaleDesigns() {
@@ -326,9 +456,11 @@ void Reporter::RefreshStaleDesigns() {
 absl::Status Reporter::Flush(absl::Duration timeout) {
   DENIABLE_RETURN_IF_ERROR(options_status_);
   const absl::Time deadline = absl::Now() + timeout;
-  absl::Status first_permanent;
-  int failures = 0;
+  absl::Status first_drop;
+  std::unique_ptr<RetryPolicy> retry = retry_prototype_->clone();
+  std::unique_ptr<BackoffPolicy> backoff;
   absl::MutexLock send_lock(&send_mu_);
+  LogQueueFullDrops();
   while (true) {
     const absl::Duration left = deadline - absl::Now();
     if (left <= absl::ZeroDuration()) {
@@ -339,26 +471,31 @@ absl::Status Reporter::Flush(absl::Duration timeout) {
     switch (SendOneBatch(std::min(left, options_.rpc_timeout), &error)) {
       case SendOutcome::kEmpty:
         RefreshStaleDesigns();
-        return first_permanent;
+        return first_drop;
       case SendOutcome::kSent:
-        failures = 0;
+      case SendOutcome::kSplit:
+        retry = retry_prototype_->clone();
+        backoff.reset();
         break;
       case SendOutcome::kPermanent:
-        failures = 0;
-        first_permanent.Update(error);
+        retry = retry_prototype_->clone();
+        backoff.reset();
+        first_drop.Update(error);
         break;
       case SendOutcome::kTransient:
-        if (++failures >= options_.max_attempts) return error;
-        absl::SleepFor(std::min(Backoff(failures), deadline - absl::Now()));
+        // Only the sending loop gives up here; the reports stay queued.
+        if (!retry->OnFailure(error) || retry->IsExhausted()) return error;
+        if (backoff == nullptr) backoff = NewBackoff();
+        absl::SleepFor(std::min(backoff->OnCompletion(), deadline - absl::Now()));
         break;
     }
   }
 }
 
 void Reporter::SenderLoop() {
-  int failures = 0;
+  std::unique_ptr<BackoffPolicy> backoff;  // set while failures last
+  absl::Duration wait = options_.send_interval;
   while (true) {
-    const absl::Duration wait = failures > 0 ? Backoff(failures) : options_.send_interval;
     {
       absl::MutexLock lock(&mu_);
       auto woken = [this]() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) { return stop_ || wake_; };
@@ -368,6 +505,8 @@ void Reporter::SenderLoop() {
     }
     RefreshStaleDesigns();
     absl::MutexLock send_lock(&send_mu_);
+    LogQueueFullDrops();
+    wait = options_.send_interval;
     while (true) {
       {
         absl::MutexLock lock(&mu_);
@@ -376,14 +515,15 @@ void Reporter::SenderLoop() {
       absl::Status error;
       const SendOutcome outcome = SendOneBatch(options_.rpc_timeout, &error);
       if (outcome == SendOutcome::kEmpty) {
-        failures = 0;
+        backoff.reset();
         break;
       }
-      if (outcome == SendOutcome::kTransient) {
-        failures = std::min(failures + 1, 64);
+      if (outcome == SendOutcome::kTransient) {  // never gives up: the reports are durable
+        if (backoff == nullptr) backoff = NewBackoff();
+        wait = backoff->OnCompletion();
         break;
       }
-      failures = 0;
+      backoff.reset();
     }
   }
 }
@@ -401,6 +541,11 @@ absl::StatusOr<DeliveryStats> Reporter::Stats() const {
   DeliveryStats stats;
   DENIABLE_ASSIGN_OR_RETURN(stats.queued, store_->QueueSize());
   DENIABLE_ASSIGN_OR_RETURN(stats.counters, store_->ReadCounters());
+  absl::MutexLock lock(&stats_mu_);
+  stats.send_attempts = session_.send_attempts;
+  stats.failed_attempts = session_.failed_attempts;
+  stats.batch_splits = session_.batch_splits;
+  stats.kept_after_rejection = session_.kept_after_rejection;
   return stats;
 }
 

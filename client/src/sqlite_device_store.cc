@@ -33,8 +33,9 @@ CREATE TABLE IF NOT EXISTS ledger(
 CREATE TABLE IF NOT EXISTS counters(
   id INTEGER PRIMARY KEY CHECK (id = 1), acknowledged INTEGER NOT NULL,
   duplicates INTEGER NOT NULL, dropped_rejected INTEGER NOT NULL,
-  dropped_queue_full INTEGER NOT NULL);
-INSERT OR IGNORE INTO counters VALUES (1, 0, 0, 0, 0);
+  dropped_queue_full INTEGER NOT NULL, dropped_too_old INTEGER NOT NULL DEFAULT 0);
+INSERT OR IGNORE INTO counters(id, acknowledged, duplicates, dropped_rejected, dropped_queue_full)
+  VALUES (1, 0, 0, 0, 0);
 CREATE TABLE IF NOT EXISTS designs(metric TEXT PRIMARY KEY, response BLOB NOT NULL);
 )sql";
 
@@ -242,13 +243,15 @@ class SqliteDeviceStore : public DeviceStore {
   absl::StatusOr<DeliveryCounters> ReadCounters() override {
     absl::MutexLock lock(&mu_);
     Stmt s(db_,
-           "SELECT acknowledged, duplicates, dropped_rejected, dropped_queue_full FROM counters");
+           "SELECT acknowledged, duplicates, dropped_rejected, dropped_queue_full, "
+           "dropped_too_old FROM counters");
     DENIABLE_RETURN_IF_ERROR(s.Step().status());
     DeliveryCounters c;
     c.acknowledged = s.Int(0);
     c.duplicates = s.Int(1);
     c.dropped_rejected = s.Int(2);
     c.dropped_queue_full = s.Int(3);
+    c.dropped_too_old = s.Int(4);
     return c;
   }
 
@@ -338,11 +341,12 @@ class SqliteDeviceStore : public DeviceStore {
     Stmt s(db_,
            "UPDATE counters SET acknowledged = acknowledged + ?1, duplicates = duplicates + ?2, "
            "dropped_rejected = dropped_rejected + ?3, "
-           "dropped_queue_full = dropped_queue_full + ?4");
+           "dropped_queue_full = dropped_queue_full + ?4, dropped_too_old = dropped_too_old + ?5");
     return s.Bind(1, add.acknowledged)
         .Bind(2, add.duplicates)
         .Bind(3, add.dropped_rejected)
         .Bind(4, add.dropped_queue_full)
+        .Bind(5, add.dropped_too_old)
         .Run();
   }
 
@@ -396,6 +400,9 @@ absl::StatusOr<std::unique_ptr<DeviceStore>> OpenSqliteDeviceStore(
     return status;
   }
   DENIABLE_RETURN_IF_ERROR(store->MigrateLedger());
+  // Stores created before dropped_too_old existed get the column (an error only when it exists).
+  sqlite3_exec(db, "ALTER TABLE counters ADD COLUMN dropped_too_old INTEGER NOT NULL DEFAULT 0",
+               nullptr, nullptr, nullptr);
   DENIABLE_RETURN_IF_ERROR(store->Recount());
   return store;
 }

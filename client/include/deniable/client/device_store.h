@@ -67,8 +67,11 @@ struct MetricLedger {
 struct DeliveryCounters {
   int64_t acknowledged = 0;  // reports the server committed
   int64_t duplicates = 0;    // of those, ids the server already had (a re-send after a lost ack)
-  int64_t dropped_rejected = 0;    // dropped after INVALID_ARGUMENT / NOT_FOUND from the server
+  // Dropped because the server rejected that report for good: a per-report rejection with
+  // permanent = true, or a one-report batch rejected whole with INVALID_ARGUMENT.
+  int64_t dropped_rejected = 0;
   int64_t dropped_queue_full = 0;  // oldest reports evicted because the queue was full
+  int64_t dropped_too_old = 0;     // older than ReporterOptions::max_report_age when sent
 };
 
 // One report waiting in the queue; `sequence` orders the queue (oldest first).

@@ -39,13 +39,27 @@
 //     without a cap (0) Report() on such a metric returns FAILED_PRECONDITION.
 //   The ledger (Ledger()) counts reports and epsilon spent per metric under both views.
 //
-// Delivery: Report() commits the randomized report to the device store before it returns
-// (durable with the SQLite store) and never waits on the network once the metric's design is
-// known. A background sender thread sends the queue in batches with a deadline per call,
-// retries UNAVAILABLE / DEADLINE_EXCEEDED / RESOURCE_EXHAUSTED with exponential backoff and full
-// jitter (re-sending the same report ids: the server counts each once), and deletes a report
-// only after the server acknowledged it. INVALID_ARGUMENT and NOT_FOUND are never retried:
-// the batch is dropped, counted and logged through ReporterOptions::log.
+// Delivery contract (docs/sdk.md "Delivery contract" has the table of every status code):
+// Report() commits the randomized report to the device store before it returns (durable with
+// the SQLite store) and never waits on the network once the metric's design is known. A
+// committed report leaves the store only when
+//   (a) the collector acknowledged it: stored, or a duplicate of a report it already stored
+//       (DeliveryCounters::acknowledged, ::duplicates);
+//   (b) the collector rejected that report for good: a SubmitReportsResponse.rejections entry
+//       with permanent = true, or a batch of exactly one report rejected whole with a status
+//       RetryPolicy::IsPermanentFailure calls permanent (default: INVALID_ARGUMENT)
+//       (::dropped_rejected);
+//   (c) a device-side bound drops it: the queue is full (max_queued_reports; the oldest go
+//       first, ::dropped_queue_full) or it is older than max_report_age when its turn to be sent
+//       comes (::dropped_too_old).
+// Each drop is counted in DeliveryStats and reported through ReporterOptions::log with its
+// reason. Everything else is retried, re-sending the same report ids (the server counts each
+// id once), with the backoff policy between attempts: every other status code of a whole
+// batch (UNAVAILABLE, INTERNAL, UNKNOWN, UNAUTHENTICATED, PERMISSION_DENIED, DATA_LOSS,
+// NOT_FOUND, ...), transport errors, and per-report rejections with permanent = false. A
+// batch of more than one report rejected whole as permanent (too large for this server, or an
+// older server that judges batches whole) is never dropped: it is halved and re-sent, down to
+// one report; the batch size grows back (doubling) after each success.
 //
 // Designs: cached in memory and in the store (so Report() works offline after a restart);
 // refreshed in the background when the server lists the metric in stale_metrics, while reports
@@ -80,6 +94,7 @@
 #include "absl/synchronization/mutex.h"
 #include "absl/time/time.h"
 #include "deniable/client/device_store.h"
+#include "deniable/client/retry_policy.h"
 #include "deniable/client/secure_bit_gen.h"
 #include "deniable/client/transport.h"
 #include "deniable/common/clock.h"
@@ -121,14 +136,26 @@ struct ReporterOptions {
   // Reports per SubmitReports call (the server accepts up to 10000 by default).
   int max_batch_reports = 1000;
   // Flush(): attempts per batch on a transient error before Flush gives up (the reports stay
-  // queued). The background sender retries without limit.
+  // queued). Used only when retry_policy is null. The background sender retries without limit.
   int max_attempts = 5;
-  // Exponential backoff between attempts: a uniform draw in [0, initial_backoff * 2^k], the
-  // bound capped at max_backoff (full jitter).
+  // How many transient failures one Flush() call tolerates before it returns (the reports stay
+  // queued either way), and which whole-batch statuses are permanent (IsPermanentFailure).
+  // Cloned per Flush() call; the background sender uses only IsPermanentFailure and never
+  // gives up. Null: LimitedErrorCountRetryPolicy(max_attempts - 1).
+  std::shared_ptr<const RetryPolicy> retry_policy;
+  // The wait after each failure, cloned (and seeded from the reporter's generator) for each
+  // run of failures. Null: ExponentialBackoffPolicy(initial_backoff, max_backoff), a uniform
+  // draw in [0, initial_backoff * 2^k] with the bound capped at max_backoff (full jitter).
+  std::shared_ptr<const BackoffPolicy> backoff_policy;
   absl::Duration initial_backoff = absl::Milliseconds(100);
   absl::Duration max_backoff = absl::Seconds(5);
   // The queue holds at most this many reports; the oldest are dropped (and counted) beyond it.
   int64_t max_queued_reports = 100000;
+  // A queued report whose event time (rounded down to the metric's precision) is older than
+  // this when its batch is assembled is dropped and counted (DeliveryCounters::dropped_too_old)
+  // instead of sent. The default matches the collector's default --max_report_age_seconds,
+  // beyond which it would reject the report anyway. InfiniteDuration(): never. > 0.
+  absl::Duration max_report_age = absl::Hours(24 * 30);
 
   // The background sender: every send_interval it sends everything queued (in batches), so
   // reports made within one interval share a call. false: only Flush() and the destructor send.
@@ -151,8 +178,15 @@ struct ReporterOptions {
 
 // Delivery figures of a reporter (all metrics), read with Reporter::Stats().
 struct DeliveryStats {
-  int64_t queued = 0;  // reports in the store waiting for an acknowledgement
-  DeliveryCounters counters;
+  int64_t queued = 0;         // reports in the store waiting for an acknowledgement
+  DeliveryCounters counters;  // persisted with the store (survive restarts)
+  // Since this Reporter was created (not persisted): SubmitReports calls made, calls that
+  // failed as a whole (any status but OK), batches halved after a whole-batch permanent
+  // rejection, and reports kept after a per-report rejection with permanent = false.
+  int64_t send_attempts = 0;
+  int64_t failed_attempts = 0;
+  int64_t batch_splits = 0;
+  int64_t kept_after_rejection = 0;
 };
 
 class Reporter {
@@ -196,9 +230,11 @@ class Reporter {
   absl::Status Prefetch(const std::vector<std::string>& metrics, absl::Duration timeout);
 
   // Sends queued reports on the calling thread until the queue is empty (OK), `timeout` has
-  // passed (DEADLINE_EXCEEDED), or a batch failed transiently max_attempts times (that status).
-  // Unsent reports stay queued. A batch rejected with a permanent error is dropped and counted
-  // and Flush continues; it then returns the first such error (the message says "dropped").
+  // passed (DEADLINE_EXCEEDED), or the retry policy is exhausted by transient failures (the last
+  // failure's status, for example UNAVAILABLE or UNAUTHENTICATED). Unsent reports stay queued.
+  // Reports dropped under the delivery contract (b) or (c) are counted and Flush continues; it
+  // then returns the first such drop's status (INVALID_ARGUMENT, NOT_FOUND, ...; the message
+  // says "dropped") if the queue emptied.
   absl::Status Flush(absl::Duration timeout = absl::InfiniteDuration());
 
   // Reports queued and not yet acknowledged (0 if the store cannot be read).
@@ -216,7 +252,8 @@ class Reporter {
     int64_t period_seconds = 86400;  // the metric's reporting period
     bool fresh_per_period = false;   // FRESH_PER_PERIOD, else MEMOIZED
   };
-  enum class SendOutcome { kEmpty, kSent, kTransient, kPermanent };
+  // kSplit: a batch was rejected whole as permanent and halved; re-send at once.
+  enum class SendOutcome { kEmpty, kSent, kTransient, kPermanent, kSplit };
 
   Reporter(std::shared_ptr<ReportTransport> transport, std::unique_ptr<DeviceStore> store,
            ReporterOptions options, std::unique_ptr<SecureBitGen> secure, absl::BitGenRef gen,
@@ -228,7 +265,12 @@ class Reporter {
   // Sends the oldest batch once. REQUIRES: send_mu_ held.
   SendOutcome SendOneBatch(absl::Duration timeout, absl::Status* error)
       ABSL_EXCLUSIVE_LOCKS_REQUIRED(send_mu_);
-  absl::Duration Backoff(int failures);
+  // Removes `sequences` (not acknowledged) counting `drops`, and logs `reason`.
+  void DropReports(const std::vector<int64_t>& sequences, const DeliveryCounters& drops,
+                   const std::string& reason);
+  // Logs queue-full evictions made by Report() since the last call.
+  void LogQueueFullDrops();
+  std::unique_ptr<BackoffPolicy> NewBackoff();
   void RefreshStaleDesigns();
   void SenderLoop();
   void Log(LogLevel level, const std::string& message) const;
@@ -252,6 +294,14 @@ class Reporter {
   bool stop_ ABSL_GUARDED_BY(mu_) = false;
 
   absl::Mutex send_mu_;  // one batch in flight at a time, so a batch is never sent twice at once
+  // Reports per call now: max_batch_reports, halved on a whole-batch permanent rejection,
+  // doubled back after each success.
+  int batch_limit_ ABSL_GUARDED_BY(send_mu_) = 1;
+  int64_t queue_full_logged_ ABSL_GUARDED_BY(send_mu_) = -1;  // dropped_queue_full last logged
+  std::shared_ptr<const RetryPolicy> retry_prototype_;
+  std::shared_ptr<const BackoffPolicy> backoff_prototype_;
+  mutable absl::Mutex stats_mu_;
+  DeliveryStats session_ ABSL_GUARDED_BY(stats_mu_);  // the in-memory fields of DeliveryStats
   std::thread sender_;
 };
 
