@@ -288,7 +288,7 @@ async function loadDesign() {
     const d = await api("QueryService/DescribeDesign", { ...design, prior });
     const list = $("design-figures");
     list.innerHTML = "";
-    addFigure(list, "design", `${designName(d.design)} v${d.design.version} (a = ${d.design.a}, b = ${d.design.b})`);
+    addFigure(list, "design", `${designName(d.design)}${d.design.version ? " v" + d.design.version : ""} (a = ${d.design.a}, b = ${d.design.b})`);
     addFigure(list, "epsilon (nats)", d.design.epsilonInfinite ? "infinite" : Number(d.design.epsilon).toFixed(4));
     addFigure(list, "prior", pct(d.prior));
     addFigure(list, "posterior after a \"yes\" report", pct(d.posteriorGivenYes));
