@@ -8,6 +8,7 @@
 // Access (docs/security.md): bearer tokens are on as soon as the database holds a token (even a
 // revoked one); TLS is on with --tls_cert_file and --tls_key_file. Without TLS or without tokens
 // the server listens only on a loopback address unless --insecure is given, and says so loudly.
+#include <prometheus/text_serializer.h>
 #include <pthread.h>
 #include <spdlog/spdlog.h>
 
@@ -31,6 +32,10 @@
 #include "deniable/common/clock.h"
 #include "server/auth/authenticator.h"
 #include "server/auth/token_store.h"
+#include "server/http/http_server.h"
+#include "server/http/json_api.h"
+#include "server/metrics/metered_storage.h"
+#include "server/metrics/process_metrics.h"
 #include "server/service/collector_server.h"
 #include "server/storage/group_commit_storage.h"
 #include "server/storage/sqlite_storage.h"
@@ -78,6 +83,10 @@ ABSL_FLAG(std::string, tls_client_ca_file, EnvOr("DENIABLE_TLS_CLIENT_CA_FILE", 
 ABSL_FLAG(bool, insecure, EnvFlag("DENIABLE_INSECURE"),
           "allow plaintext or tokenless serving on a non-loopback address (behind a "
           "TLS-terminating proxy, or in a private network) (env DENIABLE_INSECURE=1)");
+ABSL_FLAG(std::string, http_listen, EnvOr("DENIABLE_HTTP_LISTEN", ""),
+          "host:port of the HTTP listener: the JSON API (POST /v1/<Service>/<Method>), "
+          "Prometheus /metrics and the dashboard at /; empty (the default) turns it off. Same TLS "
+          "files, tokens and loopback rule as --listen (env DENIABLE_HTTP_LISTEN)");
 ABSL_FLAG(bool, reflection, EnvFlag("DENIABLE_REFLECTION"),
           "serve grpc.reflection (the public schema; unauthenticated) (env DENIABLE_REFLECTION=1)");
 ABSL_FLAG(double, rate_limit_reports_per_second, 0,
@@ -262,29 +271,65 @@ int main(int argc, char** argv) {
     }
     options.authenticator = *std::move(authenticator);
   }
-  if ((!tls || !auth) && !IsLoopback(options.listen_address) && !options.listen_address.empty() &&
-      !absl::GetFlag(FLAGS_insecure)) {
-    spdlog::error(
-        "refusing to serve {} on the non-loopback address {}: add tokens (deniable-server tokens "
-        "add) and TLS (--tls_cert_file, --tls_key_file), or pass --insecure",
-        !tls && !auth ? "plaintext and tokenless" : (!tls ? "plaintext" : "tokenless"),
-        options.listen_address);
-    return 2;
+  const std::string http_listen = absl::GetFlag(FLAGS_http_listen);
+  for (const std::string& address : {options.listen_address, http_listen}) {
+    if ((!tls || !auth) && !IsLoopback(address) && !address.empty() &&
+        !absl::GetFlag(FLAGS_insecure)) {
+      spdlog::error(
+          "refusing to serve {} on the non-loopback address {}: add tokens (deniable-server "
+          "tokens add) and TLS (--tls_cert_file, --tls_key_file), or pass --insecure",
+          !tls && !auth ? "plaintext and tokenless" : (!tls ? "plaintext" : "tokenless"), address);
+      return 2;
+    }
   }
 
-  // Concurrent SubmitReports calls share transactions (and their fsync).
-  auto server = deniable::server::CollectorServer::Start(
-      std::make_unique<deniable::server::GroupCommitStorage>(*std::move(storage)),
-      deniable::SystemClock::Default(), options);
+  // Concurrent SubmitReports calls share transactions (and their fsync); MeteredStorage times
+  // each group transaction for /metrics.
+  auto metrics = std::make_shared<prometheus::Registry>();
+  auto group_commit = std::make_unique<deniable::server::GroupCommitStorage>(
+      std::make_unique<deniable::server::MeteredStorage>(*std::move(storage), *metrics));
+  deniable::server::GroupCommitStorage* committer = group_commit.get();
+  options.metrics_registry = metrics;
+  auto server = deniable::server::CollectorServer::Start(std::move(group_commit),
+                                                         deniable::SystemClock::Default(), options);
   if (!server.ok()) {
     spdlog::error("cannot start: {}", server.status().ToString());
     return 1;
   }
+  deniable::server::ProcessMetrics process_metrics(
+      *metrics, sqlite.path, [committer] { return committer->QueuedCalls(); }, DENIABLE_VERSION);
+  std::unique_ptr<deniable::server::http::JsonApi> json_api;
+  std::unique_ptr<deniable::server::http::HttpServer> http_server;
+  if (!http_listen.empty()) {
+    json_api = std::make_unique<deniable::server::http::JsonApi>(
+        deniable::server::http::JsonApiBackends{.registry = (*server)->registry(),
+                                                .ingestor = (*server)->ingestor(),
+                                                .prevalence = (*server)->prevalence(),
+                                                .advisor = (*server)->advisor(),
+                                                .policy = (*server)->policy(),
+                                                .counters = (*server)->mutable_counters()});
+    auto started = deniable::server::http::HttpServer::Start(
+        {.listen_address = http_listen,
+         .tls_cert_file = cert_file,
+         .tls_key_file = key_file,
+         .tls_client_ca_file = ca_file,
+         .max_body_bytes = static_cast<size_t>(options.max_receive_message_bytes)},
+        json_api.get(), [&process_metrics, metrics] {
+          process_metrics.Update();
+          return prometheus::TextSerializer().Serialize(metrics->Collect());
+        });
+    if (!started.ok()) {
+      spdlog::error("cannot start the HTTP listener: {}", started.status().ToString());
+      return 1;
+    }
+    http_server = *std::move(started);
+  }
   const char* mode = tls && auth ? "" : " INSECURE";
   spdlog::warn(
-      "event=start listen={} port={} db={} durability={} tls={} mtls={} auth={} "
-      "rate_limit={} reflection={}{}",
-      options.listen_address, (*server)->port(), sqlite.path, durability, tls ? "on" : "off",
+      "event=start listen={} port={} http_listen={} http_port={} db={} durability={} tls={} "
+      "mtls={} auth={} rate_limit={} reflection={}{}",
+      options.listen_address, (*server)->port(), http_listen.empty() ? "off" : http_listen,
+      http_server != nullptr ? http_server->port() : 0, sqlite.path, durability, tls ? "on" : "off",
       !ca_file.empty() ? "on" : "off", auth ? "tokens" : "off",
       options.rate_limit.reports_per_second, options.reflection ? "on" : "off", mode);
   if (!tls || !auth) {
@@ -296,15 +341,18 @@ int main(int argc, char** argv) {
     spdlog::warn("**************************************************************************");
   }
 
-  std::thread signal_waiter([&server, &stop_signals] {
+  std::thread signal_waiter([&server, &http_server, &stop_signals] {
     int signal = 0;
     sigwait(&stop_signals, &signal);
     spdlog::info("event=draining signal={} grace_seconds={}", signal,
                  absl::GetFlag(FLAGS_shutdown_grace_seconds));
+    // HTTP first: its calls end before the core objects they use go away.
+    if (http_server != nullptr) http_server->Stop();
     (*server)->Shutdown(absl::Seconds(absl::GetFlag(FLAGS_shutdown_grace_seconds)));
   });
   (*server)->Wait();
   signal_waiter.join();
+  http_server.reset();
   server->reset();  // closes the database after the last call has finished
   spdlog::info("event=stopped");
   return 0;

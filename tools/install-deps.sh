@@ -8,6 +8,7 @@ packages=(
   libsqlite3-dev libssl-dev libboost-dev libspdlog-dev libcsv-dev
   libgtest-dev libgmock-dev libbenchmark-dev clang-format
   openssl python3-grpcio python3-protobuf
+  libcpp-httplib-dev prometheus-cpp-dev libjs-chart.js chromium chromium-driver python3-selenium curl
 )
 missing=()
 for p in "${packages[@]}"; do

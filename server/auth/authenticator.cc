@@ -48,7 +48,7 @@ void Authenticator::MaybeReload() {
 }
 
 absl::StatusOr<Principal> Authenticator::Authorize(absl::string_view authorization,
-                                                   std::initializer_list<Role> allowed,
+                                                   absl::Span<const Role> allowed,
                                                    absl::string_view method) {
   absl::string_view token = authorization;
   if (token.empty()) {

@@ -10,7 +10,6 @@
 #define DENIABLE_SERVER_AUTH_AUTHENTICATOR_H_
 
 #include <functional>
-#include <initializer_list>
 #include <vector>
 
 #include "absl/base/thread_annotations.h"
@@ -18,6 +17,7 @@
 #include "absl/strings/string_view.h"
 #include "absl/synchronization/mutex.h"
 #include "absl/time/time.h"
+#include "absl/types/span.h"
 #include "deniable/common/clock.h"
 #include "server/auth/token_store.h"
 
@@ -44,8 +44,7 @@ class Authenticator {
   // "Bearer <token>", or the token is unknown or revoked; PERMISSION_DENIED naming the role and
   // the method when the role is not allowed. Messages never contain the token.
   absl::StatusOr<Principal> Authorize(absl::string_view authorization,
-                                      std::initializer_list<Role> allowed,
-                                      absl::string_view method);
+                                      absl::Span<const Role> allowed, absl::string_view method);
 
  private:
   Authenticator(Loader loader, const Clock* clock, absl::Duration reload_interval)

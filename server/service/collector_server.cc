@@ -11,6 +11,7 @@
 
 #include "absl/status/status.h"
 #include "absl/strings/str_cat.h"
+#include "server/service/call_metrics.h"
 
 namespace deniable::server {
 namespace {
@@ -38,7 +39,7 @@ CollectorServer::CollectorServer(std::unique_ptr<Storage> storage, const Clock* 
       query_service_(&registry_, &prevalence_, &advisor_),
       authenticator_(options.authenticator),
       limiter_(options.rate_limit, clock),
-      counters_(absl::ToUnixSeconds(clock->Now())),
+      counters_(absl::ToUnixSeconds(clock->Now()), options.metrics_registry),
       guard_(authenticator_.get(), &limiter_, &counters_),
       guarded_reports_(&report_service_, &guard_),
       guarded_queries_(&query_service_, &guard_),
@@ -95,6 +96,9 @@ absl::StatusOr<std::unique_ptr<CollectorServer>> CollectorServer::Start(
     builder.SetSyncServerOption(grpc::ServerBuilder::SyncServerOption::MAX_POLLERS,
                                 options.max_idle_threads);
   }
+  std::vector<std::unique_ptr<grpc::experimental::ServerInterceptorFactoryInterface>> interceptors;
+  interceptors.push_back(std::make_unique<CallMetricsFactory>(&server->counters_));
+  builder.experimental().SetInterceptorCreators(std::move(interceptors));
   builder.RegisterService(&server->guarded_reports_);
   builder.RegisterService(&server->guarded_queries_);
   builder.RegisterService(&server->admin_service_);

@@ -13,6 +13,7 @@
 #define DENIABLE_SERVER_SERVICE_COLLECTOR_SERVER_H_
 
 #include <grpcpp/grpcpp.h>
+#include <prometheus/registry.h>
 
 #include <memory>
 #include <string>
@@ -62,6 +63,9 @@ struct ServerOptions {
   // event=storage_unhealthy error log) while it fails, and SERVING again once it passes.
   // Zero: never.
   absl::Duration health_check_interval = absl::Seconds(1);
+  // Where the counters register their Prometheus metrics (served at /metrics); null: a registry
+  // of their own.
+  std::shared_ptr<prometheus::Registry> metrics_registry;
 };
 
 class CollectorServer {
@@ -85,6 +89,14 @@ class CollectorServer {
   Storage* storage() { return storage_.get(); }
   // The accepted / rejected counters that AdminService serves.
   const ServerCounters& counters() const { return counters_; }
+  // The core objects and the access policy, for the HTTP/JSON front end (server/http), which
+  // serves the same calls behind the same checks and counters.
+  MetricRegistry* registry() { return &registry_; }
+  Ingestor* ingestor() { return &ingestor_; }
+  PrevalenceQuery* prevalence() { return &prevalence_; }
+  DesignAdvisor* advisor() { return &advisor_; }
+  AccessPolicy* policy() { return guard_.policy(); }
+  ServerCounters* mutable_counters() { return &counters_; }
 
  private:
   CollectorServer(std::unique_ptr<Storage> storage, const Clock* clock,

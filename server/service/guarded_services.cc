@@ -37,36 +37,20 @@ grpc::Status CatchAll(const char* method, Handler&& handler) {
 
 // Checks the caller, then runs the inner unary handler.
 template <typename Service, typename Request, typename Response>
-grpc::Status Forward(CallGuard* guard, std::initializer_list<Role> allowed, const char* method,
-                     Service* inner,
+grpc::Status Forward(CallGuard* guard, const char* method, Service* inner,
                      grpc::Status (Service::*handler)(grpc::ServerContext*, const Request*,
                                                       Response*),
                      grpc::ServerContext* context, const Request* request, Response* response) {
-  absl::StatusOr<std::optional<Principal>> caller = guard->Check(*context, allowed, method);
+  absl::StatusOr<Caller> caller = guard->Check(*context, method);
   if (!caller.ok()) return ToGrpcStatus(caller.status());
   return CatchAll(method, [&] { return (inner->*handler)(context, request, response); });
 }
 
-constexpr std::initializer_list<Role> kAnalyst = {Role::kAnalyst};
-constexpr std::initializer_list<Role> kReporter = {Role::kReporter};
-
 }  // namespace
 
-absl::StatusOr<std::optional<Principal>> CallGuard::Check(const grpc::ServerContextBase& context,
-                                                          std::initializer_list<Role> allowed,
-                                                          absl::string_view method) {
-  if (authenticator_ == nullptr) return std::nullopt;
-  absl::StatusOr<Principal> p =
-      authenticator_->Authorize(Metadata(context, "authorization"), allowed, method);
-  if (!p.ok()) return p.status();
-  return std::optional<Principal>(*p);
-}
-
-absl::Status CallGuard::AdmitReports(const grpc::ServerContextBase& context,
-                                     const std::optional<Principal>& caller, int64_t reports) {
-  if (limiter_ == nullptr || !limiter_->enabled()) return absl::OkStatus();
-  const std::string key = caller ? absl::StrCat("t:", caller->token_id) : PeerKey(context.peer());
-  return limiter_->Admit(key, reports);
+absl::StatusOr<Caller> CallGuard::Check(const grpc::ServerContextBase& context,
+                                        absl::string_view method) {
+  return policy_.Authorize(method, Metadata(context, "authorization"), context.peer());
 }
 
 grpc::Status GuardedReportService::Reject(const absl::Status& status, int64_t reports,
@@ -81,7 +65,7 @@ grpc::Status GuardedReportService::Reject(const absl::Status& status, int64_t re
 grpc::Status GuardedReportService::GetDesign(grpc::ServerContext* context,
                                              const v1::GetDesignRequest* request,
                                              v1::GetDesignResponse* response) {
-  return Forward(guard_, {Role::kReporter, Role::kAnalyst}, "GetDesign",
+  return Forward(guard_, "deniable.v1.ReportService/GetDesign",
                  static_cast<v1::ReportService::Service*>(inner_),
                  &v1::ReportService::Service::GetDesign, context, request, response);
 }
@@ -90,12 +74,12 @@ grpc::ServerUnaryReactor* GuardedReportService::SubmitReports(
     grpc::CallbackServerContext* context, const v1::SubmitReportsRequest* request,
     v1::SubmitReportsResponse* response) {
   const int64_t size = request->reports_size();
-  absl::StatusOr<std::optional<Principal>> caller =
-      guard_->Check(*context, kReporter, "SubmitReports");
+  absl::StatusOr<Caller> caller =
+      guard_->Check(*context, "deniable.v1.ReportService/SubmitReports");
   absl::Status refused = caller.status();
   bool rate_limited = false;
   if (refused.ok()) {
-    refused = guard_->AdmitReports(*context, *caller, size);
+    refused = guard_->AdmitReports(*caller, size);
     rate_limited = !refused.ok();
   }
   if (!refused.ok()) {
@@ -109,35 +93,35 @@ grpc::ServerUnaryReactor* GuardedReportService::SubmitReports(
 grpc::Status GuardedReportService::StreamReports(
     grpc::ServerContext* context, grpc::ServerReader<v1::SubmitReportsRequest>* reader,
     v1::SubmitReportsResponse* response) {
-  absl::StatusOr<std::optional<Principal>> caller =
-      guard_->Check(*context, kReporter, "StreamReports");
+  absl::StatusOr<Caller> caller =
+      guard_->Check(*context, "deniable.v1.ReportService/StreamReports");
   if (!caller.ok()) return Reject(caller.status(), 0, false);
   // The token and the rate limit are checked again for each message, so a revocation (seen
   // within the authenticator's reload interval) or an exhausted bucket ends an open stream
   // before its next message is stored; the inner service counts the stream's outcome.
-  const std::optional<Principal> principal = *caller;
+  const Caller principal = *std::move(caller);
   return CatchAll("StreamReports", [&] {
     return inner_->StreamReportsAdmitted(context, reader, response, [&](int64_t reports) {
-      if (principal.has_value()) {
-        absl::StatusOr<std::optional<Principal>> still =
-            guard_->Check(*context, kReporter, "StreamReports");
+      if (principal.principal.has_value()) {
+        absl::StatusOr<Caller> still =
+            guard_->Check(*context, "deniable.v1.ReportService/StreamReports");
         if (!still.ok()) {
           Reject(still.status(), reports, false);
           return still.status();
         }
       }
-      absl::Status s = guard_->AdmitReports(*context, principal, reports);
+      absl::Status s = guard_->AdmitReports(principal, reports);
       if (!s.ok()) Reject(s, reports, true);
       return s;
     });
   });
 }
 
-#define DENIABLE_FORWARD_QUERY(Method, Request, Response)                                       \
-  grpc::Status GuardedQueryService::Method(grpc::ServerContext* c, const v1::Request* q,        \
-                                           v1::Response* r) {                                   \
-    return Forward(guard_, kAnalyst, #Method, inner_, &v1::QueryService::Service::Method, c, q, \
-                   r);                                                                          \
+#define DENIABLE_FORWARD_QUERY(Method, Request, Response)                                \
+  grpc::Status GuardedQueryService::Method(grpc::ServerContext* c, const v1::Request* q, \
+                                           v1::Response* r) {                            \
+    return Forward(guard_, "deniable.v1.QueryService/" #Method, inner_,                  \
+                   &v1::QueryService::Service::Method, c, q, r);                         \
   }
 DENIABLE_FORWARD_QUERY(CreateMetric, CreateMetricRequest, Metric)
 DENIABLE_FORWARD_QUERY(ListMetrics, ListMetricsRequest, ListMetricsResponse)
@@ -152,8 +136,8 @@ DENIABLE_FORWARD_QUERY(PlanSurvey, PlanSurveyRequest, SurveyPlan)
 grpc::Status AdminServiceImpl::GetServerStats(grpc::ServerContext* context,
                                               const v1::GetServerStatsRequest* /*request*/,
                                               v1::ServerStats* response) {
-  absl::StatusOr<std::optional<Principal>> caller =
-      guard_->Check(*context, kAnalyst, "GetServerStats");
+  absl::StatusOr<Caller> caller =
+      guard_->Check(*context, "deniable.v1.AdminService/GetServerStats");
   if (!caller.ok()) return ToGrpcStatus(caller.status());
   *response = guard_->counters()->Snapshot();
   return grpc::Status::OK;

@@ -6,11 +6,8 @@
 // plaintext port or an in-process channel). A decorator rejects before any core code runs, on
 // every transport, and fails closed: a method it does not forward answers UNIMPLEMENTED.
 //
-// Policy (tokens on; with no Authenticator every call passes, the tokenless development mode):
-//   ReportService.GetDesign                           reporter or analyst
-//   ReportService.SubmitReports, StreamReports        reporter (+ rate limit for SubmitReports)
-//   QueryService.*, AdminService.*                    analyst
-//   grpc.health.v1.Health                             anyone (not guarded)
+// Policy: the role table and the rate limit live in server/auth/access_policy.h, shared with the
+// HTTP/JSON front end (server/http); grpc.health.v1.Health is not guarded.
 // Rejections: UNAUTHENTICATED / PERMISSION_DENIED / RESOURCE_EXHAUSTED with a message starting
 // "authorization:" or "reports:"; each rejected report batch is logged (reason and size, never a
 // bit, token or address) and counted.
@@ -21,12 +18,12 @@
 
 #include <grpcpp/grpcpp.h>
 
-#include <initializer_list>
 #include <optional>
 
 #include "deniable/v1/admin_service.grpc.pb.h"
 #include "deniable/v1/query_service.grpc.pb.h"
 #include "deniable/v1/report_service.grpc.pb.h"
+#include "server/auth/access_policy.h"
 #include "server/auth/authenticator.h"
 #include "server/auth/rate_limiter.h"
 #include "server/service/report_service.h"
@@ -34,27 +31,27 @@
 
 namespace deniable::server {
 
-// The checks shared by the guarded services.
+// The checks shared by the guarded services: AccessPolicy fed with gRPC's metadata and peer.
 class CallGuard {
  public:
   // `authenticator` null: tokenless mode. `limiter` may be disabled.
   CallGuard(Authenticator* authenticator, RateLimiter* limiter, ServerCounters* counters)
-      : authenticator_(authenticator), limiter_(limiter), counters_(counters) {}
+      : policy_(authenticator, limiter), counters_(counters) {}
 
-  // The caller when tokens are on, nullopt in tokenless mode.
-  // Errors: UNAUTHENTICATED, PERMISSION_DENIED (see Authenticator::Authorize).
-  absl::StatusOr<std::optional<Principal>> Check(const grpc::ServerContextBase& context,
-                                                 std::initializer_list<Role> allowed,
-                                                 absl::string_view method);
+  // `method` is the full name ("deniable.v1.QueryService/GetPrevalence").
+  // Errors: UNAUTHENTICATED, PERMISSION_DENIED (see AccessPolicy::Authorize).
+  absl::StatusOr<Caller> Check(const grpc::ServerContextBase& context, absl::string_view method);
   // Rate limit keyed by the token, else by a salted hash of the peer. Errors: RESOURCE_EXHAUSTED.
-  absl::Status AdmitReports(const grpc::ServerContextBase& context,
-                            const std::optional<Principal>& caller, int64_t reports);
+  absl::Status AdmitReports(const Caller& caller, int64_t reports) {
+    return policy_.AdmitReports(caller, reports);
+  }
 
   ServerCounters* counters() { return counters_; }
+  // The policy, for other front ends (the HTTP/JSON API) sharing the same tokens and buckets.
+  AccessPolicy* policy() { return &policy_; }
 
  private:
-  Authenticator* const authenticator_;
-  RateLimiter* const limiter_;
+  AccessPolicy policy_;
   ServerCounters* const counters_;
 };
 

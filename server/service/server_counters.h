@@ -1,13 +1,29 @@
-// Counters of accepted and rejected report batches since the process started, served by
-// AdminService.GetServerStats. Lock-free; thread-safe.
+// Counters of report batches and calls since the process started. They are Prometheus metrics
+// in one prometheus::Registry (served at /metrics by the HTTP listener, docs/operations.md), and
+// AdminService.GetServerStats reads the same counters: one source for both.
+//
+// Metrics registered here:
+//   deniable_report_batches_total{outcome="accepted"|"rejected"}
+//   deniable_reports_total{outcome="accepted"|"duplicate"|"rejected"}
+//   deniable_report_batches_rejected_total{reason="invalid"|"unauthenticated"|
+//                                          "permission_denied"|"rate_limited"|"other"}
+//   deniable_reports_rejected_total{code="INVALID_ARGUMENT"|...}   (reports of rejected batches)
+//   deniable_calls_total{transport="grpc"|"http", method, code}
+//
+// Thread-safe (prometheus-cpp counters are atomic).
 #ifndef DENIABLE_SERVER_SERVICE_SERVER_COUNTERS_H_
 #define DENIABLE_SERVER_SERVICE_SERVER_COUNTERS_H_
 
 #include <grpcpp/support/status.h>
+#include <prometheus/counter.h>
+#include <prometheus/family.h>
+#include <prometheus/registry.h>
 
-#include <atomic>
 #include <cstdint>
+#include <memory>
 
+#include "absl/status/status.h"
+#include "absl/strings/string_view.h"
 #include "deniable/v1/admin_service.pb.h"
 #include "deniable/v1/report_service.pb.h"
 
@@ -15,7 +31,9 @@ namespace deniable::server {
 
 class ServerCounters {
  public:
-  explicit ServerCounters(int64_t start_time_seconds) : start_time_seconds_(start_time_seconds) {}
+  // Registers the metrics above in `registry` (a new one when null).
+  explicit ServerCounters(int64_t start_time_seconds,
+                          std::shared_ptr<prometheus::Registry> registry = nullptr);
 
   // A call that committed: its accepted and duplicate counts, and its reports rejected one by
   // one (SubmitReportsResponse.rejections), which count in reports_rejected (per report) but
@@ -24,15 +42,25 @@ class ServerCounters {
   // A call that stored nothing, with the number of reports it carried (0 if unknown) and whether
   // the rate limit (rather than storage) said RESOURCE_EXHAUSTED.
   void RecordRejected(grpc::StatusCode code, int64_t reports, bool rate_limited);
+  // A finished call of `method` ("deniable.v1.QueryService/GetPrevalence") on `transport`
+  // ("grpc" or "http") with its status code.
+  void RecordCall(absl::string_view transport, absl::string_view method, absl::StatusCode code);
 
   v1::ServerStats Snapshot() const;
+  // The registry holding these metrics (and the others the server adds, see server/metrics).
+  const std::shared_ptr<prometheus::Registry>& registry() const { return registry_; }
 
  private:
   const int64_t start_time_seconds_;
-  std::atomic<uint64_t> batches_accepted_{0}, reports_accepted_{0}, reports_duplicate_{0};
-  std::atomic<uint64_t> batches_rejected_{0}, reports_rejected_{0};
-  std::atomic<uint64_t> invalid_{0}, unauthenticated_{0}, permission_denied_{0}, rate_limited_{0},
-      other_{0};
+  std::shared_ptr<prometheus::Registry> registry_;
+  prometheus::Family<prometheus::Counter>& batches_;
+  prometheus::Family<prometheus::Counter>& reports_;
+  prometheus::Family<prometheus::Counter>& rejected_batches_;
+  prometheus::Family<prometheus::Counter>& rejected_reports_;
+  prometheus::Family<prometheus::Counter>& calls_;
+  prometheus::Counter &batches_accepted_, &batches_rejected_;
+  prometheus::Counter &reports_accepted_, &reports_duplicate_, &reports_rejected_;
+  prometheus::Counter &invalid_, &unauthenticated_, &permission_denied_, &rate_limited_, &other_;
 };
 
 }  // namespace deniable::server

@@ -26,6 +26,7 @@ REPO=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
 CSV=${1:-${DENIABLE_CHILE_CSV:-$REPO/tests/data/chile-plebiscite-1988.csv}}
 WORK=${DENIABLE_DOCKER_WORK:-/tmp/deniable-docker-ci}
 PORT=${DENIABLE_DOCKER_PORT:-15051}
+HTTP_PORT=${DENIABLE_DOCKER_HTTP_PORT:-15080}
 IMAGE=${DENIABLE_IMAGE:-deniable-server:ci}
 JOBS=${DENIABLE_BUILD_JOBS:-2}
 TARGET=127.0.0.1:$PORT
@@ -208,6 +209,7 @@ check_image_config() {
   [ -n "$user" ] && [ "$uid" != 0 ] || fail "the image runs as root"
   [[ " $vol " == *" /var/lib/deniable "* ]] || fail "no VOLUME /var/lib/deniable"
   [[ " $port " == *" 50051/tcp "* ]] || fail "port 50051 not exposed"
+  [[ " $port " == *" 8080/tcp "* ]] || fail "port 8080 (HTTP) not exposed"
   [ -n "$hc" ] || fail "no HEALTHCHECK"
   $DOCKER run --rm --entrypoint sh "$IMAGE" -c \
     'test -w /var/lib/deniable && ls -ld /var/lib/deniable' || fail "/var/lib/deniable not writable by the image user"
@@ -234,6 +236,7 @@ start_container() {
   # $1: container name. The port is published on loopback only. The image's HEALTHCHECK command
   # runs as built; only its interval is shortened (10 s -> 2 s) so CI does not wait 10 s per start.
   $DOCKER run -d --name "$1" -v "$VOLUME:/var/lib/deniable" -p "127.0.0.1:$PORT:50051" \
+    -e DENIABLE_HTTP_LISTEN=0.0.0.0:8080 -p "127.0.0.1:$HTTP_PORT:8080" \
     --health-interval=2s --stop-timeout=20 "$IMAGE" >/dev/null
 }
 
@@ -309,6 +312,21 @@ first_query() {
   [ "$N0" -eq "$rows" ] || echo "note: n=$N0 differs from the $rows CSV rows (rows skipped by replay?)"
 }
 
+# The HTTP listener: /metrics counts the replayed reports, the dashboard page and the JSON API.
+http_checks() {
+  local base=http://127.0.0.1:$HTTP_PORT
+  curl -fsS "$base/metrics" >"$OUT/metrics.txt" || fail "GET /metrics failed"
+  grep -q '^deniable_build_info{version=' "$OUT/metrics.txt" || fail "/metrics lacks build info"
+  grep -q '^deniable_commit_seconds_count' "$OUT/metrics.txt" || fail "/metrics lacks commit histogram"
+  curl -fsS "$base/" | grep -q '<title>Deniable dashboard</title>' || fail "GET / is not the dashboard"
+  curl -fsS "$base/chart.min.js" >/dev/null || fail "GET /chart.min.js failed"
+  curl -fsS "$base/v1/QueryService/GetPrevalence" -d "{\"metric\":\"$METRIC\"}" >"$OUT/http.json" \
+    || fail "POST /v1/QueryService/GetPrevalence failed"
+  python3 -c 'import json,sys; assert json.load(open(sys.argv[1]))["n"] == sys.argv[2]' \
+    "$OUT/http.json" "$N0" || fail "HTTP prevalence n differs from gRPC n=$N0"
+  echo "HTTP: /metrics, dashboard and JSON prevalence (n=$N0) OK"
+}
+
 same_counts() {
   query "$1"
   [ "$N" = "$N0" ] && [ "$YES" = "$YES0" ] \
@@ -370,6 +388,7 @@ $DOCKER volume create "$VOLUME" >/dev/null
 step "run container, wait for health"           start_first
 step "create metric, replay Chile survey"       create_and_replay
 step "query prevalence"                         first_query
+step "HTTP /metrics, dashboard, JSON API"       http_checks
 step "docker restart, wait for health"          restart_container
 step "query after restart"                      same_counts restart
 step "new container on the same volume"         replace_container

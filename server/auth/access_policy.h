@@ -1,0 +1,64 @@
+// The role table and the checks every front end (gRPC, HTTP/JSON) runs before a call reaches the
+// core: who may call which method, and the per-caller rate limit on reports.
+//
+// Policy (tokens on; with no Authenticator every call passes, the tokenless development mode):
+//   deniable.v1.ReportService/GetDesign                     reporter or analyst
+//   deniable.v1.ReportService/SubmitReports, StreamReports  reporter
+//   deniable.v1.QueryService/*, deniable.v1.AdminService/*  analyst
+// A method not in the table is refused (PERMISSION_DENIED) even in tokenless mode: the policy
+// fails closed. The health check and /metrics are not guarded and do not go through here.
+//
+// Thread-safe. Does not own its arguments.
+#ifndef DENIABLE_SERVER_AUTH_ACCESS_POLICY_H_
+#define DENIABLE_SERVER_AUTH_ACCESS_POLICY_H_
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "absl/status/status.h"
+#include "absl/status/statusor.h"
+#include "absl/strings/string_view.h"
+#include "server/auth/authenticator.h"
+#include "server/auth/rate_limiter.h"
+
+namespace deniable::server {
+
+// The roles allowed to call `method` ("deniable.v1.QueryService/GetPrevalence"); empty for a
+// method the policy does not know.
+std::vector<Role> AllowedRoles(absl::string_view method);
+
+// The caller of an authorized call.
+struct Caller {
+  std::optional<Principal> principal;  // nullopt in tokenless mode
+  std::string rate_key;                // the token's id, else a salted hash of the peer's host
+};
+
+class AccessPolicy {
+ public:
+  // `authenticator` null: tokenless mode. `limiter` null or disabled: no rate limit.
+  AccessPolicy(Authenticator* authenticator, RateLimiter* limiter)
+      : authenticator_(authenticator), limiter_(limiter) {}
+
+  // `method` is the full method name ("deniable.v1.QueryService/GetPrevalence"), `authorization`
+  // the "authorization" header or metadata value ("" when absent), `peer` the caller's address in
+  // gRPC's form ("ipv4:1.2.3.4:5678", "ipv6:[::1]:5678"; used only for the rate-limit key, never
+  // stored). Errors: PERMISSION_DENIED "authorization: ..." for a method not in the table or a
+  // role not allowed; UNAUTHENTICATED "authorization: ..." for a missing, malformed, unknown or
+  // revoked token (see Authenticator::Authorize). Messages never contain the token.
+  absl::StatusOr<Caller> Authorize(absl::string_view method, absl::string_view authorization,
+                                   absl::string_view peer);
+
+  // Takes `reports` from the caller's rate-limit bucket. Errors: RESOURCE_EXHAUSTED "reports: rate
+  // limit ..." (nothing taken). OK when the limit is off.
+  absl::Status AdmitReports(const Caller& caller, int64_t reports);
+
+ private:
+  Authenticator* const authenticator_;
+  RateLimiter* const limiter_;
+};
+
+}  // namespace deniable::server
+
+#endif  // DENIABLE_SERVER_AUTH_ACCESS_POLICY_H_

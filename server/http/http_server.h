@@ -1,0 +1,60 @@
+// The HTTP listener of deniable-server (cpp-httplib): the JSON API, the Prometheus scrape
+// endpoint and the dashboard, off unless --http_listen is given (docs/http.md).
+//
+//   POST /v1/<Service>/<Method>   JsonApi::Call for "deniable.v1.<Service>/<Method>"
+//   GET  /metrics                 Prometheus text format 0.0.4 (unauthenticated, like the
+//                                 gRPC health check: it holds counts, never a report or token)
+//   GET  /, /dashboard.js, ...    the dashboard's static files (DashboardAsset)
+//
+// TLS (and mutual TLS) with the same PEM files as the gRPC port. Requests larger than
+// max_body_bytes are answered 413. Thread-safe; the JsonApi and the metrics callback must
+// outlive the server.
+#ifndef DENIABLE_SERVER_HTTP_HTTP_SERVER_H_
+#define DENIABLE_SERVER_HTTP_HTTP_SERVER_H_
+
+#include <functional>
+#include <memory>
+#include <string>
+#include <thread>
+
+#include "absl/status/statusor.h"
+#include "server/http/json_api.h"
+
+namespace httplib {
+class Server;
+}
+
+namespace deniable::server::http {
+
+struct HttpOptions {
+  // host:port ("127.0.0.1:8080"; "[::1]:8080"); port 0 picks a free port (see port()).
+  std::string listen_address;
+  // TLS: both set turns HTTPS on; client_ca_file also requires client certificates.
+  std::string tls_cert_file, tls_key_file, tls_client_ca_file;
+  size_t max_body_bytes = 2 * 1024 * 1024;
+};
+
+class HttpServer {
+ public:
+  // `metrics_text` returns the /metrics body. Starts serving on its own threads.
+  // Errors: INVALID_ARGUMENT "http_listen: ..." for an address without a port; FAILED_PRECONDITION
+  // "tls_...: ..." when the TLS files cannot be loaded; UNAVAILABLE "http_listen: ..." when the
+  // address cannot be bound.
+  static absl::StatusOr<std::unique_ptr<HttpServer>> Start(
+      const HttpOptions& options, const JsonApi* api, std::function<std::string()> metrics_text);
+  ~HttpServer();  // Stop()
+
+  int port() const { return port_; }
+  // Stops accepting, lets the requests in progress finish, joins the threads. Idempotent.
+  void Stop();
+
+ private:
+  HttpServer() = default;
+  std::unique_ptr<httplib::Server> server_;
+  std::thread thread_;
+  int port_ = 0;
+};
+
+}  // namespace deniable::server::http
+
+#endif  // DENIABLE_SERVER_HTTP_HTTP_SERVER_H_

@@ -1,0 +1,207 @@
+#include "server/http/json_api.h"
+
+#include <spdlog/spdlog.h>
+
+#include <future>
+#include <utility>
+
+#include "absl/strings/str_cat.h"
+#include "deniable/v1/admin_service.pb.h"
+#include "deniable/v1/query_service.pb.h"
+#include "deniable/v1/report_service.pb.h"
+#include "google/protobuf/util/json_util.h"
+#include "server/http/http_status.h"
+
+namespace deniable::server::http {
+namespace {
+
+absl::Status ParseJson(absl::string_view body, google::protobuf::Message* message) {
+  if (body.find_first_not_of(" \t\r\n") == absl::string_view::npos) return absl::OkStatus();
+  google::protobuf::util::JsonParseOptions options;
+  options.ignore_unknown_fields = false;
+  auto status = google::protobuf::util::JsonStringToMessage(
+      google::protobuf::StringPiece(body.data(), body.size()), message, options);
+  if (!status.ok()) {
+    return absl::InvalidArgumentError(absl::StrCat("body: not a JSON ",
+                                                   message->GetDescriptor()->full_name(), ": ",
+                                                   status.message().as_string()));
+  }
+  return absl::OkStatus();
+}
+
+void PrintJson(const google::protobuf::Message& message, std::string* out) {
+  google::protobuf::util::JsonPrintOptions options;
+  options.always_print_primitive_fields = true;
+  options.always_print_enums_as_ints = false;
+  (void)google::protobuf::util::MessageToJsonString(message, out, options);
+}
+
+// A handler for a unary core call `call(request) -> StatusOr<Response>`.
+template <typename Request, typename Response, typename Call>
+auto Unary(Call call) {
+  return [call](const Caller&, absl::string_view body, std::string* out) -> absl::Status {
+    Request request;
+    if (absl::Status s = ParseJson(body, &request); !s.ok()) return s;
+    absl::StatusOr<Response> response = call(request);
+    if (!response.ok()) return response.status();
+    PrintJson(*response, out);
+    return absl::OkStatus();
+  };
+}
+
+}  // namespace
+
+JsonApi::JsonApi(JsonApiBackends backends) : backends_(backends) {
+  auto add = [this](const char* method, Handler handler) {
+    order_.push_back(method);
+    handlers_.emplace(method, std::move(handler));
+  };
+  MetricRegistry* registry = backends_.registry;
+  PrevalenceQuery* prevalence = backends_.prevalence;
+  DesignAdvisor* advisor = backends_.advisor;
+  ServerCounters* counters = backends_.counters;
+
+  // As ReportServiceImpl::GetDesign.
+  add("deniable.v1.ReportService/GetDesign",
+      Unary<v1::GetDesignRequest, v1::GetDesignResponse>(
+          [registry](const v1::GetDesignRequest& request) -> absl::StatusOr<v1::GetDesignResponse> {
+            absl::StatusOr<std::shared_ptr<const MetricInfo>> metric =
+                registry->Find(request.metric());
+            if (!metric.ok()) return metric.status();
+            v1::GetDesignResponse response;
+            response.set_metric((*metric)->proto.name());
+            *response.mutable_design() = (*metric)->current().wire;
+            response.set_time_precision_seconds((*metric)->proto.time_precision_seconds());
+            return response;
+          }));
+  add("deniable.v1.ReportService/SubmitReports",
+      [this](const Caller& caller, absl::string_view body, std::string* out) {
+        return SubmitReports(caller, body, out);
+      });
+  add("deniable.v1.QueryService/CreateMetric",
+      Unary<v1::CreateMetricRequest, v1::Metric>([registry](const v1::CreateMetricRequest& r) {
+        absl::StatusOr<v1::Metric> metric = registry->Create(r);
+        if (metric.ok()) {
+          spdlog::info("event=metric_created metric={} design_version={} epsilon={}",
+                       metric->name(), metric->design().version(), metric->design().epsilon());
+        }
+        return metric;
+      }));
+  add("deniable.v1.QueryService/ListMetrics",
+      Unary<v1::ListMetricsRequest, v1::ListMetricsResponse>(
+          [registry](const v1::ListMetricsRequest&) -> absl::StatusOr<v1::ListMetricsResponse> {
+            absl::StatusOr<std::vector<v1::Metric>> metrics = registry->List();
+            if (!metrics.ok()) return metrics.status();
+            v1::ListMetricsResponse response;
+            for (v1::Metric& m : *metrics) *response.add_metrics() = std::move(m);
+            return response;
+          }));
+  add("deniable.v1.QueryService/AddDesignVersion",
+      Unary<v1::AddDesignVersionRequest, v1::Metric>(
+          [registry](const v1::AddDesignVersionRequest& r) {
+            absl::StatusOr<v1::Metric> metric = registry->AddVersion(r);
+            if (metric.ok()) {
+              spdlog::info("event=design_version_added metric={} design_version={} epsilon={}",
+                           metric->name(), metric->design().version(), metric->design().epsilon());
+            }
+            return metric;
+          }));
+  add("deniable.v1.QueryService/GetPrevalence",
+      Unary<v1::GetPrevalenceRequest, v1::Prevalence>(
+          [prevalence](const v1::GetPrevalenceRequest& r) { return prevalence->Get(r); }));
+  add("deniable.v1.QueryService/GetSeries",
+      Unary<v1::GetSeriesRequest, v1::Series>(
+          [prevalence](const v1::GetSeriesRequest& r) { return prevalence->Series(r); }));
+  add("deniable.v1.QueryService/GetDifference",
+      Unary<v1::GetDifferenceRequest, v1::Difference>(
+          [prevalence](const v1::GetDifferenceRequest& r) { return prevalence->Difference(r); }));
+  add("deniable.v1.QueryService/DescribeDesign",
+      Unary<v1::DescribeDesignRequest, v1::DesignDescription>(
+          [advisor](const v1::DescribeDesignRequest& r) { return advisor->Describe(r); }));
+  add("deniable.v1.QueryService/PlanSurvey",
+      Unary<v1::PlanSurveyRequest, v1::SurveyPlan>(
+          [advisor](const v1::PlanSurveyRequest& r) { return advisor->Plan(r); }));
+  add("deniable.v1.AdminService/GetServerStats",
+      Unary<v1::GetServerStatsRequest, v1::ServerStats>(
+          [counters](const v1::GetServerStatsRequest&) -> absl::StatusOr<v1::ServerStats> {
+            if (counters == nullptr) return absl::UnavailableError("stats: no counters");
+            return counters->Snapshot();
+          }));
+}
+
+absl::Status JsonApi::SubmitReports(const Caller& caller, absl::string_view body,
+                                    std::string* out) const {
+  v1::SubmitReportsRequest request;
+  absl::Status status = ParseJson(body, &request);
+  bool rate_limited = false;
+  if (status.ok()) {
+    status = backends_.policy->AdmitReports(caller, request.reports_size());
+    rate_limited = !status.ok();
+  }
+  absl::StatusOr<v1::SubmitReportsResponse> result = absl::UnknownError("not submitted");
+  if (!status.ok()) {
+    result = status;
+  } else {
+    // The same path as the gRPC handler: the group committer answers after the commit.
+    std::promise<absl::StatusOr<v1::SubmitReportsResponse>> done;
+    std::future<absl::StatusOr<v1::SubmitReportsResponse>> answer = done.get_future();
+    backends_.ingestor->SubmitAsync(request,
+                                    [&done](absl::StatusOr<v1::SubmitReportsResponse> r) mutable {
+                                      done.set_value(std::move(r));
+                                    });
+    result = answer.get();
+  }
+  ServerCounters* counters = backends_.counters;
+  if (!result.ok()) {
+    // The reason names a field and value, never a bit; no peer address is logged.
+    spdlog::warn("event=batch_rejected transport=http reports={} code={} reason=\"{}\"",
+                 request.reports_size(), absl::StatusCodeToString(result.status().code()),
+                 std::string(result.status().message()));
+    if (counters != nullptr) {
+      counters->RecordRejected(static_cast<grpc::StatusCode>(result.status().code()),
+                               request.reports_size(), rate_limited);
+    }
+    return result.status();
+  }
+  if (counters != nullptr) counters->RecordAccepted(*result);
+  PrintJson(*result, out);
+  return absl::OkStatus();
+}
+
+JsonReply JsonApi::Call(absl::string_view method, absl::string_view body,
+                        absl::string_view authorization, absl::string_view peer) const {
+  JsonReply reply;
+  absl::Status status;
+  auto it = handlers_.find(method);
+  if (it == handlers_.end()) {
+    status = absl::NotFoundError(absl::StrCat(
+        "method: no method \"", method,
+        "\"; POST /v1/<Service>/<Method>, for example /v1/QueryService/GetPrevalence"));
+  } else {
+    absl::StatusOr<Caller> caller = backends_.policy->Authorize(method, authorization, peer);
+    status = caller.status();
+    if (caller.ok()) {
+      status = it->second(*caller, body, &reply.body);
+    } else if (method == "deniable.v1.ReportService/SubmitReports") {
+      // As the gRPC guard: a refused batch is logged and counted (its size is not parsed).
+      spdlog::warn("event=batch_rejected transport=http reports=0 code={} reason=\"{}\"",
+                   absl::StatusCodeToString(status.code()), std::string(status.message()));
+      if (backends_.counters != nullptr) {
+        backends_.counters->RecordRejected(static_cast<grpc::StatusCode>(status.code()), 0, false);
+      }
+    }
+  }
+  if (backends_.counters != nullptr) {
+    backends_.counters->RecordCall("http", it == handlers_.end() ? "unknown" : method,
+                                   status.code());
+  }
+  if (!status.ok()) {
+    reply.http_status = HttpStatusFor(status.code());
+    reply.body = ErrorBody(status);
+  }
+  return reply;
+}
+
+std::vector<std::string> JsonApi::Methods() const { return order_; }
+
+}  // namespace deniable::server::http

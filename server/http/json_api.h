@@ -1,0 +1,76 @@
+// The HTTP/JSON API's calls, independent of the HTTP library: POST /v1/<Service>/<Method> with
+// a request message in protobuf's JSON mapping becomes the same core call the gRPC front end
+// makes, behind the same AccessPolicy (tokens, roles, rate limit), and its answer a response
+// message in the same mapping (lowerCamelCase names, 64-bit integers as strings, enums by name,
+// fields at their default value included).
+//
+// Methods (docs/http.md): deniable.v1.ReportService/{GetDesign, SubmitReports};
+// deniable.v1.QueryService/{CreateMetric, ListMetrics, AddDesignVersion, GetPrevalence,
+// GetSeries, GetDifference, DescribeDesign, PlanSurvey}; deniable.v1.AdminService/GetServerStats.
+// StreamReports is gRPC-only (a client stream has no JSON form).
+//
+// Thread-safe. Does not own its backends, which must outlive it.
+#ifndef DENIABLE_SERVER_HTTP_JSON_API_H_
+#define DENIABLE_SERVER_HTTP_JSON_API_H_
+
+#include <functional>
+#include <string>
+#include <vector>
+
+#include "absl/container/flat_hash_map.h"
+#include "absl/status/status.h"
+#include "absl/strings/string_view.h"
+#include "server/auth/access_policy.h"
+#include "server/core/design_advisor.h"
+#include "server/core/ingestor.h"
+#include "server/core/metric_registry.h"
+#include "server/core/prevalence_query.h"
+#include "server/service/server_counters.h"
+
+namespace deniable::server::http {
+
+struct JsonApiBackends {
+  MetricRegistry* registry = nullptr;
+  Ingestor* ingestor = nullptr;
+  PrevalenceQuery* prevalence = nullptr;
+  DesignAdvisor* advisor = nullptr;
+  AccessPolicy* policy = nullptr;
+  ServerCounters* counters = nullptr;  // may be null
+};
+
+// One answer: the HTTP status and the JSON body (the response message, or ErrorBody).
+struct JsonReply {
+  int http_status = 200;
+  std::string body;
+};
+
+class JsonApi {
+ public:
+  explicit JsonApi(JsonApiBackends backends);
+
+  // Runs `method` ("deniable.v1.QueryService/GetPrevalence") with the JSON `body` ("" means
+  // "{}"). `authorization` is the Authorization header ("" when absent); `peer` the client's
+  // address in gRPC's form ("ipv4:1.2.3.4:5678"), for the tokenless rate-limit key only.
+  // Errors, as HTTP status + ErrorBody: 404 NOT_FOUND "method: ..." for an unknown method;
+  // 401 / 403 from the AccessPolicy; 400 INVALID_ARGUMENT "body: ..." when the JSON does not
+  // parse into the request message (unknown field, wrong type); 429 for the rate limit; then
+  // whatever the core call answers (400 naming the field, 404, 409, 503, ...).
+  JsonReply Call(absl::string_view method, absl::string_view body, absl::string_view authorization,
+                 absl::string_view peer) const;
+
+  // The full names of the methods served, in the order above.
+  std::vector<std::string> Methods() const;
+
+ private:
+  // Parses the body, runs the core call, prints the response. Errors: as Call's.
+  using Handler = std::function<absl::Status(const Caller&, absl::string_view, std::string*)>;
+  absl::Status SubmitReports(const Caller& caller, absl::string_view body, std::string* out) const;
+
+  JsonApiBackends backends_;
+  std::vector<std::string> order_;
+  absl::flat_hash_map<std::string, Handler> handlers_;
+};
+
+}  // namespace deniable::server::http
+
+#endif  // DENIABLE_SERVER_HTTP_JSON_API_H_
