@@ -128,6 +128,7 @@ TEST_F(PeriodTest, AnOlderServersZeroPeriodMeansADayAlignedToTheEpoch) {
 TEST_F(PeriodTest, FreshRandomizationDrawsAnewEachPeriodAndSpendsEpsilonEachTime) {
   transport_->randomization = v1::FRESH_PER_PERIOD;
   options_.max_epsilon_per_metric = std::numeric_limits<double>::infinity();
+  options_.max_report_age = absl::InfiniteDuration();  // 200 days of reports, all kept
   constexpr int kPeriods = 200;
   auto reporter = Make();
   for (int day = 0; day < kPeriods; ++day) {

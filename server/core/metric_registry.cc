@@ -195,4 +195,17 @@ absl::StatusOr<std::shared_ptr<const MetricInfo>> MetricRegistry::Build(
   return std::shared_ptr<const MetricInfo>(std::move(info));
 }
 
+absl::StatusOr<v1::GetDesignResponse> DesignForDevice(MetricRegistry& registry,
+                                                      absl::string_view metric) {
+  absl::StatusOr<std::shared_ptr<const MetricInfo>> found = registry.Find(metric);
+  if (!found.ok()) return found.status();
+  v1::GetDesignResponse response;
+  response.set_metric((*found)->proto.name());
+  *response.mutable_design() = (*found)->current().wire;
+  response.set_time_precision_seconds((*found)->proto.time_precision_seconds());
+  response.set_reporting_period_seconds((*found)->proto.reporting_period_seconds());
+  response.set_randomization((*found)->proto.randomization());
+  return response;
+}
+
 }  // namespace deniable::server

@@ -19,6 +19,7 @@
 #include "deniable/common/design.h"
 #include "deniable/v1/metric.pb.h"
 #include "deniable/v1/query_service.pb.h"
+#include "deniable/v1/report_service.pb.h"
 #include "server/storage/storage.h"
 
 namespace deniable::server {
@@ -92,6 +93,12 @@ struct ReportingPolicy {
 absl::StatusOr<ReportingPolicy> ValidateReportingPolicy(uint32_t reporting_period_seconds,
                                                         v1::Randomization randomization,
                                                         uint32_t time_precision_seconds);
+
+// What a device fetches for `metric`: its name, current design, time precision, reporting period
+// and randomization (ReportService.GetDesign, over gRPC and HTTP/JSON alike). Thread-safe.
+// Errors: those of MetricRegistry::Find (INVALID_ARGUMENT naming "metric", NOT_FOUND).
+absl::StatusOr<v1::GetDesignResponse> DesignForDevice(MetricRegistry& registry,
+                                                      absl::string_view metric);
 
 // Checks a metric name: [a-z][a-z0-9_.-]{0,63}. Errors: INVALID_ARGUMENT naming `field`.
 absl::Status ValidateMetricName(absl::string_view name, absl::string_view field);

@@ -61,19 +61,11 @@ JsonApi::JsonApi(JsonApiBackends backends) : backends_(backends) {
   DesignAdvisor* advisor = backends_.advisor;
   ServerCounters* counters = backends_.counters;
 
-  // As ReportServiceImpl::GetDesign.
-  add("deniable.v1.ReportService/GetDesign",
-      Unary<v1::GetDesignRequest, v1::GetDesignResponse>(
-          [registry](const v1::GetDesignRequest& request) -> absl::StatusOr<v1::GetDesignResponse> {
-            absl::StatusOr<std::shared_ptr<const MetricInfo>> metric =
-                registry->Find(request.metric());
-            if (!metric.ok()) return metric.status();
-            v1::GetDesignResponse response;
-            response.set_metric((*metric)->proto.name());
-            *response.mutable_design() = (*metric)->current().wire;
-            response.set_time_precision_seconds((*metric)->proto.time_precision_seconds());
-            return response;
-          }));
+  add("deniable.v1.ReportService/GetDesign", Unary<v1::GetDesignRequest, v1::GetDesignResponse>(
+                                                 [registry](const v1::GetDesignRequest& request) {
+                                                   return DesignForDevice(*registry,
+                                                                          request.metric());
+                                                 }));
   add("deniable.v1.ReportService/SubmitReports",
       [this](const Caller& caller, absl::string_view body, std::string* out) {
         return SubmitReports(caller, body, out);

@@ -24,13 +24,9 @@ void LogRejections(const char* event, const v1::SubmitReportsResponse& response)
 grpc::Status ReportServiceImpl::GetDesign(grpc::ServerContext* /*context*/,
                                           const v1::GetDesignRequest* request,
                                           v1::GetDesignResponse* response) {
-  absl::StatusOr<std::shared_ptr<const MetricInfo>> metric = registry_->Find(request->metric());
-  if (!metric.ok()) return ToGrpcStatus(metric.status());
-  response->set_metric((*metric)->proto.name());
-  *response->mutable_design() = (*metric)->current().wire;
-  response->set_time_precision_seconds((*metric)->proto.time_precision_seconds());
-  response->set_reporting_period_seconds((*metric)->proto.reporting_period_seconds());
-  response->set_randomization((*metric)->proto.randomization());
+  absl::StatusOr<v1::GetDesignResponse> design = DesignForDevice(*registry_, request->metric());
+  if (!design.ok()) return ToGrpcStatus(design.status());
+  *response = *std::move(design);
   return grpc::Status::OK;
 }
 

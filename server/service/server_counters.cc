@@ -26,11 +26,12 @@ ServerCounters::ServerCounters(int64_t start_time_seconds,
                         "Report batches (SubmitReports calls, streams) by outcome")),
       reports_(Counters(*registry_, "deniable_reports_total",
                         "Reports by outcome: accepted (stored now), duplicate (already stored), "
-                        "rejected (in a batch that stored nothing)")),
+                        "rejected (judged alone, or in a call refused whole)")),
       rejected_batches_(Counters(*registry_, "deniable_report_batches_rejected_total",
                                  "Rejected report batches by reason")),
-      rejected_reports_(Counters(*registry_, "deniable_reports_rejected_total",
-                                 "Reports of rejected batches by status code")),
+      rejected_reports_(
+          Counters(*registry_, "deniable_reports_rejected_total",
+                   "Rejected reports by status code: judged alone, or in a call refused whole")),
       calls_(Counters(*registry_, "deniable_calls_total",
                       "Finished calls by transport, method and status code")),
       batches_accepted_(batches_.Add({{"outcome", "accepted"}})),
@@ -49,6 +50,11 @@ void ServerCounters::RecordAccepted(const v1::SubmitReportsResponse& response) {
   reports_accepted_.Increment(response.accepted());
   reports_duplicate_.Increment(response.duplicates());
   reports_rejected_.Increment(static_cast<double>(response.rejections_size()));
+  for (const v1::ReportRejection& r : response.rejections()) {
+    rejected_reports_
+        .Add({{"code", absl::StatusCodeToString(static_cast<absl::StatusCode>(r.code()))}})
+        .Increment();
+  }
 }
 
 void ServerCounters::RecordRejected(grpc::StatusCode code, int64_t reports, bool rate_limited) {

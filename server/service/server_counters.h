@@ -7,7 +7,7 @@
 //   deniable_reports_total{outcome="accepted"|"duplicate"|"rejected"}
 //   deniable_report_batches_rejected_total{reason="invalid"|"unauthenticated"|
 //                                          "permission_denied"|"rate_limited"|"other"}
-//   deniable_reports_rejected_total{code="INVALID_ARGUMENT"|...}   (reports of rejected batches)
+//   deniable_reports_rejected_total{code="INVALID_ARGUMENT"|...}   (judged alone or refused whole)
 //   deniable_calls_total{transport="grpc"|"http", method, code}
 //
 // Thread-safe (prometheus-cpp counters are atomic).

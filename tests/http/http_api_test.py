@@ -102,6 +102,9 @@ def tokenless(server_bin, cli_bin, work):
                           {"name": "bad", "design": {"forcedResponse": {"p": 1.5}}}), 400,
                      "INVALID_ARGUMENT", "design.forced_response")
         code, design = call(base, "ReportService/GetDesign", {"metric": "smokes"})
+        # The same answer as gRPC's GetDesign, reporting period and randomization included.
+        assert design["reportingPeriodSeconds"] == 86400, design
+        assert design["randomization"] == "MEMOIZED", design
         assert code == 200 and design["design"]["a"] == 0.75, design
         expect_error(call(base, "ReportService/GetDesign", {"metric": "nope"}), 404, "NOT_FOUND",
                      "nope")
@@ -114,9 +117,17 @@ def tokenless(server_bin, cli_bin, work):
                            reports("smokes", 10, [1], now - 2 * HOUR, [{"region": "N"}]))
         assert code == 200 and again["accepted"] == 0 and again["duplicates"] == 10, again
         bad = reports("smokes", 5, [1], now - HOUR, first_id=1000)
-        bad["reports"][3]["bit"] = 2
-        expect_error(call(base, "ReportService/SubmitReports", bad), 400, "INVALID_ARGUMENT",
-                     "reports[3].bit")
+        for r in bad["reports"]:
+            r["bit"] = 2
+        # Judged report by report: OK, nothing stored, each report rejected with its index.
+        code, judged = call(base, "ReportService/SubmitReports", bad)
+        assert code == 200 and judged.get("accepted", 0) == 0, judged
+        assert [r["index"] for r in judged["rejections"]] == [0, 1, 2, 3, 4], judged
+        assert "reports[3].bit" in judged["rejections"][3]["reason"], judged
+        assert all(r["permanent"] for r in judged["rejections"]), judged
+        # Only batch-wide limits refuse a call whole.
+        expect_error(call(base, "ReportService/SubmitReports", {"reports": []}), 400,
+                     "INVALID_ARGUMENT", "reports")
         expect_error(call(base, "ReportService/SubmitReports", raw=b"{not json"), 400,
                      "INVALID_ARGUMENT", "body:")
         expect_error(call(base, "QueryService/GetPrevalence", {"metrik": "smokes"}), 400,

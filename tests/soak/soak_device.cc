@@ -83,6 +83,7 @@ int main(int argc, char** argv) {
   deniable::client::ReporterOptions options;
   options.send_interval = absl::Milliseconds(20);
   options.max_batch_reports = 50;
+  options.one_report_per_period = false;  // each Report() stands for a device
   options.rpc_timeout = absl::Seconds(2);
   options.first_design_wait = absl::Seconds(2);
   options.backoff_policy = std::make_shared<deniable::client::ExponentialBackoffPolicy>(
