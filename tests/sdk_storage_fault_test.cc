@@ -67,7 +67,7 @@ class SdkStorageFaultTest : public ::testing::Test {
 
 TEST_F(SdkStorageFaultTest, EveryReportIsCountedOnceAfterIoErrorsAndDiskFull) {
   client::ReporterOptions options;
-  options.background_sending = false;  // Flush() alone sends: each phase is exact
+  options.background_sending = false;     // Flush() alone sends: each phase is exact
   options.one_report_per_period = false;  // each Report() stands for a device
   options.max_batch_reports = 7;
   options.retry_policy = std::make_shared<client::LimitedErrorCountRetryPolicy>(2);

@@ -26,7 +26,7 @@ class DeliveryTest : public ::testing::Test {
   DeliveryTest() : clock_(absl::FromUnixSeconds(kNow)), gen_(7) {
     options_.initial_backoff = absl::Microseconds(10);
     options_.max_backoff = absl::Microseconds(100);
-    options_.background_sending = false;  // Flush() alone sends: call counts are exact
+    options_.background_sending = false;     // Flush() alone sends: call counts are exact
     options_.one_report_per_period = false;  // each Report() stands for a device
     options_.retry_policy = std::make_shared<LimitedErrorCountRetryPolicy>(100);
     options_.log = [this](LogLevel level, absl::string_view message) {

@@ -2,8 +2,8 @@
 
 #include <algorithm>
 #include <cmath>
-#include <optional>
 #include <cstdint>
+#include <optional>
 #include <utility>
 
 #include "absl/random/distributions.h"
