@@ -238,8 +238,16 @@ std::string FormatReplay(const ReplayResult& result, const SurveySpec& spec,
       result.devices > 0 ? static_cast<double>(result.true_yes) / result.devices : 0.0;
   const bool covered = p.ci_lower() <= share && share <= p.ci_upper();
   std::string out = absl::StrFormat(
-      "replayed %d respondents of %s (%s == %s) as %d devices, one randomized report each\n\n",
-      result.devices, spec.csv_path, spec.column, spec.yes_value, result.devices);
+      "replayed %d respondents of %s (%s == %s) as %d devices, one randomized report each\n",
+      result.devices + static_cast<int64_t>(result.rejections.size()), spec.csv_path, spec.column,
+      spec.yes_value, result.devices + static_cast<int64_t>(result.rejections.size()));
+  if (!result.rejections.empty()) {
+    absl::StrAppend(&out,
+                    absl::StrFormat("%d reports stored, %d rejected by the collector (listed "
+                                    "on stderr); the true share below is of the stored ones\n",
+                                    result.devices, result.rejections.size()));
+  }
+  absl::StrAppend(&out, "\n");
   v1::Prevalence overall = p;
   overall.clear_groups();  // printed below, beside the true shares
   absl::StrAppend(&out, FormatPrevalence(overall), "\n");

@@ -3,6 +3,7 @@
 #include <iostream>
 #include <map>
 
+#include "absl/container/flat_hash_set.h"
 #include "absl/flags/flag.h"
 #include "deniable/client/grpc_transport.h"
 #include "deniable/v1/query_service.grpc.pb.h"
@@ -13,6 +14,26 @@
 #include "tools/cli/survey_replay.h"
 
 namespace deniable::tools {
+
+namespace {
+
+// Lists the reports the collector rejected for good on stderr: how many, and the first few with
+// their CSV record and the collector's reason.
+void PrintRejections(const std::vector<ReplayRejection>& rejections) {
+  if (rejections.empty()) return;
+  constexpr size_t kShown = 10;
+  std::fprintf(stderr, "deniable: replay: the collector rejected %zu reports for good:\n",
+               rejections.size());
+  for (size_t i = 0; i < rejections.size() && i < kShown; ++i) {
+    std::fprintf(stderr, "  record %lld: %s\n", static_cast<long long>(rejections[i].record),
+                 rejections[i].reason.c_str());
+  }
+  if (rejections.size() > kShown) {
+    std::fprintf(stderr, "  ... and %zu more\n", rejections.size() - kShown);
+  }
+}
+
+}  // namespace
 
 int Replay() {
   SurveySpec spec;
@@ -53,8 +74,13 @@ int Replay() {
   }
   // The true shares are known here only because this is a replay of a survey with known
   // answers; the server never sees them.
+  // Rejected respondents are not in the server's count, so they are left out of the truth too.
+  absl::flat_hash_set<int64_t> rejected_records;
+  for (const ReplayRejection& r : result->rejections) rejected_records.insert(r.record);
+  PrintRejections(result->rejections);
   GroupTruth truth;
   for (const SurveyRow& row : *rows) {
+    if (rejected_records.contains(row.record)) continue;
     auto it = row.labels.find(group_by);
     auto& [devices, yes] = truth[it == row.labels.end() ? "" : it->second];
     ++devices;
@@ -79,7 +105,7 @@ int Replay() {
   } else {
     std::cout << FormatReplay(*result, spec, prevalence, truth);
   }
-  return 0;
+  return result->rejections.empty() ? 0 : 1;  // docs/cli.md: some reports were rejected
 }
 
 int Health() {

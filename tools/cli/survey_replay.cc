@@ -90,6 +90,7 @@ absl::StatusOr<std::vector<SurveyRow>> ReadSurvey(const SurveySpec& spec, int64_
                                                      header.size()));
     }
     SurveyRow row;
+    row.record = static_cast<int64_t>(line) + 1;
     const std::string& answer = fields[static_cast<size_t>(answer_index)];
     if (absl::StripAsciiWhitespace(answer).empty()) {
       if (spec.blank == BlankAnswers::kRefuse) {
@@ -133,8 +134,16 @@ absl::StatusOr<ReplayResult> ReplaySurvey(const std::vector<SurveyRow>& rows,
             : client::Reporter::CreateForTesting(transport, device_options, *gen,
                                                  clock != nullptr ? clock : SystemClock::Default());
     DENIABLE_RETURN_IF_ERROR(device->Report(metric, row.answer));
-    DENIABLE_RETURN_IF_ERROR(device->Flush());
+    const absl::Status flushed = device->Flush();
+    DENIABLE_ASSIGN_OR_RETURN(const client::DeliveryStats stats, device->Stats());
+    const client::DeliveryCounters& counts = stats.counters;
+    if (counts.dropped_rejected > 0) {
+      result.rejections.push_back({row.record, std::string(flushed.message())});
+      continue;
+    }
+    DENIABLE_RETURN_IF_ERROR(flushed);
     ++result.devices;
+    result.duplicates += counts.duplicates;
     result.true_yes += row.answer ? 1 : 0;
   }
   return result;

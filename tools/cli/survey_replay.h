@@ -21,6 +21,7 @@
 namespace deniable::tools {
 
 struct SurveyRow {
+  int64_t record = 0;  // the CSV record it came from (1 is the header), for messages
   bool answer = false;
   std::map<std::string, std::string> labels;  // label name -> value, from the label columns
 };
@@ -49,15 +50,27 @@ struct SurveySpec {
 absl::StatusOr<std::vector<SurveyRow>> ReadSurvey(const SurveySpec& spec,
                                                   int64_t* blank_skipped = nullptr);
 
+// What happened to one respondent's report that the collector rejected for good.
+struct ReplayRejection {
+  int64_t record = 0;  // the CSV record (SurveyRow::record)
+  std::string reason;  // the collector's reason, naming the field
+};
+
 struct ReplayResult {
-  int64_t devices = 0;   // reports sent and acknowledged
-  int64_t true_yes = 0;  // respondents whose true answer is "yes"
+  int64_t devices = 0;     // reports the collector acknowledged (stored now or already)
+  int64_t duplicates = 0;  // of those, ids it already had
+  int64_t true_yes = 0;    // acknowledged respondents whose true answer is "yes"
+  // Reports rejected for good (SubmitReportsResponse.rejections with permanent = true), in the
+  // order of the rows; their respondents are left out of `devices` and `true_yes`.
+  std::vector<ReplayRejection> rejections;
 };
 
 // Sends each row's answer through a fresh Reporter (one device each) over `transport`.
 // `gen` and `clock` null: each device uses SecureBitGen and the system clock (production
 // randomness). Non-null: all devices draw from `gen` (seeded simulations) and read `clock`.
-// Errors: the first device's error (fetching the design, sending).
+// A report the collector rejects for good is recorded in ReplayResult::rejections and the replay
+// goes on with the next row. Errors: the first other device error (fetching the design, a
+// transient send failure that Flush() gave up on), which ends the replay.
 absl::StatusOr<ReplayResult> ReplaySurvey(const std::vector<SurveyRow>& rows,
                                           const std::string& metric,
                                           std::shared_ptr<client::ReportTransport> transport,

@@ -8,6 +8,11 @@
 #include <fstream>
 #include <string>
 
+#include "absl/random/random.h"
+#include "absl/strings/str_cat.h"
+#include "deniable/client/transport.h"
+#include "deniable/convert/design_convert.h"
+
 namespace deniable::tools {
 namespace {
 
@@ -71,6 +76,60 @@ TEST(ReadSurveyTest, AFileWithoutBlanksReadsTheSameUnderEveryChoice) {
     EXPECT_TRUE((*rows)[0].answer);
     EXPECT_FALSE((*rows)[1].answer);
   }
+}
+
+// A collector for metric "m" (two coins) that stores every report except those labelled
+// region = "X", which it rejects for good, one by one, as a current collector does.
+class RegionRejectingCollector : public client::ReportTransport {
+ public:
+  absl::StatusOr<v1::GetDesignResponse> GetDesign(const std::string& metric,
+                                                  absl::Duration) override {
+    v1::GetDesignResponse response;
+    response.set_metric(metric);
+    DesignToProto(Design::TwoCoin(), 1, response.mutable_design());
+    response.set_time_precision_seconds(3600);
+    return response;
+  }
+  absl::StatusOr<v1::SubmitReportsResponse> SubmitReports(const v1::SubmitReportsRequest& request,
+                                                          absl::Duration) override {
+    v1::SubmitReportsResponse response;
+    for (int i = 0; i < request.reports_size(); ++i) {
+      auto it = request.reports(i).labels().find("region");
+      if (it != request.reports(i).labels().end() && it->second == "X") {
+        v1::ReportRejection* r = response.add_rejections();
+        r->set_index(static_cast<uint32_t>(i));
+        r->set_code(static_cast<int>(absl::StatusCode::kInvalidArgument));
+        r->set_reason(absl::StrCat("reports[", i, "].labels: region \"X\" is not allowed"));
+        r->set_permanent(true);
+      } else {
+        response.set_accepted(response.accepted() + 1);
+      }
+    }
+    ++stored_batches;
+    return response;
+  }
+  int stored_batches = 0;
+};
+
+// Issue 11: replay counted a rejected report as a device and printed nothing about it.
+TEST(ReplaySurveyTest, ReportsRejectedForGoodAreListedWithTheirRecordAndLeftOutOfTheCount) {
+  SurveyFile file("region,vote\nN,Y\nX,Y\nS,N\nX,N\nN,N\n");
+  absl::StatusOr<std::vector<SurveyRow>> rows = ReadSurvey({file.path(), "vote", "Y", {"region"}});
+  ASSERT_TRUE(rows.ok()) << rows.status();
+  auto collector = std::make_shared<RegionRejectingCollector>();
+  client::ReporterOptions options;
+  options.one_report_per_period = false;
+  absl::BitGen bits;
+  absl::BitGenRef gen(bits);
+  absl::StatusOr<ReplayResult> result = ReplaySurvey(*rows, "m", collector, options, &gen);
+  ASSERT_TRUE(result.ok()) << result.status();
+  EXPECT_EQ(result->devices, 3);
+  EXPECT_EQ(result->true_yes, 1);  // record 2 (N, Y); record 3 (X, Y) was rejected
+  ASSERT_EQ(result->rejections.size(), 2u);
+  EXPECT_EQ(result->rejections[0].record, 3);
+  EXPECT_EQ(result->rejections[1].record, 5);
+  EXPECT_THAT(result->rejections[0].reason, HasSubstr("region \"X\" is not allowed"));
+  EXPECT_EQ(collector->stored_batches, 5);  // the replay went on after each rejection
 }
 
 }  // namespace
