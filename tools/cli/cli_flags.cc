@@ -64,6 +64,9 @@ ABSL_FLAG(std::string, combination, "by_reports",
           "prevalence constant across versions)");
 ABSL_FLAG(std::string, group_by, "", "prevalence, replay: a label key to group by (e.g. region)");
 ABSL_FLAG(std::string, bucket, "day", "series: hour | day | week");
+ABSL_FLAG(std::string, plot, "",
+          "series: also draw the series (estimate, interval band, suppressed buckets, design "
+          "version changes) into this .svg or .pdf file");
 ABSL_FLAG(std::string, metric2, "", "difference: the second metric (default: --metric)");
 ABSL_FLAG(int64_t, start2, 0, "difference: start of the second window");
 ABSL_FLAG(int64_t, end2, 0, "difference: end of the second window");

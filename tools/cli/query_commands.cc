@@ -1,15 +1,18 @@
 // Commands that call the QueryService: metrics, prevalence, series, difference, design, plan.
+#include <functional>
 #include <iostream>
 #include <string>
 
 #include "absl/flags/flag.h"
 #include "absl/status/statusor.h"
+#include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "deniable/v1/query_service.grpc.pb.h"
 #include "tools/cli/cli_common.h"
 #include "tools/cli/cli_flags.h"
 #include "tools/cli/cli_parse.h"
 #include "tools/cli/output.h"
+#include "tools/cli/series_plot.h"
 
 namespace deniable::tools {
 namespace {
@@ -20,8 +23,11 @@ using StubCall = grpc::Status (v1::QueryService::Stub::*)(grpc::ClientContext*, 
 
 // Calls one QueryService method and prints the answer as JSON (--json) or with `format`.
 template <typename Request, typename Response>
+// Makes the call, prints the response (table or --json), then runs `then` on it, if set, and
+// returns its exit code.
 int Call(const char* what, StubCall<Request, Response> call, const Request& request,
-         std::string (*format)(const Response&)) {
+         std::string (*format)(const Response&),
+         const std::function<int(const Response&)>& then = nullptr) {
   absl::StatusOr<std::shared_ptr<grpc::Channel>> channel = Channel();
   if (!channel.ok()) return FailUsage(std::string(channel.status().message()));
   auto stub = v1::QueryService::NewStub(*channel);
@@ -35,7 +41,7 @@ int Call(const char* what, StubCall<Request, Response> call, const Request& requ
   } else {
     std::cout << format(response);
   }
-  return 0;
+  return then ? then(response) : 0;
 }
 
 absl::StatusOr<v1::VersionCombination> CombinationFromFlag() {
@@ -122,7 +128,21 @@ int Series() {
   absl::StatusOr<v1::VersionCombination> combination = CombinationFromFlag();
   if (!combination.ok()) return FailUsage(std::string(combination.status().message()));
   request.set_combination(*combination);
-  return Call("series", &v1::QueryService::Stub::GetSeries, request, &FormatSeries);
+  const std::string plot = absl::GetFlag(FLAGS_plot);
+  if (!plot.empty() && !absl::EndsWith(plot, ".svg") && !absl::EndsWith(plot, ".pdf")) {
+    return FailUsage(absl::StrCat("--plot must name a .svg or .pdf file, but is \"", plot, "\""));
+  }
+  return Call("series", &v1::QueryService::Stub::GetSeries, request, &FormatSeries,
+              std::function<int(const v1::Series&)>([plot](const v1::Series& series) {
+                if (plot.empty()) return 0;
+                const absl::Status written = WriteSeriesPlot(series, plot);
+                if (!written.ok()) {
+                  std::fprintf(stderr, "deniable: series: %s\n", written.ToString().c_str());
+                  return 1;
+                }
+                std::fprintf(stderr, "deniable: series: chart written to %s\n", plot.c_str());
+                return 0;
+              }));
 }
 
 int Difference() {

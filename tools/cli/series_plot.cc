@@ -1,0 +1,177 @@
+#include "tools/cli/series_plot.h"
+
+#include <plplot/plplot.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <cstdio>
+#include <cstring>
+#include <vector>
+
+#include "absl/strings/match.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
+
+namespace deniable::tools {
+namespace {
+
+// Color map 0 entries used below (0 is the background).
+enum Color { kBackground = 0, kAxes = 1, kBand = 2, kLine = 3, kSuppressed = 4, kVersion = 5 };
+
+// PLplot calls exit() on an internal error unless a handler says otherwise; the arguments are
+// checked before plinit, so this is a last guard that keeps the CLI from dying silently.
+int KeepRunning(const char* message) {
+  std::fprintf(stderr, "deniable: series --plot: PLplot: %s\n", message);
+  return 1;
+}
+
+double Middle(const v1::Prevalence& bucket) {
+  return 0.5 * static_cast<double>(bucket.start_time_seconds() + bucket.end_time_seconds());
+}
+
+uint32_t NewestVersion(const v1::Prevalence& bucket) {
+  uint32_t newest = 0;
+  for (const v1::VersionEstimate& v : bucket.versions()) {
+    newest = std::max(newest, v.design_version());
+  }
+  return newest;
+}
+
+// Buckets that are not suppressed and follow each other without a gap, as index ranges.
+std::vector<std::pair<int, int>> ContiguousRuns(const v1::Series& series) {
+  std::vector<std::pair<int, int>> runs;
+  for (int i = 0; i < series.buckets_size(); ++i) {
+    const v1::Prevalence& b = series.buckets(i);
+    if (b.suppressed()) continue;
+    const bool continues = !runs.empty() && runs.back().second == i &&
+                           series.buckets(i - 1).end_time_seconds() == b.start_time_seconds();
+    if (continues) {
+      runs.back().second = i + 1;
+    } else {
+      runs.emplace_back(i, i + 1);
+    }
+  }
+  return runs;
+}
+
+void DrawBandAndLine(const v1::Series& series, int from, int to) {
+  std::vector<PLFLT> x, lower, upper, estimate;
+  for (int i = from; i < to; ++i) {
+    const v1::Prevalence& b = series.buckets(i);
+    x.push_back(Middle(b));
+    lower.push_back(b.ci_lower());
+    upper.push_back(b.ci_upper());
+    estimate.push_back(b.estimate_clipped());
+  }
+  const int n = static_cast<int>(x.size());
+  if (n > 1) {  // the band: lower ends left to right, then upper ends right to left
+    std::vector<PLFLT> px(x), py(lower);
+    px.insert(px.end(), x.rbegin(), x.rend());
+    py.insert(py.end(), upper.rbegin(), upper.rend());
+    plcol0(kBand);
+    plfill(static_cast<PLINT>(px.size()), px.data(), py.data());
+  } else {  // one bucket: its interval as a vertical bar
+    plcol0(kBand);
+    plwidth(6);
+    pljoin(x[0], lower[0], x[0], upper[0]);
+    plwidth(1);
+  }
+  plcol0(kLine);
+  plwidth(2);
+  if (n > 1) plline(n, x.data(), estimate.data());
+  plpoin(n, x.data(), estimate.data(), 17);  // filled dots
+  plwidth(1);
+}
+
+}  // namespace
+
+absl::Status WriteSeriesPlot(const v1::Series& series, const std::string& path) {
+  const char* device = nullptr;
+  if (absl::EndsWith(path, ".svg")) {
+    device = "svg";
+  } else if (absl::EndsWith(path, ".pdf")) {
+    device = "pdf";
+  } else {
+    return absl::InvalidArgumentError(
+        absl::StrCat("plot: \"", path, "\" must end in .svg or .pdf"));
+  }
+  if (series.buckets_size() == 0) {
+    return absl::InvalidArgumentError("plot: the series has no bucket with reports to draw");
+  }
+  if (std::FILE* probe = std::fopen(path.c_str(), "w"); probe != nullptr) {
+    std::fclose(probe);
+  } else {
+    const int error = errno;
+    const std::string message =
+        absl::StrCat("plot: cannot create \"", path, "\": ", std::strerror(error));
+    return error == ENOENT ? absl::NotFoundError(message) : absl::PermissionDeniedError(message);
+  }
+
+  double x_min = static_cast<double>(series.buckets(0).start_time_seconds());
+  double x_max = static_cast<double>(series.buckets(0).end_time_seconds());
+  for (const v1::Prevalence& b : series.buckets()) {
+    x_min = std::min(x_min, static_cast<double>(b.start_time_seconds()));
+    x_max = std::max(x_max, static_cast<double>(b.end_time_seconds()));
+  }
+
+  plsexit(&KeepRunning);
+  plsdev(device);
+  plsfnam(path.c_str());
+  plspage(0, 0, 960, 540, 0, 0);
+  plscol0(kBackground, 255, 255, 255);
+  plscol0(kAxes, 40, 40, 40);
+  plscol0(kBand, 190, 215, 240);
+  plscol0(kLine, 31, 95, 170);
+  plscol0(kSuppressed, 150, 150, 150);
+  plscol0(kVersion, 200, 60, 40);
+  plinit();
+  pladv(0);
+  plvpor(0.09, 0.97, 0.14, 0.88);
+  plwind(x_min, x_max, 0.0, 1.0);
+  plschr(0, 0.8);
+
+  for (const auto& [from, to] : ContiguousRuns(series)) DrawBandAndLine(series, from, to);
+
+  // Suppressed buckets: too few reports for an estimate (min_reports), marked on the x axis.
+  std::vector<PLFLT> sx, sy;
+  for (const v1::Prevalence& b : series.buckets()) {
+    if (b.suppressed()) {
+      sx.push_back(Middle(b));
+      sy.push_back(0.02);
+    }
+  }
+  if (!sx.empty()) {
+    plcol0(kSuppressed);
+    plpoin(static_cast<PLINT>(sx.size()), sx.data(), sy.data(), 6);  // open squares
+  }
+
+  // Design version changes: a dashed line where the newest version present changes.
+  plcol0(kVersion);
+  pllsty(2);
+  for (int i = 1; i < series.buckets_size(); ++i) {
+    const uint32_t before = NewestVersion(series.buckets(i - 1));
+    const uint32_t now = NewestVersion(series.buckets(i));
+    if (now == 0 || before == 0 || now == before) continue;
+    const double x = static_cast<double>(series.buckets(i).start_time_seconds());
+    pljoin(x, 0.0, x, 1.0);
+    plptex(x, 0.96, 1.0, 0.0, -0.1, absl::StrCat("v", now).c_str());
+  }
+  pllsty(1);
+
+  plcol0(kAxes);
+  const bool hourly = series.bucket() == v1::HOUR;
+  pltimefmt(hourly ? "%m-%d %H:%M" : "%Y-%m-%d");
+  plbox("bcnstd", 0.0, 0, "bcnstv", 0.1, 2);
+  const std::string level =
+      series.buckets(0).confidence_level() > 0
+          ? absl::StrFormat("%g %% interval", 100.0 * series.buckets(0).confidence_level())
+          : std::string("interval");
+  pllab("time (UTC)", "prevalence",
+        absl::StrCat(series.metric(), ": debiased estimate with its ", level,
+                     sx.empty() ? "" : "; squares: suppressed buckets")
+            .c_str());
+  plend();
+  return absl::OkStatus();
+}
+
+}  // namespace deniable::tools
