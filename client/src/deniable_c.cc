@@ -1,10 +1,13 @@
 // The C API over Reporter (deniable_c.h): conversions only; the contract is the Reporter's.
 #include "deniable/client/deniable_c.h"
 
+#include <algorithm>
 #include <cstring>
 #include <exception>
+#include <map>
 #include <memory>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "absl/status/status.h"
