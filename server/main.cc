@@ -27,6 +27,7 @@
 #include "absl/flags/usage.h"
 #include "absl/strings/match.h"
 #include "absl/strings/numbers.h"
+#include "absl/strings/str_split.h"
 #include "absl/synchronization/mutex.h"
 #include "absl/time/clock.h"
 #include "deniable/common/clock.h"
@@ -87,6 +88,11 @@ ABSL_FLAG(std::string, http_listen, EnvOr("DENIABLE_HTTP_LISTEN", ""),
           "host:port of the HTTP listener: the JSON API (POST /v1/<Service>/<Method>), "
           "Prometheus /metrics and the dashboard at /; empty (the default) turns it off. Same TLS "
           "files, tokens and loopback rule as --listen (env DENIABLE_HTTP_LISTEN)");
+ABSL_FLAG(std::vector<std::string>, http_cors_origins,
+          absl::StrSplit(EnvOr("DENIABLE_HTTP_CORS_ORIGINS", ""), ',', absl::SkipEmpty()),
+          "comma-separated web origins (https://app.example, or *) whose pages may call "
+          "ReportService over the HTTP listener: the browser SDK on a page the collector does "
+          "not serve; empty (the default): no CORS (env DENIABLE_HTTP_CORS_ORIGINS)");
 ABSL_FLAG(bool, reflection, EnvFlag("DENIABLE_REFLECTION"),
           "serve grpc.reflection (the public schema; unauthenticated) (env DENIABLE_REFLECTION=1)");
 ABSL_FLAG(double, rate_limit_reports_per_second, 0,
@@ -313,7 +319,8 @@ int main(int argc, char** argv) {
          .tls_cert_file = cert_file,
          .tls_key_file = key_file,
          .tls_client_ca_file = ca_file,
-         .max_body_bytes = static_cast<size_t>(options.max_receive_message_bytes)},
+         .max_body_bytes = static_cast<size_t>(options.max_receive_message_bytes),
+         .cors_origins = absl::GetFlag(FLAGS_http_cors_origins)},
         json_api.get(), [&process_metrics, metrics] {
           process_metrics.Update();
           return prometheus::TextSerializer().Serialize(metrics->Collect());

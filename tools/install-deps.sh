@@ -7,7 +7,7 @@ packages=(
   libgrpc++-dev protobuf-compiler-grpc libprotobuf-dev protobuf-compiler libabsl-dev
   libsqlite3-dev libssl-dev libboost-dev libspdlog-dev libcsv-dev
   libgtest-dev libgmock-dev libbenchmark-dev clang-format
-  openssl python3-grpcio python3-protobuf
+  openssl python3-grpcio python3-protobuf python3-venv python3-pip
   libcpp-httplib-dev prometheus-cpp-dev libjs-chart.js chromium chromium-driver python3-selenium curl
   libplplot-dev  # series --plot (PLplot: svg and pdf drivers)
 )

@@ -2,7 +2,9 @@
 
 #include <httplib.h>
 
+#include <algorithm>
 #include <utility>
+#include <vector>
 
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
@@ -20,9 +22,43 @@ std::string Peer(const httplib::Request& request) {
             : absl::StrCat("ipv4:", request.remote_addr, ":", request.remote_port);
 }
 
-void Route(httplib::Server& server, const JsonApi* api, std::function<std::string()> metrics_text) {
-  server.Post(R"(/v1/([A-Za-z]+)/([A-Za-z]+))", [api](const httplib::Request& request,
-                                                      httplib::Response& response) {
+// CORS for the browser SDK: the request's Origin echoed back when it is allowed, for
+// ReportService only (HttpOptions::cors_origins).
+bool AllowCors(const std::vector<std::string>& origins, const httplib::Request& request,
+               httplib::Response& response) {
+  const std::string origin = request.get_header_value("Origin");
+  if (origin.empty() || request.path.rfind("/v1/ReportService/", 0) != 0) return false;
+  if (std::find(origins.begin(), origins.end(), origin) == origins.end() &&
+      std::find(origins.begin(), origins.end(), "*") == origins.end()) {
+    return false;
+  }
+  response.set_header("Access-Control-Allow-Origin", origin);
+  response.set_header("Vary", "Origin");
+  return true;
+}
+
+void Route(httplib::Server& server, const JsonApi* api, std::function<std::string()> metrics_text,
+           const std::vector<std::string>& cors_origins) {
+  if (!cors_origins.empty()) {
+    server.Options(
+        R"(/v1/ReportService/([A-Za-z]+))",
+        [cors_origins](const httplib::Request& request, httplib::Response& response) {
+          if (!AllowCors(cors_origins, request, response)) {
+            response.status = 403;
+            response.set_content(
+                ErrorBody(absl::PermissionDeniedError("origin: not in --http_cors_origins")),
+                "application/json");
+            return;
+          }
+          response.status = 204;
+          response.set_header("Access-Control-Allow-Methods", "POST");
+          response.set_header("Access-Control-Allow-Headers", "Authorization, Content-Type");
+          response.set_header("Access-Control-Max-Age", "600");
+        });
+  }
+  server.Post(R"(/v1/([A-Za-z]+)/([A-Za-z]+))", [api, cors_origins](const httplib::Request& request,
+                                                                    httplib::Response& response) {
+    if (!cors_origins.empty()) AllowCors(cors_origins, request, response);
     const std::string method =
         absl::StrCat("deniable.v1.", request.matches[1].str(), "/", request.matches[2].str());
     JsonReply reply =
@@ -102,7 +138,7 @@ absl::StatusOr<std::unique_ptr<HttpServer>> HttpServer::Start(
   server->server_->set_payload_max_length(options.max_body_bytes);
   // Without it a response written in two parts waits for the client's delayed ACK (~40 ms).
   server->server_->set_tcp_nodelay(true);
-  Route(*server->server_, api, std::move(metrics_text));
+  Route(*server->server_, api, std::move(metrics_text), options.cors_origins);
   const std::string host_string(host);
   server->port_ = port == 0 ? server->server_->bind_to_any_port(host_string)
                             : (server->server_->bind_to_port(host_string, port) ? port : -1);

@@ -5,6 +5,7 @@
 //   GET  /metrics                 Prometheus text format 0.0.4 (unauthenticated, like the
 //                                 gRPC health check: it holds counts, never a report or token)
 //   GET  /, /dashboard.js, ...    the dashboard's static files (DashboardAsset)
+//   OPTIONS /v1/ReportService/*   CORS preflight, only with cors_origins (browser SDKs)
 //
 // TLS (and mutual TLS) with the same PEM files as the gRPC port. Requests larger than
 // max_body_bytes are answered 413. Thread-safe; the JsonApi and the metrics callback must
@@ -16,6 +17,7 @@
 #include <memory>
 #include <string>
 #include <thread>
+#include <vector>
 
 #include "absl/status/statusor.h"
 #include "server/http/json_api.h"
@@ -32,6 +34,12 @@ struct HttpOptions {
   // TLS: both set turns HTTPS on; client_ca_file also requires client certificates.
   std::string tls_cert_file, tls_key_file, tls_client_ca_file;
   size_t max_body_bytes = 2 * 1024 * 1024;
+  // Web origins ("https://app.example", scheme://host[:port], or "*" for any) whose pages may
+  // call ReportService (GetDesign, SubmitReports) from a browser: the browser SDK
+  // (client/js) running on a page the collector does not serve. Only ReportService answers
+  // cross-origin; analyst calls, /metrics and the dashboard stay same-origin. The bearer token
+  // travels in the Authorization header (no cookies, no credentials mode). Empty: no CORS.
+  std::vector<std::string> cors_origins;
 };
 
 class HttpServer {

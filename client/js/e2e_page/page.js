@@ -1,0 +1,56 @@
+// Test page of the browser SDK. Phases:
+//   queue:    `devices` devices (one IndexedDB database each) report one answer, nothing sent
+//   send:     after a reload: the same devices find their report queued and flush it
+//   simulate: `devices` devices with in-memory stores report and flush (the interop matrix)
+// Device i's true answer is "yes" for i < devices * share; randomness seeded per device (a test
+// page; the SDK's default is crypto.getRandomValues).
+import { IndexedDbStore, MemoryStore, Reporter, seededRandom } from '../src/index.js';
+
+const q = new URLSearchParams(location.search);
+const collector = q.get('collector');
+const metric = q.get('metric');
+const phase = q.get('phase');
+const devices = Number(q.get('devices') ?? 10);
+const seed = Number(q.get('seed') ?? 1);
+const share = Number(q.get('share') ?? 0.3);
+const out = document.getElementById('result');
+
+function device(i, store) {
+  return new Reporter({
+    baseUrl: collector, store, backgroundSending: false, random: seededRandom(seed + i),
+    labels: { lang: 'browser' },
+  });
+}
+
+async function run() {
+  const result = { phase, devices, pending: 0, acknowledged: 0, ids: 0, repeated: 0 };
+  for (let i = 0; i < devices; i++) {
+    const truth = i < devices * share;
+    if (phase === 'queue') {
+      const r = device(i, new IndexedDbStore({ name: `device-${i}` }));
+      if (await r.report(metric, truth)) result.ids += 1;
+      if ((await r.report(metric, !truth)) === null) result.repeated += 1;  // one per period
+      result.pending += await r.pending();
+      await r.close({ drainTimeoutMs: 0 });
+    } else if (phase === 'send') {
+      const r = device(i, new IndexedDbStore({ name: `device-${i}` }));
+      result.pending += await r.pending();
+      await r.flush(20000);
+      result.acknowledged += (await r.ledger())[metric].reportsAcknowledged;
+      await r.close({ drainTimeoutMs: 0 });
+    } else if (phase === 'simulate') {
+      const r = device(i, new MemoryStore());
+      if (await r.report(metric, truth)) result.ids += 1;
+      await r.flush(20000);
+      result.acknowledged += (await r.ledger())[metric].reportsAcknowledged;
+    } else {
+      throw new Error(`phase: unknown "${phase}"`);
+    }
+  }
+  return result;
+}
+
+run().then(
+  (result) => { out.textContent = JSON.stringify(result); document.title = 'done'; },
+  (error) => { out.textContent = JSON.stringify({ error: String(error && error.message) }); document.title = 'failed'; },
+);

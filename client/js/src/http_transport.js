@@ -1,0 +1,74 @@
+// ReportService over the collector's HTTP/JSON API (docs/http.md): POST /v1/ReportService/<Method>,
+// protobuf's JSON mapping, errors as {"error": {"code", "status", "message"}}. Uses fetch
+// (browsers, Node 18+).
+import { DeniableError, codeFromHttp } from './errors.js';
+
+/** base64 of bytes (the JSON mapping of protobuf `bytes`). */
+export function toBase64(bytes) {
+  let s = '';
+  for (const b of bytes) s += String.fromCharCode(b);
+  return btoa(s);
+}
+
+export class HttpTransport {
+  /**
+   * @param {{baseUrl: string, token?: string, fetch?: typeof fetch}} options
+   *   baseUrl: the collector's HTTP listener ("https://collector.example:8443"); token: a
+   *   reporter bearer token (sent as Authorization: Bearer ...); fetch: for tests.
+   */
+  constructor({ baseUrl, token, fetch: fetchImpl } = {}) {
+    if (typeof baseUrl !== 'string' || !/^https?:\/\//.test(baseUrl)) {
+      throw new DeniableError('INVALID_ARGUMENT',
+        `baseUrl: must be an http(s) URL, but is ${JSON.stringify(baseUrl)}`);
+    }
+    this.baseUrl = baseUrl.replace(/\/+$/, '');
+    this.token = token;
+    this.fetch = fetchImpl ?? globalThis.fetch.bind(globalThis);
+  }
+
+  /** GetDesignResponse (JSON mapping) of `metric`. */
+  getDesign(metric, timeoutMs) {
+    return this.#call('GetDesign', { metric }, timeoutMs);
+  }
+
+  /** SubmitReportsResponse (JSON mapping) for reports in the JSON mapping. */
+  submitReports(reports, timeoutMs) {
+    return this.#call('SubmitReports', { reports }, timeoutMs);
+  }
+
+  async #call(method, body, timeoutMs) {
+    const headers = { 'Content-Type': 'application/json' };
+    if (this.token) headers.Authorization = `Bearer ${this.token}`;
+    const abort = new AbortController();
+    const timer = setTimeout(() => abort.abort(), timeoutMs);
+    let response;
+    let text;
+    try {
+      response = await this.fetch(`${this.baseUrl}/v1/ReportService/${method}`, {
+        method: 'POST', headers, body: JSON.stringify(body), signal: abort.signal,
+      });
+      text = await response.text();
+    } catch (e) {
+      // No answer: the network, CORS, or the deadline. Transient by the delivery contract.
+      if (abort.signal.aborted) {
+        throw new DeniableError('DEADLINE_EXCEEDED', `${method}: no answer within ${timeoutMs} ms`);
+      }
+      throw new DeniableError('UNAVAILABLE', `${method}: ${e && e.message ? e.message : e}`);
+    } finally {
+      clearTimeout(timer);
+    }
+    let json;
+    try {
+      json = text ? JSON.parse(text) : {};
+    } catch {
+      json = undefined;
+    }
+    if (response.ok && json !== undefined) return json;
+    const error = json && json.error;
+    if (error && typeof error.status === 'string') {
+      throw new DeniableError(error.status, String(error.message ?? ''));
+    }
+    throw new DeniableError(response.ok ? 'UNAVAILABLE' : codeFromHttp(response.status),
+      `${method}: HTTP ${response.status} without a collector answer`);
+  }
+}

@@ -1,0 +1,169 @@
+// Types of the Deniable SDK for browsers and Node. The contract is the C++ Reporter's
+// (docs/sdk.md): the answer is randomized on the device with crypto.getRandomValues and never
+// leaves it; memoization; one report per metric per reporting period; the privacy ledger; a
+// durable queue; only INVALID_ARGUMENT is permanent; per-report rejections honoured.
+
+/** gRPC / absl status code names. */
+export type StatusCodeName =
+  | 'OK' | 'CANCELLED' | 'UNKNOWN' | 'INVALID_ARGUMENT' | 'DEADLINE_EXCEEDED' | 'NOT_FOUND'
+  | 'ALREADY_EXISTS' | 'PERMISSION_DENIED' | 'RESOURCE_EXHAUSTED' | 'FAILED_PRECONDITION'
+  | 'ABORTED' | 'OUT_OF_RANGE' | 'UNIMPLEMENTED' | 'INTERNAL' | 'UNAVAILABLE' | 'DATA_LOSS'
+  | 'UNAUTHENTICATED';
+
+export declare const StatusCode: Readonly<Record<StatusCodeName, number>>;
+export declare function codeName(code: number): StatusCodeName;
+/** true only for INVALID_ARGUMENT (the delivery contract). */
+export declare function isPermanentBatchError(code: string): boolean;
+
+/** Every rejection of the SDK. `detail` names the field or the cause. */
+export declare class DeniableError extends Error {
+  constructor(code: StatusCodeName, message: string);
+  readonly code: StatusCodeName;
+  readonly detail: string;
+}
+
+/** A source of randomness: bytes(n) and a uniform draw in [0, 1). */
+export interface RandomSource {
+  bytes(n: number): Uint8Array;
+  uniform(): number;
+}
+/** crypto.getRandomValues (Web Crypto; Node 18+). The default. */
+export declare const secureRandom: RandomSource;
+/** Tests and simulations ONLY: reproducible and not secure. */
+export declare function seededRandom(seed: number | bigint): RandomSource;
+
+/** The wire form of a report (protobuf JSON mapping of deniable.v1.Report). */
+export interface WireReport {
+  metric: string;
+  designVersion: number;
+  bit: 0 | 1;
+  reportId: string;        // base64 of 16 random bytes
+  eventTimeSeconds: string; // rounded down to the metric's time precision
+  labels: Record<string, string>;
+}
+
+/** How reports reach the collector. HttpTransport is the default; implement it to test. */
+export interface ReportTransport {
+  getDesign(metric: string, timeoutMs: number): Promise<any>;
+  submitReports(reports: WireReport[], timeoutMs: number): Promise<{
+    accepted?: number; duplicates?: number; staleMetrics?: string[];
+    rejections?: { index?: number; code?: number; reason?: string; permanent?: boolean }[];
+  }>;
+}
+
+/** ReportService over the collector's HTTP/JSON API (docs/http.md). A page on another origin
+ * needs the collector's --http_cors_origins. */
+export declare class HttpTransport implements ReportTransport {
+  constructor(options: { baseUrl: string; token?: string; fetch?: typeof fetch });
+  getDesign(metric: string, timeoutMs: number): Promise<any>;
+  submitReports(reports: WireReport[], timeoutMs: number): ReturnType<ReportTransport['submitReports']>;
+}
+
+/** The Reporter's state (memo table, queue, ledger, counters, designs). The memo table is
+ * sensitive: keep the store in the app's private storage. */
+export interface DeviceStore {
+  read<T>(fn: (state: any) => T): Promise<T>;
+  /** fn (synchronous) changes the state; all of its changes are kept, or none. */
+  mutate<T>(fn: (state: any) => T): Promise<T>;
+  close(): Promise<void>;
+}
+export declare function emptyState(): any;
+/** Volatile (tests, simulations). The default. */
+export declare class MemoryStore implements DeviceStore {
+  read<T>(fn: (state: any) => T): Promise<T>;
+  mutate<T>(fn: (state: any) => T): Promise<T>;
+  close(): Promise<void>;
+}
+/** Browsers: IndexedDB database `name` (default "deniable"); survives reloads; each change is
+ * one transaction (atomic, serialized between tabs). */
+export declare class IndexedDbStore implements DeviceStore {
+  constructor(options?: { name?: string; indexedDB?: IDBFactory });
+  read<T>(fn: (state: any) => T): Promise<T>;
+  mutate<T>(fn: (state: any) => T): Promise<T>;
+  close(): Promise<void>;
+}
+
+export interface MetricLedger {
+  reportsAccepted: number;      // report() calls that queued a report
+  reportsAcknowledged: number;  // of those, committed by the collector
+  randomizations: number;       // fresh draws of the randomizer
+  epsilonSpent: number;         // nats, summed over the draws
+  epsilonIfFresh: number;       // nats fresh randomization would have spent
+  periodStartSeconds: number;   // the period of the last queued report (Unix seconds)
+  reportsThisPeriod: number;
+  reportsRepeatedInPeriod: number; // report() calls that queued nothing
+}
+
+export interface DeliveryStats {
+  queued: number;
+  acknowledged: number;
+  duplicates: number;
+  droppedRejected: number;
+  droppedQueueFull: number;
+  droppedTooOld: number;
+  /** Since this Reporter was created: */
+  sendAttempts: number;
+  failedAttempts: number;
+  batchSplits: number;
+  keptAfterRejection: number;
+}
+
+export interface ReporterOptions {
+  /** The collector's HTTP listener, e.g. "https://collector.example:8443" (or `transport`). */
+  baseUrl?: string;
+  /** A reporter bearer token. */
+  token?: string;
+  transport?: ReportTransport;
+  /** Default: MemoryStore (volatile). Browsers: IndexedDbStore; Node: FileStore. */
+  store?: DeviceStore;
+  /** Public, low-cardinality labels sent with every report. Never identifying values. */
+  labels?: Record<string, string>;
+  /** Nats over the device's life. 0 (default): no cap for MEMOIZED metrics and
+   * FRESH_PER_PERIOD metrics refused (FAILED_PRECONDITION); Infinity: no cap. */
+  maxEpsilonPerMetric?: number;
+  /** true (default): one report per metric per period. false only for load tests/simulations. */
+  onePerPeriod?: boolean;
+  rpcTimeoutMs?: number;        // 10000
+  maxBatchReports?: number;     // 1000
+  maxQueuedReports?: number;    // 100000; the oldest are dropped (counted) beyond it
+  maxReportAgeMs?: number;      // 30 days: older queued reports are dropped (counted)
+  backgroundSending?: boolean;  // true: sends every sendIntervalMs (timer unref'd in Node)
+  sendIntervalMs?: number;      // 200
+  firstDesignWaitMs?: number;   // 2000; 0: report() of an unknown metric fails UNAVAILABLE
+  initialBackoffMs?: number;    // 100
+  maxBackoffMs?: number;        // 5000
+  maxAttempts?: number;         // 5: transient failures one flush() tolerates
+  /** Delivery events (drops with their reason, retries); never a true answer. */
+  log?: (level: 'info' | 'warning' | 'error', message: string) => void;
+  /** Tests only: the clock (ms since the epoch) and the randomness. */
+  now?: () => number;
+  random?: RandomSource;
+}
+
+export declare class Reporter {
+  /** Throws DeniableError INVALID_ARGUMENT naming the option. Does not contact the collector. */
+  constructor(options: ReporterOptions);
+  /** Randomizes `answer` with the metric's design (or takes its memoized bit) and commits the
+   * randomized report to the store. Resolves to the 16-byte report id, or null when this
+   * period's report is queued already (nothing queued). Rejects (nothing queued):
+   * INVALID_ARGUMENT; the design fetch's code (NOT_FOUND, UNAVAILABLE, DEADLINE_EXCEEDED);
+   * FAILED_PRECONDITION; RESOURCE_EXHAUSTED; the store's error. */
+  report(metric: string, answer: boolean): Promise<Uint8Array | null>;
+  /** Fetches and caches the designs; rejects with the first error after trying all. */
+  prefetch(metrics: string[], timeoutMs?: number): Promise<void>;
+  /** Sends until the queue is empty. Rejects DEADLINE_EXCEEDED at the timeout, the last
+   * failure after maxAttempts transient failures, or (queue empty) the first drop's code. */
+  flush(timeoutMs?: number): Promise<void>;
+  pending(): Promise<number>;
+  ledger(): Promise<Record<string, MetricLedger>>;
+  stats(): Promise<DeliveryStats>;
+  /** Stops the sender and flushes for at most drainTimeoutMs (default 2000); what is left
+   * stays in the store. */
+  close(options?: { drainTimeoutMs?: number }): Promise<void>;
+}
+
+export declare function epsilonOf(a: number, b: number): number;
+export declare function parseDesign(response: any): {
+  version: number; a: number; b: number; epsilon: number; precision: number; period: number;
+  fresh: boolean;
+};

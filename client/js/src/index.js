@@ -1,0 +1,7 @@
+// The Deniable SDK for browsers and Node (docs/sdk.md "JavaScript"). Node's FileStore is in
+// "deniable-sdk/node" so that this entry point loads in browsers without node: modules.
+export { Reporter, epsilonOf, parseDesign } from './reporter.js';
+export { HttpTransport } from './http_transport.js';
+export { MemoryStore, IndexedDbStore, emptyState } from './stores.js';
+export { DeniableError, StatusCode, codeName, isPermanentBatchError } from './errors.js';
+export { secureRandom, seededRandom } from './random.js';

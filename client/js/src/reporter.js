@@ -1,0 +1,431 @@
+// Reporter: answer yes/no metrics on the device, send only randomized bits. The contract is
+// the C++ Reporter's (docs/sdk.md); index.d.ts documents each method.
+import { DeniableError, codeName, isPermanentBatchError } from './errors.js';
+import { HttpTransport, toBase64 } from './http_transport.js';
+import { bernoulli, secureRandom } from './random.js';
+import { MemoryStore } from './stores.js';
+
+const DEFAULTS = {
+  labels: {},
+  maxEpsilonPerMetric: 0,
+  onePerPeriod: true,
+  rpcTimeoutMs: 10000,
+  maxBatchReports: 1000,
+  maxQueuedReports: 100000,
+  maxReportAgeMs: 30 * 86400 * 1000,
+  backgroundSending: true,
+  sendIntervalMs: 200,
+  firstDesignWaitMs: 2000,
+  initialBackoffMs: 100,
+  maxBackoffMs: 5000,
+  maxAttempts: 5,
+  log: null,
+  now: () => Date.now(),
+  random: secureRandom,
+};
+
+/** Local DP epsilon (nats) of a channel: max |ln(a/b)|, |ln((1-a)/(1-b))| (common/src/design.cc). */
+export function epsilonOf(a, b) {
+  const absLogRatio = (x, y) => {
+    if (x === y) return 0;
+    if (x === 0 || y === 0) return Infinity;
+    return Math.abs(Math.log(x / y));
+  };
+  return Math.max(absLogRatio(a, b), absLogRatio(1 - a, 1 - b));
+}
+
+/** The design the Reporter uses, from a GetDesignResponse in the JSON mapping. */
+export function parseDesign(response) {
+  const d = (response && response.design) || {};
+  const a = Number(d.a);
+  const b = Number(d.b);
+  const version = Number(d.version);
+  if (!(a >= 0 && a <= 1 && b >= 0 && b <= 1) || a === b || !(version > 0)) {
+    throw new DeniableError('INVALID_ARGUMENT', `design: unusable a=${d.a} b=${d.b} version=${d.version}`);
+  }
+  const randomization = response.randomization ?? 'MEMOIZED';
+  if (!['RANDOMIZATION_UNSPECIFIED', 'MEMOIZED', 'FRESH_PER_PERIOD', 0, 1, 2].includes(randomization)) {
+    throw new DeniableError('INVALID_ARGUMENT', `randomization: unknown value ${randomization}`);
+  }
+  return {
+    version, a, b, epsilon: epsilonOf(a, b),
+    precision: Number(response.timePrecisionSeconds) || 3600,
+    period: Number(response.reportingPeriodSeconds) || 86400,
+    fresh: randomization === 'FRESH_PER_PERIOD' || randomization === 2,
+  };
+}
+
+function emptyLedger() {
+  return {
+    reportsAccepted: 0, reportsAcknowledged: 0, randomizations: 0, epsilonSpent: 0,
+    epsilonIfFresh: 0, periodStartSeconds: 0, reportsThisPeriod: 0, reportsRepeatedInPeriod: 0,
+  };
+}
+
+const sleep = (ms) => new Promise((resolve) => setTimeout(resolve, ms));
+
+export class Reporter {
+  #o;
+  #transport;
+  #store;
+  #designs = new Map();
+  #stale = new Set();
+  #sending = Promise.resolve();
+  #reporting = Promise.resolve();
+  #batchLimit;
+  #session = { sendAttempts: 0, failedAttempts: 0, batchSplits: 0, keptAfterRejection: 0 };
+  #timer = null;
+  #closed = false;
+  #backoffStep = 0;
+
+  constructor(options = {}) {
+    const o = { ...DEFAULTS, ...options };
+    for (const name of ['rpcTimeoutMs', 'maxBatchReports', 'maxQueuedReports', 'maxReportAgeMs',
+      'sendIntervalMs', 'maxAttempts']) {
+      if (!(o[name] > 0)) throw new DeniableError('INVALID_ARGUMENT', `${name}: must be > 0, but is ${o[name]}`);
+    }
+    if (!(o.maxEpsilonPerMetric >= 0)) {
+      throw new DeniableError('INVALID_ARGUMENT', `maxEpsilonPerMetric: must be >= 0, but is ${o.maxEpsilonPerMetric}`);
+    }
+    this.#o = o;
+    this.#transport = o.transport ?? new HttpTransport({ baseUrl: o.baseUrl, token: o.token });
+    this.#store = o.store ?? new MemoryStore();
+    this.#batchLimit = o.maxBatchReports;
+    if (o.backgroundSending) this.#schedule(o.sendIntervalMs);
+  }
+
+  async report(metric, answer) {
+    if (typeof metric !== 'string' || metric === '') {
+      throw new DeniableError('INVALID_ARGUMENT', 'metric: must be a non-empty string');
+    }
+    if (typeof answer !== 'boolean') {
+      throw new DeniableError('INVALID_ARGUMENT', 'answer: must be true or false');
+    }
+    const design = await this.#designFor(metric, this.#o.firstDesignWaitMs);
+    // One report at a time: lookup, randomize and commit are one step.
+    const run = this.#reporting.then(() => this.#commit(metric, answer, design));
+    this.#reporting = run.catch(() => {});
+    return run;
+  }
+
+  async #commit(metric, answer, design) {
+    const o = this.#o;
+    const nowSeconds = Math.floor(o.now() / 1000);
+    const periodStart = nowSeconds - (((nowSeconds % design.period) + design.period) % design.period);
+    const result = await this.#store.mutate((state) => {
+      // Checks first, changes after: a throw leaves the state as it was.
+      const ledger = state.ledger[metric] ?? emptyLedger();
+      if (o.onePerPeriod && ledger.periodStartSeconds === periodStart && ledger.reportsThisPeriod > 0) {
+        state.ledger[metric] = ledger;
+        ledger.reportsRepeatedInPeriod += 1;  // the period's report is queued: nothing sent
+        return { id: null, evicted: 0 };
+      }
+      const key = `${metric}\u0000${design.version}\u0000${answer ? 1 : 0}`;
+      const memo = design.fresh ? undefined : state.memo[key];
+      if (design.fresh && o.maxEpsilonPerMetric === 0) {
+        throw new DeniableError('FAILED_PRECONDITION',
+          `maxEpsilonPerMetric: metric "${metric}" randomizes afresh each period (FRESH_PER_PERIOD); ` +
+          'set maxEpsilonPerMetric to the most this device may spend on it');
+      }
+      if (memo === undefined && o.maxEpsilonPerMetric > 0 &&
+          ledger.epsilonSpent + design.epsilon > o.maxEpsilonPerMetric) {
+        throw new DeniableError('RESOURCE_EXHAUSTED',
+          `metric "${metric}": a new draw would spend ${design.epsilon} nats on top of ` +
+          `${ledger.epsilonSpent}, above maxEpsilonPerMetric = ${o.maxEpsilonPerMetric}`);
+      }
+      // The only uses of `answer`: the memo key and the randomizer; only the bit comes out.
+      state.ledger[metric] = ledger;
+      const randomized = memo === undefined;
+      const bit = randomized ? (bernoulli(o.random, answer ? design.a : design.b) ? 1 : 0) : memo;
+      if (randomized && !design.fresh) state.memo[key] = bit;
+      const id = o.random.bytes(16);
+      state.queue.push({
+        sequence: state.nextSequence++,
+        metric,
+        report: {
+          metric, designVersion: design.version, bit, reportId: toBase64(id),
+          eventTimeSeconds: String(nowSeconds - (nowSeconds % design.precision)),
+          labels: { ...o.labels },
+        },
+      });
+      ledger.reportsAccepted += 1;
+      if (randomized) {
+        ledger.randomizations += 1;
+        ledger.epsilonSpent += design.epsilon;
+      }
+      ledger.epsilonIfFresh += design.epsilon;
+      ledger.reportsThisPeriod = ledger.periodStartSeconds === periodStart ? ledger.reportsThisPeriod + 1 : 1;
+      ledger.periodStartSeconds = periodStart;
+      const evicted = Math.max(0, state.queue.length - o.maxQueuedReports);
+      if (evicted > 0) {
+        state.queue.splice(0, evicted);
+        state.counters.dropped_queue_full += evicted;
+      }
+      return { id, evicted };
+    });
+    if (result.evicted > 0) {
+      this.#log('error', `dropped ${result.evicted} reports: queue full (maxQueuedReports ${o.maxQueuedReports}), oldest first`);
+    }
+    return result.id;
+  }
+
+  async prefetch(metrics, timeoutMs = 5000) {
+    let first = null;
+    for (const metric of metrics) {
+      try {
+        await this.#fetchDesign(metric, timeoutMs);
+      } catch (e) {
+        first = first ?? e;
+      }
+    }
+    if (first) throw first;
+  }
+
+  flush(timeoutMs = Infinity) {
+    return this.#exclusive(() => this.#flushLocked(timeoutMs));
+  }
+
+  async #flushLocked(timeoutMs) {
+    const deadline = Date.now() + timeoutMs;
+    let firstDrop = null;
+    let failures = 0;
+    let step = 0;
+    for (;;) {
+      const left = deadline - Date.now();
+      if (left <= 0) {
+        throw new DeniableError('DEADLINE_EXCEEDED', `flush: ${await this.pending()} reports still queued at the deadline`);
+      }
+      const [outcome, error] = await this.#sendOneBatch(Math.min(left, this.#o.rpcTimeoutMs));
+      if (outcome === 'empty') {
+        await this.#refreshStale();
+        if (firstDrop) throw firstDrop;
+        return;
+      }
+      if (outcome !== 'transient') {
+        failures = 0;
+        step = 0;
+        if (outcome === 'permanent') firstDrop = firstDrop ?? error;
+        continue;
+      }
+      failures += 1;
+      if (failures >= this.#o.maxAttempts) throw error;
+      await sleep(Math.min(this.#backoff(step++), Math.max(0, deadline - Date.now())));
+    }
+  }
+
+  async pending() {
+    return this.#store.read((state) => state.queue.length);
+  }
+
+  async ledger() {
+    return this.#store.read((state) => structuredClone(state.ledger));
+  }
+
+  async stats() {
+    const persisted = await this.#store.read((state) => ({ queued: state.queue.length, ...state.counters }));
+    return {
+      queued: persisted.queued,
+      acknowledged: persisted.acknowledged,
+      duplicates: persisted.duplicates,
+      droppedRejected: persisted.dropped_rejected,
+      droppedQueueFull: persisted.dropped_queue_full,
+      droppedTooOld: persisted.dropped_too_old,
+      ...this.#session,
+    };
+  }
+
+  async close({ drainTimeoutMs = 2000 } = {}) {
+    if (this.#closed) return;
+    this.#closed = true;
+    if (this.#timer) clearTimeout(this.#timer);
+    this.#timer = null;
+    await this.#sending.catch(() => {});
+    if (drainTimeoutMs > 0) {
+      try {
+        await this.flush(drainTimeoutMs);
+      } catch (e) {
+        this.#log('warning', `close: ${e.message}`);
+      }
+    }
+    await this.#store.close();
+  }
+
+  // ---- internals ----
+  #log(level, message) {
+    if (this.#o.log) this.#o.log(level, message);
+  }
+
+  #exclusive(task) {
+    const run = this.#sending.then(task, task);
+    this.#sending = run.catch(() => {});
+    return run;
+  }
+
+  #backoff(step) {
+    const bound = Math.min(this.#o.maxBackoffMs, this.#o.initialBackoffMs * 2 ** Math.min(step, 30));
+    return this.#o.random.uniform() * bound;  // full jitter
+  }
+
+  async #fetchDesign(metric, timeoutMs) {
+    const response = await this.#transport.getDesign(metric, timeoutMs);
+    const design = parseDesign(response);
+    await this.#store.mutate((state) => { state.designs[metric] = response; });
+    this.#designs.set(metric, design);
+    return design;
+  }
+
+  async #designFor(metric, waitMs) {
+    const cached = this.#designs.get(metric);
+    if (cached) return cached;
+    const stored = await this.#store.read((state) => state.designs[metric]);
+    if (stored) {
+      try {
+        const design = parseDesign(stored);
+        this.#designs.set(metric, design);
+        return design;
+      } catch {
+        // fetched again below
+      }
+    }
+    if (waitMs <= 0) {
+      this.#stale.add(metric);
+      throw new DeniableError('UNAVAILABLE', `metric "${metric}": design not known yet; fetching it in the background (or call prefetch)`);
+    }
+    return this.#fetchDesign(metric, Math.min(waitMs, this.#o.rpcTimeoutMs));
+  }
+
+  async #refreshStale() {
+    const metrics = [...this.#stale].sort();
+    this.#stale.clear();
+    for (const metric of metrics) {
+      try {
+        await this.#fetchDesign(metric, this.#o.rpcTimeoutMs);
+      } catch (e) {
+        this.#log('warning', `design of "${metric}" not refreshed: ${e.message}`);
+      }
+    }
+  }
+
+  async #drop(sequences, counter, reason) {
+    const set = new Set(sequences);
+    await this.#store.mutate((state) => {
+      state.queue = state.queue.filter((q) => !set.has(q.sequence));
+      state.counters[counter] += sequences.length;
+    });
+    this.#log('error', `dropped ${sequences.length} reports: ${reason}`);
+  }
+
+  // One SubmitReports call for the oldest batch: [outcome, DeniableError|null] with outcome
+  // empty, sent, split, permanent or transient. Called only under #exclusive.
+  async #sendOneBatch(timeoutMs) {
+    const batch = await this.#store.read((state) => structuredClone(state.queue.slice(0, this.#batchLimit)));
+    if (batch.length === 0) return ['empty', null];
+    const nowSeconds = this.#o.now() / 1000;
+    const tooOld = batch.filter((q) => nowSeconds - Number(q.report.eventTimeSeconds) > this.#o.maxReportAgeMs / 1000);
+    if (tooOld.length > 0) {
+      await this.#drop(tooOld.map((q) => q.sequence), 'dropped_too_old', `older than maxReportAgeMs (${this.#o.maxReportAgeMs} ms)`);
+      return ['sent', null];
+    }
+    this.#session.sendAttempts += 1;
+    const size = batch.length;
+    let response;
+    try {
+      response = await this.#transport.submitReports(batch.map((q) => q.report), timeoutMs);
+    } catch (e) {
+      const error = e instanceof DeniableError ? e : new DeniableError('UNAVAILABLE', String(e && e.message));
+      this.#session.failedAttempts += 1;
+      if (!isPermanentBatchError(error.code)) {
+        this.#log('info', `batch of ${size} reports not delivered, will retry: ${error.message}`);
+        return ['transient', error];
+      }
+      if (size > 1) {  // too large for this server, or one bad report in it: halve, never drop
+        this.#batchLimit = Math.floor(size / 2);
+        this.#session.batchSplits += 1;
+        this.#log('warning', `batch of ${size} reports rejected whole (${error.message}); re-sending in batches of ${this.#batchLimit}`);
+        return ['split', null];
+      }
+      const reason = `rejected by the collector for good: ${error.message}`;
+      await this.#drop([batch[0].sequence], 'dropped_rejected', reason);
+      return ['permanent', new DeniableError(error.code, `dropped 1 report: ${reason}`)];
+    }
+    this.#batchLimit = Math.min(this.#o.maxBatchReports, this.#batchLimit * 2);
+    const rejected = new Map();
+    for (const r of response.rejections ?? []) {
+      const index = Number(r.index ?? 0);
+      if (!(index >= 0 && index < size) || rejected.has(index)) {
+        const error = new DeniableError('UNAVAILABLE', `malformed response: rejection index ${index} in a batch of ${size}; nothing removed, will retry`);
+        this.#log('warning', error.message);
+        return ['transient', error];
+      }
+      rejected.set(index, r);
+    }
+    const acknowledged = new Set(batch.filter((_, i) => !rejected.has(i)).map((q) => q.sequence));
+    const duplicates = Number(response.duplicates ?? 0);
+    await this.#store.mutate((state) => {
+      for (const q of state.queue) {
+        if (acknowledged.has(q.sequence)) {
+          const ledger = state.ledger[q.metric];
+          if (ledger) ledger.reportsAcknowledged += 1;
+        }
+      }
+      state.queue = state.queue.filter((q) => !acknowledged.has(q.sequence));
+      state.counters.acknowledged += acknowledged.size;
+      state.counters.duplicates += duplicates;
+    });
+    for (const metric of response.staleMetrics ?? []) this.#stale.add(metric);
+    let outcome = 'sent';
+    let error = null;
+    const entries = [...rejected.entries()].sort((x, y) => x[0] - y[0]);
+    const dropped = entries.filter(([, r]) => r.permanent);
+    const kept = entries.filter(([, r]) => !r.permanent);
+    if (dropped.length > 0) {
+      const first = dropped[0][1];
+      const code = codeName(Number(first.code));
+      const reason = `rejected by the collector for good, first: ${code}: ${first.reason}`;
+      await this.#drop(dropped.map(([i]) => batch[i].sequence), 'dropped_rejected', reason);
+      outcome = 'permanent';
+      error = new DeniableError(code, `dropped ${dropped.length} reports: ${reason}`);
+    }
+    if (kept.length > 0) {
+      this.#session.keptAfterRejection += kept.length;
+      const first = kept[0][1];
+      error = new DeniableError('UNAVAILABLE', `${kept.length} reports rejected for now, kept for retry, first: ${codeName(Number(first.code))}: ${first.reason}`);
+      this.#log('info', error.message);
+      outcome = 'transient';
+    }
+    return [outcome, error];
+  }
+
+  #schedule(ms) {
+    if (this.#closed) return;
+    this.#timer = setTimeout(() => this.#tick(), ms);
+    // Node: a pending send does not keep the process alive; the queue is durable in the store.
+    if (this.#timer && typeof this.#timer.unref === 'function') this.#timer.unref();
+  }
+
+  async #tick() {
+    let wait = this.#o.sendIntervalMs;
+    try {
+      await this.#exclusive(async () => {
+        await this.#refreshStale();
+        for (;;) {
+          if (this.#closed) return;
+          const [outcome] = await this.#sendOneBatch(this.#o.rpcTimeoutMs);
+          if (outcome === 'empty') {
+            this.#backoffStep = 0;
+            return;
+          }
+          if (outcome === 'transient') {
+            wait = this.#backoff(this.#backoffStep++);
+            return;
+          }
+          this.#backoffStep = 0;
+        }
+      });
+    } catch (e) {  // a store error: everything stays queued; try again later
+      this.#log('warning', `sender: ${e.message}`);
+      wait = this.#backoff(this.#backoffStep++);
+    }
+    this.#schedule(wait);
+  }
+}

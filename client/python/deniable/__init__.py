@@ -1,0 +1,27 @@
+"""Deniable: randomized-response telemetry from Python.
+
+    import deniable
+    with deniable.Reporter("collector.example:443", store_path="deniable.db",
+                           credentials=grpc.ssl_channel_credentials(open("ca.pem", "rb").read()),
+                           bearer_token=token) as reporter:
+        reporter.prefetch(["uses_drugs"])
+        reporter.report("uses_drugs", True)   # randomized here, durable, sent in the background
+
+    q = deniable.QueryClient("collector.example:443", credentials=..., bearer_token=analyst)
+    q.prevalence("uses_drugs")                # a Prevalence dataclass
+    deniable.to_dataframe(q.prevalence("uses_drugs", group_by="region").groups)  # with pandas
+
+The Reporter keeps the C++ SDK's contract (docs/sdk.md): the true answer is randomized on the
+device with the `secrets` module and never leaves it; memoization per (metric, design version,
+answer); one report per metric per reporting period; the privacy ledger; a SQLite queue; only
+INVALID_ARGUMENT is permanent, per-report rejections are honoured.
+"""
+from deniable.errors import DeniableError, StatusCode
+from deniable.reporter import DeliveryStats, MetricLedger, Reporter
+from deniable.query import (GroupPrevalence, Metric, Prevalence, QueryClient, SeriesPoint,
+                            to_dataframe)
+
+__all__ = ["DeniableError", "StatusCode", "Reporter", "MetricLedger", "DeliveryStats",
+           "QueryClient", "Metric", "Prevalence", "GroupPrevalence", "SeriesPoint",
+           "to_dataframe"]
+__version__ = "0.1.0"

@@ -1,0 +1,26 @@
+"""Errors of the SDK: a gRPC status code and a message naming the field."""
+import grpc
+
+StatusCode = grpc.StatusCode
+
+
+class DeniableError(Exception):
+    """Raised by the SDK. `code` is a grpc.StatusCode; `message` names the field or cause."""
+
+    def __init__(self, code, message):
+        super().__init__(f"{code.name}: {message}")
+        self.code = code
+        self.message = message
+
+
+def code_from_number(number):
+    """grpc.StatusCode for a numeric code (ReportRejection.code); UNKNOWN if out of range."""
+    for code in grpc.StatusCode:
+        if code.value[0] == number:
+            return code
+    return grpc.StatusCode.UNKNOWN
+
+
+def is_permanent_batch_error(code):
+    """The delivery contract's one traits function: only INVALID_ARGUMENT is permanent."""
+    return code == grpc.StatusCode.INVALID_ARGUMENT

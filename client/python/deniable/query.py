@@ -1,0 +1,215 @@
+"""QueryClient: the analyst's side (QueryService) returning plain dataclasses.
+
+    q = QueryClient("127.0.0.1:50051", insecure=True)
+    q.create_metric("uses_drugs", symmetric_epsilon=1.0)
+    p = q.prevalence("uses_drugs", level=0.95, method="WILSON")   # Prevalence
+    by_region = q.prevalence("uses_drugs", group_by="region").groups  # [GroupPrevalence]
+    points = q.series("uses_drugs", start=t0, end=t1, bucket="DAY")   # [SeriesPoint]
+    to_dataframe(points)   # a pandas.DataFrame, where pandas is installed
+
+Errors are DeniableError with the server's code and message (which names the field).
+Thread-safe (a gRPC channel is).
+"""
+import dataclasses
+from typing import List
+
+from deniable import _rpc
+from deniable.errors import DeniableError, StatusCode
+from deniable.v1 import design_pb2, query_service_pb2, metric_pb2
+
+
+@dataclasses.dataclass
+class Metric:
+    name: str
+    description: str
+    design_version: int
+    a: float
+    b: float
+    epsilon: float
+    reporting_period_seconds: int
+    time_precision_seconds: int
+
+
+@dataclasses.dataclass
+class GroupPrevalence:
+    """One group of a group_by query (suppressed groups have no estimate: NaN fields)."""
+    group: str
+    n: int
+    estimate: float
+    standard_error: float
+    ci_lower: float
+    ci_upper: float
+    suppressed: bool
+
+
+@dataclasses.dataclass
+class Prevalence:
+    """The debiased prevalence of a selection (Prevalence in query_service.proto).
+    estimate is pi_hat = (lambda_hat - b) / (a - b), unclipped; estimate_clipped is in [0, 1]."""
+    metric: str
+    n: int
+    yes_count: int
+    estimate: float
+    estimate_clipped: float
+    standard_error: float
+    ci_lower: float
+    ci_upper: float
+    confidence_level: float
+    method: str
+    epsilon: float
+    start_time_seconds: int
+    end_time_seconds: int
+    groups: List[GroupPrevalence] = dataclasses.field(default_factory=list)
+
+
+@dataclasses.dataclass
+class SeriesPoint:
+    """One bucket of a series: [start, end) in Unix seconds."""
+    start_time_seconds: int
+    end_time_seconds: int
+    n: int
+    estimate: float
+    standard_error: float
+    ci_lower: float
+    ci_upper: float
+    suppressed: bool
+
+
+def _prevalence(p):
+    nan = float("nan")
+    return Prevalence(
+        metric=p.metric, n=p.n, yes_count=p.yes_count, estimate=p.estimate_unbiased,
+        estimate_clipped=p.estimate_clipped, standard_error=p.standard_error,
+        ci_lower=p.ci_lower, ci_upper=p.ci_upper, confidence_level=p.confidence_level,
+        method=query_service_pb2.IntervalMethod.Name(p.method), epsilon=p.epsilon,
+        start_time_seconds=p.start_time_seconds, end_time_seconds=p.end_time_seconds,
+        groups=[GroupPrevalence(group=g.group_value, n=g.n,
+                                estimate=nan if g.suppressed else g.estimate_unbiased,
+                                standard_error=nan if g.suppressed else g.standard_error,
+                                ci_lower=nan if g.suppressed else g.ci_lower,
+                                ci_upper=nan if g.suppressed else g.ci_upper,
+                                suppressed=g.suppressed) for g in p.groups])
+
+
+def _enum(enum_type, name, field):
+    if name is None:
+        return 0
+    try:
+        return enum_type.Value(name.upper())
+    except ValueError:
+        raise DeniableError(StatusCode.INVALID_ARGUMENT,
+                            f"{field}: unknown value \"{name}\"; one of "
+                            f"{', '.join(enum_type.keys()[1:])}") from None
+
+
+def design_parameters(symmetric_epsilon=None, forced_response=None, two_coin=False):
+    """DesignParameters from keywords: symmetric_epsilon=1.0, forced_response=(p, q) or
+    two_coin=True (exactly one)."""
+    given = [x for x in (symmetric_epsilon, forced_response, two_coin or None) if x is not None]
+    if len(given) != 1:
+        raise DeniableError(StatusCode.INVALID_ARGUMENT,
+                            "design: give exactly one of symmetric_epsilon, forced_response, "
+                            "two_coin")
+    if symmetric_epsilon is not None:
+        return design_pb2.DesignParameters(
+            symmetric_epsilon=design_pb2.SymmetricEpsilon(epsilon=symmetric_epsilon))
+    if forced_response is not None:
+        p, q = forced_response
+        return design_pb2.DesignParameters(forced_response=design_pb2.ForcedResponse(p=p, q=q))
+    return design_pb2.DesignParameters(two_coin=design_pb2.TwoCoin())
+
+
+class QueryClient:
+    """Analyst calls over gRPC. target/credentials/bearer_token/insecure as Reporter;
+    timeout: seconds per call."""
+
+    def __init__(self, target=None, *, channel=None, credentials=None, bearer_token=None,
+                 insecure=False, timeout=10.0):
+        self._channel = channel or _rpc.make_channel(target, credentials, bearer_token, insecure)
+        self._own = channel is None
+        self._timeout = timeout
+        q = query_service_pb2
+
+        def stub(method, request, response):
+            return _rpc.unary(self._channel, "QueryService", method, request, response)
+        self._create = stub("CreateMetric", q.CreateMetricRequest, metric_pb2.Metric)
+        self._list = stub("ListMetrics", q.ListMetricsRequest, q.ListMetricsResponse)
+        self._prevalence = stub("GetPrevalence", q.GetPrevalenceRequest, q.Prevalence)
+        self._series = stub("GetSeries", q.GetSeriesRequest, q.Series)
+
+    def close(self):
+        if self._own:
+            self._channel.close()
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        self.close()
+
+    def create_metric(self, name, *, description="", reporting_period_seconds=0,
+                      randomization=None, min_reports=0, **design):
+        """Creates a metric; design keywords as design_parameters(). Returns the raw Metric
+        message's name. Errors: ALREADY_EXISTS, INVALID_ARGUMENT naming the field."""
+        request = query_service_pb2.CreateMetricRequest(
+            name=name, description=description, design=design_parameters(**design),
+            reporting_period_seconds=reporting_period_seconds, min_reports=min_reports,
+            randomization=_enum(design_pb2.Randomization, randomization, "randomization"))
+        return _rpc.call(self._create, request, self._timeout).name
+
+    def list_metrics(self) -> List[Metric]:
+        response = _rpc.call(self._list, query_service_pb2.ListMetricsRequest(), self._timeout)
+        out = []
+        for m in response.metrics:
+            d = m.design
+            out.append(Metric(name=m.name, description=m.description, design_version=d.version,
+                              a=d.a, b=d.b, epsilon=d.epsilon,
+                              reporting_period_seconds=m.reporting_period_seconds,
+                              time_precision_seconds=m.time_precision_seconds))
+        return out
+
+    def prevalence(self, metric, *, level=0.95, method=None, group_by="", start=0, end=0,
+                   combination=None) -> Prevalence:
+        """The debiased prevalence of `metric` over [start, end) (Unix seconds; 0: open)."""
+        request = query_service_pb2.GetPrevalenceRequest(
+            metric=metric, confidence_level=level, group_by=group_by, start_time_seconds=start,
+            end_time_seconds=end,
+            method=_enum(query_service_pb2.IntervalMethod, method, "method"),
+            combination=_enum(query_service_pb2.VersionCombination, combination, "combination"))
+        return _prevalence(_rpc.call(self._prevalence, request, self._timeout))
+
+    def series(self, metric, *, start, end, bucket="DAY", level=0.95,
+               method=None) -> List[SeriesPoint]:
+        """One point per bucket (HOUR, DAY, WEEK) of [start, end)."""
+        request = query_service_pb2.GetSeriesRequest(
+            metric=metric, start_time_seconds=start, end_time_seconds=end,
+            bucket=_enum(query_service_pb2.BucketWidth, bucket, "bucket"),
+            confidence_level=level,
+            method=_enum(query_service_pb2.IntervalMethod, method, "method"))
+        series = _rpc.call(self._series, request, self._timeout)
+        return [SeriesPoint(start_time_seconds=b.start_time_seconds,
+                            end_time_seconds=b.end_time_seconds, n=b.n,
+                            estimate=b.estimate_unbiased, standard_error=b.standard_error,
+                            ci_lower=b.ci_lower, ci_upper=b.ci_upper, suppressed=b.suppressed)
+                for b in series.buckets]
+
+
+def to_dataframe(rows, pandas_module=None):
+    """A pandas.DataFrame of a list of dataclasses (groups, series points, metrics) or of one
+    Prevalence (one row, without its groups). Raises ImportError naming pandas when it is not
+    installed (apt-get install python3-pandas)."""
+    if pandas_module is None:
+        try:
+            import pandas as pandas_module
+        except ImportError:
+            raise ImportError("to_dataframe needs pandas (apt-get install python3-pandas or "
+                              "pip install deniable[pandas]); the dataclasses work without it")
+    if dataclasses.is_dataclass(rows):
+        rows = [rows]
+    records = []
+    for row in rows:
+        record = dataclasses.asdict(row)
+        record.pop("groups", None)
+        records.append(record)
+    return pandas_module.DataFrame.from_records(records)
+

@@ -1,0 +1,504 @@
+"""Reporter: answer yes/no metrics on the device, send only randomized bits.
+
+Same contract as the C++ Reporter (client/include/deniable/client/reporter.h, docs/sdk.md):
+
+* report() randomizes the true answer with the metric's design (statistics.md section 1: r = 1
+  with probability a for a true "yes", b for a "no"), using `secrets` (the OS CSPRNG), and
+  commits the randomized report to the device file before it returns. The true answer is the
+  memo key and the randomizer's input only; it is never queued, logged or sent.
+* MEMOIZED metrics (the default): one draw per (metric, design version, true value), stored and
+  re-sent. FRESH_PER_PERIOD: a new draw each period, only with max_epsilon_per_metric set.
+* One report per metric per reporting period (periods aligned to the Unix epoch); later calls
+  in the period queue nothing and count in MetricLedger.reports_repeated_in_period.
+* Delivery: a background thread sends the queue oldest first. A report leaves the device file
+  only when acknowledged (stored or duplicate), rejected for good (a rejection with
+  permanent=True, or a batch of one rejected whole with INVALID_ARGUMENT), or dropped by a
+  device bound (queue full, older than max_report_age). A batch of more than one rejected whole
+  with INVALID_ARGUMENT is halved and re-sent. Every other status is retried with exponential
+  backoff and full jitter, re-sending the same report ids (the server counts each id once).
+
+Thread-safe: every method may be called from any thread. One Reporter per device file.
+"""
+import dataclasses
+import math
+import random
+import secrets
+import threading
+import time
+
+import grpc
+
+from deniable import _rpc
+from deniable.errors import DeniableError, code_from_number, is_permanent_batch_error
+from deniable.store import DeviceStore
+from deniable.v1 import design_pb2, report_service_pb2
+
+INVALID = grpc.StatusCode.INVALID_ARGUMENT
+
+
+@dataclasses.dataclass
+class MetricLedger:
+    """Per metric: reports and privacy spent (epsilon in nats), as MetricLedger in C++."""
+    reports_accepted: int = 0
+    reports_acknowledged: int = 0
+    randomizations: int = 0
+    epsilon_spent: float = 0.0
+    epsilon_if_fresh: float = 0.0
+    period_start_seconds: int = 0
+    reports_this_period: int = 0
+    reports_repeated_in_period: int = 0
+
+
+@dataclasses.dataclass
+class DeliveryStats:
+    queued: int = 0
+    acknowledged: int = 0
+    duplicates: int = 0
+    dropped_rejected: int = 0
+    dropped_queue_full: int = 0
+    dropped_too_old: int = 0
+    send_attempts: int = 0      # since this Reporter was created
+    failed_attempts: int = 0
+    batch_splits: int = 0
+    kept_after_rejection: int = 0
+
+
+@dataclasses.dataclass(frozen=True)
+class _Design:
+    version: int
+    a: float
+    b: float
+    epsilon: float
+    precision: int
+    period: int
+    fresh: bool
+
+
+def epsilon_of(a, b):
+    """Local DP epsilon (nats) of a channel: max |ln(a/b)|, |ln((1-a)/(1-b))| (design.cc)."""
+    def abs_log_ratio(x, y):
+        if x == y:
+            return 0.0
+        if x == 0 or y == 0:
+            return math.inf
+        return abs(math.log(x / y))
+    return max(abs_log_ratio(a, b), abs_log_ratio(1 - a, 1 - b))
+
+
+def parse_design(response):
+    """_Design from a GetDesignResponse; DeniableError(INVALID_ARGUMENT) if unusable."""
+    d = response.design
+    if not (0 <= d.a <= 1 and 0 <= d.b <= 1) or d.a == d.b or d.version == 0:
+        raise DeniableError(INVALID, f"design: unusable a={d.a} b={d.b} version={d.version}")
+    randomization = response.randomization
+    if randomization not in (design_pb2.RANDOMIZATION_UNSPECIFIED, design_pb2.MEMOIZED,
+                             design_pb2.FRESH_PER_PERIOD):
+        raise DeniableError(INVALID, f"randomization: unknown value {randomization}")
+    return _Design(version=d.version, a=d.a, b=d.b, epsilon=epsilon_of(d.a, d.b),
+                   precision=response.time_precision_seconds or 3600,
+                   period=response.reporting_period_seconds or 86400,
+                   fresh=randomization == design_pb2.FRESH_PER_PERIOD)
+
+
+class _SecureRandom:
+    """The production generator: the OS CSPRNG through `secrets`."""
+
+    @staticmethod
+    def bernoulli(p):
+        return secrets.randbelow(1 << 53) < p * (1 << 53)
+
+    @staticmethod
+    def token(n):
+        return secrets.token_bytes(n)
+
+    @staticmethod
+    def uniform(upper):
+        return secrets.randbelow(1 << 53) / (1 << 53) * upper
+
+
+class _SeededRandom:
+    """Tests and simulations only (Reporter(..., seed=...)): reproducible, NOT secure."""
+
+    def __init__(self, seed):
+        self._r = random.Random(seed)
+
+    def bernoulli(self, p):
+        return self._r.random() < p
+
+    def token(self, n):
+        return self._r.randbytes(n)
+
+    def uniform(self, upper):
+        return self._r.random() * upper
+
+
+class Reporter:
+    """See the module docstring. Arguments:
+
+    target: "host:port" of the collector's gRPC port; or channel=grpc.Channel.
+    store_path: the SQLite device file (created 0600); None: in memory (tests only).
+    credentials / bearer_token / insecure: as _rpc.make_channel (TLS by default).
+    labels: public, low-cardinality labels sent with every report (never identifying).
+    max_epsilon_per_metric: nats over the device's life (0: no cap for MEMOIZED metrics, and
+      FRESH_PER_PERIOD metrics are refused; math.inf: no cap).
+    Durations are in seconds. log: callable(level, message), level "info"/"warning"/"error";
+    messages never contain a true answer. seed: tests and simulations only.
+    """
+
+    def __init__(self, target=None, store_path=None, *, channel=None, credentials=None,
+                 bearer_token=None, insecure=False, labels=None, max_epsilon_per_metric=0.0,
+                 one_report_per_period=True, rpc_timeout=10.0, max_batch_reports=1000,
+                 max_queued_reports=100000, max_report_age=30 * 86400.0,
+                 background_sending=True, send_interval=0.2, first_design_wait=2.0,
+                 initial_backoff=0.1, max_backoff=5.0, max_attempts=5,
+                 shutdown_drain_timeout=2.0, sync_every_report=True, log=None, clock=time.time,
+                 seed=None):
+        for name, value in (("max_batch_reports", max_batch_reports),
+                            ("max_queued_reports", max_queued_reports),
+                            ("rpc_timeout", rpc_timeout), ("send_interval", send_interval),
+                            ("max_report_age", max_report_age), ("max_attempts", max_attempts)):
+            if not value > 0:
+                raise DeniableError(INVALID, f"{name}: must be > 0, but is {value}")
+        if not max_epsilon_per_metric >= 0:
+            raise DeniableError(INVALID, "max_epsilon_per_metric: must be >= 0, but is "
+                                f"{max_epsilon_per_metric}")
+        self._channel = channel or _rpc.make_channel(target, credentials, bearer_token, insecure)
+        self._own_channel = channel is None
+        self._get_design = _rpc.unary(self._channel, "ReportService", "GetDesign",
+                                      report_service_pb2.GetDesignRequest,
+                                      report_service_pb2.GetDesignResponse)
+        self._submit = _rpc.unary(self._channel, "ReportService", "SubmitReports",
+                                  report_service_pb2.SubmitReportsRequest,
+                                  report_service_pb2.SubmitReportsResponse)
+        self._store = DeviceStore(store_path, sync_every_report)
+        self._labels = dict(labels or {})
+        self._max_epsilon = float(max_epsilon_per_metric)
+        self._one_per_period = one_report_per_period
+        self._rpc_timeout = rpc_timeout
+        self._max_batch = int(max_batch_reports)
+        self._batch_limit = int(max_batch_reports)
+        self._max_queued = int(max_queued_reports)
+        self._max_age = max_report_age
+        self._send_interval = send_interval
+        self._first_design_wait = first_design_wait
+        self._initial_backoff, self._max_backoff = initial_backoff, max_backoff
+        self._max_attempts = max_attempts
+        self._drain = shutdown_drain_timeout
+        self._log_fn = log
+        self._clock = clock
+        self._rng = _SecureRandom() if seed is None else _SeededRandom(seed)
+        self._mu = threading.Lock()          # report(): lookup-randomize-commit; caches
+        self._send_mu = threading.Lock()     # one batch in flight at a time
+        self._designs = {}
+        self._stale = set()
+        self._session = DeliveryStats()
+        self._wake = threading.Event()
+        self._stop = threading.Event()
+        self._closed = False
+        self._sender = None
+        if background_sending:
+            self._sender = threading.Thread(target=self._sender_loop, name="deniable-sender",
+                                            daemon=True)
+            self._sender.start()
+
+    # ---- public API ----
+    def report(self, metric, answer):
+        """Randomizes `answer` (bool) and queues the randomized report durably. Returns the
+        16-byte report id, or None when this period's report is queued already (nothing is
+        queued). Raises DeniableError (nothing queued): INVALID_ARGUMENT for a bad metric name;
+        the design fetch's code for an unknown metric (NOT_FOUND, UNAVAILABLE, ...);
+        FAILED_PRECONDITION for FRESH_PER_PERIOD without max_epsilon_per_metric;
+        RESOURCE_EXHAUSTED when a draw would exceed it."""
+        if not isinstance(metric, str) or not metric:
+            raise DeniableError(INVALID, "metric: must be a non-empty string")
+        design = self._design_for(metric, self._first_design_wait)
+        now = int(self._clock())
+        period_start = now - now % design.period
+        with self._mu:
+            ledger = self._store.ledger().get(metric, {})
+            if (self._one_per_period and ledger.get("period_start_seconds") == period_start
+                    and ledger.get("reports_this_period", 0) > 0):
+                self._store.count_repeated(metric)
+                return None
+            memo = None
+            if not design.fresh:
+                memo = self._store.lookup_memo(metric, design.version, bool(answer))
+            elif self._max_epsilon == 0:
+                raise DeniableError(
+                    grpc.StatusCode.FAILED_PRECONDITION,
+                    f"max_epsilon_per_metric: metric \"{metric}\" randomizes afresh each period "
+                    "(FRESH_PER_PERIOD); set max_epsilon_per_metric to the most this device "
+                    "may spend on it")
+            if memo is None and self._max_epsilon > 0:
+                spent = ledger.get("epsilon_spent", 0.0)
+                if spent + design.epsilon > self._max_epsilon:
+                    raise DeniableError(
+                        grpc.StatusCode.RESOURCE_EXHAUSTED,
+                        f"metric \"{metric}\": a new draw would spend {design.epsilon} nats on "
+                        f"top of {spent}, above max_epsilon_per_metric = {self._max_epsilon}")
+            randomized = memo is None
+            if randomized:
+                bit = int(self._rng.bernoulli(design.a if answer else design.b))
+            else:
+                bit = memo
+            report_id = self._rng.token(16)
+            report = report_service_pb2.Report(
+                metric=metric, design_version=design.version, bit=bit, report_id=report_id,
+                event_time_seconds=now - now % design.precision, labels=self._labels)
+            evicted = self._store.commit_report(
+                metric, report.SerializeToString(),
+                memo=(design.version, int(bool(answer)), bit)
+                if randomized and not design.fresh else None,
+                randomized=randomized, epsilon=design.epsilon, period_start=period_start,
+                max_queued=self._max_queued)
+        if evicted:
+            self._log("error", f"dropped {evicted} reports: queue full (max_queued_reports "
+                               f"{self._max_queued}), oldest first")
+        return report_id
+
+    def prefetch(self, metrics, timeout=5.0):
+        """Fetches and caches the designs; raises the first error after trying them all."""
+        first = None
+        for metric in metrics:
+            try:
+                self._fetch_design(metric, timeout)
+            except DeniableError as e:
+                first = first or e
+        if first is not None:
+            raise first
+
+    def flush(self, timeout=None):
+        """Sends on this thread until the queue is empty. Raises DeniableError:
+        DEADLINE_EXCEEDED at the timeout (seconds; None: none), the last failure's code once
+        max_attempts - 1 transient failures in a row were tolerated, or, once the queue is
+        empty, the first drop's code (the message says "dropped"). Unsent reports stay queued."""
+        deadline = None if timeout is None else time.monotonic() + timeout
+        first_drop = None
+        failures = 0
+        backoff = 0
+        with self._send_mu:
+            while True:
+                left = None if deadline is None else deadline - time.monotonic()
+                if left is not None and left <= 0:
+                    raise DeniableError(grpc.StatusCode.DEADLINE_EXCEEDED,
+                                        f"flush: {self.pending()} reports still queued at the "
+                                        "deadline")
+                rpc_timeout = self._rpc_timeout if left is None else min(left, self._rpc_timeout)
+                outcome, error = self._send_one_batch(rpc_timeout)
+                if outcome == "empty":
+                    self._refresh_stale()
+                    if first_drop is not None:
+                        raise first_drop
+                    return
+                if outcome in ("sent", "split", "permanent"):
+                    failures, backoff = 0, 0
+                    if outcome == "permanent" and first_drop is None:
+                        first_drop = error
+                    continue
+                failures += 1
+                if failures >= self._max_attempts:
+                    raise error
+                wait = self._next_backoff(backoff)
+                backoff += 1
+                if deadline is not None:
+                    wait = min(wait, max(0.0, deadline - time.monotonic()))
+                time.sleep(wait)
+
+    def pending(self):
+        """Reports queued and not yet acknowledged."""
+        return self._store.queue_size()
+
+    def ledger(self):
+        """{metric: MetricLedger}: the privacy ledger (persisted in the device file)."""
+        return {m: MetricLedger(**v) for m, v in self._store.ledger().items()}
+
+    def stats(self):
+        """DeliveryStats: queue length, persisted counters and this session's attempts."""
+        with self._mu:
+            session = dataclasses.replace(self._session)
+        counters = self._store.counters()
+        return dataclasses.replace(session, queued=self.pending(), **counters)
+
+    def close(self):
+        """Stops the sender, flushes for at most shutdown_drain_timeout; what is left stays
+        in the device file. Idempotent."""
+        if self._closed:
+            return
+        self._closed = True
+        self._stop.set()
+        self._wake.set()
+        if self._sender is not None:
+            self._sender.join()
+        try:
+            if self._drain > 0:
+                self.flush(self._drain)
+        except DeniableError as e:
+            self._log("warning", f"close: {e}")
+        self._store.close()
+        if self._own_channel:
+            self._channel.close()
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        self.close()
+
+    # ---- internals ----
+    def _log(self, level, message):
+        if self._log_fn is not None:
+            self._log_fn(level, message)
+
+    def _fetch_design(self, metric, timeout):
+        response = _rpc.call(self._get_design,
+                             report_service_pb2.GetDesignRequest(metric=metric), timeout)
+        design = parse_design(response)
+        self._store.save_design(metric, response.SerializeToString())
+        with self._mu:
+            self._designs[metric] = design
+        return design
+
+    def _design_for(self, metric, wait):
+        with self._mu:
+            if metric in self._designs:
+                return self._designs[metric]
+        stored = self._store.load_design(metric)
+        if stored is not None:
+            try:
+                design = parse_design(report_service_pb2.GetDesignResponse.FromString(stored))
+                with self._mu:
+                    self._designs[metric] = design
+                return design
+            except Exception:  # a cached design that no longer parses is fetched again
+                pass
+        if wait <= 0:
+            with self._mu:
+                self._stale.add(metric)
+            self._wake.set()
+            raise DeniableError(grpc.StatusCode.UNAVAILABLE,
+                                f"metric \"{metric}\": design not known yet; fetching it in the "
+                                "background (or call prefetch)")
+        return self._fetch_design(metric, min(wait, self._rpc_timeout))
+
+    def _refresh_stale(self):
+        with self._mu:
+            metrics, self._stale = sorted(self._stale), set()
+        for metric in metrics:
+            try:
+                self._fetch_design(metric, self._rpc_timeout)
+            except DeniableError as e:
+                self._log("warning", f"design of \"{metric}\" not refreshed: {e}")
+
+    def _next_backoff(self, k):
+        bound = min(self._max_backoff, self._initial_backoff * (2 ** min(k, 30)))
+        with self._mu:
+            return self._rng.uniform(bound)
+
+    def _count(self, **deltas):
+        with self._mu:
+            for name, delta in deltas.items():
+                setattr(self._session, name, getattr(self._session, name) + delta)
+
+    def _drop(self, entries, counter, reason):
+        self._store.remove(entries, False, {counter: len(entries)})
+        self._log("error", f"dropped {len(entries)} reports: {reason}")
+
+    def _send_one_batch(self, timeout):
+        """One SubmitReports call for the oldest batch. Returns (outcome, DeniableError|None),
+        outcome in empty, sent, split, permanent, transient. REQUIRES: _send_mu held."""
+        rows = self._store.peek_oldest(self._batch_limit)
+        if not rows:
+            return "empty", None
+        now = self._clock()
+        too_old, live, reports = [], [], []
+        for sequence, metric, blob in rows:
+            report = report_service_pb2.Report.FromString(blob)
+            if now - report.event_time_seconds > self._max_age:
+                too_old.append((sequence, metric))
+            else:
+                live.append((sequence, metric))
+                reports.append(report)
+        if too_old:
+            self._drop(too_old, "dropped_too_old", f"older than max_report_age "
+                                                   f"({self._max_age} s)")
+            return "sent", None
+        self._count(send_attempts=1)
+        size = len(reports)
+        try:
+            response = _rpc.call(self._submit,
+                                 report_service_pb2.SubmitReportsRequest(reports=reports), timeout)
+        except DeniableError as error:
+            self._count(failed_attempts=1)
+            if not is_permanent_batch_error(error.code):
+                self._log("info", f"batch of {size} reports not delivered, will retry: {error}")
+                return "transient", error
+            if size > 1:  # too large for this server, or one bad report in it: halve
+                self._batch_limit = size // 2
+                self._count(batch_splits=1)
+                self._log("warning", f"batch of {size} reports rejected whole ({error}); "
+                                     f"re-sending in batches of {self._batch_limit}")
+                return "split", None
+            reason = f"rejected by the collector for good: {error}"
+            self._drop(live, "dropped_rejected", reason)
+            return "permanent", DeniableError(error.code, f"dropped 1 report: {reason}")
+        self._batch_limit = min(self._max_batch, self._batch_limit * 2)
+        rejected = {}
+        for r in response.rejections:
+            if r.index >= size or r.index in rejected:
+                error = DeniableError(grpc.StatusCode.UNAVAILABLE,
+                                      f"malformed response: rejection index {r.index} in a batch"
+                                      f" of {size}; nothing removed, will retry")
+                self._log("warning", str(error))
+                return "transient", error
+            rejected[r.index] = r
+        acknowledged = [e for i, e in enumerate(live) if i not in rejected]
+        self._store.remove(acknowledged, True, {"acknowledged": len(acknowledged),
+                                                "duplicates": response.duplicates})
+        if response.stale_metrics:
+            with self._mu:
+                self._stale.update(response.stale_metrics)
+        outcome, error = "sent", None
+        dropped = [(live[i], r) for i, r in sorted(rejected.items()) if r.permanent]
+        kept = [(live[i], r) for i, r in sorted(rejected.items()) if not r.permanent]
+        if dropped:
+            first = dropped[0][1]
+            code = code_from_number(first.code)
+            reason = f"rejected by the collector for good, first: {code.name}: {first.reason}"
+            self._drop([e for e, _ in dropped], "dropped_rejected", reason)
+            outcome, error = "permanent", DeniableError(code, f"dropped {len(dropped)} "
+                                                              f"reports: {reason}")
+        if kept:
+            self._count(kept_after_rejection=len(kept))
+            first = kept[0][1]
+            error = DeniableError(grpc.StatusCode.UNAVAILABLE,
+                                  f"{len(kept)} reports rejected for now, kept for retry, first: "
+                                  f"{code_from_number(first.code).name}: {first.reason}")
+            self._log("info", str(error))
+            outcome = "transient"
+        return outcome, error
+
+    def _sender_loop(self):
+        wait = self._send_interval
+        backoff = 0
+        while not self._stop.is_set():
+            self._wake.wait(wait)
+            self._wake.clear()
+            if self._stop.is_set():
+                return
+            self._refresh_stale()
+            wait = self._send_interval
+            with self._send_mu:
+                while not self._stop.is_set():
+                    try:
+                        outcome, _ = self._send_one_batch(self._rpc_timeout)
+                    except Exception as e:  # a store error: keep everything, try later
+                        self._log("warning", f"sender: {e}")
+                        outcome = "transient"
+                    if outcome == "empty":
+                        backoff = 0
+                        break
+                    if outcome == "transient":
+                        wait = self._next_backoff(backoff)
+                        backoff += 1
+                        break
+                    backoff = 0

@@ -1,0 +1,163 @@
+"""The device file: memo table, report queue, ledger, counters, cached designs (SQLite).
+
+The same tables as the C++ SQLite device store (docs/sdk.md "What leaves the device"): the memo
+table maps (metric, design version, true value) to the randomized bit and is sensitive; the
+queue holds only randomized reports. The file is created with mode 0600. Each method is one
+transaction. Thread-safe (one connection behind a lock); one process per file.
+"""
+import os
+import sqlite3
+import threading
+
+SCHEMA = """
+CREATE TABLE IF NOT EXISTS deniable_py_meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
+CREATE TABLE IF NOT EXISTS memo (metric TEXT NOT NULL, version INTEGER NOT NULL,
+  value INTEGER NOT NULL, bit INTEGER NOT NULL, PRIMARY KEY (metric, version, value));
+CREATE TABLE IF NOT EXISTS queue (sequence INTEGER PRIMARY KEY AUTOINCREMENT,
+  metric TEXT NOT NULL, report BLOB NOT NULL);
+CREATE TABLE IF NOT EXISTS ledger (metric TEXT PRIMARY KEY,
+  reports_accepted INTEGER NOT NULL DEFAULT 0, reports_acknowledged INTEGER NOT NULL DEFAULT 0,
+  randomizations INTEGER NOT NULL DEFAULT 0, epsilon_spent REAL NOT NULL DEFAULT 0,
+  epsilon_if_fresh REAL NOT NULL DEFAULT 0, period_start_seconds INTEGER NOT NULL DEFAULT 0,
+  reports_this_period INTEGER NOT NULL DEFAULT 0,
+  reports_repeated_in_period INTEGER NOT NULL DEFAULT 0);
+CREATE TABLE IF NOT EXISTS counters (name TEXT PRIMARY KEY, value INTEGER NOT NULL);
+CREATE TABLE IF NOT EXISTS designs (metric TEXT PRIMARY KEY, response BLOB NOT NULL);
+"""
+COUNTERS = ("acknowledged", "duplicates", "dropped_rejected", "dropped_queue_full",
+            "dropped_too_old")
+LEDGER_FIELDS = ("reports_accepted", "reports_acknowledged", "randomizations", "epsilon_spent",
+                 "epsilon_if_fresh", "period_start_seconds", "reports_this_period",
+                 "reports_repeated_in_period")
+
+
+class DeviceStore:
+    """path None or ":memory:": in memory (tests, simulations)."""
+
+    def __init__(self, path=None, sync_every_report=True):
+        self._lock = threading.Lock()
+        if path in (None, "", ":memory:"):
+            self._db = sqlite3.connect(":memory:", check_same_thread=False,
+                                       isolation_level=None)
+        else:
+            if not os.path.exists(path):
+                os.close(os.open(path, os.O_CREAT | os.O_WRONLY, 0o600))
+            self._db = sqlite3.connect(path, check_same_thread=False, isolation_level=None,
+                                       timeout=10)
+            self._db.execute("PRAGMA journal_mode=WAL")
+            self._db.execute(f"PRAGMA synchronous={'FULL' if sync_every_report else 'NORMAL'}")
+        with self._lock:
+            self._db.executescript(SCHEMA)
+            self._db.execute("INSERT OR IGNORE INTO deniable_py_meta VALUES ('format', '1')")
+
+    def close(self):
+        with self._lock:
+            self._db.close()
+
+    def _tx(self):
+        return _Transaction(self._db, self._lock)
+
+    def lookup_memo(self, metric, version, value):
+        with self._tx() as db:
+            row = db.execute("SELECT bit FROM memo WHERE metric=? AND version=? AND value=?",
+                             (metric, version, int(value))).fetchone()
+        return None if row is None else row[0]
+
+    def ledger(self):
+        with self._tx() as db:
+            rows = db.execute(f"SELECT metric, {', '.join(LEDGER_FIELDS)} FROM ledger").fetchall()
+        return {r[0]: dict(zip(LEDGER_FIELDS, r[1:])) for r in rows}
+
+    def commit_report(self, metric, report_bytes, *, memo, randomized, epsilon, period_start,
+                      max_queued):
+        """One transaction: the report queued, the memo entry, the ledger; evicts the oldest
+        reports beyond max_queued (counted). Returns how many were evicted."""
+        with self._tx() as db:
+            db.execute("INSERT OR IGNORE INTO ledger(metric) VALUES (?)", (metric,))
+            if memo is not None:
+                db.execute("INSERT OR REPLACE INTO memo VALUES (?, ?, ?, ?)", (metric, *memo))
+            db.execute("INSERT INTO queue(metric, report) VALUES (?, ?)", (metric, report_bytes))
+            db.execute(
+                "UPDATE ledger SET reports_accepted = reports_accepted + 1,"
+                " randomizations = randomizations + ?, epsilon_spent = epsilon_spent + ?,"
+                " epsilon_if_fresh = epsilon_if_fresh + ?,"
+                " reports_this_period = CASE WHEN period_start_seconds = ?"
+                "   THEN reports_this_period + 1 ELSE 1 END,"
+                " period_start_seconds = ? WHERE metric = ?",
+                (1 if randomized else 0, epsilon if randomized else 0.0, epsilon, period_start,
+                 period_start, metric))
+            (size,) = db.execute("SELECT COUNT(*) FROM queue").fetchone()
+            evicted = max(0, size - max_queued)
+            if evicted:
+                db.execute("DELETE FROM queue WHERE sequence IN (SELECT sequence FROM queue"
+                           " ORDER BY sequence LIMIT ?)", (evicted,))
+                _add_counter(db, "dropped_queue_full", evicted)
+        return evicted
+
+    def count_repeated(self, metric):
+        with self._tx() as db:
+            db.execute("INSERT OR IGNORE INTO ledger(metric) VALUES (?)", (metric,))
+            db.execute("UPDATE ledger SET reports_repeated_in_period ="
+                       " reports_repeated_in_period + 1 WHERE metric = ?", (metric,))
+
+    def peek_oldest(self, limit):
+        """[(sequence, metric, report_bytes)], oldest first."""
+        with self._tx() as db:
+            return db.execute("SELECT sequence, metric, report FROM queue ORDER BY sequence"
+                              " LIMIT ?", (limit,)).fetchall()
+
+    def remove(self, entries, acknowledged, counters):
+        """Deletes the (sequence, metric) entries; acknowledged ones count in the ledger."""
+        with self._tx() as db:
+            for sequence, metric in entries:
+                deleted = db.execute("DELETE FROM queue WHERE sequence = ?",
+                                     (sequence,)).rowcount
+                if deleted and acknowledged:
+                    db.execute("UPDATE ledger SET reports_acknowledged = reports_acknowledged"
+                               " + 1 WHERE metric = ?", (metric,))
+            for name, value in counters.items():
+                _add_counter(db, name, value)
+
+    def queue_size(self):
+        with self._tx() as db:
+            return db.execute("SELECT COUNT(*) FROM queue").fetchone()[0]
+
+    def counters(self):
+        with self._tx() as db:
+            rows = dict(db.execute("SELECT name, value FROM counters").fetchall())
+        return {name: rows.get(name, 0) for name in COUNTERS}
+
+    def load_design(self, metric):
+        with self._tx() as db:
+            row = db.execute("SELECT response FROM designs WHERE metric = ?",
+                             (metric,)).fetchone()
+        return None if row is None else row[0]
+
+    def save_design(self, metric, response_bytes):
+        with self._tx() as db:
+            db.execute("INSERT OR REPLACE INTO designs VALUES (?, ?)", (metric, response_bytes))
+
+
+def _add_counter(db, name, value):
+    db.execute("INSERT INTO counters VALUES (?, ?) ON CONFLICT(name) DO UPDATE SET"
+               " value = value + excluded.value", (name, value))
+
+
+class _Transaction:
+    def __init__(self, db, lock):
+        self._db, self._lock = db, lock
+
+    def __enter__(self):
+        self._lock.acquire()
+        try:
+            self._db.execute("BEGIN IMMEDIATE")
+        except BaseException:
+            self._lock.release()
+            raise
+        return self._db
+
+    def __exit__(self, kind, value, traceback):
+        try:
+            self._db.execute("COMMIT" if kind is None else "ROLLBACK")
+        finally:
+            self._lock.release()

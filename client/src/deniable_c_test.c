@@ -1,0 +1,119 @@
+/* The C API from a C program, against the real collector (run by tests/interop/c_api_test.py):
+ * deniable_c_test TARGET STORE_PATH METRIC UNKNOWN_METRIC. Exit 0 when every check holds. */
+#include "deniable/client/deniable_c.h"
+
+#include <stdio.h>
+#include <string.h>
+
+static int failures = 0;
+
+#define CHECK(cond, ...)                                                       \
+  do {                                                                         \
+    if (!(cond)) {                                                             \
+      fprintf(stderr, "%s:%d: CHECK(%s) failed: ", __FILE__, __LINE__, #cond); \
+      fprintf(stderr, __VA_ARGS__);                                            \
+      fputc('\n', stderr);                                                     \
+      ++failures;                                                              \
+    }                                                                          \
+  } while (0)
+
+static deniable_reporter* open_reporter(const char* target, const char* store) {
+  deniable_reporter_options options;
+  deniable_reporter_options_init(&options);
+  options.target = target;
+  options.insecure = 1;
+  options.store_path = store;
+  options.background_sending = 0; /* this test sends with flush() only */
+  deniable_label labels[] = {{"lang", "c"}};
+  options.labels = labels;
+  options.label_count = 1;
+  deniable_error error;
+  deniable_reporter* reporter = NULL;
+  int code = deniable_reporter_open(&options, &reporter, &error);
+  CHECK(code == DENIABLE_OK && reporter != NULL, "open: %s %s", deniable_status_name(code),
+        error.message);
+  return reporter;
+}
+
+int main(int argc, char** argv) {
+  if (argc != 5) {
+    fputs("usage: deniable_c_test TARGET STORE_PATH METRIC UNKNOWN_METRIC\n", stderr);
+    return 2;
+  }
+  const char* target = argv[1];
+  const char* store = argv[2];
+  const char* metric = argv[3];
+  const char* unknown = argv[4];
+  deniable_error error;
+
+  /* Bad input: a clear error naming the field, nothing opened. */
+  deniable_reporter_options bad;
+  deniable_reporter_options_init(&bad);
+  deniable_reporter* none = (deniable_reporter*)&bad;
+  int code = deniable_reporter_open(&bad, &none, &error);
+  CHECK(code == DENIABLE_INVALID_ARGUMENT && error.code == code, "code %d", code);
+  CHECK(strstr(error.message, "target") != NULL, "message: %s", error.message);
+  CHECK(none == NULL, "out not cleared");
+  CHECK(strcmp(deniable_status_name(DENIABLE_NOT_FOUND), "NOT_FOUND") == 0, "name");
+  CHECK(deniable_reporter_pending(NULL) == -1, "pending(NULL)");
+
+  deniable_reporter* reporter = open_reporter(target, store);
+  if (reporter == NULL) return 1;
+  const char* unknown_list[] = {unknown};
+  code = deniable_reporter_prefetch(reporter, unknown_list, 1, 5000, &error);
+  CHECK(code == DENIABLE_NOT_FOUND, "prefetch unknown: %s %s", deniable_status_name(code),
+        error.message);
+  const char* known_list[] = {metric};
+  code = deniable_reporter_prefetch(reporter, known_list, 1, 5000, &error);
+  CHECK(code == DENIABLE_OK && error.message[0] == '\0', "prefetch: %s", error.message);
+  code = deniable_reporter_report(reporter, NULL, 1, NULL, NULL, &error);
+  CHECK(code == DENIABLE_INVALID_ARGUMENT && strstr(error.message, "metric") != NULL,
+        "report(NULL): %s", error.message);
+  CHECK(deniable_reporter_pending(reporter) == 0, "queued after a refused report");
+
+  uint8_t id[16];
+  size_t id_size = 99;
+  code = deniable_reporter_report(reporter, metric, 1, id, &id_size, &error);
+  CHECK(code == DENIABLE_OK && id_size == 16, "report: %s size %zu", error.message, id_size);
+  /* One report per metric per period: the second call queues nothing. */
+  code = deniable_reporter_report(reporter, metric, 0, id, &id_size, &error);
+  CHECK(code == DENIABLE_OK && id_size == 0, "second report: %s size %zu", error.message, id_size);
+  CHECK(deniable_reporter_pending(reporter) == 1, "pending %lld",
+        (long long)deniable_reporter_pending(reporter));
+
+  code = deniable_reporter_flush(reporter, 10000, &error);
+  CHECK(code == DENIABLE_OK, "flush: %s %s", deniable_status_name(code), error.message);
+  CHECK(deniable_reporter_pending(reporter) == 0, "pending after flush");
+
+  deniable_metric_ledger ledger;
+  code = deniable_reporter_ledger(reporter, metric, &ledger, &error);
+  CHECK(code == DENIABLE_OK, "ledger: %s", error.message);
+  CHECK(ledger.reports_accepted == 1 && ledger.reports_acknowledged == 1 &&
+            ledger.randomizations == 1 && ledger.reports_repeated_in_period == 1,
+        "ledger %lld %lld %lld %lld", (long long)ledger.reports_accepted,
+        (long long)ledger.reports_acknowledged, (long long)ledger.randomizations,
+        (long long)ledger.reports_repeated_in_period);
+  CHECK(ledger.epsilon_spent > 0.99 && ledger.epsilon_spent < 1.01, "epsilon %f",
+        ledger.epsilon_spent);
+  deniable_delivery_stats stats;
+  code = deniable_reporter_stats(reporter, &stats, &error);
+  CHECK(code == DENIABLE_OK && stats.acknowledged == 1 && stats.queued == 0 &&
+            stats.dropped_rejected == 0,
+        "stats: ack %lld", (long long)stats.acknowledged);
+  deniable_reporter_close(reporter);
+
+  /* The device file keeps the ledger and the period across a restart. */
+  reporter = open_reporter(target, store);
+  if (reporter == NULL) return 1;
+  code = deniable_reporter_report(reporter, metric, 1, id, &id_size, &error);
+  CHECK(code == DENIABLE_OK && id_size == 0, "report after restart: size %zu", id_size);
+  code = deniable_reporter_ledger(reporter, metric, &ledger, &error);
+  CHECK(
+      code == DENIABLE_OK && ledger.reports_accepted == 1 && ledger.reports_repeated_in_period == 2,
+      "ledger after restart: %lld", (long long)ledger.reports_accepted);
+  deniable_reporter_close(reporter);
+  deniable_reporter_close(NULL);
+
+  if (failures == 0) puts("deniable_c_test: all checks passed");
+  return failures == 0 ? 0 : 1;
+}
