@@ -23,6 +23,7 @@ constexpr int kBlocks = 200;         // evaluations of the divergence over the r
 constexpr double kTailSds = 12.0;    // C beyond mean +- 12 sd is bounded, not summed
 constexpr int kBisectionSteps = 40;  // eps to 2^-40 eps0 ... rounded up
 constexpr double kRelativePrecision = 1e-6;
+constexpr double kMinGain = 0.99;  // claim (eps, delta) only if eps <= 0.99 eps0
 
 absl::Status CheckEps0(double eps0) {
   if (!(eps0 > 0.0) || std::isinf(eps0)) {
@@ -184,10 +185,11 @@ absl::StatusOr<CentralPrivacy> AmplifiedEpsilon(double eps0, double clone_probab
   }
   DENIABLE_RETURN_IF_ERROR(CheckClone(clone_probability));
   DENIABLE_ASSIGN_OR_RETURN(double eps, NumericalShuffleEpsilon(eps0, clone_probability, n, delta));
-  if (eps >= eps0 * (1.0 - kRelativePrecision)) {
+  if (eps > kMinGain * eps0) {
     out.note = absl::StrFormat(
-        "no amplification at n = %d and local epsilon %.4g: too few reports for this epsilon", n,
-        eps0);
+        "no amplification worth a delta at n = %d and local epsilon %.4g (the shuffle bound "
+        "gives %.4g at delta = %g): too few reports for this epsilon",
+        n, eps0, eps, delta);
     return out;
   }
   out.epsilon = eps;

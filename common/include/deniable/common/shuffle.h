@@ -96,8 +96,9 @@ struct CentralPrivacy {
   std::string note;          // why not amplified, empty otherwise
 };
 
-// The numerical shuffle bound when it improves on the local epsilon, else the local epsilon
-// with delta = 0 and a note (infinite eps0; or n too small / eps0 too large for any gain).
+// The numerical shuffle bound when it is at most 0.99 eps0 (a smaller gain is not worth giving
+// up pure eps0-DP for a delta), else the local epsilon with delta = 0 and a note (infinite eps0;
+// or n too small / eps0 too large for a gain).
 // Errors: INVALID_ARGUMENT naming "eps0" (NaN or <= 0), "clone_probability", "n" (< 1) or
 // "delta".
 absl::StatusOr<CentralPrivacy> AmplifiedEpsilon(double eps0, double clone_probability, int64_t n,
