@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cmath>
 #include <limits>
+#include <vector>
 
 #include "absl/status/status.h"
 #include "absl/strings/str_cat.h"
@@ -19,11 +20,11 @@ using NoThrow = boost::math::policies::policy<
     boost::math::policies::overflow_error<boost::math::policies::ignore_error>,
     boost::math::policies::evaluation_error<boost::math::policies::ignore_error>>;
 
-constexpr int kBlocks = 200;         // evaluations of the divergence over the range of C
-constexpr double kTailSds = 12.0;    // C beyond mean +- 12 sd is bounded, not summed
-constexpr int kBisectionSteps = 40;  // eps to 2^-40 eps0 ... rounded up
-constexpr double kRelativePrecision = 1e-6;
-constexpr double kMinGain = 0.99;  // claim (eps, delta) only if eps <= 0.99 eps0
+constexpr int kBlocks = 128;       // evaluations of the divergence over the range of C
+constexpr double kTailSds = 12.0;  // C beyond mean +- 12 sd is bounded, not summed
+constexpr int kBisectionSteps = 40;
+constexpr double kRelativePrecision = 1e-4;  // of the result, rounded up
+constexpr double kMinGain = 0.99;            // claim (eps, delta) only if eps <= 0.99 eps0
 
 absl::Status CheckEps0(double eps0) {
   if (!(eps0 > 0.0) || std::isinf(eps0)) {
@@ -73,11 +74,79 @@ double DivergenceGivenClones(int64_t c, double alpha, double eps) {
   const double beta = r_star / (1.0 + r_star);
   const int64_t t = static_cast<int64_t>(std::floor(beta * static_cast<double>(c + 1))) + 1;
   if (t > c + 1) return 0.0;
-  const double s_prev = UpperTailHalf(c, t - 1), s = UpperTailHalf(c, t);
+  // S(t - 1) = S(t) + P(Binomial(c, 1/2) = t - 1), the pmf from the beta density (as Boost's
+  // binomial pdf computes it), cheaper than a second incomplete beta.
+  const double s = UpperTailHalf(c, t);
+  const double pmf = t - 1 < 0 || t - 1 > c ? 0.0
+                                            : boost::math::ibeta_derivative(
+                                                  static_cast<double>(t),
+                                                  static_cast<double>(c - t + 2), 0.5, NoThrow()) /
+                                                  static_cast<double>(c + 1);
+  const double s_prev = std::min(1.0, s + pmf);
   const double p_mass = alpha * s_prev + (1.0 - alpha) * s;
   const double q_mass = (1.0 - alpha) * s_prev + alpha * s;
   return std::max(0.0, p_mass - e * q_mass);
 }
+
+// The number of clones C ~ Binomial(n - 1, gamma), cut into at most kBlocks blocks of
+// neighbouring values over mean +- kTailSds sd, with the mass of each block and of both tails.
+// The divergence falls as c grows (one more clone is a post-processing of the pair), so a block
+// [s, e] is bounded by its value at s, C below the range by its value at 0, C above the range by
+// its value at the range's end: Delta is an upper bound on the exact sum.
+class CloneBlocks {
+ public:
+  CloneBlocks(double gamma, int64_t n) : m_(n - 1) {
+    if (m_ == 0) {
+      starts_ = {0};
+      masses_ = {1.0};
+      return;
+    }
+    const boost::math::binomial_distribution<double, NoThrow> clones(static_cast<double>(m_),
+                                                                     gamma);
+    auto cdf = [&](int64_t c) {
+      if (c < 0) return 0.0;
+      if (c >= m_) return 1.0;
+      return boost::math::cdf(clones, static_cast<double>(c));
+    };
+    const double mean = static_cast<double>(m_) * gamma;
+    const double sd = std::sqrt(static_cast<double>(m_) * gamma * (1.0 - gamma));
+    const int64_t lo =
+        std::max<int64_t>(0, static_cast<int64_t>(std::floor(mean - kTailSds * sd)) - 10);
+    const int64_t hi =
+        std::min<int64_t>(m_, static_cast<int64_t>(std::ceil(mean + kTailSds * sd)) + 10);
+    below_ = cdf(lo - 1);
+    const int64_t step = std::max<int64_t>(1, (hi - lo + kBlocks) / kBlocks);
+    double previous = below_;
+    for (int64_t s = lo; s <= hi; s += step) {
+      const double upto = cdf(std::min(hi, s + step - 1));
+      if (upto > previous) {
+        starts_.push_back(s);
+        masses_.push_back(upto - previous);
+      }
+      previous = upto;
+    }
+    above_ = 1.0 - previous;
+    last_ = hi;
+  }
+
+  // The upper bound on delta(eps) for alpha = e^eps0 / (e^eps0 + 1).
+  double Delta(double alpha, double eps) const {
+    double delta = 0.0;
+    if (below_ > 0.0) delta += below_ * DivergenceGivenClones(0, alpha, eps);
+    for (size_t i = 0; i < starts_.size(); ++i) {
+      delta += masses_[i] * DivergenceGivenClones(starts_[i], alpha, eps);
+    }
+    if (above_ > 0.0) delta += above_ * DivergenceGivenClones(last_, alpha, eps);
+    return std::clamp(delta, 0.0, 1.0);
+  }
+
+ private:
+  int64_t m_;
+  std::vector<int64_t> starts_;
+  std::vector<double> masses_;
+  double below_ = 0, above_ = 0;
+  int64_t last_ = 0;
+};
 
 }  // namespace
 
@@ -115,35 +184,7 @@ absl::StatusOr<double> NumericalShuffleDelta(double eps0, double clone_probabili
   if (!(eps >= 0.0)) {
     return absl::InvalidArgumentError(absl::StrCat("eps must be >= 0, but is ", eps));
   }
-  if (eps >= eps0) return 0.0;
-  const double alpha = 1.0 / (1.0 + std::exp(-eps0));
-  const int64_t m = n - 1;  // the other reports; C ~ Binomial(m, gamma)
-  if (m == 0) return DivergenceGivenClones(0, alpha, eps);
-  const double gamma = clone_probability;
-  const boost::math::binomial_distribution<double, NoThrow> clones(static_cast<double>(m), gamma);
-  const double mean = static_cast<double>(m) * gamma;
-  const double sd = std::sqrt(static_cast<double>(m) * gamma * (1.0 - gamma));
-  const int64_t lo =
-      std::max<int64_t>(0, static_cast<int64_t>(std::floor(mean - kTailSds * sd)) - 10);
-  const int64_t hi =
-      std::min<int64_t>(m, static_cast<int64_t>(std::ceil(mean + kTailSds * sd)) + 10);
-  auto cdf = [&](int64_t c) {
-    if (c < 0) return 0.0;
-    if (c >= m) return 1.0;
-    return boost::math::cdf(clones, static_cast<double>(c));
-  };
-  // The divergence falls as c grows, so each block [s, e] is bounded by its value at s; C < lo is
-  // bounded by its value at 0, C > hi by its value at hi.
-  double delta = cdf(lo - 1) * DivergenceGivenClones(0, alpha, eps);
-  const int64_t span = hi - lo + 1;
-  const int64_t step = std::max<int64_t>(1, (span + kBlocks - 1) / kBlocks);
-  for (int64_t s = lo; s <= hi; s += step) {
-    const int64_t e = std::min(hi, s + step - 1);
-    const double mass = cdf(e) - cdf(s - 1);
-    if (mass > 0.0) delta += mass * DivergenceGivenClones(s, alpha, eps);
-  }
-  delta += (1.0 - cdf(hi)) * DivergenceGivenClones(hi, alpha, eps);
-  return std::clamp(delta, 0.0, 1.0);
+  return CloneBlocks(clone_probability, n).Delta(1.0 / (1.0 + std::exp(-eps0)), eps);
 }
 
 absl::StatusOr<double> NumericalShuffleEpsilon(double eps0, double clone_probability, int64_t n,
@@ -152,11 +193,15 @@ absl::StatusOr<double> NumericalShuffleEpsilon(double eps0, double clone_probabi
   DENIABLE_RETURN_IF_ERROR(CheckClone(clone_probability));
   DENIABLE_RETURN_IF_ERROR(CheckN(n));
   DENIABLE_RETURN_IF_ERROR(CheckDelta(delta));
-  double lo = 0.0, hi = eps0;  // delta(hi) = 0 <= delta
-  for (int i = 0; i < kBisectionSteps && hi - lo > kRelativePrecision * eps0; ++i) {
+  const CloneBlocks blocks(clone_probability, n);
+  const double alpha = 1.0 / (1.0 + std::exp(-eps0));
+  double lo = 0.0, hi = eps0;  // delta(eps0) = 0 <= delta
+  // Start from the closed form when it applies and is met here (as Apple's code does).
+  absl::StatusOr<double> closed = ClosedFormShuffleEpsilon(eps0, n, delta);
+  if (closed.ok() && *closed < hi && blocks.Delta(alpha, *closed) <= delta) hi = *closed;
+  for (int i = 0; i < kBisectionSteps && hi - lo > kRelativePrecision * hi; ++i) {
     const double mid = 0.5 * (lo + hi);
-    DENIABLE_ASSIGN_OR_RETURN(double d, NumericalShuffleDelta(eps0, clone_probability, n, mid));
-    if (d <= delta) {
+    if (blocks.Delta(alpha, mid) <= delta) {
       hi = mid;
     } else {
       lo = mid;
