@@ -10,6 +10,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_split.h"
 #include "deniable/common/interval.h"
+#include "deniable/common/shuffle.h"
 #include "deniable/common/status_macros.h"
 #include "deniable/convert/interval_method_convert.h"
 
@@ -77,6 +78,39 @@ absl::StatusOr<VersionCombination> CombinationFromProto(v1::VersionCombination c
   }
   return absl::InvalidArgumentError(
       absl::StrCat("combination: unknown version combination ", static_cast<int>(c)));
+}
+
+// The central (shuffle-amplified) epsilon of one served estimate (docs/privacy.md): the numerical
+// bound of common/shuffle.h on its n reports at delta = kDefaultCentralDelta, with the clone
+// probability of its binary channel when one design version is present, else the generic
+// e^-eps0 for the largest local epsilon (FMT21 allow a different eps0-LDP randomizer per
+// report). Only for one reporting period: over several, a device may have sent several reports,
+// outside the bound's one-report-per-device assumption, so only the local epsilon is claimed.
+absl::Status SetCentralPrivacy(v1::Prevalence* p) {
+  if (p->suppressed() || p->n() <= 0) return absl::OkStatus();
+  const double eps0 = p->epsilon();
+  p->set_central_n(p->n());
+  p->set_central_epsilon(eps0);
+  p->set_central_delta(0);
+  p->set_central_method("local_only");
+  if (p->periods() > 1) {
+    p->set_central_note(absl::StrCat(
+        "the reports span ", p->periods(),
+        " reporting periods, so one device may have sent several of them; the shuffle bound "
+        "assumes one report per device, so only the local epsilon is claimed"));
+    return absl::OkStatus();
+  }
+  double gamma = GenericCloneProbability(eps0);
+  if (p->versions_size() == 1) {
+    gamma = BinaryCloneProbability(Channel{p->versions(0).a(), p->versions(0).b()});
+  }
+  DENIABLE_ASSIGN_OR_RETURN(CentralPrivacy c,
+                            AmplifiedEpsilon(eps0, gamma, p->n(), kDefaultCentralDelta));
+  p->set_central_epsilon(c.epsilon);
+  p->set_central_delta(c.delta);
+  p->set_central_method(c.method);
+  p->set_central_note(c.note);
+  return absl::OkStatus();
 }
 
 }  // namespace
@@ -167,11 +201,13 @@ absl::StatusOr<v1::Prevalence> PrevalenceQuery::Get(const v1::GetPrevalenceReque
         "least ", s.min_reports, " are needed before a prevalence is served"));
   }
   DENIABLE_ASSIGN_OR_RETURN(v1::Prevalence out, EstimateFromPeriods(*s.metric, all, s.options));
+  DENIABLE_RETURN_IF_ERROR(SetCentralPrivacy(&out));
   out.set_start_time_seconds(s.start);
   out.set_end_time_seconds(s.end);
   for (const auto& [value, counts] : groups) {
     v1::Prevalence* g = out.add_groups();
     DENIABLE_ASSIGN_OR_RETURN(*g, EstimateOrSuppress(s, counts));
+    DENIABLE_RETURN_IF_ERROR(SetCentralPrivacy(g));
     g->set_group_value(value);
     g->set_start_time_seconds(s.start);
     g->set_end_time_seconds(s.end);

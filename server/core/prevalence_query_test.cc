@@ -3,6 +3,7 @@
 #include <cmath>
 #include <string>
 
+#include "deniable/common/shuffle.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "server/core/ingestor.h"
@@ -73,6 +74,41 @@ TEST_F(PrevalenceQueryTest, TwoCoinEstimateIsTwiceTheYesShareMinusHalf) {
   EXPECT_NEAR(p->epsilon(), std::log(3.0), 1e-12);
   EXPECT_LT(p->ci_lower(), p->estimate_unbiased());
   EXPECT_GT(p->ci_upper(), p->estimate_unbiased());
+}
+
+// docs/privacy.md: against an analyst who sees only this result, the 2532 two-coin reports of one
+// period give the shuffle-amplified epsilon (clone probability 1/2), far below ln 3.
+TEST_F(PrevalenceQueryTest, OnePeriodCarriesTheShuffleAmplifiedEpsilon) {
+  Store(1056, 2532 - 1056, kNow);
+  v1::GetPrevalenceRequest request;
+  request.set_metric("m");
+  absl::StatusOr<v1::Prevalence> p = query_.Get(request);
+  ASSERT_TRUE(p.ok()) << p.status();
+  EXPECT_NEAR(p->epsilon(), std::log(3.0), 1e-12);  // the local epsilon is unchanged
+  EXPECT_EQ(p->central_n(), 2532);
+  EXPECT_EQ(p->central_method(), "shuffle_numerical");
+  EXPECT_DOUBLE_EQ(p->central_delta(), 1e-6);
+  EXPECT_DOUBLE_EQ(p->central_epsilon(),
+                   NumericalShuffleEpsilon(std::log(3.0), 0.5, 2532, 1e-6).value());
+  EXPECT_LT(p->central_epsilon(), 0.5 * std::log(3.0));
+  EXPECT_TRUE(p->central_note().empty());
+}
+
+// Over several reporting periods a device may have sent several reports: no amplification is
+// claimed, the central epsilon is the local one, and the note says why.
+TEST_F(PrevalenceQueryTest, SeveralPeriodsClaimOnlyTheLocalEpsilon) {
+  Store(60, 40, kNow);
+  Store(60, 40, kNow - 2 * 86400);
+  v1::GetPrevalenceRequest request;
+  request.set_metric("m");
+  absl::StatusOr<v1::Prevalence> p = query_.Get(request);
+  ASSERT_TRUE(p.ok()) << p.status();
+  EXPECT_EQ(p->periods(), 2);
+  EXPECT_EQ(p->central_method(), "local_only");
+  EXPECT_DOUBLE_EQ(p->central_epsilon(), p->epsilon());
+  EXPECT_EQ(p->central_delta(), 0.0);
+  EXPECT_EQ(p->central_n(), 200);
+  EXPECT_THAT(p->central_note(), HasSubstr("reporting periods"));
 }
 
 TEST_F(PrevalenceQueryTest, ClipsEstimateBelowZeroAndSaysSo) {

@@ -71,6 +71,9 @@ ABSL_FLAG(std::string, metric2, "", "difference: the second metric (default: --m
 ABSL_FLAG(int64_t, start2, 0, "difference: start of the second window");
 ABSL_FLAG(int64_t, end2, 0, "difference: end of the second window");
 ABSL_FLAG(double, prior, 0.5, "design, plan: assumed prevalence in [0, 1] (plan: -1 = unknown)");
+ABSL_FLAG(int64_t, n, 0,
+          "design: also print the epsilon against an analyst who sees only the counts of n "
+          "reports (shuffle amplification, docs/privacy.md); 0 = not shown");
 ABSL_FLAG(double, half_width, 0.05, "plan: target half-width of the interval, e.g. 0.03");
 // Replay
 ABSL_FLAG(std::string, csv, "", "replay: CSV file with a header row");

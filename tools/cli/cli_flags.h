@@ -42,6 +42,7 @@ ABSL_DECLARE_FLAG(std::string, metric2);
 ABSL_DECLARE_FLAG(int64_t, start2);
 ABSL_DECLARE_FLAG(int64_t, end2);
 ABSL_DECLARE_FLAG(double, prior);
+ABSL_DECLARE_FLAG(int64_t, n);
 ABSL_DECLARE_FLAG(double, half_width);
 ABSL_DECLARE_FLAG(std::string, csv);
 ABSL_DECLARE_FLAG(std::string, column);

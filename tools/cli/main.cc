@@ -19,7 +19,7 @@ int main(int argc, char** argv) {
       "  prevalence    --metric=N [--start --end --level --method --group_by=LABEL]\n"
       "  series        --metric=N --start=T --end=T [--bucket=hour|day|week]\n"
       "  difference    --metric=N --start --end [--metric2=M] --start2 --end2\n"
-      "  design        (--design=D [design flags] | --metric=N) --prior=PI\n"
+      "  design        (--design=D [design flags] | --metric=N) --prior=PI [--n=REPORTS]\n"
       "  plan          --design=D [design flags] --half_width=H [--prior=PI|-1] [--level]\n"
       "  replay        --metric=N --csv=F --column=C --yes=V [--label_columns=a,b "
       "--group_by=a] [--blank=no|skip]\n"

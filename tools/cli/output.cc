@@ -1,11 +1,13 @@
 #include "tools/cli/output.h"
 
 #include <cmath>
+#include <limits>
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "absl/time/time.h"
 #include "deniable/common/design.h"
+#include "deniable/common/shuffle.h"
 #include "deniable/convert/design_convert.h"
 #include "tools/cli/cli_parse.h"
 
@@ -116,6 +118,21 @@ std::string EstimandText(const v1::Prevalence& p) {
   return out;
 }
 
+// The shuffle-amplified epsilon of a result beside the local one (docs/privacy.md).
+std::string CentralText(const v1::Prevalence& p) {
+  if (p.central_method() == "shuffle_numerical") {
+    return absl::StrFormat(
+        "central epsilon      %.4f nats at delta = %g over these %d reports, against an analyst "
+        "who sees only counts (local: %.4f nats per report, against the operator)\n",
+        p.central_epsilon(), p.central_delta(), p.central_n(), p.epsilon());
+  }
+  return absl::StrFormat("central epsilon      = local epsilon %s: %s\n",
+                         std::isinf(p.central_epsilon())
+                             ? std::string("(infinite)")
+                             : absl::StrFormat("%.4f nats", p.central_epsilon()),
+                         p.central_note());
+}
+
 std::string FormatPrevalence(const v1::Prevalence& p) {
   const std::string method = v1::IntervalMethod_Name(p.method());
   std::string out = absl::StrFormat(
@@ -133,6 +150,7 @@ std::string FormatPrevalence(const v1::Prevalence& p) {
       Percent(p.ci_upper()), method, p.interval_clipped() ? ", clipped to [0, 1]" : "",
       p.estimated_yes_count(), p.n());
   absl::StrAppend(&out, absl::StrFormat("estimate of          %s\n", EstimandText(p)));
+  if (p.central_n() > 0) absl::StrAppend(&out, CentralText(p));
   absl::StrAppend(&out, absl::StrFormat("interval             %s; %s\n", p.interval_construction(),
                                         p.method_reason()));
   if (p.versions_size() > 1) {
@@ -199,7 +217,23 @@ std::string FormatDifference(const v1::Difference& d) {
       100.0 * d.ci_upper());
 }
 
-std::string FormatDesignDescription(const v1::DesignDescription& d) {
+std::string CentralPrivacyLine(const v1::Design& design, int64_t n) {
+  const double gamma = BinaryCloneProbability(Channel{design.a(), design.b()});
+  const double eps0 =
+      design.epsilon_infinite() ? std::numeric_limits<double>::infinity() : design.epsilon();
+  absl::StatusOr<CentralPrivacy> c = AmplifiedEpsilon(eps0, gamma, n, kDefaultCentralDelta);
+  if (!c.ok()) return absl::StrCat("central epsilon             ", c.status().message(), "\n");
+  if (!c->amplified) {
+    return absl::StrCat("central epsilon             = local epsilon: ", c->note, "\n");
+  }
+  return absl::StrFormat(
+      "central epsilon             %.4f nats at delta = %g for n = %d reports (against an analyst "
+      "who sees only counts; local %.4f nats per report, against the operator who sees "
+      "connections)\n",
+      c->epsilon, c->delta, n, eps0);
+}
+
+std::string FormatDesignDescription(const v1::DesignDescription& d, int64_t n) {
   std::string out = absl::StrFormat(
       "design                      %s\n"
       "assumed prevalence pi       %s\n"
@@ -214,6 +248,7 @@ std::string FormatDesignDescription(const v1::DesignDescription& d) {
   if (!d.uninformative_pi_b_note().empty()) {
     absl::StrAppend(&out, "uninformative pi_B          ", d.uninformative_pi_b_note(), "\n");
   }
+  if (n > 0) absl::StrAppend(&out, CentralPrivacyLine(d.design(), n));
   return out;
 }
 

@@ -27,7 +27,12 @@ std::string FormatPrevalence(const v1::Prevalence& prevalence);
 // One row per bucket: start (UTC), n, estimate, interval.
 std::string FormatSeries(const v1::Series& series);
 std::string FormatDifference(const v1::Difference& difference);
-std::string FormatDesignDescription(const v1::DesignDescription& description);
+// With n > 0, also the epsilon against an analyst who sees only the counts of n reports of this
+// design (CentralPrivacyLine), beside the local one.
+std::string FormatDesignDescription(const v1::DesignDescription& description, int64_t n = 0);
+// "central epsilon ..." for the shuffle-amplified epsilon of n reports of `design`
+// (common/shuffle.h, delta = 1e-6), or why there is none.
+std::string CentralPrivacyLine(const v1::Design& design, int64_t n);
 std::string FormatPlan(const v1::SurveyPlan& plan);
 
 // Label value -> (respondents, true "yes"), known only to a replay of a survey.

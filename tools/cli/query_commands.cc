@@ -172,7 +172,12 @@ int DescribeDesign() {
     *request.mutable_design() = *design;
   }
   request.set_prior(absl::GetFlag(FLAGS_prior));
-  return Call("design", &v1::QueryService::Stub::DescribeDesign, request, &FormatDesignDescription);
+  if (absl::GetFlag(FLAGS_n) < 0) return FailUsage("--n must be >= 0 (reports; 0 = not shown)");
+  return Call(
+      "design", &v1::QueryService::Stub::DescribeDesign, request,
+      +[](const v1::DesignDescription& d) {
+        return FormatDesignDescription(d, absl::GetFlag(FLAGS_n));
+      });
 }
 
 int Plan() {

@@ -2,7 +2,8 @@
 // methods at 95 % for every design family (statistics.md section 1), including those where
 // P(report yes) reaches 0 or 1, for n in {20, 50, 100, 1000, 10000}, on the grid pi = 0, 0.01,
 // ..., 1 refined near the edges (deniable::EdgeRefinedGrid, deniable::ExactCoverage), and the
-// interval method the server uses by default for each design (deniable::DefaultIntervalMethod).
+// interval method the server uses by default for each design (deniable::DefaultIntervalMethod);
+// then the simultaneous coverage of the categorical intervals (categorical_table.h).
 //
 // Usage: deniable-coverage-table > docs/coverage.md
 #include <algorithm>
@@ -19,6 +20,7 @@
 #include "deniable/common/design.h"
 #include "deniable/common/interval.h"
 #include "deniable/common/method_choice.h"
+#include "tools/coverage/categorical_table.h"
 
 namespace {
 
@@ -163,5 +165,5 @@ int main() {
       absl::PrintF("\n");
     }
   }
-  return 0;
+  return deniable::tools::PrintCategoricalCoverage() ? 0 : 1;
 }

@@ -220,16 +220,23 @@ async function loadSeries() {
   $("series-chart").dataset.buckets = String(buckets.length);
 }
 
+// Each loadGroups call gets a number; only the newest draws, and the table is emptied at once, so
+// a slow earlier answer never overwrites a newer one nor leaves rows that are about to be replaced.
+let groupsRequest = 0;
+
 async function loadGroups() {
   const key = $("group-by").value.trim();
   if (!key) return;
+  const request = ++groupsRequest;
+  $("groups-table").tBodies[0].innerHTML = "";
   let p;
   try {
     p = await api("QueryService/GetPrevalence", { metric: state.metric, groupBy: key, ...queryOptions() });
   } catch (e) {
-    showError(e.message);
+    if (request === groupsRequest) showError(e.message);
     return;
   }
+  if (request !== groupsRequest) return;
   const groups = p.groups || [];
   if (state.groupsChart) state.groupsChart.destroy();
   state.groupsChart = new Chart($("groups-chart"), {

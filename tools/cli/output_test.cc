@@ -1,0 +1,62 @@
+#include "tools/cli/output.h"
+
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <limits>
+#include <string>
+
+namespace deniable::tools {
+namespace {
+
+using ::testing::HasSubstr;
+using ::testing::Not;
+
+v1::Design TwoCoinWire() {
+  v1::Design d;
+  d.set_a(0.75);
+  d.set_b(0.25);
+  d.set_epsilon(std::log(3.0));
+  return d;
+}
+
+// `deniable design --n=2532` for the two-coin scheme: the Chile replay's central epsilon.
+TEST(CentralPrivacyLineTest, ShowsTheAmplifiedEpsilonBesideTheLocalOne) {
+  const std::string line = CentralPrivacyLine(TwoCoinWire(), 2532);
+  EXPECT_THAT(line, HasSubstr("0.1023 nats at delta = 1e-06 for n = 2532 reports"));
+  EXPECT_THAT(line, HasSubstr("local 1.0986 nats per report"));
+}
+
+TEST(CentralPrivacyLineTest, SaysWhyWhenNotAmplified) {
+  EXPECT_THAT(CentralPrivacyLine(TwoCoinWire(), 20),
+              HasSubstr("= local epsilon: no amplification"));
+  v1::Design tails;
+  tails.set_a(1.0);
+  tails.set_b(0.5);
+  tails.set_epsilon(std::numeric_limits<double>::infinity());
+  tails.set_epsilon_infinite(true);
+  EXPECT_THAT(CentralPrivacyLine(tails, 2532), HasSubstr("infinite"));
+}
+
+TEST(FormatPrevalenceTest, PrintsTheCentralEpsilonOnlyWhenSet) {
+  v1::Prevalence p;
+  p.set_n(2532);
+  p.set_epsilon(std::log(3.0));
+  *p.mutable_design() = TwoCoinWire();
+  EXPECT_THAT(FormatPrevalence(p), Not(HasSubstr("central epsilon")));
+  p.set_central_n(2532);
+  p.set_central_epsilon(0.10232);
+  p.set_central_delta(1e-6);
+  p.set_central_method("shuffle_numerical");
+  EXPECT_THAT(FormatPrevalence(p), HasSubstr("central epsilon      0.1023 nats at delta = 1e-06 "
+                                             "over these 2532 reports"));
+  p.set_central_method("local_only");
+  p.set_central_epsilon(std::log(3.0));
+  p.set_central_note("the reports span 3 reporting periods");
+  EXPECT_THAT(FormatPrevalence(p),
+              HasSubstr("central epsilon      = local epsilon 1.0986 nats: the reports span 3"));
+}
+
+}  // namespace
+}  // namespace deniable::tools
