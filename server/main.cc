@@ -20,6 +20,7 @@
 #include <sstream>
 #include <string>
 #include <thread>
+#include <utility>
 #include <vector>
 
 #include "absl/flags/flag.h"
@@ -226,18 +227,21 @@ int main(int argc, char** argv) {
   options.rate_limit.reports_per_second = absl::GetFlag(FLAGS_rate_limit_reports_per_second);
   options.rate_limit.burst = absl::GetFlag(FLAGS_rate_limit_burst);
   options.query.default_min_reports = absl::GetFlag(FLAGS_default_min_reports);
+  for (const auto& [name, value] :
+       {std::pair<const char*, int>{"max_threads", absl::GetFlag(FLAGS_max_threads)},
+        {"max_grpc_memory_mib", absl::GetFlag(FLAGS_max_grpc_memory_mib)},
+        {"max_concurrent_streams", absl::GetFlag(FLAGS_max_concurrent_streams)},
+        {"max_streams_per_connection", absl::GetFlag(FLAGS_max_streams_per_connection)}}) {
+    if (value < 0) {
+      spdlog::error("--{} must be >= 0 (0: no limit), but is {}", name, value);
+      return 2;
+    }
+  }
   options.max_threads = absl::GetFlag(FLAGS_max_threads);
   options.max_grpc_memory_bytes =
       static_cast<int64_t>(absl::GetFlag(FLAGS_max_grpc_memory_mib)) * 1024 * 1024;
   options.max_concurrent_streams = absl::GetFlag(FLAGS_max_concurrent_streams);
   options.max_streams_per_connection = absl::GetFlag(FLAGS_max_streams_per_connection);
-  if (options.max_threads < 0 || options.max_grpc_memory_bytes < 0 ||
-      options.max_concurrent_streams < 0 || options.max_streams_per_connection < 0) {
-    spdlog::error(
-        "--max_threads, --max_grpc_memory_mib, --max_concurrent_streams and "
-        "--max_streams_per_connection must be >= 0");
-    return 2;
-  }
 
   // TLS.
   const std::string cert_file = absl::GetFlag(FLAGS_tls_cert_file);

@@ -68,8 +68,8 @@ struct ServerOptions {
   // arriving while all are busy is refused by gRPC with RESOURCE_EXHAUSTED "Server Threadpool
   // Exhausted" (counted in deniable_calls_total). 0: no limit.
   int max_threads = 64;
-  // Memory gRPC may use for its buffers (ResourceQuota::Resize), in bytes: under pressure gRPC
-  // shrinks its read buffers and windows and, past the quota, refuses new streams. 0: no
+  // Memory quota of gRPC's buffers (ResourceQuota::Resize), in bytes: its read buffers and
+  // flow-control windows draw on it, and gRPC makes them smaller under memory pressure. 0: no
   // limit.
   int64_t max_grpc_memory_bytes = 256LL * 1024 * 1024;
   // StreamReports calls open at once over all connections; one more ends at once with
