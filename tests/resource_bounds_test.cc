@@ -129,6 +129,14 @@ class ResourceBoundsTest : public ::testing::Test {
     return 0;
   }
 
+  // The value of a gauge in the server's Prometheus registry (-1 when absent).
+  double Gauge(const std::string& name) {
+    for (const auto& family : server_->counters().registry()->Collect()) {
+      if (family.name == name && !family.metric.empty()) return family.metric[0].gauge.value;
+    }
+    return -1;
+  }
+
   FakeClock clock_{absl::FromUnixSeconds(kNow)};
   server::ServerOptions options_;
   server::MemoryStorage* storage_ = nullptr;
@@ -169,6 +177,7 @@ TEST_F(ResourceBoundsTest, StreamsBeyondTheLimitAreShedWithResourceExhaustedAndC
   auto first = Open(reports_.get(), 1, 0);
   auto second = Open(reports_.get(), 1, 1);
   ASSERT_TRUE(Eventually([&] { return server_->stream_limits().open_streams() == 2; }));
+  EXPECT_EQ(Gauge("deniable_open_streams"), 2);
 
   auto shed = Open(reports_.get(), 1, 2, /*served=*/false);
   grpc::Status status = Close(shed.get());
@@ -186,6 +195,7 @@ TEST_F(ResourceBoundsTest, StreamsBeyondTheLimitAreShedWithResourceExhaustedAndC
   ASSERT_TRUE(Close(second.get()).ok());
   EXPECT_EQ(storage_->ReportCount(), 3);  // ids 0, 1, 3: the shed stream stored nothing
   EXPECT_EQ(Counter("deniable_streams_shed_total"), 1);
+  EXPECT_TRUE(Eventually([&] { return Gauge("deniable_open_streams") == 0; }));
 }
 
 TEST_F(ResourceBoundsTest, StreamsStoreEarlyWhenTheBuffersOfAllStreamsAreFull) {

@@ -48,6 +48,7 @@ ReportStreamReactor::ReportStreamReactor(Ingestor* ingestor, ServerCounters* cou
       response_(response),
       admit_(std::move(admit)),
       stream_(ingestor) {
+  if (counters_ != nullptr) counters_->RecordOpenStreams(1);
   StartRead(&message_);
 }
 
@@ -136,6 +137,7 @@ void ReportStreamReactor::AccountBuffered(int64_t rows) {
 void ReportStreamReactor::OnDone() {
   AccountBuffered(0);
   limits_->Close();
+  if (counters_ != nullptr) counters_->RecordOpenStreams(-1);
   delete this;
 }
 

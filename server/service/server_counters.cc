@@ -47,6 +47,11 @@ ServerCounters::ServerCounters(int64_t start_time_seconds,
       streams_shed_(Counters(*registry_, "deniable_streams_shed_total",
                              "StreamReports calls refused with RESOURCE_EXHAUSTED because the "
                              "server's limit of open streams was reached")
+                        .Add({})),
+      open_streams_(prometheus::BuildGauge()
+                        .Name("deniable_open_streams")
+                        .Help("StreamReports calls open now (limit: --max_concurrent_streams)")
+                        .Register(*registry_)
                         .Add({})) {}
 
 void ServerCounters::RecordAccepted(const v1::SubmitReportsResponse& response) {
