@@ -4,9 +4,9 @@ holds LOAD_STREAMS idle StreamReports calls and LOAD_UNARY SubmitReports calls i
 while an analyst queries a prevalence. The test asserts, with the bounds stated in
 docs/security.md:
 
-  * every stream is held (the next one is shed with RESOURCE_EXHAUSTED "too many open streams",
-    so the server's count of open streams is exactly the limit) and, closed at the end, is
-    acknowledged with its report;
+  * every stream is held (the server's deniable_open_streams gauge, read from /metrics, reaches
+    the limit, and the next stream is shed with RESOURCE_EXHAUSTED "too many open streams") and,
+    closed at the end, is acknowledged with its report;
   * no SubmitReports call fails;
   * the server's resident memory (VmRSS) stays under RSS_BOUND_MIB at every sample (every 0.1 s);
   * its threads grow by fewer than THREAD_GROWTH_BOUND (a thread per stream would add 1000);
@@ -23,11 +23,14 @@ import asyncio
 import glob
 import json
 import os
+import re
 import secrets
 import subprocess
 import sys
 import tempfile
 import time
+import traceback
+import urllib.request
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "lib"))
 from test_server import start_server  # noqa: E402
@@ -94,7 +97,16 @@ def percentile(values, q):
     return values[min(len(values) - 1, int(q * len(values)))]
 
 
-async def run_load(server, target, work, pb):
+def gauge(http_target, name):
+    """The value of an unlabelled metric in the server's /metrics."""
+    with urllib.request.urlopen(f"http://{http_target}/metrics", timeout=10) as response:
+        for line in response.read().decode().splitlines():
+            if line.startswith(name + " "):
+                return float(line.split()[1])
+    raise AssertionError(f"{name} is not in /metrics")
+
+
+async def run_load(server, target, http_target, work, pb):
     _, _, report_service_pb2, _ = pb
     hour = int(time.time()) // 3600 * 3600
 
@@ -129,22 +141,25 @@ async def run_load(server, target, work, pb):
     held = [streams[i % CHANNELS](one_message_then_wait(), timeout=300)
             for i in range(LOAD_STREAMS)]
 
-    # The server holds them all once one more is shed (its count of open streams is the limit).
-    shed_status = None
-    deadline = time.monotonic() + 30
-    while time.monotonic() < deadline:
-        async def single():
-            yield batch()
-        try:
-            await streams[0](single(), timeout=10)
-            await asyncio.sleep(0.2)  # some streams were not yet open: the extra one was served
-        except grpc.aio.AioRpcError as e:
-            shed_status = (e.code(), e.details())
-            if e.code() == grpc.StatusCode.RESOURCE_EXHAUSTED:
-                break
-            raise
-    assert shed_status is not None and shed_status[0] == grpc.StatusCode.RESOURCE_EXHAUSTED, \
-        f"{LOAD_STREAMS} streams were not all held: the next one was not shed ({shed_status})"
+    # Wait until the server has opened them all (its deniable_open_streams gauge); a probe sent
+    # earlier could take the slot of a held stream.
+    deadline = time.monotonic() + 60
+    while (open_streams := await asyncio.to_thread(gauge, http_target, "deniable_open_streams")) \
+            < LOAD_STREAMS:
+        assert time.monotonic() < deadline, f"only {open_streams} streams open after 60 s"
+        for call in held:
+            assert not call.done(), f"a held stream ended early: {await call.code()}"
+        await asyncio.sleep(0.2)
+
+    # One more is shed.
+    async def single():
+        yield batch()
+    try:
+        await streams[0](single(), timeout=10)
+        raise AssertionError(f"stream {LOAD_STREAMS + 1} was served, not shed")
+    except grpc.aio.AioRpcError as e:
+        shed_status = (e.code(), e.details())
+    assert shed_status[0] == grpc.StatusCode.RESOURCE_EXHAUSTED, shed_status
     assert "too many open streams" in shed_status[1], shed_status
     for call in held:
         assert not call.done(), "a held stream ended early"
@@ -218,7 +233,10 @@ def main():
     query_service_pb2, metric_pb2, report_service_pb2, design_pb2 = pb
     server, target = start_server(server_bin, os.path.join(work, "server.db"),
                                   os.path.join(work, "server.log"),
-                                  f"--max_concurrent_streams={LOAD_STREAMS}")
+                                  f"--max_concurrent_streams={LOAD_STREAMS}",
+                                  "--http_listen=127.0.0.1:0")
+    with open(os.path.join(work, "server.log")) as f:
+        http_target = "127.0.0.1:" + re.search(r"http_port=(\d+)", f.read()).group(1)
     try:
         channel = grpc.insecure_channel(target)
         create = channel.unary_unary("/deniable.v1.QueryService/CreateMetric",
@@ -229,12 +247,17 @@ def main():
             name=METRIC, design=design_pb2.DesignParameters(two_coin=design_pb2.TwoCoin())),
             timeout=10)
         channel.close()
-        asyncio.run(run_load(server, target, work, pb))
+        asyncio.run(run_load(server, target, http_target, work, pb))
         assert server.poll() is None, "the server exited under load"
-    finally:
-        server.terminate()
-        server.wait(timeout=30)
+    except BaseException:
+        # Fail at once: open calls must not keep the test waiting for its CTest timeout.
+        traceback.print_exc()
+        server.kill()
         subprocess.run(["rm", "-rf", work])
+        os._exit(1)
+    server.terminate()
+    server.wait(timeout=30)
+    subprocess.run(["rm", "-rf", work])
 
 
 if __name__ == "__main__":
