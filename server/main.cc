@@ -20,6 +20,7 @@
 #include <sstream>
 #include <string>
 #include <thread>
+#include <utility>
 #include <vector>
 
 #include "absl/flags/flag.h"
@@ -99,6 +100,17 @@ ABSL_FLAG(double, rate_limit_reports_per_second, 0,
           "per-token (tokenless: per-peer) sustained rate of reports; 0 turns the limit off");
 ABSL_FLAG(double, rate_limit_burst, 0,
           "per-token bucket size in reports; 0 means one second's worth of the rate");
+ABSL_FLAG(int, max_threads, 64,
+          "threads of the synchronous handlers (queries, GetDesign); a call arriving while all "
+          "are busy gets RESOURCE_EXHAUSTED; report calls hold no thread; 0: no limit");
+ABSL_FLAG(int, max_grpc_memory_mib, 256,
+          "memory gRPC may use for its buffers, in MiB (gRPC ResourceQuota); 0: no limit");
+ABSL_FLAG(int, max_concurrent_streams, 1024,
+          "StreamReports calls open at once over all connections; one more gets "
+          "RESOURCE_EXHAUSTED; 0: no limit");
+ABSL_FLAG(int, max_streams_per_connection, 100,
+          "calls open at once on one connection (HTTP/2 MAX_CONCURRENT_STREAMS); further calls "
+          "wait in the client; 0: no limit");
 ABSL_FLAG(int, token_reload_seconds, 5, "revoked or added tokens take effect within this time");
 ABSL_FLAG(std::string, role, "", "tokens add: reporter or analyst");
 ABSL_FLAG(std::string, label, "", "tokens add: free text naming the holder (not a secret)");
@@ -221,6 +233,21 @@ int main(int argc, char** argv) {
   options.rate_limit.reports_per_second = absl::GetFlag(FLAGS_rate_limit_reports_per_second);
   options.rate_limit.burst = absl::GetFlag(FLAGS_rate_limit_burst);
   options.query.default_min_reports = absl::GetFlag(FLAGS_default_min_reports);
+  for (const auto& [name, value] :
+       {std::pair<const char*, int>{"max_threads", absl::GetFlag(FLAGS_max_threads)},
+        {"max_grpc_memory_mib", absl::GetFlag(FLAGS_max_grpc_memory_mib)},
+        {"max_concurrent_streams", absl::GetFlag(FLAGS_max_concurrent_streams)},
+        {"max_streams_per_connection", absl::GetFlag(FLAGS_max_streams_per_connection)}}) {
+    if (value < 0) {
+      spdlog::error("--{} must be >= 0 (0: no limit), but is {}", name, value);
+      return 2;
+    }
+  }
+  options.max_threads = absl::GetFlag(FLAGS_max_threads);
+  options.max_grpc_memory_bytes =
+      static_cast<int64_t>(absl::GetFlag(FLAGS_max_grpc_memory_mib)) * 1024 * 1024;
+  options.max_concurrent_streams = absl::GetFlag(FLAGS_max_concurrent_streams);
+  options.max_streams_per_connection = absl::GetFlag(FLAGS_max_streams_per_connection);
 
   // TLS.
   const std::string cert_file = absl::GetFlag(FLAGS_tls_cert_file);

@@ -6,7 +6,6 @@
 
 #include "absl/status/status.h"
 #include "absl/strings/str_cat.h"
-#include "deniable/common/status_macros.h"
 
 namespace deniable::server {
 
@@ -34,24 +33,29 @@ absl::Status ReportStream::Add(const v1::SubmitReportsRequest& message) {
     pending_.insert(pending_.end(), std::make_move_iterator(batch->rows.begin()),
                     std::make_move_iterator(batch->rows.end()));
   }
-  if (static_cast<int64_t>(pending_.size()) >= ingestor_->options().stream_flush_reports) {
-    return Flush();
+  return absl::OkStatus();
+}
+
+void ReportStream::Flush(FlushCallback done) {
+  if (pending_.empty()) {
+    std::move(done)(absl::OkStatus());
+    return;
   }
-  return absl::OkStatus();
+  ingestor_->storage()->AppendReportsAsync(
+      pending_, [this, done = std::move(done)](absl::StatusOr<AppendResult> result) mutable {
+        if (!result.ok()) {
+          std::move(done)(result.status());
+          return;
+        }
+        accepted_ += result->accepted;
+        duplicates_ += result->duplicates;
+        pending_.clear();
+        std::move(done)(absl::OkStatus());
+      });
 }
 
-absl::Status ReportStream::Flush() {
-  if (pending_.empty()) return absl::OkStatus();
-  DENIABLE_ASSIGN_OR_RETURN(AppendResult result, ingestor_->storage()->AppendReports(pending_));
-  accepted_ += result.accepted;
-  duplicates_ += result.duplicates;
-  pending_.clear();
-  return absl::OkStatus();
-}
-
-absl::StatusOr<v1::SubmitReportsResponse> ReportStream::Finish() {
+absl::StatusOr<v1::SubmitReportsResponse> ReportStream::Totals() {
   if (messages_ == 0) return absl::InvalidArgumentError("stream: no messages");
-  DENIABLE_RETURN_IF_ERROR(Flush());
   v1::SubmitReportsResponse response;
   response.set_accepted(static_cast<uint32_t>(accepted_));
   response.set_duplicates(static_cast<uint32_t>(duplicates_));

@@ -9,17 +9,26 @@
 // index = the number of reports in messages 0..k-1) and its reason starts with "message k: ", so
 // accepted + duplicates + rejections_size() = the reports of the stream.
 //
-// The stream's single response acknowledges all of its messages, so rows may wait in the buffer
-// until IngestOptions::stream_flush_reports are pending or the stream ends; Finish() returns only
-// after everything has been stored. On an error the stream stops: messages before it may or may
-// not have been stored (the client re-sends them; report ids make that safe).
+// The stream's single response acknowledges all of its messages, so rows wait in the buffer
+// until the caller flushes them (the gRPC handler does so once IngestOptions::stream_flush_reports
+// are pending, when the server's buffers of all streams are full, and at the end of the stream).
+// On an error the stream stops: messages before it may or may not have been stored (the client
+// re-sends them; report ids make that safe).
 //
-// Example (the gRPC handler):
+// Flushing never blocks the caller: Flush hands the buffer to Storage::AppendReportsAsync, so
+// the handler (a gRPC reactor, server/service/report_stream_reactor.h) holds no thread while a
+// commit is in progress.
+//
+// Example (a blocking caller):
 //   ReportStream stream(&ingestor);
 //   while (reader->Read(&message)) RETURN_IF_ERROR(stream.Add(message));
-//   ASSIGN_OR_RETURN(v1::SubmitReportsResponse totals, stream.Finish());
+//   absl::Notification done;
+//   stream.Flush([&](absl::Status s) { status = s; done.Notify(); });
+//   done.WaitForNotification();
+//   ASSIGN_OR_RETURN(v1::SubmitReportsResponse totals, stream.Totals());
 //
-// Thread-compatible: one stream per call. Does not own the ingestor.
+// Thread-compatible: one stream per call; no method may run while a Flush is in progress (until
+// its callback runs). Does not own the ingestor.
 #ifndef DENIABLE_SERVER_CORE_REPORT_STREAM_H_
 #define DENIABLE_SERVER_CORE_REPORT_STREAM_H_
 
@@ -27,6 +36,7 @@
 #include <string>
 #include <vector>
 
+#include "absl/functional/any_invocable.h"
 #include "absl/status/statusor.h"
 #include "deniable/v1/report_service.pb.h"
 #include "server/core/ingestor.h"
@@ -37,20 +47,26 @@ class ReportStream {
  public:
   explicit ReportStream(Ingestor* ingestor) : ingestor_(ingestor) {}
 
-  // Validates one message, buffers its valid reports and records its rejections; stores the
-  // buffer once it holds stream_flush_reports or more. Errors: the message's batch-wide
-  // validation error (INVALID_ARGUMENT) prefixed with "message N: " (N counts from 0); storage
-  // errors.
+  // Validates one message, buffers its valid reports and records its rejections; stores nothing.
+  // Errors: the message's batch-wide validation error (INVALID_ARGUMENT) prefixed with
+  // "message N: " (N counts from 0); storage errors from reading a metric.
   absl::Status Add(const v1::SubmitReportsRequest& message);
 
-  // Stores what is buffered and returns the totals of the whole stream (accepted, duplicates,
-  // stale metrics, rejections). Errors: INVALID_ARGUMENT "stream: no messages" for an empty stream;
-  // storage errors.
-  absl::StatusOr<v1::SubmitReportsResponse> Finish();
+  // Rows buffered and not yet stored.
+  int64_t pending_rows() const { return static_cast<int64_t>(pending_.size()); }
+
+  // Stores the buffer in one append and then calls `done` with OK, or with the storage's error
+  // (nothing of the buffer acknowledged). `done` runs inline when the buffer is empty, else on
+  // the storage's thread (or inline for a storage without a committer); it must not block.
+  using FlushCallback = absl::AnyInvocable<void(absl::Status) &&>;
+  void Flush(FlushCallback done);
+
+  // The totals of the whole stream (accepted, duplicates, stale metrics, rejections).
+  // REQUIRES: pending_rows() == 0 (flushed). Errors: INVALID_ARGUMENT "stream: no messages" for
+  // an empty stream.
+  absl::StatusOr<v1::SubmitReportsResponse> Totals();
 
  private:
-  absl::Status Flush();
-
   Ingestor* const ingestor_;
   int64_t messages_ = 0;
   int64_t reports_ = 0;  // reports in the messages added so far

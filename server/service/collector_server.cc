@@ -4,6 +4,7 @@
 #include <grpcpp/health_check_service_interface.h>
 #include <grpcpp/impl/server_builder_option.h>
 #include <grpcpp/impl/server_builder_plugin.h>
+#include <grpcpp/resource_quota.h>
 #include <spdlog/spdlog.h>
 
 #include <chrono>
@@ -35,7 +36,8 @@ CollectorServer::CollectorServer(std::unique_ptr<Storage> storage, const Clock* 
       ingestor_(&registry_, storage_.get(), clock, options.ingest),
       prevalence_(&registry_, storage_.get(), options.query),
       advisor_(&registry_),
-      report_service_(&registry_, &ingestor_, &counters_),
+      report_service_(&registry_, &ingestor_, &counters_, options.max_concurrent_streams,
+                      options.max_stream_buffered_rows),
       query_service_(&registry_, &prevalence_, &advisor_),
       authenticator_(options.authenticator),
       limiter_(options.rate_limit, clock),
@@ -92,9 +94,23 @@ absl::StatusOr<std::unique_ptr<CollectorServer>> CollectorServer::Start(
         &server->port_);
   }
   builder.SetMaxReceiveMessageSize(options.max_receive_message_bytes);
-  if (options.max_idle_threads > 0) {
-    builder.SetSyncServerOption(grpc::ServerBuilder::SyncServerOption::MAX_POLLERS,
-                                options.max_idle_threads);
+  int idle_threads = options.max_idle_threads;
+  if (options.max_threads > 0 && idle_threads > options.max_threads) {
+    idle_threads = options.max_threads;
+  }
+  if (idle_threads > 0) {
+    builder.SetSyncServerOption(grpc::ServerBuilder::SyncServerOption::MAX_POLLERS, idle_threads);
+  }
+  if (options.max_threads > 0 || options.max_grpc_memory_bytes > 0) {
+    grpc::ResourceQuota quota("deniable-server");
+    if (options.max_threads > 0) quota.SetMaxThreads(options.max_threads);
+    if (options.max_grpc_memory_bytes > 0) {
+      quota.Resize(static_cast<size_t>(options.max_grpc_memory_bytes));
+    }
+    builder.SetResourceQuota(quota);
+  }
+  if (options.max_streams_per_connection > 0) {
+    builder.AddChannelArgument(GRPC_ARG_MAX_CONCURRENT_STREAMS, options.max_streams_per_connection);
   }
   std::vector<std::unique_ptr<grpc::experimental::ServerInterceptorFactoryInterface>> interceptors;
   interceptors.push_back(std::make_unique<CallMetricsFactory>(&server->counters_));

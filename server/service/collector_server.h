@@ -55,10 +55,35 @@ struct ServerOptions {
   // public schema).
   bool reflection = false;
   // Idle handler threads kept polling (gRPC's SyncServerOption::MAX_POLLERS; its default is 2).
-  // Synchronous handlers (StreamReports, which holds its thread for the whole stream, GetDesign,
-  // the queries) otherwise end threads when a burst of calls finishes and create them again for
-  // the next one. 0: gRPC's default.
+  // Synchronous handlers (GetDesign, the queries, GetServerStats) otherwise end threads when a
+  // burst of calls finishes and create them again for the next one. 0: gRPC's default.
+  // Capped at max_threads.
   int max_idle_threads = 32;
+
+  // Resource bounds (docs/security.md section 6). The report calls (SubmitReports,
+  // StreamReports) run on gRPC's callback API and hold no thread while they wait; these bound
+  // what is left.
+  //
+  // Threads of the synchronous handlers (gRPC ResourceQuota::SetMaxThreads). A synchronous call
+  // arriving while all are busy is refused by gRPC with RESOURCE_EXHAUSTED "Server Threadpool
+  // Exhausted" (counted in deniable_calls_total). 0: no limit.
+  int max_threads = 64;
+  // Memory quota of gRPC's buffers (ResourceQuota::Resize), in bytes: its read buffers and
+  // flow-control windows draw on it, and gRPC makes them smaller under memory pressure. 0: no
+  // limit.
+  int64_t max_grpc_memory_bytes = 256LL * 1024 * 1024;
+  // StreamReports calls open at once over all connections; one more ends at once with
+  // RESOURCE_EXHAUSTED "reports: too many open streams" and is counted
+  // (deniable_streams_shed_total). 0: no limit.
+  int max_concurrent_streams = 1024;
+  // Calls open at once on one connection (HTTP/2 SETTINGS_MAX_CONCURRENT_STREAMS,
+  // GRPC_ARG_MAX_CONCURRENT_STREAMS): a client's further calls on that connection wait in the
+  // client until one ends. 0: gRPC's default (no limit).
+  int max_streams_per_connection = 100;
+  // Validated rows buffered by all streams together; a stream whose message takes the total over
+  // it stores its buffer before reading on (see StreamLimits). 0: only
+  // ingest.stream_flush_reports applies.
+  int64_t max_stream_buffered_rows = 100000;
   // How often the storage's Health() is checked; the health service says NOT_SERVING (with an
   // event=storage_unhealthy error log) while it fails, and SERVING again once it passes.
   // Zero: never.
@@ -87,6 +112,8 @@ class CollectorServer {
   void Wait();
 
   Storage* storage() { return storage_.get(); }
+  // Open StreamReports calls and the rows their buffers hold (for tests and /metrics).
+  const StreamLimits& stream_limits() const { return report_service_.stream_limits(); }
   // The accepted / rejected counters that AdminService serves.
   const ServerCounters& counters() const { return counters_; }
   // The core objects and the access policy, for the HTTP/JSON front end (server/http), which

@@ -90,31 +90,32 @@ grpc::ServerUnaryReactor* GuardedReportService::SubmitReports(
   return inner_->SubmitReports(context, request, response);
 }
 
-grpc::Status GuardedReportService::StreamReports(
-    grpc::ServerContext* context, grpc::ServerReader<v1::SubmitReportsRequest>* reader,
-    v1::SubmitReportsResponse* response) {
+grpc::ServerReadReactor<v1::SubmitReportsRequest>* GuardedReportService::StreamReports(
+    grpc::CallbackServerContext* context, v1::SubmitReportsResponse* response) {
   absl::StatusOr<Caller> caller =
       guard_->Check(*context, "deniable.v1.ReportService/StreamReports");
-  if (!caller.ok()) return Reject(caller.status(), 0, false);
+  if (!caller.ok()) return new RefusedStreamReactor(Reject(caller.status(), 0, false));
   // The token and the rate limit are checked again for each message, so a revocation (seen
   // within the authenticator's reload interval) or an exhausted bucket ends an open stream
-  // before its next message is stored; the inner service counts the stream's outcome.
-  const Caller principal = *std::move(caller);
-  return CatchAll("StreamReports", [&] {
-    return inner_->StreamReportsAdmitted(context, reader, response, [&](int64_t reports) {
-      if (principal.principal.has_value()) {
-        absl::StatusOr<Caller> still =
-            guard_->Check(*context, "deniable.v1.ReportService/StreamReports");
-        if (!still.ok()) {
-          Reject(still.status(), reports, false);
-          return still.status();
+  // before its next message is stored; the inner service counts the stream's outcome. The
+  // context outlives the reactor, which outlives every call of this function.
+  CallGuard* guard = guard_;
+  GuardedReportService* self = this;
+  return inner_->StreamReportsAdmitted(
+      context, response,
+      [guard, self, context, principal = *std::move(caller)](int64_t reports) -> absl::Status {
+        if (principal.principal.has_value()) {
+          absl::StatusOr<Caller> still =
+              guard->Check(*context, "deniable.v1.ReportService/StreamReports");
+          if (!still.ok()) {
+            self->Reject(still.status(), reports, false);
+            return still.status();
+          }
         }
-      }
-      absl::Status s = guard_->AdmitReports(principal, reports);
-      if (!s.ok()) Reject(s, reports, true);
-      return s;
-    });
-  });
+        absl::Status s = guard->AdmitReports(principal, reports);
+        if (!s.ok()) self->Reject(s, reports, true);
+        return s;
+      });
 }
 
 #define DENIABLE_FORWARD_QUERY(Method, Request, Response)                                \

@@ -55,11 +55,11 @@ class CallGuard {
   ServerCounters* const counters_;
 };
 
-// SubmitReports stays on gRPC's callback API like the inner service: the check runs on the
-// calling thread, then the inner handler queues the batch for the group committer. The inner
-// service counts the outcome of batches that pass the check.
-class GuardedReportService final
-    : public v1::ReportService::WithCallbackMethod_SubmitReports<v1::ReportService::Service> {
+// SubmitReports and StreamReports stay on gRPC's callback API like the inner service: the check
+// runs on the calling thread, then the inner handler queues the batch for the group committer
+// (or opens the stream's reactor, which checks the token and rate limit again per message). The
+// inner service counts the outcome of batches and streams that pass the check.
+class GuardedReportService final : public ReportServiceCallbackBase {
  public:
   GuardedReportService(ReportServiceImpl* inner, CallGuard* guard) : inner_(inner), guard_(guard) {}
   grpc::Status GetDesign(grpc::ServerContext* context, const v1::GetDesignRequest* request,
@@ -67,9 +67,8 @@ class GuardedReportService final
   grpc::ServerUnaryReactor* SubmitReports(grpc::CallbackServerContext* context,
                                           const v1::SubmitReportsRequest* request,
                                           v1::SubmitReportsResponse* response) override;
-  grpc::Status StreamReports(grpc::ServerContext* context,
-                             grpc::ServerReader<v1::SubmitReportsRequest>* reader,
-                             v1::SubmitReportsResponse* response) override;
+  grpc::ServerReadReactor<v1::SubmitReportsRequest>* StreamReports(
+      grpc::CallbackServerContext* context, v1::SubmitReportsResponse* response) override;
 
  private:
   grpc::Status Reject(const absl::Status& status, int64_t reports, bool rate_limited);

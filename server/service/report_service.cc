@@ -2,7 +2,8 @@
 
 #include <spdlog/spdlog.h>
 
-#include "server/core/report_stream.h"
+#include <utility>
+
 #include "server/service/grpc_status.h"
 
 namespace deniable::server {
@@ -58,41 +59,16 @@ grpc::ServerUnaryReactor* ReportServiceImpl::SubmitReports(grpc::CallbackServerC
   return reactor;
 }
 
-grpc::Status ReportServiceImpl::StreamReports(grpc::ServerContext* context,
-                                              grpc::ServerReader<v1::SubmitReportsRequest>* reader,
-                                              v1::SubmitReportsResponse* response) {
-  return StreamReportsAdmitted(context, reader, response, nullptr);
+grpc::ServerReadReactor<v1::SubmitReportsRequest>* ReportServiceImpl::StreamReports(
+    grpc::CallbackServerContext* context, v1::SubmitReportsResponse* response) {
+  return StreamReportsAdmitted(context, response, nullptr);
 }
 
-grpc::Status ReportServiceImpl::StreamReportsAdmitted(
-    grpc::ServerContext* /*context*/, grpc::ServerReader<v1::SubmitReportsRequest>* reader,
-    v1::SubmitReportsResponse* response, const std::function<absl::Status(int64_t)>& admit) {
-  ReportStream stream(ingestor_);
-  v1::SubmitReportsRequest message;
-  absl::Status status;
-  while (status.ok() && reader->Read(&message)) {
-    if (admit) {
-      if (absl::Status admitted = admit(message.reports_size()); !admitted.ok()) {
-        return ToGrpcStatus(admitted);
-      }
-    }
-    status = stream.Add(message);
-  }
-  absl::StatusOr<v1::SubmitReportsResponse> result =
-      status.ok() ? stream.Finish() : absl::StatusOr<v1::SubmitReportsResponse>(status);
-  if (!result.ok()) {
-    spdlog::warn("event=stream_rejected code={} reason=\"{}\"",
-                 absl::StatusCodeToString(result.status().code()),
-                 std::string(result.status().message()));
-    if (counters_ != nullptr) {
-      counters_->RecordRejected(static_cast<grpc::StatusCode>(result.status().code()), 0, false);
-    }
-    return ToGrpcStatus(result.status());
-  }
-  *response = *std::move(result);
-  LogRejections("stream_reports_rejected", *response);
-  if (counters_ != nullptr) counters_->RecordAccepted(*response);
-  return grpc::Status::OK;
+grpc::ServerReadReactor<v1::SubmitReportsRequest>* ReportServiceImpl::StreamReportsAdmitted(
+    grpc::CallbackServerContext* /*context*/, v1::SubmitReportsResponse* response,
+    ReportStreamReactor::Admit admit) {
+  return ReportStreamReactor::Open(ingestor_, counters_, &stream_limits_, response,
+                                   std::move(admit));
 }
 
 }  // namespace deniable::server

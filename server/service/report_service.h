@@ -3,45 +3,59 @@
 #ifndef DENIABLE_SERVER_SERVICE_REPORT_SERVICE_H_
 #define DENIABLE_SERVER_SERVICE_REPORT_SERVICE_H_
 
-#include <functional>
+#include <cstdint>
 
 #include "deniable/v1/report_service.grpc.pb.h"
 #include "server/core/ingestor.h"
 #include "server/core/metric_registry.h"
+#include "server/service/report_stream_reactor.h"
 #include "server/service/server_counters.h"
 
 namespace deniable::server {
 
-// SubmitReports uses gRPC's callback API: its handler queues the batch and returns, and the group
-// committer finishes the call after the commit, so no thread blocks per call in flight.
-class ReportServiceImpl final
-    : public v1::ReportService::WithCallbackMethod_SubmitReports<v1::ReportService::Service> {
+// The report calls on gRPC's callback API, so no thread blocks per call in flight or per open
+// stream. SubmitReports queues the batch and returns; the group committer finishes the call after
+// the commit. StreamReports runs a ReportStreamReactor (report_stream_reactor.h) per stream.
+using ReportServiceCallbackBase = v1::ReportService::WithCallbackMethod_SubmitReports<
+    v1::ReportService::WithCallbackMethod_StreamReports<v1::ReportService::Service>>;
+
+class ReportServiceImpl final : public ReportServiceCallbackBase {
  public:
   // `counters` (may be null) records each batch's outcome after validation and commit.
+  // `max_streams`: StreamReports calls open at once (0: no limit); `max_buffered_rows`: rows
+  // buffered by all streams together before a stream stores early (see StreamLimits).
   ReportServiceImpl(MetricRegistry* registry, Ingestor* ingestor,
-                    ServerCounters* counters = nullptr)
-      : registry_(registry), ingestor_(ingestor), counters_(counters) {}
+                    ServerCounters* counters = nullptr, int max_streams = 0,
+                    int64_t max_buffered_rows = 0)
+      : registry_(registry),
+        ingestor_(ingestor),
+        counters_(counters),
+        stream_limits_(max_streams, max_buffered_rows) {}
 
   grpc::Status GetDesign(grpc::ServerContext* context, const v1::GetDesignRequest* request,
                          v1::GetDesignResponse* response) override;
   grpc::ServerUnaryReactor* SubmitReports(grpc::CallbackServerContext* context,
                                           const v1::SubmitReportsRequest* request,
                                           v1::SubmitReportsResponse* response) override;
-  grpc::Status StreamReports(grpc::ServerContext* context,
-                             grpc::ServerReader<v1::SubmitReportsRequest>* reader,
-                             v1::SubmitReportsResponse* response) override;
+  // A stream beyond max_streams ends at once with RESOURCE_EXHAUSTED "reports: too many open
+  // streams"; see report_stream.h for how the messages of a stream are judged.
+  grpc::ServerReadReactor<v1::SubmitReportsRequest>* StreamReports(
+      grpc::CallbackServerContext* context, v1::SubmitReportsResponse* response) override;
   // StreamReports with `admit(reports in the message)` run on each message before it is
-  // validated (the rate limit). A refusal ends the stream with that status; `admit` records the
-  // refusal itself. Reports of earlier messages may or may not be stored (re-sending is safe).
-  grpc::Status StreamReportsAdmitted(grpc::ServerContext* context,
-                                     grpc::ServerReader<v1::SubmitReportsRequest>* reader,
-                                     v1::SubmitReportsResponse* response,
-                                     const std::function<absl::Status(int64_t)>& admit);
+  // validated (the token re-check and the rate limit). A refusal ends the stream with that
+  // status; `admit` records the refusal itself. Reports of earlier messages may or may not be
+  // stored (re-sending is safe).
+  grpc::ServerReadReactor<v1::SubmitReportsRequest>* StreamReportsAdmitted(
+      grpc::CallbackServerContext* context, v1::SubmitReportsResponse* response,
+      ReportStreamReactor::Admit admit);
+
+  const StreamLimits& stream_limits() const { return stream_limits_; }
 
  private:
   MetricRegistry* const registry_;
   Ingestor* const ingestor_;
   ServerCounters* const counters_;
+  StreamLimits stream_limits_;
 };
 
 }  // namespace deniable::server

@@ -43,7 +43,16 @@ ServerCounters::ServerCounters(int64_t start_time_seconds,
       unauthenticated_(rejected_batches_.Add({{"reason", "unauthenticated"}})),
       permission_denied_(rejected_batches_.Add({{"reason", "permission_denied"}})),
       rate_limited_(rejected_batches_.Add({{"reason", "rate_limited"}})),
-      other_(rejected_batches_.Add({{"reason", "other"}})) {}
+      other_(rejected_batches_.Add({{"reason", "other"}})),
+      streams_shed_(Counters(*registry_, "deniable_streams_shed_total",
+                             "StreamReports calls refused with RESOURCE_EXHAUSTED because the "
+                             "server's limit of open streams was reached")
+                        .Add({})),
+      open_streams_(prometheus::BuildGauge()
+                        .Name("deniable_open_streams")
+                        .Help("StreamReports calls open now (limit: --max_concurrent_streams)")
+                        .Register(*registry_)
+                        .Add({})) {}
 
 void ServerCounters::RecordAccepted(const v1::SubmitReportsResponse& response) {
   batches_accepted_.Increment();

@@ -9,6 +9,8 @@
 //                                          "permission_denied"|"rate_limited"|"other"}
 //   deniable_reports_rejected_total{code="INVALID_ARGUMENT"|...}   (judged alone or refused whole)
 //   deniable_calls_total{transport="grpc"|"http", method, code}
+//   deniable_streams_shed_total       StreamReports calls refused: too many streams were open
+//   deniable_open_streams             StreamReports calls open now (gauge)
 //
 // Thread-safe (prometheus-cpp counters are atomic).
 #ifndef DENIABLE_SERVER_SERVICE_SERVER_COUNTERS_H_
@@ -17,6 +19,7 @@
 #include <grpcpp/support/status.h>
 #include <prometheus/counter.h>
 #include <prometheus/family.h>
+#include <prometheus/gauge.h>
 #include <prometheus/registry.h>
 
 #include <cstdint>
@@ -42,6 +45,11 @@ class ServerCounters {
   // A call that stored nothing, with the number of reports it carried (0 if unknown) and whether
   // the rate limit (rather than storage) said RESOURCE_EXHAUSTED.
   void RecordRejected(grpc::StatusCode code, int64_t reports, bool rate_limited);
+  // A StreamReports call refused because max_concurrent_streams were open (it is also recorded
+  // by RecordRejected as a rejected batch).
+  void RecordStreamShed() { streams_shed_.Increment(); }
+  // A StreamReports call opened (+1) or ended (-1).
+  void RecordOpenStreams(int change) { open_streams_.Increment(change); }
   // A finished call of `method` ("deniable.v1.QueryService/GetPrevalence") on `transport`
   // ("grpc" or "http") with its status code.
   void RecordCall(absl::string_view transport, absl::string_view method, absl::StatusCode code);
@@ -61,6 +69,8 @@ class ServerCounters {
   prometheus::Counter &batches_accepted_, &batches_rejected_;
   prometheus::Counter &reports_accepted_, &reports_duplicate_, &reports_rejected_;
   prometheus::Counter &invalid_, &unauthenticated_, &permission_denied_, &rate_limited_, &other_;
+  prometheus::Counter& streams_shed_;
+  prometheus::Gauge& open_streams_;
 };
 
 }  // namespace deniable::server

@@ -1,0 +1,123 @@
+// StreamReports on gRPC's callback API: one reactor per stream, no thread held while a stream
+// waits for its next message or for a commit.
+//
+// A ReportStreamReactor reads a message, runs the admission check on it (the caller's token and
+// rate limit, guarded_services.h), validates and buffers it (ReportStream), stores the buffer
+// with Storage::AppendReportsAsync when it is due, and only then asks for the next message; at
+// the end of the stream it stores the rest and answers with the totals. An idle stream thus costs
+// its HTTP/2 stream and this object (about a kilobyte; measured in docs/security.md section 6),
+// not a thread.
+//
+// StreamLimits, shared by all streams of a server, bounds what streams hold:
+//   - at most `max_streams` StreamReports calls are open at once over all connections; the next
+//     one ends at once with RESOURCE_EXHAUSTED "reports: too many open streams" before anything
+//     is read, and is counted (ServerCounters::RecordRejected, reason "other",
+//     and deniable_streams_shed_total);
+//   - at most `max_buffered_rows` validated rows wait in the buffers of all streams together: a
+//     stream whose message takes the total over it stores its buffer before reading on, so the
+//     rows held in memory stay near the bound (+ one message per stream) whatever the number of
+//     streams.
+//
+// Example (a service's handler):
+//   grpc::ServerReadReactor<v1::SubmitReportsRequest>* StreamReports(
+//       grpc::CallbackServerContext* context, v1::SubmitReportsResponse* response) override {
+//     return ReportStreamReactor::Open(&ingestor_, &counters_, &limits_, response, nullptr);
+//   }
+//
+// Thread-safe: StreamLimits is; each reactor runs one step at a time (gRPC never overlaps its
+// reactions, and the next read starts only after the previous message has been handled).
+// A reactor deletes itself when gRPC calls OnDone.
+#ifndef DENIABLE_SERVER_SERVICE_REPORT_STREAM_REACTOR_H_
+#define DENIABLE_SERVER_SERVICE_REPORT_STREAM_REACTOR_H_
+
+#include <grpcpp/grpcpp.h>
+
+#include <atomic>
+#include <cstdint>
+#include <functional>
+
+#include "absl/status/status.h"
+#include "deniable/v1/report_service.grpc.pb.h"
+#include "server/core/ingestor.h"
+#include "server/core/report_stream.h"
+#include "server/service/server_counters.h"
+
+namespace deniable::server {
+
+class StreamLimits {
+ public:
+  // `max_streams`: StreamReports calls open at once (0: no limit). `max_buffered_rows`: rows
+  // buffered by all streams before a stream stores early (0: only stream_flush_reports applies).
+  StreamLimits(int max_streams, int64_t max_buffered_rows)
+      : max_streams_(max_streams), max_buffered_rows_(max_buffered_rows) {}
+
+  // Takes a slot for a new stream; false (nothing taken) when max_streams are open.
+  bool TryOpen();
+  // Gives back a slot taken by TryOpen.
+  void Close() { open_.fetch_sub(1, std::memory_order_relaxed); }
+  // Rows entering (`rows` > 0) or leaving (< 0) the streams' buffers.
+  void AddBuffered(int64_t rows) { buffered_.fetch_add(rows, std::memory_order_relaxed); }
+  // Whether the buffers of all streams together hold more than max_buffered_rows.
+  bool BuffersFull() const {
+    return max_buffered_rows_ > 0 && buffered_.load(std::memory_order_relaxed) > max_buffered_rows_;
+  }
+
+  int max_streams() const { return max_streams_; }
+  int open_streams() const { return open_.load(std::memory_order_relaxed); }
+  int64_t buffered_rows() const { return buffered_.load(std::memory_order_relaxed); }
+
+ private:
+  const int max_streams_;
+  const int64_t max_buffered_rows_;
+  std::atomic<int> open_{0};
+  std::atomic<int64_t> buffered_{0};
+};
+
+// A reactor that ends its stream at once with `status` (a refused or shed stream).
+class RefusedStreamReactor final : public grpc::ServerReadReactor<v1::SubmitReportsRequest> {
+ public:
+  explicit RefusedStreamReactor(const grpc::Status& status) { Finish(status); }
+  void OnDone() override { delete this; }
+};
+
+class ReportStreamReactor final : public grpc::ServerReadReactor<v1::SubmitReportsRequest> {
+ public:
+  // Runs on each message before it is validated, with its number of reports; a refusal ends the
+  // stream with that status (the function logs and counts the refusal itself).
+  using Admit = std::function<absl::Status(int64_t)>;
+
+  // A reactor for a new stream, or a RefusedStreamReactor answering RESOURCE_EXHAUSTED when
+  // `limits` has no free slot (logged as event=stream_shed and counted). `counters` may be
+  // null; `admit` may be empty. None is owned; all must outlive the call.
+  static grpc::ServerReadReactor<v1::SubmitReportsRequest>* Open(
+      Ingestor* ingestor, ServerCounters* counters, StreamLimits* limits,
+      v1::SubmitReportsResponse* response, Admit admit);
+
+  void OnReadDone(bool ok) override;
+  void OnDone() override;
+
+ private:
+  ReportStreamReactor(Ingestor* ingestor, ServerCounters* counters, StreamLimits* limits,
+                      v1::SubmitReportsResponse* response, Admit admit);
+  // Admits, validates and buffers message_, then reads on, stores first, or ends the stream.
+  void HandleMessage();
+  // Stores the buffer, then reads on (or, at the end of the stream, answers with the totals).
+  void FlushThen(bool end_of_stream);
+  // The stream failed: logs event=stream_rejected, counts it and answers with `status`.
+  void Fail(const absl::Status& status);
+  // Moves the buffered-row count of this stream in `limits_` to `rows`.
+  void AccountBuffered(int64_t rows);
+
+  Ingestor* const ingestor_;
+  ServerCounters* const counters_;
+  StreamLimits* const limits_;
+  v1::SubmitReportsResponse* const response_;
+  const Admit admit_;
+  ReportStream stream_;
+  v1::SubmitReportsRequest message_;
+  int64_t accounted_rows_ = 0;  // this stream's rows counted in limits_->buffered_rows()
+};
+
+}  // namespace deniable::server
+
+#endif  // DENIABLE_SERVER_SERVICE_REPORT_STREAM_REACTOR_H_
