@@ -101,6 +101,9 @@ ABSL_FLAG(double, rate_limit_reports_per_second, 0,
           "per-token (tokenless: per-peer) sustained rate of reports; 0 turns the limit off");
 ABSL_FLAG(double, rate_limit_burst, 0,
           "per-token bucket size in reports; 0 means one second's worth of the rate");
+ABSL_FLAG(int, metric_cache_seconds, 5,
+          "with a PostgreSQL --db: a design version added through another collector reaches "
+          "GetDesign here within this many seconds (reports naming it are accepted at once)");
 ABSL_FLAG(int, token_reload_seconds, 5, "revoked or added tokens take effect within this time");
 ABSL_FLAG(std::string, role, "", "tokens add: reporter or analyst");
 ABSL_FLAG(std::string, label, "", "tokens add: free text naming the holder (not a secret)");
@@ -236,6 +239,9 @@ int main(int argc, char** argv) {
   options.rate_limit.reports_per_second = absl::GetFlag(FLAGS_rate_limit_reports_per_second);
   options.rate_limit.burst = absl::GetFlag(FLAGS_rate_limit_burst);
   options.query.default_min_reports = absl::GetFlag(FLAGS_default_min_reports);
+  if (deniable::server::IsPostgresUri(absl::GetFlag(FLAGS_db))) {
+    options.metric_cache_age = absl::Seconds(absl::GetFlag(FLAGS_metric_cache_seconds));
+  }
 
   // TLS.
   const std::string cert_file = absl::GetFlag(FLAGS_tls_cert_file);
