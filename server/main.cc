@@ -5,6 +5,8 @@
 //   deniable-server tokens list --db=FILE
 //   deniable-server tokens revoke --id=N --db=FILE
 //
+//   deniable-server migrate --from=FILE.db --to=postgresql://...   SQLite -> PostgreSQL
+//
 // --db is a SQLite file, or a PostgreSQL URI ("postgresql://user@host/dbname": several
 // collectors on one database, docs/deploy.md); the tokens subcommands take either.
 //
@@ -45,6 +47,7 @@
 #include "server/storage/group_commit_storage.h"
 #include "server/storage/postgres_storage.h"
 #include "server/storage/sqlite_storage.h"
+#include "server/storage/sqlite_to_postgres.h"
 
 namespace {
 
@@ -108,6 +111,8 @@ ABSL_FLAG(int, token_reload_seconds, 5, "revoked or added tokens take effect wit
 ABSL_FLAG(std::string, role, "", "tokens add: reporter or analyst");
 ABSL_FLAG(std::string, label, "", "tokens add: free text naming the holder (not a secret)");
 ABSL_FLAG(int64_t, id, 0, "tokens revoke: the id shown by `tokens list`");
+ABSL_FLAG(std::string, from, "", "migrate: the SQLite database file to copy (no collector on it)");
+ABSL_FLAG(std::string, to, "", "migrate: the PostgreSQL URI to copy into");
 
 namespace {
 
@@ -175,6 +180,32 @@ int RunTokens(const std::vector<char*>& args) {
   return RunTokensOn(args, TokenStore::Open(db));
 }
 
+// migrate: SQLite -> PostgreSQL with progress on stderr; 0 when the counts verify.
+int RunMigrate() {
+  const std::string from = absl::GetFlag(FLAGS_from);
+  const std::string to = absl::GetFlag(FLAGS_to);
+  if (from.empty() || !IsPostgresUri(to)) {
+    std::fprintf(stderr,
+                 "usage: deniable-server migrate --from=FILE.db --to=postgresql://user@host/db\n");
+    return 2;
+  }
+  auto summary = deniable::server::MigrateSqliteToPostgres(
+      from, to, [](const std::string& line) { std::fputs(line.c_str(), stderr); });
+  if (!summary.ok()) {
+    std::fprintf(stderr, "error: %s\n", summary.status().ToString().c_str());
+    return 1;
+  }
+  std::printf(
+      "metrics %lld (created %lld, versions added %lld), tokens %lld (copied %lld), reports %lld "
+      "(copied %lld), count rows verified %lld\n",
+      static_cast<long long>(summary->metrics), static_cast<long long>(summary->metrics_created),
+      static_cast<long long>(summary->versions_added), static_cast<long long>(summary->tokens),
+      static_cast<long long>(summary->tokens_copied), static_cast<long long>(summary->reports),
+      static_cast<long long>(summary->reports_copied),
+      static_cast<long long>(summary->count_rows_verified));
+  return 0;
+}
+
 // Lists the tokens of either store (the authenticator reloads through it).
 using TokenLister = std::function<absl::StatusOr<std::vector<deniable::server::TokenRecord>>()>;
 
@@ -205,6 +236,7 @@ int main(int argc, char** argv) {
   // per lock on the ingestion path); the server's lock order is fixed, so skip the check.
   absl::SetMutexDeadlockDetectionMode(absl::OnDeadlockCycle::kIgnore);
   if (args.size() > 1 && std::string(args[1]) == "tokens") return RunTokens(args);
+  if (args.size() > 1 && std::string(args[1]) == "migrate") return RunMigrate();
   if (args.size() > 1) {
     spdlog::error("unknown command \"{}\" (see --help)", args[1]);
     return 2;
