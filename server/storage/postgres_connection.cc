@@ -102,7 +102,8 @@ absl::StatusOr<std::unique_ptr<PgConnection>> PgConnection::Connect(const std::s
                                                absl::StripAsciiWhitespace(detail)));
   }
   // Server notices ("relation already exists, skipping") are not for the operator's log.
-  PQsetNoticeProcessor(conn, [](void*, const char*) {}, nullptr);
+  PQsetNoticeProcessor(
+      conn, [](void*, const char*) {}, nullptr);
   return std::unique_ptr<PgConnection>(new PgConnection(conninfo, conn));
 }
 

@@ -94,7 +94,8 @@ absl::StatusOr<std::unique_ptr<PostgresStorage>> PostgresStorage::Open(
   DENIABLE_ASSIGN_OR_RETURN(std::unique_ptr<PgConnection> read, PgConnection::Connect(options.uri));
   DENIABLE_RETURN_IF_ERROR(EnsurePostgresSchema(*write));
   DENIABLE_ASSIGN_OR_RETURN(PgResult shard, write->Exec("SELECT nextval('collector_shards')"));
-  storage->shard_ = static_cast<int>(shard.Int64(0, 0) % kCountShards);
+  storage->shard_ = options.shard.has_value() ? *options.shard
+                                              : static_cast<int>(shard.Int64(0, 0) % kCountShards);
   absl::MutexLock wlock(&storage->write_mu_);
   absl::MutexLock rlock(&storage->read_mu_);
   storage->write_ = std::move(write);

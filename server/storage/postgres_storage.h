@@ -34,6 +34,7 @@
 
 #include <cstdint>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -49,6 +50,10 @@ struct PostgresOptions {
   // libpq URI, e.g. "postgresql://deniable@db.internal:5432/deniable". The password comes from
   // the URI, PGPASSFILE or PGPASSWORD, and is never logged (RedactedConninfo).
   std::string uri;
+  // The count shard of this storage; unset: drawn from the sequence collector_shards (one per
+  // process). Set only by benchmarks and tests (all collectors on one shard = one counts row per
+  // key, the layout the shards replace).
+  std::optional<int> shard = std::nullopt;
 };
 
 class PostgresStorage : public Storage {
