@@ -2,6 +2,8 @@
 // restart (UNAVAILABLE, then reconnecting by itself), error mapping and password redaction.
 #include "server/storage/postgres_storage.h"
 
+#include <prometheus/registry.h>
+
 #include <algorithm>
 #include <memory>
 #include <string>
@@ -11,6 +13,7 @@
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "server/auth/postgres_token_store.h"
+#include "server/metrics/metered_storage.h"
 #include "server/storage/group_commit_storage.h"
 #include "server/storage/postgres_schema.h"
 #include "server/storage/storage_test_util.h"
@@ -104,13 +107,15 @@ TEST(PostgresErrorTest, FailuresThatMayPassAreUnavailableAndOnlyBugsAreInternal)
   }
 }
 
-// PostgreSQL restarts under a running storage (behind group commit, as in the server): calls
-// answer UNAVAILABLE while it is down, nothing half-written, and the storage reconnects by itself.
+// PostgreSQL restarts under a running storage (behind metering and group commit, as in the
+// server): calls and Health() (the gRPC health service) answer UNAVAILABLE while it is down,
+// nothing is half-written, and the storage reconnects by itself.
 TEST_F(PostgresStorageTest, DatabaseRestartIsUnavailableThenRecoveredWithoutLosingAnything) {
   auto opened = PostgresStorage::Open({.uri = uri_});
   ASSERT_TRUE(opened.ok()) << opened.status();
   PostgresStorage* raw = opened->get();
-  GroupCommitStorage storage(*std::move(opened));
+  prometheus::Registry registry;
+  GroupCommitStorage storage(std::make_unique<MeteredStorage>(*std::move(opened), registry));
   absl::StatusOr<StoredMetric> m = storage.CreateMetric(NewMetric("m"));
   ASSERT_TRUE(m.ok());
   ASSERT_TRUE(storage.AppendReports({Row(m->id, 1, true, 5), Row(m->id, 2, false, 5)}).ok());
