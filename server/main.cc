@@ -5,6 +5,11 @@
 //   deniable-server tokens list --db=FILE
 //   deniable-server tokens revoke --id=N --db=FILE
 //
+//   deniable-server migrate --from=FILE.db --to=postgresql://...   SQLite -> PostgreSQL
+//
+// --db is a SQLite file, or a PostgreSQL URI ("postgresql://user@host/dbname": several
+// collectors on one database, docs/deploy.md); the tokens subcommands take either.
+//
 // Access (docs/security.md): bearer tokens are on as soon as the database holds a token (even a
 // revoked one); TLS is on with --tls_cert_file and --tls_key_file. Without TLS or without tokens
 // the server listens only on a loopback address unless --insecure is given, and says so loudly.
@@ -16,6 +21,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <fstream>
+#include <functional>
 #include <memory>
 #include <sstream>
 #include <string>
@@ -33,6 +39,7 @@
 #include "absl/time/clock.h"
 #include "deniable/common/clock.h"
 #include "server/auth/authenticator.h"
+#include "server/auth/postgres_token_store.h"
 #include "server/auth/token_store.h"
 #include "server/http/http_server.h"
 #include "server/http/json_api.h"
@@ -40,7 +47,9 @@
 #include "server/metrics/process_metrics.h"
 #include "server/service/collector_server.h"
 #include "server/storage/group_commit_storage.h"
+#include "server/storage/postgres_storage.h"
 #include "server/storage/sqlite_storage.h"
+#include "server/storage/sqlite_to_postgres.h"
 
 namespace {
 
@@ -59,7 +68,9 @@ bool EnvFlag(const char* name) {
 ABSL_FLAG(std::string, listen, EnvOr("DENIABLE_LISTEN", "127.0.0.1:50051"),
           "host:port to listen on (env DENIABLE_LISTEN)");
 ABSL_FLAG(std::string, db, EnvOr("DENIABLE_DB", "deniable.db"),
-          "SQLite database file, created if missing (env DENIABLE_DB)");
+          "SQLite database file, created if missing; or a PostgreSQL URI "
+          "postgresql://user@host[:port]/dbname (password from the URI, PGPASSFILE or "
+          "PGPASSWORD; never logged) for several collectors on one database (env DENIABLE_DB)");
 ABSL_FLAG(std::string, durability, EnvOr("DENIABLE_DURABILITY", "full"),
           "full: synchronous=FULL, an acknowledged batch survives power loss; normal: survives a "
           "crash of the server, not power loss (env DENIABLE_DURABILITY)");
@@ -111,19 +122,28 @@ ABSL_FLAG(int, max_concurrent_streams, 1024,
 ABSL_FLAG(int, max_streams_per_connection, 100,
           "calls open at once on one connection (HTTP/2 MAX_CONCURRENT_STREAMS); further calls "
           "wait in the client; 0: no limit");
+ABSL_FLAG(int, metric_cache_seconds, 5,
+          "with a PostgreSQL --db: a design version added through another collector reaches "
+          "GetDesign here within this many seconds (reports naming it are accepted at once)");
 ABSL_FLAG(int, token_reload_seconds, 5, "revoked or added tokens take effect within this time");
 ABSL_FLAG(std::string, role, "", "tokens add: reporter or analyst");
 ABSL_FLAG(std::string, label, "", "tokens add: free text naming the holder (not a secret)");
 ABSL_FLAG(int64_t, id, 0, "tokens revoke: the id shown by `tokens list`");
+ABSL_FLAG(std::string, from, "", "migrate: the SQLite database file to copy (no collector on it)");
+ABSL_FLAG(std::string, to, "", "migrate: the PostgreSQL URI to copy into");
 
 namespace {
 
+using deniable::server::IsPostgresUri;
+using deniable::server::PostgresTokenStore;
 using deniable::server::Role;
 using deniable::server::TokenStore;
 
-int RunTokens(const std::vector<char*>& args) {
+// The tokens subcommands on a TokenStore or a PostgresTokenStore (same methods).
+template <typename Store>
+int RunTokensOn(const std::vector<char*>& args,
+                const absl::StatusOr<std::unique_ptr<Store>>& store) {
   const std::string command = args.size() > 2 ? args[2] : "";
-  auto store = TokenStore::Open(absl::GetFlag(FLAGS_db));
   if (!store.ok()) {
     std::fprintf(stderr, "error: %s\n", store.status().ToString().c_str());
     return 1;
@@ -168,9 +188,44 @@ int RunTokens(const std::vector<char*>& args) {
     }
     return 0;
   }
-  std::fprintf(stderr, "usage: deniable-server tokens add|list|revoke --db=FILE ...\n");
+  std::fprintf(stderr, "usage: deniable-server tokens add|list|revoke --db=FILE|URI ...\n");
   return 2;
 }
+
+int RunTokens(const std::vector<char*>& args) {
+  const std::string db = absl::GetFlag(FLAGS_db);
+  if (IsPostgresUri(db)) return RunTokensOn(args, PostgresTokenStore::Open(db));
+  return RunTokensOn(args, TokenStore::Open(db));
+}
+
+// migrate: SQLite -> PostgreSQL with progress on stderr; 0 when the counts verify.
+int RunMigrate() {
+  const std::string from = absl::GetFlag(FLAGS_from);
+  const std::string to = absl::GetFlag(FLAGS_to);
+  if (from.empty() || !IsPostgresUri(to)) {
+    std::fprintf(stderr,
+                 "usage: deniable-server migrate --from=FILE.db --to=postgresql://user@host/db\n");
+    return 2;
+  }
+  auto summary = deniable::server::MigrateSqliteToPostgres(
+      from, to, [](const std::string& line) { std::fputs(line.c_str(), stderr); });
+  if (!summary.ok()) {
+    std::fprintf(stderr, "error: %s\n", summary.status().ToString().c_str());
+    return 1;
+  }
+  std::printf(
+      "metrics %lld (created %lld, versions added %lld), tokens %lld (copied %lld), reports %lld "
+      "(copied %lld), count rows verified %lld\n",
+      static_cast<long long>(summary->metrics), static_cast<long long>(summary->metrics_created),
+      static_cast<long long>(summary->versions_added), static_cast<long long>(summary->tokens),
+      static_cast<long long>(summary->tokens_copied), static_cast<long long>(summary->reports),
+      static_cast<long long>(summary->reports_copied),
+      static_cast<long long>(summary->count_rows_verified));
+  return 0;
+}
+
+// Lists the tokens of either store (the authenticator reloads through it).
+using TokenLister = std::function<absl::StatusOr<std::vector<deniable::server::TokenRecord>>()>;
 
 bool ReadFile(const std::string& path, std::string* out) {
   std::ifstream in(path, std::ios::binary);
@@ -199,6 +254,7 @@ int main(int argc, char** argv) {
   // per lock on the ingestion path); the server's lock order is fixed, so skip the check.
   absl::SetMutexDeadlockDetectionMode(absl::OnDeadlockCycle::kIgnore);
   if (args.size() > 1 && std::string(args[1]) == "tokens") return RunTokens(args);
+  if (args.size() > 1 && std::string(args[1]) == "migrate") return RunMigrate();
   if (args.size() > 1) {
     spdlog::error("unknown command \"{}\" (see --help)", args[1]);
     return 2;
@@ -248,6 +304,9 @@ int main(int argc, char** argv) {
       static_cast<int64_t>(absl::GetFlag(FLAGS_max_grpc_memory_mib)) * 1024 * 1024;
   options.max_concurrent_streams = absl::GetFlag(FLAGS_max_concurrent_streams);
   options.max_streams_per_connection = absl::GetFlag(FLAGS_max_streams_per_connection);
+  if (deniable::server::IsPostgresUri(absl::GetFlag(FLAGS_db))) {
+    options.metric_cache_age = absl::Seconds(absl::GetFlag(FLAGS_metric_cache_seconds));
+  }
 
   // TLS.
   const std::string cert_file = absl::GetFlag(FLAGS_tls_cert_file);
@@ -275,20 +334,45 @@ int main(int argc, char** argv) {
     return 2;
   }
 
-  auto storage = deniable::server::SqliteStorage::Open(sqlite);
-  if (!storage.ok()) {
-    spdlog::error("cannot open the database: {}", storage.status().ToString());
-    return 1;
+  // SQLite file or PostgreSQL URI; a URI is logged without its password.
+  const bool postgres = IsPostgresUri(sqlite.path);
+  const std::string db_for_log =
+      postgres ? deniable::server::RedactedConninfo(sqlite.path) : sqlite.path;
+  std::unique_ptr<deniable::server::Storage> storage;
+  TokenLister list_tokens;
+  if (postgres) {
+    auto opened = deniable::server::PostgresStorage::Open({.uri = sqlite.path});
+    if (!opened.ok()) {
+      spdlog::error("cannot open the database {}: {}", db_for_log, opened.status().ToString());
+      return 1;
+    }
+    spdlog::info("event=postgres db={} shard={}", db_for_log, (*opened)->shard());
+    storage = *std::move(opened);
+    auto token_store = PostgresTokenStore::Open(sqlite.path);
+    if (!token_store.ok()) {
+      spdlog::error("cannot open the token table: {}", token_store.status().ToString());
+      return 1;
+    }
+    std::shared_ptr<PostgresTokenStore> tokens = *std::move(token_store);
+    list_tokens = [tokens] { return tokens->List(); };
+  } else {
+    auto opened = deniable::server::SqliteStorage::Open(sqlite);
+    if (!opened.ok()) {
+      spdlog::error("cannot open the database: {}", opened.status().ToString());
+      return 1;
+    }
+    storage = *std::move(opened);
+    auto token_store = TokenStore::Open(sqlite.path);
+    if (!token_store.ok()) {
+      spdlog::error("cannot open the token table: {}", token_store.status().ToString());
+      return 1;
+    }
+    std::shared_ptr<TokenStore> tokens = *std::move(token_store);
+    list_tokens = [tokens] { return tokens->List(); };
   }
 
   // Tokens: on as soon as one was ever added (revoking the last one does not open the server).
-  auto token_store = TokenStore::Open(sqlite.path);
-  if (!token_store.ok()) {
-    spdlog::error("cannot open the token table: {}", token_store.status().ToString());
-    return 1;
-  }
-  std::shared_ptr<TokenStore> tokens = *std::move(token_store);
-  auto token_list = tokens->List();
+  auto token_list = list_tokens();
   if (!token_list.ok()) {
     spdlog::error("cannot read the token table: {}", token_list.status().ToString());
     return 1;
@@ -296,7 +380,7 @@ int main(int argc, char** argv) {
   const bool auth = !token_list->empty();
   if (auth) {
     auto authenticator = deniable::server::Authenticator::Create(
-        [tokens] { return tokens->List(); }, deniable::SystemClock::Default(),
+        list_tokens, deniable::SystemClock::Default(),
         absl::Seconds(absl::GetFlag(FLAGS_token_reload_seconds)));
     if (!authenticator.ok()) {
       spdlog::error("cannot load tokens: {}", authenticator.status().ToString());
@@ -320,7 +404,7 @@ int main(int argc, char** argv) {
   // each group transaction for /metrics.
   auto metrics = std::make_shared<prometheus::Registry>();
   auto group_commit = std::make_unique<deniable::server::GroupCommitStorage>(
-      std::make_unique<deniable::server::MeteredStorage>(*std::move(storage), *metrics));
+      std::make_unique<deniable::server::MeteredStorage>(std::move(storage), *metrics));
   deniable::server::GroupCommitStorage* committer = group_commit.get();
   options.metrics_registry = metrics;
   auto server = deniable::server::CollectorServer::Start(std::move(group_commit),
@@ -330,7 +414,8 @@ int main(int argc, char** argv) {
     return 1;
   }
   deniable::server::ProcessMetrics process_metrics(
-      *metrics, sqlite.path, [committer] { return committer->QueuedCalls(); }, DENIABLE_VERSION);
+      *metrics, postgres ? "" : sqlite.path, [committer] { return committer->QueuedCalls(); },
+      DENIABLE_VERSION);
   std::unique_ptr<deniable::server::http::JsonApi> json_api;
   std::unique_ptr<deniable::server::http::HttpServer> http_server;
   if (!http_listen.empty()) {
@@ -363,7 +448,7 @@ int main(int argc, char** argv) {
       "event=start listen={} port={} http_listen={} http_port={} db={} durability={} tls={} "
       "mtls={} auth={} rate_limit={} reflection={}{}",
       options.listen_address, (*server)->port(), http_listen.empty() ? "off" : http_listen,
-      http_server != nullptr ? http_server->port() : 0, sqlite.path, durability, tls ? "on" : "off",
+      http_server != nullptr ? http_server->port() : 0, db_for_log, durability, tls ? "on" : "off",
       !ca_file.empty() ? "on" : "off", auth ? "tokens" : "off",
       options.rate_limit.reports_per_second, options.reflection ? "on" : "off", mode);
   if (!tls || !auth) {

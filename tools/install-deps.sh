@@ -9,6 +9,7 @@ packages=(
   libgtest-dev libgmock-dev libbenchmark-dev clang-format
   openssl python3-grpcio python3-protobuf python3-venv python3-pip
   libcpp-httplib-dev prometheus-cpp-dev libjs-chart.js chromium chromium-driver python3-selenium curl
+  libpq-dev postgresql-15
   libplplot-dev  # series --plot (PLplot: svg and pdf drivers)
 )
 missing=()

@@ -63,7 +63,7 @@ TokenStore::~TokenStore() {
   sqlite3_close(db_);
 }
 
-absl::StatusOr<NewToken> TokenStore::Add(Role role, absl::string_view label, absl::Time now) {
+absl::StatusOr<NewToken> NewRandomToken(Role role, absl::string_view label, absl::Time now) {
   if (label.size() > 64 ||
       !std::all_of(label.begin(), label.end(), [](char c) { return c >= 0x20 && c < 0x7f; })) {
     return absl::InvalidArgumentError("label: at most 64 printable ASCII characters");
@@ -79,6 +79,11 @@ absl::StatusOr<NewToken> TokenStore::Add(Role role, absl::string_view label, abs
   out.record.label = std::string(label);
   out.record.hash = HashToken(out.token);
   out.record.created_time_seconds = absl::ToUnixSeconds(now);
+  return out;
+}
+
+absl::StatusOr<NewToken> TokenStore::Add(Role role, absl::string_view label, absl::Time now) {
+  DENIABLE_ASSIGN_OR_RETURN(NewToken out, NewRandomToken(role, label, now));
   absl::MutexLock lock(&mu_);
   DENIABLE_ASSIGN_OR_RETURN(
       SqliteStatement st,

@@ -59,6 +59,11 @@ struct NewToken {
   std::string token;  // "dn_" + 43 base64url characters (32 random bytes from OpenSSL RAND_bytes)
 };
 
+// Draws a new random token and its record (id 0, not stored); shared by the token stores.
+// Errors: INVALID_ARGUMENT "label: ..." (at most 64 printable ASCII characters); INTERNAL if the
+// random generator fails.
+absl::StatusOr<NewToken> NewRandomToken(Role role, absl::string_view label, absl::Time now);
+
 class TokenStore {
  public:
   // Opens (creating if needed) the database file and the auth_tokens table.

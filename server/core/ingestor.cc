@@ -128,6 +128,7 @@ absl::StatusOr<ValidatedBatch> Ingestor::Validate(const v1::SubmitReportsRequest
   bounds.latest_allowed = absl::ToUnixSeconds(now + options_.max_future_skew);
   bounds.earliest_allowed = absl::ToUnixSeconds(now - options_.max_report_age);
   absl::flat_hash_map<std::string, std::shared_ptr<const MetricInfo>> metrics;
+  std::vector<std::string> reloaded;  // metrics read again for a newer design version
   ValidatedBatch batch;
   batch.rows.reserve(static_cast<size_t>(size));
   for (int i = 0; i < size; ++i) {
@@ -150,6 +151,16 @@ absl::StatusOr<ValidatedBatch> Ingestor::Validate(const v1::SubmitReportsRequest
           Rejection(i, absl::NotFoundError(absl::StrCat(field, ".metric: unknown metric \"",
                                                         report.metric(), "\""))));
       continue;
+    }
+    // A version newer than the cached metric's may have been added by another collector on the
+    // same database: read the metric again once per batch before judging the report.
+    if (it->second->Find(report.design_version()) == nullptr &&
+        report.design_version() > it->second->current().version &&
+        std::find(reloaded.begin(), reloaded.end(), report.metric()) == reloaded.end()) {
+      reloaded.push_back(report.metric());
+      absl::StatusOr<std::shared_ptr<const MetricInfo>> info = registry_->Reload(report.metric());
+      if (!info.ok() && !absl::IsNotFound(info.status())) return info.status();
+      if (info.ok()) it->second = *std::move(info);
     }
     absl::StatusOr<ReportRow> row = ValidateReport(report, *it->second, field, bounds);
     if (!row.ok()) {

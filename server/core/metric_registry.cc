@@ -79,8 +79,8 @@ const MetricVersion* MetricInfo::Find(uint32_t version) const {
   return nullptr;
 }
 
-MetricRegistry::MetricRegistry(Storage* storage, const Clock* clock)
-    : storage_(storage), clock_(clock) {}
+MetricRegistry::MetricRegistry(Storage* storage, const Clock* clock, absl::Duration max_cache_age)
+    : storage_(storage), clock_(clock), max_cache_age_(max_cache_age) {}
 
 absl::StatusOr<v1::Metric> MetricRegistry::Create(const v1::CreateMetricRequest& request) {
   DENIABLE_RETURN_IF_ERROR(ValidateMetricName(request.name(), "name"));
@@ -134,7 +134,7 @@ absl::StatusOr<v1::Metric> MetricRegistry::AddVersion(const v1::AddDesignVersion
 absl::StatusOr<v1::Metric> MetricRegistry::Cache(const StoredMetric& stored) {
   DENIABLE_ASSIGN_OR_RETURN(std::shared_ptr<const MetricInfo> info, Build(stored));
   absl::MutexLock lock(&mu_);
-  cache_[stored.name] = info;
+  cache_[stored.name] = Cached{info, clock_->Now()};
   return info->proto;
 }
 
@@ -154,12 +154,22 @@ absl::StatusOr<std::shared_ptr<const MetricInfo>> MetricRegistry::Find(absl::str
   DENIABLE_RETURN_IF_ERROR(ValidateMetricName(name, "metric"));
   {
     absl::MutexLock lock(&mu_);
-    if (auto it = cache_.find(name); it != cache_.end()) return it->second;
+    if (auto it = cache_.find(name);
+        it != cache_.end() && (max_cache_age_ == absl::InfiniteDuration() ||
+                               clock_->Now() - it->second.fetched < max_cache_age_)) {
+      return it->second.info;
+    }
   }
+  return Reload(name);
+}
+
+absl::StatusOr<std::shared_ptr<const MetricInfo>> MetricRegistry::Reload(absl::string_view name) {
+  DENIABLE_RETURN_IF_ERROR(ValidateMetricName(name, "metric"));
+  const absl::Time fetched = clock_->Now();
   DENIABLE_ASSIGN_OR_RETURN(StoredMetric stored, storage_->GetMetric(name));
   DENIABLE_ASSIGN_OR_RETURN(std::shared_ptr<const MetricInfo> info, Build(stored));
   absl::MutexLock lock(&mu_);
-  cache_[stored.name] = info;
+  cache_[stored.name] = Cached{info, fetched};
   return info;
 }
 

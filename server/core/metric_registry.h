@@ -44,7 +44,11 @@ struct MetricInfo {
 
 class MetricRegistry {
  public:
-  MetricRegistry(Storage* storage, const Clock* clock);
+  // `max_cache_age`: a cached metric older than this is read again from storage on its next
+  // Find, so design versions added by another collector on a shared database (PostgreSQL) are
+  // seen within this bound; infinite (the default) when this process is the only writer.
+  MetricRegistry(Storage* storage, const Clock* clock,
+                 absl::Duration max_cache_age = absl::InfiniteDuration());
 
   // Validates and stores a new metric with its first design (version 1), its reporting period
   // and randomization (ValidateReportingPolicy).
@@ -68,14 +72,23 @@ class MetricRegistry {
   // NOT_FOUND; storage errors.
   absl::StatusOr<std::shared_ptr<const MetricInfo>> Find(absl::string_view name);
 
+  // Find, but always read from storage (and cached): for a report naming a design version the
+  // cached metric lacks, which another collector may have just added. Errors: as Find.
+  absl::StatusOr<std::shared_ptr<const MetricInfo>> Reload(absl::string_view name);
+
  private:
+  struct Cached {
+    std::shared_ptr<const MetricInfo> info;
+    absl::Time fetched;
+  };
   absl::StatusOr<std::shared_ptr<const MetricInfo>> Build(const StoredMetric& stored) const;
   absl::StatusOr<v1::Metric> Cache(const StoredMetric& stored);
 
   Storage* const storage_;
   const Clock* const clock_;
+  const absl::Duration max_cache_age_;
   absl::Mutex mu_;
-  absl::flat_hash_map<std::string, std::shared_ptr<const MetricInfo>> cache_ ABSL_GUARDED_BY(mu_);
+  absl::flat_hash_map<std::string, Cached> cache_ ABSL_GUARDED_BY(mu_);
 };
 
 // A metric's reporting period and randomization (docs/sdk.md, "One report per period").

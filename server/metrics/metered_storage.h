@@ -46,6 +46,8 @@ class MeteredStorage : public Storage {
   absl::StatusOr<AppendResult> AppendReports(absl::Span<const ReportRow> rows) override;
   absl::StatusOr<std::vector<AppendResult>> AppendBatches(
       absl::Span<const absl::Span<const ReportRow>> batches) override;
+  // The target's health (a deleted SQLite file, an unreachable PostgreSQL), for the health service.
+  absl::Status Health() override { return target_->Health(); }
 
  private:
   void Observe(int64_t rows, int64_t batches, double seconds, bool ok);

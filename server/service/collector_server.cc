@@ -32,7 +32,7 @@ class WithoutReflection : public grpc::ServerBuilderOption {
 CollectorServer::CollectorServer(std::unique_ptr<Storage> storage, const Clock* clock,
                                  const ServerOptions& options)
     : storage_(std::move(storage)),
-      registry_(storage_.get(), clock),
+      registry_(storage_.get(), clock, options.metric_cache_age),
       ingestor_(&registry_, storage_.get(), clock, options.ingest),
       prevalence_(&registry_, storage_.get(), options.query),
       advisor_(&registry_),

@@ -88,6 +88,10 @@ struct ServerOptions {
   // event=storage_unhealthy error log) while it fails, and SERVING again once it passes.
   // Zero: never.
   absl::Duration health_check_interval = absl::Seconds(1);
+  // Metrics cached longer than this are read again (MetricRegistry): the bound within which a
+  // design version added through another collector on a shared database reaches GetDesign.
+  // Infinite: this process is the database's only writer (SQLite).
+  absl::Duration metric_cache_age = absl::InfiniteDuration();
   // Where the counters register their Prometheus metrics (served at /metrics); null: a registry
   // of their own.
   std::shared_ptr<prometheus::Registry> metrics_registry;

@@ -1,16 +1,25 @@
 #include <unistd.h>
 
+#include <algorithm>
+#include <atomic>
 #include <cstdio>
 #include <functional>
 #include <memory>
+#include <random>
 #include <string>
+#include <thread>
+#include <tuple>
+#include <utility>
+#include <vector>
 
 #include "absl/strings/str_cat.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "server/storage/memory_storage.h"
+#include "server/storage/postgres_storage.h"
 #include "server/storage/sqlite_storage.h"
 #include "server/storage/storage_test_util.h"
+#include "server/storage/testing/test_postgres.h"
 
 namespace deniable::server {
 namespace {
@@ -21,19 +30,28 @@ using ::testing::HasSubstr;
 using testing_util::NewMetric;
 using testing_util::Row;
 using testing_util::TempDbPath;
+using testing_util::TestPostgres;
 
+// The storage conformance suite: every backend (memory, SQLite, PostgreSQL) passes the same tests.
 struct StorageFactory {
   std::string name;
-  std::function<std::unique_ptr<Storage>(const std::string& test)> make;
+  // Opens a second storage on the same database (as a second collector would); nullptr when the
+  // backend has no shared database (memory).
+  std::function<std::unique_ptr<Storage>(const std::string& test, std::string* handle)> make;
+  bool shared_database = false;
   friend void PrintTo(const StorageFactory& f, std::ostream* os) { *os << f.name; }
 };
 
 class StorageTest : public ::testing::TestWithParam<StorageFactory> {
  protected:
   void SetUp() override {
-    storage_ = GetParam().make("param");
+    if (GetParam().name == "postgresql" && !TestPostgres::Installed()) {
+      GTEST_SKIP() << TestPostgres::kNotInstalled;
+    }
+    storage_ = GetParam().make("param", &handle_);
     ASSERT_NE(storage_, nullptr);
   }
+  std::string handle_;  // the database: a file path or a PostgreSQL URI
   std::unique_ptr<Storage> storage_;
 };
 
@@ -113,17 +131,227 @@ TEST_P(StorageTest, ReadCountsKeepsHalfOpenRangeAndLabels) {
   EXPECT_EQ((*counts)[0].yes, 1);
 }
 
+TEST_P(StorageTest, MetricFieldsAndBinaryParametersRoundTrip) {
+  StoredMetric metric = NewMetric("fields.m-1");
+  metric.description = "a \"quoted\" question, with \\ and {braces}";
+  metric.time_precision_seconds = 60;
+  metric.min_reports = 7;
+  metric.reporting_period_seconds = 600;
+  metric.randomization = 2;
+  metric.designs[0].parameters = std::string("\0\x01\xff\"\\", 5);
+  metric.designs[0].b = 0.1;
+  ASSERT_TRUE(storage_->CreateMetric(metric).ok());
+  absl::StatusOr<StoredMetric> found = storage_->GetMetric("fields.m-1");
+  ASSERT_TRUE(found.ok()) << found.status();
+  EXPECT_EQ(found->description, metric.description);
+  EXPECT_EQ(found->time_precision_seconds, 60u);
+  EXPECT_EQ(found->min_reports, 7u);
+  EXPECT_EQ(found->reporting_period_seconds, 600u);
+  EXPECT_EQ(found->randomization, 2);
+  EXPECT_EQ(found->created_time_seconds, 1000);
+  ASSERT_EQ(found->designs.size(), 1u);
+  EXPECT_EQ(found->designs[0].parameters, metric.designs[0].parameters);
+  EXPECT_EQ(found->designs[0].b, 0.1);  // exact: no precision lost on the way
+  EXPECT_EQ(found->designs[0].created_time_seconds, 1000);
+}
+
+TEST_P(StorageTest, AddDesignVersionAcceptsOnlyTheNextVersion) {
+  ASSERT_TRUE(storage_->CreateMetric(NewMetric("m")).ok());
+  EXPECT_EQ(
+      storage_->AddDesignVersion("nope", StoredDesign{2, "p2", 0.6, 0.4, 2000}).status().code(),
+      absl::StatusCode::kNotFound);
+  absl::StatusOr<StoredMetric> skipped =
+      storage_->AddDesignVersion("m", StoredDesign{3, "p3", 0.6, 0.4, 2000});
+  EXPECT_EQ(skipped.status().code(), absl::StatusCode::kFailedPrecondition);
+  absl::StatusOr<StoredMetric> added =
+      storage_->AddDesignVersion("m", StoredDesign{2, "p2", 0.6, 0.4, 2000});
+  ASSERT_TRUE(added.ok()) << added.status();
+  ASSERT_EQ(added->designs.size(), 2u);
+  EXPECT_EQ(added->designs[1].version, 2u);
+  EXPECT_EQ(
+      storage_->AddDesignVersion("m", StoredDesign{2, "again", 0.6, 0.4, 2000}).status().code(),
+      absl::StatusCode::kFailedPrecondition);
+  absl::StatusOr<std::vector<StoredMetric>> all = storage_->ListMetrics();
+  ASSERT_TRUE(all.ok());
+  ASSERT_EQ(all->size(), 1u);
+  ASSERT_EQ((*all)[0].designs.size(), 2u);
+  EXPECT_EQ((*all)[0].designs[1].parameters, "p2");
+}
+
+TEST_P(StorageTest, LaterBatchOfOneCallCountsARepeatedRowAsItsDuplicate) {
+  absl::StatusOr<StoredMetric> m = storage_->CreateMetric(NewMetric("m"));
+  ASSERT_TRUE(m.ok());
+  const std::vector<ReportRow> first = {Row(m->id, 1, true, 3), Row(m->id, 2, true, 3)};
+  const std::vector<ReportRow> second = {Row(m->id, 2, true, 3), Row(m->id, 3, false, 4)};
+  const absl::Span<const ReportRow> batches[] = {first, second};
+  absl::StatusOr<std::vector<AppendResult>> got = storage_->AppendBatches(batches);
+  if (got.status().code() == absl::StatusCode::kUnimplemented) GTEST_SKIP();
+  ASSERT_TRUE(got.ok()) << got.status();
+  ASSERT_EQ(got->size(), 2u);
+  EXPECT_EQ((*got)[0].accepted, 2);
+  EXPECT_EQ((*got)[0].duplicates, 0);
+  EXPECT_EQ((*got)[1].accepted, 1);
+  EXPECT_EQ((*got)[1].duplicates, 1);
+}
+
+TEST_P(StorageTest, LabelsWithQuotesBackslashesAndBracesRoundTrip) {
+  absl::StatusOr<StoredMetric> m = storage_->CreateMetric(NewMetric("m"));
+  ASSERT_TRUE(m.ok());
+  const std::string odd = "a=\"x\\y\",b={1,2},c=NULL";
+  ASSERT_TRUE(storage_->AppendReports({Row(m->id, 1, true, 2, odd), Row(m->id, 2, true, 2)}).ok());
+  absl::StatusOr<std::vector<CountRow>> counts = storage_->ReadCounts(m->id, 0, 1 << 30);
+  ASSERT_TRUE(counts.ok()) << counts.status();
+  ASSERT_EQ(counts->size(), 2u);
+  std::vector<std::string> labels = {(*counts)[0].labels, (*counts)[1].labels};
+  std::sort(labels.begin(), labels.end());
+  EXPECT_THAT(labels, ElementsAre("", odd));
+}
+
+// Threads append overlapping ids at once: each report is accepted by exactly one call.
+TEST_P(StorageTest, ConcurrentAppendsOfOverlappingIdsCountEachReportOnce) {
+  absl::StatusOr<StoredMetric> m = storage_->CreateMetric(NewMetric("m"));
+  ASSERT_TRUE(m.ok());
+  constexpr int kThreads = 4, kIds = 600;
+  std::atomic<int64_t> accepted{0}, duplicates{0};
+  std::vector<std::thread> threads;
+  for (int t = 0; t < kThreads; ++t) {
+    threads.emplace_back([&, t] {
+      for (int start = 0; start < kIds; start += 50) {
+        std::vector<ReportRow> batch;
+        // Thread t walks the ids in its own order, so batches of different threads overlap.
+        for (int i = 0; i < 50; ++i) {
+          const int id = (start + i + t * 150) % kIds;
+          batch.push_back(Row(m->id, id, id % 3 == 0, 7 + id % 2));
+        }
+        absl::StatusOr<AppendResult> r = storage_->AppendReports(batch);
+        ASSERT_TRUE(r.ok()) << r.status();
+        accepted += r->accepted;
+        duplicates += r->duplicates;
+      }
+    });
+  }
+  for (auto& t : threads) t.join();
+  EXPECT_EQ(accepted.load(), kIds);
+  EXPECT_EQ(duplicates.load(), kThreads * kIds - kIds);
+  absl::StatusOr<std::vector<CountRow>> counts = storage_->ReadCounts(m->id, 0, 1 << 30);
+  ASSERT_TRUE(counts.ok());
+  int64_t n = 0, yes = 0;
+  for (const CountRow& c : *counts) n += c.n, yes += c.yes;
+  EXPECT_EQ(n, kIds);
+  EXPECT_EQ(yes, kIds / 3);
+}
+
+// The model check: seeded random multi-batch calls with many re-sent ids over a few metric-hours,
+// two metrics and two label sets; every AppendResult and the counts must equal MemoryStorage's.
+TEST_P(StorageTest, BehavesLikeTheModelOnASeededWorkload) {
+  MemoryStorage model;
+  const int64_t m1 = storage_->CreateMetric(NewMetric("m1"))->id;
+  const int64_t m2 = storage_->CreateMetric(NewMetric("m2"))->id;
+  const int64_t model_m1 = model.CreateMetric(NewMetric("m1"))->id;
+  const int64_t model_m2 = model.CreateMetric(NewMetric("m2"))->id;
+  std::mt19937_64 rng(20261123);
+  auto uniform = [&rng](int lo, int hi) { return std::uniform_int_distribution<int>(lo, hi)(rng); };
+  int64_t accepted = 0, duplicates = 0;
+  for (int round = 0; round < 150; ++round) {
+    std::vector<std::vector<ReportRow>> batches(uniform(1, 3)), model_batches;
+    for (auto& batch : batches) {
+      const int rows = uniform(1, 25);
+      for (int i = 0; i < rows; ++i) {
+        const bool second = uniform(0, 3) == 0;
+        batch.push_back(Row(second ? m2 : m1, uniform(0, 199), uniform(0, 1) == 1,
+                            uniform(0, 5) * 9, uniform(0, 1) == 1 ? "k=v" : ""));
+      }
+      model_batches.push_back(batch);
+      for (ReportRow& r : model_batches.back())
+        r.metric_id = r.metric_id == m1 ? model_m1 : model_m2;
+    }
+    std::vector<absl::Span<const ReportRow>> spans(batches.begin(), batches.end());
+    absl::StatusOr<std::vector<AppendResult>> got = storage_->AppendBatches(spans);
+    ASSERT_TRUE(got.ok()) << got.status();
+    ASSERT_EQ(got->size(), batches.size());
+    for (size_t b = 0; b < batches.size(); ++b) {
+      absl::StatusOr<AppendResult> want = model.AppendReports(model_batches[b]);
+      ASSERT_TRUE(want.ok());
+      ASSERT_EQ((*got)[b].accepted, want->accepted) << "round " << round << " batch " << b;
+      ASSERT_EQ((*got)[b].duplicates, want->duplicates) << "round " << round << " batch " << b;
+      accepted += want->accepted;
+      duplicates += want->duplicates;
+    }
+  }
+  EXPECT_GT(accepted, 500);
+  EXPECT_GT(duplicates, 500);
+  for (auto [mine, theirs] : {std::pair{m1, model_m1}, std::pair{m2, model_m2}}) {
+    absl::StatusOr<std::vector<CountRow>> got = storage_->ReadCounts(mine, 0, 1 << 30);
+    absl::StatusOr<std::vector<CountRow>> want = model.ReadCounts(theirs, 0, 1 << 30);
+    ASSERT_TRUE(got.ok() && want.ok()) << got.status();
+    auto flat = [](const std::vector<CountRow>& rows) {
+      std::vector<std::tuple<uint32_t, int64_t, std::string, int64_t, int64_t>> out;
+      for (const CountRow& r : rows)
+        out.emplace_back(r.design_version, r.event_time_seconds, r.labels, r.n, r.yes);
+      std::sort(out.begin(), out.end());
+      return out;
+    };
+    EXPECT_EQ(flat(*got), flat(*want));
+  }
+}
+
+// Two storages on one database, as two collectors: a report sent to both is counted once, and a
+// design version added through one is read by the other.
+TEST_P(StorageTest, SecondCollectorOnTheSameDatabaseSharesDedupAndDesigns) {
+  if (!GetParam().shared_database) GTEST_SKIP() << "no shared database for this backend";
+  auto other = PostgresStorage::Open({.uri = handle_});
+  ASSERT_TRUE(other.ok()) << other.status();
+  absl::StatusOr<StoredMetric> m = storage_->CreateMetric(NewMetric("m"));
+  ASSERT_TRUE(m.ok());
+  ASSERT_TRUE((*other)->AppendReports({Row(m->id, 1, true, 5), Row(m->id, 2, false, 5)}).ok());
+  absl::StatusOr<AppendResult> r =
+      storage_->AppendReports({Row(m->id, 2, false, 5), Row(m->id, 3, true, 5)});
+  ASSERT_TRUE(r.ok()) << r.status();
+  EXPECT_EQ(r->accepted, 1);
+  EXPECT_EQ(r->duplicates, 1);
+  for (Storage* s : {storage_.get(), static_cast<Storage*>(other->get())}) {
+    absl::StatusOr<std::vector<CountRow>> counts = s->ReadCounts(m->id, 0, 1 << 30);
+    ASSERT_TRUE(counts.ok());
+    ASSERT_EQ(counts->size(), 1u);  // the two collectors' shards summed
+    EXPECT_EQ((*counts)[0].n, 3);
+    EXPECT_EQ((*counts)[0].yes, 2);
+  }
+  ASSERT_TRUE(storage_->AddDesignVersion("m", StoredDesign{2, "p2", 0.6, 0.4, 2000}).ok());
+  absl::StatusOr<StoredMetric> seen = (*other)->GetMetric("m");
+  ASSERT_TRUE(seen.ok());
+  EXPECT_EQ(seen->designs.size(), 2u);
+  EXPECT_EQ((*other)->AddDesignVersion("m", StoredDesign{2, "p2", 0.6, 0.4, 2000}).status().code(),
+            absl::StatusCode::kFailedPrecondition);
+}
+
 INSTANTIATE_TEST_SUITE_P(
     AllStorages, StorageTest,
-    ::testing::Values(StorageFactory{"memory",
-                                     [](const std::string&) -> std::unique_ptr<Storage> {
-                                       return std::make_unique<MemoryStorage>();
-                                     }},
-                      StorageFactory{"sqlite",
-                                     [](const std::string& test) -> std::unique_ptr<Storage> {
-                                       auto s = SqliteStorage::Open({.path = TempDbPath(test)});
-                                       return s.ok() ? *std::move(s) : nullptr;
-                                     }}),
+    ::testing::Values(
+        StorageFactory{"memory",
+                       [](const std::string&, std::string*) -> std::unique_ptr<Storage> {
+                         return std::make_unique<MemoryStorage>();
+                       }},
+        StorageFactory{
+            "sqlite",
+            [](const std::string& test, std::string* handle) -> std::unique_ptr<Storage> {
+              *handle = TempDbPath(test);
+              auto s = SqliteStorage::Open({.path = *handle});
+              EXPECT_TRUE(s.ok()) << s.status();
+              return s.ok() ? *std::move(s) : nullptr;
+            }},
+        StorageFactory{"postgresql",
+                       [](const std::string&, std::string* handle) -> std::unique_ptr<Storage> {
+                         TestPostgres* pg = TestPostgres::Shared();
+                         if (pg == nullptr) return nullptr;
+                         absl::StatusOr<std::string> uri = pg->NewDatabase();
+                         EXPECT_TRUE(uri.ok()) << uri.status();
+                         if (!uri.ok()) return nullptr;
+                         *handle = *uri;
+                         auto s = PostgresStorage::Open({.uri = *uri});
+                         EXPECT_TRUE(s.ok()) << s.status();
+                         return s.ok() ? *std::move(s) : nullptr;
+                       },
+                       /*shared_database=*/true}),
     [](const ::testing::TestParamInfo<StorageFactory>& param) { return param.param.name; });
 
 TEST(SqliteStorageTest, ReportsAndCountsSurviveReopen) {

@@ -1,0 +1,113 @@
+#include "server/storage/postgres_schema.h"
+
+#include "absl/status/status.h"
+#include "absl/strings/str_cat.h"
+#include "absl/time/time.h"
+#include "deniable/common/status_macros.h"
+
+namespace deniable::server {
+namespace {
+
+// Advisory lock keys ("deniable" in ASCII, then 1 for the schema, 2 for partitions).
+constexpr int64_t kSchemaLockKey = 0x64656e6961626c01;
+constexpr int64_t kPartitionLockKey = 0x64656e6961626c02;
+
+// Migration step N brings version N-1 to N. Step 1 creates everything.
+constexpr const char* kSteps[] = {
+    R"sql(
+CREATE TABLE metrics(
+  id bigserial PRIMARY KEY,
+  name text NOT NULL UNIQUE,
+  description text NOT NULL,
+  created_time_seconds bigint NOT NULL,
+  time_precision_seconds bigint NOT NULL,
+  min_reports bigint NOT NULL DEFAULT 0,
+  reporting_period_seconds bigint NOT NULL DEFAULT 86400,
+  randomization integer NOT NULL DEFAULT 1);
+CREATE TABLE designs(
+  metric_id bigint NOT NULL REFERENCES metrics(id),
+  version integer NOT NULL,
+  parameters bytea NOT NULL,
+  a double precision NOT NULL,
+  b double precision NOT NULL,
+  created_time_seconds bigint NOT NULL,
+  PRIMARY KEY (metric_id, version));
+CREATE TABLE reports(
+  metric_id bigint NOT NULL,
+  event_time bigint NOT NULL,
+  report_id uuid NOT NULL,
+  version integer NOT NULL,
+  bit boolean NOT NULL,
+  labels text NOT NULL,
+  PRIMARY KEY (metric_id, event_time, report_id)) PARTITION BY RANGE (event_time);
+CREATE TABLE counts(
+  metric_id bigint NOT NULL,
+  event_time bigint NOT NULL,
+  version integer NOT NULL,
+  labels text COLLATE "C" NOT NULL,
+  shard integer NOT NULL,
+  n bigint NOT NULL,
+  yes bigint NOT NULL,
+  PRIMARY KEY (metric_id, event_time, version, labels, shard));
+CREATE TABLE auth_tokens(
+  id bigserial PRIMARY KEY,
+  hash bytea NOT NULL UNIQUE,
+  role text NOT NULL,
+  label text NOT NULL,
+  created_time_seconds bigint NOT NULL,
+  revoked_time_seconds bigint);
+CREATE SEQUENCE collector_shards;
+)sql",
+};
+static_assert(sizeof(kSteps) / sizeof(kSteps[0]) == kPostgresSchemaVersion);
+
+absl::Status Migrate(PgConnection& conn) {
+  DENIABLE_RETURN_IF_ERROR(
+      conn.Exec("CREATE TABLE IF NOT EXISTS schema_version(version integer NOT NULL)").status());
+  DENIABLE_ASSIGN_OR_RETURN(PgResult current,
+                            conn.Exec("SELECT coalesce(max(version), 0) FROM schema_version"));
+  const int64_t have = current.Int64(0, 0);
+  if (have > kPostgresSchemaVersion) {
+    return absl::FailedPreconditionError(absl::StrCat(
+        "storage: the PostgreSQL schema is version ", have, ", newer than this server's ",
+        kPostgresSchemaVersion, "; upgrade the server (docs/deploy.md, \"Upgrades\")"));
+  }
+  for (int64_t step = have + 1; step <= kPostgresSchemaVersion; ++step) {
+    const absl::Status applied = conn.Transaction([&]() -> absl::Status {
+      DENIABLE_RETURN_IF_ERROR(conn.Exec(kSteps[step - 1]).status());
+      return conn.Exec("INSERT INTO schema_version VALUES ($1)", {absl::StrCat(step)}).status();
+    });
+    if (!applied.ok()) return applied;
+  }
+  return absl::OkStatus();
+}
+
+}  // namespace
+
+absl::Status EnsurePostgresSchema(PgConnection& conn) {
+  DENIABLE_RETURN_IF_ERROR(
+      conn.Exec("SELECT pg_advisory_lock($1)", {absl::StrCat(kSchemaLockKey)}).status());
+  const absl::Status s = Migrate(conn);
+  (void)conn.Exec("SELECT pg_advisory_unlock($1)", {absl::StrCat(kSchemaLockKey)});
+  return s;
+}
+
+std::string PartitionName(int64_t day) {
+  return absl::StrCat("reports_",
+                      absl::FormatTime("%Y%m%d", absl::FromUnixSeconds(day * kPartitionSeconds),
+                                       absl::UTCTimeZone()));
+}
+
+absl::Status EnsurePartition(PgConnection& conn, int64_t day) {
+  return conn.Transaction([&]() -> absl::Status {
+    DENIABLE_RETURN_IF_ERROR(
+        conn.Exec("SELECT pg_advisory_xact_lock($1)", {absl::StrCat(kPartitionLockKey)}).status());
+    return conn
+        .Exec(absl::StrCat("CREATE TABLE IF NOT EXISTS ", PartitionName(day),
+                           " PARTITION OF reports FOR VALUES FROM (", day * kPartitionSeconds,
+                           ") TO (", (day + 1) * kPartitionSeconds, ")"))
+        .status();
+  });
+}
+
+}  // namespace deniable::server

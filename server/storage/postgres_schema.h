@@ -1,0 +1,38 @@
+// The PostgreSQL schema of Deniable: versioned, created or migrated at start, safe when several
+// collectors start at once.
+#ifndef DENIABLE_SERVER_STORAGE_POSTGRES_SCHEMA_H_
+#define DENIABLE_SERVER_STORAGE_POSTGRES_SCHEMA_H_
+
+#include <cstdint>
+#include <string>
+
+#include "absl/status/status.h"
+#include "server/storage/postgres_connection.h"
+
+namespace deniable::server {
+
+// The schema version this server writes (table schema_version holds the database's).
+inline constexpr int kPostgresSchemaVersion = 1;
+
+// Seconds per partition of the reports table: one UTC day.
+inline constexpr int64_t kPartitionSeconds = 86400;
+
+// Brings the database to kPostgresSchemaVersion: under the session advisory lock
+// pg_advisory_lock(kSchemaLockKey), applies each missing migration step in its own transaction
+// and records it in schema_version; with the schema current it changes nothing (idempotent).
+// Concurrent callers wait for the lock, then find the schema current.
+// Errors: FAILED_PRECONDITION when the database's version is newer than this server's;
+// UNAVAILABLE / INTERNAL from PostgreSQL (PostgresError).
+absl::Status EnsurePostgresSchema(PgConnection& conn);
+
+// "reports_YYYYMMDD": the partition holding event times of the UTC day `day` (days since 1970).
+std::string PartitionName(int64_t day);
+
+// Creates the partition of `day` if it does not exist, in its own transaction under an advisory
+// transaction lock (two collectors creating the same day wait for each other, then both find it).
+// Must run outside any open transaction. Errors: from PostgreSQL.
+absl::Status EnsurePartition(PgConnection& conn, int64_t day);
+
+}  // namespace deniable::server
+
+#endif  // DENIABLE_SERVER_STORAGE_POSTGRES_SCHEMA_H_

@@ -1,0 +1,348 @@
+#include "server/storage/postgres_storage.h"
+
+#include <algorithm>
+#include <map>
+#include <string>
+#include <tuple>
+#include <utility>
+#include <vector>
+
+#include "absl/container/flat_hash_map.h"
+#include "absl/status/status.h"
+#include "absl/strings/escaping.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
+#include "absl/strings/str_replace.h"
+#include "deniable/common/status_macros.h"
+#include "server/storage/postgres_schema.h"
+
+namespace deniable::server {
+namespace {
+
+constexpr char kMetricColumns[] =
+    "id, name, description, created_time_seconds, time_precision_seconds, min_reports, "
+    "reporting_period_seconds, randomization";
+
+StoredMetric MetricFromRow(const PgResult& r, int row) {
+  StoredMetric m;
+  m.id = r.Int64(row, 0);
+  m.name = r.Text(row, 1);
+  m.description = r.Text(row, 2);
+  m.created_time_seconds = r.Int64(row, 3);
+  m.time_precision_seconds = static_cast<uint32_t>(r.Int64(row, 4));
+  m.min_reports = static_cast<uint32_t>(r.Int64(row, 5));
+  m.reporting_period_seconds = static_cast<uint32_t>(r.Int64(row, 6));
+  m.randomization = static_cast<int>(r.Int64(row, 7));
+  return m;
+}
+
+StoredDesign DesignFromRow(const PgResult& r, int row, int first) {
+  return StoredDesign{static_cast<uint32_t>(r.Int64(row, first)), r.Bytes(row, first + 1),
+                      r.Double(row, first + 2), r.Double(row, first + 3), r.Int64(row, first + 4)};
+}
+
+// "0011...eeff" with dashes: PostgreSQL's text form of a uuid.
+std::string UuidText(const ReportId& id) {
+  std::string hex = absl::BytesToHexString(
+      absl::string_view(reinterpret_cast<const char*>(id.data()), id.size()));
+  return absl::StrCat(hex.substr(0, 8), "-", hex.substr(8, 4), "-", hex.substr(12, 4), "-",
+                      hex.substr(16, 4), "-", hex.substr(20));
+}
+
+int64_t DayOf(int64_t seconds) {
+  return seconds >= 0 ? seconds / kPartitionSeconds : -((-seconds - 1) / kPartitionSeconds) - 1;
+}
+
+std::string DoubleText(double v) { return absl::StrFormat("%.17g", v); }
+
+absl::Status InsertDesign(PgConnection& conn, int64_t metric_id, const StoredDesign& d) {
+  return conn
+      .Exec(
+          "INSERT INTO designs(metric_id, version, parameters, a, b, created_time_seconds) "
+          "VALUES ($1, $2, $3, $4, $5, $6)",
+          {absl::StrCat(metric_id), absl::StrCat(d.version), PgBytea(d.parameters), DoubleText(d.a),
+           DoubleText(d.b), absl::StrCat(d.created_time_seconds)})
+      .status();
+}
+
+}  // namespace
+
+absl::StatusOr<StoredMetric> ReadPostgresMetric(PgConnection& conn, absl::string_view name) {
+  DENIABLE_ASSIGN_OR_RETURN(PgResult r, conn.Exec(absl::StrCat("SELECT ", kMetricColumns,
+                                                               " FROM metrics WHERE name = $1"),
+                                                  {std::string(name)}));
+  if (r.rows() == 0) {
+    return absl::NotFoundError(absl::StrCat("metric \"", name, "\" does not exist"));
+  }
+  StoredMetric m = MetricFromRow(r, 0);
+  DENIABLE_ASSIGN_OR_RETURN(
+      PgResult d, conn.Exec("SELECT version, parameters, a, b, created_time_seconds FROM designs "
+                            "WHERE metric_id = $1 ORDER BY version",
+                            {absl::StrCat(m.id)}));
+  for (int i = 0; i < d.rows(); ++i) m.designs.push_back(DesignFromRow(d, i, 0));
+  return m;
+}
+
+absl::StatusOr<std::unique_ptr<PostgresStorage>> PostgresStorage::Open(
+    const PostgresOptions& options) {
+  if (options.uri.empty()) {
+    return absl::InvalidArgumentError("uri: the PostgreSQL connection URI is empty");
+  }
+  auto storage = std::unique_ptr<PostgresStorage>(new PostgresStorage());
+  DENIABLE_ASSIGN_OR_RETURN(std::unique_ptr<PgConnection> write,
+                            PgConnection::Connect(options.uri));
+  DENIABLE_ASSIGN_OR_RETURN(std::unique_ptr<PgConnection> read, PgConnection::Connect(options.uri));
+  DENIABLE_RETURN_IF_ERROR(EnsurePostgresSchema(*write));
+  DENIABLE_ASSIGN_OR_RETURN(PgResult shard, write->Exec("SELECT nextval('collector_shards')"));
+  storage->shard_ = options.shard.has_value() ? *options.shard
+                                              : static_cast<int>(shard.Int64(0, 0) % kCountShards);
+  absl::MutexLock wlock(&storage->write_mu_);
+  absl::MutexLock rlock(&storage->read_mu_);
+  storage->write_ = std::move(write);
+  storage->read_ = std::move(read);
+  return storage;
+}
+
+absl::StatusOr<StoredMetric> PostgresStorage::CreateMetric(StoredMetric metric) {
+  if (metric.designs.size() != 1 || metric.designs[0].version != 1) {
+    return absl::InvalidArgumentError("designs: a new metric has exactly one design, version 1");
+  }
+  absl::MutexLock lock(&write_mu_);
+  absl::Status s = write_->Transaction([&]() -> absl::Status {
+    DENIABLE_ASSIGN_OR_RETURN(
+        PgResult r,
+        write_->Exec(
+            "INSERT INTO metrics(name, description, created_time_seconds, "
+            "time_precision_seconds, min_reports, reporting_period_seconds, "
+            "randomization) VALUES ($1, $2, $3, $4, $5, $6, $7) RETURNING id",
+            {metric.name, metric.description, absl::StrCat(metric.created_time_seconds),
+             absl::StrCat(metric.time_precision_seconds), absl::StrCat(metric.min_reports),
+             absl::StrCat(metric.reporting_period_seconds), absl::StrCat(metric.randomization)}));
+    metric.id = r.Int64(0, 0);
+    return InsertDesign(*write_, metric.id, metric.designs[0]);
+  });
+  if (absl::IsAlreadyExists(s)) {
+    return absl::AlreadyExistsError(absl::StrCat("metric \"", metric.name, "\" already exists"));
+  }
+  if (!s.ok()) return s;
+  return metric;
+}
+
+absl::StatusOr<StoredMetric> PostgresStorage::AddDesignVersion(absl::string_view name,
+                                                               StoredDesign design) {
+  absl::MutexLock lock(&write_mu_);
+  StoredMetric metric;
+  absl::Status s = write_->Transaction([&]() -> absl::Status {
+    // FOR UPDATE: two collectors adding a version to one metric take turns.
+    DENIABLE_ASSIGN_OR_RETURN(
+        PgResult locked,
+        write_->Exec("SELECT id FROM metrics WHERE name = $1 FOR UPDATE", {std::string(name)}));
+    if (locked.rows() == 0) {
+      return absl::NotFoundError(absl::StrCat("metric \"", name, "\" does not exist"));
+    }
+    DENIABLE_ASSIGN_OR_RETURN(metric, ReadPostgresMetric(*write_, name));
+    const uint32_t next = metric.designs.empty() ? 1 : metric.designs.back().version + 1;
+    if (design.version != next) {
+      return absl::FailedPreconditionError(
+          absl::StrCat("metric \"", name, "\": next version is ", next, ", not ", design.version));
+    }
+    return InsertDesign(*write_, metric.id, design);
+  });
+  if (absl::IsAlreadyExists(s)) {
+    return absl::FailedPreconditionError(
+        absl::StrCat("metric \"", name, "\": version ", design.version, " was added concurrently"));
+  }
+  if (!s.ok()) return s;
+  metric.designs.push_back(std::move(design));
+  return metric;
+}
+
+absl::StatusOr<StoredMetric> PostgresStorage::GetMetric(absl::string_view name) {
+  absl::MutexLock lock(&read_mu_);
+  return ReadPostgresMetric(*read_, name);
+}
+
+absl::StatusOr<std::vector<StoredMetric>> PostgresStorage::ListMetrics() {
+  absl::MutexLock lock(&read_mu_);
+  std::vector<StoredMetric> metrics;
+  absl::Status s = read_->Transaction([&]() -> absl::Status {
+    DENIABLE_ASSIGN_OR_RETURN(
+        PgResult r, read_->Exec(absl::StrCat("SELECT ", kMetricColumns,
+                                             " FROM metrics ORDER BY name COLLATE \"C\"")));
+    absl::flat_hash_map<int64_t, size_t> index;
+    for (int i = 0; i < r.rows(); ++i) {
+      metrics.push_back(MetricFromRow(r, i));
+      index[metrics.back().id] = metrics.size() - 1;
+    }
+    DENIABLE_ASSIGN_OR_RETURN(
+        PgResult d, read_->Exec("SELECT metric_id, version, parameters, a, b, created_time_seconds "
+                                "FROM designs ORDER BY metric_id, version"));
+    for (int i = 0; i < d.rows(); ++i) {
+      if (auto it = index.find(d.Int64(i, 0)); it != index.end()) {
+        metrics[it->second].designs.push_back(DesignFromRow(d, i, 1));
+      }
+    }
+    return absl::OkStatus();
+  });
+  if (!s.ok()) return s;
+  return metrics;
+}
+
+absl::StatusOr<AppendResult> PostgresStorage::AppendReports(absl::Span<const ReportRow> rows) {
+  const absl::Span<const ReportRow> one[] = {rows};
+  DENIABLE_ASSIGN_OR_RETURN(std::vector<AppendResult> results, AppendBatches(one));
+  return results.front();
+}
+
+absl::StatusOr<std::vector<AppendResult>> PostgresStorage::AppendBatches(
+    absl::Span<const absl::Span<const ReportRow>> batches) {
+  absl::MutexLock lock(&write_mu_);
+  DENIABLE_RETURN_IF_ERROR(EnsurePartitions(batches));
+  std::vector<AppendResult> results;
+  absl::Status s = write_->Transaction([&]() -> absl::Status {
+    DENIABLE_ASSIGN_OR_RETURN(results, AppendLocked(batches));
+    return absl::OkStatus();
+  });
+  if (!s.ok()) {
+    // A partition dropped by an operator meanwhile is created again on the next call.
+    partition_days_.clear();
+    return s;
+  }
+  return results;
+}
+
+absl::Status PostgresStorage::EnsurePartitions(
+    absl::Span<const absl::Span<const ReportRow>> batches) {
+  for (absl::Span<const ReportRow> batch : batches) {
+    for (const ReportRow& row : batch) {
+      const int64_t day = DayOf(row.event_time_seconds);
+      if (partition_days_.contains(day)) continue;
+      DENIABLE_RETURN_IF_ERROR(EnsurePartition(*write_, day));
+      partition_days_.insert(day);
+    }
+  }
+  return absl::OkStatus();
+}
+
+absl::StatusOr<std::vector<AppendResult>> PostgresStorage::AppendLocked(
+    absl::Span<const absl::Span<const ReportRow>> batches) {
+  using Key = std::tuple<int64_t, int64_t, std::string>;  // metric, event time, uuid text
+  struct Candidate {
+    Key key;
+    const ReportRow* row;
+    size_t batch;
+  };
+  std::vector<AppendResult> results(batches.size());
+  // First occurrence of each key in the call; a later one is its batch's duplicate.
+  std::vector<Candidate> candidates;
+  absl::flat_hash_set<Key> seen;
+  for (size_t b = 0; b < batches.size(); ++b) {
+    for (const ReportRow& row : batches[b]) {
+      Key key{row.metric_id, row.event_time_seconds, UuidText(row.report_id)};
+      if (!seen.insert(key).second) {
+        ++results[b].duplicates;
+        continue;
+      }
+      candidates.push_back(Candidate{std::move(key), &row, b});
+    }
+  }
+  if (candidates.empty()) return results;
+  // Key order: concurrent transactions lock conflicting keys in the same order (no deadlock).
+  std::vector<size_t> order(candidates.size());
+  for (size_t i = 0; i < order.size(); ++i) order[i] = i;
+  std::sort(order.begin(), order.end(),
+            [&](size_t x, size_t y) { return candidates[x].key < candidates[y].key; });
+  std::vector<int64_t> metric, time, version, bit;
+  std::vector<std::string> id, labels;
+  for (size_t i : order) {
+    const ReportRow& row = *candidates[i].row;
+    metric.push_back(row.metric_id);
+    time.push_back(row.event_time_seconds);
+    id.push_back(std::get<2>(candidates[i].key));
+    version.push_back(row.design_version);
+    bit.push_back(row.bit ? 1 : 0);
+    labels.push_back(row.labels);
+  }
+  DENIABLE_ASSIGN_OR_RETURN(
+      PgResult inserted,
+      write_->Exec("INSERT INTO reports(metric_id, event_time, report_id, version, bit, labels) "
+                   "SELECT m, t, i, v, b::int::boolean, l FROM unnest($1::bigint[], "
+                   "$2::bigint[], $3::uuid[], $4::integer[], $5::integer[], $6::text[]) "
+                   "AS u(m, t, i, v, b, l) "
+                   "ON CONFLICT DO NOTHING RETURNING metric_id, event_time, report_id",
+                   {PgIntArray(metric), PgIntArray(time), PgTextArray(id), PgIntArray(version),
+                    PgIntArray(bit), PgTextArray(labels)}));
+  absl::flat_hash_set<Key> fresh;
+  fresh.reserve(static_cast<size_t>(inserted.rows()));
+  for (int i = 0; i < inserted.rows(); ++i) {
+    fresh.insert(Key{inserted.Int64(i, 0), inserted.Int64(i, 1), inserted.Text(i, 2)});
+  }
+  // (metric, event time, version, labels) -> (n, yes), in key order (see above).
+  std::map<std::tuple<int64_t, int64_t, int64_t, std::string>, std::pair<int64_t, int64_t>> delta;
+  for (const Candidate& c : candidates) {
+    if (!fresh.contains(c.key)) {
+      ++results[c.batch].duplicates;
+      continue;
+    }
+    ++results[c.batch].accepted;
+    auto& [n, yes] =
+        delta[{c.row->metric_id, c.row->event_time_seconds, c.row->design_version, c.row->labels}];
+    ++n;
+    yes += c.row->bit ? 1 : 0;
+  }
+  if (delta.empty()) return results;
+  std::vector<int64_t> cm, ct, cv, cn, cy;
+  std::vector<std::string> cl;
+  for (const auto& [key, value] : delta) {
+    cm.push_back(std::get<0>(key));
+    ct.push_back(std::get<1>(key));
+    cv.push_back(std::get<2>(key));
+    cl.push_back(std::get<3>(key));
+    cn.push_back(value.first);
+    cy.push_back(value.second);
+  }
+  DENIABLE_RETURN_IF_ERROR(
+      write_
+          ->Exec("INSERT INTO counts(metric_id, event_time, version, labels, shard, n, yes) "
+                 "SELECT m, t, v, l, $7, n, y FROM unnest($1::bigint[], $2::bigint[], "
+                 "$3::integer[], $4::text[], $5::bigint[], $6::bigint[]) AS u(m, t, v, l, n, y) "
+                 "ON CONFLICT (metric_id, event_time, version, labels, shard) DO UPDATE "
+                 "SET n = counts.n + EXCLUDED.n, yes = counts.yes + EXCLUDED.yes",
+                 {PgIntArray(cm), PgIntArray(ct), PgIntArray(cv), PgTextArray(cl), PgIntArray(cn),
+                  PgIntArray(cy), absl::StrCat(shard_)})
+          .status());
+  return results;
+}
+
+absl::StatusOr<std::vector<CountRow>> PostgresStorage::ReadCounts(int64_t metric_id,
+                                                                  int64_t start_seconds,
+                                                                  int64_t end_seconds) {
+  absl::MutexLock lock(&read_mu_);
+  DENIABLE_ASSIGN_OR_RETURN(
+      PgResult r,
+      read_->Exec(
+          "SELECT version, event_time, labels, sum(n)::bigint, sum(yes)::bigint "
+          "FROM counts WHERE metric_id = $1 AND event_time >= $2 AND event_time < $3 "
+          "GROUP BY event_time, version, labels ORDER BY event_time, version, labels",
+          {absl::StrCat(metric_id), absl::StrCat(start_seconds), absl::StrCat(end_seconds)}));
+  std::vector<CountRow> rows;
+  rows.reserve(static_cast<size_t>(r.rows()));
+  for (int i = 0; i < r.rows(); ++i) {
+    rows.push_back(CountRow{static_cast<uint32_t>(r.Int64(i, 0)), r.Int64(i, 1), r.Text(i, 2),
+                            r.Int64(i, 3), r.Int64(i, 4)});
+  }
+  return rows;
+}
+
+absl::Status PostgresStorage::Health() {
+  absl::MutexLock lock(&read_mu_);
+  return read_->Exec("SELECT 1").status();
+}
+
+absl::StatusOr<int64_t> PostgresStorage::ReportCount() {
+  absl::MutexLock lock(&read_mu_);
+  DENIABLE_ASSIGN_OR_RETURN(PgResult r, read_->Exec("SELECT count(*) FROM reports"));
+  return r.Int64(0, 0);
+}
+
+}  // namespace deniable::server

@@ -1,0 +1,110 @@
+// The scale-out Storage: any number of stateless collectors (deniable-server processes) on one
+// PostgreSQL database, each report counted once across all of them (docs/deploy.md).
+//
+// Schema (postgres_schema.h; created or migrated at Open under an advisory lock, so collectors
+// starting together are safe):
+//   metrics(id bigserial, name UNIQUE, ...), designs(metric_id, version, ...)
+//   reports(metric_id, event_time, report_id uuid, version, bit, labels)
+//       PRIMARY KEY (metric_id, event_time, report_id): the deduplication set, in the database.
+//       PARTITION BY RANGE (event_time), one partition per UTC day ("reports_YYYYMMDD", created
+//       on first use), so retention detaches or drops whole days and the key of the current day
+//       stays small and hot.
+//   counts(metric_id, event_time, version, labels, shard, n, yes)
+//       one row per key and collector shard: each process adds to its own shard (drawn from the
+//       sequence collector_shards at Open, modulo kCountShards), so collectors never wait on
+//       one hot row; ReadCounts sums the shards.
+//   auth_tokens (PostgresTokenStore), schema_version, sequence collector_shards.
+//
+// Exactly once: AppendBatches runs, in ONE transaction, `INSERT INTO reports ... SELECT FROM
+// unnest(...) ON CONFLICT DO NOTHING RETURNING` the keys that were new, then adds exactly those
+// rows to the counts. Two collectors inserting the same id: PostgreSQL makes the second wait for
+// the first's commit and then skip the row, so it is counted once whichever commits. Rows are
+// inserted in key order so that two transactions never wait on each other in a cycle.
+//
+// Durability: AppendReports returns after COMMIT, which with PostgreSQL's defaults
+// (synchronous_commit=on, fsync=on) survives a crash of the database server.
+//
+// Connection loss: every call answers UNAVAILABLE while PostgreSQL cannot be reached (the devices
+// keep their reports and retry) and the next call reconnects by itself. A COMMIT whose answer was
+// lost is reported UNAVAILABLE; the device's retry is then recognised as a duplicate.
+//
+// Thread-safe: writes share one connection (group commit keeps one writer busy), reads another.
+#ifndef DENIABLE_SERVER_STORAGE_POSTGRES_STORAGE_H_
+#define DENIABLE_SERVER_STORAGE_POSTGRES_STORAGE_H_
+
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "absl/base/thread_annotations.h"
+#include "absl/container/flat_hash_set.h"
+#include "absl/synchronization/mutex.h"
+#include "server/storage/postgres_connection.h"
+#include "server/storage/storage.h"
+
+namespace deniable::server {
+
+struct PostgresOptions {
+  // libpq URI, e.g. "postgresql://deniable@db.internal:5432/deniable". The password comes from
+  // the URI, PGPASSFILE or PGPASSWORD, and is never logged (RedactedConninfo).
+  std::string uri;
+  // The count shard of this storage; unset: drawn from the sequence collector_shards (one per
+  // process). Set only by benchmarks and tests (all collectors on one shard = one counts row per
+  // key, the layout the shards replace).
+  std::optional<int> shard = std::nullopt;
+};
+
+class PostgresStorage : public Storage {
+ public:
+  // Count shards: a collector adds to shard (its sequence number mod kCountShards).
+  static constexpr int kCountShards = 64;
+
+  // Connects twice (writer, reader) and creates or migrates the schema (EnsurePostgresSchema).
+  // Errors: INVALID_ARGUMENT for an empty URI; UNAVAILABLE when PostgreSQL cannot be reached;
+  // FAILED_PRECONDITION when the database's schema is newer than this server.
+  static absl::StatusOr<std::unique_ptr<PostgresStorage>> Open(const PostgresOptions& options);
+
+  absl::StatusOr<StoredMetric> CreateMetric(StoredMetric metric) override;
+  absl::StatusOr<StoredMetric> AddDesignVersion(absl::string_view name,
+                                                StoredDesign design) override;
+  absl::StatusOr<StoredMetric> GetMetric(absl::string_view name) override;
+  absl::StatusOr<std::vector<StoredMetric>> ListMetrics() override;
+  absl::StatusOr<AppendResult> AppendReports(absl::Span<const ReportRow> rows) override;
+  absl::StatusOr<std::vector<AppendResult>> AppendBatches(
+      absl::Span<const absl::Span<const ReportRow>> batches) override;
+  absl::StatusOr<std::vector<CountRow>> ReadCounts(int64_t metric_id, int64_t start_seconds,
+                                                   int64_t end_seconds) override;
+  // A `SELECT 1` on the reading connection (reconnecting if needed). Errors: UNAVAILABLE saying
+  // PostgreSQL cannot be reached.
+  absl::Status Health() override;
+
+  // Number of stored reports (a full count; for tests and checks, not for queries).
+  absl::StatusOr<int64_t> ReportCount();
+  // This process's count shard, in [0, kCountShards).
+  int shard() const { return shard_; }
+
+ private:
+  PostgresStorage() = default;
+  absl::Status EnsurePartitions(absl::Span<const absl::Span<const ReportRow>> batches)
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(write_mu_);
+  absl::StatusOr<std::vector<AppendResult>> AppendLocked(
+      absl::Span<const absl::Span<const ReportRow>> batches)
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(write_mu_);
+
+  int shard_ = 0;
+  absl::Mutex write_mu_ ABSL_ACQUIRED_BEFORE(read_mu_);
+  std::unique_ptr<PgConnection> write_ ABSL_GUARDED_BY(write_mu_);
+  absl::flat_hash_set<int64_t> partition_days_ ABSL_GUARDED_BY(write_mu_);  // known to exist
+  absl::Mutex read_mu_;
+  std::unique_ptr<PgConnection> read_ ABSL_GUARDED_BY(read_mu_);
+};
+
+// Reads a metric and its designs through `conn` (shared by the storage and the migration).
+// Errors: NOT_FOUND naming the metric; storage errors.
+absl::StatusOr<StoredMetric> ReadPostgresMetric(PgConnection& conn, absl::string_view name);
+
+}  // namespace deniable::server
+
+#endif  // DENIABLE_SERVER_STORAGE_POSTGRES_STORAGE_H_

@@ -1,0 +1,209 @@
+#include "server/storage/sqlite_to_postgres.h"
+
+#include <sqlite3.h>
+#include <sys/stat.h>
+
+#include <algorithm>
+#include <map>
+#include <memory>
+#include <tuple>
+#include <utility>
+#include <vector>
+
+#include "absl/container/flat_hash_map.h"
+#include "absl/status/status.h"
+#include "absl/strings/str_cat.h"
+#include "deniable/common/status_macros.h"
+#include "server/auth/postgres_token_store.h"
+#include "server/auth/token_store.h"
+#include "server/storage/postgres_storage.h"
+#include "server/storage/sqlite_statement.h"
+#include "server/storage/sqlite_storage.h"
+
+namespace deniable::server {
+namespace {
+
+constexpr size_t kChunkReports = 50'000;
+
+using CountKey = std::tuple<uint32_t, int64_t, std::string>;  // version, event time, labels
+using CountMap = std::map<CountKey, std::pair<int64_t, int64_t>>;
+
+// Makes `to` hold `from`'s designs: creates the metric or appends the versions it lacks.
+absl::StatusOr<int64_t> CopyMetric(const StoredMetric& from, PostgresStorage& to,
+                                   MigrationSummary& summary) {
+  absl::StatusOr<StoredMetric> existing = to.GetMetric(from.name);
+  if (absl::IsNotFound(existing.status())) {
+    StoredMetric first = from;
+    first.designs.resize(1);
+    existing = to.CreateMetric(first);
+    if (existing.ok()) ++summary.metrics_created;
+  }
+  if (!existing.ok()) return existing.status();
+  for (const StoredDesign& d : from.designs) {
+    if (d.version <= existing->designs.size()) {
+      const StoredDesign& there = existing->designs[d.version - 1];
+      if (there.parameters != d.parameters) {
+        return absl::FailedPreconditionError(
+            absl::StrCat("metric \"", from.name, "\" version ", d.version,
+                         " has a different design in PostgreSQL than in the SQLite database"));
+      }
+      continue;
+    }
+    DENIABLE_ASSIGN_OR_RETURN(*existing, to.AddDesignVersion(from.name, d));
+    ++summary.versions_added;
+  }
+  return existing->id;
+}
+
+absl::StatusOr<CountMap> SqliteCounts(sqlite3* db, int64_t metric_id) {
+  DENIABLE_ASSIGN_OR_RETURN(
+      SqliteStatement st,
+      SqliteStatement::Prepare(db,
+                               "SELECT c.version, c.event_time, l.canonical, c.n, c.yes FROM "
+                               "counts c JOIN labelsets l ON l.id = c.labelset_id "
+                               "WHERE c.metric_id = ?"));
+  st.BindInt64(1, metric_id);
+  CountMap out;
+  while (true) {
+    DENIABLE_ASSIGN_OR_RETURN(bool row, st.Step());
+    if (!row) break;
+    auto& [n, yes] =
+        out[{static_cast<uint32_t>(st.ColumnInt64(0)), st.ColumnInt64(1), st.ColumnText(2)}];
+    n += st.ColumnInt64(3);
+    yes += st.ColumnInt64(4);
+  }
+  return out;
+}
+
+}  // namespace
+
+absl::StatusOr<MigrationSummary> MigrateSqliteToPostgres(
+    const std::string& sqlite_path, const std::string& uri,
+    const std::function<void(const std::string&)>& progress) {
+  struct stat st {};
+  if (sqlite_path.empty() || stat(sqlite_path.c_str(), &st) != 0) {
+    return absl::NotFoundError(
+        absl::StrCat("from: the SQLite database \"", sqlite_path, "\" does not exist"));
+  }
+  MigrationSummary summary;
+  // Opening the SqliteStorage takes the writer lock: no collector writes while we copy.
+  DENIABLE_ASSIGN_OR_RETURN(std::unique_ptr<SqliteStorage> source,
+                            SqliteStorage::Open({.path = sqlite_path}));
+  DENIABLE_ASSIGN_OR_RETURN(std::unique_ptr<PostgresStorage> target,
+                            PostgresStorage::Open({.uri = uri}));
+  progress(absl::StrCat("migrate: from ", sqlite_path, " to ", RedactedConninfo(uri), "\n"));
+
+  DENIABLE_ASSIGN_OR_RETURN(std::vector<StoredMetric> metrics, source->ListMetrics());
+  absl::flat_hash_map<int64_t, int64_t> metric_ids;  // SQLite id -> PostgreSQL id
+  for (const StoredMetric& m : metrics) {
+    DENIABLE_ASSIGN_OR_RETURN(metric_ids[m.id], CopyMetric(m, *target, summary));
+  }
+  summary.metrics = static_cast<int64_t>(metrics.size());
+  progress(absl::StrCat("migrate: metrics ", summary.metrics, " (created ", summary.metrics_created,
+                        ", versions added ", summary.versions_added, ")\n"));
+
+  {
+    DENIABLE_ASSIGN_OR_RETURN(std::unique_ptr<TokenStore> tokens, TokenStore::Open(sqlite_path));
+    DENIABLE_ASSIGN_OR_RETURN(std::unique_ptr<PostgresTokenStore> pg_tokens,
+                              PostgresTokenStore::Open(uri));
+    DENIABLE_ASSIGN_OR_RETURN(std::vector<TokenRecord> records, tokens->List());
+    for (const TokenRecord& r : records) {
+      DENIABLE_ASSIGN_OR_RETURN(bool copied, pg_tokens->Import(r));
+      summary.tokens_copied += copied ? 1 : 0;
+    }
+    summary.tokens = static_cast<int64_t>(records.size());
+    progress(absl::StrCat("migrate: tokens ", summary.tokens, " (copied ", summary.tokens_copied,
+                          ")\n"));
+  }
+
+  // A read connection of our own beside the storage (WAL lets it read while the storage holds
+  // the writer lock).
+  sqlite3* raw = nullptr;
+  const int rc = sqlite3_open_v2(sqlite_path.c_str(), &raw, SQLITE_OPEN_READONLY, nullptr);
+  std::unique_ptr<sqlite3, int (*)(sqlite3*)> db(raw, &sqlite3_close);
+  if (rc != SQLITE_OK) {
+    return SqliteError(raw, rc, absl::StrCat("opening \"", sqlite_path, "\" for reading"));
+  }
+  int64_t total = 0;
+  {
+    DENIABLE_ASSIGN_OR_RETURN(
+        SqliteStatement count,
+        SqliteStatement::Prepare(db.get(), "SELECT count(*) FROM stored_reports"));
+    DENIABLE_ASSIGN_OR_RETURN(bool row, count.Step());
+    total = row ? count.ColumnInt64(0) : 0;
+  }
+  DENIABLE_ASSIGN_OR_RETURN(
+      SqliteStatement reports,
+      SqliteStatement::Prepare(db.get(),
+                               "SELECT r.metric_id, r.event_time, r.report_id, r.version, r.bit, "
+                               "l.canonical FROM stored_reports r "
+                               "JOIN labelsets l ON l.id = r.labelset_id"));
+  std::vector<ReportRow> chunk;
+  auto flush = [&]() -> absl::Status {
+    if (chunk.empty()) return absl::OkStatus();
+    DENIABLE_ASSIGN_OR_RETURN(AppendResult r, target->AppendReports(chunk));
+    summary.reports += static_cast<int64_t>(chunk.size());
+    summary.reports_copied += r.accepted;
+    chunk.clear();
+    progress(absl::StrCat("migrate: reports ", summary.reports, " / ", total, " (new ",
+                          summary.reports_copied, ")\n"));
+    return absl::OkStatus();
+  };
+  while (true) {
+    DENIABLE_ASSIGN_OR_RETURN(bool row, reports.Step());
+    if (!row) break;
+    ReportRow r;
+    auto it = metric_ids.find(reports.ColumnInt64(0));
+    if (it == metric_ids.end()) {
+      return absl::DataLossError(absl::StrCat("the SQLite database holds reports of metric id ",
+                                              reports.ColumnInt64(0), ", which does not exist"));
+    }
+    r.metric_id = it->second;
+    r.event_time_seconds = reports.ColumnInt64(1);
+    const std::string id = reports.ColumnBlob(2);
+    if (id.size() != r.report_id.size()) {
+      return absl::DataLossError("the SQLite database holds a report id that is not 16 bytes");
+    }
+    std::copy(id.begin(), id.end(), r.report_id.begin());
+    r.design_version = static_cast<uint32_t>(reports.ColumnInt64(3));
+    r.bit = reports.ColumnInt64(4) != 0;
+    r.labels = reports.ColumnText(5);
+    chunk.push_back(std::move(r));
+    if (chunk.size() == kChunkReports) DENIABLE_RETURN_IF_ERROR(flush());
+  }
+  DENIABLE_RETURN_IF_ERROR(flush());
+
+  // Verification: every count row of every metric equal on both sides.
+  for (const StoredMetric& m : metrics) {
+    DENIABLE_ASSIGN_OR_RETURN(CountMap want, SqliteCounts(db.get(), m.id));
+    DENIABLE_ASSIGN_OR_RETURN(std::vector<CountRow> rows,
+                              target->ReadCounts(metric_ids[m.id], INT64_MIN, INT64_MAX));
+    CountMap got;
+    for (const CountRow& c : rows) {
+      got[{c.design_version, c.event_time_seconds, c.labels}] = {c.n, c.yes};
+    }
+    if (got != want) {
+      for (const auto& [key, value] : want) {
+        auto it = got.find(key);
+        const std::pair<int64_t, int64_t> there = it == got.end() ? std::pair{0L, 0L} : it->second;
+        if (there != value) {
+          return absl::FailedPreconditionError(
+              absl::StrCat("verification failed: metric \"", m.name, "\" version ",
+                           std::get<0>(key), " event time ", std::get<1>(key), " labels \"",
+                           std::get<2>(key), "\": SQLite n=", value.first, " yes=", value.second,
+                           ", PostgreSQL n=", there.first, " yes=", there.second));
+        }
+      }
+      return absl::FailedPreconditionError(absl::StrCat(
+          "verification failed: metric \"", m.name,
+          "\" has counts in PostgreSQL that the SQLite database lacks (collectors already "
+          "write there?)"));
+    }
+    summary.count_rows_verified += static_cast<int64_t>(want.size());
+  }
+  progress(absl::StrCat("migrate: verified ", summary.count_rows_verified,
+                        " count rows: PostgreSQL equals the SQLite database\n"));
+  return summary;
+}
+
+}  // namespace deniable::server
