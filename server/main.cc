@@ -249,28 +249,22 @@ int main(int argc, char** argv) {
   }
 
   // Tokens: on as soon as one was ever added (revoking the last one does not open the server).
+  // The authenticator always runs, so a token added while the server runs turns tokens on live.
   auto token_store = TokenStore::Open(sqlite.path);
   if (!token_store.ok()) {
     spdlog::error("cannot open the token table: {}", token_store.status().ToString());
     return 1;
   }
   std::shared_ptr<TokenStore> tokens = *std::move(token_store);
-  auto token_list = tokens->List();
-  if (!token_list.ok()) {
-    spdlog::error("cannot read the token table: {}", token_list.status().ToString());
+  auto authenticator = deniable::server::Authenticator::Create(
+      [tokens] { return tokens->List(); }, deniable::SystemClock::Default(),
+      absl::Seconds(absl::GetFlag(FLAGS_token_reload_seconds)));
+  if (!authenticator.ok()) {
+    spdlog::error("cannot load tokens: {}", authenticator.status().ToString());
     return 1;
   }
-  const bool auth = !token_list->empty();
-  if (auth) {
-    auto authenticator = deniable::server::Authenticator::Create(
-        [tokens] { return tokens->List(); }, deniable::SystemClock::Default(),
-        absl::Seconds(absl::GetFlag(FLAGS_token_reload_seconds)));
-    if (!authenticator.ok()) {
-      spdlog::error("cannot load tokens: {}", authenticator.status().ToString());
-      return 1;
-    }
-    options.authenticator = *std::move(authenticator);
-  }
+  const bool auth = (*authenticator)->TokensRequired();
+  options.authenticator = *std::move(authenticator);
   const std::string http_listen = absl::GetFlag(FLAGS_http_listen);
   for (const std::string& address : {options.listen_address, http_listen}) {
     if ((!tls || !auth) && !IsLoopback(address) && !address.empty() &&
@@ -337,7 +331,9 @@ int main(int argc, char** argv) {
     spdlog::warn("** INSECURE: {}{}{} -- for local development only.",
                  tls ? "" : "plaintext (no TLS: reports and tokens travel in clear)",
                  !tls && !auth ? "; " : "",
-                 auth ? "" : "tokenless (anyone who can connect may submit and query)");
+                 auth ? ""
+                      : "tokenless until a token is added (anyone who can connect may submit and "
+                        "query)");
     spdlog::warn("**************************************************************************");
   }
 
