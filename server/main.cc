@@ -25,6 +25,7 @@
 #include "absl/flags/flag.h"
 #include "absl/flags/parse.h"
 #include "absl/flags/usage.h"
+#include "absl/flags/usage_config.h"
 #include "absl/strings/match.h"
 #include "absl/strings/numbers.h"
 #include "absl/synchronization/mutex.h"
@@ -176,6 +177,11 @@ int main(int argc, char** argv) {
       "debiased prevalence over gRPC.\n  deniable-server --listen=127.0.0.1:50051 "
       "--db=deniable.db\n  deniable-server tokens add --role=reporter|analyst --db=deniable.db"
       "\n  deniable-server tokens list|revoke --db=deniable.db [--id=N]");
+  absl::FlagsUsageConfig usage_config;
+  usage_config.version_string = [] {
+    return std::string("deniable-server " DENIABLE_VERSION " (" DENIABLE_BUILD_INFO ")\n");
+  };
+  absl::SetFlagsUsageConfig(usage_config);
   std::vector<char*> args = absl::ParseCommandLine(argc, argv);
   // Debian's Abseil checks every lock for deadlock cycles (a debug aid costing a graph update
   // per lock on the ingestion path); the server's lock order is fixed, so skip the check.
