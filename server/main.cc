@@ -37,6 +37,7 @@
 #include "server/http/json_api.h"
 #include "server/metrics/metered_storage.h"
 #include "server/metrics/process_metrics.h"
+#include "server/server_logging.h"
 #include "server/service/collector_server.h"
 #include "server/storage/group_commit_storage.h"
 #include "server/storage/sqlite_storage.h"
@@ -94,6 +95,10 @@ ABSL_FLAG(double, rate_limit_reports_per_second, 0,
           "per-token (tokenless: per-peer) sustained rate of reports; 0 turns the limit off");
 ABSL_FLAG(double, rate_limit_burst, 0,
           "per-token bucket size in reports; 0 means one second's worth of the rate");
+ABSL_FLAG(std::string, log_level, "info",
+          "trace | debug | info | warning | error | off (gRPC's own lines follow it)");
+ABSL_FLAG(std::string, log_format, "text",
+          "text | json (one JSON object per line: time, level, msg; values escaped)");
 ABSL_FLAG(int, token_reload_seconds, 5, "revoked or added tokens take effect within this time");
 ABSL_FLAG(std::string, role, "", "tokens add: reporter or analyst");
 ABSL_FLAG(std::string, label, "", "tokens add: free text naming the holder (not a secret)");
@@ -183,6 +188,12 @@ int main(int argc, char** argv) {
   };
   absl::SetFlagsUsageConfig(usage_config);
   std::vector<char*> args = absl::ParseCommandLine(argc, argv);
+  if (absl::Status logging = deniable::server::ConfigureLogging(absl::GetFlag(FLAGS_log_level),
+                                                                absl::GetFlag(FLAGS_log_format));
+      !logging.ok()) {
+    spdlog::error("{}", std::string(logging.message()));
+    return 2;
+  }
   // Debian's Abseil checks every lock for deadlock cycles (a debug aid costing a graph update
   // per lock on the ingestion path); the server's lock order is fixed, so skip the check.
   absl::SetMutexDeadlockDetectionMode(absl::OnDeadlockCycle::kIgnore);
