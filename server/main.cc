@@ -33,6 +33,7 @@
 #include "deniable/common/clock.h"
 #include "server/auth/authenticator.h"
 #include "server/auth/token_store.h"
+#include "server/env_flags.h"
 #include "server/http/http_server.h"
 #include "server/http/json_api.h"
 #include "server/metrics/metered_storage.h"
@@ -187,6 +188,11 @@ int main(int argc, char** argv) {
     return std::string("deniable-server " DENIABLE_VERSION " (" DENIABLE_BUILD_INFO ")\n");
   };
   absl::SetFlagsUsageConfig(usage_config);
+  // Every flag of this file also from DENIABLE_<FLAG> (docs/operations.md); the command line wins.
+  if (absl::Status env = deniable::server::ApplyEnvironmentToFlags("server/main.cc"); !env.ok()) {
+    spdlog::error("{}", std::string(env.message()));
+    return 2;
+  }
   std::vector<char*> args = absl::ParseCommandLine(argc, argv);
   if (absl::Status logging = deniable::server::ConfigureLogging(absl::GetFlag(FLAGS_log_level),
                                                                 absl::GetFlag(FLAGS_log_format));

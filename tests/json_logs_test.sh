@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
-# Structured logs (issue 17): with --log_format=json every line the real server writes, its own
-# and gRPC's, is one JSON object (time, level, msg) with the values escaped; --log_level filters;
-# a bad value is a usage error (exit 2).
+# Structured logs and configuration (issue 17): with --log_format=json every line the real server
+# writes, its own and gRPC's, is one JSON object (time, level, msg) with the values escaped;
+# --log_level filters; a bad value is a usage error (exit 2); every flag is also read from
+# DENIABLE_<FLAG>, and the command line wins over the environment.
 # Usage: json_logs_test.sh SERVER_BINARY CLI_BINARY
 set -euo pipefail
 . "$(dirname "$0")/lib/server.sh"
@@ -17,9 +18,15 @@ cd "$work"
 set +e; "$server_bin" --log_level=loud --db=x.db >err.txt 2>&1; rc=$?; set -e
 [ "$rc" = 2 ] || { echo "--log_level=loud: exit $rc"; cat err.txt; exit 1; }
 grep -q -- "--log_level must be" err.txt
+# Every flag also from DENIABLE_<FLAG>: a bad value there is a usage error naming the variable.
+set +e; DENIABLE_MAX_BATCH_REPORTS=many "$server_bin" --db=x.db >err.txt 2>&1; rc=$?; set -e
+[ "$rc" = 2 ] && grep -q "DENIABLE_MAX_BATCH_REPORTS (for --max_batch_reports)" err.txt \
+  || { echo "DENIABLE_MAX_BATCH_REPORTS=many: exit $rc"; cat err.txt; exit 1; }
 
-"$server_bin" --listen=127.0.0.1:0 --db=deniable.db --log_format=json --log_level=debug \
-  >server.log 2>&1 &
+# The format from the environment, the level from the command line, which wins over the
+# environment's bad value.
+DENIABLE_LOG_FORMAT=json DENIABLE_LOG_LEVEL=loud "$server_bin" --listen=127.0.0.1:0 \
+  --db=deniable.db --log_level=debug >server.log 2>&1 &
 server_pid=$!
 port=$(wait_for_port server.log "$server_pid")
 cli=("$cli_bin" --target="127.0.0.1:$port")
