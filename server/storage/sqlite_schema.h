@@ -10,7 +10,8 @@
 //   - refuses, changing nothing, a database of a newer version (written by a newer
 //     deniable-server: upgrade, or restore a backup), the SDK's device store (application_id
 //     "DNB1") and any other database (another application_id, or tables Deniable never wrote).
-// A failed migration rolls back: the file stays as it was.
+// A failed migration rolls back: the file stays as it was. A database already at the current
+// version is recognised without a write lock (two reads of the header).
 //
 // Versions (docs/operations.md, "Schema versions" keeps the list for operators):
 //   0  unversioned (every release up to and including commit 320cd93)
