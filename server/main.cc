@@ -32,6 +32,7 @@
 #include "absl/flags/flag.h"
 #include "absl/flags/parse.h"
 #include "absl/flags/usage.h"
+#include "absl/flags/usage_config.h"
 #include "absl/strings/match.h"
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_split.h"
@@ -41,10 +42,12 @@
 #include "server/auth/authenticator.h"
 #include "server/auth/postgres_token_store.h"
 #include "server/auth/token_store.h"
+#include "server/env_flags.h"
 #include "server/http/http_server.h"
 #include "server/http/json_api.h"
 #include "server/metrics/metered_storage.h"
 #include "server/metrics/process_metrics.h"
+#include "server/server_logging.h"
 #include "server/service/collector_server.h"
 #include "server/storage/group_commit_storage.h"
 #include "server/storage/postgres_storage.h"
@@ -125,6 +128,10 @@ ABSL_FLAG(int, max_streams_per_connection, 100,
 ABSL_FLAG(int, metric_cache_seconds, 5,
           "with a PostgreSQL --db: a design version added through another collector reaches "
           "GetDesign here within this many seconds (reports naming it are accepted at once)");
+ABSL_FLAG(std::string, log_level, "info",
+          "trace | debug | info | warning | error | off (gRPC's own lines follow it)");
+ABSL_FLAG(std::string, log_format, "text",
+          "text | json (one JSON object per line: time, level, msg; values escaped)");
 ABSL_FLAG(int, token_reload_seconds, 5, "revoked or added tokens take effect within this time");
 ABSL_FLAG(std::string, role, "", "tokens add: reporter or analyst");
 ABSL_FLAG(std::string, label, "", "tokens add: free text naming the holder (not a secret)");
@@ -249,7 +256,23 @@ int main(int argc, char** argv) {
       "debiased prevalence over gRPC.\n  deniable-server --listen=127.0.0.1:50051 "
       "--db=deniable.db\n  deniable-server tokens add --role=reporter|analyst --db=deniable.db"
       "\n  deniable-server tokens list|revoke --db=deniable.db [--id=N]");
+  absl::FlagsUsageConfig usage_config;
+  usage_config.version_string = [] {
+    return std::string("deniable-server " DENIABLE_VERSION " (" DENIABLE_BUILD_INFO ")\n");
+  };
+  absl::SetFlagsUsageConfig(usage_config);
+  // Every flag of this file also from DENIABLE_<FLAG> (docs/operations.md); the command line wins.
+  if (absl::Status env = deniable::server::ApplyEnvironmentToFlags("server/main.cc"); !env.ok()) {
+    spdlog::error("{}", std::string(env.message()));
+    return 2;
+  }
   std::vector<char*> args = absl::ParseCommandLine(argc, argv);
+  if (absl::Status logging = deniable::server::ConfigureLogging(absl::GetFlag(FLAGS_log_level),
+                                                                absl::GetFlag(FLAGS_log_format));
+      !logging.ok()) {
+    spdlog::error("{}", std::string(logging.message()));
+    return 2;
+  }
   // Debian's Abseil checks every lock for deadlock cycles (a debug aid costing a graph update
   // per lock on the ingestion path); the server's lock order is fixed, so skip the check.
   absl::SetMutexDeadlockDetectionMode(absl::OnDeadlockCycle::kIgnore);
@@ -372,22 +395,17 @@ int main(int argc, char** argv) {
   }
 
   // Tokens: on as soon as one was ever added (revoking the last one does not open the server).
-  auto token_list = list_tokens();
-  if (!token_list.ok()) {
-    spdlog::error("cannot read the token table: {}", token_list.status().ToString());
+  // The authenticator always runs, so a token added while the server runs turns tokens on live
+  // (SQLite or PostgreSQL token table alike).
+  auto authenticator = deniable::server::Authenticator::Create(
+      list_tokens, deniable::SystemClock::Default(),
+      absl::Seconds(absl::GetFlag(FLAGS_token_reload_seconds)));
+  if (!authenticator.ok()) {
+    spdlog::error("cannot load tokens: {}", authenticator.status().ToString());
     return 1;
   }
-  const bool auth = !token_list->empty();
-  if (auth) {
-    auto authenticator = deniable::server::Authenticator::Create(
-        list_tokens, deniable::SystemClock::Default(),
-        absl::Seconds(absl::GetFlag(FLAGS_token_reload_seconds)));
-    if (!authenticator.ok()) {
-      spdlog::error("cannot load tokens: {}", authenticator.status().ToString());
-      return 1;
-    }
-    options.authenticator = *std::move(authenticator);
-  }
+  const bool auth = (*authenticator)->TokensRequired();
+  options.authenticator = *std::move(authenticator);
   const std::string http_listen = absl::GetFlag(FLAGS_http_listen);
   for (const std::string& address : {options.listen_address, http_listen}) {
     if ((!tls || !auth) && !IsLoopback(address) && !address.empty() &&
@@ -456,7 +474,9 @@ int main(int argc, char** argv) {
     spdlog::warn("** INSECURE: {}{}{} -- for local development only.",
                  tls ? "" : "plaintext (no TLS: reports and tokens travel in clear)",
                  !tls && !auth ? "; " : "",
-                 auth ? "" : "tokenless (anyone who can connect may submit and query)");
+                 auth ? ""
+                      : "tokenless until a token is added (anyone who can connect may submit and "
+                        "query)");
     spdlog::warn("**************************************************************************");
   }
 

@@ -365,5 +365,32 @@ TEST(BackoffPolicyTest, FullJitterStaysUnderAGrowingCappedBoundAndIsSeeded) {
   EXPECT_TRUE(any_below_half);  // jittered over the whole range, for this seed
 }
 
+// Issue 17: a report the collector rejects as randomized with another design
+// (FAILED_PRECONDITION, design fingerprint) is dropped alone, counted apart, and the design is
+// fetched again; its neighbours are stored.
+TEST_F(DeliveryTest, DesignMismatchDropsOnlyThatReportCountsItAndRefetchesTheDesign) {
+  auto reporter = Make();
+  const std::string first = ReportOne(*reporter);
+  const std::string mismatched = ReportOne(*reporter, false);
+  const std::string third = ReportOne(*reporter);
+  ASSERT_EQ(transport_->design_calls(), 1);
+  transport_->Reject(mismatched,
+                     {.code = absl::StatusCode::kFailedPrecondition, .permanent = true});
+  absl::Status flushed = reporter->Flush();
+  EXPECT_EQ(flushed.code(), absl::StatusCode::kFailedPrecondition) << flushed;
+  EXPECT_THAT(flushed.message(), HasSubstr("fetching the design again"));
+  EXPECT_TRUE(transport_->IsStored(first));
+  EXPECT_TRUE(transport_->IsStored(third));
+  EXPECT_FALSE(transport_->IsStored(mismatched));
+  EXPECT_EQ(transport_->sends(mismatched), 1) << "a mismatched report is never re-sent";
+  absl::StatusOr<DeliveryStats> stats = reporter->Stats();
+  ASSERT_TRUE(stats.ok());
+  EXPECT_EQ(stats->counters.dropped_design_mismatch, 1);
+  EXPECT_EQ(stats->counters.dropped_rejected, 0);
+  EXPECT_EQ(stats->counters.acknowledged, 2);
+  EXPECT_EQ(stats->queued, 0);
+  EXPECT_EQ(transport_->design_calls(), 2) << "the design was not fetched again";
+}
+
 }  // namespace
 }  // namespace deniable::client

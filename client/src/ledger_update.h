@@ -28,6 +28,7 @@ inline void AddCounters(const DeliveryCounters& add, DeliveryCounters* to) {
   to->dropped_rejected += add.dropped_rejected;
   to->dropped_queue_full += add.dropped_queue_full;
   to->dropped_too_old += add.dropped_too_old;
+  to->dropped_design_mismatch += add.dropped_design_mismatch;
 }
 
 }  // namespace deniable::client

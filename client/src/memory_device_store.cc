@@ -79,6 +79,13 @@ class MemoryDeviceStore : public DeviceStore {
     absl::MutexLock lock(&mu_);
     return counters_;
   }
+  absl::Status ForgetMemo(const std::string& metric, uint32_t design_version) override {
+    absl::MutexLock lock(&mu_);
+    memo_.erase(std::make_tuple(metric, design_version, false));
+    memo_.erase(std::make_tuple(metric, design_version, true));
+    return absl::OkStatus();
+  }
+
   absl::StatusOr<std::optional<std::string>> LoadDesign(const std::string& metric) override {
     absl::MutexLock lock(&mu_);
     auto it = designs_.find(metric);

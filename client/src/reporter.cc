@@ -8,6 +8,7 @@
 
 #include "absl/random/distributions.h"
 #include "absl/strings/str_cat.h"
+#include "deniable/common/labels.h"
 #include "deniable/common/randomizer.h"
 #include "deniable/common/status_macros.h"
 #include "deniable/convert/design_convert.h"
@@ -39,7 +40,8 @@ absl::Status Reporter::ValidateOptions(const ReporterOptions& o) {
   if (o.initial_backoff < absl::ZeroDuration() || o.max_backoff < absl::ZeroDuration()) {
     return absl::InvalidArgumentError("initial_backoff, max_backoff: must be >= 0");
   }
-  return absl::OkStatus();
+  // The collector's rules, so that a label is refused here rather than after Report() said OK.
+  return CanonicalLabels(o.labels, "labels").status();
 }
 
 absl::StatusOr<std::unique_ptr<Reporter>> Reporter::Open(std::shared_ptr<ReportTransport> transport,
@@ -128,6 +130,7 @@ absl::StatusOr<Reporter::CachedDesign> Reporter::ParseDesign(
   DENIABLE_ASSIGN_OR_RETURN(Design design, DesignFromWire(response.design()));
   CachedDesign cached;
   cached.version = response.design().version();
+  cached.fingerprint = response.design_fingerprint();
   cached.channel = design.channel();
   cached.epsilon = Epsilon(cached.channel);
   cached.time_precision_seconds =
@@ -153,19 +156,35 @@ absl::StatusOr<Reporter::CachedDesign> Reporter::FetchDesign(const std::string& 
                                                              absl::Duration timeout) {
   DENIABLE_ASSIGN_OR_RETURN(v1::GetDesignResponse response, transport_->GetDesign(metric, timeout));
   DENIABLE_ASSIGN_OR_RETURN(CachedDesign cached, ParseDesign(response));
+  bool disowned = false;
+  {
+    absl::MutexLock lock(&mu_);
+    disowned = disowned_.contains(metric);
+  }
+  if (disowned) {
+    // The bits memoized for this version were drawn with the design the collector disowned:
+    // the next report of this version draws with the collector's design.
+    DENIABLE_RETURN_IF_ERROR(store_->ForgetMemo(metric, cached.version));
+  }
   absl::Status saved = store_->SaveDesign(metric, response.SerializeAsString());
   if (!saved.ok()) Log(LogLevel::kWarning, absl::StrCat("cannot cache design: ", saved.message()));
   absl::MutexLock lock(&mu_);
   designs_[metric] = cached;
+  disowned_.erase(metric);
   return cached;
 }
 
 absl::StatusOr<Reporter::CachedDesign> Reporter::DesignFor(const std::string& metric) {
+  bool disowned = false;
   {
     absl::MutexLock lock(&mu_);
     if (auto it = designs_.find(metric); it != designs_.end()) return it->second;
+    disowned = disowned_.contains(metric);
   }
-  DENIABLE_ASSIGN_OR_RETURN(std::optional<std::string> stored, store_->LoadDesign(metric));
+  std::optional<std::string> stored;
+  if (!disowned) {
+    DENIABLE_ASSIGN_OR_RETURN(stored, store_->LoadDesign(metric));
+  }
   if (stored.has_value()) {
     v1::GetDesignResponse response;
     if (response.ParseFromString(*stored)) {
@@ -195,8 +214,19 @@ absl::Status Reporter::Prefetch(const std::vector<std::string>& metrics, absl::D
 }
 
 absl::Status Reporter::Report(const std::string& metric, bool answer, std::string* report_id) {
+  return Report(metric, answer, {}, report_id);
+}
+
+absl::Status Reporter::Report(const std::string& metric, bool answer,
+                              const std::map<std::string, std::string>& extra_labels,
+                              std::string* report_id) {
   if (report_id != nullptr) report_id->clear();
   DENIABLE_RETURN_IF_ERROR(options_status_);
+  std::map<std::string, std::string> labels = extra_labels;
+  labels.insert(options_.labels.begin(), options_.labels.end());  // per-report values win
+  if (!extra_labels.empty()) {
+    DENIABLE_RETURN_IF_ERROR(CanonicalLabels(labels, "labels").status());
+  }
   DENIABLE_ASSIGN_OR_RETURN(CachedDesign design, DesignFor(metric));
   const absl::Time now = clock_->Now();
   const int64_t period_seconds = design.period_seconds;
@@ -253,10 +283,11 @@ absl::Status Reporter::Report(const std::string& metric, bool answer, std::strin
   v1::Report& report = commit.report;
   report.set_metric(metric);
   report.set_design_version(design.version);
+  report.set_design_fingerprint(design.fingerprint);
   report.set_bit(bit ? 1 : 0);
   report.set_report_id(reinterpret_cast<const char*>(id_words), sizeof(id_words));
   report.set_event_time_seconds(RoundDownToPrecision(now, design.time_precision_seconds));
-  for (const auto& [key, value] : options_.labels) (*report.mutable_labels())[key] = value;
+  for (const auto& [key, value] : labels) (*report.mutable_labels())[key] = value;
   DENIABLE_RETURN_IF_ERROR(store_->CommitReport(commit));
   period->second = {commit.period_start_seconds, in_period + 1};
   if (report_id != nullptr) *report_id = report.report_id();
@@ -367,8 +398,9 @@ Reporter::SendOutcome Reporter::SendOneBatch(absl::Duration timeout, absl::Statu
 
   // Per-report results: acknowledged, rejected for good (dropped), rejected for now (kept).
   std::vector<bool> rejected(size, false);
-  std::vector<int64_t> dropped, kept;
-  std::string first_drop, first_kept;
+  std::vector<int64_t> dropped, kept, mismatched;
+  std::vector<std::string> disowned;  // metrics whose design the collector disowned
+  std::string first_drop, first_kept, first_mismatch;
   absl::StatusCode drop_code = absl::StatusCode::kOk;
   for (const v1::ReportRejection& r : response->rejections()) {
     if (r.index() >= static_cast<uint32_t>(size) || rejected[r.index()]) {
@@ -382,7 +414,13 @@ Reporter::SendOutcome Reporter::SendOneBatch(absl::Duration timeout, absl::Statu
     const int code = r.code() <= 0 || r.code() > 16 ? 2 : r.code();  // 2: UNKNOWN
     const std::string reason = absl::StrCat(
         absl::StatusCodeToString(static_cast<absl::StatusCode>(code)), ": ", r.reason());
-    if (r.permanent()) {
+    if (code == static_cast<int>(absl::StatusCode::kFailedPrecondition)) {
+      // Randomized with a design the collector does not have under that version: drop it
+      // (never randomize its answer again) and fetch the design anew.
+      mismatched.push_back(sequences[r.index()]);
+      disowned.push_back(request.reports(static_cast<int>(r.index())).metric());
+      if (first_mismatch.empty()) first_mismatch = reason;
+    } else if (r.permanent()) {
       dropped.push_back(sequences[r.index()]);
       if (first_drop.empty()) {
         first_drop = reason;
@@ -410,6 +448,27 @@ Reporter::SendOutcome Reporter::SendOneBatch(absl::Duration timeout, absl::Statu
     for (const std::string& metric : response->stale_metrics()) stale_.push_back(metric);
   }
   SendOutcome outcome = SendOutcome::kSent;
+  if (!mismatched.empty()) {
+    {
+      absl::MutexLock lock(&mu_);
+      for (const std::string& metric : disowned) {
+        designs_.erase(metric);
+        disowned_.insert(metric);
+        stale_.push_back(metric);
+      }
+      wake_ = true;
+    }
+    DeliveryCounters drops;
+    drops.dropped_design_mismatch = static_cast<int64_t>(mismatched.size());
+    const std::string reason = absl::StrCat(
+        "randomized with a design the collector does not have; fetching the design again, "
+        "first: ",
+        first_mismatch);
+    DropReports(mismatched, drops, reason);
+    *error = absl::FailedPreconditionError(
+        absl::StrCat("dropped ", mismatched.size(), " reports: ", reason));
+    outcome = SendOutcome::kPermanent;
+  }
   if (!dropped.empty()) {
     DeliveryCounters drops;
     drops.dropped_rejected = static_cast<int64_t>(dropped.size());

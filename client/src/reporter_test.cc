@@ -62,6 +62,48 @@ TEST_F(ReporterTest, ReportCarriesOnlyRandomizedBitIdVersionAndRoundedTime) {
   EXPECT_EQ(transport_->timeouts[0], absl::Seconds(3));
 }
 
+// Issue 17: labels are checked with the collector's rules when the reporter opens, not after
+// Report() said OK.
+TEST_F(ReporterTest, OpenRefusesLabelsTheCollectorWouldReject) {
+  options_.labels = {{"city", "New York"}};
+  absl::StatusOr<std::unique_ptr<Reporter>> opened =
+      Reporter::Open(transport_, MakeMemoryDeviceStore(), options_);
+  EXPECT_EQ(opened.status().code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_THAT(opened.status().message(), HasSubstr("labels[\"city\"]: value must match"));
+  options_.labels = {{"a", "1"}, {"b", "1"}, {"c", "1"}, {"d", "1"}, {"e", "1"}};
+  opened = Reporter::Open(transport_, MakeMemoryDeviceStore(), options_);
+  EXPECT_THAT(opened.status().message(), HasSubstr("labels: at most 4 labels, but has 5"));
+  EXPECT_TRUE(transport_->submits.empty());
+}
+
+TEST_F(ReporterTest, PerReportLabelsAreAddedAndOverrideTheReportersLabels) {
+  options_.labels = {{"region", "N"}, {"app_version", "4.1"}};
+  auto reporter = Make();
+  ASSERT_TRUE(reporter->Report("m", true, {{"app_version", "4.2"}, {"channel", "beta"}}).ok());
+  ASSERT_TRUE(reporter->Report("m", false).ok());
+  ASSERT_TRUE(reporter->Flush().ok());
+  ASSERT_EQ(transport_->submits.size(), 1u);
+  ASSERT_EQ(transport_->submits[0].reports_size(), 2);
+  const auto& first = transport_->submits[0].reports(0).labels();
+  EXPECT_EQ(first.size(), 3u);
+  EXPECT_EQ(first.at("app_version"), "4.2");
+  EXPECT_EQ(first.at("channel"), "beta");
+  EXPECT_EQ(first.at("region"), "N");
+  EXPECT_EQ(transport_->submits[0].reports(1).labels().at("app_version"), "4.1");
+}
+
+TEST_F(ReporterTest, InvalidPerReportLabelsQueueNothingAndSpendNothing) {
+  options_.labels = {{"a", "1"}, {"b", "1"}, {"c", "1"}};
+  auto reporter = Make();
+  absl::Status s = reporter->Report("m", true, {{"d", "1"}, {"e", "1"}});
+  EXPECT_EQ(s.code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_THAT(s.message(), HasSubstr("labels: at most 4 labels, but has 5"));
+  s = reporter->Report("m", true, {{"note", "free text"}});
+  EXPECT_THAT(s.message(), HasSubstr("labels[\"note\"]: value must match"));
+  EXPECT_EQ(reporter->pending(), 0u);
+  EXPECT_EQ((*reporter->Ledger())["m"].randomizations, 0);
+}
+
 TEST_F(ReporterTest, BitComesFromTheRandomizerNotTheAnswer) {
   absl::MockingBitGen mock;
   // The channel of a true "yes" is Bernoulli(a = 3/4); force it to come out 0.

@@ -33,7 +33,8 @@ CREATE TABLE IF NOT EXISTS ledger(
 CREATE TABLE IF NOT EXISTS counters(
   id INTEGER PRIMARY KEY CHECK (id = 1), acknowledged INTEGER NOT NULL,
   duplicates INTEGER NOT NULL, dropped_rejected INTEGER NOT NULL,
-  dropped_queue_full INTEGER NOT NULL, dropped_too_old INTEGER NOT NULL DEFAULT 0);
+  dropped_queue_full INTEGER NOT NULL, dropped_too_old INTEGER NOT NULL DEFAULT 0,
+  dropped_design_mismatch INTEGER NOT NULL DEFAULT 0);
 INSERT OR IGNORE INTO counters(id, acknowledged, duplicates, dropped_rejected, dropped_queue_full)
   VALUES (1, 0, 0, 0, 0);
 CREATE TABLE IF NOT EXISTS designs(metric TEXT PRIMARY KEY, response BLOB NOT NULL);
@@ -244,7 +245,7 @@ class SqliteDeviceStore : public DeviceStore {
     absl::MutexLock lock(&mu_);
     Stmt s(db_,
            "SELECT acknowledged, duplicates, dropped_rejected, dropped_queue_full, "
-           "dropped_too_old FROM counters");
+           "dropped_too_old, dropped_design_mismatch FROM counters");
     DENIABLE_RETURN_IF_ERROR(s.Step().status());
     DeliveryCounters c;
     c.acknowledged = s.Int(0);
@@ -252,7 +253,14 @@ class SqliteDeviceStore : public DeviceStore {
     c.dropped_rejected = s.Int(2);
     c.dropped_queue_full = s.Int(3);
     c.dropped_too_old = s.Int(4);
+    c.dropped_design_mismatch = s.Int(5);
     return c;
+  }
+
+  absl::Status ForgetMemo(const std::string& metric, uint32_t design_version) override {
+    absl::MutexLock lock(&mu_);
+    Stmt s(db_, "DELETE FROM memo WHERE metric = ?1 AND version = ?2");
+    return s.Bind(1, metric).Bind(2, int64_t{design_version}).Run();
   }
 
   absl::StatusOr<std::optional<std::string>> LoadDesign(const std::string& metric) override {
@@ -341,12 +349,14 @@ class SqliteDeviceStore : public DeviceStore {
     Stmt s(db_,
            "UPDATE counters SET acknowledged = acknowledged + ?1, duplicates = duplicates + ?2, "
            "dropped_rejected = dropped_rejected + ?3, "
-           "dropped_queue_full = dropped_queue_full + ?4, dropped_too_old = dropped_too_old + ?5");
+           "dropped_queue_full = dropped_queue_full + ?4, dropped_too_old = dropped_too_old + ?5, "
+           "dropped_design_mismatch = dropped_design_mismatch + ?6");
     return s.Bind(1, add.acknowledged)
         .Bind(2, add.duplicates)
         .Bind(3, add.dropped_rejected)
         .Bind(4, add.dropped_queue_full)
         .Bind(5, add.dropped_too_old)
+        .Bind(6, add.dropped_design_mismatch)
         .Run();
   }
 
@@ -402,6 +412,9 @@ absl::StatusOr<std::unique_ptr<DeviceStore>> OpenSqliteDeviceStore(
   DENIABLE_RETURN_IF_ERROR(store->MigrateLedger());
   // Stores created before dropped_too_old existed get the column (an error only when it exists).
   sqlite3_exec(db, "ALTER TABLE counters ADD COLUMN dropped_too_old INTEGER NOT NULL DEFAULT 0",
+               nullptr, nullptr, nullptr);
+  sqlite3_exec(db,
+               "ALTER TABLE counters ADD COLUMN dropped_design_mismatch INTEGER NOT NULL DEFAULT 0",
                nullptr, nullptr, nullptr);
   DENIABLE_RETURN_IF_ERROR(store->Recount());
   return store;

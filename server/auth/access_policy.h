@@ -1,7 +1,8 @@
 // The role table and the checks every front end (gRPC, HTTP/JSON) runs before a call reaches the
 // core: who may call which method, and the per-caller rate limit on reports.
 //
-// Policy (tokens on; with no Authenticator every call passes, the tokenless development mode):
+// Policy (tokens on; with no Authenticator, or one whose token table is still empty, every call
+// passes: the tokenless development mode, left live as soon as a token is added):
 //   deniable.v1.ReportService/GetDesign                     reporter or analyst
 //   deniable.v1.ReportService/SubmitReports, StreamReports  reporter
 //   deniable.v1.QueryService/*, deniable.v1.AdminService/*  analyst
@@ -37,7 +38,8 @@ struct Caller {
 
 class AccessPolicy {
  public:
-  // `authenticator` null: tokenless mode. `limiter` null or disabled: no rate limit.
+  // `authenticator` null: tokenless for good; else tokens are required once its table holds one.
+  // `limiter` null or disabled: no rate limit.
   AccessPolicy(Authenticator* authenticator, RateLimiter* limiter)
       : authenticator_(authenticator), limiter_(limiter) {}
 

@@ -74,5 +74,44 @@ TEST(AccessPolicyTest, RolesAndTokensAndSharedRateLimit) {
   EXPECT_EQ(policy.AdmitReports(*http_caller, 8).code(), absl::StatusCode::kResourceExhausted);
 }
 
+TEST(AccessPolicyTest, TokenAddedToAnEmptyTableTurnsTokensOnLiveAndRevokingKeepsThemOn) {
+  FakeClock clock(absl::FromUnixSeconds(1700000000));
+  auto records = std::make_shared<std::vector<TokenRecord>>();
+  auto authenticator =
+      Authenticator::Create([records] { return *records; }, &clock, absl::Seconds(5));
+  ASSERT_TRUE(authenticator.ok());
+  AccessPolicy policy(authenticator->get(), nullptr);
+  constexpr absl::string_view kList = "deniable.v1.QueryService/ListMetrics";
+
+  // No token in the table: the tokenless development mode.
+  EXPECT_FALSE((*authenticator)->TokensRequired());
+  absl::StatusOr<Caller> open = policy.Authorize(kList, "", "ipv4:127.0.0.1:5");
+  ASSERT_TRUE(open.ok()) << open.status();
+  EXPECT_FALSE(open->principal.has_value());
+
+  TokenRecord analyst;
+  analyst.id = 1;
+  analyst.role = Role::kAnalyst;
+  analyst.hash = HashToken("dn_analyst");
+  records->push_back(analyst);
+  // Within the reload interval the old mode holds; after it, the added token is required.
+  clock.Advance(absl::Seconds(4));
+  EXPECT_TRUE(policy.Authorize(kList, "", "ipv4:127.0.0.1:5").ok());
+  clock.Advance(absl::Seconds(2));
+  EXPECT_EQ(policy.Authorize(kList, "", "ipv4:127.0.0.1:5").status().code(),
+            absl::StatusCode::kUnauthenticated);
+  absl::StatusOr<Caller> with_token = policy.Authorize(kList, "Bearer dn_analyst", "");
+  ASSERT_TRUE(with_token.ok()) << with_token.status();
+  EXPECT_EQ(with_token->principal->token_id, 1);
+
+  // Revoking the only token does not reopen the server.
+  (*records)[0].revoked_time_seconds = 1700000006;
+  clock.Advance(absl::Seconds(6));
+  EXPECT_TRUE((*authenticator)->TokensRequired());
+  EXPECT_EQ(policy.Authorize(kList, "Bearer dn_analyst", "").status().code(),
+            absl::StatusCode::kUnauthenticated);
+  EXPECT_EQ(policy.Authorize(kList, "", "").status().code(), absl::StatusCode::kUnauthenticated);
+}
+
 }  // namespace
 }  // namespace deniable::server

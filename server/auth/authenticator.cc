@@ -10,6 +10,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "absl/strings/strip.h"
+#include "spdlog/spdlog.h"
 
 namespace deniable::server {
 namespace {
@@ -23,13 +24,30 @@ std::vector<TokenRecord> ActiveOnly(std::vector<TokenRecord> records) {
 
 }  // namespace
 
+void Authenticator::Install(std::vector<TokenRecord> records) {
+  const bool had_tokens = tokens_required_;
+  tokens_required_ = tokens_required_ || !records.empty();
+  active_ = ActiveOnly(std::move(records));
+  if (!had_tokens && tokens_required_ && loaded_at_ != absl::InfinitePast()) {
+    spdlog::warn(
+        "event=auth_mode_changed auth=tokens reason=\"a token was added\" -- every call but the "
+        "health check now needs a token");
+  }
+}
+
+bool Authenticator::TokensRequired() {
+  MaybeReload();
+  absl::MutexLock lock(&mu_);
+  return tokens_required_;
+}
+
 absl::StatusOr<std::unique_ptr<Authenticator>> Authenticator::Create(
     Loader loader, const Clock* clock, absl::Duration reload_interval) {
   std::unique_ptr<Authenticator> auth(new Authenticator(std::move(loader), clock, reload_interval));
   absl::StatusOr<std::vector<TokenRecord>> records = auth->loader_();
   if (!records.ok()) return records.status();
   absl::MutexLock lock(&auth->mu_);
-  auth->active_ = ActiveOnly(*std::move(records));
+  auth->Install(*std::move(records));
   auth->loaded_at_ = clock->Now();
   return auth;
 }
@@ -44,7 +62,7 @@ void Authenticator::MaybeReload() {
   absl::StatusOr<std::vector<TokenRecord>> records = loader_();
   if (!records.ok()) return;
   absl::MutexLock lock(&mu_);
-  active_ = ActiveOnly(*std::move(records));
+  Install(*std::move(records));
 }
 
 absl::StatusOr<Principal> Authenticator::Authorize(absl::string_view authorization,

@@ -1,5 +1,11 @@
 // Checks bearer tokens ("authorization: Bearer dn_...") against the stored hashes and roles.
 //
+// The access mode follows the token table live: while the table holds no token at all, calls
+// need none (the tokenless development mode, TokensRequired() is false); once any token exists,
+// even a revoked one, every guarded call needs an active token. A token added to a server that
+// started tokenless therefore turns tokens on within `reload_interval`, without a restart; the
+// change is logged once as a warning (`event=auth_mode_changed auth=tokens`).
+//
 // The token's SHA-256 is compared with every active token's hash with CRYPTO_memcmp and no early
 // exit, so the time taken does not depend on how much of a hash matched. The token list is read
 // through `loader` at most every `reload_interval` (revocations take effect within it); if a
@@ -46,16 +52,24 @@ class Authenticator {
   absl::StatusOr<Principal> Authorize(absl::string_view authorization,
                                       absl::Span<const Role> allowed, absl::string_view method);
 
+  // True once the token table holds any token (active or revoked), as of the last reload, which
+  // this call triggers when `reload_interval` has passed. Never turns false again within one
+  // process (revoking the last token does not open the server). No errors: a failed reload keeps
+  // the previous answer.
+  bool TokensRequired() ABSL_LOCKS_EXCLUDED(mu_);
+
  private:
   Authenticator(Loader loader, const Clock* clock, absl::Duration reload_interval)
       : loader_(std::move(loader)), clock_(clock), reload_interval_(reload_interval) {}
   void MaybeReload() ABSL_LOCKS_EXCLUDED(mu_);
+  void Install(std::vector<TokenRecord> records) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
 
   const Loader loader_;
   const Clock* const clock_;
   const absl::Duration reload_interval_;
   absl::Mutex mu_;
   std::vector<TokenRecord> active_ ABSL_GUARDED_BY(mu_);
+  bool tokens_required_ ABSL_GUARDED_BY(mu_) = false;
   absl::Time loaded_at_ ABSL_GUARDED_BY(mu_) = absl::InfinitePast();
 };
 

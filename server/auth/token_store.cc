@@ -9,6 +9,7 @@
 #include "absl/strings/escaping.h"
 #include "absl/strings/str_cat.h"
 #include "deniable/common/status_macros.h"
+#include "server/storage/sqlite_schema.h"
 #include "server/storage/sqlite_statement.h"
 
 namespace deniable::server {
@@ -54,6 +55,9 @@ absl::StatusOr<std::unique_ptr<TokenStore>> TokenStore::Open(const std::string& 
   sqlite3_busy_timeout(store->db_, 5000);
   DENIABLE_RETURN_IF_ERROR(SqliteExec(store->db_, "PRAGMA journal_mode=WAL"));
   DENIABLE_RETURN_IF_ERROR(SqliteExec(store->db_, "PRAGMA synchronous=FULL"));
+  // The token table lives in the collector's database: check (create, migrate) its schema, so
+  // `tokens add` refuses a device store or a foreign file as the server does.
+  DENIABLE_RETURN_IF_ERROR(EnsureCollectorSchema(store->db_, path));
   DENIABLE_RETURN_IF_ERROR(SqliteExec(store->db_, kSchema));
   return store;
 }

@@ -1,34 +1,14 @@
-// Bounded echo of untrusted input in status messages and log lines.
-//
-// Example:
-//   return absl::NotFoundError(absl::StrCat("metric: unknown metric ", EchoValue(name)));
-//
-// Thread-safe (a pure function).
+// Bounded echo of untrusted input: the shared implementation lives in common/ (the SDK checks
+// labels with the same messages); see deniable/common/echo.h.
 #ifndef DENIABLE_SERVER_CORE_ECHO_H_
 #define DENIABLE_SERVER_CORE_ECHO_H_
 
-#include <cstddef>
-#include <string>
-
-#include "absl/strings/escaping.h"
-#include "absl/strings/str_cat.h"
-#include "absl/strings/string_view.h"
+#include "deniable/common/echo.h"
 
 namespace deniable::server {
 
-// Bytes of an untrusted value that a message or log line repeats.
-inline constexpr size_t kMaxEchoBytes = 64;
-
-// `value` as it may be echoed: its first kMaxEchoBytes bytes C-escaped and in quotes, followed by
-// its length when it was truncated. For example `"abc"`, or for 1.9 MB of junk
-// `"\001\001..."... (1900000 bytes)`. The result is at most 4 * kMaxEchoBytes + 40 bytes
-// whatever the input (C-escaping at most quadruples a byte), so hostile input cannot grow a status
-// or a log line.
-inline std::string EchoValue(absl::string_view value) {
-  if (value.size() <= kMaxEchoBytes) return absl::StrCat("\"", absl::CEscape(value), "\"");
-  return absl::StrCat("\"", absl::CEscape(value.substr(0, kMaxEchoBytes)), "\"... (", value.size(),
-                      " bytes)");
-}
+using ::deniable::EchoValue;
+using ::deniable::kMaxEchoBytes;
 
 }  // namespace deniable::server
 

@@ -6,34 +6,15 @@
 #include <utility>
 #include <vector>
 
-#include "absl/container/btree_map.h"
 #include "absl/container/flat_hash_map.h"
 #include "absl/status/status.h"
-#include "absl/strings/ascii.h"
 #include "absl/strings/str_cat.h"
-#include "absl/strings/str_join.h"
+#include "deniable/common/labels.h"
 #include "deniable/common/status_macros.h"
+#include "server/core/design_fingerprint.h"
 
 namespace deniable::server {
 namespace {
-
-constexpr size_t kMaxLabels = 4;
-constexpr size_t kMaxLabelKeyLength = 32;
-constexpr size_t kMaxLabelValueLength = 32;
-
-bool ValidLabelKey(absl::string_view key) {
-  if (key.empty() || key.size() > kMaxLabelKeyLength || !absl::ascii_islower(key[0])) return false;
-  return std::all_of(key.begin(), key.end(), [](char c) {
-    return absl::ascii_islower(c) || absl::ascii_isdigit(c) || c == '_';
-  });
-}
-
-bool ValidLabelValue(absl::string_view value) {
-  if (value.empty() || value.size() > kMaxLabelValueLength) return false;
-  return std::all_of(value.begin(), value.end(), [](char c) {
-    return absl::ascii_isalnum(c) || c == '_' || c == '.' || c == ':' || c == '-';
-  });
-}
 
 v1::ReportRejection Rejection(int index, const absl::Status& status) {
   v1::ReportRejection r;
@@ -60,23 +41,8 @@ v1::SubmitReportsResponse Response(const AppendResult& stored, ValidatedBatch& b
 absl::StatusOr<std::string> CanonicalLabels(
     const google::protobuf::Map<std::string, std::string>& labels, absl::string_view field) {
   if (labels.empty()) return std::string();
-  if (labels.size() > kMaxLabels) {
-    return absl::InvalidArgumentError(
-        absl::StrCat(field, ": at most ", kMaxLabels, " labels, but has ", labels.size()));
-  }
-  absl::btree_map<std::string, std::string> sorted(labels.begin(), labels.end());
-  for (const auto& [key, value] : sorted) {
-    if (!ValidLabelKey(key)) {
-      return absl::InvalidArgumentError(
-          absl::StrCat(field, "[", EchoValue(key), "]: key must match [a-z][a-z0-9_]{0,31}"));
-    }
-    if (!ValidLabelValue(value)) {
-      return absl::InvalidArgumentError(
-          absl::StrCat(field, "[\"", key, "\"]: value must match [A-Za-z0-9_.:-]{1,32}, but is ",
-                       EchoValue(value)));
-    }
-  }
-  return absl::StrJoin(sorted, ",", absl::PairFormatter("="));
+  return ::deniable::CanonicalLabels(
+      std::map<std::string, std::string>(labels.begin(), labels.end()), field);
 }
 
 Ingestor::Ingestor(MetricRegistry* registry, Storage* storage, const Clock* clock,
@@ -180,10 +146,18 @@ absl::StatusOr<ValidatedBatch> Ingestor::Validate(const v1::SubmitReportsRequest
 absl::StatusOr<ReportRow> Ingestor::ValidateReport(const v1::Report& report,
                                                    const MetricInfo& metric,
                                                    absl::string_view field, const Bounds& bounds) {
-  if (metric.Find(report.design_version()) == nullptr) {
+  const MetricVersion* version = metric.Find(report.design_version());
+  if (version == nullptr) {
     return absl::InvalidArgumentError(absl::StrCat(
         field, ".design_version: metric \"", report.metric(), "\" has no design version ",
         report.design_version(), " (current version is ", metric.current().version, ")"));
+  }
+  if (report.design_fingerprint() != 0 && report.design_fingerprint() != version->fingerprint) {
+    return absl::FailedPreconditionError(absl::StrCat(
+        field, ".design_fingerprint: ", FingerprintHex(report.design_fingerprint()),
+        " is not the fingerprint of metric \"", report.metric(), "\" design version ",
+        report.design_version(), " on this collector (", FingerprintHex(version->fingerprint),
+        "): the bit was randomized with another design; fetch the design again"));
   }
   if (report.bit() > 1) {
     return absl::InvalidArgumentError(

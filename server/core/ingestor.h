@@ -15,11 +15,14 @@
 //   beyond max_future_skew, or older than max_report_age    INVALID_ARGUMENT
 //   "reports[i].event_time_seconds" more than 4 labels, malformed key or value INVALID_ARGUMENT
 //   "reports[i].labels[...]"
-// Every INVALID_ARGUMENT rejection is permanent (re-sending the same report can never succeed);
-// NOT_FOUND is not (the metric may be created, or the database restored, later).
-// A batch whose reports are ALL invalid is still answered OK: accepted = duplicates = 0 and one
-// rejection per report, so a device drops (or keeps) each report by its own verdict.
-// Messages name the field and the offending value (truncated by EchoValue), never a bit.
+//   design fingerprint set (non-zero) and not the collector's fingerprint of that version
+//                                                  FAILED_PRECONDITION
+//                                                  "reports[i].design_fingerprint"
+// Every INVALID_ARGUMENT and FAILED_PRECONDITION rejection is permanent (re-sending the same report
+// can never succeed); NOT_FOUND is not (the metric may be created, or the database restored,
+// later). A batch whose reports are ALL invalid is still answered OK: accepted = duplicates = 0 and
+// one rejection per report, so a device drops (or keeps) each report by its own verdict. Messages
+// name the field and the offending value (truncated by EchoValue), never a bit.
 //
 // Thread-safe. Does not own its arguments, which must outlive it.
 #ifndef DENIABLE_SERVER_CORE_INGESTOR_H_
@@ -100,8 +103,9 @@ class Ingestor {
   const IngestOptions options_;
 };
 
-// Validates labels and returns their canonical form "k1=v1,k2=v2" sorted by key ("" for none).
-// Keys match [a-z][a-z0-9_]{0,31}, values [A-Za-z0-9_.:-]{1,32}, at most 4 labels.
+// Validates labels and returns their canonical form "k1=v1,k2=v2" sorted by key ("" for none):
+// deniable::CanonicalLabels (common/include/deniable/common/labels.h, the rules the SDK checks
+// too). Keys match [a-z][a-z0-9_]{0,31}, values [A-Za-z0-9_.:-]{1,32}, at most 4 labels.
 // Errors: INVALID_ARGUMENT naming `field` and the label.
 absl::StatusOr<std::string> CanonicalLabels(
     const google::protobuf::Map<std::string, std::string>& labels, absl::string_view field);

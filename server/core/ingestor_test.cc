@@ -181,6 +181,53 @@ TEST_F(IngestorTest, RejectsWrongDesignVersion) {
   ExpectRejected(r, absl::StatusCode::kInvalidArgument, "reports[1].design_version");
 }
 
+// Issue 17: a device that cached "two_coin v1" from another collector (or from a database the
+// operator recreated) must not have its bits debiased with this collector's v1.
+TEST_F(IngestorTest, RejectsADesignFingerprintThatIsNotTheCollectorsAsFailedPrecondition) {
+  absl::StatusOr<v1::GetDesignResponse> here = DesignForDevice(registry_, "m");
+  ASSERT_TRUE(here.ok()) << here.status();
+  ASSERT_NE(here->design_fingerprint(), 0u);
+
+  // Another collector: v1 of "m" is symmetric_epsilon 0.5.
+  MemoryStorage other_storage;
+  MetricRegistry other(&other_storage, &clock_);
+  v1::CreateMetricRequest create;
+  create.set_name("m");
+  create.mutable_design()->mutable_symmetric_epsilon()->set_epsilon(0.5);
+  ASSERT_TRUE(other.Create(create).ok());
+  absl::StatusOr<v1::GetDesignResponse> there = DesignForDevice(other, "m");
+  ASSERT_TRUE(there.ok()) << there.status();
+  EXPECT_NE(there->design_fingerprint(), here->design_fingerprint());
+  v1::Report r = Valid('b');
+  r.set_design_fingerprint(there->design_fingerprint());
+  ExpectRejected(r, absl::StatusCode::kFailedPrecondition, "reports[1].design_fingerprint");
+}
+
+TEST_F(IngestorTest, DesignFingerprintTellsARecreatedDatabaseFromTheOriginal) {
+  // The same design under the same name, created an hour later in a new database.
+  FakeClock later(absl::FromUnixSeconds(kNow + 3600));
+  MemoryStorage recreated_storage;
+  MetricRegistry recreated(&recreated_storage, &later);
+  v1::CreateMetricRequest create;
+  create.set_name("m");
+  create.mutable_design()->mutable_two_coin();
+  ASSERT_TRUE(recreated.Create(create).ok());
+  EXPECT_NE(DesignForDevice(recreated, "m")->design_fingerprint(),
+            DesignForDevice(registry_, "m")->design_fingerprint());
+}
+
+TEST_F(IngestorTest, AcceptsTheCollectorsFingerprintAndNoFingerprintFromOlderSdks) {
+  v1::SubmitReportsRequest request;
+  *request.add_reports() = Valid('a');  // no fingerprint: an SDK older than the field
+  *request.add_reports() = Valid('b');
+  request.mutable_reports(1)->set_design_fingerprint(
+      DesignForDevice(registry_, "m")->design_fingerprint());
+  absl::StatusOr<v1::SubmitReportsResponse> response = ingestor_.Submit(request);
+  ASSERT_TRUE(response.ok()) << response.status();
+  EXPECT_EQ(response->accepted(), 2u);
+  EXPECT_EQ(response->rejections_size(), 0);
+}
+
 TEST_F(IngestorTest, RejectsBitOtherThanZeroOrOne) {
   v1::Report r = Valid();
   r.set_bit(2);

@@ -8,6 +8,7 @@
 #include "absl/strings/str_cat.h"
 #include "deniable/common/status_macros.h"
 #include "deniable/convert/design_convert.h"
+#include "server/core/design_fingerprint.h"
 #include "server/core/echo.h"
 
 namespace deniable::server {
@@ -184,7 +185,7 @@ absl::StatusOr<std::shared_ptr<const MetricInfo>> MetricRegistry::Build(
                                               d.version, ": stored parameters do not parse"));
     }
     DENIABLE_ASSIGN_OR_RETURN(Design design, DesignFromProto(parameters, "stored design"));
-    MetricVersion version{d.version, design, {}};
+    MetricVersion version{d.version, design, {}, DesignFingerprint(stored, d)};
     DesignToProto(design, d.version, &version.wire);
     info->versions.push_back(std::move(version));
   }
@@ -215,6 +216,7 @@ absl::StatusOr<v1::GetDesignResponse> DesignForDevice(MetricRegistry& registry,
   response.set_time_precision_seconds((*found)->proto.time_precision_seconds());
   response.set_reporting_period_seconds((*found)->proto.reporting_period_seconds());
   response.set_randomization((*found)->proto.randomization());
+  response.set_design_fingerprint((*found)->current().fingerprint);
   return response;
 }
 

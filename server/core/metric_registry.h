@@ -29,6 +29,8 @@ struct MetricVersion {
   uint32_t version = 0;
   Design design;
   v1::Design wire;  // parameters, version, a, b, epsilon, warning
+  // DesignFingerprint of this version on this collector (design_fingerprint.h); never 0.
+  uint64_t fingerprint = 0;
 };
 
 // An immutable snapshot of a metric.
@@ -107,9 +109,9 @@ absl::StatusOr<ReportingPolicy> ValidateReportingPolicy(uint32_t reporting_perio
                                                         v1::Randomization randomization,
                                                         uint32_t time_precision_seconds);
 
-// What a device fetches for `metric`: its name, current design, time precision, reporting period
-// and randomization (ReportService.GetDesign, over gRPC and HTTP/JSON alike). Thread-safe.
-// Errors: those of MetricRegistry::Find (INVALID_ARGUMENT naming "metric", NOT_FOUND).
+// What a device fetches for `metric`: its name, current design, its fingerprint, time precision,
+// reporting period and randomization (ReportService.GetDesign, over gRPC and HTTP/JSON alike).
+// Thread-safe. Errors: those of MetricRegistry::Find (INVALID_ARGUMENT naming "metric", NOT_FOUND).
 absl::StatusOr<v1::GetDesignResponse> DesignForDevice(MetricRegistry& registry,
                                                       absl::string_view metric);
 

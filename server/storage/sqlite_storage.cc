@@ -19,93 +19,10 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "deniable/common/status_macros.h"
+#include "server/storage/sqlite_schema.h"
 
 namespace deniable::server {
 namespace {
-
-constexpr char kSchema[] = R"sql(
-CREATE TABLE IF NOT EXISTS metrics(
-  id INTEGER PRIMARY KEY,
-  name TEXT NOT NULL UNIQUE,
-  description TEXT NOT NULL,
-  created_time_seconds INTEGER NOT NULL,
-  time_precision_seconds INTEGER NOT NULL,
-  min_reports INTEGER NOT NULL DEFAULT 0);
-CREATE TABLE IF NOT EXISTS designs(
-  metric_id INTEGER NOT NULL,
-  version INTEGER NOT NULL,
-  parameters BLOB NOT NULL,
-  a REAL NOT NULL,
-  b REAL NOT NULL,
-  created_time_seconds INTEGER NOT NULL,
-  PRIMARY KEY (metric_id, version)) WITHOUT ROWID;
-CREATE TABLE IF NOT EXISTS labelsets(
-  id INTEGER PRIMARY KEY,
-  canonical TEXT NOT NULL UNIQUE);
-CREATE TABLE IF NOT EXISTS reports(
-  metric_id INTEGER NOT NULL,
-  event_time INTEGER NOT NULL,
-  report_id BLOB NOT NULL,
-  version INTEGER NOT NULL,
-  bit INTEGER NOT NULL,
-  labelset_id INTEGER NOT NULL,
-  PRIMARY KEY (metric_id, event_time, report_id)) WITHOUT ROWID;
-CREATE TABLE IF NOT EXISTS recent_reports(
-  metric_id INTEGER NOT NULL,
-  event_time INTEGER NOT NULL,
-  seq INTEGER NOT NULL,
-  report_id BLOB NOT NULL,
-  version INTEGER NOT NULL,
-  bit INTEGER NOT NULL,
-  labelset_id INTEGER NOT NULL,
-  PRIMARY KEY (metric_id, event_time, seq)) WITHOUT ROWID;
-CREATE TABLE IF NOT EXISTS moving(
-  metric_id INTEGER NOT NULL,
-  event_time INTEGER NOT NULL,
-  PRIMARY KEY (metric_id, event_time)) WITHOUT ROWID;
-CREATE VIEW IF NOT EXISTS stored_reports AS
-  SELECT metric_id, event_time, report_id, version, bit, labelset_id FROM reports
-  UNION ALL
-  SELECT metric_id, event_time, report_id, version, bit, labelset_id FROM recent_reports;
-CREATE TABLE IF NOT EXISTS counts(
-  metric_id INTEGER NOT NULL,
-  event_time INTEGER NOT NULL,
-  version INTEGER NOT NULL,
-  labelset_id INTEGER NOT NULL,
-  n INTEGER NOT NULL,
-  yes INTEGER NOT NULL,
-  PRIMARY KEY (metric_id, event_time, version, labelset_id)) WITHOUT ROWID;
-)sql";
-
-// Forward migrations of the metrics table: columns added after the first release, each with
-// the default that describes metrics created before it (a database written by an older server
-// opens and keeps its meaning).
-constexpr struct {
-  const char* column;
-  const char* definition;
-} kMetricColumnsAdded[] = {
-    {"reporting_period_seconds", "INTEGER NOT NULL DEFAULT 86400"},
-    {"randomization", "INTEGER NOT NULL DEFAULT 1"},  // deniable.v1.MEMOIZED
-};
-
-// Adds the columns of kMetricColumnsAdded that the metrics table lacks.
-absl::Status MigrateMetricsTable(sqlite3* db) {
-  DENIABLE_ASSIGN_OR_RETURN(SqliteStatement info,
-                            SqliteStatement::Prepare(db, "PRAGMA table_info(metrics)"));
-  std::vector<std::string> present;
-  while (true) {
-    DENIABLE_ASSIGN_OR_RETURN(bool row, info.Step());
-    if (!row) break;
-    present.push_back(info.ColumnText(1));
-  }
-  info.Reset();
-  for (const auto& added : kMetricColumnsAdded) {
-    if (std::find(present.begin(), present.end(), added.column) != present.end()) continue;
-    DENIABLE_RETURN_IF_ERROR(SqliteExec(
-        db, absl::StrCat("ALTER TABLE metrics ADD COLUMN ", added.column, " ", added.definition)));
-  }
-  return absl::OkStatus();
-}
 
 absl::StatusOr<sqlite3*> OpenConnection(const SqliteOptions& options) {
   sqlite3* db = nullptr;
@@ -232,8 +149,7 @@ absl::Status SqliteStorage::Init(const SqliteOptions& options) {
       SqliteExec(write_db_, absl::StrCat("PRAGMA cache_size=-", options.write_cache_kib)));
   DENIABLE_RETURN_IF_ERROR(SqliteExec(
       write_db_, absl::StrCat("PRAGMA wal_autocheckpoint=", options.wal_autocheckpoint_pages)));
-  DENIABLE_RETURN_IF_ERROR(SqliteExec(write_db_, kSchema));
-  DENIABLE_RETURN_IF_ERROR(MigrateMetricsTable(write_db_));
+  DENIABLE_RETURN_IF_ERROR(EnsureCollectorSchema(write_db_, options.path));
   DENIABLE_ASSIGN_OR_RETURN(read_db_, OpenConnection(options));
 
   auto prepare_write = [this](absl::string_view sql) {

@@ -25,6 +25,7 @@ class DirectTransport : public client::ReportTransport {
     response.set_metric(metric);
     *response.mutable_design() = (*info)->current().wire;
     response.set_time_precision_seconds((*info)->proto.time_precision_seconds());
+    response.set_design_fingerprint((*info)->current().fingerprint);
     return response;
   }
 

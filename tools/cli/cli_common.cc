@@ -12,8 +12,10 @@
 #include "deniable/common/interval.h"
 #include "deniable/common/status_macros.h"
 #include "deniable/convert/interval_method_convert.h"
+#include "google/protobuf/struct.pb.h"
 #include "google/protobuf/util/json_util.h"
 #include "tools/cli/cli_flags.h"
+#include "tools/cli/command_flags.h"
 #include "tools/cli/output.h"
 
 namespace deniable::tools {
@@ -83,15 +85,36 @@ absl::StatusOr<std::shared_ptr<client::ReportTransport>> Transport() {
   return client::MakeSecureGrpcTransport(options);
 }
 
+namespace {
+
+// With --json, the error as one JSON object on stdout (scripts read stdout only).
+void PrintJsonError(const std::string& what, const char* code, const std::string& message,
+                    int exit_code) {
+  if (!absl::GetFlag(FLAGS_json)) return;
+  google::protobuf::Struct error;
+  auto& fields = *(*error.mutable_fields())["error"].mutable_struct_value()->mutable_fields();
+  if (!what.empty()) fields["command"].set_string_value(what);
+  fields["code"].set_string_value(code);
+  fields["message"].set_string_value(message);
+  fields["exitCode"].set_number_value(exit_code);
+  PrintJson(error);
+  std::cout << "\n";
+}
+
+}  // namespace
+
 int Fail(const std::string& what, const grpc::Status& status) {
   std::fprintf(stderr, "deniable: %s failed: %s: %s\n", what.c_str(),
                StatusCodeName(status.error_code()), status.error_message().c_str());
-  return 1;
+  const int exit_code = ExitCodeFor(static_cast<absl::StatusCode>(status.error_code()));
+  PrintJsonError(what, StatusCodeName(status.error_code()), status.error_message(), exit_code);
+  return exit_code;
 }
 
 int FailUsage(const std::string& message) {
   std::fprintf(stderr, "deniable: %s\n", message.c_str());
-  return 2;
+  PrintJsonError("", "INVALID_ARGUMENT", message, kExitUsage);
+  return kExitUsage;
 }
 
 void PrintJson(const google::protobuf::Message& message) {

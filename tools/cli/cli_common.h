@@ -25,10 +25,18 @@ void SetDeadline(grpc::ClientContext* context);
 // The SDK transport for --target with the same TLS and token settings. Errors: as Channel, and
 // INVALID_ARGUMENT for a token on a plaintext channel (the SDK sends tokens only over TLS).
 absl::StatusOr<std::shared_ptr<client::ReportTransport>> Transport();
-// Prints "deniable: WHAT failed: CODE: message" to stderr; returns exit code 1.
+// Prints "deniable: WHAT failed: CODE: message" to stderr (with --json also, on stdout,
+// {"error": {"command": WHAT, "code": "CODE", "message": ..., "exitCode": N}}); returns the exit
+// code of the status (ExitCodeFor in command_flags.h: 3 NOT_FOUND, 4 UNAVAILABLE, ...).
 int Fail(const std::string& what, const grpc::Status& status);
-// Prints "deniable: MESSAGE" to stderr; returns exit code 2 (usage error).
+// Prints "deniable: MESSAGE" to stderr (with --json also the JSON error, code INVALID_ARGUMENT);
+// returns exit code 2 (usage error).
 int FailUsage(const std::string& message);
+// `deniable --help` (empty or unknown `command`) or `deniable COMMAND --help`, on stdout;
+// returns 0.
+int PrintHelp(const std::string& command);
+// What --version prints: "deniable 0.1.0 (RelWithDebInfo, GNU 12.2.0)".
+std::string VersionString();
 // Prints the message as protobuf JSON (camelCase names, defaults included).
 void PrintJson(const google::protobuf::Message& message);
 // The design chosen by --design and its parameter flags. Errors: INVALID_ARGUMENT.
@@ -47,6 +55,7 @@ int Difference();
 int DescribeDesign();
 int Plan();
 int Replay();
+int Stats();
 int Health();
 
 }  // namespace deniable::tools

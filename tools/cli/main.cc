@@ -1,4 +1,4 @@
-// deniable: the command-line tool for operators and analysts. See --help and README.md.
+// deniable: the command-line tool for operators and analysts. See --help and docs/cli.md.
 #include <string>
 #include <vector>
 
@@ -7,35 +7,45 @@
 #include "absl/flags/usage_config.h"
 #include "absl/strings/match.h"
 #include "tools/cli/cli_common.h"
+#include "tools/cli/command_flags.h"
 
 int main(int argc, char** argv) {
-  absl::SetProgramUsageMessage(
-      "deniable COMMAND [--flags]   (every command takes --target=host:port and --json)\n"
-      "  create-metric --name=N --design=D [design flags] [--min_reports=K]\n"
-      "                [--reporting_period=1d] [--randomization=memoized|fresh] "
-      "[--allow_no_privacy]\n"
-      "  add-version   --metric=N --design=D [design flags] [--allow_no_privacy]\n"
-      "  list-metrics\n"
-      "  prevalence    --metric=N [--start --end --level --method --group_by=LABEL]\n"
-      "  series        --metric=N --start=T --end=T [--bucket=hour|day|week]\n"
-      "  difference    --metric=N --start --end [--metric2=M] --start2 --end2\n"
-      "  design        (--design=D [design flags] | --metric=N) --prior=PI [--n=REPORTS]\n"
-      "  plan          --design=D [design flags] --half_width=H [--prior=PI|-1] [--level]\n"
-      "  replay        --metric=N --csv=F --column=C --yes=V [--label_columns=a,b "
-      "--group_by=a] [--blank=no|skip]\n"
-      "  health");
-  // --help lists the flags of every file of the CLI (they live in cli_flags.cc, not here).
+  namespace t = deniable::tools;
+  // --help is answered here, on stdout with exit 0 (Abseil's own exits 1), for the whole tool or
+  // for the command named before or after it.
+  std::string command;
+  bool help = false;
+  for (int i = 1; i < argc; ++i) {
+    const std::string arg = argv[i];
+    if (arg == "--help" || arg == "-help" || arg == "-h" || arg == "--helpfull" ||
+        arg == "--helpshort") {
+      help = true;
+    } else if (!arg.empty() && arg[0] != '-' && command.empty()) {
+      command = arg;
+    }
+  }
+  if (help) return t::PrintHelp(command);
+
+  absl::SetProgramUsageMessage("deniable COMMAND [--flags]   (deniable --help lists them)");
   absl::FlagsUsageConfig usage;
   usage.contains_help_flags = [](absl::string_view path) {
     return absl::StrContains(path, "tools/cli/");
   };
+  usage.version_string = [] { return t::VersionString(); };
   absl::SetFlagsUsageConfig(usage);
   std::vector<char*> args = absl::ParseCommandLine(argc, argv);
   if (args.size() != 2) {
-    return deniable::tools::FailUsage("expected one command (--help lists them)");
+    return t::FailUsage("expected one command (deniable --help lists them)");
   }
-  const std::string command = args[1];
-  namespace t = deniable::tools;
+  command = args[1];
+  const t::CommandSpec* spec = t::FindCommand(command);
+  if (spec == nullptr) {
+    return t::FailUsage("unknown command \"" + command + "\" (deniable --help lists them)");
+  }
+  std::vector<std::string> given(argv + 1, argv + argc);
+  if (absl::Status flags = t::CheckCommandFlags(*spec, t::FlagNames(given)); !flags.ok()) {
+    return t::FailUsage(std::string(flags.message()));
+  }
   if (command == "create-metric") return t::CreateMetric();
   if (command == "add-version") return t::AddVersion();
   if (command == "list-metrics") return t::ListMetrics();
@@ -45,6 +55,6 @@ int main(int argc, char** argv) {
   if (command == "design") return t::DescribeDesign();
   if (command == "plan") return t::Plan();
   if (command == "replay") return t::Replay();
-  if (command == "health") return t::Health();
-  return t::FailUsage("unknown command \"" + command + "\" (--help lists them)");
+  if (command == "stats") return t::Stats();
+  return t::Health();
 }

@@ -1,4 +1,5 @@
-// Commands that call the QueryService: metrics, prevalence, series, difference, design, plan.
+// Commands that call the QueryService: metrics, prevalence, series, difference; and design and
+// plan, which compute locally (design --metric asks the server for the metric's design).
 #include <functional>
 #include <iostream>
 #include <string>
@@ -8,6 +9,7 @@
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "deniable/v1/query_service.grpc.pb.h"
+#include "server/core/design_advisor.h"
 #include "tools/cli/cli_common.h"
 #include "tools/cli/cli_flags.h"
 #include "tools/cli/cli_parse.h"
@@ -42,6 +44,22 @@ int Call(const char* what, StubCall<Request, Response> call, const Request& requ
     std::cout << format(response);
   }
   return then ? then(response) : 0;
+}
+
+// Prints a locally computed answer like Call does, or fails with its status.
+template <typename Response>
+int PrintLocal(const char* what, const absl::StatusOr<Response>& response,
+               std::string (*format)(const Response&)) {
+  if (!response.ok()) {
+    return Fail(what, grpc::Status(static_cast<grpc::StatusCode>(response.status().code()),
+                                   std::string(response.status().message())));
+  }
+  if (absl::GetFlag(FLAGS_json)) {
+    PrintJson(*response);
+  } else {
+    std::cout << format(*response);
+  }
+  return 0;
 }
 
 absl::StatusOr<v1::VersionCombination> CombinationFromFlag() {
@@ -173,11 +191,14 @@ int DescribeDesign() {
   }
   request.set_prior(absl::GetFlag(FLAGS_prior));
   if (absl::GetFlag(FLAGS_n) < 0) return FailUsage("--n must be >= 0 (reports; 0 = not shown)");
-  return Call(
-      "design", &v1::QueryService::Stub::DescribeDesign, request,
-      +[](const v1::DesignDescription& d) {
-        return FormatDesignDescription(d, absl::GetFlag(FLAGS_n));
-      });
+  auto format = +[](const v1::DesignDescription& d) {
+    return FormatDesignDescription(d, absl::GetFlag(FLAGS_n));
+  };
+  if (request.has_design()) {  // pure math: the server's own DesignAdvisor, without a server
+    server::DesignAdvisor advisor(/*registry=*/nullptr);
+    return PrintLocal("design", advisor.Describe(request), format);
+  }
+  return Call("design", &v1::QueryService::Stub::DescribeDesign, request, format);
 }
 
 int Plan() {
@@ -188,7 +209,8 @@ int Plan() {
   request.set_half_width(absl::GetFlag(FLAGS_half_width));
   request.set_confidence_level(absl::GetFlag(FLAGS_level));
   request.set_assumed_prevalence(absl::GetFlag(FLAGS_prior));
-  return Call("plan", &v1::QueryService::Stub::PlanSurvey, request, &FormatPlan);
+  server::DesignAdvisor advisor(/*registry=*/nullptr);  // pure math: no server needed
+  return PrintLocal("plan", advisor.Plan(request), &FormatPlan);
 }
 
 }  // namespace deniable::tools

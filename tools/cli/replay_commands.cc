@@ -117,7 +117,13 @@ int Health() {
   grpc::health::v1::HealthCheckResponse response;
   grpc::Status status = stub->Check(&context, grpc::health::v1::HealthCheckRequest(), &response);
   if (!status.ok()) return Fail("health", status);
-  std::cout << grpc::health::v1::HealthCheckResponse::ServingStatus_Name(response.status()) << "\n";
+  if (absl::GetFlag(FLAGS_json)) {
+    PrintJson(response);
+    std::cout << "\n";
+  } else {
+    std::cout << grpc::health::v1::HealthCheckResponse::ServingStatus_Name(response.status())
+              << "\n";
+  }
   return response.status() == grpc::health::v1::HealthCheckResponse::SERVING ? 0 : 1;
 }
 

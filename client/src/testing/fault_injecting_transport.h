@@ -36,6 +36,10 @@ class FaultInjectingTransport : public ReportTransport {
 
   absl::StatusOr<v1::GetDesignResponse> GetDesign(const std::string& metric,
                                                   absl::Duration) override {
+    {
+      absl::MutexLock lock(&mu_);
+      ++design_calls_;
+    }
     if (metric != "m") return absl::NotFoundError("metric \"" + metric + "\" does not exist");
     v1::GetDesignResponse response;
     response.set_metric(metric);
@@ -124,6 +128,10 @@ class FaultInjectingTransport : public ReportTransport {
     absl::MutexLock lock(&mu_);
     return calls_;
   }
+  int design_calls() {
+    absl::MutexLock lock(&mu_);
+    return design_calls_;
+  }
   // Distinct report ids stored; each id is stored at most once, like the real collector.
   int stored() {
     absl::MutexLock lock(&mu_);
@@ -153,6 +161,7 @@ class FaultInjectingTransport : public ReportTransport {
   bool judge_whole_ ABSL_GUARDED_BY(mu_) = false;
   bool bad_index_ ABSL_GUARDED_BY(mu_) = false;
   int calls_ ABSL_GUARDED_BY(mu_) = 0;
+  int design_calls_ ABSL_GUARDED_BY(mu_) = 0;
   std::map<std::string, int> sends_ ABSL_GUARDED_BY(mu_);
   std::map<std::string, int> stored_ ABSL_GUARDED_BY(mu_);  // id -> times answered as stored
   std::vector<int> batch_sizes_ ABSL_GUARDED_BY(mu_);

@@ -72,6 +72,10 @@ struct DeliveryCounters {
   int64_t dropped_rejected = 0;
   int64_t dropped_queue_full = 0;  // oldest reports evicted because the queue was full
   int64_t dropped_too_old = 0;     // older than ReporterOptions::max_report_age when sent
+  // Dropped because the collector rejected them as randomized with a design it does not have
+  // under that version (a per-report rejection FAILED_PRECONDITION, "design_fingerprint"; not
+  // counted in dropped_rejected). Their answers are never randomized again.
+  int64_t dropped_design_mismatch = 0;
 };
 
 // One report waiting in the queue; `sequence` orders the queue (oldest first).
@@ -121,6 +125,11 @@ class DeviceStore {
   // Durably adds one to the metric's MetricLedger::reports_repeated_in_period (creating its
   // ledger row if needed). Nothing else changes.
   virtual absl::Status CountRepeatedReport(const std::string& metric) = 0;
+  // Durably deletes the memo entries of (metric, design_version), both true values: their bits
+  // were drawn with a design the collector does not have under that version (design
+  // fingerprint mismatch), so the next report draws with the collector's design. Nothing else
+  // changes (the ledger keeps the epsilon already spent).
+  virtual absl::Status ForgetMemo(const std::string& metric, uint32_t design_version) = 0;
   virtual absl::StatusOr<int64_t> QueueSize() = 0;
   virtual absl::StatusOr<std::map<std::string, MetricLedger>> ReadLedger() = 0;
   virtual absl::StatusOr<DeliveryCounters> ReadCounters() = 0;

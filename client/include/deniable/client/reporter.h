@@ -49,6 +49,9 @@
 //       with permanent = true, or a batch of exactly one report rejected whole with a status
 //       RetryPolicy::IsPermanentFailure calls permanent (default: INVALID_ARGUMENT)
 //       (::dropped_rejected);
+//   (b') the collector rejected it as randomized with a design it does not have under that
+//       version: a rejection with code FAILED_PRECONDITION (its reason names
+//       "design_fingerprint"; see "Design fingerprint" below) (::dropped_design_mismatch);
 //   (c) a device-side bound drops it: the queue is full (max_queued_reports; the oldest go
 //       first, ::dropped_queue_full) or it is older than max_report_age when its turn to be sent
 //       comes (::dropped_too_old).
@@ -66,6 +69,15 @@
 // keep using the cached version (the server accepts every existing version). A metric never
 // seen before is fetched by Report() itself, bounded by first_design_wait; call Prefetch() at
 // start-up to keep even that first call off the network.
+//
+// Design fingerprint (docs/sdk.md): every report carries the GetDesignResponse.design_fingerprint
+// of the design its bit was drawn with. A collector whose design of that (metric, version)
+// differs (another collector, a recreated database) rejects the report alone with
+// FAILED_PRECONDITION. The reporter then drops exactly those reports, counts them in
+// DeliveryCounters::dropped_design_mismatch, forgets the metric's cached design and the memo
+// entries of that version, and fetches the design again; until it has it, Report() on that
+// metric fetches it as for a metric never seen. The dropped answers are never randomized again
+// (that would spend their privacy twice); the next Report() draws with the collector's design.
 //
 // Randomness: Create()/Open() use SecureBitGen (OpenSSL RAND_bytes). CreateForTesting() takes
 // any absl::BitGenRef (a seeded engine or absl::MockingBitGen) and must not be used in
@@ -87,6 +99,7 @@
 
 #include "absl/base/thread_annotations.h"
 #include "absl/container/flat_hash_map.h"
+#include "absl/container/flat_hash_set.h"
 #include "absl/random/bit_gen_ref.h"
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
@@ -168,7 +181,10 @@ struct ReporterOptions {
   absl::Duration shutdown_drain_timeout = absl::Seconds(2);
 
   // Public, low-cardinality labels attached to every report (for example {"region", "N"}).
-  // Never put identifying or free-text values here: they are sent in the clear.
+  // Never put identifying or free-text values here: they are sent in the clear. Checked by
+  // Open() with the collector's rules (deniable/common/labels.h: at most 4; keys
+  // [a-z][a-z0-9_]{0,31}, values [A-Za-z0-9_.:-]{1,32}); Report() may add or override labels
+  // per report.
   std::map<std::string, std::string> labels;
   // Receives delivery events (drops with their reason, retries). Called from the sender or the
   // flushing thread; must be thread-safe and must not call back into the Reporter. Messages
@@ -193,7 +209,8 @@ class Reporter {
  public:
   // A reporter over `store` (owned) that randomizes with SecureBitGen and reads the system clock.
   // Errors: INVALID_ARGUMENT naming the option (for example "max_epsilon_per_metric" < 0 or
-  // NaN, or "max_batch_reports" < 1).
+  // NaN, "max_batch_reports" < 1, or "labels[\"key\"]: value must match ..." for a label the
+  // collector would reject).
   static absl::StatusOr<std::unique_ptr<Reporter>> Open(std::shared_ptr<ReportTransport> transport,
                                                         std::unique_ptr<DeviceStore> store,
                                                         ReporterOptions options);
@@ -225,6 +242,15 @@ class Reporter {
   // cleared when the call queued nothing.
   absl::Status Report(const std::string& metric, bool answer, std::string* report_id = nullptr);
 
+  // Report() with labels for this report only: `labels` are added to ReporterOptions::labels,
+  // a key in both taking the value given here. The merged set is checked with the collector's
+  // rules before anything is randomized or queued. Errors: as Report(), and INVALID_ARGUMENT
+  // "labels: at most 4 labels ..." / "labels[\"key\"]: ..." (nothing queued, nothing spent).
+  // Example: reporter->Report("crashed", true, {{"app_version", "4.2"}});
+  absl::Status Report(const std::string& metric, bool answer,
+                      const std::map<std::string, std::string>& labels,
+                      std::string* report_id = nullptr);
+
   // Fetches and caches the designs of `metrics`, each call bounded by `timeout`. Returns the
   // first error (the others are still fetched).
   absl::Status Prefetch(const std::vector<std::string>& metrics, absl::Duration timeout);
@@ -251,6 +277,7 @@ class Reporter {
     int64_t time_precision_seconds = 3600;
     int64_t period_seconds = 86400;  // the metric's reporting period
     bool fresh_per_period = false;   // FRESH_PER_PERIOD, else MEMOIZED
+    uint64_t fingerprint = 0;        // GetDesignResponse.design_fingerprint; 0 from old servers
   };
   // kSplit: a batch was rejected whole as permanent and halved; re-send at once.
   enum class SendOutcome { kEmpty, kSent, kTransient, kPermanent, kSplit };
@@ -290,6 +317,9 @@ class Reporter {
   absl::flat_hash_map<std::string, std::pair<int64_t, int64_t>> periods_ ABSL_GUARDED_BY(mu_);
   std::vector<std::string> stale_ ABSL_GUARDED_BY(mu_);    // designs to refresh
   std::vector<std::string> missing_ ABSL_GUARDED_BY(mu_);  // designs to fetch in the background
+  // Metrics whose cached design the collector disowned (fingerprint mismatch): DesignFor skips
+  // the memory and store caches until a fetch succeeds.
+  absl::flat_hash_set<std::string> disowned_ ABSL_GUARDED_BY(mu_);
   bool wake_ ABSL_GUARDED_BY(mu_) = false;
   bool stop_ ABSL_GUARDED_BY(mu_) = false;
 

@@ -1,0 +1,227 @@
+#include "server/storage/sqlite_schema.h"
+
+#include <algorithm>
+#include <string>
+#include <vector>
+
+#include "absl/status/status.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
+#include "absl/strings/str_join.h"
+#include "deniable/common/status_macros.h"
+#include "server/storage/sqlite_statement.h"
+
+namespace deniable::server {
+namespace {
+
+// Every table of schema version 1, created if missing (the tables of the unversioned releases
+// are a subset of these, with the same definitions).
+constexpr char kSchema[] = R"sql(
+CREATE TABLE IF NOT EXISTS metrics(
+  id INTEGER PRIMARY KEY,
+  name TEXT NOT NULL UNIQUE,
+  description TEXT NOT NULL,
+  created_time_seconds INTEGER NOT NULL,
+  time_precision_seconds INTEGER NOT NULL,
+  min_reports INTEGER NOT NULL DEFAULT 0);
+CREATE TABLE IF NOT EXISTS designs(
+  metric_id INTEGER NOT NULL,
+  version INTEGER NOT NULL,
+  parameters BLOB NOT NULL,
+  a REAL NOT NULL,
+  b REAL NOT NULL,
+  created_time_seconds INTEGER NOT NULL,
+  PRIMARY KEY (metric_id, version)) WITHOUT ROWID;
+CREATE TABLE IF NOT EXISTS labelsets(
+  id INTEGER PRIMARY KEY,
+  canonical TEXT NOT NULL UNIQUE);
+CREATE TABLE IF NOT EXISTS reports(
+  metric_id INTEGER NOT NULL,
+  event_time INTEGER NOT NULL,
+  report_id BLOB NOT NULL,
+  version INTEGER NOT NULL,
+  bit INTEGER NOT NULL,
+  labelset_id INTEGER NOT NULL,
+  PRIMARY KEY (metric_id, event_time, report_id)) WITHOUT ROWID;
+CREATE TABLE IF NOT EXISTS recent_reports(
+  metric_id INTEGER NOT NULL,
+  event_time INTEGER NOT NULL,
+  seq INTEGER NOT NULL,
+  report_id BLOB NOT NULL,
+  version INTEGER NOT NULL,
+  bit INTEGER NOT NULL,
+  labelset_id INTEGER NOT NULL,
+  PRIMARY KEY (metric_id, event_time, seq)) WITHOUT ROWID;
+CREATE TABLE IF NOT EXISTS moving(
+  metric_id INTEGER NOT NULL,
+  event_time INTEGER NOT NULL,
+  PRIMARY KEY (metric_id, event_time)) WITHOUT ROWID;
+CREATE VIEW IF NOT EXISTS stored_reports AS
+  SELECT metric_id, event_time, report_id, version, bit, labelset_id FROM reports
+  UNION ALL
+  SELECT metric_id, event_time, report_id, version, bit, labelset_id FROM recent_reports;
+CREATE TABLE IF NOT EXISTS counts(
+  metric_id INTEGER NOT NULL,
+  event_time INTEGER NOT NULL,
+  version INTEGER NOT NULL,
+  labelset_id INTEGER NOT NULL,
+  n INTEGER NOT NULL,
+  yes INTEGER NOT NULL,
+  PRIMARY KEY (metric_id, event_time, version, labelset_id)) WITHOUT ROWID;
+CREATE TABLE IF NOT EXISTS auth_tokens(
+  id INTEGER PRIMARY KEY,
+  hash BLOB NOT NULL UNIQUE,
+  role TEXT NOT NULL,
+  label TEXT NOT NULL,
+  created_time_seconds INTEGER NOT NULL,
+  revoked_time_seconds INTEGER);
+)sql";
+
+// Forward migrations of the metrics table: columns added after the first release, each with
+// the default that describes metrics created before it (a database written by an older server
+// opens and keeps its meaning).
+constexpr struct {
+  const char* column;
+  const char* definition;
+} kMetricColumnsAdded[] = {
+    {"reporting_period_seconds", "INTEGER NOT NULL DEFAULT 86400"},
+    {"randomization", "INTEGER NOT NULL DEFAULT 1"},  // deniable.v1.MEMOIZED
+};
+
+// Adds the columns of kMetricColumnsAdded that the metrics table lacks.
+absl::Status MigrateMetricsTable(sqlite3* db) {
+  DENIABLE_ASSIGN_OR_RETURN(SqliteStatement info,
+                            SqliteStatement::Prepare(db, "PRAGMA table_info(metrics)"));
+  std::vector<std::string> present;
+  while (true) {
+    DENIABLE_ASSIGN_OR_RETURN(bool row, info.Step());
+    if (!row) break;
+    present.push_back(info.ColumnText(1));
+  }
+  info.Reset();
+  for (const auto& added : kMetricColumnsAdded) {
+    if (std::find(present.begin(), present.end(), added.column) != present.end()) continue;
+    DENIABLE_RETURN_IF_ERROR(SqliteExec(
+        db, absl::StrCat("ALTER TABLE metrics ADD COLUMN ", added.column, " ", added.definition)));
+  }
+  return absl::OkStatus();
+}
+
+// Tables (and views) the unversioned releases wrote: a database with application_id 0 holding
+// only these is a Deniable collector database of version 0.
+constexpr const char* kKnownTables[] = {"metrics", "designs",        "labelsets",
+                                        "reports", "recent_reports", "moving",
+                                        "counts",  "auth_tokens",    "stored_reports"};
+
+// Version 0 (unversioned) -> 1: every table, the metrics columns added since the first release.
+absl::Status MigrateTo1(sqlite3* db) {
+  DENIABLE_RETURN_IF_ERROR(SqliteExec(db, kSchema));
+  return MigrateMetricsTable(db);
+}
+
+// Step i migrates version i to i + 1.
+using Migration = absl::Status (*)(sqlite3*);
+constexpr Migration kMigrations[] = {MigrateTo1};
+static_assert(sizeof(kMigrations) / sizeof(kMigrations[0]) == kCurrentSchemaVersion);
+
+absl::StatusOr<int64_t> PragmaInt(sqlite3* db, const char* pragma) {
+  DENIABLE_ASSIGN_OR_RETURN(SqliteStatement st, SqliteStatement::Prepare(db, pragma));
+  DENIABLE_ASSIGN_OR_RETURN(bool row, st.Step());
+  const int64_t value = row ? st.ColumnInt64(0) : 0;
+  st.Reset();
+  return value;
+}
+
+absl::StatusOr<std::vector<std::string>> TableNames(sqlite3* db) {
+  DENIABLE_ASSIGN_OR_RETURN(
+      SqliteStatement st,
+      SqliteStatement::Prepare(db,
+                               "SELECT name FROM sqlite_master WHERE type IN ('table', 'view') "
+                               "AND name NOT LIKE 'sqlite\\_%' ESCAPE '\\' ORDER BY name"));
+  std::vector<std::string> names;
+  while (true) {
+    DENIABLE_ASSIGN_OR_RETURN(bool row, st.Step());
+    if (!row) break;
+    names.push_back(st.ColumnText(0));
+  }
+  st.Reset();
+  return names;
+}
+
+// The whole check and migration; runs inside the caller's transaction.
+absl::Status CheckAndMigrate(sqlite3* db, absl::string_view path) {
+  DENIABLE_ASSIGN_OR_RETURN(int64_t application_id, PragmaInt(db, "PRAGMA application_id"));
+  DENIABLE_ASSIGN_OR_RETURN(int64_t version, PragmaInt(db, "PRAGMA user_version"));
+  DENIABLE_ASSIGN_OR_RETURN(std::vector<std::string> tables, TableNames(db));
+  if (application_id == kDeviceStoreApplicationId) {
+    return absl::FailedPreconditionError(absl::StrCat(
+        "database \"", path,
+        "\" is a Deniable device store (the SDK's file on a device), not a collector database: "
+        "pass the collector's --db"));
+  }
+  if (application_id == 0) {
+    for (const std::string& table : tables) {
+      if (std::find(std::begin(kKnownTables), std::end(kKnownTables), table) ==
+          std::end(kKnownTables)) {
+        return absl::FailedPreconditionError(absl::StrCat(
+            "database \"", path, "\" is not a Deniable collector database (it has table \"", table,
+            "\", which Deniable never wrote); nothing was changed"));
+      }
+    }
+    if (version != 0) {
+      return absl::FailedPreconditionError(absl::StrCat(
+          "database \"", path, "\" is not a Deniable collector database (user_version ", version,
+          " without Deniable's application_id); nothing was changed"));
+    }
+  } else if (application_id != kCollectorApplicationId) {
+    return absl::FailedPreconditionError(absl::StrFormat(
+        "database \"%s\" is not a Deniable collector database (application_id 0x%08x, expected "
+        "0x%08x); nothing was changed",
+        path, static_cast<uint32_t>(application_id), kCollectorApplicationId));
+  }
+  if (version > kCurrentSchemaVersion) {
+    return absl::FailedPreconditionError(absl::StrCat(
+        "database \"", path, "\" has schema version ", version,
+        ", written by a newer deniable-server; this one knows versions up to ",
+        kCurrentSchemaVersion, ": run the newer server, or restore a backup made with this one"));
+  }
+  if (version == kCurrentSchemaVersion) return absl::OkStatus();
+  for (int64_t v = version; v < kCurrentSchemaVersion; ++v) {
+    absl::Status step = kMigrations[v](db);
+    if (!step.ok()) {
+      return absl::Status(step.code(),
+                          absl::StrCat("migrating database \"", path, "\" from schema version ", v,
+                                       " to ", v + 1, ": ", step.message()));
+    }
+  }
+  DENIABLE_RETURN_IF_ERROR(
+      SqliteExec(db, absl::StrCat("PRAGMA application_id=", kCollectorApplicationId)));
+  return SqliteExec(db, absl::StrCat("PRAGMA user_version=", kCurrentSchemaVersion));
+}
+
+}  // namespace
+
+absl::Status EnsureCollectorSchema(sqlite3* db, absl::string_view path) {
+  // The usual case, a database of the current version, needs no write lock: a running server's
+  // writer (moves, commits) never makes `deniable-server tokens` or a restart wait for it.
+  DENIABLE_ASSIGN_OR_RETURN(int64_t application_id, PragmaInt(db, "PRAGMA application_id"));
+  DENIABLE_ASSIGN_OR_RETURN(int64_t version, PragmaInt(db, "PRAGMA user_version"));
+  if (application_id == kCollectorApplicationId && version == kCurrentSchemaVersion) {
+    return absl::OkStatus();
+  }
+  DENIABLE_RETURN_IF_ERROR(SqliteExec(db, "BEGIN IMMEDIATE"));
+  absl::Status status = CheckAndMigrate(db, path);
+  if (status.ok()) status = SqliteExec(db, "COMMIT");
+  if (!status.ok()) SqliteExec(db, "ROLLBACK").IgnoreError();
+  return status;
+}
+
+absl::Status ReadSchemaVersion(sqlite3* db, int32_t* application_id, int* version) {
+  DENIABLE_ASSIGN_OR_RETURN(int64_t id, PragmaInt(db, "PRAGMA application_id"));
+  DENIABLE_ASSIGN_OR_RETURN(int64_t v, PragmaInt(db, "PRAGMA user_version"));
+  *application_id = static_cast<int32_t>(id);
+  *version = static_cast<int>(v);
+  return absl::OkStatus();
+}
+
+}  // namespace deniable::server

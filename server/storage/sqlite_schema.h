@@ -1,0 +1,50 @@
+// Schema versions of the collector's SQLite database: what every start checks and migrates.
+//
+// A collector database is marked by `PRAGMA application_id` = kCollectorApplicationId ("DNS1")
+// and carries its schema version in `PRAGMA user_version`. Opening one (SqliteStorage::Open,
+// TokenStore::Open) calls EnsureCollectorSchema, which in ONE transaction (BEGIN IMMEDIATE):
+//   - creates the current schema in an empty file;
+//   - migrates forward, step by step, a database of an older version, including the unversioned
+//     databases written before versions existed (application_id 0 and only Deniable's tables:
+//     version 0);
+//   - refuses, changing nothing, a database of a newer version (written by a newer
+//     deniable-server: upgrade, or restore a backup), the SDK's device store (application_id
+//     "DNB1") and any other database (another application_id, or tables Deniable never wrote).
+// A failed migration rolls back: the file stays as it was. A database already at the current
+// version is recognised without a write lock (two reads of the header).
+//
+// Versions (docs/operations.md, "Schema versions" keeps the list for operators):
+//   0  unversioned (every release up to and including commit 320cd93)
+//   1  application_id and user_version set; all tables present; metrics has
+//      reporting_period_seconds and randomization
+//
+// Thread-compatible: call it on a connection no other thread uses.
+#ifndef DENIABLE_SERVER_STORAGE_SQLITE_SCHEMA_H_
+#define DENIABLE_SERVER_STORAGE_SQLITE_SCHEMA_H_
+
+#include <sqlite3.h>
+
+#include <cstdint>
+
+#include "absl/status/status.h"
+#include "absl/strings/string_view.h"
+
+namespace deniable::server {
+
+inline constexpr int32_t kCollectorApplicationId = 0x444E5331;    // "DNS1"
+inline constexpr int32_t kDeviceStoreApplicationId = 0x444E4231;  // "DNB1": the SDK's file
+inline constexpr int kCurrentSchemaVersion = 1;
+
+// Checks, creates or migrates the schema of the collector database open on `db`; `path` names
+// it in messages. Errors: FAILED_PRECONDITION naming the path for a database of a newer schema
+// version, a device store or a foreign database (nothing changed); the SQLite errors of
+// SqliteError (UNAVAILABLE when busy or on I/O errors) with the transaction rolled back.
+absl::Status EnsureCollectorSchema(sqlite3* db, absl::string_view path);
+
+// The schema version recorded in the database open on `db` (PRAGMA user_version).
+// Errors: as SqliteError.
+absl::Status ReadSchemaVersion(sqlite3* db, int32_t* application_id, int* version);
+
+}  // namespace deniable::server
+
+#endif  // DENIABLE_SERVER_STORAGE_SQLITE_SCHEMA_H_

@@ -1,0 +1,139 @@
+// Schema versions of the collector database (issue 17): a database written by the last
+// unversioned release (tests/data/collector-schema-320cd93.sql, run into an empty file) opens and
+// is migrated in place; a newer, a device store and a foreign database are refused unchanged.
+#include "server/storage/sqlite_schema.h"
+
+#include <sqlite3.h>
+
+#include <fstream>
+#include <sstream>
+#include <string>
+
+#include "gmock/gmock.h"
+#include "gtest/gtest.h"
+#include "server/storage/sqlite_storage.h"
+#include "server/storage/storage_test_util.h"
+
+namespace deniable::server {
+namespace {
+
+using ::testing::HasSubstr;
+using testing_util::TempDbPath;
+
+// Runs `sql` into the file at `path` (created if missing).
+void RunSql(const std::string& path, const std::string& sql) {
+  sqlite3* db = nullptr;
+  ASSERT_EQ(sqlite3_open(path.c_str(), &db), SQLITE_OK);
+  char* error = nullptr;
+  const int rc = sqlite3_exec(db, sql.c_str(), nullptr, nullptr, &error);
+  EXPECT_EQ(rc, SQLITE_OK) << (error != nullptr ? error : "");
+  sqlite3_free(error);
+  sqlite3_close(db);
+}
+
+// PRAGMA application_id and user_version, and the number of tables, of the file at `path`.
+struct Header {
+  int32_t application_id = 0;
+  int version = 0;
+};
+Header ReadHeader(const std::string& path) {
+  sqlite3* db = nullptr;
+  Header h;
+  EXPECT_EQ(sqlite3_open(path.c_str(), &db), SQLITE_OK);
+  EXPECT_TRUE(ReadSchemaVersion(db, &h.application_id, &h.version).ok());
+  sqlite3_close(db);
+  return h;
+}
+
+std::string Fixture() {
+  std::ifstream in(DENIABLE_SCHEMA_FIXTURE);
+  std::stringstream text;
+  text << in.rdbuf();
+  return text.str();
+}
+
+TEST(SqliteSchemaTest, OpensADatabaseWrittenByTheUnversionedReleaseAndMigratesItInPlace) {
+  const std::string path = TempDbPath("schema_v0");
+  const std::string sql = Fixture();
+  ASSERT_THAT(sql, HasSubstr("CREATE TABLE IF NOT EXISTS counts"));
+  RunSql(path, sql);
+  ASSERT_EQ(ReadHeader(path).application_id, 0);
+
+  auto storage = SqliteStorage::Open({.path = path});
+  ASSERT_TRUE(storage.ok()) << storage.status();
+  absl::StatusOr<StoredMetric> metric = (*storage)->GetMetric("chile_vote_yes");
+  ASSERT_TRUE(metric.ok()) << metric.status();
+  EXPECT_EQ(metric->reporting_period_seconds, 86400u);
+  ASSERT_EQ(metric->designs.size(), 1u);
+  EXPECT_EQ(metric->designs[0].a, 0.75);
+  absl::StatusOr<std::vector<CountRow>> counts =
+      (*storage)->ReadCounts(metric->id, 0, 2'000'000'000);
+  ASSERT_TRUE(counts.ok()) << counts.status();
+  int64_t n = 0;
+  for (const CountRow& row : *counts) n += row.n;
+  EXPECT_EQ(n, 3);
+  EXPECT_EQ(*(*storage)->ReportCount(), 3);
+  storage->reset();
+
+  const Header header = ReadHeader(path);
+  EXPECT_EQ(header.application_id, kCollectorApplicationId);
+  EXPECT_EQ(header.version, kCurrentSchemaVersion);
+  // A second start finds the current version and opens it as it is.
+  auto reopened = SqliteStorage::Open({.path = path});
+  ASSERT_TRUE(reopened.ok()) << reopened.status();
+  EXPECT_EQ(*(*reopened)->ReportCount(), 3);
+}
+
+TEST(SqliteSchemaTest, ANewDatabaseGetsTheApplicationIdAndTheCurrentVersion) {
+  const std::string path = TempDbPath("schema_new");
+  ASSERT_TRUE(SqliteStorage::Open({.path = path}).ok());
+  const Header header = ReadHeader(path);
+  EXPECT_EQ(header.application_id, kCollectorApplicationId);
+  EXPECT_EQ(header.version, kCurrentSchemaVersion);
+}
+
+TEST(SqliteSchemaTest, RefusesADatabaseOfANewerSchemaVersionAndChangesNothing) {
+  const std::string path = TempDbPath("schema_newer");
+  ASSERT_TRUE(SqliteStorage::Open({.path = path}).ok());
+  RunSql(path, "PRAGMA user_version=" + std::to_string(kCurrentSchemaVersion + 1));
+  auto storage = SqliteStorage::Open({.path = path});
+  EXPECT_EQ(storage.status().code(), absl::StatusCode::kFailedPrecondition);
+  EXPECT_THAT(storage.status().message(), HasSubstr(path));
+  EXPECT_THAT(storage.status().message(), HasSubstr("written by a newer deniable-server"));
+  EXPECT_EQ(ReadHeader(path).version, kCurrentSchemaVersion + 1);
+}
+
+TEST(SqliteSchemaTest, RefusesTheSdksDeviceStoreAndChangesNothing) {
+  const std::string path = TempDbPath("schema_device");
+  RunSql(path, "PRAGMA application_id=" + std::to_string(kDeviceStoreApplicationId) +
+                   "; CREATE TABLE memo(metric TEXT); CREATE TABLE queue(seq INTEGER);");
+  auto storage = SqliteStorage::Open({.path = path});
+  EXPECT_EQ(storage.status().code(), absl::StatusCode::kFailedPrecondition);
+  EXPECT_THAT(storage.status().message(), HasSubstr("is a Deniable device store"));
+  sqlite3* db = nullptr;
+  ASSERT_EQ(sqlite3_open(path.c_str(), &db), SQLITE_OK);
+  sqlite3_stmt* st = nullptr;
+  ASSERT_EQ(sqlite3_prepare_v2(db, "SELECT count(*) FROM sqlite_master", -1, &st, nullptr),
+            SQLITE_OK);
+  ASSERT_EQ(sqlite3_step(st), SQLITE_ROW);
+  EXPECT_EQ(sqlite3_column_int(st, 0), 2) << "tables were added to the device store";
+  sqlite3_finalize(st);
+  sqlite3_close(db);
+}
+
+TEST(SqliteSchemaTest, RefusesAForeignDatabaseNamingTheTable) {
+  const std::string path = TempDbPath("schema_foreign");
+  RunSql(path, "CREATE TABLE invoices(id INTEGER); CREATE TABLE metrics(id INTEGER);");
+  auto storage = SqliteStorage::Open({.path = path});
+  EXPECT_EQ(storage.status().code(), absl::StatusCode::kFailedPrecondition);
+  EXPECT_THAT(storage.status().message(), HasSubstr("is not a Deniable collector database"));
+  EXPECT_THAT(storage.status().message(), HasSubstr("\"invoices\""));
+
+  const std::string other = TempDbPath("schema_other_app");
+  RunSql(other, "PRAGMA application_id=1234; CREATE TABLE t(x);");
+  EXPECT_THAT(SqliteStorage::Open({.path = other}).status().message(),
+              HasSubstr("application_id 0x000004d2"));
+}
+
+}  // namespace
+}  // namespace deniable::server

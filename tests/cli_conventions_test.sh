@@ -1,0 +1,65 @@
+#!/usr/bin/env bash
+# CLI conventions (issue 17, docs/cli.md) with the real binaries: --help exits 0, --version on
+# both binaries, a command rejects another command's flag naming it, exit codes tell usage,
+# NOT_FOUND and UNAVAILABLE apart, --json covers health, stats and errors, and design and plan
+# compute without a server.
+# Usage: cli_conventions_test.sh SERVER_BINARY CLI_BINARY
+set -euo pipefail
+. "$(dirname "$0")/lib/server.sh"
+server_bin=$1 cli_bin=$2
+work=$(mktemp -d)
+server_pid=
+cleanup() {
+  if [ -n "$server_pid" ]; then kill "$server_pid" 2>/dev/null || true; wait "$server_pid" 2>/dev/null || true; fi
+  rm -rf "$work"
+}
+trap cleanup EXIT
+cd "$work"
+unset DENIABLE_TOKEN DENIABLE_TARGET || true
+
+expect_exit() {  # expect_exit CODE COMMAND...: the command exits with CODE
+  local want=$1; shift
+  set +e; "$@" >out.txt 2>err.txt; local got=$?; set -e
+  if [ "$got" != "$want" ]; then
+    echo "expected exit $want, got $got from: $*"; cat out.txt err.txt; exit 1
+  fi
+}
+
+expect_exit 0 "$cli_bin" --help
+grep -q "list-metrics" out.txt
+expect_exit 0 "$cli_bin" series --help
+grep -q -- "--bucket" out.txt
+expect_exit 0 "$cli_bin" --version
+grep -Eq '^deniable [0-9]+\.[0-9]+\.[0-9]+ ' out.txt
+expect_exit 0 "$server_bin" --version
+grep -Eq '^deniable-server [0-9]+\.[0-9]+\.[0-9]+ ' out.txt
+[ "$(awk '{print $2}' out.txt)" = "$("$cli_bin" --version | awk '{print $2}')" ]
+
+# Usage errors: exit 2, naming the flag; with --json the error is JSON on stdout.
+expect_exit 2 "$cli_bin" series --metric=m --group_by=region
+grep -q -- "--group_by is not a flag of this command" err.txt
+expect_exit 2 "$cli_bin" nonsense
+expect_exit 2 "$cli_bin" series --metric=m --group_by=region --json
+python3 -c 'import json,sys; e=json.load(open("out.txt"))["error"]; assert e["code"]=="INVALID_ARGUMENT" and e["exitCode"]==2, e'
+
+# Pure math without a server (nothing listens on port 1).
+expect_exit 0 "$cli_bin" --target=127.0.0.1:1 design --design=two_coin --prior=0.3
+expect_exit 0 "$cli_bin" --target=127.0.0.1:1 plan --design=two_coin --half_width=0.03 --json
+python3 -c 'import json; p=json.load(open("out.txt")); assert int(p["reportsNeeded"]) > 0, p'
+# UNAVAILABLE: exit 4, also as JSON.
+expect_exit 4 "$cli_bin" --target=127.0.0.1:1 --timeout_seconds=2 health --json
+python3 -c 'import json; e=json.load(open("out.txt"))["error"]; assert e["code"]=="UNAVAILABLE" and e["exitCode"]==4, e'
+
+"$server_bin" --listen=127.0.0.1:0 --db=deniable.db >server.log 2>&1 &
+server_pid=$!
+port=$(wait_for_port server.log "$server_pid")
+cli=("$cli_bin" --target="127.0.0.1:$port")
+expect_exit 0 "${cli[@]}" health --json
+python3 -c 'import json; h=json.load(open("out.txt")); assert h["status"]=="SERVING", h'
+expect_exit 3 "${cli[@]}" prevalence --metric=no_such_metric
+grep -q NOT_FOUND err.txt
+expect_exit 0 "${cli[@]}" stats --json
+python3 -c 'import json; s=json.load(open("out.txt")); assert "reportsAccepted" in s, s'
+expect_exit 0 "${cli[@]}" stats
+grep -q "reports_accepted" out.txt
+echo "cli conventions: OK"

@@ -1,0 +1,134 @@
+#include "tools/cli/command_flags.h"
+
+#include <algorithm>
+
+#include "absl/strings/match.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
+#include "absl/strings/strip.h"
+
+namespace deniable::tools {
+namespace {
+
+bool Contains(const std::vector<const char*>& names, absl::string_view name) {
+  return std::any_of(names.begin(), names.end(),
+                     [name](const char* n) { return absl::string_view(n) == name; });
+}
+
+}  // namespace
+
+const std::vector<const char*>& CommonFlags() {
+  static const auto* flags = new std::vector<const char*>{
+      "target", "timeout_seconds", "token", "tls_ca_file", "tls_cert_file", "tls_key_file",
+      "tls_server_name", "json",
+      // Abseil's: help and version, flag files and environment.
+      "help", "helpfull", "helpshort", "helppackage", "version", "only_check_args", "flagfile",
+      "fromenv", "tryfromenv", "undefok"};
+  return *flags;
+}
+
+const std::vector<CommandSpec>& Commands() {
+  static const auto* commands = new std::vector<CommandSpec>{
+      {"create-metric",
+       "--name=N --design=D [design flags] [--description=TEXT] [--min_reports=K] "
+       "[--time_precision_seconds=S] [--reporting_period=1d] [--randomization=memoized|fresh] "
+       "[--allow_no_privacy]",
+       {"name", "description", "design", "epsilon", "p", "q", "pi_b", "gamma",
+        "time_precision_seconds", "min_reports", "reporting_period", "randomization",
+        "allow_no_privacy"}},
+      {"add-version",
+       "--metric=N --design=D [design flags] [--allow_no_privacy]",
+       {"metric", "design", "epsilon", "p", "q", "pi_b", "gamma", "allow_no_privacy"}},
+      {"list-metrics", "", {}},
+      {"prevalence",
+       "--metric=N [--start=T --end=T] [--level=0.95] [--method=M] [--combination=C] "
+       "[--group_by=LABEL]",
+       {"metric", "start", "end", "level", "method", "combination", "group_by"}},
+      {"series",
+       "--metric=N --start=T --end=T [--bucket=hour|day|week] [--level] [--method] "
+       "[--combination] [--plot=FILE.svg|.pdf]",
+       {"metric", "start", "end", "level", "method", "combination", "bucket", "plot"}},
+      {"difference",
+       "--metric=N --start=T --end=T [--metric2=M] --start2=T --end2=T [--level] "
+       "[--combination]",
+       {"metric", "start", "end", "metric2", "start2", "end2", "level", "combination"}},
+      {"design",
+       "(--design=D [design flags] | --metric=N) [--prior=PI] [--n=REPORTS]   (--design: "
+       "computed locally, no server; --n: the shuffle-amplified epsilon for N reports)",
+       {"design", "epsilon", "p", "q", "pi_b", "gamma", "metric", "prior", "n"}},
+      {"plan",
+       "--design=D [design flags] --half_width=H [--prior=PI|-1] [--level]   (computed "
+       "locally, no server)",
+       {"design", "epsilon", "p", "q", "pi_b", "gamma", "half_width", "prior", "level"}},
+      {"replay",
+       "--metric=N --csv=F --column=C --yes=V [--label_columns=a,b] [--group_by=a] "
+       "[--blank=no|skip]",
+       {"metric", "csv", "column", "yes", "label_columns", "group_by", "blank", "level", "method"}},
+      {"stats", "   (AdminService counters since the server started)", {}},
+      {"health", "   (SERVING: exit 0; NOT_SERVING: exit 1)", {}},
+  };
+  return *commands;
+}
+
+const CommandSpec* FindCommand(absl::string_view name) {
+  for (const CommandSpec& c : Commands()) {
+    if (name == c.name) return &c;
+  }
+  return nullptr;
+}
+
+std::vector<std::string> FlagNames(const std::vector<std::string>& args) {
+  std::vector<std::string> names;
+  for (const std::string& arg : args) {
+    if (arg == "--") break;
+    absl::string_view a = arg;
+    if (!absl::ConsumePrefix(&a, "-")) continue;
+    absl::ConsumePrefix(&a, "-");
+    if (a.empty() || !(a[0] >= 'a' && a[0] <= 'z')) continue;  // a negative number, not a flag
+    names.emplace_back(a.substr(0, a.find('=')));
+  }
+  return names;
+}
+
+absl::Status CheckCommandFlags(const CommandSpec& command,
+                               const std::vector<std::string>& flag_names) {
+  for (const std::string& flag : flag_names) {
+    if (Contains(CommonFlags(), flag) || Contains(command.flags, flag)) continue;
+    if (absl::StartsWith(flag, "no") &&
+        (Contains(CommonFlags(), flag.substr(2)) || Contains(command.flags, flag.substr(2)))) {
+      continue;
+    }
+    return absl::InvalidArgumentError(absl::StrCat(
+        command.name, ": --", flag, " is not a flag of this command (its flags: ",
+        command.flags.empty()
+            ? std::string("only the connection flags")
+            : absl::StrJoin(command.flags, ", ",
+                            [](std::string* out, const char* f) { absl::StrAppend(out, "--", f); }),
+        ")"));
+  }
+  return absl::OkStatus();
+}
+
+int ExitCodeFor(absl::StatusCode code) {
+  switch (code) {
+    case absl::StatusCode::kOk:
+      return kExitOk;
+    case absl::StatusCode::kInvalidArgument:
+    case absl::StatusCode::kOutOfRange:
+      return kExitUsage;
+    case absl::StatusCode::kNotFound:
+      return kExitNotFound;
+    case absl::StatusCode::kUnavailable:
+    case absl::StatusCode::kDeadlineExceeded:
+      return kExitUnavailable;
+    case absl::StatusCode::kUnauthenticated:
+    case absl::StatusCode::kPermissionDenied:
+      return kExitAccess;
+    case absl::StatusCode::kFailedPrecondition:
+      return kExitFailedPrecondition;
+    default:
+      return kExitError;
+  }
+}
+
+}  // namespace deniable::tools
