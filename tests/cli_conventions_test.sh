@@ -7,14 +7,7 @@
 set -euo pipefail
 . "$(dirname "$0")/lib/server.sh"
 server_bin=$1 cli_bin=$2
-work=$(mktemp -d)
-server_pid=
-cleanup() {
-  if [ -n "$server_pid" ]; then kill "$server_pid" 2>/dev/null || true; wait "$server_pid" 2>/dev/null || true; fi
-  rm -rf "$work"
-}
-trap cleanup EXIT
-cd "$work"
+enter_work_dir
 unset DENIABLE_TOKEN DENIABLE_TARGET || true
 
 expect_exit() {  # expect_exit CODE COMMAND...: the command exits with CODE

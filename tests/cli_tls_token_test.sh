@@ -6,14 +6,7 @@
 set -euo pipefail
 . "$(dirname "$0")/lib/server.sh"
 server_bin=$1 cli_bin=$2 csv=$3
-work=$(mktemp -d)
-server_pid=
-cleanup() {
-  if [ -n "$server_pid" ]; then kill "$server_pid" 2>/dev/null || true; wait "$server_pid" 2>/dev/null || true; fi
-  rm -rf "$work"
-}
-trap cleanup EXIT
-cd "$work"
+enter_work_dir
 openssl req -x509 -newkey rsa:2048 -nodes -days 1 -subj /CN=deniable-test-ca \
   -keyout ca.key -out ca.crt 2>/dev/null
 openssl req -newkey rsa:2048 -nodes -subj /CN=localhost -keyout server.key -out server.csr 2>/dev/null

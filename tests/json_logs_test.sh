@@ -7,14 +7,7 @@
 set -euo pipefail
 . "$(dirname "$0")/lib/server.sh"
 server_bin=$1 cli_bin=$2
-work=$(mktemp -d)
-server_pid=
-cleanup() {
-  if [ -n "$server_pid" ]; then kill "$server_pid" 2>/dev/null || true; wait "$server_pid" 2>/dev/null || true; fi
-  rm -rf "$work"
-}
-trap cleanup EXIT
-cd "$work"
+enter_work_dir
 set +e; "$server_bin" --log_level=loud --db=x.db >err.txt 2>&1; rc=$?; set -e
 [ "$rc" = 2 ] || { echo "--log_level=loud: exit $rc"; cat err.txt; exit 1; }
 grep -q -- "--log_level must be" err.txt

@@ -8,14 +8,7 @@
 set -euo pipefail
 . "$(dirname "$0")/lib/server.sh"
 server_bin=$1 cli_bin=$2
-work=$(mktemp -d)
-server_pid=
-cleanup() {
-  if [ -n "$server_pid" ]; then kill "$server_pid" 2>/dev/null || true; wait "$server_pid" 2>/dev/null || true; fi
-  rm -rf "$work"
-}
-trap cleanup EXIT
-cd "$work"
+enter_work_dir
 "$server_bin" --listen=127.0.0.1:0 --db=deniable.db --token_reload_seconds=1 >server.log 2>&1 &
 server_pid=$!
 port=$(wait_for_port server.log "$server_pid")

@@ -15,3 +15,12 @@ wait_for_port() {
   cat "$log" >&2
   return 1
 }
+
+# Makes a temporary directory $work and enters it; on exit, stops the server in $server_pid (if
+# one was started) and removes the directory.
+enter_work_dir() {
+  work=$(mktemp -d)
+  server_pid=
+  trap 'if [ -n "$server_pid" ]; then kill "$server_pid" 2>/dev/null || true; wait "$server_pid" 2>/dev/null || true; fi; rm -rf "$work"' EXIT
+  cd "$work"
+}
