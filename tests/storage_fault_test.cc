@@ -17,6 +17,7 @@
 #include "server/service/collector_server.h"
 #include "server/storage/sqlite_storage.h"
 #include "tests/support/fault_vfs.h"
+#include "tests/support/report_batches.h"
 
 namespace deniable {
 namespace {
@@ -25,20 +26,8 @@ using testing::Fault;
 using testing::FaultVfs;
 using ::testing::HasSubstr;
 
-constexpr int64_t kNow = 1'700'000'000 - 1'700'000'000 % 3600;
-
-v1::SubmitReportsRequest Batch(char first, int n) {
-  v1::SubmitReportsRequest request;
-  for (int i = 0; i < n; ++i) {
-    v1::Report* r = request.add_reports();
-    r->set_metric("m");
-    r->set_design_version(1);
-    r->set_bit(static_cast<uint32_t>(i % 2));
-    r->set_report_id(std::string(15, first) + static_cast<char>('a' + i));
-    r->set_event_time_seconds(kNow);
-  }
-  return request;
-}
+using testing::Batch;
+constexpr int64_t kNow = testing::kBatchHour;
 
 class StorageFaultTest : public ::testing::TestWithParam<Fault> {
  protected:
