@@ -8,6 +8,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "client/src/testing/fake_transport.h"
+#include "client/src/testing/reporter_file_fixture.h"
 #include "deniable/client/reporter.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
@@ -20,42 +21,13 @@ using ::deniable::client::testing::FakeTransport;
 constexpr int64_t kNow = 1'700'001'234;
 const double kLn3 = std::log(3.0);
 
-class MemoizationTest : public ::testing::Test {
+class MemoizationTest : public testing::ReporterFileFixture {
  protected:
-  MemoizationTest() : clock_(absl::FromUnixSeconds(kNow)), gen_(7) {
-    options_.background_sending = false;
+  MemoizationTest() : ReporterFileFixture(absl::FromUnixSeconds(kNow), 7, "memo") {
     // These tests are about the memo and the ledger: each Report() stands for a report of a new
     // period (period_test.cc holds the one-report-per-period contract itself).
     options_.one_report_per_period = false;
-    path_ = absl::StrCat(::testing::TempDir(), "/memo_", getpid(), "_",
-                         ::testing::UnitTest::GetInstance()->current_test_info()->name(), ".db");
-    unlink(path_.c_str());
   }
-  ~MemoizationTest() override {
-    for (const char* suffix : {"", "-wal", "-shm"}) unlink((path_ + suffix).c_str());
-  }
-  std::unique_ptr<Reporter> Make(std::unique_ptr<DeviceStore> store = nullptr) {
-    return Reporter::CreateForTesting(transport_, options_, gen_, &clock_, std::move(store));
-  }
-  std::unique_ptr<DeviceStore> OpenFile() {
-    absl::StatusOr<std::unique_ptr<DeviceStore>> store = OpenSqliteDeviceStore({.path = path_});
-    EXPECT_TRUE(store.ok()) << store.status();
-    return store.ok() ? *std::move(store) : nullptr;
-  }
-  // The bits sent, in order.
-  std::vector<uint32_t> SentBits() {
-    std::vector<uint32_t> bits;
-    for (const auto& s : transport_->submits) {
-      for (const auto& r : s.reports()) bits.push_back(r.bit());
-    }
-    return bits;
-  }
-
-  std::shared_ptr<FakeTransport> transport_ = std::make_shared<FakeTransport>();
-  ReporterOptions options_;
-  FakeClock clock_;
-  std::mt19937_64 gen_;
-  std::string path_;
 };
 
 TEST_F(MemoizationTest, MemoizedBitIsStableAcrossTenThousandReports) {

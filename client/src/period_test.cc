@@ -10,6 +10,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "client/src/testing/fake_transport.h"
+#include "client/src/testing/reporter_file_fixture.h"
 #include "deniable/client/reporter.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
@@ -24,43 +25,14 @@ constexpr int64_t kDay = 86400;
 constexpr int64_t kDayStart = 1'699'920'000;  // 2023-11-14 00:00 UTC, a multiple of kDay
 const double kLn3 = std::log(3.0);
 
-class PeriodTest : public ::testing::Test {
+class PeriodTest : public testing::ReporterFileFixture {
  protected:
-  PeriodTest() : clock_(absl::FromUnixSeconds(kDayStart + 5 * 3600)), gen_(11) {
-    options_.background_sending = false;
-    path_ = absl::StrCat(::testing::TempDir(), "/period_", getpid(), "_",
-                         ::testing::UnitTest::GetInstance()->current_test_info()->name(), ".db");
-    unlink(path_.c_str());
-  }
-  ~PeriodTest() override {
-    for (const char* suffix : {"", "-wal", "-shm"}) unlink((path_ + suffix).c_str());
-  }
-  std::unique_ptr<Reporter> Make(std::unique_ptr<DeviceStore> store = nullptr) {
-    return Reporter::CreateForTesting(transport_, options_, gen_, &clock_, std::move(store));
-  }
-  std::unique_ptr<DeviceStore> OpenFile() {
-    absl::StatusOr<std::unique_ptr<DeviceStore>> store = OpenSqliteDeviceStore({.path = path_});
-    EXPECT_TRUE(store.ok()) << store.status();
-    return store.ok() ? *std::move(store) : nullptr;
-  }
+  PeriodTest() : ReporterFileFixture(absl::FromUnixSeconds(kDayStart + 5 * 3600), 11, "period") {}
   int ReportsSent() {
     int n = 0;
     for (const auto& s : transport_->submits) n += s.reports_size();
     return n;
   }
-  std::vector<uint32_t> SentBits() {
-    std::vector<uint32_t> bits;
-    for (const auto& s : transport_->submits) {
-      for (const auto& r : s.reports()) bits.push_back(r.bit());
-    }
-    return bits;
-  }
-
-  std::shared_ptr<FakeTransport> transport_ = std::make_shared<FakeTransport>();
-  ReporterOptions options_;
-  FakeClock clock_;
-  std::mt19937_64 gen_;
-  std::string path_;
 };
 
 TEST_F(PeriodTest, KReportCallsInOnePeriodQueueOneReport) {
