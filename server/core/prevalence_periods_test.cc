@@ -7,6 +7,7 @@
 
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
+#include "server/core/core_test_util.h"
 #include "server/core/ingestor.h"
 #include "server/core/metric_registry.h"
 #include "server/core/prevalence_query.h"
@@ -49,18 +50,8 @@ class PrevalencePeriodsTest : public ::testing::Test {
   }
 
   void StoreBatch(int yes, int no, int64_t time, uint32_t version) {
-    v1::SubmitReportsRequest request;
-    for (int i = 0; i < yes + no; ++i) {
-      v1::Report* r = request.add_reports();
-      r->set_metric("m");
-      r->set_design_version(version);
-      r->set_bit(i < yes ? 1 : 0);
-      std::string id(16, '\0');
-      for (int k = 0; k < 4; ++k) id[k] = static_cast<char>((next_id_ >> (8 * k)) & 0xff);
-      ++next_id_;
-      r->set_report_id(id);
-      r->set_event_time_seconds(time);
-    }
+    const v1::SubmitReportsRequest request =
+        testing_util::CountedBatch("m", yes, no, time, version, &next_id_);
     absl::StatusOr<v1::SubmitReportsResponse> s = ingestor_.Submit(request);
     ASSERT_TRUE(s.ok()) << s.status();
   }
@@ -89,7 +80,7 @@ class PrevalencePeriodsTest : public ::testing::Test {
   MetricRegistry registry_;
   Ingestor ingestor_;
   PrevalenceQuery query_;
-  int next_id_ = 0;
+  uint64_t next_id_ = 0;
 };
 
 // The GSS-like replay of issue 16: two coins while the prevalence is 0.85, then epsilon = 3 while

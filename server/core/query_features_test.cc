@@ -5,6 +5,7 @@
 
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
+#include "server/core/core_test_util.h"
 #include "server/core/design_advisor.h"
 #include "server/core/ingestor.h"
 #include "server/core/metric_registry.h"
@@ -40,19 +41,8 @@ class QueryFeaturesTest : public ::testing::Test {
 
   void Store(const std::string& metric, int yes, int no, int64_t time, uint32_t version = 1,
              const std::string& region = "") {
-    v1::SubmitReportsRequest request;
-    for (int i = 0; i < yes + no; ++i) {
-      v1::Report* r = request.add_reports();
-      r->set_metric(metric);
-      r->set_design_version(version);
-      r->set_bit(i < yes ? 1 : 0);
-      std::string id(16, '\0');
-      for (int k = 0; k < 4; ++k) id[k] = static_cast<char>((next_id_ >> (8 * k)) & 0xff);
-      ++next_id_;
-      r->set_report_id(id);
-      r->set_event_time_seconds(time);
-      if (!region.empty()) (*r->mutable_labels())["region"] = region;
-    }
+    const v1::SubmitReportsRequest request =
+        testing_util::CountedBatch(metric, yes, no, time, version, &next_id_, region);
     absl::StatusOr<v1::SubmitReportsResponse> s = ingestor_.Submit(request);
     ASSERT_TRUE(s.ok()) << s.status();
   }
@@ -69,7 +59,7 @@ class QueryFeaturesTest : public ::testing::Test {
   Ingestor ingestor_;
   PrevalenceQuery query_;
   DesignAdvisor advisor_;
-  int next_id_ = 0;
+  uint64_t next_id_ = 0;
 };
 
 TEST_F(QueryFeaturesTest, GroupByLabelEstimatesEachValueAndSuppressesSmallGroups) {
