@@ -41,6 +41,9 @@ absl::StatusOr<Design> DesignFromProto(const v1::DesignParameters& parameters,
     case v1::DesignParameters::kTruthWithGamma:
       return Prefix(Design::TruthWithGamma(parameters.truth_with_gamma().gamma()),
                     absl::StrCat(field, ".truth_with_gamma"));
+    case v1::DesignParameters::kCategorical:
+      return absl::InvalidArgumentError(absl::StrCat(
+          field, ".categorical: is a design for a metric with categories, not a yes/no design"));
     case v1::DesignParameters::KIND_NOT_SET:
       break;
   }
