@@ -132,6 +132,10 @@ ABSL_FLAG(std::string, log_level, "info",
           "trace | debug | info | warning | error | off (gRPC's own lines follow it)");
 ABSL_FLAG(std::string, log_format, "text",
           "text | json (one JSON object per line: time, level, msg; values escaped)");
+ABSL_FLAG(bool, access_log, true,
+          "one info line per finished call, gRPC and HTTP: method, code, latency_ms, reports "
+          "received (never the peer address, the token or a report); --access_log=false turns "
+          "it off");
 ABSL_FLAG(int, token_reload_seconds, 5, "revoked or added tokens take effect within this time");
 ABSL_FLAG(std::string, role, "", "tokens add: reporter or analyst");
 ABSL_FLAG(std::string, label, "", "tokens add: free text naming the holder (not a secret)");
@@ -309,6 +313,7 @@ int main(int argc, char** argv) {
   options.ingest.max_report_age = absl::Seconds(absl::GetFlag(FLAGS_max_report_age_seconds));
   options.max_receive_message_bytes = absl::GetFlag(FLAGS_max_message_bytes);
   options.reflection = absl::GetFlag(FLAGS_reflection);
+  options.access_log = absl::GetFlag(FLAGS_access_log);
   options.rate_limit.reports_per_second = absl::GetFlag(FLAGS_rate_limit_reports_per_second);
   options.rate_limit.burst = absl::GetFlag(FLAGS_rate_limit_burst);
   options.query.default_min_reports = absl::GetFlag(FLAGS_default_min_reports);
@@ -450,10 +455,15 @@ int main(int argc, char** argv) {
          .tls_key_file = key_file,
          .tls_client_ca_file = ca_file,
          .max_body_bytes = static_cast<size_t>(options.max_receive_message_bytes),
-         .cors_origins = absl::GetFlag(FLAGS_http_cors_origins)},
-        json_api.get(), [&process_metrics, metrics] {
+         .cors_origins = absl::GetFlag(FLAGS_http_cors_origins),
+         .access_log = options.access_log},
+        json_api.get(),
+        [&process_metrics, metrics] {
           process_metrics.Update();
           return prometheus::TextSerializer().Serialize(metrics->Collect());
+        },
+        [collector = server->get()](absl::string_view service) {
+          return collector->ServingStatus(service);
         });
     if (!started.ok()) {
       spdlog::error("cannot start the HTTP listener: {}", started.status().ToString());

@@ -6,6 +6,12 @@
 //                                 gRPC health check: it holds counts, never a report or token)
 //   GET  /, /dashboard.js, ...    the dashboard's static files (DashboardAsset)
 //   OPTIONS /v1/ReportService/*   CORS preflight, only with cors_origins (browser SDKs)
+//   GET  /healthz[?service=NAME]  readiness: 200 {"status":"SERVING"} or 503
+//                                 {"status":"NOT_SERVING","reason":...}; 404 for an unknown
+//                                 service (the same answer as grpc.health.v1.Health/Check)
+//   GET  /livez                   liveness: 200 {"status":"ALIVE"} while the listener answers
+//
+// With access_log, each request writes one access line (service/access_log.h).
 //
 // TLS (and mutual TLS) with the same PEM files as the gRPC port. Requests larger than
 // max_body_bytes are answered 413. Thread-safe; the JsonApi and the metrics callback must
@@ -20,6 +26,7 @@
 #include <vector>
 
 #include "absl/status/statusor.h"
+#include "absl/strings/string_view.h"
 #include "server/http/json_api.h"
 
 namespace httplib {
@@ -40,7 +47,13 @@ struct HttpOptions {
   // cross-origin; analyst calls, /metrics and the dashboard stay same-origin. The bearer token
   // travels in the Authorization header (no cookies, no credentials mode). Empty: no CORS.
   std::vector<std::string> cors_origins;
+  // One access line per request (method or route, code, HTTP status, latency, reports).
+  bool access_log = false;
 };
+
+// The health of `service` ("" for the whole server) for /healthz: OK (SERVING), UNAVAILABLE
+// (NOT_SERVING, with the reason) or NOT_FOUND (no such service). Null: always SERVING.
+using HealthCheck = std::function<absl::Status(absl::string_view service)>;
 
 class HttpServer {
  public:
@@ -49,7 +62,8 @@ class HttpServer {
   // "tls_...: ..." when the TLS files cannot be loaded; UNAVAILABLE "http_listen: ..." when the
   // address cannot be bound.
   static absl::StatusOr<std::unique_ptr<HttpServer>> Start(
-      const HttpOptions& options, const JsonApi* api, std::function<std::string()> metrics_text);
+      const HttpOptions& options, const JsonApi* api, std::function<std::string()> metrics_text,
+      HealthCheck health = nullptr);
   ~HttpServer();  // Stop()
 
   int port() const { return port_; }

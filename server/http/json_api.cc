@@ -39,12 +39,12 @@ void PrintJson(const google::protobuf::Message& message, std::string* out) {
 // A handler for a unary core call `call(request) -> StatusOr<Response>`.
 template <typename Request, typename Response, typename Call>
 auto Unary(Call call) {
-  return [call](const Caller&, absl::string_view body, std::string* out) -> absl::Status {
+  return [call](const Caller&, absl::string_view body, JsonReply* out) -> absl::Status {
     Request request;
     if (absl::Status s = ParseJson(body, &request); !s.ok()) return s;
     absl::StatusOr<Response> response = call(request);
     if (!response.ok()) return response.status();
-    PrintJson(*response, out);
+    PrintJson(*response, &out->body);
     return absl::OkStatus();
   };
 }
@@ -67,7 +67,7 @@ JsonApi::JsonApi(JsonApiBackends backends) : backends_(backends) {
                                                                           request.metric());
                                                  }));
   add("deniable.v1.ReportService/SubmitReports",
-      [this](const Caller& caller, absl::string_view body, std::string* out) {
+      [this](const Caller& caller, absl::string_view body, JsonReply* out) {
         return SubmitReports(caller, body, out);
       });
   add("deniable.v1.QueryService/CreateMetric",
@@ -122,9 +122,10 @@ JsonApi::JsonApi(JsonApiBackends backends) : backends_(backends) {
 }
 
 absl::Status JsonApi::SubmitReports(const Caller& caller, absl::string_view body,
-                                    std::string* out) const {
+                                    JsonReply* out) const {
   v1::SubmitReportsRequest request;
   absl::Status status = ParseJson(body, &request);
+  if (status.ok()) out->reports = request.reports_size();
   bool rate_limited = false;
   if (status.ok()) {
     status = backends_.policy->AdmitReports(caller, request.reports_size());
@@ -156,7 +157,7 @@ absl::Status JsonApi::SubmitReports(const Caller& caller, absl::string_view body
     return result.status();
   }
   if (counters != nullptr) counters->RecordAccepted(*result);
-  PrintJson(*result, out);
+  PrintJson(*result, &out->body);
   return absl::OkStatus();
 }
 
@@ -173,7 +174,7 @@ JsonReply JsonApi::Call(absl::string_view method, absl::string_view body,
     absl::StatusOr<Caller> caller = backends_.policy->Authorize(method, authorization, peer);
     status = caller.status();
     if (caller.ok()) {
-      status = it->second(*caller, body, &reply.body);
+      status = it->second(*caller, body, &reply);
     } else if (method == "deniable.v1.ReportService/SubmitReports") {
       // As the gRPC guard: a refused batch is logged and counted (its size is not parsed).
       spdlog::warn("event=batch_rejected transport=http reports=0 code={} reason=\"{}\"",
@@ -187,6 +188,7 @@ JsonReply JsonApi::Call(absl::string_view method, absl::string_view body,
     backends_.counters->RecordCall("http", it == handlers_.end() ? "unknown" : method,
                                    status.code());
   }
+  reply.code = status.code();
   if (!status.ok()) {
     reply.http_status = HttpStatusFor(status.code());
     reply.body = ErrorBody(status);

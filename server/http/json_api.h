@@ -13,6 +13,7 @@
 #ifndef DENIABLE_SERVER_HTTP_JSON_API_H_
 #define DENIABLE_SERVER_HTTP_JSON_API_H_
 
+#include <cstdint>
 #include <functional>
 #include <string>
 #include <vector>
@@ -42,6 +43,8 @@ struct JsonApiBackends {
 struct JsonReply {
   int http_status = 200;
   std::string body;
+  absl::StatusCode code = absl::StatusCode::kOk;  // the status behind http_status
+  int64_t reports = -1;  // SubmitReports: the reports the body held; -1 otherwise or unparsed
 };
 
 class JsonApi {
@@ -58,13 +61,16 @@ class JsonApi {
   JsonReply Call(absl::string_view method, absl::string_view body, absl::string_view authorization,
                  absl::string_view peer) const;
 
+  // Whether `method` (a full name) is served.
+  bool Serves(absl::string_view method) const { return handlers_.contains(method); }
+
   // The full names of the methods served, in the order above.
   std::vector<std::string> Methods() const;
 
  private:
   // Parses the body, runs the core call, prints the response. Errors: as Call's.
-  using Handler = std::function<absl::Status(const Caller&, absl::string_view, std::string*)>;
-  absl::Status SubmitReports(const Caller& caller, absl::string_view body, std::string* out) const;
+  using Handler = std::function<absl::Status(const Caller&, absl::string_view, JsonReply*)>;
+  absl::Status SubmitReports(const Caller& caller, absl::string_view body, JsonReply* out) const;
 
   JsonApiBackends backends_;
   std::vector<std::string> order_;

@@ -4,20 +4,46 @@
 
 #include "absl/strings/string_view.h"
 #include "absl/strings/strip.h"
+#include "absl/time/clock.h"
+#include "deniable/v1/report_service.pb.h"
+#include "server/service/access_log.h"
 
 namespace deniable::server {
 namespace {
 
+bool IsReportCall(absl::string_view method) {
+  return method == "deniable.v1.ReportService/SubmitReports" ||
+         method == "deniable.v1.ReportService/StreamReports";
+}
+
 class CallMetrics : public grpc::experimental::Interceptor {
  public:
-  CallMetrics(absl::string_view method, ServerCounters* counters)
-      : method_(absl::StripPrefix(method, "/")), counters_(counters) {}
+  CallMetrics(absl::string_view method, ServerCounters* counters, bool access_log)
+      : method_(absl::StripPrefix(method, "/")),
+        counters_(counters),
+        access_log_(access_log),
+        report_call_(IsReportCall(method_)),
+        start_(absl::Now()) {}
 
   void Intercept(grpc::experimental::InterceptorBatchMethods* methods) override {
-    if (methods->QueryInterceptionHookPoint(
-            grpc::experimental::InterceptionHookPoints::PRE_SEND_STATUS)) {
-      counters_->RecordCall("grpc", method_,
-                            static_cast<absl::StatusCode>(methods->GetSendStatus().error_code()));
+    using grpc::experimental::InterceptionHookPoints;
+    if (access_log_ && report_call_ &&
+        methods->QueryInterceptionHookPoint(InterceptionHookPoints::POST_RECV_MESSAGE)) {
+      // The deserialized request (null when the stream ended): only its size is read.
+      const auto* request = static_cast<const v1::SubmitReportsRequest*>(methods->GetRecvMessage());
+      if (request != nullptr) reports_ += request->reports_size();
+    }
+    if (methods->QueryInterceptionHookPoint(InterceptionHookPoints::PRE_SEND_STATUS)) {
+      const auto code = static_cast<absl::StatusCode>(methods->GetSendStatus().error_code());
+      counters_->RecordCall("grpc", method_, code);
+      if (access_log_) {
+        const std::string code_name = absl::StatusCodeToString(code);
+        LogAccess({.transport = "grpc",
+                   .method = method_,
+                   .code = code_name,
+                   .latency = absl::Now() - start_,
+                   .reports = report_call_ ? reports_ : -1});
+      }
     }
     methods->Proceed();
   }
@@ -25,13 +51,17 @@ class CallMetrics : public grpc::experimental::Interceptor {
  private:
   const std::string method_;
   ServerCounters* const counters_;
+  const bool access_log_;
+  const bool report_call_;
+  const absl::Time start_;
+  int64_t reports_ = 0;
 };
 
 }  // namespace
 
 grpc::experimental::Interceptor* CallMetricsFactory::CreateServerInterceptor(
     grpc::experimental::ServerRpcInfo* info) {
-  return new CallMetrics(info->method() != nullptr ? info->method() : "", counters_);
+  return new CallMetrics(info->method() != nullptr ? info->method() : "", counters_, access_log_);
 }
 
 }  // namespace deniable::server

@@ -1,6 +1,8 @@
-// A gRPC server interceptor that counts every finished call by method and status code in
-// ServerCounters (deniable_calls_total{transport="grpc"}). It only observes: it never changes or
-// ends a call. Thread-safe; the counters must outlive the server.
+// A gRPC server interceptor that, for every finished call, counts it by method and status code
+// in ServerCounters (deniable_calls_total{transport="grpc"}) and, when the access log is on,
+// writes its access line (access_log.h: method, code, latency, reports received for the report
+// calls). It only observes: it never changes or ends a call. Thread-safe; the counters must
+// outlive the server.
 #ifndef DENIABLE_SERVER_SERVICE_CALL_METRICS_H_
 #define DENIABLE_SERVER_SERVICE_CALL_METRICS_H_
 
@@ -12,12 +14,14 @@ namespace deniable::server {
 
 class CallMetricsFactory : public grpc::experimental::ServerInterceptorFactoryInterface {
  public:
-  explicit CallMetricsFactory(ServerCounters* counters) : counters_(counters) {}
+  CallMetricsFactory(ServerCounters* counters, bool access_log)
+      : counters_(counters), access_log_(access_log) {}
   grpc::experimental::Interceptor* CreateServerInterceptor(
       grpc::experimental::ServerRpcInfo* info) override;
 
  private:
   ServerCounters* const counters_;
+  const bool access_log_;
 };
 
 }  // namespace deniable::server

@@ -7,11 +7,15 @@
 #include <grpcpp/resource_quota.h>
 #include <spdlog/spdlog.h>
 
+#include <algorithm>
 #include <chrono>
+#include <iterator>
 #include <utility>
 
 #include "absl/status/status.h"
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
+#include "server/core/echo.h"
 #include "server/service/call_metrics.h"
 
 namespace deniable::server {
@@ -66,6 +70,7 @@ void CollectorServer::WatchHealth(absl::Duration interval) {
     if (stopping_) break;
     if (status.ok() == healthy) continue;
     healthy = status.ok();
+    unhealthy_reason_ = healthy ? "" : std::string(status.message());
     if (healthy) {
       spdlog::info("event=storage_healthy");
     } else {
@@ -113,7 +118,8 @@ absl::StatusOr<std::unique_ptr<CollectorServer>> CollectorServer::Start(
     builder.AddChannelArgument(GRPC_ARG_MAX_CONCURRENT_STREAMS, options.max_streams_per_connection);
   }
   std::vector<std::unique_ptr<grpc::experimental::ServerInterceptorFactoryInterface>> interceptors;
-  interceptors.push_back(std::make_unique<CallMetricsFactory>(&server->counters_));
+  interceptors.push_back(
+      std::make_unique<CallMetricsFactory>(&server->counters_, options.access_log));
   builder.experimental().SetInterceptorCreators(std::move(interceptors));
   builder.RegisterService(&server->guarded_reports_);
   builder.RegisterService(&server->guarded_queries_);
@@ -123,7 +129,9 @@ absl::StatusOr<std::unique_ptr<CollectorServer>> CollectorServer::Start(
     return absl::UnavailableError(
         absl::StrCat("listen_address: cannot listen on \"", options.listen_address, "\""));
   }
-  server->server_->GetHealthCheckService()->SetServingStatus(true);
+  grpc::HealthCheckServiceInterface* health = server->server_->GetHealthCheckService();
+  for (const char* service : kHealthServices) health->SetServingStatus(service, true);
+  health->SetServingStatus(true);  // "" and every service above
   if (options.health_check_interval > absl::ZeroDuration()) {
     CollectorServer* raw = server.get();
     const absl::Duration interval = options.health_check_interval;
@@ -145,6 +153,21 @@ void CollectorServer::Shutdown(absl::Duration grace) {
   }
   server_->Shutdown(std::chrono::system_clock::now() +
                     std::chrono::milliseconds(absl::ToInt64Milliseconds(grace)));
+}
+
+absl::Status CollectorServer::ServingStatus(absl::string_view service) {
+  if (!service.empty() && std::find(std::begin(kHealthServices), std::end(kHealthServices),
+                                    service) == std::end(kHealthServices)) {
+    return absl::NotFoundError(absl::StrCat("service: no service ", EchoValue(service),
+                                            "; the health service knows \"\", ",
+                                            absl::StrJoin(kHealthServices, ", ")));
+  }
+  absl::MutexLock lock(&health_mu_);
+  if (stopping_) return absl::UnavailableError("health: NOT_SERVING (the server is draining)");
+  if (!unhealthy_reason_.empty()) {
+    return absl::UnavailableError(absl::StrCat("health: NOT_SERVING (", unhealthy_reason_, ")"));
+  }
+  return absl::OkStatus();
 }
 
 void CollectorServer::Wait() {

@@ -21,6 +21,7 @@
 
 #include "absl/base/thread_annotations.h"
 #include "absl/status/statusor.h"
+#include "absl/strings/string_view.h"
 #include "absl/synchronization/mutex.h"
 #include "absl/time/time.h"
 #include "deniable/common/clock.h"
@@ -54,6 +55,8 @@ struct ServerOptions {
   // Registers grpc.reflection.v1alpha.ServerReflection (unauthenticated: it shows only the
   // public schema).
   bool reflection = false;
+  // One access line per finished call (service/access_log.h), at info level.
+  bool access_log = true;
   // Idle handler threads kept polling (gRPC's SyncServerOption::MAX_POLLERS; its default is 2).
   // Synchronous handlers (GetDesign, the queries, GetServerStats) otherwise end threads when a
   // burst of calls finishes and create them again for the next one. 0: gRPC's default.
@@ -115,6 +118,16 @@ class CollectorServer {
   // Blocks until Shutdown has completed.
   void Wait();
 
+  // The services the health service reports on, besides the overall "": the storage's health
+  // and draining decide all of them alike (a service answers only while its storage does).
+  static constexpr const char* kHealthServices[] = {
+      "deniable.v1.ReportService", "deniable.v1.QueryService", "deniable.v1.AdminService"};
+  // What grpc.health.v1.Health/Check answers for `service` ("" for the whole server), for the
+  // HTTP listener's /healthz. OK: SERVING. Errors: NOT_FOUND "service: ..." for a name that is
+  // neither "" nor in kHealthServices; UNAVAILABLE "health: NOT_SERVING ..." with the reason
+  // (the storage check failed, or the server is draining). Thread-safe.
+  absl::Status ServingStatus(absl::string_view service);
+
   Storage* storage() { return storage_.get(); }
   // Open StreamReports calls and the rows their buffers hold (for tests and /metrics).
   const StreamLimits& stream_limits() const { return report_service_.stream_limits(); }
@@ -154,6 +167,7 @@ class CollectorServer {
   void WatchHealth(absl::Duration interval);
   absl::Mutex health_mu_;  // orders the watcher's status changes with Shutdown's
   bool stopping_ ABSL_GUARDED_BY(health_mu_) = false;
+  std::string unhealthy_reason_ ABSL_GUARDED_BY(health_mu_);  // empty: healthy
   std::thread health_watcher_;
 };
 

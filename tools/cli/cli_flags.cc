@@ -75,6 +75,9 @@ ABSL_FLAG(int64_t, n, 0,
           "design: also print the epsilon against an analyst who sees only the counts of n "
           "reports (shuffle amplification, docs/privacy.md); 0 = not shown");
 ABSL_FLAG(double, half_width, 0.05, "plan: target half-width of the interval, e.g. 0.03");
+ABSL_FLAG(std::string, service, "",
+          "health: the service to check (deniable.v1.ReportService, deniable.v1.QueryService, "
+          "deniable.v1.AdminService); empty = the whole server");
 // Replay
 ABSL_FLAG(std::string, csv, "", "replay: CSV file with a header row");
 ABSL_FLAG(std::string, column, "", "replay: the yes/no column");

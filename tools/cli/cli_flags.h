@@ -38,6 +38,7 @@ ABSL_DECLARE_FLAG(std::string, combination);
 ABSL_DECLARE_FLAG(std::string, group_by);
 ABSL_DECLARE_FLAG(std::string, bucket);
 ABSL_DECLARE_FLAG(std::string, plot);
+ABSL_DECLARE_FLAG(std::string, service);
 ABSL_DECLARE_FLAG(std::string, metric2);
 ABSL_DECLARE_FLAG(int64_t, start2);
 ABSL_DECLARE_FLAG(int64_t, end2);

@@ -65,7 +65,10 @@ const std::vector<CommandSpec>& Commands() {
        "[--blank=no|skip]",
        {"metric", "csv", "column", "yes", "label_columns", "group_by", "blank", "level", "method"}},
       {"stats", "   (AdminService counters since the server started)", {}},
-      {"health", "   (SERVING: exit 0; NOT_SERVING: exit 1)", {}},
+      {"health",
+       "[--service=deniable.v1.ReportService|deniable.v1.QueryService|deniable.v1.AdminService]"
+       "   (SERVING: exit 0; NOT_SERVING: exit 1; an unknown service: exit 3)",
+       {"service"}},
   };
   return *commands;
 }

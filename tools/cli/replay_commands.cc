@@ -115,7 +115,9 @@ int Health() {
   grpc::ClientContext context;
   SetDeadline(&context);
   grpc::health::v1::HealthCheckResponse response;
-  grpc::Status status = stub->Check(&context, grpc::health::v1::HealthCheckRequest(), &response);
+  grpc::health::v1::HealthCheckRequest request;
+  request.set_service(absl::GetFlag(FLAGS_service));
+  grpc::Status status = stub->Check(&context, request, &response);
   if (!status.ok()) return Fail("health", status);
   if (absl::GetFlag(FLAGS_json)) {
     PrintJson(response);
