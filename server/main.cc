@@ -6,6 +6,7 @@
 //   deniable-server tokens revoke --id=N --db=FILE
 //
 //   deniable-server migrate --from=FILE.db --to=postgresql://...   SQLite -> PostgreSQL
+//   deniable-server backup --db=FILE.db --out=COPY.db   online backup while a server runs on FILE
 //
 // --db is a SQLite file, or a PostgreSQL URI ("postgresql://user@host/dbname": several
 // collectors on one database, docs/deploy.md); the tokens subcommands take either.
@@ -51,6 +52,7 @@
 #include "server/service/collector_server.h"
 #include "server/storage/group_commit_storage.h"
 #include "server/storage/postgres_storage.h"
+#include "server/storage/sqlite_backup.h"
 #include "server/storage/sqlite_storage.h"
 #include "server/storage/sqlite_to_postgres.h"
 
@@ -142,6 +144,8 @@ ABSL_FLAG(std::string, label, "", "tokens add: free text naming the holder (not 
 ABSL_FLAG(int64_t, id, 0, "tokens revoke: the id shown by `tokens list`");
 ABSL_FLAG(std::string, from, "", "migrate: the SQLite database file to copy (no collector on it)");
 ABSL_FLAG(std::string, to, "", "migrate: the PostgreSQL URI to copy into");
+ABSL_FLAG(std::string, out, "",
+          "backup: the file to write (must not exist); the copy is verified before it appears");
 
 namespace {
 
@@ -235,6 +239,36 @@ int RunMigrate() {
   return 0;
 }
 
+// backup: an online, verified copy of a SQLite database (a server may be running on it).
+int RunBackup() {
+  const std::string db = absl::GetFlag(FLAGS_db);
+  if (IsPostgresUri(db)) {
+    std::fprintf(stderr,
+                 "error: --db is a PostgreSQL database: back it up with PostgreSQL's own tools, "
+                 "for example pg_dump --format=custom --file=deniable.dump \"%s\" "
+                 "(docs/deploy.md, \"Backup and restore\")\n",
+                 deniable::server::RedactedConninfo(db).c_str());
+    return 2;
+  }
+  const absl::Time start = absl::Now();
+  auto summary = deniable::server::BackupSqlite(db, absl::GetFlag(FLAGS_out));
+  if (!summary.ok()) {
+    std::fprintf(stderr, "error: %s\n", summary.status().ToString().c_str());
+    return summary.status().code() == absl::StatusCode::kInvalidArgument ? 2 : 1;
+  }
+  std::printf(
+      "backup %s: verified (integrity_check ok, schema version %d), %lld pages, %lld bytes, "
+      "%.1f s; metrics %lld, design versions %lld, reports %lld, count rows %lld counting "
+      "%lld reports\n",
+      absl::GetFlag(FLAGS_out).c_str(), summary->schema_version,
+      static_cast<long long>(summary->pages), static_cast<long long>(summary->bytes),
+      absl::ToDoubleSeconds(absl::Now() - start), static_cast<long long>(summary->metrics),
+      static_cast<long long>(summary->design_versions), static_cast<long long>(summary->reports),
+      static_cast<long long>(summary->count_rows),
+      static_cast<long long>(summary->counted_reports));
+  return 0;
+}
+
 // Lists the tokens of either store (the authenticator reloads through it).
 using TokenLister = std::function<absl::StatusOr<std::vector<deniable::server::TokenRecord>>()>;
 
@@ -259,7 +293,8 @@ int main(int argc, char** argv) {
       "The Deniable collector: stores randomized-response reports in SQLite and serves "
       "debiased prevalence over gRPC.\n  deniable-server --listen=127.0.0.1:50051 "
       "--db=deniable.db\n  deniable-server tokens add --role=reporter|analyst --db=deniable.db"
-      "\n  deniable-server tokens list|revoke --db=deniable.db [--id=N]");
+      "\n  deniable-server tokens list|revoke --db=deniable.db [--id=N]"
+      "\n  deniable-server backup --db=deniable.db --out=backup.db");
   absl::FlagsUsageConfig usage_config;
   usage_config.version_string = [] {
     return std::string("deniable-server " DENIABLE_VERSION " (" DENIABLE_BUILD_INFO ")\n");
@@ -282,6 +317,7 @@ int main(int argc, char** argv) {
   absl::SetMutexDeadlockDetectionMode(absl::OnDeadlockCycle::kIgnore);
   if (args.size() > 1 && std::string(args[1]) == "tokens") return RunTokens(args);
   if (args.size() > 1 && std::string(args[1]) == "migrate") return RunMigrate();
+  if (args.size() > 1 && std::string(args[1]) == "backup") return RunBackup();
   if (args.size() > 1) {
     spdlog::error("unknown command \"{}\" (see --help)", args[1]);
     return 2;
