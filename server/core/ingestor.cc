@@ -49,6 +49,27 @@ Ingestor::Ingestor(MetricRegistry* registry, Storage* storage, const Clock* cloc
                    IngestOptions options)
     : registry_(registry), storage_(storage), clock_(clock), options_(options) {}
 
+void Ingestor::RecordStored(const AppendResult& stored,
+                            const std::vector<std::pair<int64_t, std::string>>& names) const {
+  if (sink_ == nullptr) return;
+  for (const MetricAppendCount& m : stored.per_metric) {
+    for (const auto& [id, name] : names) {
+      if (id != m.metric_id) continue;
+      sink_->RecordStored(name, m.accepted, m.duplicates);
+      break;
+    }
+  }
+}
+
+void Ingestor::RecordRejected(const std::vector<v1::ReportRejection>& rejections,
+                              const std::vector<std::string>& metrics) const {
+  if (sink_ == nullptr) return;
+  for (size_t i = 0; i < rejections.size(); ++i) {
+    sink_->RecordReportRejected(i < metrics.size() ? metrics[i] : "",
+                                static_cast<absl::StatusCode>(rejections[i].code()));
+  }
+}
+
 absl::StatusOr<v1::SubmitReportsResponse> Ingestor::Submit(
     const v1::SubmitReportsRequest& request) {
   DENIABLE_ASSIGN_OR_RETURN(ValidatedBatch batch, Validate(request));
@@ -56,6 +77,8 @@ absl::StatusOr<v1::SubmitReportsResponse> Ingestor::Submit(
   if (!batch.rows.empty()) {
     DENIABLE_ASSIGN_OR_RETURN(stored, storage_->AppendReports(batch.rows));
   }
+  RecordStored(stored, batch.metric_names);
+  RecordRejected(batch.rejections, batch.rejected_metrics);
   return Response(stored, batch);
 }
 
@@ -66,17 +89,20 @@ void Ingestor::SubmitAsync(const v1::SubmitReportsRequest& request, SubmitCallba
     return;
   }
   if (validated->rows.empty()) {
+    RecordRejected(validated->rejections, validated->rejected_metrics);
     std::move(done)(Response(AppendResult(), *validated));
     return;
   }
   auto batch = std::make_unique<ValidatedBatch>(*std::move(validated));
   const absl::Span<const ReportRow> rows = batch->rows;
-  storage_->AppendReportsAsync(rows, [batch = std::move(batch), done = std::move(done)](
+  storage_->AppendReportsAsync(rows, [this, batch = std::move(batch), done = std::move(done)](
                                          absl::StatusOr<AppendResult> result) mutable {
     if (!result.ok()) {
       std::move(done)(result.status());
       return;
     }
+    RecordStored(*result, batch->metric_names);
+    RecordRejected(batch->rejections, batch->rejected_metrics);
     std::move(done)(Response(*result, *batch));
   });
 }
@@ -103,6 +129,7 @@ absl::StatusOr<ValidatedBatch> Ingestor::Validate(const v1::SubmitReportsRequest
     if (absl::Status name = ValidateMetricName(report.metric(), absl::StrCat(field, ".metric"));
         !name.ok()) {
       batch.rejections.push_back(Rejection(i, name));
+      batch.rejected_metrics.emplace_back();
       continue;
     }
     auto it = metrics.find(report.metric());
@@ -116,6 +143,7 @@ absl::StatusOr<ValidatedBatch> Ingestor::Validate(const v1::SubmitReportsRequest
       batch.rejections.push_back(
           Rejection(i, absl::NotFoundError(absl::StrCat(field, ".metric: unknown metric \"",
                                                         report.metric(), "\""))));
+      batch.rejected_metrics.emplace_back();
       continue;
     }
     // A version newer than the cached metric's may have been added by another collector on the
@@ -131,12 +159,17 @@ absl::StatusOr<ValidatedBatch> Ingestor::Validate(const v1::SubmitReportsRequest
     absl::StatusOr<ReportRow> row = ValidateReport(report, *it->second, field, bounds);
     if (!row.ok()) {
       batch.rejections.push_back(Rejection(i, row.status()));
+      batch.rejected_metrics.push_back(report.metric());
       continue;
     }
     if (report.design_version() != it->second->current().version &&
         std::find(batch.stale_metrics.begin(), batch.stale_metrics.end(), report.metric()) ==
             batch.stale_metrics.end()) {
       batch.stale_metrics.push_back(report.metric());
+    }
+    if (std::none_of(batch.metric_names.begin(), batch.metric_names.end(),
+                     [&](const auto& named) { return named.first == row->metric_id; })) {
+      batch.metric_names.emplace_back(row->metric_id, report.metric());
     }
     batch.rows.push_back(*std::move(row));
   }

@@ -28,7 +28,9 @@
 #ifndef DENIABLE_SERVER_CORE_INGESTOR_H_
 #define DENIABLE_SERVER_CORE_INGESTOR_H_
 
+#include <cstdint>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "absl/functional/any_invocable.h"
@@ -59,6 +61,25 @@ struct ValidatedBatch {
   std::vector<std::string> stale_metrics;  // metrics reported with an older design version
   // The invalid reports, ordered by index (their position in the request).
   std::vector<v1::ReportRejection> rejections;
+  // For each rejection, the name of the metric it names when that is a metric of this server,
+  // else "" (an unknown or malformed name is never passed on).
+  std::vector<std::string> rejected_metrics;
+  // The names of the metrics of `rows`, by metric id.
+  std::vector<std::pair<int64_t, std::string>> metric_names;
+};
+
+// Receives the ingestor's verdicts on reports, by metric: the server's counters
+// (ServerCounters, the `metric` label of /metrics). Only names of metrics of this server are
+// passed, so the label's values are bounded by the metrics the server has.
+class ReportOutcomeSink {
+ public:
+  virtual ~ReportOutcomeSink() = default;
+  // Reports of `metric` stored now (`accepted`) or recognised as stored before (`duplicates`).
+  virtual void RecordStored(absl::string_view metric, int64_t accepted, int64_t duplicates) = 0;
+  // One report rejected on its own (a SubmitReportsResponse.rejections entry) with `code`;
+  // `metric` as ValidatedBatch::rejected_metrics ("" when the report names no metric of this
+  // server).
+  virtual void RecordReportRejected(absl::string_view metric, absl::StatusCode code) = 0;
 };
 
 class Ingestor {
@@ -86,6 +107,15 @@ class Ingestor {
   absl::StatusOr<ValidatedBatch> Validate(const v1::SubmitReportsRequest& request);
 
   Storage* storage() const { return storage_; }
+
+  // Where verdicts by metric go; null (the default): nowhere. Set before the first call.
+  void set_outcome_sink(ReportOutcomeSink* sink) { sink_ = sink; }
+  // Passes a committed append's per-metric counts to the sink, naming each metric by `names`.
+  void RecordStored(const AppendResult& stored,
+                    const std::vector<std::pair<int64_t, std::string>>& names) const;
+  // Passes rejections (and their metrics, parallel) to the sink.
+  void RecordRejected(const std::vector<v1::ReportRejection>& rejections,
+                      const std::vector<std::string>& metrics) const;
   const IngestOptions& options() const { return options_; }
 
  private:
@@ -101,6 +131,7 @@ class Ingestor {
   Storage* const storage_;
   const Clock* const clock_;
   const IngestOptions options_;
+  ReportOutcomeSink* sink_ = nullptr;
 };
 
 // Validates labels and returns their canonical form "k1=v1,k2=v2" sorted by key ("" for none):

@@ -20,6 +20,13 @@ absl::Status ReportStream::Add(const v1::SubmitReportsRequest& message) {
     r.set_reason(absl::StrCat("message ", messages_, ": ", r.reason()));
     rejections_.push_back(std::move(r));
   }
+  rejected_metrics_.insert(rejected_metrics_.end(), batch->rejected_metrics.begin(),
+                           batch->rejected_metrics.end());
+  for (auto& named : batch->metric_names) {
+    if (std::find(metric_names_.begin(), metric_names_.end(), named) == metric_names_.end()) {
+      metric_names_.push_back(std::move(named));
+    }
+  }
   reports_ += message.reports_size();
   ++messages_;
   for (std::string& name : batch->stale_metrics) {
@@ -49,6 +56,7 @@ void ReportStream::Flush(FlushCallback done) {
         }
         accepted_ += result->accepted;
         duplicates_ += result->duplicates;
+        ingestor_->RecordStored(*result, metric_names_);
         pending_.clear();
         std::move(done)(absl::OkStatus());
       });
@@ -56,6 +64,7 @@ void ReportStream::Flush(FlushCallback done) {
 
 absl::StatusOr<v1::SubmitReportsResponse> ReportStream::Totals() {
   if (messages_ == 0) return absl::InvalidArgumentError("stream: no messages");
+  ingestor_->RecordRejected(rejections_, rejected_metrics_);
   v1::SubmitReportsResponse response;
   response.set_accepted(static_cast<uint32_t>(accepted_));
   response.set_duplicates(static_cast<uint32_t>(duplicates_));

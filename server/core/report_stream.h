@@ -71,6 +71,8 @@ class ReportStream {
   int64_t messages_ = 0;
   int64_t reports_ = 0;  // reports in the messages added so far
   std::vector<v1::ReportRejection> rejections_;
+  std::vector<std::string> rejected_metrics_;                  // parallel to rejections_
+  std::vector<std::pair<int64_t, std::string>> metric_names_;  // of the rows added
   std::vector<ReportRow> pending_;
   int64_t accepted_ = 0;
   int64_t duplicates_ = 0;

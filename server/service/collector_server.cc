@@ -49,7 +49,9 @@ CollectorServer::CollectorServer(std::unique_ptr<Storage> storage, const Clock* 
       guard_(authenticator_.get(), &limiter_, &counters_),
       guarded_reports_(&report_service_, &guard_),
       guarded_queries_(&query_service_, &guard_),
-      admin_service_(&guard_) {}
+      admin_service_(&guard_) {
+  ingestor_.set_outcome_sink(&counters_);
+}
 
 CollectorServer::~CollectorServer() {
   Shutdown(absl::ZeroDuration());

@@ -36,9 +36,6 @@ ServerCounters::ServerCounters(int64_t start_time_seconds,
                       "Finished calls by transport, method and status code")),
       batches_accepted_(batches_.Add({{"outcome", "accepted"}})),
       batches_rejected_(batches_.Add({{"outcome", "rejected"}})),
-      reports_accepted_(reports_.Add({{"outcome", "accepted"}})),
-      reports_duplicate_(reports_.Add({{"outcome", "duplicate"}})),
-      reports_rejected_(reports_.Add({{"outcome", "rejected"}})),
       invalid_(rejected_batches_.Add({{"reason", "invalid"}})),
       unauthenticated_(rejected_batches_.Add({{"reason", "unauthenticated"}})),
       permission_denied_(rejected_batches_.Add({{"reason", "permission_denied"}})),
@@ -52,24 +49,47 @@ ServerCounters::ServerCounters(int64_t start_time_seconds,
                         .Name("deniable_open_streams")
                         .Help("StreamReports calls open now (limit: --max_concurrent_streams)")
                         .Register(*registry_)
-                        .Add({})) {}
+                        .Add({})) {
+  ForMetric("");  // the unattributed series exist (at 0) from the start
+}
 
-void ServerCounters::RecordAccepted(const v1::SubmitReportsResponse& response) {
-  batches_accepted_.Increment();
-  reports_accepted_.Increment(response.accepted());
-  reports_duplicate_.Increment(response.duplicates());
-  reports_rejected_.Increment(static_cast<double>(response.rejections_size()));
-  for (const v1::ReportRejection& r : response.rejections()) {
-    rejected_reports_
-        .Add({{"code", absl::StatusCodeToString(static_cast<absl::StatusCode>(r.code()))}})
-        .Increment();
+ServerCounters::MetricReports ServerCounters::ForMetric(absl::string_view metric) {
+  absl::MutexLock lock(&mu_);
+  auto it = by_metric_.find(metric);
+  if (it == by_metric_.end()) {
+    const std::string name(metric);
+    it = by_metric_
+             .emplace(name,
+                      MetricReports{&reports_.Add({{"outcome", "accepted"}, {"metric", name}}),
+                                    &reports_.Add({{"outcome", "duplicate"}, {"metric", name}}),
+                                    &reports_.Add({{"outcome", "rejected"}, {"metric", name}})})
+             .first;
   }
+  return it->second;  // a copy: the counters stay put, the map's slots do not
+}
+
+void ServerCounters::RecordAccepted(const v1::SubmitReportsResponse& /*response*/) {
+  batches_accepted_.Increment();
+}
+
+void ServerCounters::RecordStored(absl::string_view metric, int64_t accepted, int64_t duplicates) {
+  const MetricReports counters = ForMetric(metric);
+  counters.accepted->Increment(static_cast<double>(accepted));
+  counters.duplicate->Increment(static_cast<double>(duplicates));
+}
+
+void ServerCounters::RecordReportRejected(absl::string_view metric, absl::StatusCode code) {
+  ForMetric(metric).rejected->Increment();
+  rejected_reports_.Add({{"code", absl::StatusCodeToString(code)}, {"metric", std::string(metric)}})
+      .Increment();
 }
 
 void ServerCounters::RecordRejected(grpc::StatusCode code, int64_t reports, bool rate_limited) {
   batches_rejected_.Increment();
-  reports_rejected_.Increment(static_cast<double>(reports));
-  rejected_reports_.Add({{"code", absl::StatusCodeToString(static_cast<absl::StatusCode>(code))}})
+  ForMetric("").rejected->Increment(static_cast<double>(reports));
+  rejected_reports_
+      .Add(
+          {{"code", absl::StatusCodeToString(static_cast<absl::StatusCode>(code))}, {"metric", ""}})
       .Increment(static_cast<double>(reports));
   prometheus::Counter* reason = &other_;
   if (rate_limited) {
@@ -97,10 +117,19 @@ v1::ServerStats ServerCounters::Snapshot() const {
   v1::ServerStats s;
   s.set_start_time_seconds(start_time_seconds_);
   s.set_batches_accepted(Get(batches_accepted_));
-  s.set_reports_accepted(Get(reports_accepted_));
-  s.set_reports_duplicate(Get(reports_duplicate_));
+  uint64_t accepted = 0, duplicate = 0, rejected = 0;
+  {
+    absl::MutexLock lock(&mu_);
+    for (const auto& [name, counters] : by_metric_) {
+      accepted += Get(*counters.accepted);
+      duplicate += Get(*counters.duplicate);
+      rejected += Get(*counters.rejected);
+    }
+  }
+  s.set_reports_accepted(accepted);
+  s.set_reports_duplicate(duplicate);
   s.set_batches_rejected(Get(batches_rejected_));
-  s.set_reports_rejected(Get(reports_rejected_));
+  s.set_reports_rejected(rejected);
   s.set_rejected_invalid(Get(invalid_));
   s.set_rejected_unauthenticated(Get(unauthenticated_));
   s.set_rejected_permission_denied(Get(permission_denied_));

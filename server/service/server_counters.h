@@ -4,10 +4,16 @@
 //
 // Metrics registered here:
 //   deniable_report_batches_total{outcome="accepted"|"rejected"}
-//   deniable_reports_total{outcome="accepted"|"duplicate"|"rejected"}
+//   deniable_reports_total{outcome="accepted"|"duplicate"|"rejected", metric}
 //   deniable_report_batches_rejected_total{reason="invalid"|"unauthenticated"|
 //                                          "permission_denied"|"rate_limited"|"other"}
-//   deniable_reports_rejected_total{code="INVALID_ARGUMENT"|...}   (judged alone or refused whole)
+//   deniable_reports_rejected_total{code="INVALID_ARGUMENT"|..., metric}   (judged alone or
+//                                                                    refused whole)
+// `metric` is the name of a metric of this server (the ingestor passes no other name: the
+// label's values are bounded by the server's metrics), or "" for reports that cannot be
+// attributed: those of a call refused whole (token, rate limit, malformed batch, storage
+// failure) and reports naming no metric of this server. The AdminService totals
+// (GetServerStats) are the sums over `metric`.
 //   deniable_calls_total{transport="grpc"|"http", method, code}
 //   deniable_streams_shed_total       StreamReports calls refused: too many streams were open
 //   deniable_open_streams             StreamReports calls open now (gauge)
@@ -24,26 +30,35 @@
 
 #include <cstdint>
 #include <memory>
+#include <string>
 
+#include "absl/base/thread_annotations.h"
+#include "absl/container/flat_hash_map.h"
 #include "absl/status/status.h"
 #include "absl/strings/string_view.h"
+#include "absl/synchronization/mutex.h"
 #include "deniable/v1/admin_service.pb.h"
 #include "deniable/v1/report_service.pb.h"
+#include "server/core/ingestor.h"
 
 namespace deniable::server {
 
-class ServerCounters {
+class ServerCounters : public ReportOutcomeSink {
  public:
   // Registers the metrics above in `registry` (a new one when null).
   explicit ServerCounters(int64_t start_time_seconds,
                           std::shared_ptr<prometheus::Registry> registry = nullptr);
 
-  // A call that committed: its accepted and duplicate counts, and its reports rejected one by
-  // one (SubmitReportsResponse.rejections), which count in reports_rejected (per report) but
-  // not in batches_rejected (the call itself succeeded).
+  // A call (or stream) that committed, as a batch. Its reports are counted by metric when the
+  // ingestor decides them (RecordStored, RecordReportRejected), its rejected reports in
+  // reports_rejected (per report) but not in batches_rejected (the call itself succeeded).
   void RecordAccepted(const v1::SubmitReportsResponse& response);
+  // ReportOutcomeSink: the ingestor's verdicts by metric.
+  void RecordStored(absl::string_view metric, int64_t accepted, int64_t duplicates) override;
+  void RecordReportRejected(absl::string_view metric, absl::StatusCode code) override;
   // A call that stored nothing, with the number of reports it carried (0 if unknown) and whether
-  // the rate limit (rather than storage) said RESOURCE_EXHAUSTED.
+  // the rate limit (rather than storage) said RESOURCE_EXHAUSTED. Its reports count with
+  // metric="" (not attributed).
   void RecordRejected(grpc::StatusCode code, int64_t reports, bool rate_limited);
   // A StreamReports call refused because max_concurrent_streams were open (it is also recorded
   // by RecordRejected as a rejected batch).
@@ -67,7 +82,13 @@ class ServerCounters {
   prometheus::Family<prometheus::Counter>& rejected_reports_;
   prometheus::Family<prometheus::Counter>& calls_;
   prometheus::Counter &batches_accepted_, &batches_rejected_;
-  prometheus::Counter &reports_accepted_, &reports_duplicate_, &reports_rejected_;
+  // The report counters of one value of the `metric` label.
+  struct MetricReports {
+    prometheus::Counter *accepted, *duplicate, *rejected;
+  };
+  MetricReports ForMetric(absl::string_view metric) ABSL_LOCKS_EXCLUDED(mu_);
+  mutable absl::Mutex mu_;
+  absl::flat_hash_map<std::string, MetricReports> by_metric_ ABSL_GUARDED_BY(mu_);
   prometheus::Counter &invalid_, &unauthenticated_, &permission_denied_, &rate_limited_, &other_;
   prometheus::Counter& streams_shed_;
   prometheus::Gauge& open_streams_;

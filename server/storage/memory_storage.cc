@@ -65,14 +65,14 @@ AppendResult MemoryStorage::AppendLocked(absl::Span<const ReportRow> rows) {
   AppendResult result;
   for (const ReportRow& row : rows) {
     if (!reports_.insert({row.metric_id, row.event_time_seconds, row.report_id}).second) {
-      ++result.duplicates;
+      result.Count(row.metric_id, /*duplicate=*/true);
       continue;
     }
     auto& [n, yes] =
         counts_[{row.metric_id, row.event_time_seconds, row.design_version, row.labels}];
     ++n;
     yes += row.bit ? 1 : 0;
-    ++result.accepted;
+    result.Count(row.metric_id, /*duplicate=*/false);
   }
   return result;
 }

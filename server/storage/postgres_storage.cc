@@ -240,7 +240,7 @@ absl::StatusOr<std::vector<AppendResult>> PostgresStorage::AppendLocked(
     for (const ReportRow& row : batches[b]) {
       Key key{row.metric_id, row.event_time_seconds, UuidText(row.report_id)};
       if (!seen.insert(key).second) {
-        ++results[b].duplicates;
+        results[b].Count(row.metric_id, /*duplicate=*/true);
         continue;
       }
       candidates.push_back(Candidate{std::move(key), &row, b});
@@ -281,10 +281,10 @@ absl::StatusOr<std::vector<AppendResult>> PostgresStorage::AppendLocked(
   std::map<std::tuple<int64_t, int64_t, int64_t, std::string>, std::pair<int64_t, int64_t>> delta;
   for (const Candidate& c : candidates) {
     if (!fresh.contains(c.key)) {
-      ++results[c.batch].duplicates;
+      results[c.batch].Count(c.row->metric_id, /*duplicate=*/true);
       continue;
     }
-    ++results[c.batch].accepted;
+    results[c.batch].Count(c.row->metric_id, /*duplicate=*/false);
     auto& [n, yes] =
         delta[{c.row->metric_id, c.row->event_time_seconds, c.row->design_version, c.row->labels}];
     ++n;

@@ -481,7 +481,7 @@ absl::StatusOr<std::vector<AppendResult>> SqliteStorage::AppendLocked(
         DENIABLE_ASSIGN_OR_RETURN(stored, IsStored(key, row));
       }
       if (stored) {
-        ++result.duplicates;
+        result.Count(row.metric_id, /*duplicate=*/true);
         continue;
       }
       int64_t labelset_id = 0;
@@ -500,7 +500,7 @@ absl::StatusOr<std::vector<AppendResult>> SqliteStorage::AppendLocked(
       ins.BindInt64(7, labelset_id);
       DENIABLE_RETURN_IF_ERROR(ins.Run());
       recent_.Insert(key, *hour, row.report_id);
-      ++result.accepted;
+      result.Count(row.metric_id, /*duplicate=*/false);
       auto& [n, yes] =
           delta[{row.metric_id, row.event_time_seconds, row.design_version, labelset_id}];
       ++n;

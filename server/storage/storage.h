@@ -52,9 +52,32 @@ struct ReportRow {
   std::string labels;              // canonical "k1=v1,k2=v2" sorted by key, or empty
 };
 
+// The reports of one metric in an AppendResult.
+struct MetricAppendCount {
+  int64_t metric_id = 0;
+  int64_t accepted = 0;
+  int64_t duplicates = 0;
+};
+
 struct AppendResult {
   int64_t accepted = 0;    // new reports stored and counted
   int64_t duplicates = 0;  // reports whose (metric, event time, id) was stored before
+  // The same split by metric, one entry per metric of the batch (in no set order); the sums
+  // of its accepted and duplicates equal the two totals above (server metrics and the
+  // AdminService read them, docs/operations.md). Small: a batch holds few metrics.
+  std::vector<MetricAppendCount> per_metric;
+
+  // Counts one report of `metric_id`, stored now or a duplicate, in the totals and per_metric.
+  void Count(int64_t metric_id, bool duplicate) {
+    ++(duplicate ? duplicates : accepted);
+    for (MetricAppendCount& m : per_metric) {
+      if (m.metric_id == metric_id) {
+        ++(duplicate ? m.duplicates : m.accepted);
+        return;
+      }
+    }
+    per_metric.push_back({metric_id, duplicate ? 0 : 1, duplicate ? 1 : 0});
+  }
 };
 
 // Counts of reports sharing a design version, event time and label set.

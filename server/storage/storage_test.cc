@@ -194,6 +194,39 @@ TEST_P(StorageTest, LaterBatchOfOneCallCountsARepeatedRowAsItsDuplicate) {
   EXPECT_EQ((*got)[1].duplicates, 1);
 }
 
+// Per-metric results (the Prometheus metric label, docs/operations.md): each metric's own
+// accepted and duplicates, summing to the totals, in AppendReports and AppendBatches alike.
+MATCHER_P3(MetricCount, metric_id, accepted, duplicates, "") {
+  return arg.metric_id == metric_id && arg.accepted == accepted && arg.duplicates == duplicates;
+}
+
+TEST_P(StorageTest, AppendSplitsAcceptedAndDuplicatesByMetric) {
+  absl::StatusOr<StoredMetric> a = storage_->CreateMetric(NewMetric("a"));
+  absl::StatusOr<StoredMetric> b = storage_->CreateMetric(NewMetric("b"));
+  ASSERT_TRUE(a.ok() && b.ok());
+  ASSERT_TRUE(storage_->AppendReports({Row(a->id, 1, true, 10)}).ok());
+  // a: id 1 stored before, id 2 new; b: ids 1 and 3 new (ids are per metric), id 3 again.
+  absl::StatusOr<AppendResult> got = storage_->AppendReports(
+      {Row(a->id, 1, true, 10), Row(b->id, 1, true, 10), Row(a->id, 2, false, 10),
+       Row(b->id, 3, true, 11), Row(b->id, 3, true, 11)});
+  ASSERT_TRUE(got.ok()) << got.status();
+  EXPECT_EQ(got->accepted, 3);
+  EXPECT_EQ(got->duplicates, 2);
+  EXPECT_THAT(got->per_metric,
+              ::testing::UnorderedElementsAre(MetricCount(a->id, 1, 1), MetricCount(b->id, 2, 1)));
+
+  const std::vector<ReportRow> first = {Row(a->id, 5, true, 3)};
+  const std::vector<ReportRow> second = {Row(a->id, 5, true, 3), Row(b->id, 5, false, 3)};
+  const absl::Span<const ReportRow> batches[] = {first, second};
+  absl::StatusOr<std::vector<AppendResult>> grouped = storage_->AppendBatches(batches);
+  if (grouped.status().code() == absl::StatusCode::kUnimplemented) return;
+  ASSERT_TRUE(grouped.ok()) << grouped.status();
+  ASSERT_EQ(grouped->size(), 2u);
+  EXPECT_THAT((*grouped)[0].per_metric, ElementsAre(MetricCount(a->id, 1, 0)));
+  EXPECT_THAT((*grouped)[1].per_metric,
+              ::testing::UnorderedElementsAre(MetricCount(a->id, 0, 1), MetricCount(b->id, 1, 0)));
+}
+
 TEST_P(StorageTest, LabelsWithQuotesBackslashesAndBracesRoundTrip) {
   absl::StatusOr<StoredMetric> m = storage_->CreateMetric(NewMetric("m"));
   ASSERT_TRUE(m.ok());

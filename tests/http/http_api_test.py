@@ -71,17 +71,22 @@ def http_base(log_path):
     return f"http://127.0.0.1:{m.group(1)}"
 
 
-def metric_value(text, name, **labels):
+def metric_series(text, name):
+    """(labels, value) of every sample of `name` in a Prometheus text exposition."""
     for line in text.splitlines():
         if line.startswith("#") or not line.startswith(name):
             continue
         m = re.match(r"([a-z_]+)(\{([^}]*)\})? (\S+)$", line)
         if not m or m.group(1) != name:
             continue
-        got = dict(re.findall(r'(\w+)="([^"]*)"', m.group(3) or ""))
-        if all(got.get(k) == v for k, v in labels.items()):
-            return float(m.group(4))
-    return None
+        yield dict(re.findall(r'(\w+)="([^"]*)"', m.group(3) or "")), float(m.group(4))
+
+
+def metric_value(text, name, **labels):
+    """The sum of the samples of `name` whose labels include `labels` (None if there is none)."""
+    values = [v for got, v in metric_series(text, name)
+              if all(got.get(k) == want for k, want in labels.items())]
+    return sum(values) if values else None
 
 
 def tokenless(server_bin, cli_bin, work):
@@ -125,6 +130,11 @@ def tokenless(server_bin, cli_bin, work):
         assert [r["index"] for r in judged["rejections"]] == [0, 1, 2, 3, 4], judged
         assert "reports[3].bit" in judged["rejections"][3]["reason"], judged
         assert all(r["permanent"] for r in judged["rejections"]), judged
+        # A report naming a metric the server does not have: rejected alone, never a label.
+        stranger = reports("no_such_metric", 1, [1], now - HOUR, first_id=2000)
+        code, judged = call(base, "ReportService/SubmitReports", stranger)
+        assert code == 200 and judged.get("accepted", 0) == 0, judged
+        assert [r["code"] for r in judged["rejections"]] == [5], judged  # NOT_FOUND
         # Only batch-wide limits refuse a call whole.
         expect_error(call(base, "ReportService/SubmitReports", {"reports": []}), 400,
                      "INVALID_ARGUMENT", "reports")
@@ -195,6 +205,24 @@ def tokenless(server_bin, cli_bin, work):
         assert metric_value(text, "deniable_reports_total", outcome="duplicate") == 10
         assert metric_value(text, "deniable_report_batches_rejected_total", reason="invalid") == 2
         assert metric_value(text, "deniable_reports_rejected_total", code="INVALID_ARGUMENT") == 5
+        # By metric (issue 13): each metric's own reports; the sums are GetServerStats' totals;
+        # a name the server does not have is no label (its report counts under metric="").
+        assert metric_value(text, "deniable_reports_total", outcome="accepted",
+                            metric="smokes") == 300
+        assert metric_value(text, "deniable_reports_total", outcome="accepted",
+                            metric="vapes") == 60
+        assert metric_value(text, "deniable_reports_total", outcome="duplicate",
+                            metric="smokes") == 10
+        assert metric_value(text, "deniable_reports_rejected_total", code="INVALID_ARGUMENT",
+                            metric="smokes") == 5
+        assert metric_value(text, "deniable_reports_rejected_total", code="NOT_FOUND",
+                            metric="") == 1
+        assert metric_value(text, "deniable_reports_rejected_total", code="INVALID_ARGUMENT",
+                            metric="") == 0  # the body that was no JSON: 0 reports known
+        labels = {got.get("metric") for got, _ in metric_series(text, "deniable_reports_total")}
+        assert labels == {"", "smokes", "vapes"}, labels
+        assert metric_value(text, "deniable_reports_total", outcome="rejected") == \
+            int(stats["reportsRejected"]) == 6, (text, stats)
         assert metric_value(text, "deniable_calls_total", transport="http",
                             method="deniable.v1.QueryService/GetPrevalence", code="NOT_FOUND") == 1
         assert metric_value(text, "deniable_calls_total", transport="grpc",
