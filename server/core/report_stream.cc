@@ -16,6 +16,10 @@ absl::Status ReportStream::Add(const v1::SubmitReportsRequest& message) {
                         absl::StrCat("message ", messages_, ": ", batch.status().message()));
   }
   for (v1::ReportRejection& r : batch->rejections) {
+    if (static_cast<int64_t>(rejections_.size()) >= max_listed_rejections_) {
+      ++rejections_omitted_;
+      continue;
+    }
     r.set_index(static_cast<uint32_t>(reports_ + r.index()));
     r.set_reason(absl::StrCat("message ", messages_, ": ", r.reason()));
     rejections_.push_back(std::move(r));
@@ -61,6 +65,7 @@ absl::StatusOr<v1::SubmitReportsResponse> ReportStream::Totals() {
   response.set_duplicates(static_cast<uint32_t>(duplicates_));
   for (std::string& name : stale_metrics_) response.add_stale_metrics(std::move(name));
   for (v1::ReportRejection& r : rejections_) *response.add_rejections() = std::move(r);
+  response.set_rejections_omitted(static_cast<uint32_t>(rejections_omitted_));
   return response;
 }
 

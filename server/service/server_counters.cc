@@ -58,7 +58,10 @@ void ServerCounters::RecordAccepted(const v1::SubmitReportsResponse& response) {
   batches_accepted_.Increment();
   reports_accepted_.Increment(response.accepted());
   reports_duplicate_.Increment(response.duplicates());
-  reports_rejected_.Increment(static_cast<double>(response.rejections_size()));
+  // A stream lists its first 1000 rejections only (rejections_omitted counts the rest): those
+  // count in the total, not per code.
+  reports_rejected_.Increment(
+      static_cast<double>(response.rejections_size() + response.rejections_omitted()));
   for (const v1::ReportRejection& r : response.rejections()) {
     rejected_reports_
         .Add({{"code", absl::StatusCodeToString(static_cast<absl::StatusCode>(r.code()))}})
