@@ -241,7 +241,7 @@ def run_probe(probe, port, env, tls_dir):
                           text=True, timeout=30).returncode
 
 
-def check_behaviour(sts, server_bin, cli_bin):
+def check_behaviour(sts, secrets, server_bin, cli_bin):
     work = tempfile.mkdtemp(prefix="deniable_k8s_")
     bindir, data, tls = (os.path.join(work, d) for d in ("bin", "data", "tls"))
     for d in (bindir, data, tls):
@@ -264,6 +264,9 @@ def check_behaviour(sts, server_bin, cli_bin):
     for e in main["env"]:
         if "value" in e:
             env[e["name"]] = e["value"].replace("/etc/deniable/tls", tls)
+        else:  # a key of a Secret in the file, as the kubelet would set it
+            ref = e["valueFrom"]["secretKeyRef"]
+            env[e["name"]] = secrets.get(ref["name"], {}).get(ref["key"], "")
 
     # The init container, twice: one token on the first start, none on the second.
     (init,) = pod["initContainers"]
@@ -326,7 +329,9 @@ def main():
     print(f"structure: {len(docs)} documents valid against the schemas")
     sts = check_consistency(docs, header)
     print("consistency and policy: OK")
-    check_behaviour(sts, server_bin, cli_bin)
+    secrets = {d["metadata"]["name"]: d.get("stringData", {}) for d in docs
+               if d["kind"] == "Secret"}
+    check_behaviour(sts, secrets, server_bin, cli_bin)
     print("init container, probes and TLS against the real binaries: OK")
 
 
