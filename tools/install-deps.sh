@@ -11,6 +11,7 @@ packages=(
   libcpp-httplib-dev prometheus-cpp-dev libjs-chart.js chromium chromium-driver python3-selenium curl
   libpq-dev postgresql-15
   libplplot-dev  # series --plot (PLplot: svg and pdf drivers)
+  python3-yaml python3-jsonschema  # tests/kubernetes: the example manifest's schema check
 )
 missing=()
 for p in "${packages[@]}"; do

@@ -15,13 +15,18 @@ absl::Status ReportStream::Add(const v1::SubmitReportsRequest& message) {
     return absl::Status(batch.status().code(),
                         absl::StrCat("message ", messages_, ": ", batch.status().message()));
   }
+  // Counted as judged (every one, listed or not), so the stream keeps no per-rejection state
+  // beyond the listed ones.
+  ingestor_->RecordRejected(batch->rejections, batch->rejected_metrics);
   for (v1::ReportRejection& r : batch->rejections) {
+    if (static_cast<int64_t>(rejections_.size()) >= max_listed_rejections_) {
+      ++rejections_omitted_;
+      continue;
+    }
     r.set_index(static_cast<uint32_t>(reports_ + r.index()));
     r.set_reason(absl::StrCat("message ", messages_, ": ", r.reason()));
     rejections_.push_back(std::move(r));
   }
-  rejected_metrics_.insert(rejected_metrics_.end(), batch->rejected_metrics.begin(),
-                           batch->rejected_metrics.end());
   for (auto& named : batch->metric_names) {
     if (std::find(metric_names_.begin(), metric_names_.end(), named) == metric_names_.end()) {
       metric_names_.push_back(std::move(named));
@@ -64,12 +69,12 @@ void ReportStream::Flush(FlushCallback done) {
 
 absl::StatusOr<v1::SubmitReportsResponse> ReportStream::Totals() {
   if (messages_ == 0) return absl::InvalidArgumentError("stream: no messages");
-  ingestor_->RecordRejected(rejections_, rejected_metrics_);
   v1::SubmitReportsResponse response;
   response.set_accepted(static_cast<uint32_t>(accepted_));
   response.set_duplicates(static_cast<uint32_t>(duplicates_));
   for (std::string& name : stale_metrics_) response.add_stale_metrics(std::move(name));
   for (v1::ReportRejection& r : rejections_) *response.add_rejections() = std::move(r);
+  response.set_rejections_omitted(static_cast<uint32_t>(rejections_omitted_));
   return response;
 }
 

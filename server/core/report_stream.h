@@ -6,8 +6,11 @@
 // over max_batch_reports) ends the stream with INVALID_ARGUMENT; an invalid report is listed in
 // the response's rejections and the valid reports beside it are stored. In the stream's response
 // a rejection's index counts the reports of the whole stream (the first report of message k has
-// index = the number of reports in messages 0..k-1) and its reason starts with "message k: ", so
-// accepted + duplicates + rejections_size() = the reports of the stream.
+// index = the number of reports in messages 0..k-1) and its reason starts with "message k: ".
+// Only the first `max_listed_rejections` rejections of the stream are kept and listed (1000 by
+// default): a long stream of invalid reports would otherwise grow the server's memory and the
+// response without bound; the others are counted in the response's rejections_omitted, so
+// accepted + duplicates + rejections_size() + rejections_omitted = the reports of the stream.
 //
 // The stream's single response acknowledges all of its messages, so rows wait in the buffer
 // until the caller flushes them (the gRPC handler does so once IngestOptions::stream_flush_reports
@@ -45,7 +48,12 @@ namespace deniable::server {
 
 class ReportStream {
  public:
-  explicit ReportStream(Ingestor* ingestor) : ingestor_(ingestor) {}
+  // Rejections listed in one stream's response by default; later ones are only counted.
+  static constexpr int64_t kMaxListedRejections = 1000;
+
+  // REQUIRES: max_listed_rejections >= 0.
+  explicit ReportStream(Ingestor* ingestor, int64_t max_listed_rejections = kMaxListedRejections)
+      : ingestor_(ingestor), max_listed_rejections_(max_listed_rejections) {}
 
   // Validates one message, buffers its valid reports and records its rejections; stores nothing.
   // Errors: the message's batch-wide validation error (INVALID_ARGUMENT) prefixed with
@@ -61,17 +69,19 @@ class ReportStream {
   using FlushCallback = absl::AnyInvocable<void(absl::Status) &&>;
   void Flush(FlushCallback done);
 
-  // The totals of the whole stream (accepted, duplicates, stale metrics, rejections).
+  // The totals of the whole stream (accepted, duplicates, stale metrics, the first
+  // max_listed_rejections rejections and the count of the others in rejections_omitted).
   // REQUIRES: pending_rows() == 0 (flushed). Errors: INVALID_ARGUMENT "stream: no messages" for
   // an empty stream.
   absl::StatusOr<v1::SubmitReportsResponse> Totals();
 
  private:
   Ingestor* const ingestor_;
+  const int64_t max_listed_rejections_;
+  int64_t rejections_omitted_ = 0;  // rejections beyond max_listed_rejections_, only counted
   int64_t messages_ = 0;
   int64_t reports_ = 0;  // reports in the messages added so far
   std::vector<v1::ReportRejection> rejections_;
-  std::vector<std::string> rejected_metrics_;                  // parallel to rejections_
   std::vector<std::pair<int64_t, std::string>> metric_names_;  // of the rows added
   std::vector<ReportRow> pending_;
   int64_t accepted_ = 0;

@@ -111,7 +111,8 @@ void ReportStreamReactor::FlushThen(bool end_of_stream) {
       spdlog::warn(
           "event=stream_reports_rejected rejected={} accepted={} first_index={} first_code={} "
           "first_reason=\"{}\"",
-          response_->rejections_size(), response_->accepted(), response_->rejections(0).index(),
+          response_->rejections_size() + response_->rejections_omitted(), response_->accepted(),
+          response_->rejections(0).index(),
           absl::StatusCodeToString(static_cast<absl::StatusCode>(response_->rejections(0).code())),
           response_->rejections(0).reason());
     }

@@ -8,7 +8,9 @@
 # build the image, run it on a named volume with the port on 127.0.0.1, wait for health,
 # replay the Chile survey with the CLI from the host, query the prevalence, `docker restart`,
 # query again (same n and counts), replace the container on the same volume, query again,
-# stop it (SIGTERM must end it cleanly). Any failed check exits non-zero.
+# stop it (SIGTERM must end it cleanly). Also: the OCI labels (version = the server's --version
+# = CMake's project version), both compose files valid with healthchecks and limits, and the
+# limits present on a container docker-compose creates. Any failed check exits non-zero.
 #
 # Environment (all optional):
 #   DENIABLE_CHILE_CSV     the survey CSV (default: $REPO/tests/data/chile-plebiscite-1988.csv, in the repository;
@@ -185,8 +187,10 @@ build_base_images() {
 }
 
 build_image() {
-  if ! $DOCKER build --progress=plain --build-arg BUILD_JOBS="$JOBS" -t "$IMAGE" \
-       -f "$REPO/docker/Dockerfile" "$REPO" >"$OUT/build.log" 2>&1; then
+  # docker/build.sh: the Dockerfile with the OCI labels' build args (version from CMake).
+  BUILT_REVISION=$(git -C "$REPO" rev-parse HEAD)  # the label must name this commit
+  if ! DOCKER=$DOCKER DENIABLE_BUILD_JOBS="$JOBS" "$REPO/docker/build.sh" --progress=plain \
+       -t "$IMAGE" >"$OUT/build.log" 2>&1; then
     tail -n 80 "$OUT/build.log" >&2
     fail "docker build failed (full log: $OUT/build.log)"
   fi
@@ -213,6 +217,27 @@ check_image_config() {
   [ -n "$hc" ] || fail "no HEALTHCHECK"
   $DOCKER run --rm --entrypoint sh "$IMAGE" -c \
     'test -w /var/lib/deniable && ls -ld /var/lib/deniable' || fail "/var/lib/deniable not writable by the image user"
+}
+
+# OCI labels: all seven present; version equals what the image's server prints for --version and
+# CMake's project(VERSION); revision is the commit checked out when the build started.
+check_labels() {
+  local key value version cmake_version revision
+  for key in version revision created source licenses title description; do
+    value=$($DOCKER image inspect -f "{{index .Config.Labels \"org.opencontainers.image.$key\"}}" "$IMAGE")
+    printf '  org.opencontainers.image.%-12s %s\n' "$key" "$value"
+    [ -n "$value" ] || fail "label org.opencontainers.image.$key missing"
+  done
+  value=$($DOCKER image inspect -f '{{index .Config.Labels "org.opencontainers.image.version"}}' "$IMAGE")
+  version=$($DOCKER run --rm "$IMAGE" --version | awk '{print $2}')
+  cmake_version=$(sed -n 's/^project(deniable VERSION \([^ )]*\).*/\1/p' "$REPO/CMakeLists.txt")
+  echo "label version=$value, deniable-server --version: $version, CMakeLists.txt: $cmake_version"
+  [ "$value" = "$version" ] || fail "label version $value differs from deniable-server --version $version"
+  [ "$value" = "$cmake_version" ] || fail "label version $value differs from CMakeLists.txt $cmake_version"
+  revision=$($DOCKER image inspect -f '{{index .Config.Labels "org.opencontainers.image.revision"}}' "$IMAGE")
+  [ "${revision%-dirty}" = "$BUILT_REVISION" ] || fail "label revision $revision is not $BUILT_REVISION (HEAD when the build started)"
+  $DOCKER image inspect -f '{{index .Config.Labels "org.opencontainers.image.created"}}' "$IMAGE" \
+    | grep -qE '^[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9]{2}:[0-9]{2}:[0-9]{2}Z$' || fail "label created is not RFC 3339 UTC"
 }
 
 pick_cli() {
@@ -368,13 +393,46 @@ stop_container() {
   [ "$code" = 0 ] || fail "the server exited with $code after SIGTERM"
 }
 
+# Both compose files are valid, and every long-running service has a healthcheck and memory,
+# CPU and process limits in the configuration docker-compose resolves.
 check_compose() {
-  if command -v docker-compose >/dev/null; then
-    DENIABLE_DATA_DIR=$(dirname "$CSV") docker-compose -f "$REPO/docker/compose.yaml" config -q \
-      && echo "docker/compose.yaml is valid"
-  else
-    echo "docker-compose not installed: compose file not validated"
+  if ! command -v docker-compose >/dev/null; then
+    echo "docker-compose not installed: compose files not validated"
+    return
   fi
+  local f
+  for f in compose.yaml compose.postgres.yaml; do
+    DENIABLE_DATA_DIR=$(dirname "$CSV") docker-compose -f "$REPO/docker/$f" config >"$OUT/$f" \
+      || fail "docker/$f is not valid"
+    python3 - "$OUT/$f" <<'PY' || fail "docker/$f: a service lacks a healthcheck or limits"
+import sys, yaml
+services = yaml.safe_load(open(sys.argv[1]))["services"]
+for name, s in services.items():
+    if "demo" in s.get("profiles", []):
+        continue
+    missing = [k for k in ("healthcheck", "mem_limit", "cpus", "pids_limit") if k not in s]
+    assert not missing and not s["healthcheck"].get("disable"), f"{name}: missing {missing}"
+    print(f"  {name}: mem_limit={s['mem_limit']} cpus={s['cpus']} pids_limit={s['pids_limit']}"
+          f" healthcheck={s['healthcheck']['test']}")
+PY
+    echo "docker/$f is valid"
+  done
+}
+
+# The limits take effect: a container created by docker-compose from compose.yaml carries them.
+check_compose_limits() {
+  command -v docker-compose >/dev/null || { echo "docker-compose not installed"; return; }
+  local project=deniable-ci-$$ cid mem cpus pids
+  DENIABLE_IMAGE=$IMAGE DENIABLE_PORT=$((PORT + 1)) DENIABLE_HTTP_PORT=$((HTTP_PORT + 1)) \
+    docker-compose -p "$project" -f "$REPO/docker/compose.yaml" up --no-start --no-build server \
+    >"$OUT/compose-create.log" 2>&1 || { cat "$OUT/compose-create.log" >&2; fail "docker-compose create failed"; }
+  cid=$($DOCKER ps -aq --filter "label=com.docker.compose.project=$project")
+  read -r mem cpus pids < <($DOCKER inspect -f '{{.HostConfig.Memory}} {{.HostConfig.NanoCpus}} {{.HostConfig.PidsLimit}}' "$cid")
+  DENIABLE_IMAGE=$IMAGE docker-compose -p "$project" -f "$REPO/docker/compose.yaml" down -v \
+    >/dev/null 2>&1 || true
+  echo "compose server container: Memory=$mem NanoCpus=$cpus PidsLimit=$pids"
+  [ "$mem" = $((1024 * 1024 * 1024)) ] && [ "$cpus" = 2000000000 ] && [ "$pids" = 512 ] \
+    || fail "the compose limits did not reach the container"
 }
 
 step "install docker.io and debootstrap"        install_tools
@@ -382,7 +440,8 @@ step "start dockerd"                            start_dockerd
 step "base images (debootstrap if missing)"     build_base_images
 step "docker build $IMAGE"                      build_image
 step "image config (non-root, volume, port)"    check_image_config
-step "validate docker/compose.yaml"             check_compose
+step "OCI labels (version = --version)"         check_labels
+step "validate docker/compose*.yaml"            check_compose
 step "pick the host CLI"                        pick_cli
 $DOCKER volume create "$VOLUME" >/dev/null
 step "run container, wait for health"           start_first
@@ -394,3 +453,4 @@ step "query after restart"                      same_counts restart
 step "new container on the same volume"         replace_container
 step "query in the new container"               same_counts new-container
 step "docker stop (SIGTERM)"                    stop_container
+step "compose limits reach the container"       check_compose_limits

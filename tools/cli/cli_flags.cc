@@ -87,3 +87,12 @@ ABSL_FLAG(std::vector<std::string>, label_columns, {},
 ABSL_FLAG(std::string, blank, "",
           "replay: how to read a blank answer: no (count as no) | skip (leave out); unset: a "
           "blank answer is an error");
+ABSL_FLAG(std::string, time_column, "",
+          "replay: the column holding each respondent's answer time (see --time_format); "
+          "unset: now, or --spread");
+ABSL_FLAG(std::string, time_format, "%Y-%m-%d",
+          "replay: format of --time_column: unix (seconds) or a strptime format such as "
+          "%Y-%m-%dT%H:%M:%S%Ez (no zone: UTC)");
+ABSL_FLAG(std::string, spread, "",
+          "replay: spread the answer times evenly over the last N days (7d; also h, m, s), "
+          "shuffled with a fixed seed; rounded down to the metric's time precision");

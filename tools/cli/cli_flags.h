@@ -50,5 +50,8 @@ ABSL_DECLARE_FLAG(std::string, column);
 ABSL_DECLARE_FLAG(std::string, yes);
 ABSL_DECLARE_FLAG(std::vector<std::string>, label_columns);
 ABSL_DECLARE_FLAG(std::string, blank);
+ABSL_DECLARE_FLAG(std::string, time_column);
+ABSL_DECLARE_FLAG(std::string, time_format);
+ABSL_DECLARE_FLAG(std::string, spread);
 
 #endif  // DENIABLE_TOOLS_CLI_CLI_FLAGS_H_

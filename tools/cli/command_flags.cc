@@ -62,8 +62,9 @@ const std::vector<CommandSpec>& Commands() {
        {"design", "epsilon", "p", "q", "pi_b", "gamma", "half_width", "prior", "level"}},
       {"replay",
        "--metric=N --csv=F --column=C --yes=V [--label_columns=a,b] [--group_by=a] "
-       "[--blank=no|skip]",
-       {"metric", "csv", "column", "yes", "label_columns", "group_by", "blank", "level", "method"}},
+       "[--blank=no|skip] [--time_column=C [--time_format=F] | --spread=7d]",
+       {"metric", "csv", "column", "yes", "label_columns", "group_by", "blank", "level", "method",
+        "time_column", "time_format", "spread"}},
       {"stats", "   (AdminService counters since the server started)", {}},
       {"health",
        "[--service=deniable.v1.ReportService|deniable.v1.QueryService|deniable.v1.AdminService]"

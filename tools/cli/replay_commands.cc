@@ -11,6 +11,8 @@
 #include "tools/cli/cli_common.h"
 #include "tools/cli/cli_flags.h"
 #include "tools/cli/output.h"
+#include "tools/cli/replay_progress.h"
+#include "tools/cli/replay_times.h"
 #include "tools/cli/survey_replay.h"
 
 namespace deniable::tools {
@@ -33,6 +35,34 @@ void PrintRejections(const std::vector<ReplayRejection>& rejections) {
   }
 }
 
+// Sets each row's event time from --time_column (with --time_format) or --spread; neither:
+// leaves them at 0 (now). Errors: INVALID_ARGUMENT naming the flag or the record.
+absl::Status AssignEventTimes(std::vector<SurveyRow>* rows) {
+  const std::string spread_flag = absl::GetFlag(FLAGS_spread);
+  const bool by_column = !absl::GetFlag(FLAGS_time_column).empty();
+  if (by_column && !spread_flag.empty()) {
+    return absl::InvalidArgumentError("give --time_column or --spread, not both");
+  }
+  if (by_column) {
+    const std::string format = absl::GetFlag(FLAGS_time_format);
+    for (SurveyRow& row : *rows) {
+      absl::StatusOr<int64_t> t = ParseEventTime(row.time_value, format);
+      if (!t.ok()) {
+        return absl::InvalidArgumentError(
+            absl::StrCat("csv: record ", row.record, ": ", t.status().message()));
+      }
+      row.event_time_seconds = *t;
+    }
+  } else if (!spread_flag.empty()) {
+    absl::StatusOr<absl::Duration> spread = ParseSpread(spread_flag);
+    if (!spread.ok()) return spread.status();
+    const std::vector<int64_t> times = SpreadEventTimes(static_cast<int64_t>(rows->size()),
+                                                        absl::Now(), *spread, kReplaySpreadSeed);
+    for (size_t i = 0; i < rows->size(); ++i) (*rows)[i].event_time_seconds = times[i];
+  }
+  return absl::OkStatus();
+}
+
 }  // namespace
 
 int Replay() {
@@ -41,6 +71,7 @@ int Replay() {
   spec.column = absl::GetFlag(FLAGS_column);
   spec.yes_value = absl::GetFlag(FLAGS_yes);
   spec.label_columns = absl::GetFlag(FLAGS_label_columns);
+  spec.time_column = absl::GetFlag(FLAGS_time_column);
   const std::string blank = absl::GetFlag(FLAGS_blank);
   if (blank == "no") {
     spec.blank = BlankAnswers::kNo;
@@ -57,6 +88,9 @@ int Replay() {
   int64_t blank_skipped = 0;
   absl::StatusOr<std::vector<SurveyRow>> rows = ReadSurvey(spec, &blank_skipped);
   if (!rows.ok()) return FailUsage(rows.status().ToString());
+  if (absl::Status times = AssignEventTimes(&*rows); !times.ok()) {
+    return FailUsage(std::string(times.message()));
+  }
   if (blank_skipped > 0) {
     std::fprintf(stderr, "deniable: replay: %lld respondents with a blank answer left out\n",
                  static_cast<long long>(blank_skipped));
@@ -67,7 +101,11 @@ int Replay() {
   if (!channel.ok()) return FailUsage(std::string(channel.status().message()));
   client::ReporterOptions options;
   options.rpc_timeout = absl::Seconds(absl::GetFlag(FLAGS_timeout_seconds));
-  absl::StatusOr<ReplayResult> result = ReplaySurvey(*rows, metric, *std::move(transport), options);
+  ProgressLine progress(stderr, StderrIsTerminal(), SystemClock::Default());
+  absl::StatusOr<ReplayResult> result =
+      ReplaySurvey(*rows, metric, *std::move(transport), options, nullptr, nullptr,
+                   [&progress](int64_t done, int64_t total) { progress.Update(done, total); });
+  progress.Finish();
   if (!result.ok()) {
     std::fprintf(stderr, "deniable: replay failed: %s\n", result.status().ToString().c_str());
     return 1;

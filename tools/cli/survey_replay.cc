@@ -9,6 +9,7 @@
 #include "absl/status/status.h"
 #include "absl/strings/ascii.h"
 #include "absl/strings/str_cat.h"
+#include "deniable/client/secure_bit_gen.h"
 #include "deniable/common/status_macros.h"
 
 namespace deniable::tools {
@@ -80,6 +81,11 @@ absl::StatusOr<std::vector<SurveyRow>> ReadSurvey(const SurveySpec& spec, int64_
     }
     labels.emplace_back(name, index);
   }
+  const int time_index = spec.time_column.empty() ? -1 : ColumnIndex(header, spec.time_column);
+  if (!spec.time_column.empty() && time_index < 0) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("time_column: \"", spec.time_column, "\" is not in the CSV header"));
+  }
   std::vector<SurveyRow> rows;
   rows.reserve(table.size() - 1);
   for (size_t line = 1; line < table.size(); ++line) {
@@ -113,6 +119,7 @@ absl::StatusOr<std::vector<SurveyRow>> ReadSurvey(const SurveySpec& spec, int64_
       }
       row.labels[name] = value;
     }
+    if (time_index >= 0) row.time_value = fields[static_cast<size_t>(time_index)];
     rows.push_back(std::move(row));
   }
   return rows;
@@ -122,17 +129,28 @@ absl::StatusOr<ReplayResult> ReplaySurvey(const std::vector<SurveyRow>& rows,
                                           const std::string& metric,
                                           std::shared_ptr<client::ReportTransport> transport,
                                           const client::ReporterOptions& options,
-                                          absl::BitGenRef* gen, const Clock* clock) {
+                                          absl::BitGenRef* gen, const Clock* clock,
+                                          const ReplayProgressFn& progress) {
   ReplayResult result;
+  client::SecureBitGen secure;
+  int64_t done = 0;
   for (const SurveyRow& row : rows) {
+    if (progress) progress(done++, static_cast<int64_t>(rows.size()));
     client::ReporterOptions device_options = options;
     device_options.background_sending = false;  // each device flushes right away below
     for (const auto& [key, value] : row.labels) device_options.labels[key] = value;
-    std::unique_ptr<client::Reporter> device =
-        gen == nullptr
-            ? client::Reporter::Create(transport, device_options)
-            : client::Reporter::CreateForTesting(transport, device_options, *gen,
-                                                 clock != nullptr ? clock : SystemClock::Default());
+    // A row with its own time: the device's clock stands at it (randomness stays secure).
+    FakeClock at(absl::FromUnixSeconds(row.event_time_seconds));
+    std::unique_ptr<client::Reporter> device;
+    if (row.event_time_seconds > 0) {
+      device = client::Reporter::CreateForTesting(
+          transport, device_options, gen == nullptr ? absl::BitGenRef(secure) : *gen, &at);
+    } else if (gen == nullptr) {
+      device = client::Reporter::Create(transport, device_options);
+    } else {
+      device = client::Reporter::CreateForTesting(
+          transport, device_options, *gen, clock != nullptr ? clock : SystemClock::Default());
+    }
     DENIABLE_RETURN_IF_ERROR(device->Report(metric, row.answer));
     const absl::Status flushed = device->Flush();
     DENIABLE_ASSIGN_OR_RETURN(const client::DeliveryStats stats, device->Stats());
@@ -146,6 +164,7 @@ absl::StatusOr<ReplayResult> ReplaySurvey(const std::vector<SurveyRow>& rows,
     result.duplicates += counts.duplicates;
     result.true_yes += row.answer ? 1 : 0;
   }
+  if (progress) progress(done, static_cast<int64_t>(rows.size()));
   return result;
 }
 

@@ -7,6 +7,7 @@
 #define DENIABLE_TOOLS_CLI_SURVEY_REPLAY_H_
 
 #include <cstdint>
+#include <functional>
 #include <map>
 #include <memory>
 #include <string>
@@ -24,6 +25,8 @@ struct SurveyRow {
   int64_t record = 0;  // the CSV record it came from (1 is the header), for messages
   bool answer = false;
   std::map<std::string, std::string> labels;  // label name -> value, from the label columns
+  std::string time_value;                     // the --time_column field as read (empty without one)
+  int64_t event_time_seconds = 0;             // when the device answers (replay_times.h); 0: now
 };
 
 // What a blank answer (an empty or all-whitespace --column field) means. Refused by default:
@@ -40,6 +43,7 @@ struct SurveySpec {
   std::string yes_value;                   // the value meaning "yes", e.g. "Y"
   std::vector<std::string> label_columns;  // columns sent as public labels, e.g. {"region"}
   BlankAnswers blank = BlankAnswers::kRefuse;
+  std::string time_column{};  // read into SurveyRow::time_value when not empty
 };
 
 // Reads a CSV with a header row (RFC 4180 quoting, parsed by libcsv).
@@ -65,9 +69,14 @@ struct ReplayResult {
   std::vector<ReplayRejection> rejections;
 };
 
+// Called after each respondent with (respondents done, respondents in all).
+using ReplayProgressFn = std::function<void(int64_t done, int64_t total)>;
+
 // Sends each row's answer through a fresh Reporter (one device each) over `transport`.
 // `gen` and `clock` null: each device uses SecureBitGen and the system clock (production
 // randomness). Non-null: all devices draw from `gen` (seeded simulations) and read `clock`.
+// A row with event_time_seconds > 0 is answered at that time (its device's clock stands there;
+// the SDK rounds it down to the metric's time precision) instead of `clock`'s or the system's.
 // A report the collector rejects for good is recorded in ReplayResult::rejections and the replay
 // goes on with the next row. Errors: the first other device error (fetching the design, a
 // transient send failure that Flush() gave up on), which ends the replay.
@@ -76,7 +85,8 @@ absl::StatusOr<ReplayResult> ReplaySurvey(const std::vector<SurveyRow>& rows,
                                           std::shared_ptr<client::ReportTransport> transport,
                                           const client::ReporterOptions& options,
                                           absl::BitGenRef* gen = nullptr,
-                                          const Clock* clock = nullptr);
+                                          const Clock* clock = nullptr,
+                                          const ReplayProgressFn& progress = nullptr);
 
 }  // namespace deniable::tools
 

@@ -40,6 +40,9 @@ export interface WireReport {
   reportId: string;        // base64 of 16 random bytes
   eventTimeSeconds: string; // rounded down to the metric's time precision
   labels: Record<string, string>;
+  /** GetDesignResponse.designFingerprint of the design the bit was drawn with (fixed64 as a
+   * decimal string; '0' from an older collector, which the collector does not check). */
+  designFingerprint: string;
 }
 
 /** How reports reach the collector. HttpTransport is the default; implement it to test. */
@@ -101,6 +104,9 @@ export interface DeliveryStats {
   droppedRejected: number;
   droppedQueueFull: number;
   droppedTooOld: number;
+  /** Rejected per report with FAILED_PRECONDITION: randomized with a design the collector does
+   * not have under that version (docs/sdk.md, "Design fingerprint"); never randomized again. */
+  droppedDesignMismatch: number;
   /** Since this Reporter was created: */
   sendAttempts: number;
   failedAttempts: number;

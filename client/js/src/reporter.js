@@ -52,6 +52,8 @@ export function parseDesign(response) {
     precision: Number(response.timePrecisionSeconds) || 3600,
     period: Number(response.reportingPeriodSeconds) || 86400,
     fresh: randomization === 'FRESH_PER_PERIOD' || randomization === 2,
+    // fixed64 in the JSON mapping: a decimal string, kept as is; '0' from older collectors.
+    fingerprint: String(response.designFingerprint ?? '0'),
   };
 }
 
@@ -146,6 +148,7 @@ export class Reporter {
           metric, designVersion: design.version, bit, reportId: toBase64(id),
           eventTimeSeconds: String(nowSeconds - (nowSeconds % design.precision)),
           labels: { ...o.labels },
+          designFingerprint: design.fingerprint,
         },
       });
       ledger.reportsAccepted += 1;
@@ -230,6 +233,7 @@ export class Reporter {
       droppedRejected: persisted.dropped_rejected,
       droppedQueueFull: persisted.dropped_queue_full,
       droppedTooOld: persisted.dropped_too_old,
+      droppedDesignMismatch: persisted.dropped_design_mismatch ?? 0,
       ...this.#session,
     };
   }
@@ -306,11 +310,27 @@ export class Reporter {
     }
   }
 
+  // The collector disowned these reports' (metric, design version): forget the cached design and
+  // that version's memoized bits (the next report draws afresh with the collector's design),
+  // and fetch the design again. The dropped reports are never randomized again.
+  async #forgetDesigns(reports) {
+    await this.#store.mutate((state) => {
+      for (const r of reports) {
+        delete state.designs[r.metric];
+        for (const value of [0, 1]) delete state.memo[`${r.metric}\u0000${r.designVersion}\u0000${value}`];
+      }
+    });
+    for (const r of reports) {
+      this.#designs.delete(r.metric);
+      this.#stale.add(r.metric);
+    }
+  }
+
   async #drop(sequences, counter, reason) {
     const set = new Set(sequences);
     await this.#store.mutate((state) => {
       state.queue = state.queue.filter((q) => !set.has(q.sequence));
-      state.counters[counter] += sequences.length;
+      state.counters[counter] = (state.counters[counter] ?? 0) + sequences.length;
     });
     this.#log('error', `dropped ${sequences.length} reports: ${reason}`);
   }
@@ -376,8 +396,20 @@ export class Reporter {
     let outcome = 'sent';
     let error = null;
     const entries = [...rejected.entries()].sort((x, y) => x[0] - y[0]);
-    const dropped = entries.filter(([, r]) => r.permanent);
-    const kept = entries.filter(([, r]) => !r.permanent);
+    // FAILED_PRECONDITION per report: randomized with a design the collector does not have under
+    // that version (docs/sdk.md, "Design fingerprint").
+    const isMismatch = ([, r]) => codeName(Number(r.code)) === 'FAILED_PRECONDITION';
+    const mismatched = entries.filter(isMismatch);
+    const dropped = entries.filter((e) => e[1].permanent && !isMismatch(e));
+    const kept = entries.filter((e) => !e[1].permanent && !isMismatch(e));
+    if (mismatched.length > 0) {
+      const reason = 'randomized with a design the collector does not have; fetching the design ' +
+        `again, first: ${mismatched[0][1].reason}`;
+      await this.#forgetDesigns(mismatched.map(([i]) => batch[i].report));
+      await this.#drop(mismatched.map(([i]) => batch[i].sequence), 'dropped_design_mismatch', reason);
+      outcome = 'permanent';
+      error = new DeniableError('FAILED_PRECONDITION', `dropped ${mismatched.length} reports: ${reason}`);
+    }
     if (dropped.length > 0) {
       const first = dropped[0][1];
       const code = codeName(Number(first.code));

@@ -19,7 +19,7 @@ export function emptyState() {
     ledger: {},     // metric -> MetricLedger
     counters: {
       acknowledged: 0, duplicates: 0, dropped_rejected: 0, dropped_queue_full: 0,
-      dropped_too_old: 0,
+      dropped_too_old: 0, dropped_design_mismatch: 0,
     },
     designs: {},    // metric -> GetDesignResponse (JSON mapping)
   };

@@ -13,6 +13,7 @@ export class FakeTransport {
     this.stored = new Set();
     this.calls = 0;
     this.designCalls = 0;
+    this.fingerprint = '1';
   }
 
   async getDesign(metric) {
@@ -20,7 +21,7 @@ export class FakeTransport {
     if (metric === 'unknown') throw new DeniableError('NOT_FOUND', 'metric: "unknown" does not exist');
     return {
       metric, timePrecisionSeconds: 3600, reportingPeriodSeconds: this.period,
-      randomization: this.randomization,
+      randomization: this.randomization, designFingerprint: this.fingerprint,
       design: { version: 1, a: EPS1.a, b: EPS1.b, epsilon: 1 },
     };
   }

@@ -45,7 +45,7 @@ test('memoizes one bit per (metric, version, answer) and counts epsilon once', a
   assert.ok(Math.abs(l.epsilonSpent - 1) < 1e-12);
   assert.ok(Math.abs(l.epsilonIfFresh - 200) < 1e-9);
   assert.ok(t.received.every((x) => !('answer' in x) && Object.keys(x).sort().join() ===
-    'bit,designVersion,eventTimeSeconds,labels,metric,reportId'));
+    'bit,designFingerprint,designVersion,eventTimeSeconds,labels,metric,reportId'));
 });
 
 test('one report per metric per period; the next period sends the memoized bit again', async () => {
@@ -232,4 +232,29 @@ test('randomization follows the design: seeded, exact count of 20000 fresh draws
   assert.ok(Math.abs(ones - n * EPS1.a) < 5 * sd, `${ones} vs ${n * EPS1.a}`);
   assert.ok(Math.abs(epsilonOf(EPS1.a, EPS1.b) - 1) < 1e-12);
   assert.equal(epsilonOf(1, 0.5), Infinity);
+});
+
+test('a design mismatch drops only that report, forgets the memo and fetches the design again', async () => {
+  const t = new FakeTransport();
+  t.fingerprint = '8613200451273918273';  // above 2^53: kept exact as a string
+  const r = reporter(t, { onePerPeriod: false });
+  await r.report('m', true);
+  await r.flush(1000);
+  assert.equal(t.received[0].designFingerprint, '8613200451273918273');
+  await r.report('m', true);  // the memoized bit again
+  await r.report('m', false);
+  assert.equal((await r.ledger()).m.randomizations, 2);
+  t.fingerprint = '77';  // the collector's database was recreated
+  t.script.push({
+    rejections: [{ index: 0, code: 9, permanent: true, reason: 'reports[0].design_fingerprint: not m v1' }],
+  });
+  await assert.rejects(r.flush(1000), (e) => e.code === 'FAILED_PRECONDITION' && /dropped 1 reports/.test(e.message));
+  const stats = await r.stats();
+  assert.deepEqual([stats.droppedDesignMismatch, stats.droppedRejected, stats.queued, t.received.length], [1, 0, 0, 2]);
+  assert.equal(t.designCalls, 2, 'the design was not fetched again');
+  assert.equal((await r.ledger()).m.randomizations, 2, 'a dropped report was randomized again');
+  await r.report('m', true);  // the memo of v1 is forgotten: a new draw
+  assert.equal((await r.ledger()).m.randomizations, 3);
+  await r.flush(1000);
+  assert.equal(t.received.at(-1).designFingerprint, '77');
 });

@@ -18,10 +18,10 @@ INVALID_ARGUMENT is permanent, per-report rejections are honoured.
 """
 from deniable.errors import DeniableError, StatusCode
 from deniable.reporter import DeliveryStats, MetricLedger, Reporter
-from deniable.query import (GroupPrevalence, Metric, Prevalence, QueryClient, SeriesPoint,
-                            to_dataframe)
+from deniable.query import (Difference, GroupPrevalence, Metric, Prevalence, QueryClient,
+                            SeriesPoint, SurveyPlan, to_dataframe)
 
 __all__ = ["DeniableError", "StatusCode", "Reporter", "MetricLedger", "DeliveryStats",
            "QueryClient", "Metric", "Prevalence", "GroupPrevalence", "SeriesPoint",
-           "to_dataframe"]
+           "Difference", "SurveyPlan", "to_dataframe"]
 __version__ = "0.1.0"

@@ -5,6 +5,8 @@
     p = q.prevalence("uses_drugs", level=0.95, method="WILSON")   # Prevalence
     by_region = q.prevalence("uses_drugs", group_by="region").groups  # [GroupPrevalence]
     points = q.series("uses_drugs", start=t0, end=t1, bucket="DAY")   # [SeriesPoint]
+    d = q.difference("uses_drugs", (t1, t2), (t0, t1))  # Difference: this week - last week
+    plan = q.plan(half_width=0.03, symmetric_epsilon=1.0)   # SurveyPlan: reports needed
     to_dataframe(points)   # a pandas.DataFrame, where pandas is installed
 
 Errors are DeniableError with the server's code and message (which names the field).
@@ -75,6 +77,35 @@ class SeriesPoint:
     suppressed: bool
 
 
+@dataclasses.dataclass
+class Difference:
+    """first - second of two selections (Difference in query_service.proto): difference =
+    first.estimate - second.estimate, standard_error = sqrt(se1^2 + se2^2) (independent reports),
+    [ci_lower, ci_upper] the Wald interval, within [-1, 1]."""
+    first: Prevalence
+    second: Prevalence
+    difference: float
+    standard_error: float
+    ci_lower: float
+    ci_upper: float
+    confidence_level: float
+
+
+@dataclasses.dataclass
+class SurveyPlan:
+    """Reports a design needs for an interval of half_width (SurveyPlan in
+    query_service.proto). variance_inflation is Var(randomized) / Var(direct question) at the
+    assumed prevalence, 0 when it is unknown (worst case)."""
+    design_a: float
+    design_b: float
+    epsilon: float
+    reports_needed: int
+    reports_needed_worst_case: int
+    variance_inflation: float
+    half_width: float
+    confidence_level: float
+
+
 def _prevalence(p):
     nan = float("nan")
     return Prevalence(
@@ -136,6 +167,8 @@ class QueryClient:
         self._list = stub("ListMetrics", q.ListMetricsRequest, q.ListMetricsResponse)
         self._prevalence = stub("GetPrevalence", q.GetPrevalenceRequest, q.Prevalence)
         self._series = stub("GetSeries", q.GetSeriesRequest, q.Series)
+        self._difference = stub("GetDifference", q.GetDifferenceRequest, q.Difference)
+        self._plan = stub("PlanSurvey", q.PlanSurveyRequest, q.SurveyPlan)
 
     def close(self):
         if self._own:
@@ -192,6 +225,44 @@ class QueryClient:
                             estimate=b.estimate_unbiased, standard_error=b.standard_error,
                             ci_lower=b.ci_lower, ci_upper=b.ci_upper, suppressed=b.suppressed)
                 for b in series.buckets]
+
+    def difference(self, metric, first, second, *, metric2=None, level=0.95,
+                   combination=None) -> Difference:
+        """The prevalence of `metric` over first = (start, end) minus that of `metric2`
+        (default: the same metric) over second = (start, end); Unix seconds, 0: open. Errors:
+        NOT_FOUND for an unknown metric, INVALID_ARGUMENT naming the field, FAILED_PRECONDITION
+        when a selection has too few reports."""
+        comb = _enum(query_service_pb2.VersionCombination, combination, "combination")
+
+        def selection(name, window, field):
+            if len(window) != 2:
+                raise DeniableError(StatusCode.INVALID_ARGUMENT,
+                                    f"{field}: must be (start, end), but is {window!r}")
+            return query_service_pb2.Selection(metric=name, start_time_seconds=window[0],
+                                               end_time_seconds=window[1], combination=comb)
+        request = query_service_pb2.GetDifferenceRequest(
+            first=selection(metric, first, "first"),
+            second=selection(metric2 or metric, second, "second"), confidence_level=level)
+        d = _rpc.call(self._difference, request, self._timeout)
+        return Difference(first=_prevalence(d.first), second=_prevalence(d.second),
+                          difference=d.difference, standard_error=d.standard_error,
+                          ci_lower=d.ci_lower, ci_upper=d.ci_upper,
+                          confidence_level=d.confidence_level)
+
+    def plan(self, *, half_width, level=0.95, assumed_prevalence=None,
+             **design) -> SurveyPlan:
+        """Reports needed for a confidence interval of +- half_width (in (0, 1)) with the
+        design given by keywords as design_parameters(); assumed_prevalence in [0, 1] or None
+        for the worst case. Errors: INVALID_ARGUMENT naming the field."""
+        request = query_service_pb2.PlanSurveyRequest(
+            design=design_parameters(**design), half_width=half_width, confidence_level=level,
+            assumed_prevalence=-1.0 if assumed_prevalence is None else assumed_prevalence)
+        p = _rpc.call(self._plan, request, self._timeout)
+        return SurveyPlan(design_a=p.design.a, design_b=p.design.b, epsilon=p.design.epsilon,
+                          reports_needed=p.reports_needed,
+                          reports_needed_worst_case=p.reports_needed_worst_case,
+                          variance_inflation=p.variance_inflation, half_width=p.half_width,
+                          confidence_level=p.confidence_level)
 
 
 def to_dataframe(rows, pandas_module=None):

@@ -13,7 +13,13 @@ Same contract as the C++ Reporter (client/include/deniable/client/reporter.h, do
 * Delivery: a background thread sends the queue oldest first. A report leaves the device file
   only when acknowledged (stored or duplicate), rejected for good (a rejection with
   permanent=True, or a batch of one rejected whole with INVALID_ARGUMENT), or dropped by a
-  device bound (queue full, older than max_report_age). A batch of more than one rejected whole
+  device bound (queue full, older than max_report_age).
+* Design fingerprint (docs/sdk.md): every report carries the design_fingerprint of the
+  GetDesign answer it was randomized with. A per-report FAILED_PRECONDITION rejection means the
+  collector has another design under that version (another server, a recreated database): the
+  report is dropped (counted in dropped_design_mismatch, never randomized again: that would
+  spend its privacy twice), the metric's cached design and the memoized bits of that version
+  are forgotten, and the design is fetched again. A batch of more than one rejected whole
   with INVALID_ARGUMENT is halved and re-sent. Every other status is retried with exponential
   backoff and full jitter, re-sending the same report ids (the server counts each id once).
 
@@ -57,6 +63,7 @@ class DeliveryStats:
     dropped_rejected: int = 0
     dropped_queue_full: int = 0
     dropped_too_old: int = 0
+    dropped_design_mismatch: int = 0
     send_attempts: int = 0      # since this Reporter was created
     failed_attempts: int = 0
     batch_splits: int = 0
@@ -72,6 +79,7 @@ class _Design:
     precision: int
     period: int
     fresh: bool
+    fingerprint: int = 0  # GetDesignResponse.design_fingerprint; 0 from older collectors
 
 
 def epsilon_of(a, b):
@@ -97,7 +105,8 @@ def parse_design(response):
     return _Design(version=d.version, a=d.a, b=d.b, epsilon=epsilon_of(d.a, d.b),
                    precision=response.time_precision_seconds or 3600,
                    period=response.reporting_period_seconds or 86400,
-                   fresh=randomization == design_pb2.FRESH_PER_PERIOD)
+                   fresh=randomization == design_pb2.FRESH_PER_PERIOD,
+                   fingerprint=response.design_fingerprint)
 
 
 class _SecureRandom:
@@ -244,7 +253,8 @@ class Reporter:
             report_id = self._rng.token(16)
             report = report_service_pb2.Report(
                 metric=metric, design_version=design.version, bit=bit, report_id=report_id,
-                event_time_seconds=now - now % design.precision, labels=self._labels)
+                event_time_seconds=now - now % design.precision, labels=self._labels,
+                design_fingerprint=design.fingerprint)
             evicted = self._store.commit_report(
                 metric, report.SerializeToString(),
                 memo=(design.version, int(bool(answer)), bit)
@@ -458,8 +468,23 @@ class Reporter:
             with self._mu:
                 self._stale.update(response.stale_metrics)
         outcome, error = "sent", None
-        dropped = [(live[i], r) for i, r in sorted(rejected.items()) if r.permanent]
-        kept = [(live[i], r) for i, r in sorted(rejected.items()) if not r.permanent]
+        mismatch = grpc.StatusCode.FAILED_PRECONDITION.value[0]
+        mismatched = [(live[i], reports[i]) for i, r in sorted(rejected.items())
+                      if r.code == mismatch]
+        dropped = [(live[i], r) for i, r in sorted(rejected.items())
+                   if r.permanent and r.code != mismatch]
+        kept = [(live[i], r) for i, r in sorted(rejected.items())
+                if not r.permanent and r.code != mismatch]
+        if mismatched:
+            first = next(r for r in response.rejections if r.code == mismatch)
+            reason = ("randomized with a design the collector does not have; fetching the "
+                      f"design again, first: {first.reason}")
+            self._forget_designs({(report.metric, report.design_version)
+                                  for _, report in mismatched})
+            self._drop([e for e, _ in mismatched], "dropped_design_mismatch", reason)
+            outcome, error = "permanent", DeniableError(
+                grpc.StatusCode.FAILED_PRECONDITION, f"dropped {len(mismatched)} reports: "
+                                                     f"{reason}")
         if dropped:
             first = dropped[0][1]
             code = code_from_number(first.code)
@@ -476,6 +501,17 @@ class Reporter:
             self._log("info", str(error))
             outcome = "transient"
         return outcome, error
+
+    def _forget_designs(self, versions):
+        """The collector disowned these (metric, design version) pairs: forget the cached
+        design and that version's memoized bits (the next report draws afresh with the
+        collector's design) and fetch the design again."""
+        with self._mu:
+            for metric, version in versions:
+                self._designs.pop(metric, None)
+                self._store.forget_design(metric, version)
+                self._stale.add(metric)
+        self._wake.set()
 
     def _sender_loop(self):
         wait = self._send_interval

@@ -25,7 +25,7 @@ CREATE TABLE IF NOT EXISTS counters (name TEXT PRIMARY KEY, value INTEGER NOT NU
 CREATE TABLE IF NOT EXISTS designs (metric TEXT PRIMARY KEY, response BLOB NOT NULL);
 """
 COUNTERS = ("acknowledged", "duplicates", "dropped_rejected", "dropped_queue_full",
-            "dropped_too_old")
+            "dropped_too_old", "dropped_design_mismatch")
 LEDGER_FIELDS = ("reports_accepted", "reports_acknowledged", "randomizations", "epsilon_spent",
                  "epsilon_if_fresh", "period_start_seconds", "reports_this_period",
                  "reports_repeated_in_period")
@@ -132,6 +132,13 @@ class DeviceStore:
             row = db.execute("SELECT response FROM designs WHERE metric = ?",
                              (metric,)).fetchone()
         return None if row is None else row[0]
+
+    def forget_design(self, metric, version):
+        """One transaction: the cached design of `metric` and its memoized bits of `version`
+        (the collector has another design under that version)."""
+        with self._tx() as db:
+            db.execute("DELETE FROM designs WHERE metric = ?", (metric,))
+            db.execute("DELETE FROM memo WHERE metric = ? AND version = ?", (metric, version))
 
     def save_design(self, metric, response_bytes):
         with self._tx() as db:

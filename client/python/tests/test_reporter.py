@@ -35,6 +35,7 @@ class FakeCollector:
     def __init__(self, randomization=design_pb2.MEMOIZED, period=86400):
         self.randomization, self.period = randomization, period
         self.script, self.received, self.stored, self.calls = [], [], set(), 0
+        self.fingerprint, self.design_calls = 0x77, 0
 
     def unary_unary(self, path, request_serializer, response_deserializer):
         return self._design if path.endswith("GetDesign") else self._submit
@@ -45,7 +46,9 @@ class FakeCollector:
     def _design(self, request, timeout=None, wait_for_ready=None):
         if request.metric == "unknown":
             raise _RpcError(grpc.StatusCode.NOT_FOUND, 'metric: "unknown" does not exist')
+        self.design_calls += 1
         return report_service_pb2.GetDesignResponse(
+            design_fingerprint=self.fingerprint,
             metric=request.metric, time_precision_seconds=3600,
             reporting_period_seconds=self.period, randomization=self.randomization,
             design=design_pb2.Design(version=1, a=A, b=B, epsilon=1.0))
@@ -184,6 +187,35 @@ class ReporterTest(unittest.TestCase):
         stats = r.stats()
         self.assertEqual((len(c.stored), stats.dropped_rejected, stats.kept_after_rejection,
                           stats.queued), (3, 1, 1, 0))
+
+    def test_design_mismatch_drops_only_that_report_forgets_the_memo_and_refetches(self):
+        c = FakeCollector()
+        r = reporter(c, one_report_per_period=False)
+        r.report("m", True)
+        r.flush(5)
+        self.assertEqual([x.design_fingerprint for x in c.received], [0x77])
+        r.report("m", True)  # the memoized bit again, with the cached design's fingerprint
+        r.report("m", False)
+        self.assertEqual(r.ledger()["m"].randomizations, 2)
+        c.fingerprint = 0x88  # the collector's database was recreated
+        c.script = [[report_service_pb2.ReportRejection(
+            index=0, code=grpc.StatusCode.FAILED_PRECONDITION.value[0], permanent=True,
+            reason="reports[0].design_fingerprint: not the fingerprint of m v1")]]
+        with self.assertRaises(deniable.DeniableError) as e:
+            r.flush(5)
+        self.assertEqual(e.exception.code, grpc.StatusCode.FAILED_PRECONDITION)
+        self.assertIn("dropped 1 reports", e.exception.message)
+        stats = r.stats()
+        self.assertEqual((stats.dropped_design_mismatch, stats.dropped_rejected, stats.queued,
+                          len(c.received)), (1, 0, 0, 2))
+        self.assertEqual(c.design_calls, 2, "the design was not fetched again")
+        # Never randomized again: the dropped report is gone, not re-queued.
+        self.assertEqual(r.ledger()["m"].randomizations, 2)
+        # The memo of v1 is forgotten: a "yes" now draws afresh with the collector's design.
+        r.report("m", True)
+        self.assertEqual(r.ledger()["m"].randomizations, 3)
+        r.flush(5)
+        self.assertEqual(c.received[-1].design_fingerprint, 0x88)
 
     def test_old_reports_and_a_full_queue_are_dropped_and_counted(self):
         now = [T0]
