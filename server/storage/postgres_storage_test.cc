@@ -141,6 +141,65 @@ TEST_F(PostgresStorageTest, DatabaseRestartIsUnavailableThenRecoveredWithoutLosi
   EXPECT_EQ(*raw->ReportCount(), 3);
 }
 
+// Appends of kCopyRows rows or more go through COPY into a staging table: the same results as the
+// unnest path (duplicates within the call and against stored rows, labels with COPY's special
+// characters), and the staging table is made again on a new session after the connection broke.
+TEST_F(PostgresStorageTest, LargeAppendsThroughCopyCountExactlyOnceAlsoAfterAReconnect) {
+  auto opened = PostgresStorage::Open({.uri = uri_});
+  ASSERT_TRUE(opened.ok()) << opened.status();
+  PostgresStorage& storage = **opened;
+  absl::StatusOr<StoredMetric> m = storage.CreateMetric(NewMetric("m"));
+  ASSERT_TRUE(m.ok());
+  const std::string odd = "os=a\tb\\c\nd\re\"f";
+  std::vector<ReportRow> stored, big, overlap;
+  for (int i = 0; i < 500; ++i) stored.push_back(Row(m->id, i, i % 2 == 0, 5));
+  ASSERT_TRUE(storage.AppendReports(stored).ok());
+  const int n = static_cast<int>(PostgresStorage::kCopyRows) + 500;
+  for (int i = 0; i < n; ++i) big.push_back(Row(m->id, i, i % 2 == 0, 5, i % 3 == 0 ? odd : ""));
+  for (int i = n - 1000; i < n + 10; ++i) overlap.push_back(Row(m->id, i, i % 2 == 0, 5));
+  const absl::Span<const ReportRow> batches[] = {big, overlap};
+  absl::StatusOr<std::vector<AppendResult>> got = storage.AppendBatches(batches);
+  ASSERT_TRUE(got.ok()) << got.status();
+  EXPECT_EQ((*got)[0].accepted, n - 500);
+  EXPECT_EQ((*got)[0].duplicates, 500);
+  EXPECT_EQ((*got)[1].accepted, 10);
+  EXPECT_EQ((*got)[1].duplicates, 1000);
+  absl::StatusOr<std::vector<CountRow>> counts = storage.ReadCounts(m->id, 0, 1 << 30);
+  ASSERT_TRUE(counts.ok()) << counts.status();
+  int64_t total = 0, with_odd = 0;
+  for (const CountRow& c : *counts) {
+    total += c.n;
+    if (c.labels == odd) with_odd += c.n;
+  }
+  EXPECT_EQ(total, n + 10);
+  EXPECT_EQ(with_odd, (n - 500 + 2) / 3) << "labels round-trip through COPY's text format";
+
+  // Break every session of the storage; the next large append reconnects and stages again.
+  auto admin = PgConnection::Connect(uri_);
+  ASSERT_TRUE(admin.ok());
+  ASSERT_TRUE((*admin)
+                  ->Exec("SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE "
+                         "datname = current_database() AND pid <> pg_backend_pid()")
+                  .ok());
+  std::vector<ReportRow> more;
+  for (int i = n; i < n + static_cast<int>(PostgresStorage::kCopyRows); ++i) {
+    more.push_back(Row(m->id, i - 10, true, 5));
+  }
+  absl::StatusOr<AppendResult> after = storage.AppendReports(more);
+  if (!after.ok()) {
+    EXPECT_EQ(after.status().code(), absl::StatusCode::kUnavailable) << after.status();
+    after = storage.AppendReports(more);  // the device's retry
+  }
+  ASSERT_TRUE(after.ok()) << after.status();
+  // Ids n-10 .. n+9 were stored above (by `big` and by `overlap`).
+  EXPECT_EQ(after->accepted, static_cast<int64_t>(PostgresStorage::kCopyRows) - 20);
+  EXPECT_EQ(after->duplicates, 20);
+  (void)storage.Health();  // the reading session learns it was cut, and reconnects
+  absl::StatusOr<int64_t> stored_now = storage.ReportCount();
+  ASSERT_TRUE(stored_now.ok()) << stored_now.status();
+  EXPECT_EQ(*stored_now, n + 10 + static_cast<int64_t>(PostgresStorage::kCopyRows) - 20);
+}
+
 TEST_F(PostgresStorageTest, TokensAreSharedThroughTheDatabase) {
   auto first = PostgresTokenStore::Open(uri_);
   auto second = PostgresTokenStore::Open(uri_);
