@@ -12,7 +12,7 @@
 namespace deniable::server {
 
 // The schema version this server writes (table schema_version holds the database's).
-inline constexpr int kPostgresSchemaVersion = 1;
+inline constexpr int kPostgresSchemaVersion = 2;
 
 // Seconds per partition of the reports table: one UTC day.
 inline constexpr int64_t kPartitionSeconds = 86400;

@@ -10,9 +10,12 @@
 #include <thread>
 #include <vector>
 
+#include "deniable/common/clock.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
+#include "server/auth/postgres_rate_buckets.h"
 #include "server/auth/postgres_token_store.h"
+#include "server/auth/rate_limiter.h"
 #include "server/metrics/metered_storage.h"
 #include "server/storage/group_commit_storage.h"
 #include "server/storage/postgres_schema.h"
@@ -61,7 +64,7 @@ TEST_F(PostgresStorageTest, CollectorsStartingTogetherCreateTheSchemaOnce) {
   ASSERT_TRUE(conn.ok());
   absl::StatusOr<PgResult> v = (*conn)->Exec("SELECT count(*), max(version) FROM schema_version");
   ASSERT_TRUE(v.ok()) << v.status();
-  EXPECT_EQ(v->Int64(0, 0), 1);
+  EXPECT_EQ(v->Int64(0, 0), kPostgresSchemaVersion) << "one row per migration step, each once";
   EXPECT_EQ(v->Int64(0, 1), kPostgresSchemaVersion);
 }
 
@@ -198,6 +201,47 @@ TEST_F(PostgresStorageTest, LargeAppendsThroughCopyCountExactlyOnceAlsoAfterARec
   absl::StatusOr<int64_t> stored_now = storage.ReportCount();
   ASSERT_TRUE(stored_now.ok()) << stored_now.status();
   EXPECT_EQ(*stored_now, n + 10 + static_cast<int64_t>(PostgresStorage::kCopyRows) - 20);
+}
+
+// Two collectors' limiters on one database take from one bucket per token: what one takes, the
+// other cannot. The refill rate is tiny (0.001 reports/s), so the few seconds a test takes add no
+// whole report and every figure is exact.
+TEST_F(PostgresStorageTest, RateLimitOfATokenIsSharedByCollectorsAndPeersStayLocal) {
+  auto first = PostgresRateBuckets::Open(uri_);
+  auto second = PostgresRateBuckets::Open(uri_);
+  ASSERT_TRUE(first.ok() && second.ok()) << first.status() << second.status();
+  FakeClock clock(absl::FromUnixSeconds(1700000000));
+  const RateLimitOptions options{.reports_per_second = 0.001, .burst = 10, .shared = nullptr};
+  RateLimitOptions a = options, b = options;
+  a.shared = *std::move(first);
+  b.shared = *std::move(second);
+  RateLimiter collector1(a, &clock), collector2(b, &clock);
+
+  EXPECT_TRUE(collector1.Admit("t:7", 6).ok());
+  const absl::Status refused = collector2.Admit("t:7", 6);
+  EXPECT_EQ(refused.code(), absl::StatusCode::kResourceExhausted) << refused;
+  EXPECT_THAT(refused.message(), HasSubstr("retry in 199")) << "4 left, 6 wanted, 0.001/s: ~2000 s";
+  EXPECT_TRUE(collector2.Admit("t:7", 4).ok()) << "the refusal took nothing";
+  EXPECT_EQ(collector1.Admit("t:7", 1).code(), absl::StatusCode::kResourceExhausted);
+  EXPECT_TRUE(collector1.Admit("t:8", 10).ok()) << "another token has its own bucket";
+  // Tokenless keys (salted per process) are not shared: each collector has its own bucket.
+  EXPECT_TRUE(collector1.Admit("p:x", 10).ok());
+  EXPECT_TRUE(collector2.Admit("p:x", 10).ok());
+  auto conn = PgConnection::Connect(uri_);
+  ASSERT_TRUE(conn.ok());
+  EXPECT_EQ((*conn)->Exec("SELECT string_agg(key, ',' ORDER BY key) FROM rate_buckets")->Text(0, 0),
+            "t:7,t:8");
+
+  // PostgreSQL down: each collector falls back to its own bucket (full for a key it never saw).
+  ASSERT_TRUE(pg_->Stop().ok());
+  EXPECT_TRUE(collector1.Admit("t:7", 10).ok());
+  EXPECT_EQ(collector1.Admit("t:7", 1).code(), absl::StatusCode::kResourceExhausted);
+  ASSERT_TRUE(pg_->StartAgain().ok());
+  // The first call after the restart may still find the old session broken (then the local
+  // bucket, where "t:8" is full, admits it); the next one is back on the shared bucket, which
+  // collector 1 emptied before the restart.
+  (void)collector1.Admit("t:8", 1);
+  EXPECT_EQ(collector1.Admit("t:8", 1).code(), absl::StatusCode::kResourceExhausted);
 }
 
 TEST_F(PostgresStorageTest, TokensAreSharedThroughTheDatabase) {
