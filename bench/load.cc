@@ -1,10 +1,14 @@
 #include "bench/load.h"
 
+#include <grpcpp/resource_quota.h>
+
+#include <algorithm>
 #include <thread>
 #include <utility>
 
 #include "absl/synchronization/mutex.h"
 #include "absl/time/clock.h"
+#include "server/service/collector_server.h"
 
 namespace deniable::bench {
 namespace {
@@ -139,21 +143,63 @@ LoadResult RunStreaming(const std::vector<std::shared_ptr<grpc::Channel>>& chann
   return tally.result;
 }
 
-grpc::Status NullReportService::SubmitReports(grpc::ServerContext* /*context*/,
-                                              const v1::SubmitReportsRequest* request,
-                                              v1::SubmitReportsResponse* response) {
+grpc::ServerUnaryReactor* NullReportService::SubmitReports(grpc::CallbackServerContext* context,
+                                                           const v1::SubmitReportsRequest* request,
+                                                           v1::SubmitReportsResponse* response) {
   response->set_accepted(static_cast<uint32_t>(request->reports_size()));
-  return grpc::Status::OK;
+  grpc::ServerUnaryReactor* reactor = context->DefaultReactor();
+  reactor->Finish(grpc::Status::OK);
+  return reactor;
 }
 
-grpc::Status NullReportService::StreamReports(grpc::ServerContext* /*context*/,
-                                              grpc::ServerReader<v1::SubmitReportsRequest>* reader,
-                                              v1::SubmitReportsResponse* response) {
-  v1::SubmitReportsRequest message;
-  uint32_t n = 0;
-  while (reader->Read(&message)) n += static_cast<uint32_t>(message.reports_size());
-  response->set_accepted(n);
-  return grpc::Status::OK;
+namespace {
+
+// Reads every message, counts its reports, answers the total.
+class NullStreamReactor final : public grpc::ServerReadReactor<v1::SubmitReportsRequest> {
+ public:
+  explicit NullStreamReactor(v1::SubmitReportsResponse* response) : response_(response) {
+    StartRead(&message_);
+  }
+  void OnReadDone(bool ok) override {
+    if (ok) {
+      n_ += static_cast<uint32_t>(message_.reports_size());
+      StartRead(&message_);
+      return;
+    }
+    response_->set_accepted(n_);
+    Finish(grpc::Status::OK);
+  }
+  void OnDone() override { delete this; }
+
+ private:
+  v1::SubmitReportsResponse* const response_;
+  v1::SubmitReportsRequest message_;
+  uint32_t n_ = 0;
+};
+
+}  // namespace
+
+grpc::ServerReadReactor<v1::SubmitReportsRequest>* NullReportService::StreamReports(
+    grpc::CallbackServerContext* /*context*/, v1::SubmitReportsResponse* response) {
+  return new NullStreamReactor(response);
+}
+
+std::unique_ptr<NullServer> StartNullServer() {
+  const server::ServerOptions collector;  // the settings deniable-server starts with
+  auto s = std::make_unique<NullServer>();
+  grpc::ServerBuilder builder;
+  builder.AddListeningPort("127.0.0.1:0", grpc::InsecureServerCredentials(), &s->port);
+  builder.SetMaxReceiveMessageSize(8 * 1024 * 1024);
+  builder.SetSyncServerOption(grpc::ServerBuilder::SyncServerOption::MAX_POLLERS,
+                              std::min(collector.max_idle_threads, collector.max_threads));
+  grpc::ResourceQuota quota("deniable-bench-null");
+  quota.SetMaxThreads(collector.max_threads);
+  quota.Resize(static_cast<size_t>(collector.max_grpc_memory_bytes));
+  builder.SetResourceQuota(quota);
+  builder.AddChannelArgument(GRPC_ARG_MAX_CONCURRENT_STREAMS, collector.max_streams_per_connection);
+  builder.RegisterService(&s->service);
+  s->server = builder.BuildAndStart();
+  return s;
 }
 
 }  // namespace deniable::bench

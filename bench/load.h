@@ -66,15 +66,27 @@ LoadResult RunStreaming(const std::vector<std::shared_ptr<grpc::Channel>>& chann
 // `n` channels to `target` (host:port), each its own connection.
 std::vector<std::shared_ptr<grpc::Channel>> MakeChannels(const std::string& target, int n);
 
-// The raw limit: acknowledges every report without looking at it or storing it.
-class NullReportService final : public v1::ReportService::Service {
+// The raw limit: acknowledges every report without looking at it or storing it. On gRPC's
+// callback API, as the collector's SubmitReports and StreamReports are, so that the two differ
+// only by what the server does with a report.
+class NullReportService final : public v1::ReportService::CallbackService {
  public:
-  grpc::Status SubmitReports(grpc::ServerContext* context, const v1::SubmitReportsRequest* request,
-                             v1::SubmitReportsResponse* response) override;
-  grpc::Status StreamReports(grpc::ServerContext* context,
-                             grpc::ServerReader<v1::SubmitReportsRequest>* reader,
-                             v1::SubmitReportsResponse* response) override;
+  grpc::ServerUnaryReactor* SubmitReports(grpc::CallbackServerContext* context,
+                                          const v1::SubmitReportsRequest* request,
+                                          v1::SubmitReportsResponse* response) override;
+  grpc::ServerReadReactor<v1::SubmitReportsRequest>* StreamReports(
+      grpc::CallbackServerContext* context, v1::SubmitReportsResponse* response) override;
 };
+
+// A server with only the NullReportService on 127.0.0.1:0, built with the collector's server
+// settings (CollectorServer::Start with ServerOptions' defaults: pollers, thread and memory
+// quota, streams per connection) and the bench collectors' 8 MiB message limit.
+struct NullServer {
+  NullReportService service;
+  std::unique_ptr<grpc::Server> server;
+  int port = 0;
+};
+std::unique_ptr<NullServer> StartNullServer();
 
 }  // namespace deniable::bench
 

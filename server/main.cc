@@ -41,6 +41,7 @@
 #include "absl/time/clock.h"
 #include "deniable/common/clock.h"
 #include "server/auth/authenticator.h"
+#include "server/auth/postgres_rate_buckets.h"
 #include "server/auth/postgres_token_store.h"
 #include "server/auth/token_store.h"
 #include "server/env_flags.h"
@@ -419,6 +420,15 @@ int main(int argc, char** argv) {
     }
     std::shared_ptr<PostgresTokenStore> tokens = *std::move(token_store);
     list_tokens = [tokens] { return tokens->List(); };
+    if (options.rate_limit.reports_per_second > 0) {
+      // A token's rate limit holds over all collectors on the database together.
+      auto buckets = deniable::server::PostgresRateBuckets::Open(sqlite.path);
+      if (!buckets.ok()) {
+        spdlog::error("cannot open the rate-limit table: {}", buckets.status().ToString());
+        return 1;
+      }
+      options.rate_limit.shared = *std::move(buckets);
+    }
   } else {
     auto opened = deniable::server::SqliteStorage::Open(sqlite);
     if (!opened.ok()) {

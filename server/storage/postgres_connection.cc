@@ -1,5 +1,6 @@
 #include "server/storage/postgres_connection.h"
 
+#include <algorithm>
 #include <cstdlib>
 #include <utility>
 
@@ -138,15 +139,90 @@ absl::StatusOr<PgResult> PgConnection::Exec(absl::string_view sql,
   PgResult result(raw);
   const ExecStatusType status = raw != nullptr ? PQresultStatus(raw) : PGRES_FATAL_ERROR;
   if (status == PGRES_COMMAND_OK || status == PGRES_TUPLES_OK) return result;
+  return ResultError(raw, owned);
+}
+
+absl::Status PgConnection::ResultError(PGresult* raw, absl::string_view sql) {
   const char* state = raw != nullptr ? PQresultErrorField(raw, PG_DIAG_SQLSTATE) : nullptr;
   const std::string detail = raw != nullptr && *PQresultErrorMessage(raw) != '\0'
                                  ? PQresultErrorMessage(raw)
                                  : PQerrorMessage(conn_);
   // A lost connection yields no SQLSTATE (or 08xxx): UNAVAILABLE, and the next Exec reconnects.
-  absl::string_view first_line = absl::StripLeadingAsciiWhitespace(owned);
+  absl::string_view first_line = absl::StripLeadingAsciiWhitespace(sql);
   first_line = first_line.substr(0, first_line.find('\n'));
   return PostgresError(state != nullptr ? state : "", detail,
                        absl::StrCat("running \"", first_line.substr(0, 60), "\""));
+}
+
+absl::Status PgConnection::CopyIn(absl::string_view copy_sql, absl::string_view data) {
+  DENIABLE_RETURN_IF_ERROR(EnsureConnected());
+  const std::string owned(copy_sql);
+  PgResult start(PQexec(conn_, owned.c_str()));
+  if (PQresultStatus(start.get()) != PGRES_COPY_IN) return ResultError(start.get(), owned);
+  const bool sent = PQputCopyData(conn_, data.data(), static_cast<int>(data.size())) == 1;
+  const bool ended = PQputCopyEnd(conn_, sent ? nullptr : "client could not send the data") == 1;
+  absl::Status s = absl::OkStatus();
+  // Read every result (the last one is null) so the connection is ready for the next command.
+  for (PGresult* raw; (raw = PQgetResult(conn_)) != nullptr;) {
+    PgResult r(raw);
+    if (s.ok() && PQresultStatus(raw) != PGRES_COMMAND_OK) s = ResultError(raw, owned);
+  }
+  if (s.ok() && !(sent && ended)) s = ResultError(nullptr, owned);
+  return s;
+}
+
+absl::StatusOr<std::vector<PgResult>> PgConnection::ExecPipelined(
+    absl::string_view sql, const std::vector<std::vector<PgParam>>& sets, int per_sync) {
+  DENIABLE_RETURN_IF_ERROR(EnsureConnected());
+  const std::string owned(sql);
+  std::vector<PgResult> results;
+  results.reserve(sets.size());
+  absl::Status s = absl::OkStatus();
+  if (PQenterPipelineMode(conn_) != 1) return ResultError(nullptr, owned);
+  for (size_t first = 0; first < sets.size() && s.ok(); first += static_cast<size_t>(per_sync)) {
+    const size_t last = std::min(sets.size(), first + static_cast<size_t>(per_sync));
+    bool sent = true;
+    for (size_t i = first; i < last && sent; ++i) {
+      std::vector<const char*> values;
+      for (const PgParam& p : sets[i]) values.push_back(p.has_value() ? p->c_str() : nullptr);
+      sent = PQsendQueryParams(conn_, owned.c_str(), static_cast<int>(values.size()), nullptr,
+                               values.data(), nullptr, nullptr, 0) == 1;
+    }
+    if (!sent || PQpipelineSync(conn_) != 1) {
+      s = ResultError(nullptr, owned);
+      break;
+    }
+    // Each statement's result is followed by a null; the chunk ends with PGRES_PIPELINE_SYNC.
+    for (size_t i = first; i <= last; ++i) {
+      PGresult* raw = PQgetResult(conn_);
+      if (raw == nullptr) {
+        s = ResultError(nullptr, owned);
+        break;
+      }
+      PgResult r(raw);
+      const ExecStatusType status = PQresultStatus(raw);
+      if (status == PGRES_PIPELINE_SYNC) break;
+      if (status != PGRES_COMMAND_OK && status != PGRES_TUPLES_OK) {
+        if (s.ok()) s = ResultError(raw, owned);
+      } else {
+        results.push_back(std::move(r));
+      }
+      PGresult* end = PQgetResult(conn_);  // the null after a statement's result
+      PQclear(end);
+    }
+  }
+  // Drain what is left (after an error) so that the pipeline can be left.
+  for (int spins = 0; PQpipelineStatus(conn_) != PQ_PIPELINE_OFF && spins < 1000000; ++spins) {
+    if (PQstatus(conn_) != CONNECTION_OK) break;
+    PGresult* raw = PQgetResult(conn_);
+    if (raw == nullptr) {
+      if (PQexitPipelineMode(conn_) == 1) break;
+      continue;
+    }
+    PQclear(raw);
+  }
+  if (!s.ok()) return s;
+  return results;
 }
 
 absl::Status PgConnection::Transaction(const std::function<absl::Status()>& body) {
@@ -191,6 +267,30 @@ std::string PgTextArray(const std::vector<std::string>& values) {
     out += '"';
   }
   out += '}';
+  return out;
+}
+
+std::string CopyText(absl::string_view value) {
+  std::string out;
+  out.reserve(value.size());
+  for (char c : value) {
+    switch (c) {
+      case '\\':
+        out += "\\\\";
+        break;
+      case '\t':
+        out += "\\t";
+        break;
+      case '\n':
+        out += "\\n";
+        break;
+      case '\r':
+        out += "\\r";
+        break;
+      default:
+        out += c;
+    }
+  }
   return out;
 }
 

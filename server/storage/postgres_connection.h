@@ -50,6 +50,7 @@ absl::Status PostgresError(absl::string_view sqlstate, absl::string_view detail,
 class PgResult {
  public:
   explicit PgResult(PGresult* result) : result_(result, &PQclear) {}
+  PGresult* get() const { return result_.get(); }
   int rows() const { return PQntuples(result_.get()); }
   bool IsNull(int row, int col) const { return PQgetisnull(result_.get(), row, col) != 0; }
   std::string Text(int row, int col) const { return PQgetvalue(result_.get(), row, col); }
@@ -84,6 +85,18 @@ class PgConnection {
   // Errors: PostgresError's codes; UNAVAILABLE when the connection is lost or cannot be rebuilt.
   absl::StatusOr<PgResult> Exec(absl::string_view sql, const std::vector<PgParam>& params = {});
 
+  // COPY ... FROM STDIN with `data` in COPY's text format (rows end with '\n', columns separated
+  // by '\t', see CopyText). Errors: as Exec.
+  absl::Status CopyIn(absl::string_view copy_sql, absl::string_view data);
+
+  // Runs `sql` once per parameter set in libpq's pipeline mode (PostgreSQL 14+): the statements
+  // go out without waiting for each answer, synchronised every `per_sync` statements (so neither
+  // side's socket buffer fills while the other writes). Returns one result per parameter set, in
+  // order. Inside a transaction the syncs do not commit. Errors: as Exec, for the first failure.
+  absl::StatusOr<std::vector<PgResult>> ExecPipelined(absl::string_view sql,
+                                                      const std::vector<std::vector<PgParam>>& sets,
+                                                      int per_sync = 256);
+
   // BEGIN; body; COMMIT. On any error: ROLLBACK (when the connection still lives) and the error.
   // A failed COMMIT leaves the outcome unknown to the caller, which only sees UNAVAILABLE: a
   // caller whose writes are idempotent (report ids) may retry.
@@ -97,6 +110,7 @@ class PgConnection {
  private:
   PgConnection(std::string conninfo, PGconn* conn) : conninfo_(std::move(conninfo)), conn_(conn) {}
   absl::Status EnsureConnected();
+  absl::Status ResultError(PGresult* raw, absl::string_view sql);
   static PGconn* Open(const std::string& conninfo);
 
   std::string conninfo_;
@@ -108,6 +122,8 @@ class PgConnection {
 // double-quoted with '"' and '\' escaped.
 std::string PgIntArray(const std::vector<int64_t>& values);
 std::string PgTextArray(const std::vector<std::string>& values);
+// One value in COPY's text format: '\\', '\t', '\n' and '\r' escaped.
+std::string CopyText(absl::string_view value);
 // A bytea parameter in hex input format ("\x0a1b...").
 std::string PgBytea(absl::string_view bytes);
 

@@ -72,6 +72,14 @@ CREATE TABLE category_counts(
   support bigint NOT NULL,
   PRIMARY KEY (metric_id, event_time, version, labels, shard, category));
 )sql",
+    // 3: rate-limit buckets shared by the collectors (server/auth/postgres_rate_buckets.h).
+    // UNLOGGED: no WAL per take; a crash empties it and buckets come back full.
+    R"sql(
+CREATE UNLOGGED TABLE rate_buckets(
+  key text PRIMARY KEY,
+  level double precision NOT NULL,
+  updated timestamptz NOT NULL);
+)sql",
 };
 static_assert(sizeof(kSteps) / sizeof(kSteps[0]) == kPostgresSchemaVersion);
 

@@ -207,8 +207,10 @@ absl::StatusOr<std::vector<AppendResult>> PostgresStorage::AppendBatches(
     return absl::OkStatus();
   });
   if (!s.ok()) {
-    // A partition dropped by an operator meanwhile is created again on the next call.
+    // A partition dropped by an operator meanwhile is created again on the next call, and the
+    // staging table, if this transaction made it, was rolled back with it.
     partition_days_.clear();
+    staging_session_ = -1;
     return s;
   }
   return results;
@@ -225,6 +227,62 @@ absl::Status PostgresStorage::EnsurePartitions(
     }
   }
   return absl::OkStatus();
+}
+
+absl::StatusOr<PgResult> PostgresStorage::InsertReports(absl::Span<const ReportRow* const> rows,
+                                                        absl::Span<const std::string* const> ids) {
+  constexpr char kInsert[] =
+      "INSERT INTO reports(metric_id, event_time, report_id, version, bit, labels) ";
+  constexpr char kReturning[] =
+      " ON CONFLICT DO NOTHING RETURNING metric_id, event_time, report_id";
+  if (rows.size() >= kCopyRows) {
+    // The staging table lives as long as the session: made again after a reconnect.
+    if (staging_session_ != write_->reconnects()) {
+      DENIABLE_RETURN_IF_ERROR(
+          write_
+              ->Exec("CREATE TEMP TABLE IF NOT EXISTS report_staging(metric_id bigint, "
+                     "event_time bigint, report_id uuid, version integer, bit boolean, "
+                     "labels text) ON COMMIT DELETE ROWS")
+              .status());
+      staging_session_ = write_->reconnects();
+    }
+    std::string data;
+    data.reserve(rows.size() * 72);
+    for (size_t i = 0; i < rows.size(); ++i) {
+      const ReportRow& r = *rows[i];
+      absl::StrAppend(&data, r.metric_id, "\t", r.event_time_seconds, "\t", *ids[i], "\t",
+                      r.design_version, r.bit ? "\tt\t" : "\tf\t", CopyText(r.labels), "\n");
+    }
+    absl::Status copied = write_->CopyIn("COPY report_staging FROM STDIN", data);
+    if (!copied.ok()) {
+      staging_session_ = -1;  // a failed COPY may leave the session without it
+      return copied;
+    }
+    // Key order, as below: concurrent transactions lock conflicting keys in the same order.
+    return write_->Exec(absl::StrCat(kInsert,
+                                     "SELECT * FROM report_staging ORDER BY metric_id, "
+                                     "event_time, report_id",
+                                     kReturning));
+  }
+  std::vector<int64_t> metric, time, version, bit;
+  std::vector<std::string> id, labels;
+  for (size_t i = 0; i < rows.size(); ++i) {
+    const ReportRow& row = *rows[i];
+    metric.push_back(row.metric_id);
+    time.push_back(row.event_time_seconds);
+    id.push_back(*ids[i]);
+    version.push_back(row.design_version);
+    bit.push_back(row.bit ? 1 : 0);
+    labels.push_back(row.labels);
+  }
+  return write_->Exec(
+      absl::StrCat(kInsert,
+                   "SELECT m, t, i, v, b::int::boolean, l FROM unnest($1::bigint[], "
+                   "$2::bigint[], $3::uuid[], $4::integer[], $5::integer[], $6::text[]) "
+                   "AS u(m, t, i, v, b, l)",
+                   kReturning),
+      {PgIntArray(metric), PgIntArray(time), PgTextArray(id), PgIntArray(version), PgIntArray(bit),
+       PgTextArray(labels)});
 }
 
 absl::StatusOr<std::vector<AppendResult>> PostgresStorage::AppendLocked(
@@ -255,26 +313,15 @@ absl::StatusOr<std::vector<AppendResult>> PostgresStorage::AppendLocked(
   for (size_t i = 0; i < order.size(); ++i) order[i] = i;
   std::sort(order.begin(), order.end(),
             [&](size_t x, size_t y) { return candidates[x].key < candidates[y].key; });
-  std::vector<int64_t> metric, time, version, bit;
-  std::vector<std::string> id, labels;
+  std::vector<const ReportRow*> sorted;
+  std::vector<const std::string*> ids;
+  sorted.reserve(order.size());
+  ids.reserve(order.size());
   for (size_t i : order) {
-    const ReportRow& row = *candidates[i].row;
-    metric.push_back(row.metric_id);
-    time.push_back(row.event_time_seconds);
-    id.push_back(std::get<2>(candidates[i].key));
-    version.push_back(row.design_version);
-    bit.push_back(row.bit ? 1 : 0);
-    labels.push_back(row.labels);
+    sorted.push_back(candidates[i].row);
+    ids.push_back(&std::get<2>(candidates[i].key));
   }
-  DENIABLE_ASSIGN_OR_RETURN(
-      PgResult inserted,
-      write_->Exec("INSERT INTO reports(metric_id, event_time, report_id, version, bit, labels) "
-                   "SELECT m, t, i, v, b::int::boolean, l FROM unnest($1::bigint[], "
-                   "$2::bigint[], $3::uuid[], $4::integer[], $5::integer[], $6::text[]) "
-                   "AS u(m, t, i, v, b, l) "
-                   "ON CONFLICT DO NOTHING RETURNING metric_id, event_time, report_id",
-                   {PgIntArray(metric), PgIntArray(time), PgTextArray(id), PgIntArray(version),
-                    PgIntArray(bit), PgTextArray(labels)}));
+  DENIABLE_ASSIGN_OR_RETURN(PgResult inserted, InsertReports(sorted, ids));
   absl::flat_hash_set<Key> fresh;
   fresh.reserve(static_cast<size_t>(inserted.rows()));
   for (int i = 0; i < inserted.rows(); ++i) {

@@ -17,11 +17,15 @@
 //       (postgres_categories.h).
 //   auth_tokens (PostgresTokenStore), schema_version, sequence collector_shards.
 //
-// Exactly once: AppendBatches runs, in ONE transaction, `INSERT INTO reports ... SELECT FROM
-// unnest(...) ON CONFLICT DO NOTHING RETURNING` the keys that were new, then adds exactly those
-// rows to the counts. Two collectors inserting the same id: PostgreSQL makes the second wait for
-// the first's commit and then skip the row, so it is counted once whichever commits. Rows are
-// inserted in key order so that two transactions never wait on each other in a cycle.
+// Exactly once: AppendBatches runs, in ONE transaction, `INSERT INTO reports ... ON CONFLICT DO
+// NOTHING RETURNING` the keys that were new, then adds exactly those rows to the counts. The
+// rows reach the INSERT as arrays (`SELECT FROM unnest($1::bigint[], ...)`) for fewer than
+// kCopyRows rows, else by COPY into a temporary staging table of the session (ON COMMIT DELETE
+// ROWS) and `INSERT ... SELECT FROM report_staging`: the faster way at each size
+// (bench/postgres_append_bench.cc; figures in docs/benchmarks.md). Two collectors inserting the
+// same id: PostgreSQL makes the second wait for the first's commit and then skip the row, so it is
+// counted once whichever commits. Rows are inserted in key order so that two transactions never
+// wait on each other in a cycle.
 //
 // Durability: AppendReports returns after COMMIT, which with PostgreSQL's defaults
 // (synchronous_commit=on, fsync=on) survives a crash of the database server.
@@ -62,6 +66,9 @@ class PostgresStorage : public Storage {
  public:
   // Count shards: a collector adds to shard (its sequence number mod kCountShards).
   static constexpr int kCountShards = 64;
+  // Rows from which an append goes through COPY rather than unnest arrays (measured crossover:
+  // between 1000 and 3000 rows, docs/benchmarks.md).
+  static constexpr size_t kCopyRows = 2000;
 
   // Connects twice (writer, reader) and creates or migrates the schema (EnsurePostgresSchema).
   // Errors: INVALID_ARGUMENT for an empty URI; UNAVAILABLE when PostgreSQL cannot be reached;
@@ -97,11 +104,18 @@ class PostgresStorage : public Storage {
   absl::StatusOr<std::vector<AppendResult>> AppendLocked(
       absl::Span<const absl::Span<const ReportRow>> batches)
       ABSL_EXCLUSIVE_LOCKS_REQUIRED(write_mu_);
+  // INSERT ... ON CONFLICT DO NOTHING RETURNING (metric_id, event_time, report_id) of `rows`, in
+  // the given (key) order; `ids` are their uuids as text. Inside AppendLocked's transaction.
+  absl::StatusOr<PgResult> InsertReports(absl::Span<const ReportRow* const> rows,
+                                         absl::Span<const std::string* const> ids)
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(write_mu_);
 
   int shard_ = 0;
   absl::Mutex write_mu_ ABSL_ACQUIRED_BEFORE(read_mu_);
   std::unique_ptr<PgConnection> write_ ABSL_GUARDED_BY(write_mu_);
   absl::flat_hash_set<int64_t> partition_days_ ABSL_GUARDED_BY(write_mu_);  // known to exist
+  // write_->reconnects() when report_staging was made on the session; -1: not made.
+  int64_t staging_session_ ABSL_GUARDED_BY(write_mu_) = -1;
   absl::Mutex read_mu_;
   std::unique_ptr<PgConnection> read_ ABSL_GUARDED_BY(read_mu_);
 };

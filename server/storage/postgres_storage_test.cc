@@ -10,9 +10,12 @@
 #include <thread>
 #include <vector>
 
+#include "deniable/common/clock.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
+#include "server/auth/postgres_rate_buckets.h"
 #include "server/auth/postgres_token_store.h"
+#include "server/auth/rate_limiter.h"
 #include "server/metrics/metered_storage.h"
 #include "server/storage/group_commit_storage.h"
 #include "server/storage/postgres_schema.h"
@@ -139,6 +142,106 @@ TEST_F(PostgresStorageTest, DatabaseRestartIsUnavailableThenRecoveredWithoutLosi
   ASSERT_EQ(counts->size(), 1u);
   EXPECT_EQ((*counts)[0].n, 3);
   EXPECT_EQ(*raw->ReportCount(), 3);
+}
+
+// Appends of kCopyRows rows or more go through COPY into a staging table: the same results as the
+// unnest path (duplicates within the call and against stored rows, labels with COPY's special
+// characters), and the staging table is made again on a new session after the connection broke.
+TEST_F(PostgresStorageTest, LargeAppendsThroughCopyCountExactlyOnceAlsoAfterAReconnect) {
+  auto opened = PostgresStorage::Open({.uri = uri_});
+  ASSERT_TRUE(opened.ok()) << opened.status();
+  PostgresStorage& storage = **opened;
+  absl::StatusOr<StoredMetric> m = storage.CreateMetric(NewMetric("m"));
+  ASSERT_TRUE(m.ok());
+  const std::string odd = "os=a\tb\\c\nd\re\"f";
+  std::vector<ReportRow> stored, big, overlap;
+  for (int i = 0; i < 500; ++i) stored.push_back(Row(m->id, i, i % 2 == 0, 5));
+  ASSERT_TRUE(storage.AppendReports(stored).ok());
+  const int n = static_cast<int>(PostgresStorage::kCopyRows) + 500;
+  for (int i = 0; i < n; ++i) big.push_back(Row(m->id, i, i % 2 == 0, 5, i % 3 == 0 ? odd : ""));
+  for (int i = n - 1000; i < n + 10; ++i) overlap.push_back(Row(m->id, i, i % 2 == 0, 5));
+  const absl::Span<const ReportRow> batches[] = {big, overlap};
+  absl::StatusOr<std::vector<AppendResult>> got = storage.AppendBatches(batches);
+  ASSERT_TRUE(got.ok()) << got.status();
+  EXPECT_EQ((*got)[0].accepted, n - 500);
+  EXPECT_EQ((*got)[0].duplicates, 500);
+  EXPECT_EQ((*got)[1].accepted, 10);
+  EXPECT_EQ((*got)[1].duplicates, 1000);
+  absl::StatusOr<std::vector<CountRow>> counts = storage.ReadCounts(m->id, 0, 1 << 30);
+  ASSERT_TRUE(counts.ok()) << counts.status();
+  int64_t total = 0, with_odd = 0;
+  for (const CountRow& c : *counts) {
+    total += c.n;
+    if (c.labels == odd) with_odd += c.n;
+  }
+  EXPECT_EQ(total, n + 10);
+  EXPECT_EQ(with_odd, (n - 500 + 2) / 3) << "labels round-trip through COPY's text format";
+
+  // Break every session of the storage; the next large append reconnects and stages again.
+  auto admin = PgConnection::Connect(uri_);
+  ASSERT_TRUE(admin.ok());
+  ASSERT_TRUE((*admin)
+                  ->Exec("SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE "
+                         "datname = current_database() AND pid <> pg_backend_pid()")
+                  .ok());
+  std::vector<ReportRow> more;
+  for (int i = n; i < n + static_cast<int>(PostgresStorage::kCopyRows); ++i) {
+    more.push_back(Row(m->id, i - 10, true, 5));
+  }
+  absl::StatusOr<AppendResult> after = storage.AppendReports(more);
+  if (!after.ok()) {
+    EXPECT_EQ(after.status().code(), absl::StatusCode::kUnavailable) << after.status();
+    after = storage.AppendReports(more);  // the device's retry
+  }
+  ASSERT_TRUE(after.ok()) << after.status();
+  // Ids n-10 .. n+9 were stored above (by `big` and by `overlap`).
+  EXPECT_EQ(after->accepted, static_cast<int64_t>(PostgresStorage::kCopyRows) - 20);
+  EXPECT_EQ(after->duplicates, 20);
+  (void)storage.Health();  // the reading session learns it was cut, and reconnects
+  absl::StatusOr<int64_t> stored_now = storage.ReportCount();
+  ASSERT_TRUE(stored_now.ok()) << stored_now.status();
+  EXPECT_EQ(*stored_now, n + 10 + static_cast<int64_t>(PostgresStorage::kCopyRows) - 20);
+}
+
+// Two collectors' limiters on one database take from one bucket per token: what one takes, the
+// other cannot. The refill rate is tiny (0.001 reports/s), so the few seconds a test takes add no
+// whole report and every figure is exact.
+TEST_F(PostgresStorageTest, RateLimitOfATokenIsSharedByCollectorsAndPeersStayLocal) {
+  auto first = PostgresRateBuckets::Open(uri_);
+  auto second = PostgresRateBuckets::Open(uri_);
+  ASSERT_TRUE(first.ok() && second.ok()) << first.status() << second.status();
+  FakeClock clock(absl::FromUnixSeconds(1700000000));
+  const RateLimitOptions options{.reports_per_second = 0.001, .burst = 10, .shared = nullptr};
+  RateLimitOptions a = options, b = options;
+  a.shared = *std::move(first);
+  b.shared = *std::move(second);
+  RateLimiter collector1(a, &clock), collector2(b, &clock);
+
+  EXPECT_TRUE(collector1.Admit("t:7", 6).ok());
+  const absl::Status refused = collector2.Admit("t:7", 6);
+  EXPECT_EQ(refused.code(), absl::StatusCode::kResourceExhausted) << refused;
+  EXPECT_THAT(refused.message(), HasSubstr("retry in 199")) << "4 left, 6 wanted, 0.001/s: ~2000 s";
+  EXPECT_TRUE(collector2.Admit("t:7", 4).ok()) << "the refusal took nothing";
+  EXPECT_EQ(collector1.Admit("t:7", 1).code(), absl::StatusCode::kResourceExhausted);
+  EXPECT_TRUE(collector1.Admit("t:8", 10).ok()) << "another token has its own bucket";
+  // Tokenless keys (salted per process) are not shared: each collector has its own bucket.
+  EXPECT_TRUE(collector1.Admit("p:x", 10).ok());
+  EXPECT_TRUE(collector2.Admit("p:x", 10).ok());
+  auto conn = PgConnection::Connect(uri_);
+  ASSERT_TRUE(conn.ok());
+  EXPECT_EQ((*conn)->Exec("SELECT string_agg(key, ',' ORDER BY key) FROM rate_buckets")->Text(0, 0),
+            "t:7,t:8");
+
+  // PostgreSQL down: each collector falls back to its own bucket (full for a key it never saw).
+  ASSERT_TRUE(pg_->Stop().ok());
+  EXPECT_TRUE(collector1.Admit("t:7", 10).ok());
+  EXPECT_EQ(collector1.Admit("t:7", 1).code(), absl::StatusCode::kResourceExhausted);
+  ASSERT_TRUE(pg_->StartAgain().ok());
+  // The first call after the restart may still find the old session broken (then the local
+  // bucket, where "t:8" is full, admits it); the next one is back on the shared bucket, which
+  // collector 1 emptied before the restart.
+  (void)collector1.Admit("t:8", 1);
+  EXPECT_EQ(collector1.Admit("t:8", 1).code(), absl::StatusCode::kResourceExhausted);
 }
 
 TEST_F(PostgresStorageTest, TokensAreSharedThroughTheDatabase) {
