@@ -30,6 +30,12 @@ uint64_t DesignFingerprint(const StoredMetric& metric, const StoredDesign& desig
   AppendInt(&input, design.version);
   AppendInt(&input, static_cast<uint64_t>(design.created_time_seconds));
   AppendBytes(&input, design.parameters);
+  // Categorical metrics only (yes/no fingerprints stay what they were): the category names, so a
+  // metric recreated with other names does not match.
+  if (!metric.categories.empty()) {
+    AppendInt(&input, metric.categories.size());
+    for (const std::string& c : metric.categories) AppendBytes(&input, c);
+  }
   unsigned char digest[EVP_MAX_MD_SIZE];
   unsigned int size = 0;
   EVP_Digest(input.data(), input.size(), digest, &size, EVP_sha256(), nullptr);

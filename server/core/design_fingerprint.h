@@ -12,7 +12,8 @@
 // of: the tag "deniable.design_fingerprint.v1", the metric's storage id, name and creation time
 // (its identity in this database: a recreated database gives new creation times), and the design
 // version, its creation time and its stored parameters (serialized DesignParameters, which fix
-// the channel (a, b)). 0 is never a fingerprint (it means "none" on the wire; a hash of 0 maps
+// the channel (a, b)), and for a categorical metric its category names (count, then each). 0 is
+// never a fingerprint (it means "none" on the wire; a hash of 0 maps
 // to 1).
 //
 // Example:

@@ -9,8 +9,10 @@
 #include "absl/container/flat_hash_map.h"
 #include "absl/status/status.h"
 #include "absl/strings/str_cat.h"
+#include "deniable/common/categorical.h"
 #include "deniable/common/labels.h"
 #include "deniable/common/status_macros.h"
+#include "deniable/convert/categorical_convert.h"
 #include "server/core/design_fingerprint.h"
 
 namespace deniable::server {
@@ -36,7 +38,52 @@ v1::SubmitReportsResponse Response(const AppendResult& stored, ValidatedBatch& b
   return response;
 }
 
+// "reports[i].categorical.bucket: must be ..." from common's "bucket must be ..." (categorical.h
+// names the field first).
+absl::Status InCategorical(const absl::Status& status, absl::string_view field) {
+  const absl::string_view message = status.message();
+  const size_t space = message.find(' ');
+  if (space == absl::string_view::npos) {
+    return absl::Status(status.code(), absl::StrCat(field, ".categorical: ", message));
+  }
+  return absl::Status(status.code(), absl::StrCat(field, ".categorical.", message.substr(0, space),
+                                                  ":", message.substr(space)));
+}
+
 }  // namespace
+
+absl::StatusOr<std::vector<uint16_t>> SupportedCategories(const MetricInfo& metric,
+                                                          const MetricVersion& version,
+                                                          const v1::Report& report,
+                                                          absl::string_view field) {
+  if (!version.categorical.has_value()) {
+    return absl::InvalidArgumentError(
+        absl::StrCat(field, ".categorical: metric \"", metric.proto.name(),
+                     "\" is a yes/no metric: its reports carry `bit` and no categorical report"));
+  }
+  if (!report.has_categorical()) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        field, ".categorical: metric \"", metric.proto.name(), "\" has ", version.categorical->k(),
+        " categories: a report must carry its categorical report (and bit 0)"));
+  }
+  if (report.bit() != 0) {
+    return absl::InvalidArgumentError(
+        absl::StrCat(field, ".bit: must be 0 in a report of categorical metric \"",
+                     metric.proto.name(), "\" (the answer is in ", field, ".categorical)"));
+  }
+  const CategoricalDesign& design = *version.categorical;
+  absl::StatusOr<CategoricalReport> parsed =
+      CategoricalReportFromProto(design, report.categorical(), absl::StrCat(field, ".categorical"));
+  if (!parsed.ok()) return parsed.status();
+  if (absl::Status valid = ValidateCategoricalReport(design, *parsed); !valid.ok()) {
+    return InCategorical(valid, field);
+  }
+  std::vector<uint16_t> supported;
+  for (int v = 0; v < design.k(); ++v) {
+    if (Supports(design, *parsed, v)) supported.push_back(static_cast<uint16_t>(v));
+  }
+  return supported;
+}
 
 absl::StatusOr<std::string> CanonicalLabels(
     const google::protobuf::Map<std::string, std::string>& labels, absl::string_view field) {
@@ -159,7 +206,10 @@ absl::StatusOr<ReportRow> Ingestor::ValidateReport(const v1::Report& report,
         report.design_version(), " on this collector (", FingerprintHex(version->fingerprint),
         "): the bit was randomized with another design; fetch the design again"));
   }
-  if (report.bit() > 1) {
+  std::vector<uint16_t> supported;
+  if (metric.categorical() || report.has_categorical()) {
+    DENIABLE_ASSIGN_OR_RETURN(supported, SupportedCategories(metric, *version, report, field));
+  } else if (report.bit() > 1) {
     return absl::InvalidArgumentError(
         absl::StrCat(field, ".bit: must be 0 or 1, but is ", report.bit()));
   }
@@ -194,6 +244,8 @@ absl::StatusOr<ReportRow> Ingestor::ValidateReport(const v1::Report& report,
   std::memcpy(row.report_id.data(), report.report_id().data(), row.report_id.size());
   row.event_time_seconds = t;
   row.labels = std::move(labels);
+  row.categorical = metric.categorical();
+  row.supported = std::move(supported);
   return row;
 }
 

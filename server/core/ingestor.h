@@ -18,6 +18,15 @@
 //   design fingerprint set (non-zero) and not the collector's fingerprint of that version
 //                                                  FAILED_PRECONDITION
 //                                                  "reports[i].design_fingerprint"
+// Categorical metrics (metric_registry.h; docs/statistics.md section 5) add, per report:
+//   `categorical` absent for a categorical metric, or set for a yes/no one
+//                                                  INVALID_ARGUMENT "reports[i].categorical"
+//   bit not 0 in a categorical report              INVALID_ARGUMENT "reports[i].bit"
+//   report not of its design's mechanism and k (ValidateCategoricalReport; OUE bits not exactly
+//   ceil(k / 8) bytes or an unused high bit set)   INVALID_ARGUMENT
+//                                                  "reports[i].categorical.<category|bits|hash_a|
+//                                                  hash_b|bucket>"
+// and a valid one is stored with the categories it supports (ReportRow.supported).
 // Every INVALID_ARGUMENT and FAILED_PRECONDITION rejection is permanent (re-sending the same report
 // can never succeed); NOT_FOUND is not (the metric may be created, or the database restored,
 // later). A batch whose reports are ALL invalid is still answered OK: accepted = duplicates = 0 and
@@ -102,6 +111,14 @@ class Ingestor {
   const Clock* const clock_;
   const IngestOptions options_;
 };
+
+// The categories that `report`, of `version` of categorical metric `metric`, supports (ascending),
+// after checking it as the file comment says. Errors: INVALID_ARGUMENT naming `field` +
+// ".categorical..." or ".bit" (also when `metric` is a yes/no metric).
+absl::StatusOr<std::vector<uint16_t>> SupportedCategories(const MetricInfo& metric,
+                                                          const MetricVersion& version,
+                                                          const v1::Report& report,
+                                                          absl::string_view field);
 
 // Validates labels and returns their canonical form "k1=v1,k2=v2" sorted by key ("" for none):
 // deniable::CanonicalLabels (common/include/deniable/common/labels.h, the rules the SDK checks

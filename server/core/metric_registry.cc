@@ -7,6 +7,7 @@
 #include "absl/strings/escaping.h"
 #include "absl/strings/str_cat.h"
 #include "deniable/common/status_macros.h"
+#include "deniable/convert/categorical_convert.h"
 #include "deniable/convert/design_convert.h"
 #include "server/core/design_fingerprint.h"
 #include "server/core/echo.h"
@@ -29,7 +30,72 @@ absl::Status CheckPrivacy(const Design& design, bool allow_no_privacy) {
                    "allow_no_privacy to create it anyway"));
 }
 
+constexpr size_t kMaxCategoryNameLength = 32;
+
+// A design parsed from a request for a metric with k categories (0: yes/no), with what storage
+// keeps of it.
+struct ParsedDesign {
+  Design design;  // yes/no: the design; categorical: its support channel (metric_registry.h)
+  std::optional<CategoricalDesign> categorical;
+  std::string parameters;  // serialized DesignParameters, naming a concrete mechanism
+};
+
+// The support channel (p*, q*) of a categorical design as a binary design (forced response with
+// p = p* - q*, q = q* / (1 - p), whose channel is (p*, q*)). Never fails for a valid design
+// (p* - q* >= kMinChannelGap).
+Design SupportDesign(const CategoricalDesign& c) {
+  const double p = c.p_star() - c.q_star();
+  absl::StatusOr<Design> d = Design::ForcedResponse(p, c.q_star() / (1.0 - p));
+  return d.ok() ? *d : Design::TwoCoin();
+}
+
+absl::StatusOr<ParsedDesign> ParseDesign(const v1::DesignParameters& parameters, int k,
+                                         bool allow_no_privacy) {
+  const bool categorical_kind = parameters.kind_case() == v1::DesignParameters::kCategorical;
+  if (k == 0 && categorical_kind) {
+    return absl::InvalidArgumentError(
+        "categories: a categorical design (design.categorical) is for a metric with categories, "
+        "but none are given (name 2 to 256 categories, or choose a yes/no design)");
+  }
+  if (k > 0) {
+    DENIABLE_ASSIGN_OR_RETURN(CategoricalDesign c,
+                              CategoricalDesignFromProto(parameters, k, "design"));
+    return ParsedDesign{SupportDesign(c), c, CategoricalParameters(c).SerializeAsString()};
+  }
+  DENIABLE_ASSIGN_OR_RETURN(Design design, DesignFromProto(parameters, "design"));
+  DENIABLE_RETURN_IF_ERROR(CheckPrivacy(design, allow_no_privacy));
+  return ParsedDesign{design, std::nullopt, parameters.SerializeAsString()};
+}
+
 }  // namespace
+
+absl::Status ValidateCategories(const google::protobuf::RepeatedPtrField<std::string>& categories) {
+  const int k = categories.size();
+  if (k < kMinCategories || k > kMaxCategories) {
+    return absl::InvalidArgumentError(absl::StrCat("categories: a metric with categories names ",
+                                                   kMinCategories, " to ", kMaxCategories,
+                                                   " of them, but ", k, " are given"));
+  }
+  for (int i = 0; i < k; ++i) {
+    const std::string& name = categories[i];
+    bool ok = !name.empty() && name.size() <= kMaxCategoryNameLength;
+    for (char c : name) {
+      ok = ok && (absl::ascii_isalnum(c) || c == '_' || c == '.' || c == ':' || c == '-');
+    }
+    if (!ok) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          "categories[", i, "]: must match [A-Za-z0-9_.:-]{1,32}, but is ", EchoValue(name)));
+    }
+    for (int j = 0; j < i; ++j) {
+      if (categories[j] == name) {
+        return absl::InvalidArgumentError(absl::StrCat("categories[", i, "]: \"", name,
+                                                       "\" is already categories[", j,
+                                                       "]; category names must be distinct"));
+      }
+    }
+  }
+  return absl::OkStatus();
+}
 
 absl::StatusOr<ReportingPolicy> ValidateReportingPolicy(uint32_t reporting_period_seconds,
                                                         v1::Randomization randomization,
@@ -90,8 +156,11 @@ absl::StatusOr<v1::Metric> MetricRegistry::Create(const v1::CreateMetricRequest&
                                                    kMaxDescriptionBytes, " bytes, but is ",
                                                    request.description().size()));
   }
-  DENIABLE_ASSIGN_OR_RETURN(Design design, DesignFromProto(request.design(), "design"));
-  DENIABLE_RETURN_IF_ERROR(CheckPrivacy(design, request.allow_no_privacy()));
+  if (request.categories_size() > 0)
+    DENIABLE_RETURN_IF_ERROR(ValidateCategories(request.categories()));
+  DENIABLE_ASSIGN_OR_RETURN(
+      ParsedDesign parsed,
+      ParseDesign(request.design(), request.categories_size(), request.allow_no_privacy()));
   const uint32_t precision = request.time_precision_seconds() == 0
                                  ? kDefaultPrecisionSeconds
                                  : request.time_precision_seconds();
@@ -111,24 +180,35 @@ absl::StatusOr<v1::Metric> MetricRegistry::Create(const v1::CreateMetricRequest&
   stored.min_reports = request.min_reports();
   stored.reporting_period_seconds = policy.period_seconds;
   stored.randomization = policy.randomization;
-  stored.designs.push_back(StoredDesign{1, request.design().SerializeAsString(), design.channel().a,
-                                        design.channel().b, now});
+  stored.categories.assign(request.categories().begin(), request.categories().end());
+  stored.designs.push_back(StoredDesign{1, parsed.parameters, parsed.design.channel().a,
+                                        parsed.design.channel().b, now});
   DENIABLE_ASSIGN_OR_RETURN(StoredMetric created, storage_->CreateMetric(std::move(stored)));
   return Cache(created);
 }
 
 absl::StatusOr<v1::Metric> MetricRegistry::AddVersion(const v1::AddDesignVersionRequest& request) {
   DENIABLE_RETURN_IF_ERROR(ValidateMetricName(request.metric(), "metric"));
-  DENIABLE_ASSIGN_OR_RETURN(Design design, DesignFromProto(request.design(), "design"));
-  DENIABLE_RETURN_IF_ERROR(CheckPrivacy(design, request.allow_no_privacy()));
   DENIABLE_ASSIGN_OR_RETURN(std::shared_ptr<const MetricInfo> current, Find(request.metric()));
+  if (current->categorical() &&
+      request.design().kind_case() != v1::DesignParameters::kCategorical) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("design: metric "
+                     ", request.metric(), "
+                     " has ",
+                     current->proto.categories_size(),
+                     " categories and takes only a categorical design (design.categorical)"));
+  }
+  DENIABLE_ASSIGN_OR_RETURN(
+      ParsedDesign parsed,
+      ParseDesign(request.design(), current->proto.categories_size(), request.allow_no_privacy()));
   const int64_t now = absl::ToUnixSeconds(clock_->Now());
   DENIABLE_ASSIGN_OR_RETURN(
       StoredMetric updated,
       storage_->AddDesignVersion(
           request.metric(),
-          StoredDesign{current->current().version + 1, request.design().SerializeAsString(),
-                       design.channel().a, design.channel().b, now}));
+          StoredDesign{current->current().version + 1, parsed.parameters, parsed.design.channel().a,
+                       parsed.design.channel().b, now}));
   return Cache(updated);
 }
 
@@ -184,6 +264,16 @@ absl::StatusOr<std::shared_ptr<const MetricInfo>> MetricRegistry::Build(
       return absl::DataLossError(absl::StrCat("metric \"", stored.name, "\" design version ",
                                               d.version, ": stored parameters do not parse"));
     }
+    if (!stored.categories.empty()) {
+      DENIABLE_ASSIGN_OR_RETURN(
+          CategoricalDesign c,
+          CategoricalDesignFromProto(parameters, static_cast<int>(stored.categories.size()),
+                                     "stored design"));
+      MetricVersion version{d.version, SupportDesign(c), {}, DesignFingerprint(stored, d), c};
+      CategoricalDesignToProto(c, d.version, &version.wire);
+      info->versions.push_back(std::move(version));
+      continue;
+    }
     DENIABLE_ASSIGN_OR_RETURN(Design design, DesignFromProto(parameters, "stored design"));
     MetricVersion version{d.version, design, {}, DesignFingerprint(stored, d)};
     DesignToProto(design, d.version, &version.wire);
@@ -201,6 +291,7 @@ absl::StatusOr<std::shared_ptr<const MetricInfo>> MetricRegistry::Build(
   info->proto.set_randomization(v1::Randomization_IsValid(stored.randomization)
                                     ? static_cast<v1::Randomization>(stored.randomization)
                                     : v1::MEMOIZED);
+  for (const std::string& c : stored.categories) info->proto.add_categories(c);
   *info->proto.mutable_design() = info->current().wire;
   for (const MetricVersion& v : info->versions) *info->proto.add_versions() = v.wire;
   return std::shared_ptr<const MetricInfo>(std::move(info));
@@ -217,6 +308,7 @@ absl::StatusOr<v1::GetDesignResponse> DesignForDevice(MetricRegistry& registry,
   response.set_reporting_period_seconds((*found)->proto.reporting_period_seconds());
   response.set_randomization((*found)->proto.randomization());
   response.set_design_fingerprint((*found)->current().fingerprint);
+  for (const std::string& c : (*found)->proto.categories()) response.add_categories(c);
   return response;
 }
 

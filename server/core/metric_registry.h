@@ -8,6 +8,7 @@
 #define DENIABLE_SERVER_CORE_METRIC_REGISTRY_H_
 
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -15,6 +16,7 @@
 #include "absl/container/flat_hash_map.h"
 #include "absl/status/statusor.h"
 #include "absl/synchronization/mutex.h"
+#include "deniable/common/categorical.h"
 #include "deniable/common/clock.h"
 #include "deniable/common/design.h"
 #include "deniable/v1/metric.pb.h"
@@ -27,10 +29,15 @@ namespace deniable::server {
 // One design version of a metric, in both forms.
 struct MetricVersion {
   uint32_t version = 0;
+  // Yes/no metrics: the design. Categorical metrics: the support channel (p*, q*) of
+  // `categorical` as a binary design (forced response p = p* - q*, q = q* / (1 - p)), for the
+  // per-category binary machinery; never shown as the metric's design.
   Design design;
-  v1::Design wire;  // parameters, version, a, b, epsilon, warning
+  v1::Design wire;  // parameters, version, a, b, epsilon, warning (categories, hash_buckets)
   // DesignFingerprint of this version on this collector (design_fingerprint.h); never 0.
   uint64_t fingerprint = 0;
+  // Categorical metrics only: the design (its concrete mechanism, k and epsilon).
+  std::optional<CategoricalDesign> categorical = std::nullopt;
 };
 
 // An immutable snapshot of a metric.
@@ -40,6 +47,8 @@ struct MetricInfo {
   std::vector<MetricVersion> versions;  // ascending by version, never empty
 
   const MetricVersion& current() const { return versions.back(); }
+  // True for a metric with categories (proto.categories not empty).
+  bool categorical() const { return proto.categories_size() > 0; }
   // nullptr if the version does not exist.
   const MetricVersion* Find(uint32_t version) const;
 };
@@ -53,16 +62,21 @@ class MetricRegistry {
                  absl::Duration max_cache_age = absl::InfiniteDuration());
 
   // Validates and stores a new metric with its first design (version 1), its reporting period
-  // and randomization (ValidateReportingPolicy).
-  // Errors: INVALID_ARGUMENT naming the field ("name", "description", "design.forced_response",
+  // and randomization (ValidateReportingPolicy). A metric with `categories` (ValidateCategories)
+  // takes only a `categorical` design, whose mechanism UNSPECIFIED becomes the one of least
+  // variance for (k, epsilon) (CategoricalDesign::LeastVariance): the stored parameters always
+  // name the concrete mechanism. A yes/no metric takes every other design kind.
+  // Errors: INVALID_ARGUMENT naming the field ("name", "description", "categories",
+  // "categories[i]", "design.categorical.epsilon", "design.forced_response",
   // "time_precision_seconds", "reporting_period_seconds", "randomization"; "design" for a design
   // that reveals every answer, see RevealsEveryAnswer, unless request.allow_no_privacy);
   // ALREADY_EXISTS; storage errors.
   absl::StatusOr<v1::Metric> Create(const v1::CreateMetricRequest& request);
 
   // Adds a new design version (the newest + 1) to an existing metric. Earlier reports keep their
-  // version. Errors: NOT_FOUND; INVALID_ARGUMENT naming "design..." (also for a design with no
-  // privacy unless request.allow_no_privacy); FAILED_PRECONDITION when a
+  // version. A categorical metric keeps its categories (k): the new design must be categorical,
+  // a yes/no metric's must not be. Errors: NOT_FOUND; INVALID_ARGUMENT naming "design..." (also for
+  // a design with no privacy unless request.allow_no_privacy); FAILED_PRECONDITION when a
   // concurrent update added a version first; storage errors.
   absl::StatusOr<v1::Metric> AddVersion(const v1::AddDesignVersionRequest& request);
 
@@ -110,10 +124,16 @@ absl::StatusOr<ReportingPolicy> ValidateReportingPolicy(uint32_t reporting_perio
                                                         uint32_t time_precision_seconds);
 
 // What a device fetches for `metric`: its name, current design, its fingerprint, time precision,
-// reporting period and randomization (ReportService.GetDesign, over gRPC and HTTP/JSON alike).
-// Thread-safe. Errors: those of MetricRegistry::Find (INVALID_ARGUMENT naming "metric", NOT_FOUND).
+// reporting period, randomization and categories (ReportService.GetDesign, over gRPC and HTTP/JSON
+// alike). Thread-safe. Errors: those of MetricRegistry::Find (INVALID_ARGUMENT naming "metric",
+// NOT_FOUND).
 absl::StatusOr<v1::GetDesignResponse> DesignForDevice(MetricRegistry& registry,
                                                       absl::string_view metric);
+
+// Checks a categorical metric's category names: between kMinCategories (2) and kMaxCategories
+// (256) of them, each matching [A-Za-z0-9_.:-]{1,32}, all distinct. Errors: INVALID_ARGUMENT
+// naming "categories" (count) or "categories[i]" (name, duplicate).
+absl::Status ValidateCategories(const google::protobuf::RepeatedPtrField<std::string>& categories);
 
 // Checks a metric name: [a-z][a-z0-9_.-]{0,63}. Errors: INVALID_ARGUMENT naming `field`.
 absl::Status ValidateMetricName(absl::string_view name, absl::string_view field);

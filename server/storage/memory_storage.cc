@@ -68,10 +68,14 @@ AppendResult MemoryStorage::AppendLocked(absl::Span<const ReportRow> rows) {
       ++result.duplicates;
       continue;
     }
-    auto& [n, yes] =
-        counts_[{row.metric_id, row.event_time_seconds, row.design_version, row.labels}];
+    const CountKey key{row.metric_id, row.event_time_seconds, row.design_version, row.labels};
+    auto& [n, yes] = counts_[key];
     ++n;
     yes += row.bit ? 1 : 0;
+    if (row.categorical) {
+      std::vector<int64_t>& support = support_[key];
+      for (uint16_t v : row.supported) AddCategorySupport(&support, v, 1);
+    }
     ++result.accepted;
   }
   return result;
@@ -87,7 +91,13 @@ absl::StatusOr<std::vector<CountRow>> MemoryStorage::ReadCounts(int64_t metric_i
        std::get<1>(it->first) < end_seconds;
        ++it) {
     const auto& [m, time, version, labels] = it->first;
-    out.push_back(CountRow{version, time, labels, it->second.first, it->second.second});
+    out.push_back(CountRow{version, time, labels, it->second.first, it->second.second, {}});
+    if (auto s = support_.find(it->first); s != support_.end()) {
+      out.back().support = s->second;
+      while (!out.back().support.empty() && out.back().support.back() == 0) {
+        out.back().support.pop_back();
+      }
+    }
   }
   return out;
 }

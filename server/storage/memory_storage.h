@@ -38,6 +38,7 @@ class MemoryStorage : public Storage {
   std::map<std::string, StoredMetric> metrics_ ABSL_GUARDED_BY(mu_);
   std::set<ReportKey> reports_ ABSL_GUARDED_BY(mu_);
   std::map<CountKey, std::pair<int64_t, int64_t>> counts_ ABSL_GUARDED_BY(mu_);  // n, yes
+  std::map<CountKey, std::vector<int64_t>> support_ ABSL_GUARDED_BY(mu_);        // categorical
   AppendResult AppendLocked(absl::Span<const ReportRow> rows) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
 
   int64_t next_id_ ABSL_GUARDED_BY(mu_) = 1;

@@ -58,6 +58,20 @@ CREATE TABLE auth_tokens(
   revoked_time_seconds bigint);
 CREATE SEQUENCE collector_shards;
 )sql",
+    // Categorical metrics: their category names (comma-separated; '' for yes/no metrics), and
+    // one support count per (metric, event time, version, labels, shard, category).
+    R"sql(
+ALTER TABLE metrics ADD COLUMN categories text NOT NULL DEFAULT '';
+CREATE TABLE category_counts(
+  metric_id bigint NOT NULL,
+  event_time bigint NOT NULL,
+  version integer NOT NULL,
+  labels text COLLATE "C" NOT NULL,
+  shard integer NOT NULL,
+  category integer NOT NULL,
+  support bigint NOT NULL,
+  PRIMARY KEY (metric_id, event_time, version, labels, shard, category));
+)sql",
 };
 static_assert(sizeof(kSteps) / sizeof(kSteps[0]) == kPostgresSchemaVersion);
 

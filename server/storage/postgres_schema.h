@@ -12,7 +12,9 @@
 namespace deniable::server {
 
 // The schema version this server writes (table schema_version holds the database's).
-inline constexpr int kPostgresSchemaVersion = 1;
+//   1  metrics, designs, reports (partitioned by day), counts (sharded), auth_tokens
+//   2  categorical metrics: metrics.categories, category_counts (sharded like counts)
+inline constexpr int kPostgresSchemaVersion = 2;
 
 // Seconds per partition of the reports table: one UTC day.
 inline constexpr int64_t kPartitionSeconds = 86400;

@@ -14,6 +14,7 @@
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_replace.h"
 #include "deniable/common/status_macros.h"
+#include "server/storage/postgres_categories.h"
 #include "server/storage/postgres_schema.h"
 
 namespace deniable::server {
@@ -21,7 +22,7 @@ namespace {
 
 constexpr char kMetricColumns[] =
     "id, name, description, created_time_seconds, time_precision_seconds, min_reports, "
-    "reporting_period_seconds, randomization";
+    "reporting_period_seconds, randomization, categories";
 
 StoredMetric MetricFromRow(const PgResult& r, int row) {
   StoredMetric m;
@@ -33,6 +34,7 @@ StoredMetric MetricFromRow(const PgResult& r, int row) {
   m.min_reports = static_cast<uint32_t>(r.Int64(row, 5));
   m.reporting_period_seconds = static_cast<uint32_t>(r.Int64(row, 6));
   m.randomization = static_cast<int>(r.Int64(row, 7));
+  m.categories = SplitCategories(r.Text(row, 8));
   return m;
 }
 
@@ -114,10 +116,11 @@ absl::StatusOr<StoredMetric> PostgresStorage::CreateMetric(StoredMetric metric) 
         write_->Exec(
             "INSERT INTO metrics(name, description, created_time_seconds, "
             "time_precision_seconds, min_reports, reporting_period_seconds, "
-            "randomization) VALUES ($1, $2, $3, $4, $5, $6, $7) RETURNING id",
+            "randomization, categories) VALUES ($1, $2, $3, $4, $5, $6, $7, $8) RETURNING id",
             {metric.name, metric.description, absl::StrCat(metric.created_time_seconds),
              absl::StrCat(metric.time_precision_seconds), absl::StrCat(metric.min_reports),
-             absl::StrCat(metric.reporting_period_seconds), absl::StrCat(metric.randomization)}));
+             absl::StrCat(metric.reporting_period_seconds), absl::StrCat(metric.randomization),
+             JoinCategories(metric.categories)}));
     metric.id = r.Int64(0, 0);
     return InsertDesign(*write_, metric.id, metric.designs[0]);
   });
@@ -279,12 +282,14 @@ absl::StatusOr<std::vector<AppendResult>> PostgresStorage::AppendLocked(
   }
   // (metric, event time, version, labels) -> (n, yes), in key order (see above).
   std::map<std::tuple<int64_t, int64_t, int64_t, std::string>, std::pair<int64_t, int64_t>> delta;
+  std::vector<const ReportRow*> categorical;  // stored categorical rows (postgres_categories.h)
   for (const Candidate& c : candidates) {
     if (!fresh.contains(c.key)) {
       ++results[c.batch].duplicates;
       continue;
     }
     ++results[c.batch].accepted;
+    if (c.row->categorical) categorical.push_back(c.row);
     auto& [n, yes] =
         delta[{c.row->metric_id, c.row->event_time_seconds, c.row->design_version, c.row->labels}];
     ++n;
@@ -311,6 +316,7 @@ absl::StatusOr<std::vector<AppendResult>> PostgresStorage::AppendLocked(
                  {PgIntArray(cm), PgIntArray(ct), PgIntArray(cv), PgTextArray(cl), PgIntArray(cn),
                   PgIntArray(cy), absl::StrCat(shard_)})
           .status());
+  DENIABLE_RETURN_IF_ERROR(AddPostgresCategoryCounts(*write_, categorical, shard_));
   return results;
 }
 
@@ -318,6 +324,21 @@ absl::StatusOr<std::vector<CountRow>> PostgresStorage::ReadCounts(int64_t metric
                                                                   int64_t start_seconds,
                                                                   int64_t end_seconds) {
   absl::MutexLock lock(&read_mu_);
+  std::vector<CountRow> rows;
+  // One snapshot for the counts and the category support (postgres_categories.h).
+  absl::Status s = read_->Transaction([&]() -> absl::Status {
+    DENIABLE_RETURN_IF_ERROR(
+        read_->Exec("SET TRANSACTION ISOLATION LEVEL REPEATABLE READ READ ONLY").status());
+    DENIABLE_ASSIGN_OR_RETURN(rows, ReadCountsLocked(metric_id, start_seconds, end_seconds));
+    return ReadPostgresCategoryCounts(*read_, metric_id, start_seconds, end_seconds, &rows);
+  });
+  if (!s.ok()) return s;
+  return rows;
+}
+
+absl::StatusOr<std::vector<CountRow>> PostgresStorage::ReadCountsLocked(int64_t metric_id,
+                                                                        int64_t start_seconds,
+                                                                        int64_t end_seconds) {
   DENIABLE_ASSIGN_OR_RETURN(
       PgResult r,
       read_->Exec(
@@ -328,8 +349,12 @@ absl::StatusOr<std::vector<CountRow>> PostgresStorage::ReadCounts(int64_t metric
   std::vector<CountRow> rows;
   rows.reserve(static_cast<size_t>(r.rows()));
   for (int i = 0; i < r.rows(); ++i) {
-    rows.push_back(CountRow{static_cast<uint32_t>(r.Int64(i, 0)), r.Int64(i, 1), r.Text(i, 2),
-                            r.Int64(i, 3), r.Int64(i, 4)});
+    rows.push_back(CountRow{static_cast<uint32_t>(r.Int64(i, 0)),
+                            r.Int64(i, 1),
+                            r.Text(i, 2),
+                            r.Int64(i, 3),
+                            r.Int64(i, 4),
+                            {}});
   }
   return rows;
 }

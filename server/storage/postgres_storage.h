@@ -13,6 +13,8 @@
 //       one row per key and collector shard: each process adds to its own shard (drawn from the
 //       sequence collector_shards at Open, modulo kCountShards), so collectors never wait on
 //       one hot row; ReadCounts sums the shards.
+//   category_counts: categorical metrics' support counts, keyed like counts plus the category
+//       (postgres_categories.h).
 //   auth_tokens (PostgresTokenStore), schema_version, sequence collector_shards.
 //
 // Exactly once: AppendBatches runs, in ONE transaction, `INSERT INTO reports ... SELECT FROM
@@ -87,6 +89,9 @@ class PostgresStorage : public Storage {
 
  private:
   PostgresStorage() = default;
+  absl::StatusOr<std::vector<CountRow>> ReadCountsLocked(int64_t metric_id, int64_t start_seconds,
+                                                         int64_t end_seconds)
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(read_mu_);
   absl::Status EnsurePartitions(absl::Span<const absl::Span<const ReportRow>> batches)
       ABSL_EXCLUSIVE_LOCKS_REQUIRED(write_mu_);
   absl::StatusOr<std::vector<AppendResult>> AppendLocked(

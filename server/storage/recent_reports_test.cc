@@ -185,7 +185,8 @@ TEST(RecentReportsTest, InterruptedMoveIsCompletedAtOpen) {
     ASSERT_EQ(sqlite3_open(path.c_str(), &db), SQLITE_OK);
     ASSERT_EQ(sqlite3_exec(db,
                            "BEGIN; INSERT INTO moving SELECT DISTINCT metric_id, event_time FROM "
-                           "recent_reports; INSERT INTO reports SELECT metric_id, event_time, "
+                           "recent_reports; INSERT INTO reports(metric_id, event_time, report_id, "
+                           "version, bit, labelset_id) SELECT metric_id, event_time, "
                            "report_id, version, bit, labelset_id FROM recent_reports ORDER BY "
                            "report_id LIMIT 2; COMMIT;",
                            nullptr, nullptr, nullptr),

@@ -119,9 +119,36 @@ absl::Status MigrateTo1(sqlite3* db) {
   return MigrateMetricsTable(db);
 }
 
+// Version 1 -> 2: categorical metrics. Metrics gain their category names (comma-separated;
+// names never contain a comma; '' for the yes/no metrics that existed before); a report gains
+// the categories it supports (a bitmap, storage.h EncodeSupport; NULL for yes/no reports, as
+// for every report stored before), so that counts can be rebuilt and copied (sqlite_to_postgres);
+// and the support count of each category lives beside the counts, keyed like them plus the
+// category index. The yes/no rows are untouched.
+constexpr char kSchema2[] = R"sql(
+ALTER TABLE metrics ADD COLUMN categories TEXT NOT NULL DEFAULT '';
+ALTER TABLE reports ADD COLUMN support BLOB;
+ALTER TABLE recent_reports ADD COLUMN support BLOB;
+DROP VIEW IF EXISTS stored_reports;
+CREATE VIEW stored_reports AS
+  SELECT metric_id, event_time, report_id, version, bit, labelset_id, support FROM reports
+  UNION ALL
+  SELECT metric_id, event_time, report_id, version, bit, labelset_id, support FROM recent_reports;
+CREATE TABLE IF NOT EXISTS category_counts(
+  metric_id INTEGER NOT NULL,
+  event_time INTEGER NOT NULL,
+  version INTEGER NOT NULL,
+  labelset_id INTEGER NOT NULL,
+  category INTEGER NOT NULL,
+  support INTEGER NOT NULL,
+  PRIMARY KEY (metric_id, event_time, version, labelset_id, category)) WITHOUT ROWID;
+)sql";
+
+absl::Status MigrateTo2(sqlite3* db) { return SqliteExec(db, kSchema2); }
+
 // Step i migrates version i to i + 1.
 using Migration = absl::Status (*)(sqlite3*);
-constexpr Migration kMigrations[] = {MigrateTo1};
+constexpr Migration kMigrations[] = {MigrateTo1, MigrateTo2};
 static_assert(sizeof(kMigrations) / sizeof(kMigrations[0]) == kCurrentSchemaVersion);
 
 absl::StatusOr<int64_t> PragmaInt(sqlite3* db, const char* pragma) {

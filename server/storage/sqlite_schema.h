@@ -17,6 +17,8 @@
 //   0  unversioned (every release up to and including commit 320cd93)
 //   1  application_id and user_version set; all tables present; metrics has
 //      reporting_period_seconds and randomization
+//   2  categorical metrics: metrics.categories; reports.support and recent_reports.support (the
+//      categories a categorical report supports, NULL for yes/no); table category_counts
 //
 // Thread-compatible: call it on a connection no other thread uses.
 #ifndef DENIABLE_SERVER_STORAGE_SQLITE_SCHEMA_H_
@@ -33,7 +35,7 @@ namespace deniable::server {
 
 inline constexpr int32_t kCollectorApplicationId = 0x444E5331;    // "DNS1"
 inline constexpr int32_t kDeviceStoreApplicationId = 0x444E4231;  // "DNB1": the SDK's file
-inline constexpr int kCurrentSchemaVersion = 1;
+inline constexpr int kCurrentSchemaVersion = 2;
 
 // Checks, creates or migrates the schema of the collector database open on `db`; `path` names
 // it in messages. Errors: FAILED_PRECONDITION naming the path for a database of a newer schema

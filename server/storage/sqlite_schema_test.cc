@@ -5,9 +5,11 @@
 
 #include <sqlite3.h>
 
+#include <algorithm>
 #include <fstream>
 #include <sstream>
 #include <string>
+#include <vector>
 
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
@@ -45,8 +47,8 @@ Header ReadHeader(const std::string& path) {
   return h;
 }
 
-std::string Fixture() {
-  std::ifstream in(DENIABLE_SCHEMA_FIXTURE);
+std::string Fixture(const char* path = DENIABLE_SCHEMA_FIXTURE) {
+  std::ifstream in(path);
   std::stringstream text;
   text << in.rdbuf();
   return text.str();
@@ -82,6 +84,66 @@ TEST(SqliteSchemaTest, OpensADatabaseWrittenByTheUnversionedReleaseAndMigratesIt
   auto reopened = SqliteStorage::Open({.path = path});
   ASSERT_TRUE(reopened.ok()) << reopened.status();
   EXPECT_EQ(*(*reopened)->ReportCount(), 3);
+}
+
+// Issue 14: a version 1 database (written by commit c83eab3, before categorical metrics) with
+// yes/no reports, some still in recent_reports, opens, migrates to version 2, keeps its counts
+// and reports, and takes a categorical metric and its reports.
+TEST(SqliteSchemaTest, MigratesAVersion1DatabaseKeepingItsCountsAndAcceptingCategoricalMetrics) {
+  const std::string path = TempDbPath("schema_v1");
+  const std::string sql = Fixture(DENIABLE_SCHEMA_V1_FIXTURE);
+  ASSERT_THAT(sql, HasSubstr("PRAGMA user_version=1"));
+  RunSql(path, sql);
+  ASSERT_EQ(ReadHeader(path).version, 1);
+  ASSERT_EQ(ReadHeader(path).application_id, kCollectorApplicationId);
+
+  auto storage = SqliteStorage::Open({.path = path, .background_moves = false});
+  ASSERT_TRUE(storage.ok()) << storage.status();
+  EXPECT_EQ(ReadHeader(path).version, 2);
+  absl::StatusOr<StoredMetric> yes_no = (*storage)->GetMetric("chile_vote_yes");
+  ASSERT_TRUE(yes_no.ok()) << yes_no.status();
+  EXPECT_TRUE(yes_no->categories.empty());
+  absl::StatusOr<std::vector<CountRow>> counts =
+      (*storage)->ReadCounts(yes_no->id, 0, 2'000'000'000);
+  ASSERT_TRUE(counts.ok()) << counts.status();
+  int64_t n = 0, yes = 0;
+  for (const CountRow& row : *counts) {
+    n += row.n;
+    yes += row.yes;
+    EXPECT_TRUE(row.support.empty());
+  }
+  EXPECT_EQ(n, 5);
+  EXPECT_EQ(yes, 3);
+  EXPECT_EQ(*(*storage)->ReportCount(), 5);
+  // The old recent reports are still recognised as duplicates, and move with a NULL support.
+  ReportRow old = testing_util::Row(yes_no->id, 0, false, 1700002800 / 3600);
+  const uint8_t id[16] = {1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16};
+  std::copy(std::begin(id), std::end(id), old.report_id.begin());
+  absl::StatusOr<AppendResult> again = (*storage)->AppendReports({old});
+  ASSERT_TRUE(again.ok()) << again.status();
+  EXPECT_EQ(again->duplicates, 1);
+  ASSERT_TRUE((*storage)->MoveRecentReports().ok());
+
+  absl::StatusOr<StoredMetric> vote =
+      (*storage)->CreateMetric(testing_util::NewCategoricalMetric("chile_vote"));
+  ASSERT_TRUE(vote.ok()) << vote.status();
+  ASSERT_TRUE((*storage)
+                  ->AppendReports({testing_util::CategoricalRow(vote->id, 1, {1}, 472223),
+                                   testing_util::CategoricalRow(vote->id, 2, {1, 3}, 472223)})
+                  .ok());
+  absl::StatusOr<std::vector<CountRow>> cat = (*storage)->ReadCounts(vote->id, 0, 2'000'000'000);
+  ASSERT_TRUE(cat.ok()) << cat.status();
+  ASSERT_EQ(cat->size(), 1u);
+  EXPECT_EQ((*cat)[0].n, 2);
+  EXPECT_EQ((*cat)[0].support, (std::vector<int64_t>{0, 2, 0, 1}));
+  EXPECT_EQ(*(*storage)->IntegrityCheck(), "ok");
+  storage->reset();
+  auto reopened = SqliteStorage::Open({.path = path});
+  ASSERT_TRUE(reopened.ok()) << reopened.status();
+  absl::StatusOr<StoredMetric> again_vote = (*reopened)->GetMetric("chile_vote");
+  ASSERT_TRUE(again_vote.ok());
+  EXPECT_EQ(again_vote->categories, (std::vector<std::string>{"a", "b", "c", "d"}));
+  EXPECT_EQ(*(*reopened)->ReportCount(), 7);
 }
 
 TEST(SqliteSchemaTest, ANewDatabaseGetsTheApplicationIdAndTheCurrentVersion) {

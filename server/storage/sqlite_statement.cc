@@ -87,6 +87,8 @@ void SqliteStatement::BindBlob(int index, const void* data, int size) {
   sqlite3_bind_blob(stmt_, index, data, size, SQLITE_TRANSIENT);
 }
 
+void SqliteStatement::BindNull(int index) { sqlite3_bind_null(stmt_, index); }
+
 absl::StatusOr<bool> SqliteStatement::Step() {
   const int rc = sqlite3_step(stmt_);
   if (rc == SQLITE_ROW) return true;
@@ -119,6 +121,10 @@ std::string SqliteStatement::ColumnText(int column) const {
                          : std::string(reinterpret_cast<const char*>(text),
                                        static_cast<size_t>(sqlite3_column_bytes(stmt_, column)));
 }
+bool SqliteStatement::ColumnIsNull(int column) const {
+  return sqlite3_column_type(stmt_, column) == SQLITE_NULL;
+}
+
 std::string SqliteStatement::ColumnBlob(int column) const {
   const void* blob = sqlite3_column_blob(stmt_, column);
   return blob == nullptr ? std::string()

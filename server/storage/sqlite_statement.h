@@ -51,6 +51,7 @@ class SqliteStatement {
   void BindDouble(int index, double value);
   void BindText(int index, absl::string_view value);
   void BindBlob(int index, const void* data, int size);
+  void BindNull(int index);
 
   // Advances: true when a row is available, false when done. Errors: as SqliteError.
   absl::StatusOr<bool> Step();
@@ -63,6 +64,7 @@ class SqliteStatement {
   double ColumnDouble(int column) const;
   std::string ColumnText(int column) const;
   std::string ColumnBlob(int column) const;
+  bool ColumnIsNull(int column) const;
 
  private:
   SqliteStatement(sqlite3* db, sqlite3_stmt* stmt) : db_(db), stmt_(stmt) {}

@@ -10,6 +10,7 @@
 #include <cerrno>
 #include <cstring>
 #include <map>
+#include <optional>
 #include <string>
 #include <tuple>
 #include <utility>
@@ -49,6 +50,7 @@ StoredMetric MetricFromRow(const SqliteStatement& st) {
   m.min_reports = static_cast<uint32_t>(st.ColumnInt64(5));
   m.reporting_period_seconds = static_cast<uint32_t>(st.ColumnInt64(6));
   m.randomization = static_cast<int>(st.ColumnInt64(7));
+  m.categories = SplitCategories(st.ColumnText(8));
   return m;
 }
 
@@ -110,10 +112,12 @@ struct SqliteStorage::WriteStatements {
   SqliteStatement insert_metric, insert_design, insert_labelset, find_labelset;
   SqliteStatement insert_recent, find_report, hour_has_reports, upsert_count;
   SqliteStatement insert_moved, delete_moved, start_move, end_move;
+  SqliteStatement upsert_category_count;
 };
 
 struct SqliteStorage::ReadStatements {
   SqliteStatement get_metric, list_metrics, get_designs, read_counts, count_reports;
+  SqliteStatement read_category_counts;
 };
 
 absl::StatusOr<std::unique_ptr<SqliteStorage>> SqliteStorage::Open(const SqliteOptions& options) {
@@ -162,7 +166,7 @@ absl::Status SqliteStorage::Init(const SqliteOptions& options) {
       SqliteStatement insert_metric,
       prepare_write("INSERT INTO metrics(name, description, created_time_seconds, "
                     "time_precision_seconds, min_reports, reporting_period_seconds, "
-                    "randomization) VALUES(?, ?, ?, ?, ?, ?, ?)"));
+                    "randomization, categories) VALUES(?, ?, ?, ?, ?, ?, ?, ?)"));
   DENIABLE_ASSIGN_OR_RETURN(
       SqliteStatement insert_design,
       prepare_write("INSERT INTO designs(metric_id, version, parameters, a, b, "
@@ -174,7 +178,7 @@ absl::Status SqliteStorage::Init(const SqliteOptions& options) {
   DENIABLE_ASSIGN_OR_RETURN(
       SqliteStatement insert_recent,
       prepare_write("INSERT INTO recent_reports(metric_id, event_time, seq, report_id, version, "
-                    "bit, labelset_id) VALUES(?, ?, ?, ?, ?, ?, ?)"));
+                    "bit, labelset_id, support) VALUES(?, ?, ?, ?, ?, ?, ?, ?)"));
   DENIABLE_ASSIGN_OR_RETURN(
       SqliteStatement find_report,
       prepare_write("SELECT 1 FROM reports WHERE metric_id = ? AND event_time = ? AND "
@@ -186,7 +190,7 @@ absl::Status SqliteStorage::Init(const SqliteOptions& options) {
   DENIABLE_ASSIGN_OR_RETURN(
       SqliteStatement insert_moved,
       prepare_write("INSERT OR IGNORE INTO reports(metric_id, event_time, report_id, version, "
-                    "bit, labelset_id) VALUES(?, ?, ?, ?, ?, ?)"));
+                    "bit, labelset_id, support) VALUES(?, ?, ?, ?, ?, ?, ?)"));
   DENIABLE_ASSIGN_OR_RETURN(
       SqliteStatement delete_moved,
       prepare_write("DELETE FROM recent_reports WHERE metric_id = ? AND event_time = ? AND "
@@ -202,19 +206,25 @@ absl::Status SqliteStorage::Init(const SqliteOptions& options) {
       prepare_write("INSERT INTO counts(metric_id, event_time, version, labelset_id, n, yes) "
                     "VALUES(?, ?, ?, ?, ?, ?) ON CONFLICT(metric_id, event_time, version, "
                     "labelset_id) DO UPDATE SET n = n + excluded.n, yes = yes + excluded.yes"));
+  DENIABLE_ASSIGN_OR_RETURN(
+      SqliteStatement upsert_category_count,
+      prepare_write("INSERT INTO category_counts(metric_id, event_time, version, labelset_id, "
+                    "category, support) VALUES(?, ?, ?, ?, ?, ?) ON CONFLICT(metric_id, "
+                    "event_time, version, labelset_id, category) DO UPDATE SET support = "
+                    "support + excluded.support"));
   write_.reset(new WriteStatements{
       std::move(begin), std::move(commit), std::move(rollback), std::move(insert_metric),
       std::move(insert_design), std::move(insert_labelset), std::move(find_labelset),
       std::move(insert_recent), std::move(find_report), std::move(hour_has_reports),
       std::move(upsert_count), std::move(insert_moved), std::move(delete_moved),
-      std::move(start_move), std::move(end_move)});
+      std::move(start_move), std::move(end_move), std::move(upsert_category_count)});
 
   auto prepare_read = [this](absl::string_view sql) {
     return SqliteStatement::Prepare(read_db_, sql);
   };
   constexpr char kMetricColumns[] =
       "SELECT id, name, description, created_time_seconds, time_precision_seconds, min_reports, "
-      "reporting_period_seconds, randomization FROM metrics";
+      "reporting_period_seconds, randomization, categories FROM metrics";
   DENIABLE_ASSIGN_OR_RETURN(SqliteStatement get_metric,
                             prepare_read(absl::StrCat(kMetricColumns, " WHERE name = ?")));
   DENIABLE_ASSIGN_OR_RETURN(SqliteStatement list_metrics,
@@ -231,9 +241,14 @@ absl::Status SqliteStorage::Init(const SqliteOptions& options) {
   DENIABLE_ASSIGN_OR_RETURN(SqliteStatement count_reports,
                             prepare_read("SELECT (SELECT count(*) FROM reports) + "
                                          "(SELECT count(*) FROM recent_reports)"));
+  DENIABLE_ASSIGN_OR_RETURN(
+      SqliteStatement read_category_counts,
+      prepare_read("SELECT c.version, c.event_time, l.canonical, c.category, c.support FROM "
+                   "category_counts c JOIN labelsets l ON l.id = c.labelset_id WHERE "
+                   "c.metric_id = ? AND c.event_time >= ? AND c.event_time < ?"));
   read_.reset(new ReadStatements{std::move(get_metric), std::move(list_metrics),
                                  std::move(get_designs), std::move(read_counts),
-                                 std::move(count_reports)});
+                                 std::move(count_reports), std::move(read_category_counts)});
   max_recent_reports_ = options.max_recent_reports;
   background_moves_ = options.background_moves;
   move_chunk_rows_ = static_cast<size_t>(std::max(1, options.move_chunk_rows));
@@ -339,6 +354,7 @@ absl::StatusOr<StoredMetric> SqliteStorage::CreateMetric(StoredMetric metric) {
     write_->insert_metric.BindInt64(5, metric.min_reports);
     write_->insert_metric.BindInt64(6, metric.reporting_period_seconds);
     write_->insert_metric.BindInt64(7, metric.randomization);
+    write_->insert_metric.BindText(8, JoinCategories(metric.categories));
     if (absl::Status s = write_->insert_metric.Run(); !s.ok()) {
       if (absl::IsAlreadyExists(s)) {
         return absl::AlreadyExistsError(
@@ -462,6 +478,8 @@ absl::StatusOr<std::vector<AppendResult>> SqliteStorage::AppendLocked(
   std::vector<AppendResult> results(batches.size());
   // (metric, event time, version, labelset) -> (n, yes) for this transaction.
   std::map<std::tuple<int64_t, int64_t, uint32_t, int64_t>, std::pair<int64_t, int64_t>> delta;
+  // The same key plus a category -> support, for categorical reports.
+  std::map<std::tuple<int64_t, int64_t, uint32_t, int64_t, uint16_t>, int64_t> category_delta;
   absl::flat_hash_map<std::string, int64_t> new_labelsets;
   SqliteStatement& ins = write_->insert_recent;
   // Rows in arrival order: of two equal keys the earlier batch's row is stored. A row is new when
@@ -498,6 +516,13 @@ absl::StatusOr<std::vector<AppendResult>> SqliteStorage::AppendLocked(
       ins.BindInt64(5, row.design_version);
       ins.BindInt64(6, row.bit ? 1 : 0);
       ins.BindInt64(7, labelset_id);
+      std::string support;
+      if (row.categorical) {
+        support = EncodeSupport(row.supported);
+        ins.BindBlob(8, support.data(), static_cast<int>(support.size()));
+      } else {
+        ins.BindNull(8);
+      }
       DENIABLE_RETURN_IF_ERROR(ins.Run());
       recent_.Insert(key, *hour, row.report_id);
       ++result.accepted;
@@ -505,6 +530,12 @@ absl::StatusOr<std::vector<AppendResult>> SqliteStorage::AppendLocked(
           delta[{row.metric_id, row.event_time_seconds, row.design_version, labelset_id}];
       ++n;
       yes += row.bit ? 1 : 0;
+      if (row.categorical) {
+        for (uint16_t v : row.supported) {
+          ++category_delta[{row.metric_id, row.event_time_seconds, row.design_version, labelset_id,
+                            v}];
+        }
+      }
     }
   }
   for (const auto& [key, value] : delta) {
@@ -515,6 +546,16 @@ absl::StatusOr<std::vector<AppendResult>> SqliteStorage::AppendLocked(
     up.BindInt64(4, std::get<3>(key));
     up.BindInt64(5, value.first);
     up.BindInt64(6, value.second);
+    DENIABLE_RETURN_IF_ERROR(up.Run());
+  }
+  for (const auto& [key, support] : category_delta) {
+    SqliteStatement& up = write_->upsert_category_count;
+    up.BindInt64(1, std::get<0>(key));
+    up.BindInt64(2, std::get<1>(key));
+    up.BindInt64(3, std::get<2>(key));
+    up.BindInt64(4, std::get<3>(key));
+    up.BindInt64(5, std::get<4>(key));
+    up.BindInt64(6, support);
     DENIABLE_RETURN_IF_ERROR(up.Run());
   }
   DENIABLE_RETURN_IF_ERROR(write_->commit.Run());
@@ -622,7 +663,7 @@ absl::Status SqliteStorage::MoveHour(const HourKey& key) {
   DENIABLE_ASSIGN_OR_RETURN(
       SqliteStatement read,
       SqliteStatement::Prepare(move_db_,
-                               "SELECT report_id, version, bit, labelset_id, seq FROM "
+                               "SELECT report_id, version, bit, labelset_id, seq, support FROM "
                                "recent_reports "
                                "WHERE metric_id = ? AND event_time = ? AND seq <= ? "
                                "ORDER BY report_id"));
@@ -632,6 +673,7 @@ absl::Status SqliteStorage::MoveHour(const HourKey& key) {
   struct Moved {
     ReportId id;
     int64_t version, bit, labelset_id, seq;
+    std::optional<std::string> support;  // categorical reports only
   };
   std::vector<Moved> chunk;
   std::vector<ReportId> ids;
@@ -649,6 +691,7 @@ absl::Status SqliteStorage::MoveHour(const HourKey& key) {
       m.bit = read.ColumnInt64(2);
       m.labelset_id = read.ColumnInt64(3);
       m.seq = read.ColumnInt64(4);
+      if (!read.ColumnIsNull(5)) m.support = read.ColumnBlob(5);
       chunk.push_back(m);
     }
     if (done) read.Reset();  // ends the read transaction before the last write
@@ -664,6 +707,11 @@ absl::Status SqliteStorage::MoveHour(const HourKey& key) {
         ins.BindInt64(4, m.version);
         ins.BindInt64(5, m.bit);
         ins.BindInt64(6, m.labelset_id);
+        if (m.support.has_value()) {
+          ins.BindBlob(7, m.support->data(), static_cast<int>(m.support->size()));
+        } else {
+          ins.BindNull(7);
+        }
         DENIABLE_RETURN_IF_ERROR(ins.Run());
         // In the same transaction: a reader sees each row in exactly one of the two tables.
         del.BindInt64(1, key.metric_id);
@@ -724,6 +772,19 @@ absl::StatusOr<std::vector<CountRow>> SqliteStorage::ReadCounts(int64_t metric_i
                                                                 int64_t start_seconds,
                                                                 int64_t end_seconds) {
   absl::MutexLock lock(&read_mu_);
+  // One read transaction: the counts and the category support come from the same snapshot.
+  DENIABLE_RETURN_IF_ERROR(SqliteExec(read_db_, "BEGIN"));
+  absl::StatusOr<std::vector<CountRow>> rows =
+      ReadCountsLocked(metric_id, start_seconds, end_seconds);
+  const absl::Status end = SqliteExec(read_db_, rows.ok() ? "COMMIT" : "ROLLBACK");
+  if (!rows.ok()) return rows.status();
+  DENIABLE_RETURN_IF_ERROR(end);
+  return rows;
+}
+
+absl::StatusOr<std::vector<CountRow>> SqliteStorage::ReadCountsLocked(int64_t metric_id,
+                                                                      int64_t start_seconds,
+                                                                      int64_t end_seconds) {
   SqliteStatement& st = read_->read_counts;
   st.BindInt64(1, metric_id);
   st.BindInt64(2, start_seconds);
@@ -733,10 +794,41 @@ absl::StatusOr<std::vector<CountRow>> SqliteStorage::ReadCounts(int64_t metric_i
     absl::StatusOr<bool> row = st.Step();
     if (!row.ok()) return row.status();
     if (!*row) break;
-    rows.push_back(CountRow{static_cast<uint32_t>(st.ColumnInt64(0)), st.ColumnInt64(1),
-                            st.ColumnText(2), st.ColumnInt64(3), st.ColumnInt64(4)});
+    rows.push_back(CountRow{static_cast<uint32_t>(st.ColumnInt64(0)),
+                            st.ColumnInt64(1),
+                            st.ColumnText(2),
+                            st.ColumnInt64(3),
+                            st.ColumnInt64(4),
+                            {}});
   }
   st.Reset();
+  // The support counts of categorical metrics, merged into their count rows.
+  std::map<std::tuple<uint32_t, int64_t, std::string>, size_t> index;
+  SqliteStatement& cat = read_->read_category_counts;
+  cat.BindInt64(1, metric_id);
+  cat.BindInt64(2, start_seconds);
+  cat.BindInt64(3, end_seconds);
+  bool first = true;
+  while (true) {
+    absl::StatusOr<bool> row = cat.Step();
+    if (!row.ok()) return row.status();
+    if (!*row) break;
+    if (first) {
+      for (size_t i = 0; i < rows.size(); ++i) {
+        index[{rows[i].design_version, rows[i].event_time_seconds, rows[i].labels}] = i;
+      }
+      first = false;
+    }
+    auto it = index.find(
+        {static_cast<uint32_t>(cat.ColumnInt64(0)), cat.ColumnInt64(1), cat.ColumnText(2)});
+    if (it == index.end()) {
+      return absl::DataLossError(
+          absl::StrCat("metric ", metric_id, ": category counts without counts in the database"));
+    }
+    AddCategorySupport(&rows[it->second].support, static_cast<size_t>(cat.ColumnInt64(3)),
+                       cat.ColumnInt64(4));
+  }
+  cat.Reset();
   return rows;
 }
 

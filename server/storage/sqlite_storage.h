@@ -154,6 +154,9 @@ class SqliteStorage : public Storage {
   absl::Status RunInTransaction(const std::function<absl::Status()>& body)
       ABSL_EXCLUSIVE_LOCKS_REQUIRED(write_mu_);
   void MoverLoop() ABSL_LOCKS_EXCLUDED(write_mu_);
+  absl::StatusOr<std::vector<CountRow>> ReadCountsLocked(int64_t metric_id, int64_t start_seconds,
+                                                         int64_t end_seconds)
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(read_mu_);
   absl::StatusOr<std::vector<StoredDesign>> ReadDesigns(int64_t metric_id)
       ABSL_EXCLUSIVE_LOCKS_REQUIRED(read_mu_);
 

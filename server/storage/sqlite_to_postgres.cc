@@ -75,6 +75,31 @@ absl::StatusOr<CountMap> SqliteCounts(sqlite3* db, int64_t metric_id) {
   return out;
 }
 
+using SupportMap = std::map<CountKey, std::vector<int64_t>>;
+
+// The category support counts of a categorical metric (empty for a yes/no metric).
+absl::StatusOr<SupportMap> SqliteSupport(sqlite3* db, int64_t metric_id) {
+  DENIABLE_ASSIGN_OR_RETURN(
+      SqliteStatement st,
+      SqliteStatement::Prepare(db,
+                               "SELECT c.version, c.event_time, l.canonical, c.category, "
+                               "c.support FROM category_counts c JOIN labelsets l ON l.id = "
+                               "c.labelset_id WHERE c.metric_id = ?"));
+  st.BindInt64(1, metric_id);
+  SupportMap out;
+  while (true) {
+    DENIABLE_ASSIGN_OR_RETURN(bool row, st.Step());
+    if (!row) break;
+    AddCategorySupport(
+        &out[{static_cast<uint32_t>(st.ColumnInt64(0)), st.ColumnInt64(1), st.ColumnText(2)}],
+        static_cast<size_t>(st.ColumnInt64(3)), st.ColumnInt64(4));
+  }
+  for (auto& [key, support] : out) {
+    while (!support.empty() && support.back() == 0) support.pop_back();
+  }
+  return out;
+}
+
 }  // namespace
 
 absl::StatusOr<MigrationSummary> MigrateSqliteToPostgres(
@@ -136,7 +161,7 @@ absl::StatusOr<MigrationSummary> MigrateSqliteToPostgres(
       SqliteStatement reports,
       SqliteStatement::Prepare(db.get(),
                                "SELECT r.metric_id, r.event_time, r.report_id, r.version, r.bit, "
-                               "l.canonical FROM stored_reports r "
+                               "l.canonical, r.support FROM stored_reports r "
                                "JOIN labelsets l ON l.id = r.labelset_id"));
   std::vector<ReportRow> chunk;
   auto flush = [&]() -> absl::Status {
@@ -168,6 +193,11 @@ absl::StatusOr<MigrationSummary> MigrateSqliteToPostgres(
     r.design_version = static_cast<uint32_t>(reports.ColumnInt64(3));
     r.bit = reports.ColumnInt64(4) != 0;
     r.labels = reports.ColumnText(5);
+    // A categorical report carries its supported categories: PostgreSQL counts them again.
+    if (!reports.ColumnIsNull(6)) {
+      r.categorical = true;
+      r.supported = DecodeSupport(reports.ColumnBlob(6));
+    }
     chunk.push_back(std::move(r));
     if (chunk.size() == kChunkReports) DENIABLE_RETURN_IF_ERROR(flush());
   }
@@ -179,8 +209,17 @@ absl::StatusOr<MigrationSummary> MigrateSqliteToPostgres(
     DENIABLE_ASSIGN_OR_RETURN(std::vector<CountRow> rows,
                               target->ReadCounts(metric_ids[m.id], INT64_MIN, INT64_MAX));
     CountMap got;
+    SupportMap got_support;
     for (const CountRow& c : rows) {
       got[{c.design_version, c.event_time_seconds, c.labels}] = {c.n, c.yes};
+      if (!c.support.empty())
+        got_support[{c.design_version, c.event_time_seconds, c.labels}] = c.support;
+    }
+    DENIABLE_ASSIGN_OR_RETURN(SupportMap want_support, SqliteSupport(db.get(), m.id));
+    if (got_support != want_support) {
+      return absl::FailedPreconditionError(absl::StrCat(
+          "verification failed: metric \"", m.name,
+          "\" has category support counts in PostgreSQL that differ from the SQLite database"));
     }
     if (got != want) {
       for (const auto& [key, value] : want) {

@@ -3,9 +3,47 @@
 #include <utility>
 
 #include "absl/status/status.h"
+#include "absl/strings/str_join.h"
+#include "absl/strings/str_split.h"
 #include "deniable/common/status_macros.h"
 
 namespace deniable::server {
+
+void AddCategorySupport(std::vector<int64_t>* support, size_t v, int64_t count) {
+  if (support->size() <= v) support->resize(v + 1, 0);
+  (*support)[v] += count;
+}
+
+std::string EncodeSupport(const std::vector<uint16_t>& supported) {
+  std::string bitmap(1, '\0');
+  for (uint16_t v : supported) {
+    const size_t byte = v / 8;
+    if (bitmap.size() <= byte) bitmap.resize(byte + 1, '\0');
+    bitmap[byte] = static_cast<char>(static_cast<uint8_t>(bitmap[byte]) | (1u << (v % 8)));
+  }
+  return bitmap;
+}
+
+std::vector<uint16_t> DecodeSupport(absl::string_view bitmap) {
+  std::vector<uint16_t> supported;
+  for (size_t byte = 0; byte < bitmap.size(); ++byte) {
+    for (int bit = 0; bit < 8; ++bit) {
+      if ((static_cast<uint8_t>(bitmap[byte]) >> bit) & 1) {
+        supported.push_back(static_cast<uint16_t>(byte * 8 + static_cast<size_t>(bit)));
+      }
+    }
+  }
+  return supported;
+}
+
+std::string JoinCategories(const std::vector<std::string>& categories) {
+  return absl::StrJoin(categories, ",");
+}
+
+std::vector<std::string> SplitCategories(absl::string_view joined) {
+  if (joined.empty()) return {};
+  return absl::StrSplit(joined, ',');
+}
 
 absl::StatusOr<std::vector<AppendResult>> Storage::AppendBatches(
     absl::Span<const absl::Span<const ReportRow>> batches) {

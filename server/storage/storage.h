@@ -1,8 +1,13 @@
 // The storage interface of the collector: metrics, their immutable design versions, reports
 // (deduplicated by report id) and the counts that queries read.
 //
-// Implementations: SqliteStorage (production; sqlite_storage.h) and MemoryStorage (tests;
-// memory_storage.h). All implementations are safe for concurrent use from multiple threads.
+// Implementations: SqliteStorage (production; sqlite_storage.h), PostgresStorage
+// (postgres_storage.h) and MemoryStorage (tests; memory_storage.h).
+//
+// Categorical metrics (StoredMetric.categories not empty) store their reports like yes/no ones
+// (dedup by report id; bit false) and, in the same transaction as the counts, one support count
+// per (design version, event time, label set, category): CountRow.support. All implementations are
+// safe for concurrent use from multiple threads.
 #ifndef DENIABLE_SERVER_STORAGE_STORAGE_H_
 #define DENIABLE_SERVER_STORAGE_STORAGE_H_
 
@@ -38,6 +43,8 @@ struct StoredMetric {
   uint32_t reporting_period_seconds = 86400;
   int randomization = 1;              // a deniable.v1.Randomization value, never UNSPECIFIED
   std::vector<StoredDesign> designs;  // ascending by version, never empty
+  // A categorical metric's category names (k of them, in index order); empty for yes/no.
+  std::vector<std::string> categories;
 };
 
 using ReportId = std::array<uint8_t, 16>;
@@ -50,6 +57,12 @@ struct ReportRow {
   ReportId report_id{};
   int64_t event_time_seconds = 0;  // already rounded to the metric's precision
   std::string labels;              // canonical "k1=v1,k2=v2" sorted by key, or empty
+  // Categorical metrics: the report is counted in n (bit is false) and adds 1 to the support
+  // count of each category index in `supported` (ascending, distinct, < the metric's k; empty
+  // when the report supports none, e.g. an OUE report of zeros). Storage does not interpret the
+  // mechanism: the ingestor computed the supported categories (categorical.h: Supports).
+  bool categorical = false;
+  std::vector<uint16_t> supported;
 };
 
 struct AppendResult {
@@ -64,7 +77,27 @@ struct CountRow {
   std::string labels;
   int64_t n = 0;
   int64_t yes = 0;
+  // Categorical metrics: support[v] = reports of this row supporting category v. Sized to the
+  // largest category index with a non-zero count plus one (shorter than k, or empty, when the
+  // last categories have no support); empty for yes/no metrics.
+  std::vector<int64_t> support;
 };
+
+// Adds `count` to category v of `support`, growing it as needed (for storage implementations).
+void AddCategorySupport(std::vector<int64_t>* support, size_t v, int64_t count);
+
+// The stored form of a categorical report's supported categories (SQLite's reports.support):
+// a bitmap, category v in byte v / 8 under mask 1 << (v % 8), at least one byte (so that a
+// report supporting no category is still told from a yes/no report, whose column is NULL).
+std::string EncodeSupport(const std::vector<uint16_t>& supported);
+// EncodeSupport's inverse: the set categories, ascending.
+std::vector<uint16_t> DecodeSupport(absl::string_view bitmap);
+
+// The stored form of StoredMetric.categories: the names joined by ',' ("" for yes/no metrics).
+// Category names never contain ',' (metric_registry.h checks [A-Za-z0-9_.:-]{1,32}).
+std::string JoinCategories(const std::vector<std::string>& categories);
+// JoinCategories' inverse ("" gives no categories).
+std::vector<std::string> SplitCategories(absl::string_view joined);
 
 class Storage {
  public:

@@ -1,3 +1,4 @@
+#include <sqlite3.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -27,6 +28,8 @@ namespace {
 using ::testing::ElementsAre;
 using ::testing::HasSubstr;
 
+using testing_util::CategoricalRow;
+using testing_util::NewCategoricalMetric;
 using testing_util::NewMetric;
 using testing_util::Row;
 using testing_util::TempDbPath;
@@ -324,6 +327,71 @@ TEST_P(StorageTest, SecondCollectorOnTheSameDatabaseSharesDedupAndDesigns) {
             absl::StatusCode::kFailedPrecondition);
 }
 
+TEST_P(StorageTest, CategoricalMetricKeepsItsCategoriesAndYesNoMetricHasNone) {
+  ASSERT_TRUE(storage_->CreateMetric(NewCategoricalMetric("vote")).ok());
+  ASSERT_TRUE(storage_->CreateMetric(NewMetric("yes_no")).ok());
+  absl::StatusOr<StoredMetric> vote = storage_->GetMetric("vote");
+  ASSERT_TRUE(vote.ok()) << vote.status();
+  EXPECT_THAT(vote->categories, ElementsAre("a", "b", "c", "d"));
+  absl::StatusOr<std::vector<StoredMetric>> all = storage_->ListMetrics();
+  ASSERT_TRUE(all.ok());
+  ASSERT_EQ(all->size(), 2u);
+  EXPECT_THAT((*all)[0].categories, ElementsAre("a", "b", "c", "d"));
+  EXPECT_TRUE((*all)[1].categories.empty());
+}
+
+TEST_P(StorageTest, CategoricalReportsCountTheirSupportOncePerReportBesideN) {
+  absl::StatusOr<StoredMetric> m = storage_->CreateMetric(NewCategoricalMetric("vote"));
+  absl::StatusOr<StoredMetric> yn = storage_->CreateMetric(NewMetric("yes_no"));
+  ASSERT_TRUE(m.ok() && yn.ok());
+  const std::vector<ReportRow> batch = {
+      CategoricalRow(m->id, 1, {0}, 10),        CategoricalRow(m->id, 2, {0, 2}, 10),
+      CategoricalRow(m->id, 3, {}, 10),         CategoricalRow(m->id, 1, {0}, 10),  // repeat
+      CategoricalRow(m->id, 4, {1}, 10, "r=N"), Row(yn->id, 5, true, 10)};
+  absl::StatusOr<AppendResult> first = storage_->AppendReports(batch);
+  ASSERT_TRUE(first.ok()) << first.status();
+  EXPECT_EQ(first->accepted, 5);
+  EXPECT_EQ(first->duplicates, 1);
+  absl::StatusOr<AppendResult> resent = storage_->AppendReports(batch);  // a retry
+  ASSERT_TRUE(resent.ok());
+  EXPECT_EQ(resent->accepted, 0);
+  absl::StatusOr<std::vector<CountRow>> counts = storage_->ReadCounts(m->id, 0, 1 << 30);
+  ASSERT_TRUE(counts.ok()) << counts.status();
+  ASSERT_EQ(counts->size(), 2u);
+  std::sort(counts->begin(), counts->end(),
+            [](const CountRow& x, const CountRow& y) { return x.labels < y.labels; });
+  EXPECT_EQ((*counts)[0].labels, "");
+  EXPECT_EQ((*counts)[0].n, 3);
+  EXPECT_EQ((*counts)[0].yes, 0);
+  EXPECT_THAT((*counts)[0].support, ElementsAre(2, 0, 1));  // trailing zero category trimmed
+  EXPECT_EQ((*counts)[1].labels, "r=N");
+  EXPECT_EQ((*counts)[1].n, 1);
+  EXPECT_THAT((*counts)[1].support, ElementsAre(0, 1));
+  absl::StatusOr<std::vector<CountRow>> yes_no = storage_->ReadCounts(yn->id, 0, 1 << 30);
+  ASSERT_TRUE(yes_no.ok());
+  ASSERT_EQ(yes_no->size(), 1u);
+  EXPECT_EQ((*yes_no)[0].yes, 1);
+  EXPECT_TRUE((*yes_no)[0].support.empty());
+}
+
+TEST_P(StorageTest, CategoricalBatchesOfOneCallShareDedupAndSupport) {
+  absl::StatusOr<StoredMetric> m = storage_->CreateMetric(NewCategoricalMetric("vote"));
+  ASSERT_TRUE(m.ok());
+  const std::vector<ReportRow> a = {CategoricalRow(m->id, 1, {3}, 7)};
+  const std::vector<ReportRow> b = {CategoricalRow(m->id, 1, {3}, 7),
+                                    CategoricalRow(m->id, 2, {1, 3}, 7)};
+  const absl::Span<const ReportRow> batches[] = {a, b};
+  absl::StatusOr<std::vector<AppendResult>> r = storage_->AppendBatches(batches);
+  if (absl::IsUnimplemented(r.status())) GTEST_SKIP() << "one batch per transaction";
+  ASSERT_TRUE(r.ok()) << r.status();
+  EXPECT_EQ((*r)[1].duplicates, 1);
+  absl::StatusOr<std::vector<CountRow>> counts = storage_->ReadCounts(m->id, 0, 1 << 30);
+  ASSERT_TRUE(counts.ok());
+  ASSERT_EQ(counts->size(), 1u);
+  EXPECT_EQ((*counts)[0].n, 2);
+  EXPECT_THAT((*counts)[0].support, ElementsAre(0, 1, 0, 2));
+}
+
 INSTANTIATE_TEST_SUITE_P(
     AllStorages, StorageTest,
     ::testing::Values(
@@ -377,6 +445,59 @@ TEST(SqliteStorageTest, ReportsAndCountsSurviveReopen) {
   absl::StatusOr<AppendResult> again = (*s)->AppendReports({Row(id, 1, true, 5)});
   ASSERT_TRUE(again.ok());
   EXPECT_EQ(again->duplicates, 1);
+}
+
+TEST(SqliteStorageTest, CategoricalSupportSurvivesTheRecentReportsMoveAndReopen) {
+  const std::string path = TempDbPath("categorical_move");
+  int64_t id = 0;
+  {
+    auto s = SqliteStorage::Open({.path = path, .background_moves = false, .move_chunk_rows = 1});
+    ASSERT_TRUE(s.ok()) << s.status();
+    absl::StatusOr<StoredMetric> m = (*s)->CreateMetric(NewCategoricalMetric("vote"));
+    ASSERT_TRUE(m.ok());
+    id = m->id;
+    ASSERT_TRUE((*s)->AppendReports({CategoricalRow(id, 1, {2}, 5), CategoricalRow(id, 2, {}, 5),
+                                     CategoricalRow(id, 3, {0, 3}, 5)})
+                    .ok());
+    ASSERT_TRUE((*s)->MoveRecentReports().ok());
+    EXPECT_EQ((*s)->RecentReportCount(), 0);
+    // A moved report is still a duplicate and adds no support.
+    absl::StatusOr<AppendResult> again = (*s)->AppendReports({CategoricalRow(id, 1, {2}, 5)});
+    ASSERT_TRUE(again.ok());
+    EXPECT_EQ(again->duplicates, 1);
+  }
+  auto s = SqliteStorage::Open({.path = path});
+  ASSERT_TRUE(s.ok()) << s.status();
+  absl::StatusOr<std::vector<CountRow>> counts = (*s)->ReadCounts(id, 0, 1 << 30);
+  ASSERT_TRUE(counts.ok());
+  ASSERT_EQ(counts->size(), 1u);
+  EXPECT_EQ((*counts)[0].n, 3);
+  EXPECT_THAT((*counts)[0].support, ElementsAre(1, 0, 1, 1));
+  EXPECT_EQ(*(*s)->IntegrityCheck(), "ok");
+  // The moved rows keep their supported categories (what sqlite_to_postgres copies).
+  sqlite3* db = nullptr;
+  ASSERT_EQ(sqlite3_open(path.c_str(), &db), SQLITE_OK);
+  sqlite3_stmt* st = nullptr;
+  ASSERT_EQ(
+      sqlite3_prepare_v2(db, "SELECT support FROM reports ORDER BY report_id", -1, &st, nullptr),
+      SQLITE_OK);
+  std::vector<std::vector<uint16_t>> supports;
+  while (sqlite3_step(st) == SQLITE_ROW) {
+    supports.push_back(DecodeSupport(std::string(
+        static_cast<const char*>(sqlite3_column_blob(st, 0)), sqlite3_column_bytes(st, 0))));
+  }
+  sqlite3_finalize(st);
+  sqlite3_close(db);
+  EXPECT_THAT(supports, ElementsAre(ElementsAre(2), ElementsAre(), ElementsAre(0, 3)));
+}
+
+TEST(SupportEncodingTest, RoundTripsAndTellsNoSupportFromYesNo) {
+  EXPECT_EQ(EncodeSupport({}), std::string(1, '\0'));
+  EXPECT_THAT(DecodeSupport(EncodeSupport({0, 7, 8, 255})), ElementsAre(0, 7, 8, 255));
+  EXPECT_EQ(EncodeSupport({9}).size(), 2u);
+  EXPECT_THAT(SplitCategories(JoinCategories({"Y", "N", "U", "A"})),
+              ElementsAre("Y", "N", "U", "A"));
+  EXPECT_TRUE(SplitCategories("").empty());
 }
 
 TEST(SqliteStorageTest, OpenRefusesInMemoryPath) {

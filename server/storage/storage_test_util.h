@@ -7,6 +7,7 @@
 #include <cstdio>
 #include <string>
 #include <utility>
+#include <vector>
 
 #include "absl/strings/str_cat.h"
 #include "gtest/gtest.h"
@@ -46,6 +47,24 @@ inline ReportRow Row(int64_t metric_id, int id, bool bit, int64_t hour, std::str
   r.report_id[15] = static_cast<uint8_t>(id >> 8);
   r.event_time_seconds = hour * 3600;
   r.labels = std::move(labels);
+  return r;
+}
+
+// A categorical metric with categories a, b, c, d (one design version; p* = 0.6, q* = 0.2).
+inline StoredMetric NewCategoricalMetric(const std::string& name) {
+  StoredMetric m = NewMetric(name);
+  m.categories = {"a", "b", "c", "d"};
+  m.designs[0].a = 0.6;
+  m.designs[0].b = 0.2;
+  return m;
+}
+
+// A categorical report supporting `supported` (category indices), otherwise as Row.
+inline ReportRow CategoricalRow(int64_t metric_id, int id, std::vector<uint16_t> supported,
+                                int64_t hour, std::string labels = "") {
+  ReportRow r = Row(metric_id, id, false, hour, std::move(labels));
+  r.categorical = true;
+  r.supported = std::move(supported);
   return r;
 }
 

@@ -1,0 +1,34 @@
+// The category counts of categorical metrics in PostgreSQL (table category_counts, schema
+// version 2; postgres_schema.h): kept apart from postgres_storage.cc's append path so that the
+// yes/no path stays as it is.
+//
+// Thread-compatible: the caller holds the connection's mutex.
+#ifndef DENIABLE_SERVER_STORAGE_POSTGRES_CATEGORIES_H_
+#define DENIABLE_SERVER_STORAGE_POSTGRES_CATEGORIES_H_
+
+#include <cstdint>
+#include <vector>
+
+#include "absl/status/status.h"
+#include "server/storage/postgres_connection.h"
+#include "server/storage/storage.h"
+
+namespace deniable::server {
+
+// Adds the support of `rows` (newly stored categorical reports) to category_counts under
+// `shard`, inside the caller's open transaction (the one that stored the rows and their counts),
+// in key order so that concurrent collectors lock rows in the same order. No rows: no statement.
+// Errors: from PostgreSQL (the caller's transaction then rolls back).
+absl::Status AddPostgresCategoryCounts(PgConnection& conn,
+                                       const std::vector<const ReportRow*>& rows, int shard);
+
+// Adds to `rows` (the count rows of `metric_id` in [start_seconds, end_seconds), as ReadCounts
+// returns them) their support counts, summed over shards. Run in the same transaction as the
+// read of `rows`. Errors: from PostgreSQL; DATA_LOSS when a category count has no count row.
+absl::Status ReadPostgresCategoryCounts(PgConnection& conn, int64_t metric_id,
+                                        int64_t start_seconds, int64_t end_seconds,
+                                        std::vector<CountRow>* rows);
+
+}  // namespace deniable::server
+
+#endif  // DENIABLE_SERVER_STORAGE_POSTGRES_CATEGORIES_H_
