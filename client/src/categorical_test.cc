@@ -261,6 +261,15 @@ TEST_F(CategoricalReportTest, ADesignTheSdkCannotVerifyIsRefused) {
   EXPECT_EQ(reporter->pending(), 0u);
 }
 
+TEST_F(CategoricalReportTest, ADesignForAnotherNumberOfCategoriesIsRefused) {
+  transport_->categories = {"Y", "N", "U"};  // the design is for k = 4
+  auto reporter = Make();
+  absl::Status status = reporter->Report("m", "Y");
+  EXPECT_EQ(status.code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_THAT(status.message(), HasSubstr("design.categories"));
+  EXPECT_EQ(reporter->pending(), 0u);
+}
+
 // The delivery contract applies unchanged: a report the collector rejects as randomized with
 // another design (FAILED_PRECONDITION) is dropped, the memo of that version is forgotten, and
 // the next report of the same category draws again with the design fetched anew.

@@ -9,10 +9,10 @@
 #include "absl/random/distributions.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
-#include "client/src/categorical_wire.h"
 #include "deniable/common/labels.h"
 #include "deniable/common/randomizer.h"
 #include "deniable/common/status_macros.h"
+#include "deniable/convert/categorical_convert.h"
 #include "deniable/convert/design_convert.h"
 
 namespace deniable::client {
@@ -134,9 +134,13 @@ absl::StatusOr<Reporter::CachedDesign> Reporter::ParseDesign(
   cached.fingerprint = response.design_fingerprint();
   if (response.categories_size() > 0) {
     cached.categories.assign(response.categories().begin(), response.categories().end());
-    DENIABLE_ASSIGN_OR_RETURN(
-        CategoricalDesign categorical,
-        CategoricalDesignFromWire(response.design(), response.categories_size()));
+    DENIABLE_ASSIGN_OR_RETURN(CategoricalDesign categorical,
+                              CategoricalDesignFromWire(response.design()));
+    if (categorical.k() != response.categories_size()) {
+      return absl::InvalidArgumentError(absl::StrCat("design.categories: is ", categorical.k(),
+                                                     " but the metric names ",
+                                                     response.categories_size(), " categories"));
+    }
     cached.channel = categorical.SupportChannel();
     cached.epsilon = categorical.epsilon();
     cached.categorical = categorical;
@@ -372,7 +376,7 @@ absl::Status Reporter::ReportAnswer(const std::string& metric, const TrueAnswer&
     } else {
       DENIABLE_ASSIGN_OR_RETURN(CategoricalReport drawn,
                                 RandomizeCategory(*design.categorical, category, gen_));
-      *report.mutable_categorical() = CategoricalReportToWire(*design.categorical, drawn);
+      *report.mutable_categorical() = CategoricalReportToProto(*design.categorical, drawn);
       commit.randomized = true;
       if (!design.fresh_per_period) {
         commit.category_memo =

@@ -232,6 +232,7 @@ TEST(CategoricalOutputTest, ReplayPrintsEachShareBesideTheTruthAndCountsCoverage
   result.devices = 2532;
   result.true_categories = {{"Y", 868}, {"N", 889}, {"U", 588}, {"A", 187}};
   SurveySpec spec{"chile.csv", "vote", "", {}};
+  spec.categories = {"Y", "N", "U", "A"};
   const std::string out = FormatCategoricalReplay(result, spec, VotePrevalence());
   EXPECT_THAT(out, HasSubstr("replayed 2532 respondents of chile.csv (column vote, 4 categories)"));
   EXPECT_THAT(out, HasSubstr("Y               34.12 %  [27.92 %, 40.32 %]       34.28 % (868 / "

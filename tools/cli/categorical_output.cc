@@ -177,7 +177,7 @@ std::string FormatCategoricalReplay(const ReplayResult& result, const SurveySpec
   std::string out = absl::StrFormat(
       "replayed %d respondents of %s (column %s, %d categories) as %d devices, one randomized "
       "report each\n",
-      respondents, spec.csv_path, spec.column, p.shares_size(), respondents);
+      respondents, spec.csv_path, spec.column, spec.categories.size(), respondents);
   if (!result.rejections.empty()) {
     absl::StrAppend(&out,
                     absl::StrFormat("%d reports stored, %d rejected by the collector (listed "
