@@ -13,6 +13,7 @@
 #include "deniable/common/shuffle.h"
 #include "deniable/common/status_macros.h"
 #include "deniable/convert/interval_method_convert.h"
+#include "server/core/categorical_query.h"
 
 namespace deniable::server {
 namespace {
@@ -82,11 +83,12 @@ absl::StatusOr<VersionCombination> CombinationFromProto(v1::VersionCombination c
 
 // The central (shuffle-amplified) epsilon of one served estimate (docs/privacy.md): the numerical
 // bound of common/shuffle.h on its n reports at delta = kDefaultCentralDelta, with the clone
-// probability of its binary channel when one design version is present, else the generic
+// probability of its binary channel (categorical: CategoricalDesign::CloneProbability) when one
+// design version is present, else the generic
 // e^-eps0 for the largest local epsilon (FMT21 allow a different eps0-LDP randomizer per
 // report). Only for one reporting period: over several, a device may have sent several reports,
 // outside the bound's one-report-per-device assumption, so only the local epsilon is claimed.
-absl::Status SetCentralPrivacy(v1::Prevalence* p) {
+absl::Status SetCentralPrivacy(const MetricInfo& metric, v1::Prevalence* p) {
   if (p->suppressed() || p->n() <= 0) return absl::OkStatus();
   const double eps0 = p->epsilon();
   p->set_central_n(p->n());
@@ -102,7 +104,10 @@ absl::Status SetCentralPrivacy(v1::Prevalence* p) {
   }
   double gamma = GenericCloneProbability(eps0);
   if (p->versions_size() == 1) {
-    gamma = BinaryCloneProbability(Channel{p->versions(0).a(), p->versions(0).b()});
+    const MetricVersion* v = metric.Find(p->versions(0).design_version());
+    gamma = v != nullptr && v->categorical.has_value()
+                ? v->categorical->CloneProbability()
+                : BinaryCloneProbability(Channel{p->versions(0).a(), p->versions(0).b()});
   }
   DENIABLE_ASSIGN_OR_RETURN(CentralPrivacy c,
                             AmplifiedEpsilon(eps0, gamma, p->n(), kDefaultCentralDelta));
@@ -115,28 +120,45 @@ absl::Status SetCentralPrivacy(v1::Prevalence* p) {
 
 }  // namespace
 
+// The counts of one selection (and, for a categorical metric, its support counts).
+struct PrevalenceQuery::Tally {
+  PeriodCounts counts;
+  PeriodSupport support;
+};
+
 struct PrevalenceQuery::Selection {
   std::shared_ptr<const MetricInfo> metric;
   std::vector<CountRow> rows;
   int64_t start = 0;
   int64_t end = 0;  // 0: no end
   EstimateOptions options;
+  SimultaneousMethod simultaneous = SimultaneousMethod::kSidak;
   int64_t period_seconds = 0;  // the metric's reporting period (0: the default day)
   int64_t min_reports = 1;
 
-  // Adds `row` to `counts` under its reporting period and design version.
-  void Add(const CountRow& row, PeriodCounts& counts) const {
-    auto& [n, yes] =
-        counts[PeriodStart(row.event_time_seconds, period_seconds)][row.design_version];
+  // Adds `row` to `tally` under its reporting period and design version.
+  void Add(const CountRow& row, Tally& tally) const {
+    const int64_t period = PeriodStart(row.event_time_seconds, period_seconds);
+    auto& [n, yes] = tally.counts[period][row.design_version];
     n += row.n;
     yes += row.yes;
+    if (row.support.empty()) return;
+    std::vector<int64_t>& support = tally.support[period][row.design_version];
+    for (size_t v = 0; v < row.support.size(); ++v) AddCategorySupport(&support, v, row.support[v]);
   }
 };
 
+absl::StatusOr<v1::Prevalence> PrevalenceQuery::Estimate(const Selection& s, const Tally& t) {
+  if (s.metric->categorical()) {
+    return EstimateSharesFromPeriods(*s.metric, t.counts, t.support, s.options, s.simultaneous);
+  }
+  return EstimateFromPeriods(*s.metric, t.counts, s.options);
+}
+
 absl::StatusOr<v1::Prevalence> PrevalenceQuery::EstimateOrSuppress(const Selection& s,
-                                                                   const PeriodCounts& counts) {
-  const int64_t n = Total(counts);
-  if (n >= s.min_reports) return EstimateFromPeriods(*s.metric, counts, s.options);
+                                                                   const Tally& t) {
+  const int64_t n = Total(t.counts);
+  if (n >= s.min_reports) return Estimate(s, t);
   v1::Prevalence suppressed;  // a small group: its size only, never an estimate
   suppressed.set_metric(s.metric->proto.name());
   suppressed.set_n(n);
@@ -147,11 +169,9 @@ absl::StatusOr<v1::Prevalence> PrevalenceQuery::EstimateOrSuppress(const Selecti
 PrevalenceQuery::PrevalenceQuery(MetricRegistry* registry, Storage* storage, QueryOptions options)
     : registry_(registry), storage_(storage), options_(options) {}
 
-absl::StatusOr<PrevalenceQuery::Selection> PrevalenceQuery::Select(const std::string& metric,
-                                                                   int64_t start, int64_t end,
-                                                                   double level,
-                                                                   v1::IntervalMethod method,
-                                                                   v1::VersionCombination c) {
+absl::StatusOr<PrevalenceQuery::Selection> PrevalenceQuery::Select(
+    const std::string& metric, int64_t start, int64_t end, double level, v1::IntervalMethod method,
+    v1::VersionCombination c, v1::SimultaneousMethod sm) {
   DENIABLE_RETURN_IF_ERROR(ValidateMetricName(metric, "metric"));
   if (start < 0) {
     return absl::InvalidArgumentError(
@@ -169,6 +189,7 @@ absl::StatusOr<PrevalenceQuery::Selection> PrevalenceQuery::Select(const std::st
     DENIABLE_ASSIGN_OR_RETURN(s.options.method, MethodFromProto(method));
   }
   DENIABLE_ASSIGN_OR_RETURN(s.options.combination, CombinationFromProto(c));
+  DENIABLE_ASSIGN_OR_RETURN(s.simultaneous, SimultaneousFromProto(sm));
   DENIABLE_ASSIGN_OR_RETURN(s.metric, registry_->Find(metric));
   s.period_seconds = s.metric->proto.reporting_period_seconds();
   DENIABLE_ASSIGN_OR_RETURN(s.rows,
@@ -185,29 +206,29 @@ absl::StatusOr<v1::Prevalence> PrevalenceQuery::Get(const v1::GetPrevalenceReque
         absl::StrCat("group_by: must be a label key, but is \"", request.group_by(), "\""));
   }
   DENIABLE_ASSIGN_OR_RETURN(
-      Selection s,
-      Select(request.metric(), request.start_time_seconds(), request.end_time_seconds(),
-             request.confidence_level(), request.method(), request.combination()));
-  PeriodCounts all;
-  std::map<std::string, PeriodCounts> groups;
+      Selection s, Select(request.metric(), request.start_time_seconds(),
+                          request.end_time_seconds(), request.confidence_level(), request.method(),
+                          request.combination(), request.simultaneous()));
+  Tally all;
+  std::map<std::string, Tally> groups;
   for (const CountRow& row : s.rows) {
     s.Add(row, all);
     if (!request.group_by().empty()) s.Add(row, groups[LabelValue(row.labels, request.group_by())]);
   }
-  const int64_t n = Total(all);
+  const int64_t n = Total(all.counts);
   if (n < s.min_reports) {
     return absl::FailedPreconditionError(absl::StrCat(
         "metric \"", request.metric(), "\" has ", n, " reports in the requested time range; at ",
         "least ", s.min_reports, " are needed before a prevalence is served"));
   }
-  DENIABLE_ASSIGN_OR_RETURN(v1::Prevalence out, EstimateFromPeriods(*s.metric, all, s.options));
-  DENIABLE_RETURN_IF_ERROR(SetCentralPrivacy(&out));
+  DENIABLE_ASSIGN_OR_RETURN(v1::Prevalence out, Estimate(s, all));
+  DENIABLE_RETURN_IF_ERROR(SetCentralPrivacy(*s.metric, &out));
   out.set_start_time_seconds(s.start);
   out.set_end_time_seconds(s.end);
   for (const auto& [value, counts] : groups) {
     v1::Prevalence* g = out.add_groups();
     DENIABLE_ASSIGN_OR_RETURN(*g, EstimateOrSuppress(s, counts));
-    DENIABLE_RETURN_IF_ERROR(SetCentralPrivacy(g));
+    DENIABLE_RETURN_IF_ERROR(SetCentralPrivacy(*s.metric, g));
     g->set_group_value(value);
     g->set_start_time_seconds(s.start);
     g->set_end_time_seconds(s.end);
@@ -227,9 +248,9 @@ absl::StatusOr<v1::Series> PrevalenceQuery::Series(const v1::GetSeriesRequest& r
         absl::StrCat("bucket: unknown bucket width ", static_cast<int>(width)));
   }
   DENIABLE_ASSIGN_OR_RETURN(
-      Selection s,
-      Select(request.metric(), request.start_time_seconds(), request.end_time_seconds(),
-             request.confidence_level(), request.method(), request.combination()));
+      Selection s, Select(request.metric(), request.start_time_seconds(),
+                          request.end_time_seconds(), request.confidence_level(), request.method(),
+                          request.combination(), request.simultaneous()));
   const int64_t step = BucketSeconds(width);
   const int64_t buckets = (BucketStart(s.end - 1, width) - BucketStart(s.start, width)) / step + 1;
   if (buckets > options_.max_series_buckets) {
@@ -237,7 +258,7 @@ absl::StatusOr<v1::Series> PrevalenceQuery::Series(const v1::GetSeriesRequest& r
                                                    " buckets, more than the limit of ",
                                                    options_.max_series_buckets));
   }
-  std::map<int64_t, PeriodCounts> by_bucket;
+  std::map<int64_t, Tally> by_bucket;
   for (const CountRow& row : s.rows)
     s.Add(row, by_bucket[BucketStart(row.event_time_seconds, width)]);
   v1::Series out;
@@ -293,6 +314,14 @@ absl::StatusOr<v1::Difference> PrevalenceQuery::Difference(
   out.set_ci_lower(std::clamp(diff - z * se, -1.0, 1.0));
   out.set_ci_upper(std::clamp(diff + z * se, -1.0, 1.0));
   out.set_confidence_level(level);
+  if (out.first().shares_size() > 0 || out.second().shares_size() > 0) {
+    // Categorical: a difference per category; the yes/no fields stay 0.
+    out.set_difference(0);
+    out.set_standard_error(0);
+    out.set_ci_lower(0);
+    out.set_ci_upper(0);
+    DENIABLE_RETURN_IF_ERROR(FillShareDifferences(out.first(), out.second(), &out));
+  }
   return out;
 }
 

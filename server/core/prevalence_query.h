@@ -26,6 +26,10 @@
 // Interval method: the requested one, or the design's default from the exact coverage table
 // (common/method_choice.h; the strictest over the versions present), with Prevalence.method_reason.
 //
+// Categorical metrics (Metric.categories): the same rules per category through the design's
+// support channel, served as Prevalence.shares with simultaneous intervals (categorical_query.h);
+// the yes/no fields are then 0.
+//
 // Small groups: a selection with fewer reports than the metric's min_reports (or, when that is
 // 0, QueryOptions::default_min_reports) is never estimated: GetPrevalence answers
 // FAILED_PRECONDITION with the count needed; groups and series buckets are returned with n only
@@ -38,8 +42,10 @@
 #include <cstdint>
 #include <map>
 #include <optional>
+#include <vector>
 
 #include "absl/status/statusor.h"
+#include "deniable/common/categorical_estimate.h"
 #include "deniable/common/combine.h"
 #include "deniable/common/interval.h"
 #include "deniable/v1/query_service.pb.h"
@@ -60,6 +66,9 @@ struct QueryOptions {
 using VersionCounts = std::map<uint32_t, std::pair<int64_t, int64_t>>;
 // Counts of one selection per reporting period: period start (Unix seconds) -> versions.
 using PeriodCounts = std::map<int64_t, VersionCounts>;
+// Categorical metrics: support counts per reporting period, design version and category
+// (CountRow.support summed; a vector may be shorter than k when the last categories have none).
+using PeriodSupport = std::map<int64_t, std::map<uint32_t, std::vector<int64_t>>>;
 
 // How to estimate one selection.
 struct EstimateOptions {
@@ -100,12 +109,15 @@ class PrevalenceQuery {
 
  private:
   struct Selection;
+  struct Tally;
+  // The estimate for one selection (yes/no or categorical), without suppression.
+  static absl::StatusOr<v1::Prevalence> Estimate(const Selection& s, const Tally& counts);
   // The estimate for one group or bucket, or only its n with `suppressed` below min_reports.
-  static absl::StatusOr<v1::Prevalence> EstimateOrSuppress(const Selection& s,
-                                                           const PeriodCounts& counts);
+  static absl::StatusOr<v1::Prevalence> EstimateOrSuppress(const Selection& s, const Tally& counts);
   absl::StatusOr<Selection> Select(const std::string& metric, int64_t start, int64_t end,
                                    double level, v1::IntervalMethod method,
-                                   v1::VersionCombination combination);
+                                   v1::VersionCombination combination,
+                                   v1::SimultaneousMethod simultaneous);
 
   MetricRegistry* const registry_;
   Storage* const storage_;
