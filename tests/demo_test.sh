@@ -4,7 +4,7 @@
 # the random draws: the test checks that what the demo printed is what the server serves (n, the
 # support counts), that every printed and served estimate equals the exact computation from the
 # support counts, (c/n - q*) / (p* - q*), that the true counts printed are the CSV's, and the CLI
-# around categorical metrics (Bonferroni vs Sidak levels, list-metrics, usage errors).
+# around categorical metrics (Bonferroni vs Sidak levels, list-metrics, series, usage errors).
 # Usage: demo_test.sh SERVER_BINARY CLI_BINARY
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
@@ -72,6 +72,24 @@ for a, b in zip(sidak["shares"], bonf["shares"]):  # Bonferroni's level is the h
     assert b["simultaneousLower"] <= a["simultaneousLower"] + 1e-12
     assert a["simultaneousUpper"] <= b["simultaneousUpper"] + 1e-12
 print("demo: printed n, support counts and estimates match the server's exact computation")
+PY
+
+# The series of the categorical metric, table and JSON.
+end=$(( $(date +%s) + 86400 ))
+window=(--metric=chile_vote --start=$(( end - 30 * 86400 )) --end="$end" --bucket=week)
+"${cli[@]}" series "${window[@]}" --json >"$work/series.json"
+"${cli[@]}" series "${window[@]}" >"$work/series.txt"
+python3 - "$work/series.json" "$work/series.txt" <<'PY'
+import json, re, sys
+s = json.load(open(sys.argv[1])); stext = open(sys.argv[2]).read()
+names = ["Y", "N", "U", "A"]
+buckets = [b for b in s["buckets"] if int(b.get("n", 0)) > 0]
+assert sum(int(b["n"]) for b in buckets) == 2532
+for b in buckets:
+    assert [x["category"] for x in b["shares"]] == names, b
+assert "SIMULTANEOUS INTERVAL" in stext and len(re.findall(r"^ +[YNUA] +[\d.]+ %|^\S.* [YNUA] +[\d.]+ %",
+                                                              stext, re.M)) == 4 * len(buckets), stext
+print("series of the categorical metric: OK")
 PY
 
 code=0
