@@ -9,6 +9,7 @@
 #include "deniable/convert/categorical_convert.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
+#include "server/core/design_advisor.h"
 #include "server/core/ingestor.h"
 #include "server/core/metric_registry.h"
 #include "server/storage/memory_storage.h"
@@ -165,6 +166,26 @@ TEST_F(CategoricalTest, AddVersionKeepsTheCategoriesAndRefusesTheOtherKind) {
   absl::StatusOr<v1::Metric> refused = registry_.AddVersion(add);
   EXPECT_EQ(refused.status().code(), absl::StatusCode::kInvalidArgument);
   EXPECT_THAT(refused.status().message(), HasSubstr("categories"));
+}
+
+// DescribeDesign for a categorical metric: one category against the rest through (p*, q*).
+TEST_F(CategoricalTest, DescribeGivesThePosteriorOfAReportedCategory) {
+  ASSERT_TRUE(registry_.Create(Categorical("vote", {"Y", "N", "U", "A"}, std::log(3.0))).ok());
+  DesignAdvisor advisor(&registry_);
+  v1::DescribeDesignRequest request;
+  request.set_metric("vote");
+  request.set_prior(0.25);
+  absl::StatusOr<v1::DesignDescription> d = advisor.Describe(request);
+  ASSERT_TRUE(d.ok()) << d.status();
+  EXPECT_EQ(d->design().categories(), 4u);
+  // p* pi / (p* pi + q* (1 - pi)) = (1/2)(1/4) / ((1/2)(1/4) + (1/6)(3/4)) = 1/2.
+  EXPECT_NEAR(d->posterior_given_yes(), 0.5, 1e-12);
+  // (1 - p*) pi / ((1 - p*) pi + (1 - q*)(1 - pi)) = (1/8) / (1/8 + 5/8) = 1/6.
+  EXPECT_NEAR(d->posterior_given_no(), 1.0 / 6.0, 1e-12);
+  EXPECT_GT(d->mutual_information_bits(), 0.0);
+  v1::DescribeDesignRequest by_parameters;
+  by_parameters.mutable_design()->mutable_categorical()->set_epsilon(1.0);
+  EXPECT_EQ(advisor.Describe(by_parameters).status().code(), absl::StatusCode::kInvalidArgument);
 }
 
 TEST_F(CategoricalTest, TheFingerprintCoversTheCategoryNames) {

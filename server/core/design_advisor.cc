@@ -33,6 +33,20 @@ absl::StatusOr<v1::DesignDescription> DesignAdvisor::Describe(
     DENIABLE_ASSIGN_OR_RETURN(std::shared_ptr<const MetricInfo> metric,
                               registry_->Find(request.metric()));
     *out.mutable_design() = metric->current().wire;
+    if (metric->categorical()) {
+      // One category v against the rest, through the support channel (p*, q*): the prior is
+      // P(x = v), "yes" is "the report supports v" (for k-RR: reports v).
+      absl::StatusOr<PrivacyFigures> f =
+          ComputePrivacyFigures(metric->current().design.channel(), prior);
+      if (!f.ok()) return Prefixed(f.status(), "prior");
+      out.set_prior(prior);
+      out.set_posterior_given_yes(f->posterior_given_yes);
+      out.set_posterior_given_no(f->posterior_given_no);
+      out.set_entropy_bits(f->prior_entropy_bits);
+      out.set_conditional_entropy_bits(f->conditional_entropy_bits);
+      out.set_mutual_information_bits(f->mutual_information_bits);
+      return out;
+    }
   } else {
     return absl::InvalidArgumentError("design, metric: set one of them");
   }

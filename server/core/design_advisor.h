@@ -18,6 +18,11 @@ class DesignAdvisor {
 
   // Epsilon, posteriors P(x = 1 | r), H(x), H(x | r) and I(x; r) in bits at the prior, and for an
   // unrelated-question design the pi_B that makes a "yes" uninformative (or why none exists).
+  // For a categorical metric named by `metric`: the same figures for one category v against the
+  // others through the support channel (p*, q*): prior = P(x = v), posterior_given_yes =
+  // P(x = v | the report supports v), posterior_given_no = P(x = v | it does not), and H, I of
+  // the pair (x = v, report supports v). A categorical design given by parameters is refused
+  // (INVALID_ARGUMENT: its k is not known).
   // Errors: INVALID_ARGUMENT naming "design..." or "prior" (must be in [0, 1]); NOT_FOUND for an
   // unknown metric.
   absl::StatusOr<v1::DesignDescription> Describe(const v1::DescribeDesignRequest& request);
