@@ -1,28 +1,44 @@
 #!/usr/bin/env bash
 # The main job on a fresh Debian 12 machine: install what is missing, build, start the collector
 # on a new SQLite database, replay the 1988 Chile plebiscite survey through the client SDK (one
-# simulated device per respondent, "will you vote Yes?"), and print the server's debiased
-# estimate and 95 % interval next to the true share (868 / 2532 = 34.28 %).
+# simulated device per respondent) and print the server's debiased estimates beside the truth:
+#   1. the yes/no question "will you vote Yes?" (two-coin design): estimate and 95 % interval
+#      next to the true share (868 / 2532 = 34.28 %);
+#   2. the four-answer vote itself (Y yes, N no, U undecided, A abstain; k-RR at epsilon = ln 3):
+#      each share's estimate and 95 % simultaneous interval next to its true share.
 #
-# Environment: DENIABLE_DEMO_PORT (default 50051), DENIABLE_DEMO_KEEP=1 keeps the server running.
+# Environment: DENIABLE_DEMO_PORT (default 50051; 0 picks a free port), DENIABLE_DEMO_KEEP=1
+# keeps the server running, DENIABLE_DEMO_DIR (default BUILD/demo) holds the database and the
+# server's log. DENIABLE_DEMO_SERVER and DENIABLE_DEMO_CLI name binaries already built: then
+# nothing is installed or built (tests/demo_test.sh runs the demo this way).
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 build=${DENIABLE_BUILD_DIR:-$root/build}
 port=${DENIABLE_DEMO_PORT:-50051}
-bash "$root/tools/install-deps.sh"
-cmake -S "$root" -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=Release -DCMAKE_CXX_FLAGS_RELEASE="-O2 -DNDEBUG" -DCMAKE_C_FLAGS_RELEASE="-O2 -DNDEBUG" >/dev/null
-cmake --build "$build" -j"$(nproc)" --target deniable-server deniable
+server_bin=${DENIABLE_DEMO_SERVER:-}
+cli_bin=${DENIABLE_DEMO_CLI:-}
+if [ -z "$server_bin" ] || [ -z "$cli_bin" ]; then
+  bash "$root/tools/install-deps.sh"
+  cmake -S "$root" -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=Release -DCMAKE_CXX_FLAGS_RELEASE="-O2 -DNDEBUG" -DCMAKE_C_FLAGS_RELEASE="-O2 -DNDEBUG" >/dev/null
+  cmake --build "$build" -j"$(nproc)" --target deniable-server deniable
+  server_bin=$build/server/deniable-server
+  cli_bin=$build/tools/deniable
+fi
+csv=$root/tests/data/chile-plebiscite-1988.csv
 
-demo=$build/demo
+demo=${DENIABLE_DEMO_DIR:-$build/demo}
 mkdir -p "$demo"
 rm -f "$demo"/deniable.db*
-"$build/server/deniable-server" --listen="127.0.0.1:$port" --db="$demo/deniable.db" \
-  >"$demo/server.log" 2>&1 &
+"$server_bin" --listen="127.0.0.1:$port" --db="$demo/deniable.db" >"$demo/server.log" 2>&1 &
 server_pid=$!
 if [ "${DENIABLE_DEMO_KEEP:-0}" != 1 ]; then
   trap 'kill "$server_pid" 2>/dev/null; wait "$server_pid" 2>/dev/null || true' EXIT
 fi
-cli=("$build/tools/deniable" --target="127.0.0.1:$port")
+if [ "$port" = 0 ]; then
+  . "$root/tests/lib/server.sh"
+  port=$(wait_for_port "$demo/server.log" "$server_pid")
+fi
+cli=("$cli_bin" --target="127.0.0.1:$port")
 for _ in $(seq 50); do "${cli[@]}" health >/dev/null 2>&1 && break; sleep 0.2; done
 "${cli[@]}" health >/dev/null || { echo "the server did not start:"; cat "$demo/server.log"; exit 1; }
 
@@ -34,8 +50,18 @@ echo "== deniable create-metric (two-coin randomized response, epsilon = ln 3)"
 echo
 echo "== deniable replay: 2532 respondents, each randomizes its own answer on the device;"
 echo "   the region (C, M, N, S, SA) travels as a public label"
-"${cli[@]}" replay --metric=chile_vote_yes --csv="$root/tests/data/chile-plebiscite-1988.csv" \
+"${cli[@]}" replay --metric=chile_vote_yes --csv="$csv" \
   --column=vote --yes=Y --label_columns=region --group_by=region
+echo
+echo "== deniable create-metric with 4 categories (Y yes, N no, U undecided, A abstain), epsilon"
+echo "   = ln 3; --design=categorical lets the server pick the mechanism of least variance"
+"${cli[@]}" create-metric --name=chile_vote --categories=Y,N,U,A --design=categorical \
+  --epsilon=1.0986122886681098 \
+  --description="How will you vote in the 1988 plebiscite? Y, N, U (undecided), A (abstain)"
+echo
+echo "== deniable replay of the 4-answer vote: each respondent's device randomizes its category"
+echo "   and sends one report; the server estimates the 4 shares with simultaneous intervals"
+"${cli[@]}" replay --metric=chile_vote --csv="$csv" --column=vote
 if [ "${DENIABLE_DEMO_KEEP:-0}" = 1 ]; then
   echo; echo "server left running (pid $server_pid); query it with: ${cli[*]} prevalence --metric=chile_vote_yes"
 fi

@@ -208,6 +208,28 @@ int deniable_reporter_report(deniable_reporter* reporter, const char* metric, in
   });
 }
 
+int deniable_reporter_report_category(deniable_reporter* reporter, const char* metric,
+                                      const char* category, uint8_t* report_id,
+                                      size_t* report_id_size, deniable_error* error) {
+  if (report_id_size != nullptr) *report_id_size = 0;
+  return Guarded(error, [&]() -> absl::Status {
+    if (reporter == nullptr) return absl::InvalidArgumentError("reporter: must not be NULL");
+    if (metric == nullptr || metric[0] == '\0') {
+      return absl::InvalidArgumentError("metric: must be a metric name, but is empty");
+    }
+    if (category == nullptr || category[0] == '\0') {
+      return absl::InvalidArgumentError("category: must be a category name, but is empty");
+    }
+    std::string id;
+    absl::Status status = reporter->reporter->Report(metric, absl::string_view(category), {}, &id);
+    if (status.ok() && !id.empty()) {
+      if (report_id != nullptr) std::memcpy(report_id, id.data(), std::min<size_t>(id.size(), 16));
+      if (report_id_size != nullptr) *report_id_size = id.size();
+    }
+    return status;
+  });
+}
+
 int deniable_reporter_flush(deniable_reporter* reporter, int64_t timeout_ms,
                             deniable_error* error) {
   return Guarded(error, [&]() -> absl::Status {

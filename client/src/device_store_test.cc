@@ -4,6 +4,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <cmath>
 #include <fstream>
 #include <string>
 
@@ -106,6 +107,28 @@ TEST_P(DeviceStoreTest, MemoEntryIsKeyedByMetricVersionAndValue) {
   EXPECT_EQ(*store_->LookupMemo("b", 3, true), std::nullopt);
 }
 
+TEST_P(DeviceStoreTest, CategoryMemoIsKeyedByMetricVersionAndCategoryAndForgottenByVersion) {
+  ReportCommit c = Commit("a", "1");
+  c.report.set_bit(0);
+  c.report.mutable_categorical()->set_bits("\x05");
+  c.category_memo = ReportCommit::CategoryMemoEntry{3, 2, c.report.categorical()};
+  ASSERT_TRUE(store_->CommitReport(c).ok());
+  c.category_memo = ReportCommit::CategoryMemoEntry{4, 2, c.report.categorical()};
+  ASSERT_TRUE(store_->CommitReport(c).ok());
+  absl::StatusOr<std::optional<v1::CategoricalReport>> memo = store_->LookupCategoryMemo("a", 3, 2);
+  ASSERT_TRUE(memo.ok());
+  ASSERT_TRUE(memo->has_value());
+  EXPECT_EQ((*memo)->bits(), "\x05");
+  EXPECT_EQ(*store_->LookupCategoryMemo("a", 3, 1), std::nullopt);
+  EXPECT_EQ(*store_->LookupCategoryMemo("b", 3, 2), std::nullopt);
+  EXPECT_EQ(*store_->LookupMemo("a", 3, false), std::nullopt);  // bits and categories apart
+  ASSERT_TRUE(store_->ForgetMemo("a", 3).ok());
+  EXPECT_EQ(*store_->LookupCategoryMemo("a", 3, 2), std::nullopt);
+  EXPECT_TRUE(store_->LookupCategoryMemo("a", 4, 2)->has_value());  // another version stays
+  EXPECT_EQ(*store_->QueueSize(), 2);
+  EXPECT_EQ(store_->PeekOldest(1)->at(0).report.categorical().bits(), "\x05");
+}
+
 TEST_P(DeviceStoreTest, PeriodCountRestartsInANewPeriod) {
   ReportCommit c = Commit("a", "1");
   ASSERT_TRUE(store_->CommitReport(c).ok());
@@ -136,6 +159,46 @@ TEST(SqliteDeviceStoreTest, StateSurvivesReopening) {
   EXPECT_EQ(*(*store)->QueueSize(), 1);
   EXPECT_EQ(*(*store)->LookupMemo("a", 1, false), std::optional<bool>(true));
   EXPECT_EQ(*(*store)->LoadDesign("a"), std::optional<std::string>("design-bytes"));
+}
+
+// A device file written by main at c83eab3 (schema 1, testdata/README.md) opens with its state
+// intact and gains the category memo.
+TEST(SqliteDeviceStoreTest, MigratesAStoreWrittenBySchemaOne) {
+  const std::string path = TempPath("schema1");
+  {
+    std::ifstream in(std::string(DENIABLE_CLIENT_TESTDATA) + "/device_store_schema1.db",
+                     std::ios::binary);
+    ASSERT_TRUE(in.good());
+    std::ofstream(path, std::ios::binary) << in.rdbuf();
+  }
+  {
+    auto store = OpenSqliteDeviceStore({.path = path});
+    ASSERT_TRUE(store.ok()) << store.status();
+    const MetricLedger l = (*store)->ReadLedger()->at("m");
+    EXPECT_EQ(l.reports_accepted, 1);
+    EXPECT_EQ(l.reports_acknowledged, 1);
+    EXPECT_EQ(l.randomizations, 1);
+    EXPECT_DOUBLE_EQ(l.epsilon_spent, std::log(3.0));
+    EXPECT_TRUE((*store)->LookupMemo("m", 1, true)->has_value());
+    EXPECT_FALSE((*store)->LookupMemo("m", 1, false)->has_value());
+    absl::StatusOr<std::optional<std::string>> design = (*store)->LoadDesign("m");
+    ASSERT_TRUE(design.ok() && design->has_value());
+    v1::GetDesignResponse response;
+    ASSERT_TRUE(response.ParseFromString(**design));
+    EXPECT_EQ(response.design().version(), 1u);
+    EXPECT_EQ(*(*store)->QueueSize(), 0);
+    EXPECT_EQ((*store)->ReadCounters()->acknowledged, 1);
+    EXPECT_EQ(*(*store)->LookupCategoryMemo("m", 1, 0), std::nullopt);
+    ReportCommit c = Commit("vote", "1");
+    c.report.mutable_categorical()->set_category(3);
+    c.category_memo = ReportCommit::CategoryMemoEntry{1, 2, c.report.categorical()};
+    ASSERT_TRUE((*store)->CommitReport(c).ok());
+  }
+  auto store = OpenSqliteDeviceStore({.path = path});  // migrated once, opens again
+  ASSERT_TRUE(store.ok()) << store.status();
+  EXPECT_EQ((*(*store)->LookupCategoryMemo("vote", 1, 2))->category(), 3u);
+  EXPECT_EQ(*(*store)->QueueSize(), 1);
+  EXPECT_TRUE((*store)->LookupMemo("m", 1, true)->has_value());
 }
 
 TEST(SqliteDeviceStoreTest, RefusesAFileThatIsNotADeviceStore) {

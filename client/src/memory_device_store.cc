@@ -1,4 +1,6 @@
 #include <deque>
+#include <map>
+#include <string>
 #include <tuple>
 #include <utility>
 
@@ -20,12 +22,25 @@ class MemoryDeviceStore : public DeviceStore {
     return it->second;
   }
 
+  absl::StatusOr<std::optional<v1::CategoricalReport>> LookupCategoryMemo(
+      const std::string& metric, uint32_t design_version, int32_t category) override {
+    absl::MutexLock lock(&mu_);
+    auto it = category_memo_.find(std::make_tuple(metric, design_version, category));
+    if (it == category_memo_.end()) return std::nullopt;
+    return it->second;
+  }
+
   absl::Status CommitReport(const ReportCommit& commit) override {
     absl::MutexLock lock(&mu_);
     const std::string& metric = commit.report.metric();
     if (commit.memo.has_value()) {
       memo_[std::make_tuple(metric, commit.memo->design_version, commit.memo->true_value)] =
           commit.memo->bit;
+    }
+    if (commit.category_memo.has_value()) {
+      category_memo_[std::make_tuple(metric, commit.category_memo->design_version,
+                                     commit.category_memo->category)] =
+          commit.category_memo->report;
     }
     ApplyCommitToLedger(commit, &ledger_[metric]);
     queue_.push_back({next_sequence_++, commit.report});
@@ -83,6 +98,9 @@ class MemoryDeviceStore : public DeviceStore {
     absl::MutexLock lock(&mu_);
     memo_.erase(std::make_tuple(metric, design_version, false));
     memo_.erase(std::make_tuple(metric, design_version, true));
+    std::erase_if(category_memo_, [&](const auto& entry) {
+      return std::get<0>(entry.first) == metric && std::get<1>(entry.first) == design_version;
+    });
     return absl::OkStatus();
   }
 
@@ -101,6 +119,8 @@ class MemoryDeviceStore : public DeviceStore {
  private:
   absl::Mutex mu_;
   std::map<std::tuple<std::string, uint32_t, bool>, bool> memo_ ABSL_GUARDED_BY(mu_);
+  std::map<std::tuple<std::string, uint32_t, int32_t>, v1::CategoricalReport> category_memo_
+      ABSL_GUARDED_BY(mu_);
   std::deque<QueuedReport> queue_ ABSL_GUARDED_BY(mu_);  // sequences ascending
   int64_t next_sequence_ ABSL_GUARDED_BY(mu_) = 1;
   std::map<std::string, MetricLedger> ledger_ ABSL_GUARDED_BY(mu_);

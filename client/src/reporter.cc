@@ -8,9 +8,11 @@
 
 #include "absl/random/distributions.h"
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
 #include "deniable/common/labels.h"
 #include "deniable/common/randomizer.h"
 #include "deniable/common/status_macros.h"
+#include "deniable/convert/categorical_convert.h"
 #include "deniable/convert/design_convert.h"
 
 namespace deniable::client {
@@ -127,12 +129,26 @@ void Reporter::Log(LogLevel level, const std::string& message) const {
 
 absl::StatusOr<Reporter::CachedDesign> Reporter::ParseDesign(
     const v1::GetDesignResponse& response) {
-  DENIABLE_ASSIGN_OR_RETURN(Design design, DesignFromWire(response.design()));
   CachedDesign cached;
   cached.version = response.design().version();
   cached.fingerprint = response.design_fingerprint();
-  cached.channel = design.channel();
-  cached.epsilon = Epsilon(cached.channel);
+  if (response.categories_size() > 0) {
+    cached.categories.assign(response.categories().begin(), response.categories().end());
+    DENIABLE_ASSIGN_OR_RETURN(CategoricalDesign categorical,
+                              CategoricalDesignFromWire(response.design()));
+    if (categorical.k() != response.categories_size()) {
+      return absl::InvalidArgumentError(absl::StrCat("design.categories: is ", categorical.k(),
+                                                     " but the metric names ",
+                                                     response.categories_size(), " categories"));
+    }
+    cached.channel = categorical.SupportChannel();
+    cached.epsilon = categorical.epsilon();
+    cached.categorical = categorical;
+  } else {
+    DENIABLE_ASSIGN_OR_RETURN(Design design, DesignFromWire(response.design()));
+    cached.channel = design.channel();
+    cached.epsilon = Epsilon(cached.channel);
+  }
   cached.time_precision_seconds =
       response.time_precision_seconds() == 0 ? 3600 : response.time_precision_seconds();
   // An older server sends no period (0): one day, what it documented.
@@ -218,8 +234,52 @@ absl::Status Reporter::Report(const std::string& metric, bool answer, std::strin
 }
 
 absl::Status Reporter::Report(const std::string& metric, bool answer,
-                              const std::map<std::string, std::string>& extra_labels,
+                              const std::map<std::string, std::string>& labels,
                               std::string* report_id) {
+  return ReportAnswer(metric, TrueAnswer::YesNo(answer), labels, report_id);
+}
+
+absl::Status Reporter::Report(const std::string& metric, absl::string_view category,
+                              std::string* report_id) {
+  return Report(metric, category, {}, report_id);
+}
+
+absl::Status Reporter::Report(const std::string& metric, absl::string_view category,
+                              const std::map<std::string, std::string>& labels,
+                              std::string* report_id) {
+  return ReportAnswer(metric, TrueAnswer::Name(category), labels, report_id);
+}
+
+absl::Status Reporter::Report(const std::string& metric, const char* category,
+                              std::string* report_id) {
+  return Report(metric, category, {}, report_id);
+}
+
+absl::Status Reporter::Report(const std::string& metric, const char* category,
+                              const std::map<std::string, std::string>& labels,
+                              std::string* report_id) {
+  if (category == nullptr) {
+    if (report_id != nullptr) report_id->clear();
+    return absl::InvalidArgumentError("category: must not be null");
+  }
+  return Report(metric, absl::string_view(category), labels, report_id);
+}
+
+absl::Status Reporter::ReportCategoryIndex(const std::string& metric, int index,
+                                           const std::map<std::string, std::string>& labels,
+                                           std::string* report_id) {
+  return ReportAnswer(metric, TrueAnswer::Index(index), labels, report_id);
+}
+
+absl::StatusOr<std::vector<std::string>> Reporter::Categories(const std::string& metric) {
+  DENIABLE_RETURN_IF_ERROR(options_status_);
+  DENIABLE_ASSIGN_OR_RETURN(CachedDesign design, DesignFor(metric));
+  return design.categories;
+}
+
+absl::Status Reporter::ReportAnswer(const std::string& metric, const TrueAnswer& answer,
+                                    const std::map<std::string, std::string>& extra_labels,
+                                    std::string* report_id) {
   if (report_id != nullptr) report_id->clear();
   DENIABLE_RETURN_IF_ERROR(options_status_);
   std::map<std::string, std::string> labels = extra_labels;
@@ -228,6 +288,37 @@ absl::Status Reporter::Report(const std::string& metric, bool answer,
     DENIABLE_RETURN_IF_ERROR(CanonicalLabels(labels, "labels").status());
   }
   DENIABLE_ASSIGN_OR_RETURN(CachedDesign design, DesignFor(metric));
+  // The true category's index (metrics with categories), checked before anything is counted.
+  // Messages never repeat the value passed: it may be a true answer.
+  int32_t category = -1;
+  const bool has_categories = design.categorical.has_value();
+  if (answer.kind == TrueAnswer::Kind::kYesNo) {
+    if (has_categories) {
+      return absl::FailedPreconditionError(absl::StrCat(
+          "metric \"", metric, "\" has categories (", absl::StrJoin(design.categories, ", "),
+          "): report one of them with Report(metric, category), not a yes/no answer"));
+    }
+  } else if (!has_categories) {
+    return absl::FailedPreconditionError(
+        absl::StrCat("metric \"", metric,
+                     "\" is a yes/no metric without categories: report a bool with "
+                     "Report(metric, bool)"));
+  } else if (answer.kind == TrueAnswer::Kind::kCategoryName) {
+    auto it = std::find(design.categories.begin(), design.categories.end(), answer.name);
+    if (it == design.categories.end()) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("category: not one of the categories of metric \"", metric, "\" (",
+                       absl::StrJoin(design.categories, ", "), "; names are case sensitive)"));
+    }
+    category = static_cast<int32_t>(it - design.categories.begin());
+  } else {
+    if (answer.index < 0 || answer.index >= static_cast<int>(design.categories.size())) {
+      return absl::InvalidArgumentError(absl::StrCat("category: index must be in [0, ",
+                                                     design.categories.size(), ") for metric \"",
+                                                     metric, "\""));
+    }
+    category = answer.index;
+  }
   const absl::Time now = clock_->Now();
   const int64_t period_seconds = design.period_seconds;
   const int64_t now_seconds = absl::ToUnixSeconds(now);
@@ -251,17 +342,25 @@ absl::Status Reporter::Report(const std::string& metric, bool answer,
     // The period's report is queued already: nothing changes on the wire.
     return store_->CountRepeatedReport(metric);
   }
-  // The only uses of `answer`: the memo key and the randomizer; only the bit comes out.
+  // The only uses of `answer` / `category`: the memo key and the randomizer; only the
+  // randomized report comes out.
   std::optional<bool> memo;
+  std::optional<v1::CategoricalReport> category_memo;
   if (!design.fresh_per_period) {
-    DENIABLE_ASSIGN_OR_RETURN(memo, store_->LookupMemo(metric, design.version, answer));
+    if (has_categories) {
+      DENIABLE_ASSIGN_OR_RETURN(category_memo,
+                                store_->LookupCategoryMemo(metric, design.version, category));
+    } else {
+      DENIABLE_ASSIGN_OR_RETURN(memo, store_->LookupMemo(metric, design.version, answer.yes));
+    }
   } else if (options_.max_epsilon_per_metric == 0) {
     return absl::FailedPreconditionError(absl::StrCat(
         "max_epsilon_per_metric: metric \"", metric,
         "\" randomizes afresh each period (FRESH_PER_PERIOD), spending epsilon each period; set "
         "ReporterOptions::max_epsilon_per_metric to the most this device may spend on it"));
   }
-  if (!memo.has_value() && options_.max_epsilon_per_metric > 0) {
+  const bool fresh_draw = !memo.has_value() && !category_memo.has_value();
+  if (fresh_draw && options_.max_epsilon_per_metric > 0) {
     DENIABLE_ASSIGN_OR_RETURN(auto ledger, store_->ReadLedger());
     const double spent = ledger[metric].epsilon_spent;
     if (spent + design.epsilon > options_.max_epsilon_per_metric) {
@@ -270,21 +369,37 @@ absl::Status Reporter::Report(const std::string& metric, bool answer,
           spent, ", above max_epsilon_per_metric = ", options_.max_epsilon_per_metric));
     }
   }
-  bool bit = false;
-  if (memo.has_value()) {
-    bit = *memo;
+  v1::Report& report = commit.report;
+  if (has_categories) {
+    if (category_memo.has_value()) {
+      *report.mutable_categorical() = *std::move(category_memo);
+    } else {
+      DENIABLE_ASSIGN_OR_RETURN(CategoricalReport drawn,
+                                RandomizeCategory(*design.categorical, category, gen_));
+      *report.mutable_categorical() = CategoricalReportToProto(*design.categorical, drawn);
+      commit.randomized = true;
+      if (!design.fresh_per_period) {
+        commit.category_memo =
+            ReportCommit::CategoryMemoEntry{design.version, category, report.categorical()};
+      }
+    }
+    report.set_bit(0);
   } else {
-    bit = RandomizeAnswer(design.channel, answer, gen_);
-    commit.randomized = true;
-    if (!design.fresh_per_period)
-      commit.memo = ReportCommit::MemoEntry{design.version, answer, bit};
+    bool bit = false;
+    if (memo.has_value()) {
+      bit = *memo;
+    } else {
+      bit = RandomizeAnswer(design.channel, answer.yes, gen_);
+      commit.randomized = true;
+      if (!design.fresh_per_period)
+        commit.memo = ReportCommit::MemoEntry{design.version, answer.yes, bit};
+    }
+    report.set_bit(bit ? 1 : 0);
   }
   uint64_t id_words[2] = {absl::Uniform<uint64_t>(gen_), absl::Uniform<uint64_t>(gen_)};
-  v1::Report& report = commit.report;
   report.set_metric(metric);
   report.set_design_version(design.version);
   report.set_design_fingerprint(design.fingerprint);
-  report.set_bit(bit ? 1 : 0);
   report.set_report_id(reinterpret_cast<const char*>(id_words), sizeof(id_words));
   report.set_event_time_seconds(RoundDownToPrecision(now, design.time_precision_seconds));
   for (const auto& [key, value] : labels) (*report.mutable_labels())[key] = value;

@@ -18,7 +18,7 @@
 namespace deniable::client {
 namespace {
 
-constexpr int kApplicationId = 0x444E4231;  // "DNB1": a Deniable device store, schema 1
+constexpr int kApplicationId = 0x444E4231;  // "DNB1": a Deniable device store (every schema)
 
 constexpr char kSchema[] = R"sql(
 CREATE TABLE IF NOT EXISTS memo(
@@ -38,7 +38,14 @@ CREATE TABLE IF NOT EXISTS counters(
 INSERT OR IGNORE INTO counters(id, acknowledged, duplicates, dropped_rejected, dropped_queue_full)
   VALUES (1, 0, 0, 0, 0);
 CREATE TABLE IF NOT EXISTS designs(metric TEXT PRIMARY KEY, response BLOB NOT NULL);
+CREATE TABLE IF NOT EXISTS category_memo(
+  metric TEXT NOT NULL, version INTEGER NOT NULL, category INTEGER NOT NULL, report BLOB NOT NULL,
+  PRIMARY KEY (metric, version, category)) WITHOUT ROWID;
+PRAGMA user_version = 2;
 )sql";
+// Schema history (PRAGMA user_version): 0 or 1, the first release (memo of bits only); 2 adds
+// category_memo (metrics with categories). Every step is additive, so opening an older file
+// with kSchema above migrates it in place and keeps all of its rows.
 
 // Columns added to the ledger after the first release; a store written before gains them with
 // these defaults when it is opened.
@@ -116,6 +123,22 @@ class SqliteDeviceStore : public DeviceStore {
     return s.Int(0) != 0;
   }
 
+  absl::StatusOr<std::optional<v1::CategoricalReport>> LookupCategoryMemo(
+      const std::string& metric, uint32_t design_version, int32_t category) override {
+    absl::MutexLock lock(&mu_);
+    Stmt s(db_,
+           "SELECT report FROM category_memo WHERE metric = ?1 AND version = ?2 AND category = ?3");
+    s.Bind(1, metric).Bind(2, int64_t{design_version}).Bind(3, int64_t{category});
+    DENIABLE_ASSIGN_OR_RETURN(bool row, s.Step());
+    if (!row) return std::nullopt;
+    v1::CategoricalReport report;
+    if (!report.ParseFromString(s.Text(0))) {
+      return absl::DataLossError(
+          absl::StrCat("category_memo row of metric \"", metric, "\" is not a categorical report"));
+    }
+    return report;
+  }
+
   absl::Status CommitReport(const ReportCommit& commit) override {
     absl::MutexLock lock(&mu_);
     return InTransaction([&]() -> absl::Status {
@@ -126,6 +149,14 @@ class SqliteDeviceStore : public DeviceStore {
                                      .Bind(2, int64_t{commit.memo->design_version})
                                      .Bind(3, int64_t{commit.memo->true_value ? 1 : 0})
                                      .Bind(4, int64_t{commit.memo->bit ? 1 : 0})
+                                     .Run());
+      }
+      if (commit.category_memo.has_value()) {
+        Stmt s(db_, "INSERT OR REPLACE INTO category_memo VALUES (?1, ?2, ?3, ?4)");
+        DENIABLE_RETURN_IF_ERROR(s.Bind(1, metric)
+                                     .Bind(2, int64_t{commit.category_memo->design_version})
+                                     .Bind(3, int64_t{commit.category_memo->category})
+                                     .BindBlob(4, commit.category_memo->report.SerializeAsString())
                                      .Run());
       }
       DENIABLE_ASSIGN_OR_RETURN(MetricLedger ledger, ReadLedgerRow(metric));
@@ -259,8 +290,14 @@ class SqliteDeviceStore : public DeviceStore {
 
   absl::Status ForgetMemo(const std::string& metric, uint32_t design_version) override {
     absl::MutexLock lock(&mu_);
-    Stmt s(db_, "DELETE FROM memo WHERE metric = ?1 AND version = ?2");
-    return s.Bind(1, metric).Bind(2, int64_t{design_version}).Run();
+    return InTransaction([&]() -> absl::Status {
+      for (const char* sql : {"DELETE FROM memo WHERE metric = ?1 AND version = ?2",
+                              "DELETE FROM category_memo WHERE metric = ?1 AND version = ?2"}) {
+        Stmt s(db_, sql);
+        DENIABLE_RETURN_IF_ERROR(s.Bind(1, metric).Bind(2, int64_t{design_version}).Run());
+      }
+      return absl::OkStatus();
+    });
   }
 
   absl::StatusOr<std::optional<std::string>> LoadDesign(const std::string& metric) override {

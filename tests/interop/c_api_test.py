@@ -64,6 +64,9 @@ def load(path):
     lib.deniable_reporter_report.argtypes = [ctypes.c_void_p, ctypes.c_char_p, ctypes.c_int,
                                              ctypes.c_char_p, ctypes.POINTER(ctypes.c_size_t),
                                              ctypes.POINTER(Error)]
+    lib.deniable_reporter_report_category.argtypes = [
+        ctypes.c_void_p, ctypes.c_char_p, ctypes.c_char_p, ctypes.c_char_p,
+        ctypes.POINTER(ctypes.c_size_t), ctypes.POINTER(Error)]
     lib.deniable_reporter_flush.argtypes = [ctypes.c_void_p, ctypes.c_int64,
                                             ctypes.POINTER(Error)]
     lib.deniable_reporter_prefetch.argtypes = [ctypes.c_void_p,
@@ -143,7 +146,34 @@ def main():
         stats = Stats()
         assert lib.deniable_reporter_stats(handle, ctypes.byref(stats), ctypes.byref(error)) == 0
         assert stats.acknowledged == N and stats.queued == 0 and stats.dropped_rejected == 0
+
+        # 3. A metric with categories (issue 14): the category call and its errors.
+        cli(cli_bin, target, "create-metric", "--name=c_vote", "--categories=Y,N,U,A",
+            "--design=oue", "--epsilon=1")
+        code = lib.deniable_reporter_report_category(handle, b"c_vote", b"Maybe", None, None,
+                                                     ctypes.byref(error))
+        assert code == 3 and b"category" in error.message, (code, error.message)
+        assert b"Maybe" not in error.message, error.message  # a true answer is never echoed
+        code = lib.deniable_reporter_report(handle, b"c_vote", 1, None, None, ctypes.byref(error))
+        assert code == 9, (code, error.message)  # FAILED_PRECONDITION: it has categories
+        code = lib.deniable_reporter_report_category(handle, b"c_m", b"Y", None, None,
+                                                     ctypes.byref(error))
+        assert code == 9, (code, error.message)  # FAILED_PRECONDITION: a yes/no metric
+        for category in [b"Y", b"N", b"U", b"A"] * 25:
+            rid = ctypes.create_string_buffer(16)
+            size = ctypes.c_size_t(0)
+            code = lib.deniable_reporter_report_category(handle, b"c_vote", category, rid,
+                                                         ctypes.byref(size), ctypes.byref(error))
+            assert code == 0 and size.value == 16, (code, error.message)
+        assert lib.deniable_reporter_flush(handle, 20000, ctypes.byref(error)) == 0, error.message
+        assert lib.deniable_reporter_ledger(handle, b"c_vote", ctypes.byref(ledger),
+                                            ctypes.byref(error)) == 0
+        # Memoized per category: one draw, and epsilon 1, per distinct category reported.
+        assert ledger.reports_acknowledged == 100 and ledger.randomizations == 4, ledger
+        assert abs(ledger.epsilon_spent - 4.0) < 1e-9
         lib.deniable_reporter_close(handle)
+        v = json.loads(cli(cli_bin, target, "prevalence", "--metric=c_vote", "--json"))
+        assert int(v["n"]) == 100 and [s["category"] for s in v["shares"]] == ["Y", "N", "U", "A"]
 
         p = json.loads(cli(cli_bin, target, "prevalence", "--metric=c_m", "--json"))
         assert int(p["n"]) == N + 1, p["n"]  # the C program's one report + N

@@ -4,6 +4,7 @@
 #include <cstdio>
 #include <fstream>
 #include <iostream>
+#include <optional>
 #include <sstream>
 
 #include "absl/flags/flag.h"
@@ -14,6 +15,7 @@
 #include "deniable/convert/interval_method_convert.h"
 #include "google/protobuf/struct.pb.h"
 #include "google/protobuf/util/json_util.h"
+#include "tools/cli/categorical_flags.h"
 #include "tools/cli/cli_flags.h"
 #include "tools/cli/command_flags.h"
 #include "tools/cli/output.h"
@@ -129,6 +131,11 @@ void PrintJson(const google::protobuf::Message& message) {
 absl::StatusOr<v1::DesignParameters> DesignFromFlags() {
   v1::DesignParameters d;
   const std::string kind = absl::GetFlag(FLAGS_design);
+  DENIABLE_ASSIGN_OR_RETURN(
+      std::optional<v1::DesignParameters> categorical,
+      CategoricalDesignFromFlagValues(kind, absl::GetFlag(FLAGS_epsilon),
+                                      !absl::GetFlag(FLAGS_categories).empty()));
+  if (categorical.has_value()) return *categorical;
   if (kind == "two_coin") {
     d.mutable_two_coin();
   } else if (kind == "tails_says_yes") {
@@ -148,7 +155,8 @@ absl::StatusOr<v1::DesignParameters> DesignFromFlags() {
   } else {
     return absl::InvalidArgumentError(
         "--design must be one of two_coin, tails_says_yes, symmetric_epsilon, forced_response, "
-        "unrelated_question, mirrored_question, truth_with_gamma (or give --epsilon)");
+        "unrelated_question, mirrored_question, truth_with_gamma (or give --epsilon); for a "
+        "metric with categories k_rr, oue, olh or categorical");
   }
   return d;
 }

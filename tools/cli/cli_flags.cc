@@ -33,8 +33,13 @@ ABSL_FLAG(std::string, description, "", "create-metric: the question asked");
 ABSL_FLAG(std::string, design, "",
           "two_coin | tails_says_yes | symmetric_epsilon (--epsilon) | forced_response (--p --q) "
           "| unrelated_question (--p --pi_b) | mirrored_question (--p) | truth_with_gamma "
-          "(--gamma)");
-ABSL_FLAG(double, epsilon, 0, "symmetric_epsilon: epsilon in nats");
+          "(--gamma); with --categories: k_rr | oue | olh | categorical (the server picks the "
+          "least-variance mechanism), each with --epsilon");
+ABSL_FLAG(double, epsilon, 0,
+          "symmetric_epsilon, k_rr, oue, olh, categorical: epsilon in nats (per report)");
+ABSL_FLAG(std::vector<std::string>, categories, {},
+          "create-metric: the k answers of a question with categories, comma-separated, in "
+          "order (2 to 256 names matching [A-Za-z0-9_.:-]{1,32}), e.g. Y,N,U,A");
 ABSL_FLAG(double, p, 0, "p (forced_response) or P (unrelated_question, mirrored_question)");
 ABSL_FLAG(double, q, 0, "q (forced_response)");
 ABSL_FLAG(double, pi_b, 0, "pi_B, the innocuous question's known yes share");
@@ -64,6 +69,9 @@ ABSL_FLAG(std::string, combination, "by_reports",
           "prevalence constant across versions)");
 ABSL_FLAG(std::string, group_by, "", "prevalence, replay: a label key to group by (e.g. region)");
 ABSL_FLAG(std::string, bucket, "day", "series: hour | day | week");
+ABSL_FLAG(std::string, simultaneous, "",
+          "metrics with categories: simultaneous intervals over the k shares by sidak | "
+          "bonferroni; empty = sidak");
 ABSL_FLAG(std::string, plot, "",
           "series: also draw the series (estimate, interval band, suppressed buckets, design "
           "version changes) into this .svg or .pdf file");
@@ -80,13 +88,15 @@ ABSL_FLAG(std::string, service, "",
           "deniable.v1.AdminService); empty = the whole server");
 // Replay
 ABSL_FLAG(std::string, csv, "", "replay: CSV file with a header row");
-ABSL_FLAG(std::string, column, "", "replay: the yes/no column");
-ABSL_FLAG(std::string, yes, "", "replay: the value of --column that means yes");
+ABSL_FLAG(std::string, column, "",
+          "replay: the answer column (yes/no with --yes; else the metric's category names)");
+ABSL_FLAG(std::string, yes, "",
+          "replay: the value of --column that means yes; omit it for a metric with categories");
 ABSL_FLAG(std::vector<std::string>, label_columns, {},
           "replay: columns sent as public labels (comma-separated)");
 ABSL_FLAG(std::string, blank, "",
-          "replay: how to read a blank answer: no (count as no) | skip (leave out); unset: a "
-          "blank answer is an error");
+          "replay: how to read a blank answer: no (count as no; yes/no metrics) | skip (leave "
+          "out); unset: a blank answer is an error");
 ABSL_FLAG(std::string, time_column, "",
           "replay: the column holding each respondent's answer time (see --time_format); "
           "unset: now, or --spread");

@@ -30,10 +30,10 @@ const std::vector<const char*>& CommonFlags() {
 const std::vector<CommandSpec>& Commands() {
   static const auto* commands = new std::vector<CommandSpec>{
       {"create-metric",
-       "--name=N --design=D [design flags] [--description=TEXT] [--min_reports=K] "
-       "[--time_precision_seconds=S] [--reporting_period=1d] [--randomization=memoized|fresh] "
-       "[--allow_no_privacy]",
-       {"name", "description", "design", "epsilon", "p", "q", "pi_b", "gamma",
+       "--name=N --design=D [design flags] [--categories=Y,N,U,A] [--description=TEXT] "
+       "[--min_reports=K] [--time_precision_seconds=S] [--reporting_period=1d] "
+       "[--randomization=memoized|fresh] [--allow_no_privacy]",
+       {"name", "description", "design", "epsilon", "p", "q", "pi_b", "gamma", "categories",
         "time_precision_seconds", "min_reports", "reporting_period", "randomization",
         "allow_no_privacy"}},
       {"add-version",
@@ -42,12 +42,13 @@ const std::vector<CommandSpec>& Commands() {
       {"list-metrics", "", {}},
       {"prevalence",
        "--metric=N [--start=T --end=T] [--level=0.95] [--method=M] [--combination=C] "
-       "[--group_by=LABEL]",
-       {"metric", "start", "end", "level", "method", "combination", "group_by"}},
+       "[--group_by=LABEL] [--simultaneous=sidak|bonferroni]",
+       {"metric", "start", "end", "level", "method", "combination", "group_by", "simultaneous"}},
       {"series",
        "--metric=N --start=T --end=T [--bucket=hour|day|week] [--level] [--method] "
-       "[--combination] [--plot=FILE.svg|.pdf]",
-       {"metric", "start", "end", "level", "method", "combination", "bucket", "plot"}},
+       "[--combination] [--plot=FILE.svg|.pdf] [--simultaneous=sidak|bonferroni]",
+       {"metric", "start", "end", "level", "method", "combination", "bucket", "plot",
+        "simultaneous"}},
       {"difference",
        "--metric=N --start=T --end=T [--metric2=M] --start2=T --end2=T [--level] "
        "[--combination]",
@@ -61,10 +62,11 @@ const std::vector<CommandSpec>& Commands() {
        "locally, no server)",
        {"design", "epsilon", "p", "q", "pi_b", "gamma", "half_width", "prior", "level"}},
       {"replay",
-       "--metric=N --csv=F --column=C --yes=V [--label_columns=a,b] [--group_by=a] "
-       "[--blank=no|skip] [--time_column=C [--time_format=F] | --spread=7d]",
+       "--metric=N --csv=F --column=C [--yes=V] [--label_columns=a,b] [--group_by=a] "
+       "[--blank=no|skip] [--simultaneous=sidak|bonferroni] [--time_column=C [--time_format=F] | "
+       "--spread=7d]   (without --yes: a metric with categories, each --column value one of them)",
        {"metric", "csv", "column", "yes", "label_columns", "group_by", "blank", "level", "method",
-        "time_column", "time_format", "spread"}},
+        "simultaneous", "time_column", "time_format", "spread"}},
       {"stats", "   (AdminService counters since the server started)", {}},
       {"health",
        "[--service=deniable.v1.ReportService|deniable.v1.QueryService|deniable.v1.AdminService]"

@@ -9,6 +9,7 @@
 #include "deniable/common/design.h"
 #include "deniable/common/shuffle.h"
 #include "deniable/convert/design_convert.h"
+#include "tools/cli/categorical_output.h"
 #include "tools/cli/cli_parse.h"
 
 namespace deniable::tools {
@@ -67,6 +68,9 @@ const char* StatusCodeName(grpc::StatusCode code) {
 }
 
 std::string FormatDesign(const v1::Design& design) {
+  if (design.categories() > 0 || design.parameters().has_categorical()) {
+    return FormatCategoricalDesign(design);
+  }
   std::string out = DesignKind(design);
   if (design.version() > 0) absl::StrAppend(&out, " v", design.version());
   absl::StrAppend(&out, absl::StrFormat(" (a = %g, b = %g), epsilon = ", design.a(), design.b()));
@@ -79,18 +83,27 @@ std::string FormatDesign(const v1::Design& design) {
 }
 
 std::string FormatMetric(const v1::Metric& metric) {
+  const bool categorical = metric.categories_size() > 0;
   return absl::StrFormat(
-      "metric          %s\ndescription     %s\ndesign          %s\n"
+      "metric          %s\ndescription     %s\ndesign          %s\n%s"
       "time precision  %d s\nreport period   %d s, %s\n",
       metric.name(), metric.description(), FormatDesign(metric.design()),
+      categorical ? absl::StrFormat("categories      %d: %s\n", metric.categories_size(),
+                                    CategoryList(metric))
+                  : "",
       metric.time_precision_seconds(), metric.reporting_period_seconds(),
-      metric.randomization() == v1::FRESH_PER_PERIOD ? "fresh bit each period" : "memoized bit");
+      metric.randomization() == v1::FRESH_PER_PERIOD
+          ? (categorical ? "fresh report each period" : "fresh bit each period")
+          : (categorical ? "memoized report per category" : "memoized bit"));
 }
 
 std::string FormatMetricList(const v1::ListMetricsResponse& response) {
   std::string out = absl::StrFormat("%-32s %s\n", "METRIC", "DESIGN");
   for (const v1::Metric& m : response.metrics()) {
     absl::StrAppend(&out, absl::StrFormat("%-32s %s\n", m.name(), FormatDesign(m.design())));
+    if (m.categories_size() > 0) {
+      absl::StrAppend(&out, absl::StrFormat("%-32s categories: %s\n", "", CategoryList(m)));
+    }
   }
   return out;
 }
@@ -134,6 +147,7 @@ std::string CentralText(const v1::Prevalence& p) {
 }
 
 std::string FormatPrevalence(const v1::Prevalence& p) {
+  if (IsCategorical(p)) return FormatCategoricalPrevalence(p);
   const std::string method = v1::IntervalMethod_Name(p.method());
   std::string out = absl::StrFormat(
       "metric               %s\n"
@@ -185,6 +199,9 @@ std::string FormatPrevalence(const v1::Prevalence& p) {
 }
 
 std::string FormatSeries(const v1::Series& series) {
+  for (const v1::Prevalence& b : series.buckets()) {
+    if (IsCategorical(b)) return FormatCategoricalSeries(series);
+  }
   std::string out = absl::StrFormat("metric %s, %s buckets\n%-20s %8s %10s %24s\n", series.metric(),
                                     v1::BucketWidth_Name(series.bucket()), "START (UTC)", "N",
                                     "ESTIMATE", "INTERVAL");
@@ -205,6 +222,7 @@ std::string FormatSeries(const v1::Series& series) {
 }
 
 std::string FormatDifference(const v1::Difference& d) {
+  if (d.shares_size() > 0) return FormatCategoricalDifference(d);
   return absl::StrFormat(
       "first                %s: %s (n = %d)\n"
       "second               %s: %s (n = %d)\n"

@@ -19,11 +19,18 @@ namespace deniable::tools {
 const char* StatusCodeName(grpc::StatusCode code);
 // "two_coin (a = 0.75, b = 0.25), epsilon = 1.0986 nats"; "epsilon = infinite" with the warning.
 std::string FormatDesign(const v1::Design& design);
+// With categories (categorical_output.h) FormatDesign and FormatMetric show them.
 std::string FormatMetric(const v1::Metric& metric);
 std::string FormatMetricList(const v1::ListMetricsResponse& response);
 // A table: n, yes reports, unbiased and clipped estimates, standard error, interval; then the
-// per-version estimates when versions were combined, and one row per group when grouped.
+// per-version estimates when versions were combined, and one row per group when grouped. For a
+// metric with categories: FormatCategoricalPrevalence (the same for series and difference).
 std::string FormatPrevalence(const v1::Prevalence& prevalence);
+// What the estimate is for, in words (Prevalence.estimand, periods, reporting period).
+std::string EstimandText(const v1::Prevalence& prevalence);
+// "central epsilon ..." of a result: the shuffle-amplified epsilon beside the local one, or why
+// there is none (Prevalence.central_*).
+std::string CentralText(const v1::Prevalence& prevalence);
 // One row per bucket: start (UTC), n, estimate, interval.
 std::string FormatSeries(const v1::Series& series);
 std::string FormatDifference(const v1::Difference& difference);

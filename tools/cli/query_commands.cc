@@ -1,8 +1,10 @@
 // Commands that call the QueryService: metrics, prevalence, series, difference; and design and
 // plan, which compute locally (design --metric asks the server for the metric's design).
+#include <algorithm>
 #include <functional>
 #include <iostream>
 #include <string>
+#include <vector>
 
 #include "absl/flags/flag.h"
 #include "absl/status/statusor.h"
@@ -10,6 +12,8 @@
 #include "absl/strings/str_cat.h"
 #include "deniable/v1/query_service.grpc.pb.h"
 #include "server/core/design_advisor.h"
+#include "tools/cli/categorical_flags.h"
+#include "tools/cli/categorical_output.h"
 #include "tools/cli/cli_common.h"
 #include "tools/cli/cli_flags.h"
 #include "tools/cli/cli_parse.h"
@@ -87,6 +91,12 @@ int CreateMetric() {
   if (!randomization.ok()) return FailUsage(std::string(randomization.status().message()));
   request.set_randomization(*randomization);
   request.set_allow_no_privacy(absl::GetFlag(FLAGS_allow_no_privacy));
+  if (!absl::GetFlag(FLAGS_categories).empty()) {
+    absl::StatusOr<std::vector<std::string>> categories =
+        CategoriesFromFlag(absl::GetFlag(FLAGS_categories));
+    if (!categories.ok()) return FailUsage(std::string(categories.status().message()));
+    for (const std::string& c : *categories) request.add_categories(c);
+  }
   absl::StatusOr<v1::DesignParameters> design = DesignFromFlags();
   if (!design.ok()) return FailUsage(std::string(design.status().message()));
   *request.mutable_design() = *design;
@@ -121,6 +131,10 @@ int Prevalence() {
   absl::StatusOr<v1::VersionCombination> combination = CombinationFromFlag();
   if (!combination.ok()) return FailUsage(std::string(combination.status().message()));
   request.set_combination(*combination);
+  absl::StatusOr<v1::SimultaneousMethod> simultaneous =
+      ParseSimultaneous(absl::GetFlag(FLAGS_simultaneous));
+  if (!simultaneous.ok()) return FailUsage(std::string(simultaneous.status().message()));
+  request.set_simultaneous(*simultaneous);
   return Call("prevalence", &v1::QueryService::Stub::GetPrevalence, request, &FormatPrevalence);
 }
 
@@ -146,6 +160,10 @@ int Series() {
   absl::StatusOr<v1::VersionCombination> combination = CombinationFromFlag();
   if (!combination.ok()) return FailUsage(std::string(combination.status().message()));
   request.set_combination(*combination);
+  absl::StatusOr<v1::SimultaneousMethod> simultaneous =
+      ParseSimultaneous(absl::GetFlag(FLAGS_simultaneous));
+  if (!simultaneous.ok()) return FailUsage(std::string(simultaneous.status().message()));
+  request.set_simultaneous(*simultaneous);
   const std::string plot = absl::GetFlag(FLAGS_plot);
   if (!plot.empty() && !absl::EndsWith(plot, ".svg") && !absl::EndsWith(plot, ".pdf")) {
     return FailUsage(absl::StrCat("--plot must name a .svg or .pdf file, but is \"", plot, "\""));
@@ -153,6 +171,12 @@ int Series() {
   return Call("series", &v1::QueryService::Stub::GetSeries, request, &FormatSeries,
               std::function<int(const v1::Series&)>([plot](const v1::Series& series) {
                 if (plot.empty()) return 0;
+                if (std::any_of(series.buckets().begin(), series.buckets().end(), IsCategorical)) {
+                  std::fprintf(stderr,
+                               "deniable: series: --plot draws yes/no metrics only; use --json "
+                               "for the shares of a metric with categories\n");
+                  return 2;
+                }
                 const absl::Status written = WriteSeriesPlot(series, plot);
                 if (!written.ok()) {
                   std::fprintf(stderr, "deniable: series: %s\n", written.ToString().c_str());

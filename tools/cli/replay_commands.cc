@@ -8,6 +8,8 @@
 #include "deniable/client/grpc_transport.h"
 #include "deniable/v1/query_service.grpc.pb.h"
 #include "grpc/health/v1/health.grpc.pb.h"
+#include "tools/cli/categorical_flags.h"
+#include "tools/cli/categorical_output.h"
 #include "tools/cli/cli_common.h"
 #include "tools/cli/cli_flags.h"
 #include "tools/cli/output.h"
@@ -82,8 +84,31 @@ int Replay() {
   }
   const std::string metric = absl::GetFlag(FLAGS_metric);
   const std::string group_by = absl::GetFlag(FLAGS_group_by);
-  if (spec.csv_path.empty() || spec.column.empty() || spec.yes_value.empty() || metric.empty()) {
-    return FailUsage("replay needs --metric, --csv, --column and --yes");
+  if (spec.csv_path.empty() || spec.column.empty() || metric.empty()) {
+    return FailUsage(
+        "replay needs --metric, --csv, --column, and --yes unless the metric has categories");
+  }
+  absl::StatusOr<v1::SimultaneousMethod> simultaneous =
+      ParseSimultaneous(absl::GetFlag(FLAGS_simultaneous));
+  if (!simultaneous.ok()) return FailUsage(std::string(simultaneous.status().message()));
+  absl::StatusOr<std::shared_ptr<client::ReportTransport>> transport = Transport();
+  if (!transport.ok()) return FailUsage(std::string(transport.status().message()));
+  absl::StatusOr<std::shared_ptr<grpc::Channel>> channel = Channel();
+  if (!channel.ok()) return FailUsage(std::string(channel.status().message()));
+  const bool categorical = spec.yes_value.empty();
+  if (categorical) {  // the metric's categories name the answers: check every row up front
+    absl::StatusOr<v1::GetDesignResponse> design =
+        (*transport)->GetDesign(metric, absl::Seconds(absl::GetFlag(FLAGS_timeout_seconds)));
+    if (!design.ok()) {
+      return Fail("replay: design",
+                  grpc::Status(static_cast<grpc::StatusCode>(design.status().code()),
+                               std::string(design.status().message())));
+    }
+    if (design->categories_size() == 0) {
+      return FailUsage("replay: metric \"" + metric +
+                       "\" is a yes/no metric: give --yes=VALUE (the --column value meaning yes)");
+    }
+    spec.categories.assign(design->categories().begin(), design->categories().end());
   }
   int64_t blank_skipped = 0;
   absl::StatusOr<std::vector<SurveyRow>> rows = ReadSurvey(spec, &blank_skipped);
@@ -95,10 +120,6 @@ int Replay() {
     std::fprintf(stderr, "deniable: replay: %lld respondents with a blank answer left out\n",
                  static_cast<long long>(blank_skipped));
   }
-  absl::StatusOr<std::shared_ptr<client::ReportTransport>> transport = Transport();
-  if (!transport.ok()) return FailUsage(std::string(transport.status().message()));
-  absl::StatusOr<std::shared_ptr<grpc::Channel>> channel = Channel();
-  if (!channel.ok()) return FailUsage(std::string(channel.status().message()));
   client::ReporterOptions options;
   options.rpc_timeout = absl::Seconds(absl::GetFlag(FLAGS_timeout_seconds));
   ProgressLine progress(stderr, StderrIsTerminal(), SystemClock::Default());
@@ -132,6 +153,7 @@ int Replay() {
   absl::StatusOr<v1::IntervalMethod> method = MethodFromFlag();
   if (!method.ok()) return FailUsage(std::string(method.status().message()));
   request.set_method(*method);
+  request.set_simultaneous(*simultaneous);
   auto stub = v1::QueryService::NewStub(*channel);
   grpc::ClientContext context;
   SetDeadline(&context);
@@ -140,6 +162,8 @@ int Replay() {
   if (!status.ok()) return Fail("prevalence after replay", status);
   if (absl::GetFlag(FLAGS_json)) {
     PrintJson(prevalence);
+  } else if (categorical) {
+    std::cout << FormatCategoricalReplay(*result, spec, prevalence);
   } else {
     std::cout << FormatReplay(*result, spec, prevalence, truth);
   }

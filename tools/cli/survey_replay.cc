@@ -2,6 +2,7 @@
 
 #include <csv.h>
 
+#include <algorithm>
 #include <cstdio>
 #include <fstream>
 #include <utility>
@@ -9,6 +10,7 @@
 #include "absl/status/status.h"
 #include "absl/strings/ascii.h"
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
 #include "deniable/client/secure_bit_gen.h"
 #include "deniable/common/status_macros.h"
 
@@ -66,6 +68,12 @@ absl::StatusOr<std::vector<SurveyRow>> ReadSurvey(const SurveySpec& spec, int64_
   if (table.empty()) {
     return absl::InvalidArgumentError(absl::StrCat("csv: \"", spec.csv_path, "\" is empty"));
   }
+  const bool categorical = spec.yes_value.empty();
+  if (categorical && spec.blank == BlankAnswers::kNo) {
+    return absl::InvalidArgumentError(
+        "blank: --blank=no counts a blank answer as \"no\", which a metric with categories "
+        "does not have; use --blank=skip");
+  }
   const std::vector<std::string>& header = table.front();
   const int answer_index = ColumnIndex(header, spec.column);
   if (answer_index < 0) {
@@ -110,7 +118,18 @@ absl::StatusOr<std::vector<SurveyRow>> ReadSurvey(const SurveySpec& spec, int64_
         continue;
       }
     }
-    row.answer = answer == spec.yes_value;
+    if (categorical) {
+      row.category = std::string(absl::StripAsciiWhitespace(answer));
+      if (std::find(spec.categories.begin(), spec.categories.end(), row.category) ==
+          spec.categories.end()) {
+        return absl::InvalidArgumentError(absl::StrCat("csv: record ", line + 1, ": its \"",
+                                                       spec.column,
+                                                       "\" is not one of the metric's categories (",
+                                                       absl::StrJoin(spec.categories, ", "), ")"));
+      }
+    } else {
+      row.answer = answer == spec.yes_value;
+    }
     for (const auto& [name, index] : labels) {
       const std::string& value = fields[static_cast<size_t>(index)];
       if (value.empty()) {
@@ -151,7 +170,8 @@ absl::StatusOr<ReplayResult> ReplaySurvey(const std::vector<SurveyRow>& rows,
       device = client::Reporter::CreateForTesting(
           transport, device_options, *gen, clock != nullptr ? clock : SystemClock::Default());
     }
-    DENIABLE_RETURN_IF_ERROR(device->Report(metric, row.answer));
+    DENIABLE_RETURN_IF_ERROR(row.category.empty() ? device->Report(metric, row.answer)
+                                                  : device->Report(metric, row.category));
     const absl::Status flushed = device->Flush();
     DENIABLE_ASSIGN_OR_RETURN(const client::DeliveryStats stats, device->Stats());
     const client::DeliveryCounters& counts = stats.counters;
@@ -163,6 +183,7 @@ absl::StatusOr<ReplayResult> ReplaySurvey(const std::vector<SurveyRow>& rows,
     ++result.devices;
     result.duplicates += counts.duplicates;
     result.true_yes += row.answer ? 1 : 0;
+    if (!row.category.empty()) ++result.true_categories[row.category];
   }
   if (progress) progress(done, static_cast<int64_t>(rows.size()));
   return result;

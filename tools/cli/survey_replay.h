@@ -24,6 +24,9 @@ namespace deniable::tools {
 struct SurveyRow {
   int64_t record = 0;  // the CSV record it came from (1 is the header), for messages
   bool answer = false;
+  // A metric with categories (SurveySpec::yes_value empty): the true category, the --column
+  // value with surrounding whitespace removed; empty for a yes/no survey.
+  std::string category;
   std::map<std::string, std::string> labels;  // label name -> value, from the label columns
   std::string time_value;                     // the --time_column field as read (empty without one)
   int64_t event_time_seconds = 0;             // when the device answers (replay_times.h); 0: now
@@ -39,17 +42,23 @@ enum class BlankAnswers {
 
 struct SurveySpec {
   std::string csv_path;
-  std::string column;                      // the yes/no column, e.g. "vote"
-  std::string yes_value;                   // the value meaning "yes", e.g. "Y"
+  std::string column;  // the yes/no column, e.g. "vote"
+  // The value meaning "yes", e.g. "Y". Empty: a metric with categories, whose names are the
+  // --column values (`categories`).
+  std::string yes_value;
   std::vector<std::string> label_columns;  // columns sent as public labels, e.g. {"region"}
   BlankAnswers blank = BlankAnswers::kRefuse;
   std::string time_column{};  // read into SurveyRow::time_value when not empty
+  // With yes_value empty: the metric's categories; every answer must be one of them.
+  std::vector<std::string> categories = {};
 };
 
 // Reads a CSV with a header row (RFC 4180 quoting, parsed by libcsv).
 // Errors: NOT_FOUND if the file cannot be opened; INVALID_ARGUMENT naming a missing column, a
 // row with the wrong number of fields (with its line number), an empty label value, or (with
-// BlankAnswers::kRefuse) a blank answer, naming its record and --blank. `blank_skipped`, if not
+// BlankAnswers::kRefuse) a blank answer, naming its record and --blank; for a metric with
+// categories, an answer that is not one of `categories` (naming its record and the categories,
+// not the value) and BlankAnswers::kNo (meaningless there). `blank_skipped`, if not
 // null, receives the number of rows left out by BlankAnswers::kSkip.
 absl::StatusOr<std::vector<SurveyRow>> ReadSurvey(const SurveySpec& spec,
                                                   int64_t* blank_skipped = nullptr);
@@ -64,6 +73,8 @@ struct ReplayResult {
   int64_t devices = 0;     // reports the collector acknowledged (stored now or already)
   int64_t duplicates = 0;  // of those, ids it already had
   int64_t true_yes = 0;    // acknowledged respondents whose true answer is "yes"
+  // Metrics with categories: acknowledged respondents per true category.
+  std::map<std::string, int64_t> true_categories;
   // Reports rejected for good (SubmitReportsResponse.rejections with permanent = true), in the
   // order of the rows; their respondents are left out of `devices` and `true_yes`.
   std::vector<ReplayRejection> rejections;
@@ -72,7 +83,9 @@ struct ReplayResult {
 // Called after each respondent with (respondents done, respondents in all).
 using ReplayProgressFn = std::function<void(int64_t done, int64_t total)>;
 
-// Sends each row's answer through a fresh Reporter (one device each) over `transport`.
+// Sends each row's answer through a fresh Reporter (one device each) over `transport`: its
+// category with Report(metric, category) when SurveyRow::category is set, else its yes/no
+// answer.
 // `gen` and `clock` null: each device uses SecureBitGen and the system clock (production
 // randomness). Non-null: all devices draw from `gen` (seeded simulations) and read `clock`.
 // A row with event_time_seconds > 0 is answered at that time (its device's clock stands there;

@@ -1,5 +1,6 @@
-// A ReportTransport for the SDK's unit tests: serves one metric "m" (two coins unless changed),
-// records every call and fails the next `failures` submits with `failure`. Thread-safe.
+// A ReportTransport for the SDK's unit tests: serves one metric "m" (two coins unless changed;
+// SetCategorical makes it a metric with categories), records every call and fails the next
+// `failures` submits with `failure`. Thread-safe.
 #ifndef DENIABLE_CLIENT_SRC_TESTING_FAKE_TRANSPORT_H_
 #define DENIABLE_CLIENT_SRC_TESTING_FAKE_TRANSPORT_H_
 
@@ -8,6 +9,7 @@
 #include <vector>
 
 #include "absl/synchronization/mutex.h"
+#include "client/src/testing/categorical_design.h"
 #include "deniable/client/transport.h"
 #include "deniable/convert/design_convert.h"
 
@@ -29,6 +31,8 @@ class FakeTransport : public ReportTransport {
     response.set_time_precision_seconds(3600);
     response.set_reporting_period_seconds(reporting_period_seconds);
     response.set_randomization(randomization);
+    response.set_design_fingerprint(fingerprint);
+    for (const std::string& c : categories) response.add_categories(c);
     return response;
   }
 
@@ -53,6 +57,22 @@ class FakeTransport : public ReportTransport {
     return response;
   }
 
+  // Makes "m" a metric with `names` as categories and the categorical design (mechanism,
+  // epsilon) as a collector states it (a, b = p*, q*; categories; hash_buckets).
+  void SetCategorical(const std::vector<std::string>& names, CategoricalMechanism mechanism,
+                      double epsilon) {
+    absl::MutexLock lock(&mu_);
+    categories = names;
+    design_ = CategoricalWireDesign(mechanism, static_cast<int>(names.size()), epsilon);
+  }
+  // Every report received, in the order sent.
+  std::vector<v1::Report> SentReports() {
+    absl::MutexLock lock(&mu_);
+    std::vector<v1::Report> out;
+    for (const auto& s : submits) out.insert(out.end(), s.reports().begin(), s.reports().end());
+    return out;
+  }
+
   int StoredCount() {
     absl::MutexLock lock(&mu_);
     return static_cast<int>(stored_ids.size());
@@ -70,6 +90,8 @@ class FakeTransport : public ReportTransport {
   v1::Design design_;
   uint32_t reporting_period_seconds = 0;  // 0: what an older server sends (means a day)
   v1::Randomization randomization = v1::RANDOMIZATION_UNSPECIFIED;
+  uint64_t fingerprint = 0;             // GetDesignResponse.design_fingerprint
+  std::vector<std::string> categories;  // GetDesignResponse.categories
   int design_calls = 0;
   absl::Status design_failure;
   std::vector<v1::SubmitReportsRequest> submits;

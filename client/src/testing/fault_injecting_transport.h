@@ -19,6 +19,7 @@
 #include "absl/status/status.h"
 #include "absl/strings/str_cat.h"
 #include "absl/synchronization/mutex.h"
+#include "client/src/testing/categorical_design.h"
 #include "deniable/client/transport.h"
 #include "deniable/convert/design_convert.h"
 
@@ -43,7 +44,9 @@ class FaultInjectingTransport : public ReportTransport {
     if (metric != "m") return absl::NotFoundError("metric \"" + metric + "\" does not exist");
     v1::GetDesignResponse response;
     response.set_metric(metric);
+    absl::MutexLock lock(&mu_);
     *response.mutable_design() = design_;
+    for (const std::string& c : categories_) response.add_categories(c);
     response.set_time_precision_seconds(3600);
     return response;
   }
@@ -103,6 +106,14 @@ class FaultInjectingTransport : public ReportTransport {
     return response;
   }
 
+  // Makes "m" a metric with categories `names` and the categorical design (mechanism, epsilon).
+  void SetCategorical(const std::vector<std::string>& names, CategoricalMechanism mechanism,
+                      double epsilon) {
+    absl::MutexLock lock(&mu_);
+    categories_ = names;
+    design_ = CategoricalWireDesign(mechanism, static_cast<int>(names.size()), epsilon);
+  }
+
   void Script(std::vector<absl::Status> statuses) {
     absl::MutexLock lock(&mu_);
     script_.insert(script_.end(), statuses.begin(), statuses.end());
@@ -154,7 +165,8 @@ class FaultInjectingTransport : public ReportTransport {
 
  private:
   absl::Mutex mu_;
-  v1::Design design_;
+  v1::Design design_ ABSL_GUARDED_BY(mu_);
+  std::vector<std::string> categories_ ABSL_GUARDED_BY(mu_);
   std::deque<absl::Status> script_ ABSL_GUARDED_BY(mu_);
   std::map<std::string, Rejection> rejections_ ABSL_GUARDED_BY(mu_);
   int max_batch_ ABSL_GUARDED_BY(mu_) = 0;

@@ -182,6 +182,18 @@ DENIABLE_C_API int deniable_reporter_report(deniable_reporter* reporter, const c
                                             int answer, uint8_t* report_id, size_t* report_id_size,
                                             deniable_error* error);
 
+/* deniable_reporter_report for a metric with categories: `category` is the true answer, one of
+ * the metric's category names (case sensitive, NUL-terminated), randomized with the metric's
+ * categorical design or taken from the memo, exactly as deniable_reporter_report does for bits.
+ * Errors (nothing queued): INVALID_ARGUMENT ("metric" or "category" NULL or empty; "category"
+ * not one of the metric's categories: the message lists them and never repeats the value
+ * passed); FAILED_PRECONDITION for a yes/no metric (and deniable_reporter_report returns it for
+ * a metric with categories); otherwise as deniable_reporter_report. */
+DENIABLE_C_API int deniable_reporter_report_category(deniable_reporter* reporter,
+                                                     const char* metric, const char* category,
+                                                     uint8_t* report_id, size_t* report_id_size,
+                                                     deniable_error* error);
+
 /* Sends queued reports on the calling thread until the queue is empty (OK), timeout_ms passed
  * (DEADLINE_EXCEEDED; a negative timeout_ms waits without limit), or the retry policy gave up
  * on transient failures (the last failure's status). Reports dropped under the delivery

@@ -10,12 +10,16 @@
 //
 // What is stored, and why it is sensitive:
 //   - memo table: (metric, design version, true value) -> the randomized bit drawn for it
-//     (statistics.md section 4; RAPPOR's permanent randomized response). Anyone who reads the
-//     table learns which true values this device has reported and their bits, so the file is
-//     created with mode 0600 and must stay in the app's private storage. It reveals nothing to
-//     the server beyond the bits it already received.
-//   - queue: the randomized v1::Report messages exactly as they will be sent (bit, id, design
-//     version, rounded time, labels). Never the true answer.
+//     (statistics.md section 4; RAPPOR's permanent randomized response), and for metrics with
+//     categories (metric, design version, true category index) -> the randomized
+//     v1::CategoricalReport drawn for it. Anyone who reads the table learns which true values
+//     or categories this device has reported and their reports, so the file is created with
+//     mode 0600 and must stay in the app's private storage. It reveals nothing to the server
+//     beyond the reports it already received. (Memoization needs this key: it is the only
+//     place a true answer is kept, and only while memoization uses it.)
+//   - queue: the randomized v1::Report messages exactly as they will be sent (bit or
+//     categorical report, id, design version, fingerprint, rounded time, labels). Never the
+//     true answer.
 //   - ledger and counters: per-metric numbers of reports and epsilon spent (see MetricLedger).
 //   - designs: the last GetDesignResponse per metric, so that Report() works offline after a
 //     restart.
@@ -94,6 +98,14 @@ struct ReportCommit {
     bool bit = false;
   };
   std::optional<MemoEntry> memo;
+  // Set when a categorical report was freshly drawn under memoization: the memo entry to store
+  // for (report.metric(), design_version, category), the true category's index.
+  struct CategoryMemoEntry {
+    uint32_t design_version = 0;
+    int32_t category = 0;
+    v1::CategoricalReport report;
+  };
+  std::optional<CategoryMemoEntry> category_memo;
   // Ledger increments for report.metric(); period fields as described in MetricLedger.
   bool randomized = false;
   double epsilon = 0;  // the design's epsilon, nats
@@ -111,9 +123,13 @@ class DeviceStore {
   virtual absl::StatusOr<std::optional<bool>> LookupMemo(const std::string& metric,
                                                          uint32_t design_version,
                                                          bool true_value) = 0;
-  // Atomically: stores the memo entry (if any), appends the report, updates the metric's ledger
-  // and evicts the oldest reports beyond max_queued_reports. Durable when it returns OK (for
-  // the SQLite store: committed and synced). On error nothing changed.
+  // The memoized categorical report for (metric, design version, true category index), or
+  // nullopt.
+  virtual absl::StatusOr<std::optional<v1::CategoricalReport>> LookupCategoryMemo(
+      const std::string& metric, uint32_t design_version, int32_t category) = 0;
+  // Atomically: stores the memo entry or category memo entry (if any), appends the report, updates
+  // the metric's ledger and evicts the oldest reports beyond max_queued_reports. Durable when it
+  // returns OK (for the SQLite store: committed and synced). On error nothing changed.
   virtual absl::Status CommitReport(const ReportCommit& commit) = 0;
   // Up to `limit` oldest queued reports, oldest first.
   virtual absl::StatusOr<std::vector<QueuedReport>> PeekOldest(int64_t limit) = 0;
@@ -125,7 +141,8 @@ class DeviceStore {
   // Durably adds one to the metric's MetricLedger::reports_repeated_in_period (creating its
   // ledger row if needed). Nothing else changes.
   virtual absl::Status CountRepeatedReport(const std::string& metric) = 0;
-  // Durably deletes the memo entries of (metric, design_version), both true values: their bits
+  // Durably deletes the memo entries of (metric, design_version), both true values and every
+  // category: their reports
   // were drawn with a design the collector does not have under that version (design
   // fingerprint mismatch), so the next report draws with the collector's design. Nothing else
   // changes (the ledger keeps the epsilon already spent).
@@ -151,9 +168,11 @@ struct SqliteDeviceStoreOptions {
   bool sync_every_report = true;
 };
 
-// Opens or creates the SQLite store. Errors: INVALID_ARGUMENT naming "path" when it is empty;
-// UNAVAILABLE when the file cannot be opened or created (the message names the path);
-// DATA_LOSS when it is not a device store.
+// Opens or creates the SQLite store. A store written by an earlier release (schema 1: no
+// category_memo table) is migrated in place when opened: the table is added and everything in
+// the file (queue, memo, ledger, counters, designs) is kept. Errors: INVALID_ARGUMENT naming "path"
+// when it is empty; UNAVAILABLE when the file cannot be opened or created (the message names the
+// path); DATA_LOSS when it is not a device store.
 absl::StatusOr<std::unique_ptr<DeviceStore>> OpenSqliteDeviceStore(
     const SqliteDeviceStoreOptions& options);
 

@@ -1,4 +1,5 @@
-// The SDK's entry point: answer a yes/no metric on the device, send only randomized bits.
+// The SDK's entry point: answer a metric on the device (yes/no, or one of k named categories),
+// send only randomized reports.
 //
 // Example (see examples/report_app.cc and docs/sdk.md):
 //   auto store = deniable::client::OpenSqliteDeviceStore({.path = dir + "/deniable.db"});
@@ -7,6 +8,7 @@
 //   auto reporter = deniable::client::Reporter::Open(*transport, *std::move(store), {});
 //   (*reporter)->Prefetch({"uses_drugs"}, absl::Seconds(5));   // optional: designs up front
 //   absl::Status s = (*reporter)->Report("uses_drugs", true);  // randomized, queued, durable
+//   s = (*reporter)->Report("vote", "U");                      // a metric with categories
 //   s = (*reporter)->Flush(absl::Seconds(10));                 // optional: the sender also sends
 //
 // What leaves the device: for each Report() one randomized bit r (drawn with the metric's
@@ -15,6 +17,15 @@
 // reporter's public labels. The true answer is passed to the randomizer and dropped; it is
 // never queued, logged or sent. Under memoization it is the key of the memo table (see
 // device_store.h for why that local table is sensitive).
+//
+// Metrics with categories (a question with k answers; GetDesignResponse.categories names them):
+// Report(metric, category) takes the true category by name (or ReportCategoryIndex by its index
+// in the metric's order) and sends one v1::CategoricalReport drawn with the metric's categorical
+// design (k-RR, OUE or OLH; common/categorical.h, RandomizeCategory) from the same generator as
+// bits (SecureBitGen in production), with `bit` 0. Everything below applies to them unchanged:
+// one report per period, the memo, the ledger, the delivery contract and the design
+// fingerprint. The true category, like a true bit, goes only to the randomizer and the memo key;
+// error messages never repeat a category the app passed.
 //
 // One report per period (the contract the server's estimates rely on; docs/sdk.md): every
 // metric has a reporting period (GetDesignResponse.reporting_period_seconds; an older server's
@@ -28,7 +39,10 @@
 // Longitudinal privacy (statistics.md section 4), chosen per metric by the server
 // (GetDesignResponse.randomization):
 //   - MEMOIZED (the default): the bit is drawn once per (metric, design version, true value)
-//     and stored; every later period's report of that true value sends the same bit. However
+//     and stored; every later period's report of that true value sends the same bit. For a
+//     metric with categories the report is drawn once per (metric, design version, true
+//     category), and each distinct category reported spends the design's epsilon once in the
+//     ledger (as each distinct true value does for bits), under the same cap. However
 //     long the device reports, the server learns no more than from the first report while the
 //     true value stays the same. Remaining leaks: a change of the true value can show (the bit
 //     for the other value is drawn independently, so the bits may differ), and a new design
@@ -92,6 +106,7 @@
 #include <functional>
 #include <map>
 #include <memory>
+#include <optional>
 #include <string>
 #include <thread>
 #include <utility>
@@ -110,6 +125,7 @@
 #include "deniable/client/retry_policy.h"
 #include "deniable/client/secure_bit_gen.h"
 #include "deniable/client/transport.h"
+#include "deniable/common/categorical.h"
 #include "deniable/common/clock.h"
 #include "deniable/common/design.h"
 
@@ -251,6 +267,41 @@ class Reporter {
                       const std::map<std::string, std::string>& labels,
                       std::string* report_id = nullptr);
 
+  // Randomizes the true category `category`, one of the metric's category names (case
+  // sensitive, GetDesignResponse.categories), with the metric's categorical design, or takes
+  // the report memoized for (metric, design version, category), and commits the randomized
+  // report to the store, exactly as Report(metric, bool) does for bits (periods, memo, ledger,
+  // cap and delivery contract alike). Errors (nothing is queued, nothing is spent): as
+  // Report(metric, bool), and INVALID_ARGUMENT "category: ..." when `category` is not one of
+  // the metric's categories (the message lists the metric's categories and never repeats the
+  // value passed), FAILED_PRECONDITION when the metric is a yes/no metric (report a bool),
+  // INVALID_ARGUMENT "labels..." for labels the collector would reject. Report(metric, bool) on
+  // a metric with categories returns FAILED_PRECONDITION likewise.
+  // Example: reporter->Report("vote", "U");
+  absl::Status Report(const std::string& metric, absl::string_view category,
+                      std::string* report_id = nullptr);
+  absl::Status Report(const std::string& metric, absl::string_view category,
+                      const std::map<std::string, std::string>& labels,
+                      std::string* report_id = nullptr);
+  // The overloads above for a string literal (without these, Report("vote", "U") would convert
+  // the pointer to bool and report "yes").
+  absl::Status Report(const std::string& metric, const char* category,
+                      std::string* report_id = nullptr);
+  absl::Status Report(const std::string& metric, const char* category,
+                      const std::map<std::string, std::string>& labels,
+                      std::string* report_id = nullptr);
+  // Report(metric, category) with the category given by its index in the metric's order
+  // (GetDesignResponse.categories), 0 <= index < k. Errors: as Report(metric, category), with
+  // INVALID_ARGUMENT "category: index must be in [0, k) ..." for an index outside the range.
+  absl::Status ReportCategoryIndex(const std::string& metric, int index,
+                                   const std::map<std::string, std::string>& labels = {},
+                                   std::string* report_id = nullptr);
+
+  // The category names of a metric with categories, in the metric's order, from its design
+  // (fetched as Report() fetches it: bounded by first_design_wait); empty for a yes/no metric.
+  // Errors: the design fetch's status, as Report().
+  absl::StatusOr<std::vector<std::string>> Categories(const std::string& metric);
+
   // Fetches and caches the designs of `metrics`, each call bounded by `timeout`. Returns the
   // first error (the others are still fetched).
   absl::Status Prefetch(const std::vector<std::string>& metrics, absl::Duration timeout);
@@ -278,6 +329,23 @@ class Reporter {
     int64_t period_seconds = 86400;  // the metric's reporting period
     bool fresh_per_period = false;   // FRESH_PER_PERIOD, else MEMOIZED
     uint64_t fingerprint = 0;        // GetDesignResponse.design_fingerprint; 0 from old servers
+    // Metrics with categories: their names and the categorical design (channel and epsilon
+    // above are then the design's support channel (p*, q*) and epsilon).
+    std::vector<std::string> categories;
+    std::optional<CategoricalDesign> categorical;
+  };
+  // The true answer of one Report() call: a yes/no value, or a category by name or by index.
+  struct TrueAnswer {
+    enum class Kind { kYesNo, kCategoryName, kCategoryIndex };
+    Kind kind = Kind::kYesNo;
+    bool yes = false;
+    absl::string_view name;
+    int index = -1;
+    static TrueAnswer YesNo(bool yes) { return {Kind::kYesNo, yes, {}, -1}; }
+    static TrueAnswer Name(absl::string_view name) {
+      return {Kind::kCategoryName, false, name, -1};
+    }
+    static TrueAnswer Index(int index) { return {Kind::kCategoryIndex, false, {}, index}; }
   };
   // kSplit: a batch was rejected whole as permanent and halved; re-send at once.
   enum class SendOutcome { kEmpty, kSent, kTransient, kPermanent, kSplit };
@@ -286,6 +354,11 @@ class Reporter {
            ReporterOptions options, std::unique_ptr<SecureBitGen> secure, absl::BitGenRef gen,
            const Clock* clock, absl::Status options_status);
   static absl::Status ValidateOptions(const ReporterOptions& options);
+  // Every Report() overload: labels, design, kind of answer, period, memo, cap, randomize,
+  // commit.
+  absl::Status ReportAnswer(const std::string& metric, const TrueAnswer& answer,
+                            const std::map<std::string, std::string>& extra_labels,
+                            std::string* report_id);
   static absl::StatusOr<CachedDesign> ParseDesign(const v1::GetDesignResponse& response);
   absl::StatusOr<CachedDesign> DesignFor(const std::string& metric);
   absl::StatusOr<CachedDesign> FetchDesign(const std::string& metric, absl::Duration timeout);
