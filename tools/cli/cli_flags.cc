@@ -81,7 +81,9 @@ ABSL_FLAG(std::string, service, "",
 // Replay
 ABSL_FLAG(std::string, csv, "", "replay: CSV file with a header row");
 ABSL_FLAG(std::string, column, "", "replay: the yes/no column");
-ABSL_FLAG(std::string, yes, "", "replay: the value of --column that means yes");
+ABSL_FLAG(std::string, yes, "",
+          "replay: the value of --column that means yes; delete-metric: --yes deletes without "
+          "asking for the name");
 ABSL_FLAG(std::vector<std::string>, label_columns, {},
           "replay: columns sent as public labels (comma-separated)");
 ABSL_FLAG(std::string, blank, "",
