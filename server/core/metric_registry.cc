@@ -212,6 +212,16 @@ absl::StatusOr<v1::Metric> MetricRegistry::AddVersion(const v1::AddDesignVersion
   return Cache(updated);
 }
 
+absl::Status MetricRegistry::Delete(absl::string_view name) {
+  DENIABLE_RETURN_IF_ERROR(ValidateMetricName(name, "metric"));
+  const absl::Status deleted = storage_->DeleteMetric(name);
+  if (deleted.ok() || absl::IsNotFound(deleted)) {
+    absl::MutexLock lock(&mu_);
+    cache_.erase(name);
+  }
+  return deleted;
+}
+
 absl::StatusOr<v1::Metric> MetricRegistry::Cache(const StoredMetric& stored) {
   DENIABLE_ASSIGN_OR_RETURN(std::shared_ptr<const MetricInfo> info, Build(stored));
   absl::MutexLock lock(&mu_);

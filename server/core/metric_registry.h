@@ -80,6 +80,14 @@ class MetricRegistry {
   // concurrent update added a version first; storage errors.
   absl::StatusOr<v1::Metric> AddVersion(const v1::AddDesignVersionRequest& request);
 
+  // Deletes the metric with its design versions, reports and counts (Storage::DeleteMetric, one
+  // transaction) and drops it from the cache, so that a report naming it is refused with
+  // NOT_FOUND from now on and the name can be created again. Other collectors on a shared
+  // database (PostgreSQL) see the delete within their max_cache_age.
+  // Errors: INVALID_ARGUMENT "metric: ..." for a name that is not a metric name; NOT_FOUND;
+  // storage errors (nothing deleted).
+  absl::Status Delete(absl::string_view name);
+
   // All metrics ordered by name. Errors: storage errors.
   absl::StatusOr<std::vector<v1::Metric>> List();
 

@@ -36,6 +36,22 @@ class MetricRegistryTest : public ::testing::Test {
   MetricRegistry registry_;
 };
 
+// A cached metric goes with its delete: Find answers NOT_FOUND at once (a report naming it is
+// refused), and the name can be created again, with a new id and an empty history.
+TEST_F(MetricRegistryTest, DeleteDropsTheCachedMetricAndFreesTheName) {
+  ASSERT_TRUE(registry_.Create(TwoCoin("m")).ok());
+  absl::StatusOr<std::shared_ptr<const MetricInfo>> cached = registry_.Find("m");
+  ASSERT_TRUE(cached.ok());
+  ASSERT_TRUE(registry_.Delete("m").ok());
+  EXPECT_EQ(registry_.Find("m").status().code(), absl::StatusCode::kNotFound);
+  EXPECT_EQ(registry_.Delete("m").code(), absl::StatusCode::kNotFound);
+  EXPECT_EQ(registry_.Delete("Bad Name").code(), absl::StatusCode::kInvalidArgument);
+  ASSERT_TRUE(registry_.Create(TwoCoin("m")).ok());
+  absl::StatusOr<std::shared_ptr<const MetricInfo>> again = registry_.Find("m");
+  ASSERT_TRUE(again.ok());
+  EXPECT_NE((*again)->id, (*cached)->id);
+}
+
 TEST_F(MetricRegistryTest, DefaultsToADailyMemoizedPeriod) {
   absl::StatusOr<v1::Metric> metric = registry_.Create(TwoCoin("m"));
   ASSERT_TRUE(metric.ok()) << metric.status();

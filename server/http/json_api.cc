@@ -98,6 +98,14 @@ JsonApi::JsonApi(JsonApiBackends backends) : backends_(backends) {
             }
             return metric;
           }));
+  add("deniable.v1.QueryService/DeleteMetric",
+      Unary<v1::DeleteMetricRequest, v1::DeleteMetricResponse>(
+          [registry](const v1::DeleteMetricRequest& r) -> absl::StatusOr<v1::DeleteMetricResponse> {
+            const absl::Status status = registry->Delete(r.metric());
+            if (!status.ok()) return status;
+            spdlog::warn("event=metric_deleted metric={}", r.metric());
+            return v1::DeleteMetricResponse();
+          }));
   add("deniable.v1.QueryService/GetPrevalence",
       Unary<v1::GetPrevalenceRequest, v1::Prevalence>(
           [prevalence](const v1::GetPrevalenceRequest& r) { return prevalence->Get(r); }));

@@ -6,7 +6,8 @@
 //
 // Methods (docs/http.md): deniable.v1.ReportService/{GetDesign, SubmitReports};
 // deniable.v1.QueryService/{CreateMetric, ListMetrics, AddDesignVersion, GetPrevalence,
-// GetSeries, GetDifference, DescribeDesign, PlanSurvey}; deniable.v1.AdminService/GetServerStats.
+// GetSeries, GetDifference, DescribeDesign, PlanSurvey, DeleteMetric};
+// deniable.v1.AdminService/GetServerStats.
 // StreamReports is gRPC-only (a client stream has no JSON form).
 //
 // Thread-safe. Does not own its backends, which must outlive it.

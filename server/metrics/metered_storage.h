@@ -43,6 +43,7 @@ class MeteredStorage : public Storage {
                                                    int64_t end_seconds) override {
     return target_->ReadCounts(metric_id, start_seconds, end_seconds);
   }
+  absl::Status DeleteMetric(absl::string_view name) override { return target_->DeleteMetric(name); }
   absl::StatusOr<AppendResult> AppendReports(absl::Span<const ReportRow> rows) override;
   absl::StatusOr<std::vector<AppendResult>> AppendBatches(
       absl::Span<const absl::Span<const ReportRow>> batches) override;

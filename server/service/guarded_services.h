@@ -96,6 +96,8 @@ class GuardedQueryService final : public v1::QueryService::Service {
                               v1::DesignDescription* r) override;
   grpc::Status PlanSurvey(grpc::ServerContext* c, const v1::PlanSurveyRequest* q,
                           v1::SurveyPlan* r) override;
+  grpc::Status DeleteMetric(grpc::ServerContext* c, const v1::DeleteMetricRequest* q,
+                            v1::DeleteMetricResponse* r) override;
 
  private:
   v1::QueryService::Service* const inner_;

@@ -61,6 +61,14 @@ grpc::Status QueryServiceImpl::AddDesignVersion(grpc::ServerContext* /*context*/
   return status;
 }
 
+grpc::Status QueryServiceImpl::DeleteMetric(grpc::ServerContext* /*context*/,
+                                            const v1::DeleteMetricRequest* request,
+                                            v1::DeleteMetricResponse* /*response*/) {
+  const absl::Status status = registry_->Delete(request->metric());
+  if (status.ok()) spdlog::warn("event=metric_deleted metric={}", request->metric());
+  return ToGrpcStatus(status);
+}
+
 grpc::Status QueryServiceImpl::GetPrevalence(grpc::ServerContext* /*context*/,
                                              const v1::GetPrevalenceRequest* request,
                                              v1::Prevalence* response) {

@@ -33,6 +33,9 @@ class QueryServiceImpl final : public v1::QueryService::Service {
                               v1::DesignDescription* response) override;
   grpc::Status PlanSurvey(grpc::ServerContext* context, const v1::PlanSurveyRequest* request,
                           v1::SurveyPlan* response) override;
+  // MetricRegistry::Delete; logs event=metric_deleted with the metric's name.
+  grpc::Status DeleteMetric(grpc::ServerContext* context, const v1::DeleteMetricRequest* request,
+                            v1::DeleteMetricResponse* response) override;
 
  private:
   MetricRegistry* const registry_;

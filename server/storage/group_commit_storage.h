@@ -79,6 +79,9 @@ class GroupCommitStorage : public Storage {
                                                    int64_t end_seconds) override;
 
   absl::Status Health() override { return target_->Health(); }
+  // Forwarded to the target. A batch queued before the call may commit after it (with the
+  // deleted metric's id); see Storage::DeleteMetric.
+  absl::Status DeleteMetric(absl::string_view name) override { return target_->DeleteMetric(name); }
 
   Storage* target() { return target_.get(); }
   GroupCommitStats stats() const;

@@ -40,6 +40,20 @@ absl::StatusOr<StoredMetric> MemoryStorage::GetMetric(absl::string_view name) {
   return it->second;
 }
 
+absl::Status MemoryStorage::DeleteMetric(absl::string_view name) {
+  absl::MutexLock lock(&mu_);
+  auto it = metrics_.find(std::string(name));
+  if (it == metrics_.end()) {
+    return absl::NotFoundError(absl::StrCat("metric \"", name, "\" does not exist"));
+  }
+  const int64_t id = it->second.id;
+  metrics_.erase(it);
+  std::erase_if(reports_, [id](const ReportKey& k) { return std::get<0>(k) == id; });
+  std::erase_if(counts_, [id](const auto& entry) { return std::get<0>(entry.first) == id; });
+  std::erase_if(support_, [id](const auto& entry) { return std::get<0>(entry.first) == id; });
+  return absl::OkStatus();
+}
+
 absl::StatusOr<std::vector<StoredMetric>> MemoryStorage::ListMetrics() {
   absl::MutexLock lock(&mu_);
   std::vector<StoredMetric> out;

@@ -26,6 +26,8 @@ class MemoryStorage : public Storage {
   absl::StatusOr<std::vector<CountRow>> ReadCounts(int64_t metric_id, int64_t start_seconds,
                                                    int64_t end_seconds) override;
 
+  absl::Status DeleteMetric(absl::string_view name) override;
+
   // Number of stored reports (for tests).
   int64_t ReportCount() const;
 

@@ -160,6 +160,27 @@ absl::StatusOr<StoredMetric> PostgresStorage::AddDesignVersion(absl::string_view
   return metric;
 }
 
+absl::Status PostgresStorage::DeleteMetric(absl::string_view name) {
+  absl::MutexLock lock(&write_mu_);
+  return write_->Transaction([&]() -> absl::Status {
+    // FOR UPDATE: a concurrent AddDesignVersion on another collector waits for the delete.
+    DENIABLE_ASSIGN_OR_RETURN(
+        PgResult locked,
+        write_->Exec("SELECT id FROM metrics WHERE name = $1 FOR UPDATE", {std::string(name)}));
+    if (locked.rows() == 0) {
+      return absl::NotFoundError(absl::StrCat("metric \"", name, "\" does not exist"));
+    }
+    const std::string id = absl::StrCat(locked.Int64(0, 0));
+    for (const char* sql :
+         {"DELETE FROM reports WHERE metric_id = $1", "DELETE FROM counts WHERE metric_id = $1",
+          "DELETE FROM category_counts WHERE metric_id = $1",
+          "DELETE FROM designs WHERE metric_id = $1", "DELETE FROM metrics WHERE id = $1"}) {
+      DENIABLE_RETURN_IF_ERROR(write_->Exec(sql, {id}).status());
+    }
+    return absl::OkStatus();
+  });
+}
+
 absl::StatusOr<StoredMetric> PostgresStorage::GetMetric(absl::string_view name) {
   absl::MutexLock lock(&read_mu_);
   return ReadPostgresMetric(*read_, name);

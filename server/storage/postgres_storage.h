@@ -85,6 +85,7 @@ class PostgresStorage : public Storage {
       absl::Span<const absl::Span<const ReportRow>> batches) override;
   absl::StatusOr<std::vector<CountRow>> ReadCounts(int64_t metric_id, int64_t start_seconds,
                                                    int64_t end_seconds) override;
+  absl::Status DeleteMetric(absl::string_view name) override;
   // A `SELECT 1` on the reading connection (reconnecting if needed). Errors: UNAVAILABLE saying
   // PostgreSQL cannot be reached.
   absl::Status Health() override;

@@ -763,6 +763,40 @@ absl::Status SqliteStorage::MoveRecentReports() {
   return MoveHours(keys);
 }
 
+absl::Status SqliteStorage::DeleteMetric(absl::string_view name) {
+  // move_mu_ first: no move of one of the metric's hours is half done while its rows go.
+  absl::MutexLock mlock(&move_mu_);
+  absl::MutexLock lock(&write_mu_);
+  int64_t id = 0;
+  absl::Status s = RunInTransaction([&]() -> absl::Status {
+    DENIABLE_ASSIGN_OR_RETURN(
+        SqliteStatement find,
+        SqliteStatement::Prepare(write_db_, "SELECT id FROM metrics WHERE name = ?"));
+    find.BindText(1, name);
+    DENIABLE_ASSIGN_OR_RETURN(bool found, find.Step());
+    if (!found) return absl::NotFoundError(absl::StrCat("metric \"", name, "\" does not exist"));
+    id = find.ColumnInt64(0);
+    find.Reset();
+    for (const char* sql :
+         {"DELETE FROM recent_reports WHERE metric_id = ?",
+          "DELETE FROM reports WHERE metric_id = ?", "DELETE FROM moving WHERE metric_id = ?",
+          "DELETE FROM counts WHERE metric_id = ?",
+          "DELETE FROM category_counts WHERE metric_id = ?",
+          "DELETE FROM designs WHERE metric_id = ?", "DELETE FROM metrics WHERE id = ?"}) {
+      DENIABLE_ASSIGN_OR_RETURN(SqliteStatement st, SqliteStatement::Prepare(write_db_, sql));
+      st.BindInt64(1, id);
+      DENIABLE_RETURN_IF_ERROR(st.Run());
+    }
+    return absl::OkStatus();
+  });
+  if (!s.ok()) return s;
+  // The in-memory half of recent_reports follows the committed delete.
+  for (const HourKey& key : recent_.All()) {
+    if (key.metric_id == id) recent_.Erase(key);
+  }
+  return absl::OkStatus();
+}
+
 int64_t SqliteStorage::RecentReportCount() {
   absl::MutexLock lock(&write_mu_);
   return recent_.size();

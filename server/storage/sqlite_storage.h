@@ -107,6 +107,7 @@ class SqliteStorage : public Storage {
       absl::Span<const absl::Span<const ReportRow>> batches) override;
   absl::StatusOr<std::vector<CountRow>> ReadCounts(int64_t metric_id, int64_t start_seconds,
                                                    int64_t end_seconds) override;
+  absl::Status DeleteMetric(absl::string_view name) override;
 
   // Number of stored reports (a full scan; for tests and checks, not for queries).
   absl::StatusOr<int64_t> ReportCount();

@@ -174,6 +174,15 @@ class Storage {
   virtual absl::StatusOr<std::vector<CountRow>> ReadCounts(int64_t metric_id, int64_t start_seconds,
                                                            int64_t end_seconds) = 0;
 
+  // Deletes the metric named `name` with all its design versions, reports and counts, in ONE
+  // transaction: either everything of the metric is gone (its name is free for a new metric) or
+  // nothing changed. Other metrics are untouched. A report appended afterwards with the deleted
+  // metric's id is not refused here: the MetricRegistry refuses reports naming a metric that
+  // does not exist, and a caller must clear its caches of the metric (MetricRegistry::Delete).
+  // Errors: NOT_FOUND naming the metric; INTERNAL / UNAVAILABLE on storage failure (nothing
+  // deleted).
+  virtual absl::Status DeleteMetric(absl::string_view name) = 0;
+
   // Whether the storage can take writes now, checked cheaply (no transaction). The server's
   // health service follows it (NOT_SERVING while it fails). The default is always OK.
   // Errors: UNAVAILABLE saying what is wrong (for SqliteStorage: the database file was deleted,

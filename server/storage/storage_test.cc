@@ -425,6 +425,61 @@ TEST_P(StorageTest, CategoricalBatchesOfOneCallShareDedupAndSupport) {
   EXPECT_THAT((*counts)[0].support, ElementsAre(0, 1, 0, 2));
 }
 
+// DeleteMetric removes the metric, its designs, reports and counts at once; other metrics keep
+// theirs; the name is free again and the new metric starts empty: its reports are not taken for
+// duplicates of the deleted metric's (SQLite may give it the same id: its in-memory recent ids
+// must have gone with the rows).
+TEST_P(StorageTest, DeleteMetricRemovesEverythingOfThatMetricOnly) {
+  // "m" is the newest metric, so SQLite gives its id to the next one.
+  absl::StatusOr<StoredMetric> other = storage_->CreateMetric(NewMetric("a.other"));
+  absl::StatusOr<StoredMetric> m = storage_->CreateMetric(NewMetric("m"));
+  ASSERT_TRUE(m.ok() && other.ok());
+  ASSERT_TRUE(storage_->AddDesignVersion("m", StoredDesign{2, "p2", 0.6, 0.4, 2000}).ok());
+  ASSERT_TRUE(storage_
+                  ->AppendReports({Row(m->id, 1, true, 10), Row(m->id, 2, false, 11, "k=v"),
+                                   Row(other->id, 3, true, 10)})
+                  .ok());
+
+  ASSERT_TRUE(storage_->DeleteMetric("m").ok());
+
+  EXPECT_EQ(storage_->GetMetric("m").status().code(), absl::StatusCode::kNotFound);
+  absl::StatusOr<std::vector<CountRow>> gone = storage_->ReadCounts(m->id, 0, 1 << 30);
+  ASSERT_TRUE(gone.ok()) << gone.status();
+  EXPECT_TRUE(gone->empty());
+  absl::StatusOr<std::vector<StoredMetric>> all = storage_->ListMetrics();
+  ASSERT_TRUE(all.ok());
+  ASSERT_EQ(all->size(), 1u);
+  EXPECT_EQ((*all)[0].name, "a.other");
+  absl::StatusOr<std::vector<CountRow>> kept = storage_->ReadCounts(other->id, 0, 1 << 30);
+  ASSERT_TRUE(kept.ok());
+  ASSERT_EQ(kept->size(), 1u);
+  EXPECT_EQ((*kept)[0].n, 1);
+  EXPECT_EQ(storage_->DeleteMetric("m").code(), absl::StatusCode::kNotFound);
+
+  // Category support goes with its metric too.
+  absl::StatusOr<StoredMetric> vote = storage_->CreateMetric(NewCategoricalMetric("vote"));
+  ASSERT_TRUE(vote.ok()) << vote.status();
+  ASSERT_TRUE(storage_->AppendReports({CategoricalRow(vote->id, 9, {1, 2}, 10)}).ok());
+  ASSERT_TRUE(storage_->DeleteMetric("vote").ok());
+  absl::StatusOr<std::vector<CountRow>> vote_gone = storage_->ReadCounts(vote->id, 0, 1 << 30);
+  ASSERT_TRUE(vote_gone.ok()) << vote_gone.status();
+  EXPECT_TRUE(vote_gone->empty());
+
+  absl::StatusOr<StoredMetric> again = storage_->CreateMetric(NewMetric("m"));
+  ASSERT_TRUE(again.ok()) << again.status();
+  ASSERT_EQ(again->designs.size(), 1u);
+  absl::StatusOr<AppendResult> fresh =
+      storage_->AppendReports({Row(again->id, 1, true, 10), Row(again->id, 2, false, 11, "k=v")});
+  ASSERT_TRUE(fresh.ok()) << fresh.status();
+  EXPECT_EQ(fresh->accepted, 2);
+  EXPECT_EQ(fresh->duplicates, 0);
+  absl::StatusOr<std::vector<CountRow>> counts = storage_->ReadCounts(again->id, 0, 1 << 30);
+  ASSERT_TRUE(counts.ok());
+  ASSERT_EQ(counts->size(), 2u);
+  EXPECT_EQ((*counts)[0].n + (*counts)[1].n, 2);
+  EXPECT_EQ(storage_->DeleteMetric("never").code(), absl::StatusCode::kNotFound);
+}
+
 INSTANTIATE_TEST_SUITE_P(
     AllStorages, StorageTest,
     ::testing::Values(
@@ -531,6 +586,23 @@ TEST(SupportEncodingTest, RoundTripsAndTellsNoSupportFromYesNo) {
   EXPECT_THAT(SplitCategories(JoinCategories({"Y", "N", "U", "A"})),
               ElementsAre("Y", "N", "U", "A"));
   EXPECT_TRUE(SplitCategories("").empty());
+}
+
+// A delete removes the metric's reports from both report tables (moved and recent), on disk.
+TEST(SqliteStorageTest, DeleteMetricRemovesMovedAndRecentReports) {
+  auto s = SqliteStorage::Open({.path = TempDbPath("delete")});
+  ASSERT_TRUE(s.ok()) << s.status();
+  absl::StatusOr<StoredMetric> m = (*s)->CreateMetric(NewMetric("m"));
+  absl::StatusOr<StoredMetric> other = (*s)->CreateMetric(NewMetric("other"));
+  ASSERT_TRUE(m.ok() && other.ok());
+  ASSERT_TRUE((*s)->AppendReports({Row(m->id, 1, true, 5), Row(other->id, 2, true, 5)}).ok());
+  ASSERT_TRUE((*s)->MoveRecentReports().ok());
+  ASSERT_TRUE((*s)->AppendReports({Row(m->id, 3, true, 5), Row(m->id, 4, true, 6)}).ok());
+  ASSERT_EQ(*(*s)->ReportCount(), 4);
+  ASSERT_TRUE((*s)->DeleteMetric("m").ok());
+  EXPECT_EQ(*(*s)->ReportCount(), 1);
+  EXPECT_EQ((*s)->RecentReportCount(), 0);
+  EXPECT_EQ(*(*s)->IntegrityCheck(), "ok");
 }
 
 TEST(SqliteStorageTest, OpenRefusesInMemoryPath) {

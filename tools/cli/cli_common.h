@@ -48,6 +48,9 @@ absl::StatusOr<v1::IntervalMethod> MethodFromFlag();
 // The commands; each returns the process exit code.
 int CreateMetric();
 int ListMetrics();
+// `delete-metric NAME`: asks on stderr for the name to be typed on stdin unless --yes; a
+// different answer or end of input exits 2 with nothing deleted.
+int DeleteMetric(const std::string& name);
 int AddVersion();
 int Prevalence();
 int Series();

@@ -91,7 +91,8 @@ ABSL_FLAG(std::string, csv, "", "replay: CSV file with a header row");
 ABSL_FLAG(std::string, column, "",
           "replay: the answer column (yes/no with --yes; else the metric's category names)");
 ABSL_FLAG(std::string, yes, "",
-          "replay: the value of --column that means yes; omit it for a metric with categories");
+          "replay: the value of --column that means yes; omit it for a metric with categories. "
+          "delete-metric: --yes deletes without asking for the name");
 ABSL_FLAG(std::vector<std::string>, label_columns, {},
           "replay: columns sent as public labels (comma-separated)");
 ABSL_FLAG(std::string, blank, "",

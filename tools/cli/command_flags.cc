@@ -40,6 +40,10 @@ const std::vector<CommandSpec>& Commands() {
        "--metric=N --design=D [design flags] [--allow_no_privacy]",
        {"metric", "design", "epsilon", "p", "q", "pi_b", "gamma", "allow_no_privacy"}},
       {"list-metrics", "", {}},
+      {"delete-metric",
+       "NAME [--yes]   (deletes the metric with its reports and counts; asks you to type NAME "
+       "unless --yes)",
+       {"yes"}},
       {"prevalence",
        "--metric=N [--start=T --end=T] [--level=0.95] [--method=M] [--combination=C] "
        "[--group_by=LABEL] [--simultaneous=sidak|bonferroni]",

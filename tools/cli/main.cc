@@ -33,9 +33,22 @@ int main(int argc, char** argv) {
   };
   usage.version_string = [] { return t::VersionString(); };
   absl::SetFlagsUsageConfig(usage);
-  std::vector<char*> args = absl::ParseCommandLine(argc, argv);
-  if (args.size() != 2) {
-    return t::FailUsage("expected one command (deniable --help lists them)");
+  // delete-metric's --yes is a bare switch, while replay's --yes=V takes a value (one string
+  // flag): a bare --yes of delete-metric reads as --yes=true.
+  std::vector<char*> argv_flags(argv, argv + argc);
+  static char kYesTrue[] = "--yes=true";
+  if (command == "delete-metric") {
+    for (char*& arg : argv_flags) {
+      if (std::string(arg) == "--yes" || std::string(arg) == "-yes") arg = kYesTrue;
+    }
+  }
+  std::vector<char*> args =
+      absl::ParseCommandLine(static_cast<int>(argv_flags.size()), argv_flags.data());
+  // delete-metric NAME takes one positional argument; every other command none.
+  const size_t positional = command == "delete-metric" ? 3 : 2;
+  if (args.size() != positional) {
+    return t::FailUsage(positional == 3 ? "expected: deniable delete-metric NAME [--yes]"
+                                        : "expected one command (deniable --help lists them)");
   }
   command = args[1];
   const t::CommandSpec* spec = t::FindCommand(command);
@@ -49,6 +62,7 @@ int main(int argc, char** argv) {
   if (command == "create-metric") return t::CreateMetric();
   if (command == "add-version") return t::AddVersion();
   if (command == "list-metrics") return t::ListMetrics();
+  if (command == "delete-metric") return t::DeleteMetric(args[2]);
   if (command == "prevalence") return t::Prevalence();
   if (command == "series") return t::Series();
   if (command == "difference") return t::Difference();

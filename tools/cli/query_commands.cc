@@ -113,6 +113,29 @@ int AddVersion() {
   return Call("add-version", &v1::QueryService::Stub::AddDesignVersion, request, &FormatMetric);
 }
 
+int DeleteMetric(const std::string& name) {
+  const std::string yes = absl::GetFlag(FLAGS_yes);
+  if (!yes.empty() && yes != "true") {
+    return FailUsage("--yes: delete-metric takes --yes without a value, but got \"" + yes + "\"");
+  }
+  if (yes.empty()) {
+    std::cerr << "This deletes metric \"" << name
+              << "\" with all its design versions, reports and counts, for good.\n"
+                 "Type the metric's name to confirm: "
+              << std::flush;
+    std::string typed;
+    if (!std::getline(std::cin, typed) || typed != name) {
+      return FailUsage("delete-metric: not confirmed (the typed name is not \"" + name +
+                       "\"); nothing was deleted. Pass --yes to skip the question");
+    }
+  }
+  v1::DeleteMetricRequest request;
+  request.set_metric(name);
+  return Call(
+      "delete-metric", &v1::QueryService::Stub::DeleteMetric, request,
+      +[](const v1::DeleteMetricResponse&) { return std::string("metric deleted\n"); });
+}
+
 int ListMetrics() {
   return Call("list-metrics", &v1::QueryService::Stub::ListMetrics, v1::ListMetricsRequest(),
               &FormatMetricList);
