@@ -32,25 +32,14 @@ import urllib.request
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "lib"))
 import postgres  # noqa: E402
+import test_server  # noqa: E402
 
 BATCH = 20
 
 
 def start_collector(server_bin, uri, log_path):
-    log = open(log_path, "w+")
-    proc = subprocess.Popen([server_bin, "--listen=127.0.0.1:0", "--http_listen=127.0.0.1:0",
-                             f"--db={uri}"], stdout=log, stderr=subprocess.STDOUT)
-    for _ in range(500):
-        log.seek(0)
-        m = re.search(r"event=start .* http_port=(\d+) ", log.read())
-        if m:
-            return proc, f"http://127.0.0.1:{m.group(1)}"
-        if proc.poll() is not None:
-            break
-        time.sleep(0.02)
-    proc.kill()
-    log.seek(0)
-    raise AssertionError("collector did not start:\n" + log.read())
+    proc, _, http = test_server.start_collector(server_bin, uri, log_path)
+    return proc, http
 
 
 def post(http, method, body):

@@ -21,3 +21,22 @@ def start_server(server_bin, db_path, log_path, *flags):
     server.kill()
     log.seek(0)
     raise AssertionError("server did not start:\n" + log.read())
+
+
+def start_collector(server_bin, db, log_path, *flags):
+    """Starts deniable-server with gRPC and HTTP/JSON on 127.0.0.1:0 over `db` (a SQLite path or a
+    postgresql:// URI); returns (process, "127.0.0.1:GRPC_PORT", "http://127.0.0.1:HTTP_PORT")."""
+    log = open(log_path, "w+")
+    proc = subprocess.Popen([server_bin, "--listen=127.0.0.1:0", "--http_listen=127.0.0.1:0",
+                             f"--db={db}", *flags], stdout=log, stderr=subprocess.STDOUT)
+    for _ in range(500):
+        log.seek(0)
+        m = re.search(r"event=start .* port=(\d+) .* http_port=(\d+) ", log.read())
+        if m:
+            return proc, f"127.0.0.1:{m.group(1)}", f"http://127.0.0.1:{m.group(2)}"
+        if proc.poll() is not None:
+            break
+        time.sleep(0.02)
+    proc.kill()
+    log.seek(0)
+    raise AssertionError("collector did not start:\n" + log.read())
