@@ -96,8 +96,6 @@ namespace {
 using google::protobuf::Struct;
 using google::protobuf::Value;
 
-constexpr char kMetric[] = "bench";
-
 struct Config {
   std::string dir;
   int64_t stored_reports;
@@ -154,20 +152,6 @@ absl::StatusOr<std::unique_ptr<server::SqliteStorage>> OpenSqlite(const std::str
   return server::SqliteStorage::Open(options);
 }
 
-// The metric's id, creating it (two-coin design) if needed.
-absl::StatusOr<int64_t> EnsureMetric(server::Storage* storage) {
-  server::MetricRegistry registry(storage, SystemClock::Default());
-  absl::StatusOr<std::shared_ptr<const server::MetricInfo>> found = registry.Find(kMetric);
-  if (found.ok()) return (*found)->id;
-  v1::CreateMetricRequest create;
-  create.set_name(kMetric);
-  create.set_description("benchmark metric");
-  create.mutable_design()->mutable_two_coin();
-  DENIABLE_RETURN_IF_ERROR(registry.Create(create).status());
-  DENIABLE_ASSIGN_OR_RETURN(found, registry.Find(kMetric));
-  return (*found)->id;
-}
-
 absl::StatusOr<Collector> StartCollector(std::unique_ptr<server::SqliteStorage> sqlite) {
   Collector c;
   c.sqlite = sqlite.get();
@@ -191,10 +175,10 @@ struct Loads {
 
 Loads MakeLoads(int64_t event_time, absl::Duration duration) {
   Loads l;
-  l.unary = {kMetric, event_time, 1, absl::GetFlag(FLAGS_unary_in_flight), duration};
-  l.batched = {kMetric, event_time, absl::GetFlag(FLAGS_batch_reports),
+  l.unary = {kBenchMetric, event_time, 1, absl::GetFlag(FLAGS_unary_in_flight), duration};
+  l.batched = {kBenchMetric, event_time, absl::GetFlag(FLAGS_batch_reports),
                absl::GetFlag(FLAGS_batched_in_flight), duration};
-  l.streaming = {kMetric, event_time, absl::GetFlag(FLAGS_stream_message_reports),
+  l.streaming = {kBenchMetric, event_time, absl::GetFlag(FLAGS_stream_message_reports),
                  absl::GetFlag(FLAGS_streams), duration};
   return l;
 }
@@ -256,7 +240,7 @@ absl::StatusOr<QueryFigures> MeasureQueries(Collector& c, int64_t metric_id, int
   std::thread ingestion([&] { load = RunUnary(MakeChannels(c.target, channels), ingest, ids); });
   const absl::Time deadline = absl::Now() + ingest.duration;
   v1::GetPrevalenceRequest request;
-  request.set_metric(kMetric);
+  request.set_metric(kBenchMetric);
   absl::Status failure;
   while (absl::Now() < deadline && failure.ok()) {
     absl::Time t0 = absl::Now();
@@ -338,7 +322,7 @@ int Run(const Config& config) {
     RemoveDatabase(path);
     absl::StatusOr<std::unique_ptr<server::SqliteStorage>> db = OpenSqlite(path, config);
     if (!db.ok()) return 1;
-    absl::StatusOr<int64_t> id = EnsureMetric(db->get());
+    absl::StatusOr<int64_t> id = EnsureBenchMetric(db->get());
     IdSource fill_ids(static_cast<uint64_t>(absl::ToUnixNanos(absl::Now())), time_ordered);
     absl::StatusOr<std::vector<LoadSlice>> fill =
         id.ok() ? BulkLoad(db->get(), *id, config.hour_fill_reports, 1, now_hour + 3600, 8000,
@@ -369,7 +353,7 @@ int Run(const Config& config) {
     absl::FPrintF(stderr, "cannot open %s: %s\n", large_path, large.status().ToString());
     return 1;
   }
-  absl::StatusOr<int64_t> metric_id = EnsureMetric(large->get());
+  absl::StatusOr<int64_t> metric_id = EnsureBenchMetric(large->get());
   if (!metric_id.ok()) {
     absl::FPrintF(stderr, "cannot create the metric: %s\n", metric_id.status().ToString());
     return 1;
@@ -428,7 +412,7 @@ int Run(const Config& config) {
     int64_t rows_per_group = 1000;
     {
       absl::StatusOr<std::unique_ptr<server::SqliteStorage>> empty = OpenSqlite(empty_path, config);
-      if (!empty.ok() || !EnsureMetric(empty->get()).ok()) return 1;
+      if (!empty.ok() || !EnsureBenchMetric(empty->get()).ok()) return 1;
       absl::StatusOr<Collector> c = StartCollector(*std::move(empty));
       if (!c.ok()) return 1;
       RunLoads("empty", c->target, loads, config.channels, &ids, &results);
@@ -459,7 +443,7 @@ int Run(const Config& config) {
       Config normal = config;
       normal.durability = server::Durability::kNormal;
       absl::StatusOr<std::unique_ptr<server::SqliteStorage>> db = OpenSqlite(empty_path, normal);
-      if (!db.ok() || !EnsureMetric(db->get()).ok()) return 1;
+      if (!db.ok() || !EnsureBenchMetric(db->get()).ok()) return 1;
       absl::StatusOr<Collector> c = StartCollector(*std::move(db));
       if (!c.ok()) return 1;
       RecordLoad(&results, "empty_unary_normal",

@@ -8,6 +8,9 @@
 
 #include "absl/synchronization/mutex.h"
 #include "absl/time/clock.h"
+#include "deniable/common/clock.h"
+#include "deniable/common/status_macros.h"
+#include "server/core/metric_registry.h"
 #include "server/service/collector_server.h"
 
 namespace deniable::bench {
@@ -200,6 +203,19 @@ std::unique_ptr<NullServer> StartNullServer() {
   builder.RegisterService(&s->service);
   s->server = builder.BuildAndStart();
   return s;
+}
+
+absl::StatusOr<int64_t> EnsureBenchMetric(server::Storage* storage) {
+  server::MetricRegistry registry(storage, SystemClock::Default());
+  absl::StatusOr<std::shared_ptr<const server::MetricInfo>> found = registry.Find(kBenchMetric);
+  if (found.ok()) return (*found)->id;
+  v1::CreateMetricRequest create;
+  create.set_name(kBenchMetric);
+  create.set_description("benchmark metric");
+  create.mutable_design()->mutable_two_coin();
+  DENIABLE_RETURN_IF_ERROR(registry.Create(create).status());
+  DENIABLE_ASSIGN_OR_RETURN(found, registry.Find(kBenchMetric));
+  return (*found)->id;
 }
 
 }  // namespace deniable::bench

@@ -17,10 +17,22 @@
 #include <string>
 #include <vector>
 
+#include "absl/status/statusor.h"
 #include "absl/time/time.h"
 #include "deniable/v1/report_service.grpc.pb.h"
 
+namespace deniable::server {
+class Storage;
+}  // namespace deniable::server
+
 namespace deniable::bench {
+
+// The metric every load reports to (LoadConfig::metric's default).
+inline constexpr char kBenchMetric[] = "bench";
+
+// The id of kBenchMetric in `storage`, creating it (two-coin design) through the collector's
+// MetricRegistry if it is not there. Errors: the storage's.
+absl::StatusOr<int64_t> EnsureBenchMetric(server::Storage* storage);
 
 // Distinct report ids (never repeated within a process; `salt` separates processes). Thread-safe.
 // Random order: SplitMix64 of a counter (a bijection), like the SDK's random ids. Time order: the
@@ -39,7 +51,7 @@ class IdSource {
 };
 
 struct LoadSpec {
-  std::string metric = "bench";
+  std::string metric = kBenchMetric;
   int64_t event_time_seconds = 0;  // rounded to the hour
   int reports_per_call = 1;        // reports per unary call, or per stream message
   int in_flight = 8;               // unary calls in flight, or concurrent streams

@@ -31,8 +31,6 @@ using server::PgIntArray;
 using server::PgTextArray;
 using server::PostgresStorage;
 
-constexpr char kMetric[] = "bench";
-
 // Fresh databases: on the bench's own server, or CREATE DATABASE on the given one.
 class Databases {
  public:
@@ -64,20 +62,6 @@ class Databases {
   std::string base_;
   int next_ = 0;
 };
-
-// The metric's id, creating it (two-coin design) if needed.
-absl::StatusOr<int64_t> EnsureMetric(server::Storage* storage) {
-  server::MetricRegistry registry(storage, SystemClock::Default());
-  absl::StatusOr<std::shared_ptr<const server::MetricInfo>> found = registry.Find(kMetric);
-  if (found.ok()) return (*found)->id;
-  v1::CreateMetricRequest create;
-  create.set_name(kMetric);
-  create.set_description("benchmark metric");
-  create.mutable_design()->mutable_two_coin();
-  DENIABLE_RETURN_IF_ERROR(registry.Create(create).status());
-  DENIABLE_ASSIGN_OR_RETURN(found, registry.Find(kMetric));
-  return (*found)->id;
-}
 
 // Collectors as deniable-server runs them: PostgresStorage under group commit, on 127.0.0.1:0.
 struct Collectors {
@@ -125,9 +109,9 @@ struct Loads {
 };
 
 Loads MakeLoads(const PostgresBenchConfig& c, int64_t hour) {
-  return {{kMetric, hour, 1, c.unary_in_flight, c.seconds},
-          {kMetric, hour, c.batch_reports, c.batched_in_flight, c.seconds},
-          {kMetric, hour, c.stream_message_reports, c.streams, c.seconds}};
+  return {{kBenchMetric, hour, 1, c.unary_in_flight, c.seconds},
+          {kBenchMetric, hour, c.batch_reports, c.batched_in_flight, c.seconds},
+          {kBenchMetric, hour, c.stream_message_reports, c.streams, c.seconds}};
 }
 
 std::map<std::string, double> figures;  // name -> reports (or rows) per second, or ms
@@ -319,7 +303,7 @@ int RunPostgresBench(const PostgresBenchConfig& config) {
     if (!uri.ok()) return fail(uri.status());
     absl::StatusOr<Collectors> c = StartCollectors(*uri, k);
     if (!c.ok()) return fail(c.status());
-    if (absl::Status s = EnsureMetric(c->storages[0]).status(); !s.ok()) return fail(s);
+    if (absl::Status s = EnsureBenchMetric(c->storages[0]).status(); !s.ok()) return fail(s);
     RunLoads(absl::StrCat("empty", k), Spread(c->targets, config.channels), fresh_loads(), &ids);
     int64_t groups = 0, batches = 0;
     for (auto* s : c->storages) {
@@ -338,7 +322,7 @@ int RunPostgresBench(const PostgresBenchConfig& config) {
   {
     absl::StatusOr<std::unique_ptr<PostgresStorage>> s = PostgresStorage::Open({.uri = *large});
     if (!s.ok()) return fail(s.status());
-    absl::StatusOr<int64_t> id = EnsureMetric(s->get());
+    absl::StatusOr<int64_t> id = EnsureBenchMetric(s->get());
     if (!id.ok()) return fail(id.status());
     metric_id = *id;
   }
@@ -372,9 +356,9 @@ int RunPostgresBench(const PostgresBenchConfig& config) {
     std::thread ingestion(
         [&] { load = RunUnary(MakeChannels(c->targets[0], config.channels), ingest, &ids); });
     v1::GetPrevalenceRequest prevalence;
-    prevalence.set_metric(kMetric);
+    prevalence.set_metric(kBenchMetric);
     v1::GetSeriesRequest series;
-    series.set_metric(kMetric);
+    series.set_metric(kBenchMetric);
     series.set_start_time_seconds(now_hour - int64_t{config.hours} * 3600);
     series.set_end_time_seconds(now_hour);
     series.set_bucket(v1::HOUR);
