@@ -404,14 +404,14 @@ class Reporter:
             if isinstance(answer, str):
                 raise DeniableError(
                     grpc.StatusCode.FAILED_PRECONDITION,
-                    f"metric \"{metric}\" is a yes/no metric without categories: report True "
-                    "or False")
+                    f"answer: metric \"{metric}\" is a yes/no metric without categories: "
+                    "report True or False")
             return int(bool(answer))
         if not isinstance(answer, str):
             raise DeniableError(
                 grpc.StatusCode.FAILED_PRECONDITION,
-                f"metric \"{metric}\" has categories ({', '.join(design.categories)}): report "
-                "one of them by name, not a yes/no answer")
+                f"answer: metric \"{metric}\" has categories ({', '.join(design.categories)}): "
+                "report one of them by name, not a yes/no answer")
         try:
             return design.categories.index(answer)
         except ValueError:
