@@ -2,9 +2,15 @@
 //   queue:    `devices` devices (one IndexedDB database each) report one answer, nothing sent
 //   send:     after a reload: the same devices find their report queued and flush it
 //   simulate: `devices` devices with in-memory stores report and flush (the interop matrix)
+//   categorical: `devices` devices (in-memory stores, crypto.getRandomValues) of a metric with
+//             categories report category i % k by name and flush; the result has the support
+//             counts of the reports as sent (the collector's rule)
 // Device i's true answer is "yes" for i < devices * share; randomness seeded per device (a test
 // page; the SDK's default is crypto.getRandomValues).
-import { IndexedDbStore, MemoryStore, Reporter, seededRandom } from '../src/index.js';
+import {
+  HttpTransport, IndexedDbStore, MemoryStore, Reporter, categoricalDesignFromWire, seededRandom,
+  supports,
+} from '../src/index.js';
 
 const q = new URLSearchParams(location.search);
 const collector = q.get('collector');
@@ -22,7 +28,28 @@ function device(i, store) {
   });
 }
 
+async function categorical() {
+  const http = new HttpTransport({ baseUrl: collector });
+  const sent = [];
+  const transport = {
+    getDesign: (m, t) => http.getDesign(m, t),
+    submitReports: (reports, t) => { sent.push(...structuredClone(reports)); return http.submitReports(reports, t); },
+  };
+  const served = await http.getDesign(metric, 10000);
+  const design = categoricalDesignFromWire(served.design, served.categories);
+  let acknowledged = 0;
+  for (let i = 0; i < devices; i++) {
+    const r = new Reporter({ transport, store: new MemoryStore(), backgroundSending: false, labels: { lang: 'browser' } });
+    await r.report(metric, served.categories[i % served.categories.length]);
+    await r.flush(20000);
+    acknowledged += (await r.ledger())[metric].reportsAcknowledged;
+  }
+  const support = served.categories.map((_, v) => sent.filter((x) => supports(design, x.categorical, v)).length);
+  return { phase, devices, acknowledged, mechanism: design.mechanism, support };
+}
+
 async function run() {
+  if (phase === 'categorical') return categorical();
   const result = { phase, devices, pending: 0, acknowledged: 0, ids: 0, repeated: 0 };
   for (let i = 0; i < devices; i++) {
     const truth = i < devices * share;

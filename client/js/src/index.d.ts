@@ -32,11 +32,27 @@ export declare const secureRandom: RandomSource;
 /** Tests and simulations ONLY: reproducible and not secure. */
 export declare function seededRandom(seed: number | bigint): RandomSource;
 
+/** A categorical report (JSON mapping of deniable.v1.CategoricalReport): only the fields of
+ * the design's mechanism are set. */
+export interface WireCategoricalReport {
+  /** K_RR: the reported category's index in [0, k). */
+  category?: number;
+  /** OUE: base64 of ceil(k / 8) bytes, bit v in byte v >> 3 under 1 << (v & 7). */
+  bits?: string;
+  /** OLH: the hash h(v) = ((hashA v + hashB) mod (2^31 - 1)) mod g and the reported bucket. */
+  hashA?: number;
+  hashB?: number;
+  bucket?: number;
+}
+
 /** The wire form of a report (protobuf JSON mapping of deniable.v1.Report). */
 export interface WireReport {
   metric: string;
   designVersion: number;
+  /** The randomized bit of a yes/no metric; 0 for a metric with categories. */
   bit: 0 | 1;
+  /** Metrics with categories only: the randomized report. */
+  categorical?: WireCategoricalReport;
   reportId: string;        // base64 of 16 random bytes
   eventTimeSeconds: string; // rounded down to the metric's time precision
   labels: Record<string, string>;
@@ -155,6 +171,16 @@ export declare class Reporter {
    * INVALID_ARGUMENT; the design fetch's code (NOT_FOUND, UNAVAILABLE, DEADLINE_EXCEEDED);
    * FAILED_PRECONDITION; RESOURCE_EXHAUSTED; the store's error. */
   report(metric: string, answer: boolean): Promise<Uint8Array | null>;
+  /** A metric with categories (GetDesignResponse.categories): randomizes the true category,
+   * given by name (case sensitive), with the metric's K_RR, OUE or OLH design, or takes the
+   * report memoized for (metric, design version, category); the ledger counts the design's
+   * epsilon once per distinct category reported. Rejects as report(metric, boolean), and:
+   * INVALID_ARGUMENT "category: not one of the categories ..." (the message lists the metric's
+   * categories and never repeats the value passed); FAILED_PRECONDITION for a category on a
+   * yes/no metric, or a boolean on a metric with categories. */
+  report(metric: string, category: string): Promise<Uint8Array | null>;
+  /** The category names of a metric in its order; empty for a yes/no metric. */
+  categories(metric: string): Promise<string[]>;
   /** Fetches and caches the designs; rejects with the first error after trying all. */
   prefetch(metrics: string[], timeoutMs?: number): Promise<void>;
   /** Sends until the queue is empty. Rejects DEADLINE_EXCEEDED at the timeout, the last
@@ -169,7 +195,39 @@ export declare class Reporter {
 }
 
 export declare function epsilonOf(a: number, b: number): number;
+
+/** A categorical design: the mechanism, k, epsilon (nats), OLH's g (0 otherwise) and the
+ * support channel (p*, q*) (docs/statistics.md section 5). */
+export interface CategoricalDesign {
+  mechanism: 'K_RR' | 'OUE' | 'OLH';
+  k: number;
+  epsilon: number;
+  g: number;
+  pStar: number;
+  qStar: number;
+}
+/** The draws a randomizer needs. */
+export interface CategoricalDraws {
+  bernoulli(p: number): boolean;
+  /** A uniform integer in [0, n). */
+  below(n: number): number;
+}
+export declare const LOCAL_HASH_PRIME: number;
+/** (p*, q*, g) of a mechanism for (k, epsilon), as common/src/categorical.cc. */
+export declare function supportChannel(mechanism: 'K_RR' | 'OUE' | 'OLH', k: number, epsilon: number): { pStar: number; qStar: number; g: number };
+/** The design of a served Design (JSON mapping) for a metric with these categories; throws
+ * DeniableError INVALID_ARGUMENT when its channel does not match its mechanism. */
+export declare function categoricalDesignFromWire(design: any, categories: string[]): CategoricalDesign;
+/** The randomized report for the true category index. */
+export declare function randomizeCategory(design: CategoricalDesign, category: number, draws: CategoricalDraws): WireCategoricalReport;
+/** Draws from a RandomSource (rejection sampling for integers: no modulo bias). */
+export declare function drawsFrom(source: RandomSource): CategoricalDraws;
+export declare function randomBelow(source: RandomSource, n: number): number;
+/** True when the report supports category v (the collector's rule). */
+export declare function supports(design: CategoricalDesign, report: WireCategoricalReport, v: number): boolean;
+export declare function localHash(a: number, b: number, v: number, g: number): number;
+
 export declare function parseDesign(response: any): {
   version: number; a: number; b: number; epsilon: number; precision: number; period: number;
-  fresh: boolean;
+  fresh: boolean; categories: string[]; categorical: CategoricalDesign | null;
 };

@@ -5,3 +5,7 @@ export { HttpTransport } from './http_transport.js';
 export { MemoryStore, IndexedDbStore, emptyState } from './stores.js';
 export { DeniableError, StatusCode, codeName, isPermanentBatchError } from './errors.js';
 export { secureRandom, seededRandom } from './random.js';
+export {
+  categoricalDesignFromWire, randomizeCategory, drawsFrom, randomBelow, supports, supportChannel,
+  localHash, LOCAL_HASH_PRIME,
+} from './categorical.js';

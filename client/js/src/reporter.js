@@ -1,5 +1,7 @@
-// Reporter: answer yes/no metrics on the device, send only randomized bits. The contract is
-// the C++ Reporter's (docs/sdk.md); index.d.ts documents each method.
+// Reporter: answer yes/no metrics (or metrics with categories) on the device, send only
+// randomized reports. The contract is the C++ Reporter's (docs/sdk.md); index.d.ts documents
+// each method.
+import { categoricalDesignFromWire, drawsFrom, randomizeCategory } from './categorical.js';
 import { DeniableError, codeName, isPermanentBatchError } from './errors.js';
 import { HttpTransport, toBase64 } from './http_transport.js';
 import { bernoulli, secureRandom } from './random.js';
@@ -34,9 +36,13 @@ export function epsilonOf(a, b) {
   return Math.max(absLogRatio(a, b), absLogRatio(1 - a, 1 - b));
 }
 
-/** The design the Reporter uses, from a GetDesignResponse in the JSON mapping. */
+/** The design the Reporter uses, from a GetDesignResponse in the JSON mapping. For a metric
+ * with categories (response.categories) also `categories` and `categorical` (categorical.js),
+ * whose channel is checked against the mechanism. */
 export function parseDesign(response) {
   const d = (response && response.design) || {};
+  const categories = Array.isArray(response && response.categories) ? [...response.categories] : [];
+  const categorical = categories.length > 0 ? categoricalDesignFromWire(d, categories) : null;
   const a = Number(d.a);
   const b = Number(d.b);
   const version = Number(d.version);
@@ -48,13 +54,36 @@ export function parseDesign(response) {
     throw new DeniableError('INVALID_ARGUMENT', `randomization: unknown value ${randomization}`);
   }
   return {
-    version, a, b, epsilon: epsilonOf(a, b),
+    version, a, b, epsilon: categorical ? categorical.epsilon : epsilonOf(a, b),
+    categories, categorical,
     precision: Number(response.timePrecisionSeconds) || 3600,
     period: Number(response.reportingPeriodSeconds) || 86400,
     fresh: randomization === 'FRESH_PER_PERIOD' || randomization === 2,
     // fixed64 in the JSON mapping: a decimal string, kept as is; '0' from older collectors.
     fingerprint: String(response.designFingerprint ?? '0'),
   };
+}
+
+// The memo key of a true answer: the boolean of a yes/no metric, or the index of a category.
+// Messages never repeat the answer passed (a misspelt answer is still an answer).
+function trueValue(metric, design, answer) {
+  if (design.categorical === null) {
+    if (typeof answer !== 'boolean') {
+      throw new DeniableError('FAILED_PRECONDITION',
+        `answer: metric "${metric}" is a yes/no metric without categories: report true or false`);
+    }
+    return answer;
+  }
+  if (typeof answer !== 'string') {
+    throw new DeniableError('FAILED_PRECONDITION',
+      `answer: metric "${metric}" has categories (${design.categories.join(', ')}): report one of them by name, not a yes/no answer`);
+  }
+  const index = design.categories.indexOf(answer);
+  if (index < 0) {
+    throw new DeniableError('INVALID_ARGUMENT',
+      `category: not one of the categories of metric "${metric}" (${design.categories.join(', ')}; names are case sensitive)`);
+  }
+  return index;
 }
 
 function emptyLedger() {
@@ -100,17 +129,24 @@ export class Reporter {
     if (typeof metric !== 'string' || metric === '') {
       throw new DeniableError('INVALID_ARGUMENT', 'metric: must be a non-empty string');
     }
-    if (typeof answer !== 'boolean') {
-      throw new DeniableError('INVALID_ARGUMENT', 'answer: must be true or false');
+    if (typeof answer !== 'boolean' && typeof answer !== 'string') {
+      throw new DeniableError('INVALID_ARGUMENT', 'answer: must be true or false, or a category name');
     }
     const design = await this.#designFor(metric, this.#o.firstDesignWaitMs);
+    const value = trueValue(metric, design, answer);
     // One report at a time: lookup, randomize and commit are one step.
-    const run = this.#reporting.then(() => this.#commit(metric, answer, design));
+    const run = this.#reporting.then(() => this.#commit(metric, value, design));
     this.#reporting = run.catch(() => {});
     return run;
   }
 
-  async #commit(metric, answer, design) {
+  /** The category names of `metric` in its order (empty for a yes/no metric). */
+  async categories(metric) {
+    return [...(await this.#designFor(metric, this.#o.firstDesignWaitMs)).categories];
+  }
+
+  // value: the true answer as the memo key wants it (a boolean, or a category index).
+  async #commit(metric, value, design) {
     const o = this.#o;
     const nowSeconds = Math.floor(o.now() / 1000);
     const periodStart = nowSeconds - (((nowSeconds % design.period) + design.period) % design.period);
@@ -122,8 +158,12 @@ export class Reporter {
         ledger.reportsRepeatedInPeriod += 1;  // the period's report is queued: nothing sent
         return { id: null, evicted: 0 };
       }
-      const key = `${metric}\u0000${design.version}\u0000${answer ? 1 : 0}`;
-      const memo = design.fresh ? undefined : state.memo[key];
+      const categorical = design.categorical !== null;
+      const key = categorical ? `${metric}\u0000${design.version}\u0000${value}`
+        : `${metric}\u0000${design.version}\u0000${value ? 1 : 0}`;
+      // categoryMemo: added in SDK 0.2 (a store written before has none; it is created here).
+      const memoTable = categorical ? (state.categoryMemo ?? {}) : state.memo;
+      const memo = design.fresh ? undefined : memoTable[key];
       if (design.fresh && o.maxEpsilonPerMetric === 0) {
         throw new DeniableError('FAILED_PRECONDITION',
           `maxEpsilonPerMetric: metric "${metric}" randomizes afresh each period (FRESH_PER_PERIOD); ` +
@@ -135,22 +175,29 @@ export class Reporter {
           `metric "${metric}": a new draw would spend ${design.epsilon} nats on top of ` +
           `${ledger.epsilonSpent}, above maxEpsilonPerMetric = ${o.maxEpsilonPerMetric}`);
       }
-      // The only uses of `answer`: the memo key and the randomizer; only the bit comes out.
+      // The only uses of the true value: the memo key and the randomizer; only the randomized
+      // report comes out.
       state.ledger[metric] = ledger;
       const randomized = memo === undefined;
-      const bit = randomized ? (bernoulli(o.random, answer ? design.a : design.b) ? 1 : 0) : memo;
-      if (randomized && !design.fresh) state.memo[key] = bit;
+      let drawn;
+      if (categorical) {
+        drawn = randomized ? randomizeCategory(design.categorical, value, drawsFrom(o.random)) : memo;
+      } else {
+        drawn = randomized ? (bernoulli(o.random, value ? design.a : design.b) ? 1 : 0) : memo;
+      }
+      if (randomized && !design.fresh) {
+        if (categorical) (state.categoryMemo ??= {})[key] = drawn;
+        else state.memo[key] = drawn;
+      }
       const id = o.random.bytes(16);
-      state.queue.push({
-        sequence: state.nextSequence++,
-        metric,
-        report: {
-          metric, designVersion: design.version, bit, reportId: toBase64(id),
-          eventTimeSeconds: String(nowSeconds - (nowSeconds % design.precision)),
-          labels: { ...o.labels },
-          designFingerprint: design.fingerprint,
-        },
-      });
+      const report = {
+        metric, designVersion: design.version, bit: categorical ? 0 : drawn, reportId: toBase64(id),
+        eventTimeSeconds: String(nowSeconds - (nowSeconds % design.precision)),
+        labels: { ...o.labels },
+        designFingerprint: design.fingerprint,
+      };
+      if (categorical) report.categorical = { ...drawn };
+      state.queue.push({ sequence: state.nextSequence++, metric, report });
       ledger.reportsAccepted += 1;
       if (randomized) {
         ledger.randomizations += 1;
@@ -318,6 +365,10 @@ export class Reporter {
       for (const r of reports) {
         delete state.designs[r.metric];
         for (const value of [0, 1]) delete state.memo[`${r.metric}\u0000${r.designVersion}\u0000${value}`];
+        const prefix = `${r.metric}\u0000${r.designVersion}\u0000`;
+        for (const key of Object.keys(state.categoryMemo ?? {})) {
+          if (key.startsWith(prefix)) delete state.categoryMemo[key];
+        }
       }
     });
     for (const r of reports) {

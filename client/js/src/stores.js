@@ -5,8 +5,9 @@
 // its memo entry and ledger line, or not at all. With one report per metric per period the
 // queue stays small, so rewriting the document is cheap (figures in docs/sdk.md).
 //
-// The memo table maps (metric, design version, true value) to the randomized bit: whoever
-// reads the store learns which true values this device reported. Keep it in the app's private
+// The memo table maps (metric, design version, true value) to the randomized bit, and
+// categoryMemo (metric, design version, true category index) to the randomized categorical
+// report: whoever reads the store learns which true values this device reported. Keep it in the app's private
 // storage. The queue never holds a true answer.
 
 /** A fresh, empty state document. */
@@ -16,6 +17,7 @@ export function emptyState() {
     nextSequence: 1,
     queue: [],      // [{sequence, metric, report}] oldest first; report in the JSON mapping
     memo: {},       // "metric\u0000version\u0000value" -> bit
+    categoryMemo: {}, // "metric\u0000version\u0000category index" -> CategoricalReport (JSON)
     ledger: {},     // metric -> MetricLedger
     counters: {
       acknowledged: 0, duplicates: 0, dropped_rejected: 0, dropped_queue_full: 0,

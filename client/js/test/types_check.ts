@@ -12,8 +12,10 @@ async function example(): Promise<number> {
   const id: Uint8Array | null = await reporter.report('uses_drugs', true);
   const ledger: Record<string, MetricLedger> = await reporter.ledger();
   await reporter.flush(10_000).catch((e: DeniableError) => e.code === 'UNAVAILABLE');
+  const vote: Uint8Array | null = await reporter.report('vote', 'U');
+  const names: string[] = await reporter.categories('vote');
   const browser = new Reporter({ baseUrl: 'https://c.example', store: new IndexedDbStore(), random: seededRandom(1) });
   await browser.close({ drainTimeoutMs: 0 });
-  return (id?.length ?? 0) + ledger['uses_drugs'].epsilonSpent;
+  return (id?.length ?? 0) + (vote?.length ?? 0) + names.length + ledger['uses_drugs'].epsilonSpent;
 }
 void example;

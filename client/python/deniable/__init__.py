@@ -11,17 +11,22 @@
     q.prevalence("uses_drugs")                # a Prevalence dataclass
     deniable.to_dataframe(q.prevalence("uses_drugs", group_by="region").groups)  # with pandas
 
+    reporter.report("vote", "U")     # a metric with categories: the true category by name
+    q.prevalence("vote").shares      # [CategoryShare]: estimate, consistent share, intervals
+
 The Reporter keeps the C++ SDK's contract (docs/sdk.md): the true answer is randomized on the
 device with the `secrets` module and never leaves it; memoization per (metric, design version,
-answer); one report per metric per reporting period; the privacy ledger; a SQLite queue; only
-INVALID_ARGUMENT is permanent, per-report rejections are honoured.
+answer), or per (metric, design version, category) for a metric with categories (k-RR, OUE or
+OLH: deniable.categorical); one report per metric per reporting period; the privacy ledger; a
+SQLite queue; only INVALID_ARGUMENT is permanent, per-report rejections are honoured.
 """
 from deniable.errors import DeniableError, StatusCode
 from deniable.reporter import DeliveryStats, MetricLedger, Reporter
-from deniable.query import (Difference, GroupPrevalence, Metric, Prevalence, QueryClient,
-                            SeriesPoint, SurveyPlan, to_dataframe)
+from deniable.query import (CategoryDifference, CategoryShare, Difference, GroupPrevalence,
+                            Metric, Prevalence, QueryClient, SeriesPoint, SurveyPlan,
+                            to_dataframe)
 
 __all__ = ["DeniableError", "StatusCode", "Reporter", "MetricLedger", "DeliveryStats",
            "QueryClient", "Metric", "Prevalence", "GroupPrevalence", "SeriesPoint",
-           "Difference", "SurveyPlan", "to_dataframe"]
+           "Difference", "SurveyPlan", "to_dataframe", "CategoryShare", "CategoryDifference"]
 __version__ = "0.1.0"

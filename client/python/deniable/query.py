@@ -8,6 +8,8 @@
     d = q.difference("uses_drugs", (t1, t2), (t0, t1))  # Difference: this week - last week
     plan = q.plan(half_width=0.03, symmetric_epsilon=1.0)   # SurveyPlan: reports needed
     to_dataframe(points)   # a pandas.DataFrame, where pandas is installed
+    q.create_metric("vote", categories=["Y", "N", "U", "A"], categorical=1.1)  # k-RR here
+    q.prevalence("vote").shares   # [CategoryShare]: estimates, consistent shares, intervals
 
 Errors are DeniableError with the server's code and message (which names the field).
 Thread-safe (a gRPC channel is).
@@ -22,6 +24,7 @@ from deniable.v1 import design_pb2, query_service_pb2, metric_pb2
 
 @dataclasses.dataclass
 class Metric:
+    """A metric; for one with categories, a and b are the support channel (p*, q*)."""
     name: str
     description: str
     design_version: int
@@ -30,6 +33,37 @@ class Metric:
     epsilon: float
     reporting_period_seconds: int
     time_precision_seconds: int
+    categories: List[str] = dataclasses.field(default_factory=list)
+    mechanism: str = ""  # "K_RR", "OUE" or "OLH" for a metric with categories
+
+
+@dataclasses.dataclass
+class CategoryShare:
+    """One category's share of a metric with categories (CategoryShare in query_service.proto).
+    estimate is (c_v / n - q*) / (p* - q*), unclipped; estimate_consistent is the unbiased
+    shares projected onto the simplex (Prevalence.consistent_method, "norm_sub"); [ci_lower,
+    ci_upper] the category's own interval at the confidence level; [simultaneous_lower,
+    simultaneous_upper] the simultaneous one (all k cover together at the level)."""
+    category: str
+    support_count: int
+    support_share: float
+    estimate: float
+    estimate_consistent: float
+    standard_error: float
+    ci_lower: float
+    ci_upper: float
+    simultaneous_lower: float
+    simultaneous_upper: float
+
+
+@dataclasses.dataclass
+class CategoryDifference:
+    """One category's first - second (Wald interval, this category alone)."""
+    category: str
+    difference: float
+    standard_error: float
+    ci_lower: float
+    ci_upper: float
 
 
 @dataclasses.dataclass
@@ -42,12 +76,19 @@ class GroupPrevalence:
     ci_lower: float
     ci_upper: float
     suppressed: bool
+    shares: List[CategoryShare] = dataclasses.field(default_factory=list)
 
 
 @dataclasses.dataclass
 class Prevalence:
     """The debiased prevalence of a selection (Prevalence in query_service.proto).
-    estimate is pi_hat = (lambda_hat - b) / (a - b), unclipped; estimate_clipped is in [0, 1]."""
+    estimate is pi_hat = (lambda_hat - b) / (a - b), unclipped; estimate_clipped is in [0, 1].
+    For a metric with categories the yes/no fields are 0 and `shares` holds one CategoryShare
+    per category in the metric's order, with simultaneous_method ("sidak" or "bonferroni"),
+    per_category_level (the level of each simultaneous interval) and consistent_method.
+    central_epsilon / central_delta: the shuffle-amplified (epsilon, delta) against an analyst
+    who sees only counts (central_method "shuffle_numerical"), or the local epsilon
+    ("local_only", central_note saying why)."""
     metric: str
     n: int
     yes_count: int
@@ -62,6 +103,14 @@ class Prevalence:
     start_time_seconds: int
     end_time_seconds: int
     groups: List[GroupPrevalence] = dataclasses.field(default_factory=list)
+    shares: List[CategoryShare] = dataclasses.field(default_factory=list)
+    simultaneous_method: str = ""
+    per_category_level: float = 0.0
+    consistent_method: str = ""
+    central_epsilon: float = 0.0
+    central_delta: float = 0.0
+    central_method: str = ""
+    central_note: str = ""
 
 
 @dataclasses.dataclass
@@ -75,6 +124,7 @@ class SeriesPoint:
     ci_lower: float
     ci_upper: float
     suppressed: bool
+    shares: List[CategoryShare] = dataclasses.field(default_factory=list)
 
 
 @dataclasses.dataclass
@@ -89,6 +139,7 @@ class Difference:
     ci_lower: float
     ci_upper: float
     confidence_level: float
+    shares: List[CategoryDifference] = dataclasses.field(default_factory=list)
 
 
 @dataclasses.dataclass
@@ -106,6 +157,15 @@ class SurveyPlan:
     confidence_level: float
 
 
+def _shares(shares):
+    return [CategoryShare(category=s.category, support_count=s.support_count,
+                          support_share=s.support_share, estimate=s.estimate_unbiased,
+                          estimate_consistent=s.estimate_consistent,
+                          standard_error=s.standard_error, ci_lower=s.ci_lower,
+                          ci_upper=s.ci_upper, simultaneous_lower=s.simultaneous_lower,
+                          simultaneous_upper=s.simultaneous_upper) for s in shares]
+
+
 def _prevalence(p):
     nan = float("nan")
     return Prevalence(
@@ -119,7 +179,12 @@ def _prevalence(p):
                                 standard_error=nan if g.suppressed else g.standard_error,
                                 ci_lower=nan if g.suppressed else g.ci_lower,
                                 ci_upper=nan if g.suppressed else g.ci_upper,
-                                suppressed=g.suppressed) for g in p.groups])
+                                suppressed=g.suppressed, shares=_shares(g.shares))
+                for g in p.groups],
+        shares=_shares(p.shares), simultaneous_method=p.simultaneous_method,
+        per_category_level=p.per_category_level, consistent_method=p.consistent_method,
+        central_epsilon=p.central_epsilon, central_delta=p.central_delta,
+        central_method=p.central_method, central_note=p.central_note)
 
 
 def _enum(enum_type, name, field):
@@ -133,14 +198,24 @@ def _enum(enum_type, name, field):
                             f"{', '.join(enum_type.keys()[1:])}") from None
 
 
-def design_parameters(symmetric_epsilon=None, forced_response=None, two_coin=False):
-    """DesignParameters from keywords: symmetric_epsilon=1.0, forced_response=(p, q) or
-    two_coin=True (exactly one)."""
-    given = [x for x in (symmetric_epsilon, forced_response, two_coin or None) if x is not None]
+def design_parameters(symmetric_epsilon=None, forced_response=None, two_coin=False,
+                      categorical=None, mechanism=None):
+    """DesignParameters from keywords: symmetric_epsilon=1.0, forced_response=(p, q),
+    two_coin=True or categorical=epsilon (exactly one; categorical with mechanism="K_RR",
+    "OUE", "OLH" or None for the server's choice of least variance)."""
+    given = [x for x in (symmetric_epsilon, forced_response, two_coin or None, categorical)
+             if x is not None]
     if len(given) != 1:
         raise DeniableError(StatusCode.INVALID_ARGUMENT,
                             "design: give exactly one of symmetric_epsilon, forced_response, "
-                            "two_coin")
+                            "two_coin, categorical")
+    if categorical is not None:
+        return design_pb2.DesignParameters(categorical=design_pb2.Categorical(
+            epsilon=categorical,
+            mechanism=_enum(design_pb2.CategoricalMechanism, mechanism, "mechanism")))
+    if mechanism is not None:
+        raise DeniableError(StatusCode.INVALID_ARGUMENT,
+                            "mechanism: only with categorical=epsilon")
     if symmetric_epsilon is not None:
         return design_pb2.DesignParameters(
             symmetric_epsilon=design_pb2.SymmetricEpsilon(epsilon=symmetric_epsilon))
@@ -181,11 +256,13 @@ class QueryClient:
         self.close()
 
     def create_metric(self, name, *, description="", reporting_period_seconds=0,
-                      randomization=None, min_reports=0, **design):
-        """Creates a metric; design keywords as design_parameters(). Returns the raw Metric
+                      randomization=None, min_reports=0, categories=None, **design):
+        """Creates a metric; design keywords as design_parameters(). categories: the names of
+        a question with k answers (2 to 256), with categorical=epsilon. Returns the raw Metric
         message's name. Errors: ALREADY_EXISTS, INVALID_ARGUMENT naming the field."""
         request = query_service_pb2.CreateMetricRequest(
             name=name, description=description, design=design_parameters(**design),
+            categories=list(categories or []),
             reporting_period_seconds=reporting_period_seconds, min_reports=min_reports,
             randomization=_enum(design_pb2.Randomization, randomization, "randomization"))
         return _rpc.call(self._create, request, self._timeout).name
@@ -198,32 +275,43 @@ class QueryClient:
             out.append(Metric(name=m.name, description=m.description, design_version=d.version,
                               a=d.a, b=d.b, epsilon=d.epsilon,
                               reporting_period_seconds=m.reporting_period_seconds,
-                              time_precision_seconds=m.time_precision_seconds))
+                              time_precision_seconds=m.time_precision_seconds,
+                              categories=list(m.categories),
+                              mechanism=design_pb2.CategoricalMechanism.Name(
+                                  d.parameters.categorical.mechanism) if m.categories else ""))
         return out
 
     def prevalence(self, metric, *, level=0.95, method=None, group_by="", start=0, end=0,
-                   combination=None) -> Prevalence:
-        """The debiased prevalence of `metric` over [start, end) (Unix seconds; 0: open)."""
+                   combination=None, simultaneous=None) -> Prevalence:
+        """The debiased prevalence of `metric` over [start, end) (Unix seconds; 0: open); for a
+        metric with categories, `shares` (simultaneous: "SIDAK", the default, or
+        "BONFERRONI")."""
         request = query_service_pb2.GetPrevalenceRequest(
             metric=metric, confidence_level=level, group_by=group_by, start_time_seconds=start,
             end_time_seconds=end,
             method=_enum(query_service_pb2.IntervalMethod, method, "method"),
+            simultaneous=_enum(query_service_pb2.SimultaneousMethod, simultaneous,
+                               "simultaneous"),
             combination=_enum(query_service_pb2.VersionCombination, combination, "combination"))
         return _prevalence(_rpc.call(self._prevalence, request, self._timeout))
 
     def series(self, metric, *, start, end, bucket="DAY", level=0.95,
-               method=None) -> List[SeriesPoint]:
-        """One point per bucket (HOUR, DAY, WEEK) of [start, end)."""
+               method=None, simultaneous=None) -> List[SeriesPoint]:
+        """One point per bucket (HOUR, DAY, WEEK) of [start, end); with `shares` for a metric
+        with categories."""
         request = query_service_pb2.GetSeriesRequest(
             metric=metric, start_time_seconds=start, end_time_seconds=end,
             bucket=_enum(query_service_pb2.BucketWidth, bucket, "bucket"),
             confidence_level=level,
-            method=_enum(query_service_pb2.IntervalMethod, method, "method"))
+            method=_enum(query_service_pb2.IntervalMethod, method, "method"),
+            simultaneous=_enum(query_service_pb2.SimultaneousMethod, simultaneous,
+                               "simultaneous"))
         series = _rpc.call(self._series, request, self._timeout)
         return [SeriesPoint(start_time_seconds=b.start_time_seconds,
                             end_time_seconds=b.end_time_seconds, n=b.n,
                             estimate=b.estimate_unbiased, standard_error=b.standard_error,
-                            ci_lower=b.ci_lower, ci_upper=b.ci_upper, suppressed=b.suppressed)
+                            ci_lower=b.ci_lower, ci_upper=b.ci_upper, suppressed=b.suppressed,
+                            shares=_shares(b.shares))
                 for b in series.buckets]
 
     def difference(self, metric, first, second, *, metric2=None, level=0.95,
@@ -247,7 +335,11 @@ class QueryClient:
         return Difference(first=_prevalence(d.first), second=_prevalence(d.second),
                           difference=d.difference, standard_error=d.standard_error,
                           ci_lower=d.ci_lower, ci_upper=d.ci_upper,
-                          confidence_level=d.confidence_level)
+                          confidence_level=d.confidence_level,
+                          shares=[CategoryDifference(category=s.category, difference=s.difference,
+                                                     standard_error=s.standard_error,
+                                                     ci_lower=s.ci_lower, ci_upper=s.ci_upper)
+                                  for s in d.shares])
 
     def plan(self, *, half_width, level=0.95, assumed_prevalence=None,
              **design) -> SurveyPlan:
@@ -281,6 +373,7 @@ def to_dataframe(rows, pandas_module=None):
     for row in rows:
         record = dataclasses.asdict(row)
         record.pop("groups", None)
+        record.pop("shares", None)
         records.append(record)
     return pandas_module.DataFrame.from_records(records)
 

@@ -23,6 +23,13 @@ Same contract as the C++ Reporter (client/include/deniable/client/reporter.h, do
   with INVALID_ARGUMENT is halved and re-sent. Every other status is retried with exponential
   backoff and full jitter, re-sending the same report ids (the server counts each id once).
 
+* Metrics with categories (GetDesignResponse.categories; docs/sdk.md "Questions with
+  categories"): report(metric, "U") takes the true category by name and sends one
+  Report.categorical drawn with the metric's k-RR, OUE or OLH design (deniable.categorical, the
+  C++ SDK's wire form). Memoized per (metric, design version, category); the ledger counts the
+  design's epsilon once per distinct category reported. The design's (p*, q*, g) are recomputed
+  from the mechanism, k and epsilon, and a design that does not match is refused.
+
 Thread-safe: every method may be called from any thread. One Reporter per device file.
 """
 import dataclasses
@@ -34,7 +41,7 @@ import time
 
 import grpc
 
-from deniable import _rpc
+from deniable import _rpc, categorical
 from deniable.errors import DeniableError, code_from_number, is_permanent_batch_error
 from deniable.store import DeviceStore
 from deniable.v1 import design_pb2, report_service_pb2
@@ -80,6 +87,8 @@ class _Design:
     period: int
     fresh: bool
     fingerprint: int = 0  # GetDesignResponse.design_fingerprint; 0 from older collectors
+    categories: tuple = ()  # the metric's category names; empty for a yes/no metric
+    categorical: object = None  # categorical.CategoricalDesign for a metric with categories
 
 
 def epsilon_of(a, b):
@@ -96,17 +105,21 @@ def epsilon_of(a, b):
 def parse_design(response):
     """_Design from a GetDesignResponse; DeniableError(INVALID_ARGUMENT) if unusable."""
     d = response.design
+    categories = tuple(response.categories)
+    cat = categorical.design_from_wire(d, categories) if categories else None
     if not (0 <= d.a <= 1 and 0 <= d.b <= 1) or d.a == d.b or d.version == 0:
         raise DeniableError(INVALID, f"design: unusable a={d.a} b={d.b} version={d.version}")
     randomization = response.randomization
     if randomization not in (design_pb2.RANDOMIZATION_UNSPECIFIED, design_pb2.MEMOIZED,
                              design_pb2.FRESH_PER_PERIOD):
         raise DeniableError(INVALID, f"randomization: unknown value {randomization}")
-    return _Design(version=d.version, a=d.a, b=d.b, epsilon=epsilon_of(d.a, d.b),
+    return _Design(version=d.version, a=d.a, b=d.b,
+                   epsilon=cat.epsilon if cat else epsilon_of(d.a, d.b),
                    precision=response.time_precision_seconds or 3600,
                    period=response.reporting_period_seconds or 86400,
                    fresh=randomization == design_pb2.FRESH_PER_PERIOD,
-                   fingerprint=response.design_fingerprint)
+                   fingerprint=response.design_fingerprint, categories=categories,
+                   categorical=cat)
 
 
 class _SecureRandom:
@@ -124,6 +137,10 @@ class _SecureRandom:
     def uniform(upper):
         return secrets.randbelow(1 << 53) / (1 << 53) * upper
 
+    @staticmethod
+    def randbelow(n):
+        return secrets.randbelow(n)
+
 
 class _SeededRandom:
     """Tests and simulations only (Reporter(..., seed=...)): reproducible, NOT secure."""
@@ -139,6 +156,9 @@ class _SeededRandom:
 
     def uniform(self, upper):
         return self._r.random() * upper
+
+    def randbelow(self, n):
+        return self._r.randrange(n)
 
 
 class Reporter:
@@ -212,15 +232,20 @@ class Reporter:
 
     # ---- public API ----
     def report(self, metric, answer):
-        """Randomizes `answer` (bool) and queues the randomized report durably. Returns the
-        16-byte report id, or None when this period's report is queued already (nothing is
-        queued). Raises DeniableError (nothing queued): INVALID_ARGUMENT for a bad metric name;
-        the design fetch's code for an unknown metric (NOT_FOUND, UNAVAILABLE, ...);
-        FAILED_PRECONDITION for FRESH_PER_PERIOD without max_epsilon_per_metric;
-        RESOURCE_EXHAUSTED when a draw would exceed it."""
+        """Randomizes `answer` and queues the randomized report durably. `answer` is a bool for
+        a yes/no metric, or the true category's name (str, case sensitive) for a metric with
+        categories. Returns the 16-byte report id, or None when this period's report is queued
+        already (nothing is queued). Raises DeniableError (nothing queued, nothing spent):
+        INVALID_ARGUMENT for a bad metric name, and "category: not one of the categories ..."
+        for an unknown category (the message lists the metric's categories and never repeats
+        the value passed); FAILED_PRECONDITION for a category on a yes/no metric or a bool on
+        a metric with categories; the design fetch's code for an unknown metric (NOT_FOUND,
+        UNAVAILABLE, ...); FAILED_PRECONDITION for FRESH_PER_PERIOD without
+        max_epsilon_per_metric; RESOURCE_EXHAUSTED when a draw would exceed it."""
         if not isinstance(metric, str) or not metric:
             raise DeniableError(INVALID, "metric: must be a non-empty string")
         design = self._design_for(metric, self._first_design_wait)
+        value = self._true_value(metric, design, answer)
         now = int(self._clock())
         period_start = now - now % design.period
         with self._mu:
@@ -231,7 +256,10 @@ class Reporter:
                 return None
             memo = None
             if not design.fresh:
-                memo = self._store.lookup_memo(metric, design.version, bool(answer))
+                if design.categorical is not None:
+                    memo = self._store.lookup_category_memo(metric, design.version, value)
+                else:
+                    memo = self._store.lookup_memo(metric, design.version, value)
             elif self._max_epsilon == 0:
                 raise DeniableError(
                     grpc.StatusCode.FAILED_PRECONDITION,
@@ -245,26 +273,39 @@ class Reporter:
                         grpc.StatusCode.RESOURCE_EXHAUSTED,
                         f"metric \"{metric}\": a new draw would spend {design.epsilon} nats on "
                         f"top of {spent}, above max_epsilon_per_metric = {self._max_epsilon}")
+            # The only uses of the true value: the memo key and the randomizer.
             randomized = memo is None
-            if randomized:
-                bit = int(self._rng.bernoulli(design.a if answer else design.b))
-            else:
-                bit = memo
             report_id = self._rng.token(16)
             report = report_service_pb2.Report(
-                metric=metric, design_version=design.version, bit=bit, report_id=report_id,
+                metric=metric, design_version=design.version, report_id=report_id,
                 event_time_seconds=now - now % design.precision, labels=self._labels,
                 design_fingerprint=design.fingerprint)
+            if design.categorical is not None:
+                if randomized:
+                    drawn = categorical.randomize(design.categorical, value, self._rng)
+                else:
+                    drawn = report_service_pb2.CategoricalReport.FromString(memo)
+                report.categorical.CopyFrom(drawn)
+                memo_entry = ("category", design.version, value, drawn.SerializeToString())
+            else:
+                bit = int(self._rng.bernoulli(design.a if value else design.b)) \
+                    if randomized else memo
+                report.bit = bit
+                memo_entry = ("bit", design.version, value, bit)
             evicted = self._store.commit_report(
                 metric, report.SerializeToString(),
-                memo=(design.version, int(bool(answer)), bit)
-                if randomized and not design.fresh else None,
+                memo=memo_entry if randomized and not design.fresh else None,
                 randomized=randomized, epsilon=design.epsilon, period_start=period_start,
                 max_queued=self._max_queued)
         if evicted:
             self._log("error", f"dropped {evicted} reports: queue full (max_queued_reports "
                                f"{self._max_queued}), oldest first")
         return report_id
+
+    def categories(self, metric):
+        """The category names of `metric` in its order (empty for a yes/no metric), from its
+        design (fetched if needed; errors as report())."""
+        return list(self._design_for(metric, self._first_design_wait).categories)
 
     def prefetch(self, metrics, timeout=5.0):
         """Fetches and caches the designs; raises the first error after trying them all."""
@@ -355,6 +396,29 @@ class Reporter:
         self.close()
 
     # ---- internals ----
+    @staticmethod
+    def _true_value(metric, design, answer):
+        """The memo key of a true answer: 0/1 for yes/no, the category's index otherwise.
+        Messages never repeat the answer passed."""
+        if design.categorical is None:
+            if isinstance(answer, str):
+                raise DeniableError(
+                    grpc.StatusCode.FAILED_PRECONDITION,
+                    f"answer: metric \"{metric}\" is a yes/no metric without categories: "
+                    "report True or False")
+            return int(bool(answer))
+        if not isinstance(answer, str):
+            raise DeniableError(
+                grpc.StatusCode.FAILED_PRECONDITION,
+                f"answer: metric \"{metric}\" has categories ({', '.join(design.categories)}): "
+                "report one of them by name, not a yes/no answer")
+        try:
+            return design.categories.index(answer)
+        except ValueError:
+            raise DeniableError(
+                INVALID, f"category: not one of the categories of metric \"{metric}\" "
+                         f"({', '.join(design.categories)}; names are case sensitive)") from None
+
     def _log(self, level, message):
         if self._log_fn is not None:
             self._log_fn(level, message)

@@ -1,9 +1,12 @@
 """The device file: memo table, report queue, ledger, counters, cached designs (SQLite).
 
 The same tables as the C++ SQLite device store (docs/sdk.md "What leaves the device"): the memo
-table maps (metric, design version, true value) to the randomized bit and is sensitive; the
-queue holds only randomized reports. The file is created with mode 0600. Each method is one
-transaction. Thread-safe (one connection behind a lock); one process per file.
+table maps (metric, design version, true value) to the randomized bit, category_memo maps
+(metric, design version, true category index) to the randomized CategoricalReport (serialized);
+both are sensitive. The queue holds only randomized reports. A file written before
+category_memo existed (format 1) gains the table when opened (format 2); nothing else changes.
+The file is created with mode 0600. Each method is one transaction. Thread-safe (one connection
+behind a lock); one process per file.
 """
 import os
 import sqlite3
@@ -13,6 +16,8 @@ SCHEMA = """
 CREATE TABLE IF NOT EXISTS deniable_py_meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
 CREATE TABLE IF NOT EXISTS memo (metric TEXT NOT NULL, version INTEGER NOT NULL,
   value INTEGER NOT NULL, bit INTEGER NOT NULL, PRIMARY KEY (metric, version, value));
+CREATE TABLE IF NOT EXISTS category_memo (metric TEXT NOT NULL, version INTEGER NOT NULL,
+  category INTEGER NOT NULL, report BLOB NOT NULL, PRIMARY KEY (metric, version, category));
 CREATE TABLE IF NOT EXISTS queue (sequence INTEGER PRIMARY KEY AUTOINCREMENT,
   metric TEXT NOT NULL, report BLOB NOT NULL);
 CREATE TABLE IF NOT EXISTS ledger (metric TEXT PRIMARY KEY,
@@ -48,7 +53,7 @@ class DeviceStore:
             self._db.execute(f"PRAGMA synchronous={'FULL' if sync_every_report else 'NORMAL'}")
         with self._lock:
             self._db.executescript(SCHEMA)
-            self._db.execute("INSERT OR IGNORE INTO deniable_py_meta VALUES ('format', '1')")
+            self._db.execute("INSERT OR REPLACE INTO deniable_py_meta VALUES ('format', '2')")
 
     def close(self):
         with self._lock:
@@ -63,6 +68,13 @@ class DeviceStore:
                              (metric, version, int(value))).fetchone()
         return None if row is None else row[0]
 
+    def lookup_category_memo(self, metric, version, category):
+        """The serialized CategoricalReport memoized for the true category index, or None."""
+        with self._tx() as db:
+            row = db.execute("SELECT report FROM category_memo WHERE metric=? AND version=? AND"
+                             " category=?", (metric, version, int(category))).fetchone()
+        return None if row is None else row[0]
+
     def ledger(self):
         with self._tx() as db:
             rows = db.execute(f"SELECT metric, {', '.join(LEDGER_FIELDS)} FROM ledger").fetchall()
@@ -70,12 +82,15 @@ class DeviceStore:
 
     def commit_report(self, metric, report_bytes, *, memo, randomized, epsilon, period_start,
                       max_queued):
-        """One transaction: the report queued, the memo entry, the ledger; evicts the oldest
-        reports beyond max_queued (counted). Returns how many were evicted."""
+        """One transaction: the report queued, the memo entry (("bit", version, value, bit) or
+        ("category", version, index, report bytes)), the ledger; evicts the oldest reports
+        beyond max_queued (counted). Returns how many were evicted."""
         with self._tx() as db:
             db.execute("INSERT OR IGNORE INTO ledger(metric) VALUES (?)", (metric,))
             if memo is not None:
-                db.execute("INSERT OR REPLACE INTO memo VALUES (?, ?, ?, ?)", (metric, *memo))
+                table = "category_memo" if memo[0] == "category" else "memo"
+                db.execute(f"INSERT OR REPLACE INTO {table} VALUES (?, ?, ?, ?)",
+                           (metric, *memo[1:]))
             db.execute("INSERT INTO queue(metric, report) VALUES (?, ?)", (metric, report_bytes))
             db.execute(
                 "UPDATE ledger SET reports_accepted = reports_accepted + 1,"
@@ -139,6 +154,8 @@ class DeviceStore:
         with self._tx() as db:
             db.execute("DELETE FROM designs WHERE metric = ?", (metric,))
             db.execute("DELETE FROM memo WHERE metric = ? AND version = ?", (metric, version))
+            db.execute("DELETE FROM category_memo WHERE metric = ? AND version = ?",
+                       (metric, version))
 
     def save_design(self, metric, response_bytes):
         with self._tx() as db:

@@ -5,7 +5,7 @@
 
 const $ = (id) => document.getElementById(id);
 const HOUR = 3600;
-const state = { metric: null, metrics: [], seriesChart: null, groupsChart: null };
+const state = { metric: null, metrics: [], seriesChart: null, groupsChart: null, sharesChart: null };
 
 function token() { return sessionStorage.getItem("deniable.token") || ""; }
 
@@ -52,8 +52,32 @@ function cell(row, text, cls) {
   return td;
 }
 function interval(p) { return `[${pct(p.ciLower)}, ${pct(p.ciUpper)}]`; }
+function simultaneous(s) { return `[${pct(s.simultaneousLower)}, ${pct(s.simultaneousUpper)}]`; }
 function selected(id) { return $(id).value; }
-function queryOptions() { return { method: selected("method"), confidenceLevel: Number(selected("level")) }; }
+function queryOptions() {
+  const options = { method: selected("method"), confidenceLevel: Number(selected("level")) };
+  if (isCategorical()) options.simultaneous = selected("simultaneous");
+  return options;
+}
+// The selected metric's category names; empty for a yes/no metric.
+function categories() {
+  const m = state.metrics.find((x) => x.name === state.metric);
+  return (m && m.categories) || [];
+}
+function isCategorical() { return categories().length > 0; }
+// A distinct colour per category (k up to 256): hues spread by the golden angle.
+function categoryColor(i, alpha) { return `hsla(${Math.round((i * 137.508) % 360)}, 65%, 42%, ${alpha === undefined ? 1 : alpha})`; }
+// Replaces a table's header with one row of `names`.
+function setHeader(table, names) {
+  const head = $(table).tHead;
+  head.innerHTML = "";
+  const row = head.insertRow();
+  for (const name of names) {
+    const th = document.createElement("th");
+    th.textContent = name;
+    row.appendChild(th);
+  }
+}
 
 async function loadMetrics() {
   clearError();
@@ -74,7 +98,7 @@ async function loadMetrics() {
     row.dataset.metric = m.name;
     cell(row, m.name);
     cell(row, m.description);
-    cell(row, designName(m.design));
+    cell(row, designName(m.design) + (m.categories && m.categories.length ? ` (${m.categories.length} categories)` : ""));
     cell(row, String(m.design.version), "num");
     cell(row, m.design.epsilonInfinite ? "infinite" : Number(m.design.epsilon).toFixed(4), "num");
     const n = cell(row, "…", "num");
@@ -95,6 +119,11 @@ async function selectMetric(name) {
   $("metric-name").textContent = name;
   $("metric-question").textContent = m.description || "";
   $("detail").hidden = false;
+  const categorical = isCategorical();
+  for (const el of document.querySelectorAll("#prevalence .yes-no")) el.hidden = categorical;
+  $("shares").hidden = !categorical;
+  $("diff-shares").hidden = true;
+  $("diff-result").textContent = "";
   await Promise.all([loadPrevalence(), loadSeries(), loadGroups(), loadDesign()]);
 }
 
@@ -107,26 +136,113 @@ async function loadPrevalence() {
     clearError();
     const p = await api("QueryService/GetPrevalence", { metric: state.metric, ...queryOptions() });
     setFigure("p-n", p.n, p.n);
-    setFigure("p-estimate", pct(p.estimateUnbiased) + (p.estimateClipped !== p.estimateUnbiased ? ` (clipped ${pct(p.estimateClipped)})` : ""), p.estimateUnbiased);
-    setFigure("p-lower", pct(p.ciLower), p.ciLower);
-    setFigure("p-upper", pct(p.ciUpper), p.ciUpper);
     setFigure("p-method", `${p.method} at ${(p.confidenceLevel * 100).toFixed(1)} %`, p.method);
-    setFigure("p-se", pct(p.standardError), p.standardError);
     setFigure("p-epsilon", Number(p.epsilon).toFixed(4), p.epsilon);
-    const extra = $("p-extra");
-    extra.innerHTML = "";
-    for (const key of Object.keys(p)) {
-      if (!EXTRA_FIELDS.includes(key) && !(key.startsWith("estimand") || key.startsWith("methodReason"))) continue;
-      if (p[key] === "" || p[key] === undefined) continue;
-      const dt = document.createElement("dt"); dt.textContent = key;
-      const dd = document.createElement("dd"); dd.textContent = typeof p[key] === "object" ? JSON.stringify(p[key]) : p[key];
-      dd.dataset.field = key;
-      extra.append(dt, dd);
+    setFigure("p-central", p.centralMethod === "shuffle_numerical"
+      ? `${Number(p.centralEpsilon).toFixed(4)} at delta = ${p.centralDelta} over ${p.centralN} reports, against an analyst who sees only counts`
+      : `not amplified (local epsilon only)${p.centralNote ? ": " + p.centralNote : ""}`, p.centralEpsilon);
+    if (p.shares && p.shares.length) {
+      showShares(p);
+    } else {
+      showYesNo(p);
     }
+    showExtra(p);
   } catch (e) {
     showError(e.message);
   }
 }
+
+function showYesNo(p) {
+  setFigure("p-estimate", pct(p.estimateUnbiased) + (p.estimateClipped !== p.estimateUnbiased ? ` (clipped ${pct(p.estimateClipped)})` : ""), p.estimateUnbiased);
+  setFigure("p-lower", pct(p.ciLower), p.ciLower);
+  setFigure("p-upper", pct(p.ciUpper), p.ciUpper);
+  setFigure("p-se", pct(p.standardError), p.standardError);
+}
+
+function showExtra(p) {
+  const extra = $("p-extra");
+  extra.innerHTML = "";
+  for (const key of Object.keys(p)) {
+    if (!EXTRA_FIELDS.includes(key) && !(key.startsWith("estimand") || key.startsWith("methodReason"))) continue;
+    if (p[key] === "" || p[key] === undefined) continue;
+    const dt = document.createElement("dt"); dt.textContent = key;
+    const dd = document.createElement("dd"); dd.textContent = typeof p[key] === "object" ? JSON.stringify(p[key]) : p[key];
+    dd.dataset.field = key;
+    extra.append(dt, dd);
+  }
+}
+
+// A categorical metric's shares (Prevalence.shares): bars of the unbiased estimate and of the
+// consistent (norm-sub) share, whiskers for the per-category and the simultaneous interval, and
+// a table with every figure (raw values in data-* attributes).
+function showShares(p) {
+  const shares = p.shares;
+  const level = (p.confidenceLevel * 100).toFixed(1);
+  const method = p.simultaneousMethod === "bonferroni" ? "Bonferroni" : "Sidak";
+  $("shares-legend").textContent = `bars: unbiased estimate and consistent share (${p.consistentMethod}: ` +
+    `projected onto the simplex, non-negative, summing to 100 %); thick whisker: ${level} % interval of ` +
+    `each category alone; thin whisker: simultaneous ${level} % intervals (${method}, each at ` +
+    `${(p.perCategoryLevel * 100).toFixed(2)} %: all ${shares.length} cover together)`;
+  $("shares-legend").dataset.method = p.simultaneousMethod;
+  $("shares-legend").dataset.perCategoryLevel = p.perCategoryLevel;
+  if (state.sharesChart) state.sharesChart.destroy();
+  state.sharesChart = new Chart($("shares-chart"), {
+    type: "bar",
+    data: { labels: shares.map((s) => s.category),
+      datasets: [
+        { label: "unbiased estimate (%)", data: shares.map((s) => s.estimateUnbiased * 100), backgroundColor: "rgba(54,112,196,0.6)" },
+        { label: `consistent share, ${p.consistentMethod} (%)`, data: shares.map((s) => s.estimateConsistent * 100), backgroundColor: "rgba(230,145,56,0.6)" },
+      ] },
+    options: { animation: false, maintainAspectRatio: false,
+      scales: { y: { title: { display: true, text: "share (%)" }, min: Math.min(0, ...shares.map((s) => s.simultaneousLower * 100)),
+        suggestedMax: Math.max(...shares.map((s) => s.simultaneousUpper * 100)) } },
+      plugins: { shareWhiskers: { shares } } },
+    plugins: [shareWhiskers],
+  });
+  const body = $("shares-table").tBodies[0];
+  body.innerHTML = "";
+  for (const s of shares) {
+    const row = body.insertRow();
+    row.dataset.category = s.category;
+    cell(row, s.category);
+    cell(row, s.supportCount, "num").dataset.value = s.supportCount;
+    cell(row, pct(s.estimateUnbiased), "num").dataset.value = s.estimateUnbiased;
+    cell(row, pct(s.estimateConsistent), "num").dataset.value = s.estimateConsistent;
+    cell(row, pct(s.standardError), "num").dataset.value = s.standardError;
+    const iv = cell(row, interval(s), "num");
+    iv.dataset.lower = s.ciLower; iv.dataset.upper = s.ciUpper;
+    const sim = cell(row, simultaneous(s), "num");
+    sim.dataset.lower = s.simultaneousLower; sim.dataset.upper = s.simultaneousUpper;
+  }
+}
+
+// Draws, over the first dataset's bars, the per-category interval (thick) and the simultaneous
+// interval (thin, wider caps) of chart.options.plugins.shareWhiskers.shares.
+const shareWhiskers = {
+  id: "shareWhiskers",
+  afterDatasetsDraw(chart, args, options) {
+    const shares = (options && options.shares) || [];
+    const bars = chart.getDatasetMeta(0).data;
+    const { ctx, scales } = chart;
+    ctx.save();
+    shares.forEach((s, i) => {
+      if (!bars[i]) return;
+      const x = bars[i].x;
+      const draw = (lo, hi, cap, width, color) => {
+        const y0 = scales.y.getPixelForValue(lo * 100), y1 = scales.y.getPixelForValue(hi * 100);
+        ctx.strokeStyle = color; ctx.lineWidth = width;
+        ctx.beginPath();
+        ctx.moveTo(x, y0); ctx.lineTo(x, y1);
+        ctx.moveTo(x - cap, y0); ctx.lineTo(x + cap, y0);
+        ctx.moveTo(x - cap, y1); ctx.lineTo(x + cap, y1);
+        ctx.stroke();
+      };
+      draw(s.simultaneousLower, s.simultaneousUpper, 10, 1, "#555");
+      draw(s.ciLower, s.ciUpper, 5, 3, "#111");
+    });
+    ctx.restore();
+  },
+};
 
 // Draws dashed vertical lines at the indexes in chart.options.plugins.versionMarks.
 const versionMarks = {
@@ -183,6 +299,13 @@ async function loadSeries() {
     return;
   }
   const buckets = series.buckets || [];
+  $("series-band-label").hidden = !isCategorical();
+  if (isCategorical()) {
+    drawShareSeries(buckets);
+    return;
+  }
+  $("series-legend").textContent = "line: estimate; band: interval; \u25B2 suppressed bucket (too few reports); dashed line: new design version";
+  setHeader("series-table", ["bucket start (UTC)", "n", "estimate", "interval", "design"]);
   const labels = buckets.map((b) => utc(b.startTimeSeconds));
   const value = (b, f) => (b.suppressed ? null : b[f] * 100);
   const marks = [];
@@ -220,6 +343,63 @@ async function loadSeries() {
   $("series-chart").dataset.buckets = String(buckets.length);
 }
 
+function designMarks(buckets) {
+  const marks = [];
+  buckets.forEach((b, i) => {
+    const v = b.design && b.design.version;
+    if (i > 0 && v && buckets[i - 1].design && buckets[i - 1].design.version !== v) marks.push({ index: i, version: v });
+  });
+  return marks;
+}
+
+// A categorical metric's series: one line per category (unbiased estimate), the interval band of
+// the category chosen in "Band for", and a table with every category's estimate per bucket.
+function drawShareSeries(buckets) {
+  const names = categories();
+  const band = $("series-band");
+  if (band.options.length !== names.length || [...band.options].some((o, i) => o.value !== String(i))) {
+    band.innerHTML = "";
+    names.forEach((name, i) => band.add(new Option(name, String(i))));
+  }
+  const chosen = Number(band.value || 0);
+  $("series-legend").textContent = `one line per category: unbiased estimate; band: ${names[chosen]}'s interval; ` +
+    "\u25B2 suppressed bucket (too few reports); dashed line: new design version";
+  const labels = buckets.map((b) => utc(b.startTimeSeconds));
+  const share = (b, v, f) => (b.suppressed || !b.shares || !b.shares[v] ? null : b.shares[v][f] * 100);
+  const datasets = [
+    { label: "interval upper", data: buckets.map((b) => share(b, chosen, "ciUpper")), borderWidth: 0, pointRadius: 0, fill: "+1", backgroundColor: categoryColor(chosen, 0.18) },
+    { label: "interval lower", data: buckets.map((b) => share(b, chosen, "ciLower")), borderWidth: 0, pointRadius: 0, fill: false },
+  ];
+  names.forEach((name, v) => datasets.push({ label: name, data: buckets.map((b) => share(b, v, "estimateUnbiased")),
+    borderColor: categoryColor(v), backgroundColor: categoryColor(v), fill: false, spanGaps: false }));
+  datasets.push({ label: "suppressed", type: "scatter", data: buckets.map((b) => (b.suppressed ? 0 : null)), pointStyle: "triangle", pointRadius: 7, backgroundColor: "#c0392b", borderColor: "#c0392b" });
+  if (state.seriesChart) state.seriesChart.destroy();
+  state.seriesChart = new Chart($("series-chart"), {
+    type: "line", data: { labels, datasets },
+    options: { animation: false, maintainAspectRatio: false,
+      scales: { y: { title: { display: true, text: "share (%)" } } },
+      plugins: { legend: { labels: { filter: (item) => !item.text.startsWith("interval") } }, versionMarks: { indexes: designMarks(buckets) } } },
+    plugins: [versionMarks],
+  });
+  setHeader("series-table", ["bucket start (UTC)", "n", ...names.map((n) => `${n}: estimate [interval]`), "design"]);
+  const body = $("series-table").tBodies[0];
+  body.innerHTML = "";
+  for (const b of buckets) {
+    const row = body.insertRow();
+    row.dataset.start = b.startTimeSeconds;
+    cell(row, utc(b.startTimeSeconds));
+    cell(row, b.n, "num");
+    names.forEach((name, v) => {
+      const s = b.shares && b.shares[v];
+      const td = cell(row, b.suppressed || !s ? (b.suppressed ? "suppressed" : "") : `${pct(s.estimateUnbiased)} ${interval(s)}`, "num");
+      td.dataset.category = name;
+      if (s && !b.suppressed) { td.dataset.value = s.estimateUnbiased; td.dataset.lower = s.ciLower; td.dataset.upper = s.ciUpper; }
+    });
+    cell(row, b.design ? "v" + b.design.version : "");
+  }
+  $("series-chart").dataset.buckets = String(buckets.length);
+}
+
 // Each loadGroups call gets a number; only the newest draws, and the table is emptied at once, so
 // a slow earlier answer never overwrites a newer one nor leaves rows that are about to be replaced.
 let groupsRequest = 0;
@@ -238,6 +418,11 @@ async function loadGroups() {
   }
   if (request !== groupsRequest) return;
   const groups = p.groups || [];
+  if (isCategorical()) {
+    drawShareGroups(key, groups);
+    return;
+  }
+  setHeader("groups-table", ["value", "n", "estimate", "interval"]);
   if (state.groupsChart) state.groupsChart.destroy();
   state.groupsChart = new Chart($("groups-chart"), {
     type: "bar",
@@ -262,6 +447,36 @@ async function loadGroups() {
   }
 }
 
+// A categorical metric by label: grouped bars (one colour per category) and a table with each
+// group's unbiased estimate and simultaneous interval per category.
+function drawShareGroups(key, groups) {
+  const names = categories();
+  if (state.groupsChart) state.groupsChart.destroy();
+  state.groupsChart = new Chart($("groups-chart"), {
+    type: "bar",
+    data: { labels: groups.map((g) => g.groupValue + (g.suppressed ? " (suppressed)" : "")),
+      datasets: names.map((name, v) => ({ label: name, backgroundColor: categoryColor(v, 0.7),
+        data: groups.map((g) => (g.suppressed || !g.shares || !g.shares[v] ? null : g.shares[v].estimateUnbiased * 100)) })) },
+    options: { animation: false, maintainAspectRatio: false,
+      scales: { y: { title: { display: true, text: `share (%) by ${key}` } } } },
+  });
+  setHeader("groups-table", ["value", "n", ...names.map((n) => `${n}: estimate [simultaneous interval]`)]);
+  const body = $("groups-table").tBodies[0];
+  body.innerHTML = "";
+  for (const g of groups) {
+    const row = body.insertRow();
+    row.dataset.group = g.groupValue;
+    cell(row, g.groupValue);
+    cell(row, g.n, "num").dataset.value = g.n;
+    names.forEach((name, v) => {
+      const s = g.shares && g.shares[v];
+      const td = cell(row, g.suppressed ? "suppressed" : s ? `${pct(s.estimateUnbiased)} ${simultaneous(s)}` : "", "num");
+      td.dataset.category = name;
+      if (s && !g.suppressed) { td.dataset.value = s.estimateUnbiased; td.dataset.lower = s.simultaneousLower; td.dataset.upper = s.simultaneousUpper; }
+    });
+  }
+}
+
 async function loadDifference() {
   const split = $("diff-split").value;
   if (!split) { showError("difference: choose the time that splits the two windows"); return; }
@@ -274,7 +489,26 @@ async function loadDifference() {
     $("diff-result").textContent = `before: ${pct(d.first.estimateUnbiased)} (n ${d.first.n}); after: ${pct(d.second.estimateUnbiased)} (n ${d.second.n}); ` +
       `difference ${pct(d.difference)}, ${(d.confidenceLevel * 100).toFixed(1)} % interval [${pct(d.ciLower)}, ${pct(d.ciUpper)}]`;
     $("diff-result").dataset.value = d.difference;
+    const table = $("diff-shares");
+    table.hidden = !(d.shares && d.shares.length);
+    if (d.shares && d.shares.length) {
+      $("diff-result").textContent = `first window n ${d.first.n}, second window n ${d.second.n}; ` +
+        `${(d.confidenceLevel * 100).toFixed(1)} % Wald interval of each category's difference (first - second):`;
+      const body = table.tBodies[0];
+      body.innerHTML = "";
+      d.shares.forEach((s, v) => {
+        const row = body.insertRow();
+        row.dataset.category = s.category;
+        cell(row, s.category);
+        cell(row, pct(d.first.shares[v].estimateUnbiased), "num");
+        cell(row, pct(d.second.shares[v].estimateUnbiased), "num");
+        cell(row, pct(s.difference), "num").dataset.value = s.difference;
+        const iv = cell(row, interval(s), "num");
+        iv.dataset.lower = s.ciLower; iv.dataset.upper = s.ciUpper;
+      });
+    }
   } catch (e) {
+    $("diff-shares").hidden = true;
     $("diff-result").textContent = "";
     showError(e.message);
   }
@@ -291,10 +525,31 @@ async function loadDesign() {
   const halfWidth = Number($("half-width").value);
   const m = state.metrics.find((x) => x.name === state.metric);
   const design = m ? { design: m.design.parameters } : { design: { twoCoin: {} } };
+  const categorical = m && m.categories && m.categories.length > 0;
   try {
-    const d = await api("QueryService/DescribeDesign", { ...design, prior });
+    // A categorical design is described through its metric (the metric fixes k).
+    const d = await api("QueryService/DescribeDesign", categorical ? { metric: m.name, prior } : { ...design, prior });
     const list = $("design-figures");
     list.innerHTML = "";
+    if (categorical) {
+      const c = d.design.parameters.categorical || {};
+      addFigure(list, "design", `categorical ${c.mechanism} v${d.design.version}: k = ${d.design.categories}` +
+        `${d.design.hashBuckets ? ", g = " + d.design.hashBuckets + " hash buckets" : ""} (p* = ${d.design.a}, q* = ${d.design.b})`);
+      addFigure(list, "epsilon (nats)", Number(d.design.epsilon).toFixed(4));
+      addFigure(list, "prior", pct(d.prior) + " for one category");
+      addFigure(list, "posterior after a report supporting it", pct(d.posteriorGivenYes));
+      addFigure(list, "posterior after a report not supporting it", pct(d.posteriorGivenNo));
+      addFigure(list, "mutual information", Number(d.mutualInformationBits).toFixed(4) + " bits of " + Number(d.entropyBits).toFixed(4) + " (that category against the rest)");
+      const plan = $("plan");
+      plan.innerHTML = "";
+      try {
+        const p = await api("QueryService/PlanSurvey", { ...design, halfWidth, confidenceLevel: Number(selected("level")), assumedPrevalence: prior });
+        addFigure(plan, "reports needed", `${p.reportsNeeded} at share ${pct(prior)} for ±${pct(halfWidth)} at ${(p.confidenceLevel * 100).toFixed(1)} %`);
+      } catch (e) {
+        addFigure(plan, "planner", "not available for this categorical design on this collector (" + e.message + ")");
+      }
+      return;
+    }
     addFigure(list, "design", `${designName(d.design)}${d.design.version ? " v" + d.design.version : ""} (a = ${d.design.a}, b = ${d.design.b})`);
     addFigure(list, "epsilon (nats)", d.design.epsilonInfinite ? "infinite" : Number(d.design.epsilon).toFixed(4));
     addFigure(list, "prior", pct(d.prior));
@@ -321,7 +576,9 @@ function init() {
   });
   $("token-forget").addEventListener("click", () => { sessionStorage.removeItem("deniable.token"); $("token").value = ""; loadMetrics(); });
   for (const id of ["method", "level"]) $(id).addEventListener("change", () => state.metric && selectMetric(state.metric));
+  $("simultaneous").addEventListener("change", () => state.metric && Promise.all([loadPrevalence(), loadGroups()]));
   $("bucket").addEventListener("change", () => state.metric && loadSeries());
+  $("series-band").addEventListener("change", () => state.metric && loadSeries());
   $("group-go").addEventListener("click", () => state.metric && loadGroups());
   $("diff-go").addEventListener("click", () => state.metric && loadDifference());
   $("design-go").addEventListener("click", loadDesign);

@@ -1,0 +1,211 @@
+#!/usr/bin/python3
+"""The dashboard's view of a categorical metric (issue 14) in headless Chromium.
+
+Starts the real deniable-server with the HTTP listener, creates the 4-category metric
+`chile_vote` (Y, N, U, A; k-RR at epsilon = ln 3) and replays the 1988 Chile survey's vote with
+region labels, spread over 3 days, through the real CLI (each respondent's device randomizes its
+category with the C++ SDK). Then drives the page: the yes/no figures are hidden; the shares
+table shows, for each category, the same support count, unbiased estimate, consistent
+(norm-sub) share, standard error, per-category and simultaneous interval as the JSON API, for
+Sidak and then for Bonferroni; the daily series has one line per category and its table equals
+the API's buckets; the region breakdown equals the API's groups; the design figures describe
+the categorical design; the charts' canvases are drawn. Saves a screenshot to SCREENSHOT.
+Exits 77 (CTest: skipped) only if chromium is absent.
+
+Usage: dashboard_categorical_test.py SERVER_BINARY CLI_BINARY CSV SCREENSHOT
+"""
+import os
+import subprocess
+import sys
+import tempfile
+import time
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "lib"))
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from test_server import start_collector  # noqa: E402
+from dashboard_browser_test import (CHROMEDRIVER, CHROMIUM, api, browser,  # noqa: E402
+                                    canvas_drawn, pct)
+
+HOUR = 3600
+VOTE = ["Y", "N", "U", "A"]
+
+
+def check_shares_table(driver, expected):
+    """The shares table equals the API's shares, figure by figure (raw and formatted)."""
+    from selenium.webdriver.common.by import By
+    rows = driver.find_elements(By.CSS_SELECTOR, "#shares-table tbody tr")
+    assert [r.get_attribute("data-category") for r in rows] == VOTE, [r.text for r in rows]
+    for row, s in zip(rows, expected["shares"]):
+        cells = row.find_elements(By.TAG_NAME, "td")
+        assert cells[0].text == s["category"], (cells[0].text, s)
+        assert cells[1].text == s["supportCount"], (cells[1].text, s)
+        for i, field in ((2, "estimateUnbiased"), (3, "estimateConsistent"),
+                         (4, "standardError")):
+            assert float(cells[i].get_attribute("data-value")) == s[field], (field, s)
+            assert cells[i].text == pct(s[field]), (cells[i].text, field, s)
+        assert float(cells[5].get_attribute("data-lower")) == s["ciLower"], s
+        assert float(cells[5].get_attribute("data-upper")) == s["ciUpper"], s
+        assert cells[5].text == f"[{pct(s['ciLower'])}, {pct(s['ciUpper'])}]", cells[5].text
+        assert float(cells[6].get_attribute("data-lower")) == s["simultaneousLower"], s
+        assert float(cells[6].get_attribute("data-upper")) == s["simultaneousUpper"], s
+        assert cells[6].text == \
+            f"[{pct(s['simultaneousLower'])}, {pct(s['simultaneousUpper'])}]", cells[6].text
+
+
+def main():
+    server_bin, cli_bin, csv, screenshot = sys.argv[1:5]
+    if not (os.path.exists(CHROMIUM) and os.path.exists(CHROMEDRIVER)):
+        print("chromium or chromedriver is absent: skipped")
+        sys.exit(77)
+    from selenium.webdriver.common.by import By
+    from selenium.webdriver.support import expected_conditions as ec
+    from selenium.webdriver.support.ui import Select, WebDriverWait
+
+    work = tempfile.mkdtemp(prefix="deniable_dashboard_categorical_")
+    server, target, base = start_collector(server_bin, os.path.join(work, "d.db"),
+                                           os.path.join(work, "server.log"))
+    driver = None
+    try:
+        subprocess.run([cli_bin, f"--target={target}", "create-metric", "--name=chile_vote",
+                        "--categories=Y,N,U,A", "--design=categorical", "--epsilon=1.0986",
+                        "--description=How will you vote in the 1988 plebiscite?"],
+                       check=True, capture_output=True)
+        subprocess.run([cli_bin, f"--target={target}", "replay", "--metric=chile_vote",
+                        f"--csv={csv}", "--column=vote", "--label_columns=region",
+                        "--spread=3d"], check=True, capture_output=True)
+        expected = api(base, "QueryService/GetPrevalence", {"metric": "chile_vote"}, "")
+        assert expected["n"] == "2532", expected
+        assert [s["category"] for s in expected["shares"]] == VOTE, expected
+        bonferroni = api(base, "QueryService/GetPrevalence",
+                         {"metric": "chile_vote", "simultaneous": "BONFERRONI"}, "")
+        regions = api(base, "QueryService/GetPrevalence",
+                      {"metric": "chile_vote", "groupBy": "region"}, "")
+
+        driver = browser(work)
+        wait = WebDriverWait(driver, 20)
+        driver.get(base + "/")
+        row = wait.until(ec.element_to_be_clickable(
+            (By.CSS_SELECTOR, '#metrics tbody tr[data-metric="chile_vote"]')))
+        assert "4 categories" in row.text, row.text
+        wait.until(lambda d: row.find_element(By.CSS_SELECTOR, ".reports").text == "2532")
+        row.click()
+        wait.until(lambda d: len(d.find_elements(By.CSS_SELECTOR, "#shares-table tbody tr")) == 4)
+        wait.until(lambda d: d.find_element(By.ID, "p-n").text == "2532")
+        assert driver.find_element(By.ID, "shares").is_displayed()
+        assert not driver.find_element(By.ID, "p-estimate").is_displayed()  # yes/no figures
+        check_shares_table(driver, expected)
+        legend = driver.find_element(By.ID, "shares-legend")
+        assert legend.get_attribute("data-method") == "sidak", legend.text
+        assert float(legend.get_attribute("data-per-category-level")) == \
+            expected["perCategoryLevel"]
+        assert "norm_sub" in legend.text and "Sidak" in legend.text, legend.text
+        central = driver.find_element(By.ID, "p-central")
+        assert float(central.get_attribute("data-value")) == expected["centralEpsilon"]
+        assert canvas_drawn(driver, "shares-chart")
+        assert not driver.find_element(By.ID, "error").is_displayed()
+
+        # Bonferroni: wider simultaneous intervals, the API's.
+        Select(driver.find_element(By.ID, "simultaneous")).select_by_value("BONFERRONI")
+        wait.until(lambda d: d.find_element(By.ID, "shares-legend").get_attribute(
+            "data-method") == "bonferroni")
+        check_shares_table(driver, bonferroni)
+        assert "Bonferroni" in driver.find_element(By.ID, "shares-legend").text
+        Select(driver.find_element(By.ID, "simultaneous")).select_by_value("SIDAK")
+        wait.until(lambda d: d.find_element(By.ID, "shares-legend").get_attribute(
+            "data-method") == "sidak")
+        check_shares_table(driver, expected)
+
+        # The daily series: one line per category; the table equals the API's buckets (the
+        # request the page makes: the last 53 weeks up to the next hour but one).
+        wait.until(lambda d: d.find_elements(By.CSS_SELECTOR, "#series-table tbody tr"))
+        now = int(time.time())
+        series = api(base, "QueryService/GetSeries", {
+            "metric": "chile_vote", "bucket": "DAY",
+            "startTimeSeconds": str((now - 53 * 7 * 24 * HOUR) // HOUR * HOUR),
+            "endTimeSeconds": str((now // HOUR + 2) * HOUR)}, "")
+        buckets = series["buckets"]
+        assert len([b for b in buckets if not b["suppressed"]]) >= 3, buckets
+        assert sum(int(b["n"]) for b in buckets) == 2532, buckets
+        rows = driver.find_elements(By.CSS_SELECTOR, "#series-table tbody tr")
+        assert len(rows) == len(buckets), (len(rows), len(buckets))
+        for row, b in zip(rows, buckets):
+            assert row.get_attribute("data-start") == b["startTimeSeconds"], (row.text, b)
+            cells = row.find_elements(By.TAG_NAME, "td")
+            assert cells[1].text == b["n"], (cells[1].text, b)
+            if b["suppressed"]:  # too few reports: no figure
+                assert [c.text for c in cells[2:6]] == ["suppressed"] * 4, row.text
+                continue
+            assert len(b["shares"]) == 4, b
+            for v, s in enumerate(b["shares"]):
+                c = cells[2 + v]
+                assert c.get_attribute("data-category") == VOTE[v]
+                assert float(c.get_attribute("data-value")) == s["estimateUnbiased"], (v, b)
+                assert float(c.get_attribute("data-lower")) == s["ciLower"], (v, b)
+                assert float(c.get_attribute("data-upper")) == s["ciUpper"], (v, b)
+                assert c.text.startswith(pct(s["estimateUnbiased"])), c.text
+        assert driver.execute_script(
+            "return Chart.getChart('series-chart').data.datasets"
+            ".filter(d => d.type !== 'scatter' && !d.label.startsWith('interval'))"
+            ".map(d => d.label)") == VOTE
+        assert canvas_drawn(driver, "series-chart")
+        # The band follows the category chosen.
+        Select(driver.find_element(By.ID, "series-band")).select_by_visible_text("U")
+        wait.until(lambda d: "band: U's interval" in d.find_element(By.ID, "series-legend").text)
+        upper = driver.execute_script(
+            "return Chart.getChart('series-chart').data.datasets[0].data")
+        assert upper == [None if b["suppressed"] else b["shares"][2]["ciUpper"] * 100
+                         for b in buckets], upper
+
+        # The region breakdown: each group's shares, the API's.
+        driver.find_element(By.ID, "group-go").click()
+        wait.until(lambda d: len(d.find_elements(By.CSS_SELECTOR, "#groups-table tbody tr")) ==
+                   len(regions["groups"]))
+        for g in regions["groups"]:
+            cells = driver.find_elements(
+                By.CSS_SELECTOR, f'#groups-table tbody tr[data-group="{g["groupValue"]}"] td')
+            assert cells[1].text == g["n"], (cells[1].text, g)
+            for v, s in enumerate(g["shares"]):
+                assert float(cells[2 + v].get_attribute("data-value")) == s["estimateUnbiased"]
+                assert float(cells[2 + v].get_attribute("data-lower")) == s["simultaneousLower"]
+                assert float(cells[2 + v].get_attribute("data-upper")) == s["simultaneousUpper"]
+        assert canvas_drawn(driver, "groups-chart")
+
+        # The design figures describe the categorical design through the metric.
+        wait.until(lambda d: "k = 4" in d.find_element(By.ID, "design-figures").text)
+        figures = driver.find_element(By.ID, "design-figures").text
+        assert "K_RR" in figures and "posterior after a report supporting it" in figures, figures
+        assert not driver.find_element(By.ID, "error").is_displayed(), \
+            driver.find_element(By.ID, "error").text
+
+        # The difference per category.
+        driver.find_element(By.ID, "diff-split").clear()
+        split = time.strftime("%Y-%m-%dT%H:00", time.gmtime(now - 36 * HOUR))
+        driver.execute_script("document.getElementById('diff-split').value = arguments[0]", split)
+        driver.find_element(By.ID, "diff-go").click()
+        wait.until(lambda d: len(d.find_elements(By.CSS_SELECTOR, "#diff-shares tbody tr")) == 4)
+        at = str((now - 36 * HOUR) // HOUR * HOUR)
+        diff = api(base, "QueryService/GetDifference", {
+            "first": {"metric": "chile_vote", "endTimeSeconds": at},
+            "second": {"metric": "chile_vote", "startTimeSeconds": at}}, "")
+        rows = driver.find_elements(By.CSS_SELECTOR, "#diff-shares tbody tr")
+        for row, s in zip(rows, diff["shares"]):
+            cells = row.find_elements(By.TAG_NAME, "td")
+            assert cells[0].text == s["category"]
+            assert float(cells[3].get_attribute("data-value")) == s["difference"], (s, row.text)
+            assert float(cells[4].get_attribute("data-lower")) == s["ciLower"], s
+
+        driver.execute_script("document.getElementById('detail').scrollIntoView()")
+        driver.save_screenshot(screenshot)
+        print("shares:", [(s["category"], round(s["estimateUnbiased"], 4),
+                           round(s["simultaneousLower"], 4), round(s["simultaneousUpper"], 4))
+                          for s in expected["shares"]])
+        print(f"dashboard (categorical): OK (screenshot {screenshot})")
+    finally:
+        if driver is not None:
+            driver.quit()
+        server.terminate()
+        server.wait(timeout=30)
+
+
+if __name__ == "__main__":
+    main()
