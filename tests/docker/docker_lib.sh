@@ -4,6 +4,10 @@
 # fail(), and sets DPID="" (start_dockerd sets it when it starts a daemon the caller must stop).
 # shellcheck shell=bash
 
+# PostgreSQL 15 and nginx from Debian in one image, for the postgres and balancer services of
+# docker/compose.postgres.yaml in CI (tests/docker/compose-deps.Dockerfile).
+DEPS_IMAGE=${DENIABLE_COMPOSE_DEPS_IMAGE:-deniable-compose-deps:ci}
+
 install_tools() {
   local need=()
   [ -x /usr/bin/docker ] && [ -x /usr/sbin/dockerd ] || need+=(docker.io)
@@ -107,3 +111,10 @@ build_image() {
   $DOCKER history --format '{{.Size}}\t{{.CreatedBy}}' "$IMAGE" | cut -c1-150
 }
 
+
+# The compose deps image (Docker's layer cache keeps it between runs).
+build_deps_image() {
+  $DOCKER build --progress=plain -t "$DEPS_IMAGE" - <"$REPO/tests/docker/compose-deps.Dockerfile" \
+    >"$OUT/deps-build.log" 2>&1 || { tail -n 40 "$OUT/deps-build.log" >&2; fail "building $DEPS_IMAGE failed"; }
+  echo "$DEPS_IMAGE: $(($($DOCKER image inspect -f '{{.Size}}' "$DEPS_IMAGE") / 1000000)) MB"
+}

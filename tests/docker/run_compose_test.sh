@@ -37,7 +37,6 @@ IMAGE=${DENIABLE_IMAGE:-deniable-server:ci}
 JOBS=${DENIABLE_BUILD_JOBS:-2}
 COMPOSE_FILE=$REPO/docker/compose.postgres.yaml
 PROJECT=deniable-compose-ci-$$
-DEPS_IMAGE=deniable-compose-deps:ci  # tests/docker/compose-deps.Dockerfile
 METRIC1=chile_vote_yes
 METRIC2=chile_vote_yes_after_kill
 DOCKER=/usr/bin/docker
@@ -140,13 +139,7 @@ image_ready() {
   build_image
 }
 
-# PostgreSQL 15 and nginx from Debian in one image (cached by Docker between runs), so the
-# services do not install them at start.
-deps_image() {
-  $DOCKER build --progress=plain -t "$DEPS_IMAGE" - <"$REPO/tests/docker/compose-deps.Dockerfile" \
-    >"$OUT/deps-build.log" 2>&1 || { tail -n 40 "$OUT/deps-build.log" >&2; fail "building $DEPS_IMAGE failed"; }
-  echo "$DEPS_IMAGE: $(($($DOCKER image inspect -f '{{.Size}}' "$DEPS_IMAGE") / 1000000)) MB"
-}
+deps_image() { build_deps_image; }
 
 pick_cli() {
   if [ -n "${DENIABLE_CLI:-}" ]; then
@@ -168,9 +161,13 @@ compose_up() {
   UP=1
   compose up -d --no-build >"$OUT/up.log" 2>&1 || { cat "$OUT/up.log" >&2; fail "docker-compose up failed"; }
   cat "$OUT/up.log"
+  local s
+  for s in postgres collector1 collector2 balancer; do CID[$s]=$(compose ps -q "$s"); done
 }
 
-container() { compose ps -q "$1"; }
+# Container ids, read once after `up` (docker-compose takes a second or two per call).
+declare -A CID=()
+container() { echo "${CID[$1]:-$(compose ps -q "$1")}"; }
 
 # wait_healthy SERVICE...: each service's container running and healthy (at most 300 s).
 wait_healthy() {
