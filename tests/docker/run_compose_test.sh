@@ -7,7 +7,9 @@
 #
 # Steps: start dockerd unless one answers (as run_docker_test.sh, same data root, so the images
 # are shared); reuse the collector image run_docker_test.sh built (same tag) when it was built
-# from this commit, else build it; `docker-compose up` under a project name of its own on a free
+# from this commit, else build it; build deniable-compose-deps:ci (Debian's postgresql-15 and
+# nginx, tests/docker/compose-deps.Dockerfile; from Docker's cache when tests/docker/prebuild.sh
+# or an earlier run built it) for the postgres and balancer services; `docker-compose up` under a project name of its own on a free
 # port; wait until all four services are healthy and a health check passes through nginx;
 # replay the Chile survey through nginx (2532 devices, one report each); check n = 2532, that
 # both collectors stored reports (nginx's log and the per-collector count shards), and that in
@@ -28,6 +30,7 @@
 #                          else the one in the image)
 #   DENIABLE_COMPOSE_PORT  host port of the balancer on 127.0.0.1 (default: a free port)
 #   DENIABLE_BUILD_JOBS    compile jobs if the image must be built (default 2)
+#   DENIABLE_COMPOSE_DEPS_IMAGE  tag of the PostgreSQL + nginx image (default deniable-compose-deps:ci)
 set -Eeuo pipefail
 
 REPO=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
