@@ -1,7 +1,18 @@
 #!/usr/bin/env bash
 # Installs the Debian 12 packages Deniable builds, tests and runs with. Idempotent: does nothing
 # when they are all present. Needs root (or sudo).
+#   --ci  also what the other CI steps need (.ci/run passes it), in the same apt-get run: the
+#         Docker engine and client, docker-compose and debootstrap (tests/docker/: the base image
+#         is made locally, no registry is reached), clang-14 and its sanitizer and libFuzzer
+#         runtime (tests/fuzz/run_fuzz.sh).
 set -euo pipefail
+ci=0
+for arg in "$@"; do
+  case $arg in
+    --ci) ci=1 ;;
+    *) echo "install-deps.sh: unknown argument $arg (only --ci)" >&2; exit 2 ;;
+  esac
+done
 packages=(
   build-essential cmake ninja-build pkg-config git python3 sqlite3
   libgrpc++-dev protobuf-compiler-grpc libprotobuf-dev protobuf-compiler libabsl-dev
@@ -13,6 +24,7 @@ packages=(
   libplplot-dev  # series --plot (PLplot: svg and pdf drivers)
   python3-yaml python3-jsonschema  # tests/kubernetes: the example manifest's schema check
 )
+[ "$ci" = 0 ] || packages+=(docker.io docker-compose debootstrap clang-14 libclang-rt-14-dev)
 missing=()
 for p in "${packages[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")

@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # The test command: installs what is missing, builds everything (warnings are errors) and runs
 # the whole test suite with CTest. Build tree: build/ (override with DENIABLE_BUILD_DIR).
+# DENIABLE_BUILD_BENCH=OFF leaves out the benchmark programs no test runs (CI does; default ON).
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 build=${DENIABLE_BUILD_DIR:-$root/build}
@@ -9,6 +10,7 @@ bash "$root/tools/install-deps.sh"
 # 2-core CI machines a build without ccache takes about 7 min this way and about twice that
 # with -g (gRPC and protobuf headers make the debug info large). Configure your own build tree
 # with -DCMAKE_BUILD_TYPE=RelWithDebInfo (the default) to debug.
-cmake -S "$root" -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=Release -DCMAKE_CXX_FLAGS_RELEASE="-O2 -DNDEBUG" -DCMAKE_C_FLAGS_RELEASE="-O2 -DNDEBUG" -DDENIABLE_WERROR=ON
+cmake -S "$root" -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=Release -DCMAKE_CXX_FLAGS_RELEASE="-O2 -DNDEBUG" -DCMAKE_C_FLAGS_RELEASE="-O2 -DNDEBUG" -DDENIABLE_WERROR=ON \
+  -DDENIABLE_BUILD_BENCH="${DENIABLE_BUILD_BENCH:-ON}"
 cmake --build "$build" -j"$(nproc)"
 ctest --test-dir "$build" -j"$(nproc)" --output-on-failure
