@@ -1,9 +1,11 @@
 #include "deniable/common/categorical_planner.h"
 
+#include <algorithm>
 #include <cmath>
 #include <vector>
 
 #include "absl/status/status.h"
+#include "deniable/common/interval.h"
 #include "deniable/common/planner.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
@@ -124,6 +126,34 @@ TEST(CategoricalPlannerTest, RejectsBadInputNamingTheField) {
   EXPECT_THAT(
       PlanCategoricalSurvey(d, 0.05, 0.95, SimultaneousMethod::kSidak, bad).status().message(),
       HasSubstr("assumed_shares[1]"));
+}
+
+// The planned n is the smallest that meets the target: at n every share's normal-approximation
+// half-width z_L sqrt(lambda (1 - lambda) / n) / (p* - q*) is at most h, at n - 1 some share's
+// exceeds it (the worst share for the worst case: lambda (1 - lambda) at its largest).
+TEST(CategoricalPlannerTest, PlannedNIsTheSmallestMeetingTheTarget) {
+  const std::vector<double> shares = {0.6, 0.25, 0.1, 0.05};
+  for (M m : {M::kDirectEncoding, M::kOptimizedUnaryEncoding, M::kOptimizedLocalHashing}) {
+    for (double eps : {0.5, 1.0, 2.5}) {
+      const CategoricalDesign d = Make(m, 4, eps);
+      const double p = d.p_star(), q = d.q_star();
+      for (SimultaneousMethod method :
+           {SimultaneousMethod::kSidak, SimultaneousMethod::kBonferroni}) {
+        const CategoricalPlan plan = PlanCategoricalSurvey(d, 0.04, 0.9, method, shares).value();
+        const double z = TwoSidedNormalQuantile(plan.per_category_level);
+        auto widest = [&](int64_t n) {
+          double w = 0;
+          for (double f : shares) {
+            const double lambda = q + (p - q) * f;
+            w = std::max(w, z * std::sqrt(lambda * (1 - lambda) / n) / (p - q));
+          }
+          return w;
+        };
+        EXPECT_LE(widest(plan.reports_needed_simultaneous), 0.04 * (1 + 1e-12)) << d.ToString();
+        EXPECT_GT(widest(plan.reports_needed_simultaneous - 1), 0.04) << d.ToString();
+      }
+    }
+  }
 }
 
 }  // namespace
