@@ -310,5 +310,66 @@ TEST_F(QueryNumericSweepTest, PrevalenceSeriesAndDifferenceNeverEndInUnknownOrIn
   EXPECT_GT(calls_, 500);
 }
 
+// Issue 14: the same for categorical designs given by parameters (k, epsilon, category_prior,
+// assumed_shares, n, half_width, level): each answer OK or a client error naming the field.
+TEST_F(QueryNumericSweepTest, CategoricalDescribeAndPlanNeverEndInUnknownOrInternal) {
+  const v1::CategoricalMechanism mechanisms[] = {v1::CATEGORICAL_MECHANISM_UNSPECIFIED, v1::K_RR,
+                                                 v1::OUE, v1::OLH};
+  for (double v : ExtremeDoubles()) {
+    for (v1::CategoricalMechanism mechanism : mechanisms) {
+      const std::string at =
+          "value " + std::to_string(v) + " mechanism " + v1::CategoricalMechanism_Name(mechanism);
+      v1::DescribeDesignRequest describe;
+      describe.mutable_design()->mutable_categorical()->set_mechanism(mechanism);
+      describe.mutable_design()->mutable_categorical()->set_epsilon(1.0);
+      describe.set_k(3);
+      describe.set_n(1000);
+      v1::PlanSurveyRequest plan;
+      *plan.mutable_design() = describe.design();
+      plan.set_k(3);
+      plan.set_half_width(0.05);
+      for (int field = 0; field < 5; ++field) {
+        const char* name[] = {"design.categorical.epsilon", "category_prior[1]", "half_width",
+                              "confidence_level", "assumed_shares[1]"};
+        v1::DescribeDesignRequest d = describe;
+        v1::PlanSurveyRequest p = plan;
+        if (field == 0) {
+          d.mutable_design()->mutable_categorical()->set_epsilon(v);
+          p.mutable_design()->mutable_categorical()->set_epsilon(v);
+        }
+        if (field == 1) {
+          for (double share : {0.5, v, 0.5 - v}) d.add_category_prior(share);
+        }
+        if (field == 2) p.set_half_width(v);
+        if (field == 3) p.set_confidence_level(v);
+        if (field == 4) {
+          for (double share : {0.5, v, 0.5 - v}) p.add_assumed_shares(share);
+        }
+        // A prior or shares may fail on their sum, named without an index.
+        const std::string field_name = field == 1   ? "category_prior"
+                                       : field == 4 ? "assumed_shares"
+                                                    : name[field];
+        v1::DesignDescription description;
+        Check(std::string("Describe ") + name[field] + " " + at, field_name,
+              [&](grpc::ClientContext* c) { return queries_->DescribeDesign(c, d, &description); });
+        v1::SurveyPlan survey;
+        Check(std::string("Plan ") + name[field] + " " + at, field_name,
+              [&](grpc::ClientContext* c) { return queries_->PlanSurvey(c, p, &survey); });
+      }
+    }
+  }
+  for (int64_t n :
+       {std::numeric_limits<int64_t>::min(), int64_t{-1}, int64_t{1}, int64_t{1'000'000'000},
+        int64_t{1'000'000'001}, std::numeric_limits<int64_t>::max()}) {
+    v1::DescribeDesignRequest d;
+    d.mutable_design()->mutable_categorical()->set_epsilon(1.0);
+    d.set_k(3);
+    d.set_n(n);
+    v1::DesignDescription description;
+    Check("Describe n " + std::to_string(n), "n",
+          [&](grpc::ClientContext* c) { return queries_->DescribeDesign(c, d, &description); });
+  }
+}
+
 }  // namespace
 }  // namespace deniable

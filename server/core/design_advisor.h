@@ -1,16 +1,27 @@
 // Privacy figures of a design and survey planning (statistics.md sections 2 and 3), for the
-// DescribeDesign and PlanSurvey calls. Pure computation over common/privacy.h and
-// common/planner.h; reads a metric's design from the registry when asked by name.
+// DescribeDesign and PlanSurvey calls. Pure computation over common/privacy.h,
+// common/planner.h and their categorical counterparts (categorical_privacy.h,
+// categorical_planner.h); reads a metric's design from the registry when asked by name.
 //
 // Thread-safe. Does not own the registry.
 #ifndef DENIABLE_SERVER_CORE_DESIGN_ADVISOR_H_
 #define DENIABLE_SERVER_CORE_DESIGN_ADVISOR_H_
 
+#include <cstdint>
+#include <string>
+#include <vector>
+
 #include "absl/status/statusor.h"
+#include "deniable/common/categorical.h"
 #include "deniable/v1/query_service.pb.h"
 #include "server/core/metric_registry.h"
 
 namespace deniable::server {
+
+// The largest n DescribeDesign computes a central epsilon for: the numerical shuffle bound's cost
+// grows with n (about 1 s at 10^10, minutes at 10^14), and a billion reports in one selection is
+// beyond any deployment this collector serves.
+inline constexpr int64_t kMaxDescribedReports = 1'000'000'000;
 
 class DesignAdvisor {
  public:
@@ -18,21 +29,38 @@ class DesignAdvisor {
 
   // Epsilon, posteriors P(x = 1 | r), H(x), H(x | r) and I(x; r) in bits at the prior, and for an
   // unrelated-question design the pi_B that makes a "yes" uninformative (or why none exists).
-  // For a categorical metric named by `metric`: the same figures for one category v against the
-  // others through the support channel (p*, q*): prior = P(x = v), posterior_given_yes =
-  // P(x = v | the report supports v), posterior_given_no = P(x = v | it does not), and H, I of
-  // the pair (x = v, report supports v). A categorical design given by parameters is refused
-  // (INVALID_ARGUMENT: its k is not known).
-  // Errors: INVALID_ARGUMENT naming "design..." or "prior" (must be in [0, 1]); NOT_FOUND for an
-  // unknown metric.
+  // Categorical designs, by parameters (design.categorical with k or the names in categories;
+  // mechanism UNSPECIFIED picks the one of least variance) or a metric with categories: the
+  // yes/no fields hold one category v against the others through the support channel (p*, q*)
+  // (prior = P(x = v), posterior_given_yes = P(x = v | the report supports v), ...), and the
+  // categorical fields the figures of common/categorical_privacy.h at category_prior (uniform
+  // when empty): per reported (k-RR) or supported (OUE, OLH) category r, P(r) and P(x = j | r);
+  // H(x) over the k categories and, for k-RR, I(x; r) of the k x k channel.
+  // With n > 0: the shuffle-amplified epsilon for n reports (common/shuffle.h; the clone
+  // probability of the binary channel, or CategoricalDesign::CloneProbability) at delta =
+  // kDefaultCentralDelta.
+  // Errors: INVALID_ARGUMENT naming "design..." (e.g. "design.categorical.epsilon",
+  // "design.categorical.mechanism"), "k" (missing for a categorical design, outside [2, 256], or
+  // disagreeing with categories; or given with a yes/no design), "categories[i]", "prior" (must be
+  // in [0, 1]), "category_prior" / "category_prior[j]" or "n" (< 0 or > kMaxDescribedReports);
+  // NOT_FOUND for an unknown metric; FAILED_PRECONDITION for a metric without a registry (the CLI's
+  // local use).
   absl::StatusOr<v1::DesignDescription> Describe(const v1::DescribeDesignRequest& request);
 
   // Reports needed for a target half-width; variance inflation against a direct question.
-  // Errors: INVALID_ARGUMENT naming "design...", "half_width", "confidence_level" or
-  // "assumed_prevalence".
+  // Categorical designs (k or categories as in Describe): for every category share, one alone
+  // and all k together (Sidak or Bonferroni), at the assumed shares or the worst case over
+  // shares (common/categorical_planner.h; assumed_prevalence is not used).
+  // Errors: INVALID_ARGUMENT naming "design...", "k", "categories[i]", "half_width",
+  // "confidence_level", "assumed_prevalence", "assumed_shares" / "assumed_shares[v]" or
+  // "simultaneous"; OUT_OF_RANGE naming "half_width" when n exceeds int64.
   absl::StatusOr<v1::SurveyPlan> Plan(const v1::PlanSurveyRequest& request);
 
  private:
+  absl::StatusOr<v1::SurveyPlan> PlanCategorical(const v1::PlanSurveyRequest& request,
+                                                 const CategoricalDesign& design,
+                                                 const std::vector<std::string>& names);
+
   MetricRegistry* const registry_;
 };
 

@@ -9,6 +9,7 @@
 #include <fstream>
 #include <random>
 #include <string>
+#include <vector>
 
 #include "client/src/testing/fake_transport.h"
 #include "tools/cli/categorical_flags.h"
@@ -252,6 +253,103 @@ TEST(CategoricalOutputTest, MetricAndListShowTheCategories) {
   *list.add_metrics() = m;
   EXPECT_THAT(FormatMetricList(list), HasSubstr("categories: Y, N, U, A"));
   EXPECT_THAT(FormatMetricList(list), HasSubstr("k_rr v1 (k = 4"));
+}
+
+TEST(SharesFlagTest, ParsesNumbersAndNamesTheFlagOtherwise) {
+  absl::StatusOr<std::vector<double>> shares = SharesFromFlag({"0.35", "0.35", "0.23", "0.07"});
+  ASSERT_TRUE(shares.ok()) << shares.status();
+  EXPECT_EQ(*shares, (std::vector<double>{0.35, 0.35, 0.23, 0.07}));
+  EXPECT_TRUE(SharesFromFlag({})->empty());
+  absl::StatusOr<std::vector<double>> bad = SharesFromFlag({"0.5", "half"});
+  EXPECT_EQ(bad.status().code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_THAT(bad.status().message(), HasSubstr("--shares: value 2 of 2 is not a number"));
+}
+
+// A k-RR description as DescribeDesign gives it (k = 3, eps = ln 2: p* = 1/2, q* = 1/4).
+v1::DesignDescription ThreeCategoryDescription(const std::string& channel) {
+  v1::DesignDescription d;
+  d.mutable_design()->mutable_parameters()->mutable_categorical()->set_mechanism(
+      channel == "report" ? v1::K_RR : v1::OUE);
+  d.mutable_design()->set_categories(3);
+  d.mutable_design()->set_a(0.5);
+  d.mutable_design()->set_b(0.25);
+  d.mutable_design()->set_epsilon(std::log(2.0));
+  for (const char* c : {"Y", "N", "U"}) d.add_categories(c);
+  for (double p : {0.5, 0.25, 0.25}) d.add_category_prior(p);
+  d.set_channel(channel);
+  d.set_channel_note("what the figures are of");
+  d.set_categorical_entropy_bits(1.5);
+  d.set_categorical_mutual_information_bits(channel == "report" ? 0.0488 : 0.0);
+  const double posterior[3][3] = {{2.0 / 3, 1.0 / 6, 1.0 / 6}, {0.4, 0.4, 0.2}, {0.4, 0.2, 0.4}};
+  for (int r = 0; r < 3; ++r) {
+    v1::ReportedCategory* c = d.add_reported();
+    c->set_category(d.categories(r));
+    c->set_probability(r == 0 ? 0.375 : 0.3125);
+    for (double p : posterior[r]) c->add_posterior(p);
+    c->set_mutual_information_bits(0.01 * (r + 1));
+  }
+  return d;
+}
+
+TEST(CategoricalOutputTest, DescriptionShowsThePosteriorOfEachReportedCategory) {
+  const std::string out = FormatDesignDescription(ThreeCategoryDescription("report"));
+  EXPECT_THAT(out, HasSubstr("categories                  3: Y, N, U"));
+  EXPECT_THAT(out, HasSubstr("prior                       Y 50.00 %, N 25.00 %, U 25.00 %"));
+  EXPECT_THAT(out, HasSubstr("I(x; r)                     0.0488 bits"));
+  EXPECT_THAT(out, HasSubstr("r REPORTED"));
+  EXPECT_THAT(out, HasSubstr("Y              37.50 %    66.67 %    16.67 %    16.67 %"));
+  EXPECT_THAT(out, Not(HasSubstr("P(yes | report yes)")));  // no yes/no lines
+  EXPECT_THAT(out, Not(HasSubstr("central epsilon")));      // no --n
+  // OUE: the support channel, said so, and no I(x; r) of a whole report.
+  const std::string support = FormatDesignDescription(ThreeCategoryDescription("support"));
+  EXPECT_THAT(support, HasSubstr("r SUPPORTED"));
+  EXPECT_THAT(support, HasSubstr("the report supports r"));
+  EXPECT_THAT(support, Not(HasSubstr("I(x; r)      ")));
+}
+
+TEST(CategoricalOutputTest, DescriptionWithNShowsTheCentralEpsilon) {
+  v1::DesignDescription d = ThreeCategoryDescription("report");
+  d.set_central_n(2532);
+  d.set_central_epsilon(0.1023);
+  d.set_central_delta(1e-6);
+  EXPECT_THAT(FormatDesignDescription(d),
+              HasSubstr("central epsilon             0.1023 nats at delta = 1e-06 for n = 2532"));
+}
+
+TEST(CategoricalOutputTest, ManyCategoriesShowTheLargestOtherPosteriorInsteadOfAColumnEach) {
+  v1::DesignDescription d = ThreeCategoryDescription("report");
+  for (int j = 3; j < 10; ++j) d.add_categories("c" + std::to_string(j));
+  const std::string out = FormatCategoricalDescription(d);
+  EXPECT_THAT(out, HasSubstr("P(TRUE=r|r)"));
+  EXPECT_THAT(out, HasSubstr("MAX P(TRUE=j|r)"));
+  EXPECT_THAT(out, Not(HasSubstr("P(Y|r)")));
+}
+
+TEST(CategoricalOutputTest, PlanShowsOneShareAloneAndAllTogether) {
+  v1::SurveyPlan p;
+  p.mutable_design()->mutable_parameters()->mutable_categorical()->set_mechanism(v1::K_RR);
+  p.mutable_design()->set_categories(4);
+  for (const char* c : {"Y", "N", "U", "A"}) p.add_categories(c);
+  p.set_half_width(0.05);
+  p.set_confidence_level(0.95);
+  p.set_reports_needed(3074);
+  p.set_reports_needed_worst_case(3458);
+  p.set_simultaneous_method(v1::SIDAK);
+  p.set_per_category_level(std::pow(0.95, 0.25));
+  p.set_reports_needed_simultaneous(4964);
+  p.set_reports_needed_simultaneous_worst_case(5585);
+  p.set_assumption("at the assumed shares");
+  v1::CategoryPlan* y = p.add_category_plans();
+  y->set_category("Y");
+  y->set_assumed_share(0.5);
+  y->set_reports_needed(3074);
+  y->set_reports_needed_simultaneous(4964);
+  const std::string out = FormatPlan(p);
+  EXPECT_THAT(out, HasSubstr("+/- 5.00 percentage points on every share at 95 %"));
+  EXPECT_THAT(out, HasSubstr("one share alone             3074 reports (worst case 3458)"));
+  EXPECT_THAT(out, HasSubstr("all 4 shares together      4964 reports (worst case 5585; sidak, "
+                             "each share at 98.7259 %)"));
+  EXPECT_THAT(out, HasSubstr("Y               50.00 %         3074           4964"));
 }
 
 }  // namespace

@@ -1,5 +1,6 @@
 #include "tools/cli/categorical_flags.h"
 
+#include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 
 namespace deniable::tools {
@@ -52,6 +53,20 @@ absl::StatusOr<std::vector<std::string>> CategoriesFromFlag(const std::vector<st
     }
   }
   return names;
+}
+
+absl::StatusOr<std::vector<double>> SharesFromFlag(const std::vector<std::string>& values) {
+  std::vector<double> shares;
+  for (size_t i = 0; i < values.size(); ++i) {
+    double share = 0;
+    if (!absl::SimpleAtod(values[i], &share)) {
+      return absl::InvalidArgumentError(absl::StrCat("--shares: value ", i + 1, " of ",
+                                                     values.size(), " is not a number: \"",
+                                                     values[i], "\""));
+    }
+    shares.push_back(share);
+  }
+  return shares;
 }
 
 absl::StatusOr<v1::SimultaneousMethod> ParseSimultaneous(absl::string_view text) {

@@ -39,6 +39,10 @@ absl::StatusOr<std::optional<v1::DesignParameters>> CategoricalDesignFromFlagVal
 // INVALID_ARGUMENT naming "--categories" for fewer than 2 names or an empty one.
 absl::StatusOr<std::vector<std::string>> CategoriesFromFlag(const std::vector<std::string>& names);
 
+// --shares as given (comma-separated numbers); the server checks range, count and sum. Errors:
+// INVALID_ARGUMENT naming "--shares" for a value that is not a number.
+absl::StatusOr<std::vector<double>> SharesFromFlag(const std::vector<std::string>& values);
+
 // --simultaneous: "sidak" | "bonferroni"; empty is SIMULTANEOUS_METHOD_UNSPECIFIED (the
 // server's default, Sidak). Errors: INVALID_ARGUMENT naming "--simultaneous".
 absl::StatusOr<v1::SimultaneousMethod> ParseSimultaneous(absl::string_view text);

@@ -1,6 +1,8 @@
 #include "tools/cli/categorical_output.h"
 
+#include <algorithm>
 #include <cmath>
+#include <vector>
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
@@ -64,6 +66,90 @@ std::string FormatCategoricalDesign(const v1::Design& design) {
     absl::StrAppend(&out, absl::StrFormat(", g = %d buckets", design.hash_buckets()));
   }
   absl::StrAppend(&out, absl::StrFormat("), epsilon = %.4f nats", design.epsilon()));
+  return out;
+}
+
+std::string FormatCategoricalDescription(const v1::DesignDescription& d) {
+  const int k = d.categories_size();
+  std::vector<std::string> prior;
+  for (int j = 0; j < k && j < d.category_prior_size(); ++j) {
+    prior.push_back(absl::StrCat(d.categories(j), " ", Percent(d.category_prior(j))));
+  }
+  const bool report = d.channel() == "report";
+  std::string out = absl::StrFormat(
+      "design                      %s\n"
+      "categories                  %d: %s\n"
+      "prior                       %s\n"
+      "channel                     %s\n"
+      "H(x)                        %.4f bits (uncertainty about the category before a report)\n",
+      FormatCategoricalDesign(d.design()), k, absl::StrJoin(d.categories(), ", "),
+      absl::StrJoin(prior, ", "), d.channel_note(), d.categorical_entropy_bits());
+  if (report) {
+    absl::StrAppend(
+        &out, absl::StrFormat("H(x | r)                    %.4f bits (uncertainty left after a "
+                              "report)\n"
+                              "I(x; r)                     %.4f bits (what one report reveals)\n",
+                              d.categorical_conditional_entropy_bits(),
+                              d.categorical_mutual_information_bits()));
+  }
+  const char* event = report ? "r REPORTED" : "r SUPPORTED";
+  constexpr int kMaxColumns = 8;
+  absl::StrAppend(&out, "\n", absl::StrFormat("%-12s %9s", event, "P(r)"));
+  if (k <= kMaxColumns) {
+    for (const std::string& name : d.categories()) {
+      absl::StrAppend(&out, absl::StrFormat(" %10s", absl::StrCat("P(", name.substr(0, 6), "|r)")));
+    }
+  } else {
+    absl::StrAppend(&out, absl::StrFormat(" %12s %16s", "P(TRUE=r|r)", "MAX P(TRUE=j|r)"));
+  }
+  absl::StrAppend(&out, absl::StrFormat(" %12s\n", "I BITS"));
+  for (int r = 0; r < d.reported_size(); ++r) {
+    const v1::ReportedCategory& c = d.reported(r);
+    absl::StrAppend(&out, absl::StrFormat("%-12s %9s", c.category(), Percent(c.probability())));
+    if (k <= kMaxColumns) {
+      for (double p : c.posterior()) absl::StrAppend(&out, absl::StrFormat(" %10s", Percent(p)));
+    } else {
+      double other = 0;
+      for (int j = 0; j < c.posterior_size(); ++j) {
+        if (j != r) other = std::max(other, c.posterior(j));
+      }
+      absl::StrAppend(&out, absl::StrFormat(" %12s %16s", Percent(c.posterior(r)), Percent(other)));
+    }
+    absl::StrAppend(&out, absl::StrFormat(" %12.4f\n", c.mutual_information_bits()));
+  }
+  absl::StrAppend(&out, report
+                            ? "(P(j|r): the posterior P(true = j | report = r) at the prior; I: "
+                              "I(x; [report = r]))\n"
+                            : "(P(j|r): the posterior P(true = j | the report supports r) at the "
+                              "prior; I: I(x; [report supports r]))\n");
+  absl::StrAppend(&out, CentralPrivacyLine(d));
+  return out;
+}
+
+std::string FormatCategoricalPlan(const v1::SurveyPlan& p) {
+  const std::string level = LevelLabel(p.confidence_level());
+  const char* method = p.simultaneous_method() == v1::BONFERRONI ? "bonferroni" : "sidak";
+  std::string out = absl::StrFormat(
+      "design                      %s\n"
+      "categories                  %d: %s\n"
+      "target                      +/- %.2f percentage points on every share at %s %%\n"
+      "one share alone             %d reports (worst case %d)\n"
+      "all %d shares together      %d reports (worst case %d; %s, each share at %s %%)\n"
+      "assumption                  %s\n",
+      FormatCategoricalDesign(p.design()), p.categories_size(), absl::StrJoin(p.categories(), ", "),
+      100.0 * p.half_width(), level, p.reports_needed(), p.reports_needed_worst_case(),
+      p.categories_size(), p.reports_needed_simultaneous(),
+      p.reports_needed_simultaneous_worst_case(), method, LevelLabel(p.per_category_level()),
+      p.assumption());
+  if (p.category_plans_size() > 0) {
+    absl::StrAppend(&out, absl::StrFormat("\n%-12s %10s %12s %14s\n", "CATEGORY", "SHARE", "ALONE",
+                                          "SIMULTANEOUS"));
+    for (const v1::CategoryPlan& c : p.category_plans()) {
+      absl::StrAppend(
+          &out, absl::StrFormat("%-12s %10s %12d %14d\n", c.category(), Percent(c.assumed_share()),
+                                c.reports_needed(), c.reports_needed_simultaneous()));
+    }
+  }
   return out;
 }
 

@@ -24,6 +24,14 @@ std::string CategoryList(const v1::Metric& metric);
 // standard error, the interval of that category alone and the simultaneous interval; then one
 // such table per group when grouped (or "(too few reports)").
 std::string FormatCategoricalPrevalence(const v1::Prevalence& prevalence);
+// `deniable design` for a categorical design: the design, categories and prior, H(x), for k-RR
+// I(x; r) of the k x k channel, then per reported (k-RR) or supported (OUE, OLH) category r:
+// P(r), the posterior P(true = j | r) (a column per category when k <= 8; else P(true = r | r)
+// and the largest other one) and I(x; r) of that category; then the central epsilon with --n.
+std::string FormatCategoricalDescription(const v1::DesignDescription& description);
+// `deniable plan` for a categorical design: reports needed for one share alone and for all k
+// together (worst case, and at --shares per category), with the formula's assumption.
+std::string FormatCategoricalPlan(const v1::SurveyPlan& plan);
 // One block per bucket: start (UTC), n, and per category the estimate and simultaneous interval.
 std::string FormatCategoricalSeries(const v1::Series& series);
 // Per category: the two unbiased estimates, their difference and its Wald interval, in

@@ -39,7 +39,12 @@ ABSL_FLAG(double, epsilon, 0,
           "symmetric_epsilon, k_rr, oue, olh, categorical: epsilon in nats (per report)");
 ABSL_FLAG(std::vector<std::string>, categories, {},
           "create-metric: the k answers of a question with categories, comma-separated, in "
-          "order (2 to 256 names matching [A-Za-z0-9_.:-]{1,32}), e.g. Y,N,U,A");
+          "order (2 to 256 names matching [A-Za-z0-9_.:-]{1,32}), e.g. Y,N,U,A; design, plan: "
+          "the categories of a categorical design (k = their number)");
+ABSL_FLAG(std::vector<std::string>, shares, {},
+          "design, plan with --categories: shares of the categories in [0, 1] summing to 1, "
+          "comma-separated in their order (design: the prior, default uniform; plan: the "
+          "assumed shares, default the worst case)");
 ABSL_FLAG(double, p, 0, "p (forced_response) or P (unrelated_question, mirrored_question)");
 ABSL_FLAG(double, q, 0, "q (forced_response)");
 ABSL_FLAG(double, pi_b, 0, "pi_B, the innocuous question's known yes share");

@@ -21,6 +21,7 @@ ABSL_DECLARE_FLAG(std::string, description);
 ABSL_DECLARE_FLAG(std::string, design);
 ABSL_DECLARE_FLAG(double, epsilon);
 ABSL_DECLARE_FLAG(std::vector<std::string>, categories);
+ABSL_DECLARE_FLAG(std::vector<std::string>, shares);
 ABSL_DECLARE_FLAG(double, p);
 ABSL_DECLARE_FLAG(double, q);
 ABSL_DECLARE_FLAG(double, pi_b);

@@ -58,13 +58,18 @@ const std::vector<CommandSpec>& Commands() {
        "[--combination]",
        {"metric", "start", "end", "metric2", "start2", "end2", "level", "combination"}},
       {"design",
-       "(--design=D [design flags] | --metric=N) [--prior=PI] [--n=REPORTS]   (--design: "
-       "computed locally, no server; --n: the shuffle-amplified epsilon for N reports)",
-       {"design", "epsilon", "p", "q", "pi_b", "gamma", "metric", "prior", "n"}},
+       "(--design=D [design flags] | --categories=Y,N,U,A [--design=k_rr|oue|olh|categorical] "
+       "--epsilon=E [--shares=PRIOR,...] | --metric=N) [--prior=PI] [--n=REPORTS]   (--design, "
+       "--categories: computed locally, no server; --n: the shuffle-amplified epsilon for N "
+       "reports)",
+       {"design", "epsilon", "p", "q", "pi_b", "gamma", "categories", "shares", "metric", "prior",
+        "n"}},
       {"plan",
-       "--design=D [design flags] --half_width=H [--prior=PI|-1] [--level]   (computed "
-       "locally, no server)",
-       {"design", "epsilon", "p", "q", "pi_b", "gamma", "half_width", "prior", "level"}},
+       "--design=D [design flags] --half_width=H [--prior=PI|-1] [--level] | --categories=Y,N,U,A "
+       "[--design=k_rr|oue|olh|categorical] --epsilon=E --half_width=H [--shares=F,...] "
+       "[--simultaneous=sidak|bonferroni] [--level]   (computed locally, no server)",
+       {"design", "epsilon", "p", "q", "pi_b", "gamma", "categories", "shares", "simultaneous",
+        "half_width", "prior", "level"}},
       {"replay",
        "--metric=N --csv=F --column=C [--yes=V] [--label_columns=a,b] [--group_by=a] "
        "[--blank=no|skip] [--simultaneous=sidak|bonferroni] [--time_column=C [--time_format=F] | "

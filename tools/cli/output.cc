@@ -235,23 +235,20 @@ std::string FormatDifference(const v1::Difference& d) {
       100.0 * d.ci_upper());
 }
 
-std::string CentralPrivacyLine(const v1::Design& design, int64_t n) {
-  const double gamma = BinaryCloneProbability(Channel{design.a(), design.b()});
-  const double eps0 =
-      design.epsilon_infinite() ? std::numeric_limits<double>::infinity() : design.epsilon();
-  absl::StatusOr<CentralPrivacy> c = AmplifiedEpsilon(eps0, gamma, n, kDefaultCentralDelta);
-  if (!c.ok()) return absl::StrCat("central epsilon             ", c.status().message(), "\n");
-  if (!c->amplified) {
-    return absl::StrCat("central epsilon             = local epsilon: ", c->note, "\n");
+std::string CentralPrivacyLine(const v1::DesignDescription& d) {
+  if (d.central_n() <= 0) return "";
+  if (d.central_delta() == 0) {
+    return absl::StrCat("central epsilon             = local epsilon: ", d.central_note(), "\n");
   }
   return absl::StrFormat(
       "central epsilon             %.4f nats at delta = %g for n = %d reports (against an analyst "
       "who sees only counts; local %.4f nats per report, against the operator who sees "
       "connections)\n",
-      c->epsilon, c->delta, n, eps0);
+      d.central_epsilon(), d.central_delta(), d.central_n(), d.design().epsilon());
 }
 
-std::string FormatDesignDescription(const v1::DesignDescription& d, int64_t n) {
+std::string FormatDesignDescription(const v1::DesignDescription& d) {
+  if (d.categories_size() > 0) return FormatCategoricalDescription(d);
   std::string out = absl::StrFormat(
       "design                      %s\n"
       "assumed prevalence pi       %s\n"
@@ -266,11 +263,12 @@ std::string FormatDesignDescription(const v1::DesignDescription& d, int64_t n) {
   if (!d.uninformative_pi_b_note().empty()) {
     absl::StrAppend(&out, "uninformative pi_B          ", d.uninformative_pi_b_note(), "\n");
   }
-  if (n > 0) absl::StrAppend(&out, CentralPrivacyLine(d.design(), n));
+  absl::StrAppend(&out, CentralPrivacyLine(d));
   return out;
 }
 
 std::string FormatPlan(const v1::SurveyPlan& p) {
+  if (p.categories_size() > 0) return FormatCategoricalPlan(p);
   std::string out = absl::StrFormat(
       "design                      %s\n"
       "target                      +/- %.2f percentage points at %s %%\n"

@@ -34,12 +34,14 @@ std::string CentralText(const v1::Prevalence& prevalence);
 // One row per bucket: start (UTC), n, estimate, interval.
 std::string FormatSeries(const v1::Series& series);
 std::string FormatDifference(const v1::Difference& difference);
-// With n > 0, also the epsilon against an analyst who sees only the counts of n reports of this
-// design (CentralPrivacyLine), beside the local one.
-std::string FormatDesignDescription(const v1::DesignDescription& description, int64_t n = 0);
-// "central epsilon ..." for the shuffle-amplified epsilon of n reports of `design`
-// (common/shuffle.h, delta = 1e-6), or why there is none.
-std::string CentralPrivacyLine(const v1::Design& design, int64_t n);
+// The figures of DescribeDesign; a categorical design's by FormatCategoricalDescription. With
+// central_n > 0 also the epsilon against an analyst who sees only the counts of that many reports
+// (CentralPrivacyLine), beside the local one.
+std::string FormatDesignDescription(const v1::DesignDescription& description);
+// "central epsilon ..." of a description: the shuffle-amplified epsilon of central_n reports
+// (common/shuffle.h, delta = 1e-6), or why there is none; empty when central_n is 0.
+std::string CentralPrivacyLine(const v1::DesignDescription& description);
+// PlanSurvey's answer; a categorical design's by FormatCategoricalPlan.
 std::string FormatPlan(const v1::SurveyPlan& plan);
 
 // Label value -> (respondents, true "yes"), known only to a replay of a survey.

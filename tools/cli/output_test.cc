@@ -7,6 +7,8 @@
 #include <limits>
 #include <string>
 
+#include "deniable/common/shuffle.h"
+
 namespace deniable::tools {
 namespace {
 
@@ -21,22 +23,37 @@ v1::Design TwoCoinWire() {
   return d;
 }
 
+// A description with the central figures DescribeDesign gives for n reports (design_advisor.cc).
+v1::DesignDescription Described(const v1::Design& design, double gamma, int64_t n) {
+  v1::DesignDescription d;
+  *d.mutable_design() = design;
+  const double eps0 =
+      design.epsilon_infinite() ? std::numeric_limits<double>::infinity() : design.epsilon();
+  const CentralPrivacy c = AmplifiedEpsilon(eps0, gamma, n, kDefaultCentralDelta).value();
+  d.set_central_epsilon(c.epsilon);
+  d.set_central_delta(c.delta);
+  d.set_central_n(c.n);
+  d.set_central_note(c.note);
+  return d;
+}
+
 // `deniable design --n=2532` for the two-coin scheme: the Chile replay's central epsilon.
 TEST(CentralPrivacyLineTest, ShowsTheAmplifiedEpsilonBesideTheLocalOne) {
-  const std::string line = CentralPrivacyLine(TwoCoinWire(), 2532);
+  const std::string line = CentralPrivacyLine(Described(TwoCoinWire(), 0.5, 2532));
   EXPECT_THAT(line, HasSubstr("0.1023 nats at delta = 1e-06 for n = 2532 reports"));
   EXPECT_THAT(line, HasSubstr("local 1.0986 nats per report"));
+  EXPECT_EQ(CentralPrivacyLine(v1::DesignDescription()), "");  // no --n
 }
 
 TEST(CentralPrivacyLineTest, SaysWhyWhenNotAmplified) {
-  EXPECT_THAT(CentralPrivacyLine(TwoCoinWire(), 20),
+  EXPECT_THAT(CentralPrivacyLine(Described(TwoCoinWire(), 0.5, 20)),
               HasSubstr("= local epsilon: no amplification"));
   v1::Design tails;
   tails.set_a(1.0);
   tails.set_b(0.5);
   tails.set_epsilon(std::numeric_limits<double>::infinity());
   tails.set_epsilon_infinite(true);
-  EXPECT_THAT(CentralPrivacyLine(tails, 2532), HasSubstr("infinite"));
+  EXPECT_THAT(CentralPrivacyLine(Described(tails, 0.0, 2532)), HasSubstr("infinite"));
 }
 
 TEST(FormatPrevalenceTest, PrintsTheCentralEpsilonOnlyWhenSet) {

@@ -227,20 +227,54 @@ int Difference() {
   return Call("difference", &v1::QueryService::Stub::GetDifference, request, &FormatDifference);
 }
 
+// A categorical design's categories (--categories) and shares (--shares) into a DescribeDesign
+// or PlanSurvey request; a usage error message, or empty.
+template <typename Request>
+std::string SetCategoricalFlags(Request* request,
+                                google::protobuf::RepeatedField<double>* shares_field) {
+  const bool categorical = request->design().has_categorical();
+  if (!categorical) {
+    if (!absl::GetFlag(FLAGS_shares).empty()) {
+      return "--shares: only with a categorical design (--categories=...)";
+    }
+    return "";
+  }
+  absl::StatusOr<std::vector<std::string>> names =
+      CategoriesFromFlag(absl::GetFlag(FLAGS_categories));
+  if (!names.ok()) {
+    return absl::StrCat(names.status().message(),
+                        "; a categorical design needs the names of its categories");
+  }
+  for (const std::string& name : *names) request->add_categories(name);
+  absl::StatusOr<std::vector<double>> shares = SharesFromFlag(absl::GetFlag(FLAGS_shares));
+  if (!shares.ok()) return std::string(shares.status().message());
+  for (double share : *shares) shares_field->Add(share);
+  return "";
+}
+
 int DescribeDesign() {
   v1::DescribeDesignRequest request;
   if (!absl::GetFlag(FLAGS_metric).empty()) {
     request.set_metric(absl::GetFlag(FLAGS_metric));
+    if (!absl::GetFlag(FLAGS_shares).empty()) {
+      absl::StatusOr<std::vector<double>> shares = SharesFromFlag(absl::GetFlag(FLAGS_shares));
+      if (!shares.ok()) return FailUsage(std::string(shares.status().message()));
+      for (double share : *shares) request.add_category_prior(share);
+    }
   } else {
     absl::StatusOr<v1::DesignParameters> design = DesignFromFlags();
     if (!design.ok()) return FailUsage(std::string(design.status().message()));
     *request.mutable_design() = *design;
+    const std::string usage = SetCategoricalFlags(&request, request.mutable_category_prior());
+    if (!usage.empty()) return FailUsage(usage);
   }
   request.set_prior(absl::GetFlag(FLAGS_prior));
-  if (absl::GetFlag(FLAGS_n) < 0) return FailUsage("--n must be >= 0 (reports; 0 = not shown)");
-  auto format = +[](const v1::DesignDescription& d) {
-    return FormatDesignDescription(d, absl::GetFlag(FLAGS_n));
-  };
+  if (absl::GetFlag(FLAGS_n) < 0 || absl::GetFlag(FLAGS_n) > server::kMaxDescribedReports) {
+    return FailUsage(absl::StrCat("--n must be in [0, ", server::kMaxDescribedReports,
+                                  "] (reports; 0 = not shown), but is ", absl::GetFlag(FLAGS_n)));
+  }
+  request.set_n(absl::GetFlag(FLAGS_n));
+  auto format = +[](const v1::DesignDescription& d) { return FormatDesignDescription(d); };
   if (request.has_design()) {  // pure math: the server's own DesignAdvisor, without a server
     server::DesignAdvisor advisor(/*registry=*/nullptr);
     return PrintLocal("design", advisor.Describe(request), format);
@@ -253,6 +287,15 @@ int Plan() {
   absl::StatusOr<v1::DesignParameters> design = DesignFromFlags();
   if (!design.ok()) return FailUsage(std::string(design.status().message()));
   *request.mutable_design() = *design;
+  const std::string usage = SetCategoricalFlags(&request, request.mutable_assumed_shares());
+  if (!usage.empty()) return FailUsage(usage);
+  absl::StatusOr<v1::SimultaneousMethod> simultaneous =
+      ParseSimultaneous(absl::GetFlag(FLAGS_simultaneous));
+  if (!simultaneous.ok()) return FailUsage(std::string(simultaneous.status().message()));
+  if (*simultaneous != v1::SIMULTANEOUS_METHOD_UNSPECIFIED && !design->has_categorical()) {
+    return FailUsage("--simultaneous: only with a categorical design (--categories=...)");
+  }
+  request.set_simultaneous(*simultaneous);
   request.set_half_width(absl::GetFlag(FLAGS_half_width));
   request.set_confidence_level(absl::GetFlag(FLAGS_level));
   request.set_assumed_prevalence(absl::GetFlag(FLAGS_prior));
