@@ -174,6 +174,18 @@ def main():
         wait.until(lambda d: "k = 4" in d.find_element(By.ID, "design-figures").text)
         figures = driver.find_element(By.ID, "design-figures").text
         assert "K_RR" in figures and "posterior after a report supporting it" in figures, figures
+        # The planner's figures for all 4 shares together equal the API's (worst case over shares).
+        wait.until(lambda d: "all shares together" in d.find_element(By.ID, "plan").text)
+        metric = [m for m in api(base, "QueryService/ListMetrics", {}, "")["metrics"]
+                  if m["name"] == "chile_vote"][0]
+        plan = api(base, "QueryService/PlanSurvey", {
+            "design": metric["design"]["parameters"],
+            "categories": ["Y", "N", "U", "A"], "halfWidth": 0.03, "confidenceLevel": 0.95,
+            "assumedPrevalence": -1}, "")
+        plan_text = driver.find_element(By.ID, "plan").text
+        assert f'{plan["reportsNeededSimultaneousWorstCase"]} for' in plan_text, (plan, plan_text)
+        assert f'{plan["reportsNeededWorstCase"]} for' in plan_text, (plan, plan_text)
+        assert "not available" not in plan_text, plan_text
         assert not driver.find_element(By.ID, "error").is_displayed(), \
             driver.find_element(By.ID, "error").text
 

@@ -543,8 +543,11 @@ async function loadDesign() {
       const plan = $("plan");
       plan.innerHTML = "";
       try {
-        const p = await api("QueryService/PlanSurvey", { ...design, halfWidth, confidenceLevel: Number(selected("level")), assumedPrevalence: prior });
-        addFigure(plan, "reports needed", `${p.reportsNeeded} at share ${pct(prior)} for ±${pct(halfWidth)} at ${(p.confidenceLevel * 100).toFixed(1)} %`);
+        // Worst case over the shares: the planner needs no guess of them.
+        const p = await api("QueryService/PlanSurvey", { ...design, categories: m.categories, halfWidth, confidenceLevel: Number(selected("level")), assumedPrevalence: -1 });
+        const level = `${(p.confidenceLevel * 100).toFixed(1)} %`;
+        addFigure(plan, "reports needed, all shares together", `${p.reportsNeededSimultaneousWorstCase} for ±${pct(halfWidth)} on all ${m.categories.length} shares at ${level} (${p.simultaneousMethod}, worst case)`);
+        addFigure(plan, "reports needed, one share alone", `${p.reportsNeededWorstCase} for ±${pct(halfWidth)} at ${level} (worst case)`);
       } catch (e) {
         addFigure(plan, "planner", "not available for this categorical design on this collector (" + e.message + ")");
       }
