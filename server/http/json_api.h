@@ -63,7 +63,7 @@ class JsonApi {
   // whatever the core call answers (400 naming the field, 404, 409, 503, ...).
   // `import_header`: the X-Deniable-Import header's value (nullopt when absent); on SubmitReports
   // it makes the call an analyst's historical import, as over gRPC (AccessPolicy::Authorize:
-  // 400 / 403 "x-deniable-import: ..." for a bad value or a caller without an analyst token; 412
+  // 400 / 403 "x-deniable-import: ..." for a bad value or a caller without an analyst token; 400
   // FAILED_PRECONDITION from the ingestor while the server's imports are off).
   JsonReply Call(absl::string_view method, absl::string_view body, absl::string_view authorization,
                  absl::string_view peer,
