@@ -89,6 +89,10 @@ ABSL_FLAG(int64_t, default_min_reports, 50,
           "without their own min_reports");
 ABSL_FLAG(int, max_report_age_seconds, 30 * 86400,
           "reports whose event time is older than this are rejected (default 30 days)");
+ABSL_FLAG(int64_t, max_import_age_seconds, 0,
+          "historical imports (SubmitReports/StreamReports with the x-deniable-import: historical "
+          "header and an analyst token) accept reports this old, for example 157680000 (5 "
+          "years); 0 (the default): imports are refused");
 ABSL_FLAG(int, shutdown_grace_seconds, 10,
           "on SIGTERM/SIGINT, time in-flight calls get to finish before they are cancelled");
 ABSL_FLAG(std::string, tls_cert_file, EnvOr("DENIABLE_TLS_CERT_FILE", ""),
@@ -348,6 +352,14 @@ int main(int argc, char** argv) {
   options.ingest.max_batch_reports = absl::GetFlag(FLAGS_max_batch_reports);
   options.ingest.max_future_skew = absl::Seconds(absl::GetFlag(FLAGS_max_future_skew_seconds));
   options.ingest.max_report_age = absl::Seconds(absl::GetFlag(FLAGS_max_report_age_seconds));
+  if (const int64_t import_age = absl::GetFlag(FLAGS_max_import_age_seconds); import_age < 0) {
+    spdlog::error("--max_import_age_seconds must be >= 0 (0: imports off), but is {}", import_age);
+    return 2;
+  } else if (import_age > 0) {
+    options.ingest.max_import_age = absl::Seconds(import_age);
+    spdlog::info("event=imports_enabled max_import_age_seconds={} (analyst tokens only)",
+                 import_age);
+  }
   options.max_receive_message_bytes = absl::GetFlag(FLAGS_max_message_bytes);
   options.reflection = absl::GetFlag(FLAGS_reflection);
   options.access_log = absl::GetFlag(FLAGS_access_log);

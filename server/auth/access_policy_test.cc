@@ -11,6 +11,7 @@ namespace {
 using ::testing::ElementsAre;
 using ::testing::HasSubstr;
 using ::testing::IsEmpty;
+using ::testing::Not;
 
 TEST(AllowedRolesTest, TableOfBothFrontEnds) {
   EXPECT_THAT(AllowedRoles("deniable.v1.ReportService/GetDesign"),
@@ -111,6 +112,74 @@ TEST(AccessPolicyTest, TokenAddedToAnEmptyTableTurnsTokensOnLiveAndRevokingKeeps
   EXPECT_EQ(policy.Authorize(kList, "Bearer dn_analyst", "").status().code(),
             absl::StatusCode::kUnauthenticated);
   EXPECT_EQ(policy.Authorize(kList, "", "").status().code(), absl::StatusCode::kUnauthenticated);
+}
+
+// The import header turns a report call into an analyst-only call: a reporter token (what every
+// device holds) is refused naming the header, an analyst token passes as an import, and the
+// header changes nothing elsewhere.
+TEST(AccessPolicyImportTest, OnlyAnAnalystTokenMayImport) {
+  FakeClock clock(absl::FromUnixSeconds(1700000000));
+  std::vector<TokenRecord> records(2);
+  records[0].id = 1;
+  records[0].role = Role::kAnalyst;
+  records[0].hash = HashToken("dn_analyst");
+  records[1].id = 2;
+  records[1].role = Role::kReporter;
+  records[1].hash = HashToken("dn_reporter");
+  auto authenticator =
+      Authenticator::Create([records] { return records; }, &clock, absl::Seconds(5));
+  ASSERT_TRUE(authenticator.ok());
+  AccessPolicy policy(authenticator->get(), nullptr);
+  constexpr absl::string_view kSubmit = "deniable.v1.ReportService/SubmitReports";
+  constexpr absl::string_view kStream = "deniable.v1.ReportService/StreamReports";
+
+  for (absl::string_view method : {kSubmit, kStream}) {
+    SCOPED_TRACE(method);
+    absl::StatusOr<Caller> device =
+        policy.Authorize(method, "Bearer dn_reporter", "", "historical");
+    EXPECT_EQ(device.status().code(), absl::StatusCode::kPermissionDenied);
+    EXPECT_THAT(device.status().message(), HasSubstr("x-deniable-import:"));
+    EXPECT_THAT(device.status().message(), HasSubstr("role reporter"));
+
+    absl::StatusOr<Caller> analyst =
+        policy.Authorize(method, "Bearer dn_analyst", "", "historical");
+    ASSERT_TRUE(analyst.ok()) << analyst.status();
+    EXPECT_TRUE(analyst->import);
+    EXPECT_EQ(analyst->principal->token_id, 1);
+
+    EXPECT_EQ(policy.Authorize(method, "", "", "historical").status().code(),
+              absl::StatusCode::kUnauthenticated);
+    absl::StatusOr<Caller> bad_value = policy.Authorize(method, "Bearer dn_analyst", "", "yes");
+    EXPECT_EQ(bad_value.status().code(), absl::StatusCode::kInvalidArgument);
+    EXPECT_THAT(bad_value.status().message(), HasSubstr("x-deniable-import: must be"));
+    EXPECT_THAT(bad_value.status().message(), Not(HasSubstr("yes")));
+
+    // Without the header nothing changes: devices report, analysts do not.
+    absl::StatusOr<Caller> plain = policy.Authorize(method, "Bearer dn_reporter", "");
+    ASSERT_TRUE(plain.ok()) << plain.status();
+    EXPECT_FALSE(plain->import);
+    EXPECT_EQ(policy.Authorize(method, "Bearer dn_analyst", "").status().code(),
+              absl::StatusCode::kPermissionDenied);
+  }
+  // On other methods the header means nothing.
+  absl::StatusOr<Caller> list = policy.Authorize("deniable.v1.QueryService/ListMetrics",
+                                                 "Bearer dn_analyst", "", "historical");
+  ASSERT_TRUE(list.ok()) << list.status();
+  EXPECT_FALSE(list->import);
+  EXPECT_TRUE(
+      policy
+          .Authorize("deniable.v1.ReportService/GetDesign", "Bearer dn_reporter", "", "historical")
+          .ok());
+}
+
+TEST(AccessPolicyImportTest, TokenlessModeRefusesImportsButNotReports) {
+  AccessPolicy policy(nullptr, nullptr);
+  constexpr absl::string_view kSubmit = "deniable.v1.ReportService/SubmitReports";
+  absl::StatusOr<Caller> import = policy.Authorize(kSubmit, "", "ipv4:1.2.3.4:5", "historical");
+  EXPECT_EQ(import.status().code(), absl::StatusCode::kPermissionDenied);
+  EXPECT_THAT(import.status().message(), HasSubstr("x-deniable-import:"));
+  EXPECT_THAT(import.status().message(), HasSubstr("without tokens"));
+  EXPECT_TRUE(policy.Authorize(kSubmit, "", "ipv4:1.2.3.4:5").ok());
 }
 
 }  // namespace

@@ -97,12 +97,14 @@ Ingestor::Ingestor(MetricRegistry* registry, Storage* storage, const Clock* cloc
     : registry_(registry), storage_(storage), clock_(clock), options_(options) {}
 
 void Ingestor::RecordStored(const AppendResult& stored,
-                            const std::vector<std::pair<int64_t, std::string>>& names) const {
+                            const std::vector<std::pair<int64_t, std::string>>& names,
+                            ReportOrigin origin) const {
   if (sink_ == nullptr) return;
   for (const MetricAppendCount& m : stored.per_metric) {
     for (const auto& [id, name] : names) {
       if (id != m.metric_id) continue;
       sink_->RecordStored(name, m.accepted, m.duplicates);
+      if (origin == ReportOrigin::kImport) sink_->RecordImported(name, m.accepted, m.duplicates);
       break;
     }
   }
@@ -117,20 +119,21 @@ void Ingestor::RecordRejected(const std::vector<v1::ReportRejection>& rejections
   }
 }
 
-absl::StatusOr<v1::SubmitReportsResponse> Ingestor::Submit(
-    const v1::SubmitReportsRequest& request) {
-  DENIABLE_ASSIGN_OR_RETURN(ValidatedBatch batch, Validate(request));
+absl::StatusOr<v1::SubmitReportsResponse> Ingestor::Submit(const v1::SubmitReportsRequest& request,
+                                                           ReportOrigin origin) {
+  DENIABLE_ASSIGN_OR_RETURN(ValidatedBatch batch, Validate(request, origin));
   AppendResult stored;
   if (!batch.rows.empty()) {
     DENIABLE_ASSIGN_OR_RETURN(stored, storage_->AppendReports(batch.rows));
   }
-  RecordStored(stored, batch.metric_names);
+  RecordStored(stored, batch.metric_names, origin);
   RecordRejected(batch.rejections, batch.rejected_metrics);
   return Response(stored, batch);
 }
 
-void Ingestor::SubmitAsync(const v1::SubmitReportsRequest& request, SubmitCallback done) {
-  absl::StatusOr<ValidatedBatch> validated = Validate(request);
+void Ingestor::SubmitAsync(const v1::SubmitReportsRequest& request, ReportOrigin origin,
+                           SubmitCallback done) {
+  absl::StatusOr<ValidatedBatch> validated = Validate(request, origin);
   if (!validated.ok()) {
     std::move(done)(validated.status());
     return;
@@ -148,13 +151,20 @@ void Ingestor::SubmitAsync(const v1::SubmitReportsRequest& request, SubmitCallba
       std::move(done)(result.status());
       return;
     }
-    RecordStored(*result, batch->metric_names);
+    RecordStored(*result, batch->metric_names, batch->origin);
     RecordRejected(batch->rejections, batch->rejected_metrics);
     std::move(done)(Response(*result, *batch));
   });
 }
 
-absl::StatusOr<ValidatedBatch> Ingestor::Validate(const v1::SubmitReportsRequest& request) {
+absl::StatusOr<ValidatedBatch> Ingestor::Validate(const v1::SubmitReportsRequest& request,
+                                                  ReportOrigin origin) {
+  const bool import = origin == ReportOrigin::kImport;
+  if (import && options_.max_import_age <= absl::ZeroDuration()) {
+    return absl::FailedPreconditionError(
+        "x-deniable-import: this server does not accept historical imports (its maximum import "
+        "age, deniable-server --max_import_age_seconds, is 0)");
+  }
   const int size = request.reports_size();
   if (size == 0) return absl::InvalidArgumentError("reports: the batch is empty");
   if (size > options_.max_batch_reports) {
@@ -165,10 +175,14 @@ absl::StatusOr<ValidatedBatch> Ingestor::Validate(const v1::SubmitReportsRequest
   const absl::Time now = clock_->Now();
   Bounds bounds;
   bounds.latest_allowed = absl::ToUnixSeconds(now + options_.max_future_skew);
-  bounds.earliest_allowed = absl::ToUnixSeconds(now - options_.max_report_age);
+  bounds.max_age =
+      import ? std::max(options_.max_report_age, options_.max_import_age) : options_.max_report_age;
+  bounds.max_age_name = import ? "import" : "report";
+  bounds.earliest_allowed = absl::ToUnixSeconds(now - bounds.max_age);
   absl::flat_hash_map<std::string, std::shared_ptr<const MetricInfo>> metrics;
   std::vector<std::string> reloaded;  // metrics read again for a newer design version
   ValidatedBatch batch;
+  batch.origin = origin;
   batch.rows.reserve(static_cast<size_t>(size));
   for (int i = 0; i < size; ++i) {
     const v1::Report& report = request.reports(i);
@@ -265,8 +279,8 @@ absl::StatusOr<ReportRow> Ingestor::ValidateReport(const v1::Report& report,
   if (t < bounds.earliest_allowed) {
     return absl::InvalidArgumentError(
         absl::StrCat(field, ".event_time_seconds: ", t, " is too old (earliest allowed is ",
-                     bounds.earliest_allowed, ", the server's maximum report age is ",
-                     absl::FormatDuration(options_.max_report_age), ")"));
+                     bounds.earliest_allowed, ", the server's maximum ", bounds.max_age_name,
+                     " age is ", absl::FormatDuration(bounds.max_age), ")"));
   }
   DENIABLE_ASSIGN_OR_RETURN(std::string labels,
                             CanonicalLabels(report.labels(), absl::StrCat(field, ".labels")));

@@ -13,7 +13,8 @@
 //   "reports[i].bit" report id not exactly 16 bytes                   INVALID_ARGUMENT
 //   "reports[i].report_id" event time <= 0, not rounded to the metric's precision, in the future
 //   beyond max_future_skew, or older than max_report_age    INVALID_ARGUMENT
-//   "reports[i].event_time_seconds" more than 4 labels, malformed key or value INVALID_ARGUMENT
+//   "reports[i].event_time_seconds" (for an import: older than max_import_age, see below)
+//   more than 4 labels, malformed key or value INVALID_ARGUMENT
 //   "reports[i].labels[...]"
 //   design fingerprint set (non-zero) and not the collector's fingerprint of that version
 //                                                  FAILED_PRECONDITION
@@ -32,6 +33,14 @@
 // later). A batch whose reports are ALL invalid is still answered OK: accepted = duplicates = 0 and
 // one rejection per report, so a device drops (or keeps) each report by its own verdict. Messages
 // name the field and the offending value (truncated by EchoValue), never a bit.
+//
+// Historical imports (ReportOrigin::kImport; docs/cli.md "Importing historical data"): a batch that
+// an analyst imports is judged exactly as above except for the oldest event time accepted, which
+// is now - max(max_report_age, max_import_age) instead of now - max_report_age. The future skew,
+// validation, fingerprints and deduplication by (metric, event time, report id) are unchanged.
+// Who may import is the access policy's business (server/auth/access_policy.h); the ingestor
+// only refuses an import batch whole when imports are off:
+//   max_import_age zero (the default)             FAILED_PRECONDITION "x-deniable-import: ..."
 //
 // Thread-safe. Does not own its arguments, which must outlive it.
 #ifndef DENIABLE_SERVER_CORE_INGESTOR_H_
@@ -53,12 +62,21 @@
 
 namespace deniable::server {
 
+// Where a batch comes from: devices (every SubmitReports/StreamReports call, the default) or an
+// analyst's historical import (a call carrying the `x-deniable-import: historical` header with
+// an analyst token, admitted by AccessPolicy).
+enum class ReportOrigin { kDevice, kImport };
+
 struct IngestOptions {
   int max_batch_reports = 10000;                    // reports per SubmitReports call
   absl::Duration max_future_skew = absl::Hours(1);  // tolerated device clock skew
   // Reports whose event time is older than now minus this are rejected (late or replayed
   // batches). Compared with the event time as sent (already rounded down by the device).
   absl::Duration max_report_age = absl::Hours(24 * 30);
+  // For imports only (ReportOrigin::kImport): reports back to now minus the larger of this and
+  // max_report_age are accepted. Zero (the default): imports are off and every import batch is
+  // refused whole with FAILED_PRECONDITION. REQUIRES: >= 0.
+  absl::Duration max_import_age = absl::ZeroDuration();
   // StreamReports buffers validated reports and stores them once this many are pending (and at
   // the end of the stream): bounds a stream's memory and lets small messages share a commit.
   int stream_flush_reports = 10000;
@@ -75,6 +93,7 @@ struct ValidatedBatch {
   std::vector<std::string> rejected_metrics;
   // The names of the metrics of `rows`, by metric id.
   std::vector<std::pair<int64_t, std::string>> metric_names;
+  ReportOrigin origin = ReportOrigin::kDevice;  // as passed to Ingestor::Validate
 };
 
 // Receives the ingestor's verdicts on reports, by metric: the server's counters
@@ -89,6 +108,9 @@ class ReportOutcomeSink {
   // `metric` as ValidatedBatch::rejected_metrics ("" when the report names no metric of this
   // server).
   virtual void RecordReportRejected(absl::string_view metric, absl::StatusCode code) = 0;
+  // Of the reports passed to RecordStored, those that came in a historical import (called right
+  // after RecordStored with the same figures).
+  virtual void RecordImported(absl::string_view metric, int64_t accepted, int64_t duplicates) = 0;
 };
 
 class Ingestor {
@@ -98,30 +120,40 @@ class Ingestor {
   // Validates the batch, stores its valid reports in one transaction and returns once it has
   // committed (at once, without touching storage, when no report is valid). The response lists
   // the rejected reports; accepted + duplicates + rejections_size() = the batch's size.
-  // Errors: INVALID_ARGUMENT for a batch malformed as a whole (see the file comment); storage
+  // `origin` kImport: an analyst's historical import (see the file comment).
+  // Errors: INVALID_ARGUMENT for a batch malformed as a whole (see the file comment);
+  // FAILED_PRECONDITION "x-deniable-import: ..." for an import while imports are off; storage
   // errors (UNAVAILABLE when it may pass, DATA_LOSS, INTERNAL for a bug) with nothing
   // acknowledged.
-  absl::StatusOr<v1::SubmitReportsResponse> Submit(const v1::SubmitReportsRequest& request);
+  absl::StatusOr<v1::SubmitReportsResponse> Submit(const v1::SubmitReportsRequest& request,
+                                                   ReportOrigin origin = ReportOrigin::kDevice);
 
   // Submit without blocking, for asynchronous handlers: `done` runs with the response once the
   // batch has committed, or with the error (inline for a batch-wide validation error or a batch
   // with no valid report, else on the storage's thread). `done` must not block. `request` need not
   // outlive the call.
   using SubmitCallback = absl::AnyInvocable<void(absl::StatusOr<v1::SubmitReportsResponse>) &&>;
-  void SubmitAsync(const v1::SubmitReportsRequest& request, SubmitCallback done);
+  void SubmitAsync(const v1::SubmitReportsRequest& request, SubmitCallback done) {
+    SubmitAsync(request, ReportOrigin::kDevice, std::move(done));
+  }
+  void SubmitAsync(const v1::SubmitReportsRequest& request, ReportOrigin origin,
+                   SubmitCallback done);
 
   // Validates the batch without storing it: the valid rows and the rejections.
-  // Errors: INVALID_ARGUMENT for a batch malformed as a whole; storage errors from reading a
-  // metric.
-  absl::StatusOr<ValidatedBatch> Validate(const v1::SubmitReportsRequest& request);
+  // Errors: INVALID_ARGUMENT for a batch malformed as a whole; FAILED_PRECONDITION for an import
+  // while imports are off; storage errors from reading a metric.
+  absl::StatusOr<ValidatedBatch> Validate(const v1::SubmitReportsRequest& request,
+                                          ReportOrigin origin = ReportOrigin::kDevice);
 
   Storage* storage() const { return storage_; }
 
   // Where verdicts by metric go; null (the default): nowhere. Set before the first call.
   void set_outcome_sink(ReportOutcomeSink* sink) { sink_ = sink; }
-  // Passes a committed append's per-metric counts to the sink, naming each metric by `names`.
+  // Passes a committed append's per-metric counts to the sink, naming each metric by `names`
+  // (and, for an import, to RecordImported too).
   void RecordStored(const AppendResult& stored,
-                    const std::vector<std::pair<int64_t, std::string>>& names) const;
+                    const std::vector<std::pair<int64_t, std::string>>& names,
+                    ReportOrigin origin = ReportOrigin::kDevice) const;
   // Passes rejections (and their metrics, parallel) to the sink.
   void RecordRejected(const std::vector<v1::ReportRejection>& rejections,
                       const std::vector<std::string>& metrics) const;
@@ -129,8 +161,10 @@ class Ingestor {
 
  private:
   struct Bounds {
-    int64_t latest_allowed = 0;    // newest event time accepted, Unix seconds
-    int64_t earliest_allowed = 0;  // oldest event time accepted, Unix seconds
+    int64_t latest_allowed = 0;     // newest event time accepted, Unix seconds
+    int64_t earliest_allowed = 0;   // oldest event time accepted, Unix seconds
+    absl::Duration max_age;         // now - earliest_allowed, for messages
+    const char* max_age_name = "";  // "report" or "import", for messages
   };
   // One report of a known metric. Errors: INVALID_ARGUMENT naming `field`.
   absl::StatusOr<ReportRow> ValidateReport(const v1::Report& report, const MetricInfo& metric,

@@ -10,7 +10,7 @@
 namespace deniable::server {
 
 absl::Status ReportStream::Add(const v1::SubmitReportsRequest& message) {
-  absl::StatusOr<ValidatedBatch> batch = ingestor_->Validate(message);
+  absl::StatusOr<ValidatedBatch> batch = ingestor_->Validate(message, origin_);
   if (!batch.ok()) {
     return absl::Status(batch.status().code(),
                         absl::StrCat("message ", messages_, ": ", batch.status().message()));
@@ -61,7 +61,7 @@ void ReportStream::Flush(FlushCallback done) {
         }
         accepted_ += result->accepted;
         duplicates_ += result->duplicates;
-        ingestor_->RecordStored(*result, metric_names_);
+        ingestor_->RecordStored(*result, metric_names_, origin_);
         pending_.clear();
         std::move(done)(absl::OkStatus());
       });

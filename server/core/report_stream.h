@@ -51,12 +51,15 @@ class ReportStream {
   // Rejections listed in one stream's response by default; later ones are only counted.
   static constexpr int64_t kMaxListedRejections = 1000;
 
-  // REQUIRES: max_listed_rejections >= 0.
-  explicit ReportStream(Ingestor* ingestor, int64_t max_listed_rejections = kMaxListedRejections)
-      : ingestor_(ingestor), max_listed_rejections_(max_listed_rejections) {}
+  // `origin` kImport: every message is judged as an analyst's historical import
+  // (Ingestor::Validate). REQUIRES: max_listed_rejections >= 0.
+  explicit ReportStream(Ingestor* ingestor, int64_t max_listed_rejections = kMaxListedRejections,
+                        ReportOrigin origin = ReportOrigin::kDevice)
+      : ingestor_(ingestor), max_listed_rejections_(max_listed_rejections), origin_(origin) {}
 
   // Validates one message, buffers its valid reports and records its rejections; stores nothing.
-  // Errors: the message's batch-wide validation error (INVALID_ARGUMENT) prefixed with
+  // Errors: the message's batch-wide validation error (INVALID_ARGUMENT, or FAILED_PRECONDITION
+  // for an import while imports are off) prefixed with
   // "message N: " (N counts from 0); storage errors from reading a metric.
   absl::Status Add(const v1::SubmitReportsRequest& message);
 
@@ -78,6 +81,7 @@ class ReportStream {
  private:
   Ingestor* const ingestor_;
   const int64_t max_listed_rejections_;
+  const ReportOrigin origin_;
   int64_t rejections_omitted_ = 0;  // rejections beyond max_listed_rejections_, only counted
   int64_t messages_ = 0;
   int64_t reports_ = 0;  // reports in the messages added so far

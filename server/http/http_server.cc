@@ -3,6 +3,7 @@
 #include <httplib.h>
 
 #include <algorithm>
+#include <optional>
 #include <string>
 #include <utility>
 #include <vector>
@@ -29,6 +30,7 @@ struct AccessNote {
   absl::StatusCode code = absl::StatusCode::kOk;
   bool has_code = false;
   int64_t reports = -1;
+  bool import = false;
 };
 thread_local AccessNote access_note;
 
@@ -61,7 +63,8 @@ void LogRequest(const httplib::Response& response) {
        .code = code_name,
        .http_status = response.status,
        .latency = note.start == absl::InfinitePast() ? absl::ZeroDuration() : now - note.start,
-       .reports = note.reports});
+       .reports = note.reports,
+       .import = note.import});
 }
 
 // "ipv4:1.2.3.4:5678" / "ipv6:[::1]:5678", the form AccessPolicy (and gRPC) uses.
@@ -120,14 +123,21 @@ void Route(httplib::Server& server, const JsonApi* api, std::function<std::strin
     if (!cors_origins.empty()) AllowCors(cors_origins, request, response);
     const std::string method =
         absl::StrCat("deniable.v1.", request.matches[1].str(), "/", request.matches[2].str());
+    // Header names match in any case (cpp-httplib compares them case-insensitively).
+    const std::string import_name(kImportHeader);
+    std::optional<std::string> import_header;
+    if (request.has_header(import_name)) import_header = request.get_header_value(import_name);
     JsonReply reply =
-        api->Call(method, request.body, request.get_header_value("Authorization"), Peer(request));
+        api->Call(method, request.body, request.get_header_value("Authorization"), Peer(request),
+                  import_header.has_value() ? std::optional<absl::string_view>(*import_header)
+                                            : std::nullopt);
     // An unknown method is logged as "unknown": the path's letters are the client's choice.
     NoteRoute(reply.code == absl::StatusCode::kNotFound && !api->Serves(method) ? "unknown"
                                                                                 : method);
     access_note.code = reply.code;
     access_note.has_code = true;
     access_note.reports = reply.reports;
+    access_note.import = reply.import;
     response.status = reply.http_status;
     response.set_content(std::move(reply.body), "application/json");
   });

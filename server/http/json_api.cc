@@ -147,6 +147,7 @@ absl::Status JsonApi::SubmitReports(const Caller& caller, absl::string_view body
     std::promise<absl::StatusOr<v1::SubmitReportsResponse>> done;
     std::future<absl::StatusOr<v1::SubmitReportsResponse>> answer = done.get_future();
     backends_.ingestor->SubmitAsync(request,
+                                    caller.import ? ReportOrigin::kImport : ReportOrigin::kDevice,
                                     [&done](absl::StatusOr<v1::SubmitReportsResponse> r) mutable {
                                       done.set_value(std::move(r));
                                     });
@@ -164,14 +165,23 @@ absl::Status JsonApi::SubmitReports(const Caller& caller, absl::string_view body
     }
     return result.status();
   }
+  if (caller.import) {
+    spdlog::info(
+        "event=historical_import transport=http method=SubmitReports token_id={} accepted={} "
+        "duplicates={} rejected={}",
+        caller.principal.has_value() ? caller.principal->token_id : 0, result->accepted(),
+        result->duplicates(), result->rejections_size());
+  }
   if (counters != nullptr) counters->RecordAccepted(*result);
   PrintJson(*result, &out->body);
   return absl::OkStatus();
 }
 
 JsonReply JsonApi::Call(absl::string_view method, absl::string_view body,
-                        absl::string_view authorization, absl::string_view peer) const {
+                        absl::string_view authorization, absl::string_view peer,
+                        std::optional<absl::string_view> import_header) const {
   JsonReply reply;
+  reply.import = import_header.has_value() && IsReportMethod(method);
   absl::Status status;
   auto it = handlers_.find(method);
   if (it == handlers_.end()) {
@@ -179,7 +189,8 @@ JsonReply JsonApi::Call(absl::string_view method, absl::string_view body,
         "method: no method \"", method,
         "\"; POST /v1/<Service>/<Method>, for example /v1/QueryService/GetPrevalence"));
   } else {
-    absl::StatusOr<Caller> caller = backends_.policy->Authorize(method, authorization, peer);
+    absl::StatusOr<Caller> caller =
+        backends_.policy->Authorize(method, authorization, peer, import_header);
     status = caller.status();
     if (caller.ok()) {
       status = it->second(*caller, body, &reply);

@@ -16,6 +16,7 @@
 
 #include <cstdint>
 #include <functional>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -46,6 +47,7 @@ struct JsonReply {
   std::string body;
   absl::StatusCode code = absl::StatusCode::kOk;  // the status behind http_status
   int64_t reports = -1;  // SubmitReports: the reports the body held; -1 otherwise or unparsed
+  bool import = false;   // SubmitReports carrying the import header (for the access log)
 };
 
 class JsonApi {
@@ -59,8 +61,13 @@ class JsonApi {
   // 401 / 403 from the AccessPolicy; 400 INVALID_ARGUMENT "body: ..." when the JSON does not
   // parse into the request message (unknown field, wrong type); 429 for the rate limit; then
   // whatever the core call answers (400 naming the field, 404, 409, 503, ...).
+  // `import_header`: the X-Deniable-Import header's value (nullopt when absent); on SubmitReports
+  // it makes the call an analyst's historical import, as over gRPC (AccessPolicy::Authorize:
+  // 400 / 403 "x-deniable-import: ..." for a bad value or a caller without an analyst token; 400
+  // FAILED_PRECONDITION from the ingestor while the server's imports are off).
   JsonReply Call(absl::string_view method, absl::string_view body, absl::string_view authorization,
-                 absl::string_view peer) const;
+                 absl::string_view peer,
+                 std::optional<absl::string_view> import_header = std::nullopt) const;
 
   // Whether `method` (a full name) is served.
   bool Serves(absl::string_view method) const { return handlers_.contains(method); }

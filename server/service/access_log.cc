@@ -16,6 +16,7 @@ void LogAccess(const AccessEntry& entry) {
   absl::StrAppend(&line,
                   absl::StrFormat(" latency_ms=%.3f", absl::ToDoubleMilliseconds(entry.latency)));
   if (entry.reports >= 0) absl::StrAppend(&line, " reports=", entry.reports);
+  if (entry.import) absl::StrAppend(&line, " import=true");
   spdlog::info("{}", line);
 }
 

@@ -6,11 +6,16 @@
 //   event=access transport=http method=deniable.v1.ReportService/SubmitReports code=OK
 //       http_status=200 latency_ms=1.870 reports=3
 //
+//   event=access transport=grpc method=deniable.v1.ReportService/SubmitReports code=OK
+//       latency_ms=2.100 reports=500 import=true
+//
 // It names the method (or, for an HTTP request that is no API call, its route: "/metrics",
 // "/healthz", "/livez", "/" and the dashboard's files, "preflight:/v1/ReportService" for a CORS
 // preflight, "other" for any other path, "unknown" for POST /v1/ to a method not served), the
 // status code, the latency in milliseconds from the call's arrival to its status, and for report
-// calls the number of reports received. It NEVER carries the peer address, the token, a label, a
+// calls the number of reports received and `import=true` when the call carried the
+// x-deniable-import header (an attempted historical import, whatever its outcome; the header's
+// value is not logged). It NEVER carries the peer address, the token, a label, a
 // report or a bit (docs/security.md). Turned off by `deniable-server --access_log=false`
 // (docs/operations.md).
 //
@@ -34,6 +39,7 @@ struct AccessEntry {
   int http_status = 0;     // HTTP only; 0: not logged
   absl::Duration latency;  // from arrival to status
   int64_t reports = -1;    // reports received (report calls only); -1: not logged
+  bool import = false;     // a report call carrying the x-deniable-import header
 };
 
 // Writes one info line for `entry`.

@@ -6,15 +6,11 @@
 #include "absl/strings/strip.h"
 #include "absl/time/clock.h"
 #include "deniable/v1/report_service.pb.h"
+#include "server/auth/access_policy.h"
 #include "server/service/access_log.h"
 
 namespace deniable::server {
 namespace {
-
-bool IsReportCall(absl::string_view method) {
-  return method == "deniable.v1.ReportService/SubmitReports" ||
-         method == "deniable.v1.ReportService/StreamReports";
-}
 
 class CallMetrics : public grpc::experimental::Interceptor {
  public:
@@ -22,11 +18,18 @@ class CallMetrics : public grpc::experimental::Interceptor {
       : method_(absl::StripPrefix(method, "/")),
         counters_(counters),
         access_log_(access_log),
-        report_call_(IsReportCall(method_)),
+        report_call_(IsReportMethod(method_)),
         start_(absl::Now()) {}
 
   void Intercept(grpc::experimental::InterceptorBatchMethods* methods) override {
     using grpc::experimental::InterceptionHookPoints;
+    if (access_log_ && report_call_ &&
+        methods->QueryInterceptionHookPoint(InterceptionHookPoints::POST_RECV_INITIAL_METADATA)) {
+      const auto* metadata = methods->GetRecvInitialMetadata();
+      import_ = metadata != nullptr &&
+                metadata->find(grpc::string_ref(kImportHeader.data(), kImportHeader.size())) !=
+                    metadata->end();
+    }
     if (access_log_ && report_call_ &&
         methods->QueryInterceptionHookPoint(InterceptionHookPoints::POST_RECV_MESSAGE)) {
       // The deserialized request (null when the stream ended): only its size is read.
@@ -42,7 +45,8 @@ class CallMetrics : public grpc::experimental::Interceptor {
                    .method = method_,
                    .code = code_name,
                    .latency = absl::Now() - start_,
-                   .reports = report_call_ ? reports_ : -1});
+                   .reports = report_call_ ? reports_ : -1,
+                   .import = import_});
       }
     }
     methods->Proceed();
@@ -55,6 +59,7 @@ class CallMetrics : public grpc::experimental::Interceptor {
   const bool report_call_;
   const absl::Time start_;
   int64_t reports_ = 0;
+  bool import_ = false;  // the call carried the x-deniable-import header
 };
 
 }  // namespace

@@ -3,6 +3,7 @@
 #include <spdlog/spdlog.h>
 
 #include <exception>
+#include <optional>
 #include <string>
 
 #include "absl/strings/str_cat.h"
@@ -50,8 +51,28 @@ grpc::Status Forward(CallGuard* guard, const char* method, Service* inner,
 
 absl::StatusOr<Caller> CallGuard::Check(const grpc::ServerContextBase& context,
                                         absl::string_view method) {
-  return policy_.Authorize(method, Metadata(context, "authorization"), context.peer());
+  const auto& md = context.client_metadata();
+  std::optional<absl::string_view> import_header;
+  if (md.find(grpc::string_ref(kImportHeader.data(), kImportHeader.size())) != md.end()) {
+    import_header = Metadata(context, kImportHeader);
+  }
+  return policy_.Authorize(method, Metadata(context, "authorization"), context.peer(),
+                           import_header);
 }
+
+namespace {
+
+// An import admitted by the policy (Caller::import) becomes an import of the report service.
+ReportCall CallOf(const Caller& caller) {
+  ReportCall call;
+  if (caller.import) {
+    call.origin = ReportOrigin::kImport;
+    if (caller.principal.has_value()) call.token_id = caller.principal->token_id;
+  }
+  return call;
+}
+
+}  // namespace
 
 grpc::Status GuardedReportService::Reject(const absl::Status& status, int64_t reports,
                                           bool rate_limited) {
@@ -87,7 +108,7 @@ grpc::ServerUnaryReactor* GuardedReportService::SubmitReports(
     reactor->Finish(Reject(refused, size, rate_limited));
     return reactor;
   }
-  return inner_->SubmitReports(context, request, response);
+  return inner_->SubmitReportsFrom(context, request, response, CallOf(*caller));
 }
 
 grpc::ServerReadReactor<v1::SubmitReportsRequest>* GuardedReportService::StreamReports(
@@ -101,6 +122,7 @@ grpc::ServerReadReactor<v1::SubmitReportsRequest>* GuardedReportService::StreamR
   // context outlives the reactor, which outlives every call of this function.
   CallGuard* guard = guard_;
   GuardedReportService* self = this;
+  const ReportCall call = CallOf(*caller);
   return inner_->StreamReportsAdmitted(
       context, response,
       [guard, self, context, principal = *std::move(caller)](int64_t reports) -> absl::Status {
@@ -115,7 +137,8 @@ grpc::ServerReadReactor<v1::SubmitReportsRequest>* GuardedReportService::StreamR
         absl::Status s = guard->AdmitReports(principal, reports);
         if (!s.ok()) self->Reject(s, reports, true);
         return s;
-      });
+      },
+      call);
 }
 
 #define DENIABLE_FORWARD_QUERY(Method, Request, Response)                                \

@@ -34,28 +34,36 @@ grpc::Status ReportServiceImpl::GetDesign(grpc::ServerContext* /*context*/,
 grpc::ServerUnaryReactor* ReportServiceImpl::SubmitReports(grpc::CallbackServerContext* context,
                                                            const v1::SubmitReportsRequest* request,
                                                            v1::SubmitReportsResponse* response) {
+  return SubmitReportsFrom(context, request, response, ReportCall());
+}
+
+grpc::ServerUnaryReactor* ReportServiceImpl::SubmitReportsFrom(
+    grpc::CallbackServerContext* context, const v1::SubmitReportsRequest* request,
+    v1::SubmitReportsResponse* response, ReportCall call) {
   grpc::ServerUnaryReactor* reactor = context->DefaultReactor();
   const int size = request->reports_size();
   ServerCounters* counters = counters_;
-  ingestor_->SubmitAsync(*request, [reactor, response, size,
-                                    counters](absl::StatusOr<v1::SubmitReportsResponse> result) {
-    if (!result.ok()) {
-      // The reason names a field and value, never a bit; no peer address is logged.
-      spdlog::warn("event=batch_rejected reports={} code={} reason=\"{}\"", size,
-                   absl::StatusCodeToString(result.status().code()),
-                   std::string(result.status().message()));
-      if (counters != nullptr) {
-        counters->RecordRejected(static_cast<grpc::StatusCode>(result.status().code()), size,
-                                 false);
-      }
-      reactor->Finish(ToGrpcStatus(result.status()));
-      return;
-    }
-    *response = *std::move(result);
-    LogRejections("reports_rejected", *response);
-    if (counters != nullptr) counters->RecordAccepted(*response);
-    reactor->Finish(grpc::Status::OK);
-  });
+  ingestor_->SubmitAsync(
+      *request, call.origin,
+      [reactor, response, size, counters, call](absl::StatusOr<v1::SubmitReportsResponse> result) {
+        if (!result.ok()) {
+          // The reason names a field and value, never a bit; no peer address is logged.
+          spdlog::warn("event=batch_rejected reports={} code={} reason=\"{}\"", size,
+                       absl::StatusCodeToString(result.status().code()),
+                       std::string(result.status().message()));
+          if (counters != nullptr) {
+            counters->RecordRejected(static_cast<grpc::StatusCode>(result.status().code()), size,
+                                     false);
+          }
+          reactor->Finish(ToGrpcStatus(result.status()));
+          return;
+        }
+        *response = *std::move(result);
+        LogRejections("reports_rejected", *response);
+        if (call.origin == ReportOrigin::kImport) LogImport("SubmitReports", call, *response);
+        if (counters != nullptr) counters->RecordAccepted(*response);
+        reactor->Finish(grpc::Status::OK);
+      });
   return reactor;
 }
 
@@ -66,9 +74,9 @@ grpc::ServerReadReactor<v1::SubmitReportsRequest>* ReportServiceImpl::StreamRepo
 
 grpc::ServerReadReactor<v1::SubmitReportsRequest>* ReportServiceImpl::StreamReportsAdmitted(
     grpc::CallbackServerContext* /*context*/, v1::SubmitReportsResponse* response,
-    ReportStreamReactor::Admit admit) {
+    ReportStreamReactor::Admit admit, ReportCall call) {
   return ReportStreamReactor::Open(ingestor_, counters_, &stream_limits_, response,
-                                   std::move(admit));
+                                   std::move(admit), call);
 }
 
 }  // namespace deniable::server

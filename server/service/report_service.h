@@ -45,9 +45,15 @@ class ReportServiceImpl final : public ReportServiceCallbackBase {
   // validated (the token re-check and the rate limit). A refusal ends the stream with that
   // status; `admit` records the refusal itself. Reports of earlier messages may or may not be
   // stored (re-sending is safe).
+  // `call`: the batches of an import are judged as such (Ingestor) and logged (LogImport). Only
+  // the guarded service (guarded_services.h), after AccessPolicy admitted the import, passes one.
   grpc::ServerReadReactor<v1::SubmitReportsRequest>* StreamReportsAdmitted(
       grpc::CallbackServerContext* context, v1::SubmitReportsResponse* response,
-      ReportStreamReactor::Admit admit);
+      ReportStreamReactor::Admit admit, ReportCall call = {});
+  // SubmitReports for `call` (see StreamReportsAdmitted).
+  grpc::ServerUnaryReactor* SubmitReportsFrom(grpc::CallbackServerContext* context,
+                                              const v1::SubmitReportsRequest* request,
+                                              v1::SubmitReportsResponse* response, ReportCall call);
 
   const StreamLimits& stream_limits() const { return stream_limits_; }
 

@@ -12,6 +12,14 @@
 
 namespace deniable::server {
 
+void LogImport(absl::string_view method, const ReportCall& call,
+               const v1::SubmitReportsResponse& response) {
+  spdlog::info(
+      "event=historical_import method={} token_id={} accepted={} duplicates={} rejected={}",
+      std::string(method), call.token_id, response.accepted(), response.duplicates(),
+      response.rejections_size() + response.rejections_omitted());
+}
+
 bool StreamLimits::TryOpen() {
   const int open = open_.fetch_add(1, std::memory_order_relaxed) + 1;
   if (max_streams_ > 0 && open > max_streams_) {
@@ -23,7 +31,7 @@ bool StreamLimits::TryOpen() {
 
 grpc::ServerReadReactor<v1::SubmitReportsRequest>* ReportStreamReactor::Open(
     Ingestor* ingestor, ServerCounters* counters, StreamLimits* limits,
-    v1::SubmitReportsResponse* response, Admit admit) {
+    v1::SubmitReportsResponse* response, Admit admit, ReportCall call) {
   if (!limits->TryOpen()) {
     const absl::Status shed = absl::ResourceExhaustedError(
         absl::StrCat("reports: too many open streams (the server's limit is ",
@@ -36,18 +44,19 @@ grpc::ServerReadReactor<v1::SubmitReportsRequest>* ReportStreamReactor::Open(
     }
     return new RefusedStreamReactor(ToGrpcStatus(shed));
   }
-  return new ReportStreamReactor(ingestor, counters, limits, response, std::move(admit));
+  return new ReportStreamReactor(ingestor, counters, limits, response, std::move(admit), call);
 }
 
 ReportStreamReactor::ReportStreamReactor(Ingestor* ingestor, ServerCounters* counters,
                                          StreamLimits* limits, v1::SubmitReportsResponse* response,
-                                         Admit admit)
+                                         Admit admit, ReportCall call)
     : ingestor_(ingestor),
       counters_(counters),
       limits_(limits),
       response_(response),
       admit_(std::move(admit)),
-      stream_(ingestor) {
+      call_(call),
+      stream_(ingestor, ReportStream::kMaxListedRejections, call.origin) {
   if (counters_ != nullptr) counters_->RecordOpenStreams(1);
   StartRead(&message_);
 }
@@ -116,6 +125,7 @@ void ReportStreamReactor::FlushThen(bool end_of_stream) {
           absl::StatusCodeToString(static_cast<absl::StatusCode>(response_->rejections(0).code())),
           response_->rejections(0).reason());
     }
+    if (call_.origin == ReportOrigin::kImport) LogImport("StreamReports", call_, *response_);
     if (counters_ != nullptr) counters_->RecordAccepted(*response_);
     Finish(grpc::Status::OK);
   });

@@ -44,6 +44,18 @@
 
 namespace deniable::server {
 
+// Who sent a report call: a device (the default) or an analyst's historical import admitted by
+// AccessPolicy, with the analyst token's id for the log line (0 when unknown).
+struct ReportCall {
+  ReportOrigin origin = ReportOrigin::kDevice;
+  int64_t token_id = 0;
+};
+
+// Writes the log line of a historical import that committed (`event=historical_import`: method,
+// token id, reports and their outcome; never a bit, label or address).
+void LogImport(absl::string_view method, const ReportCall& call,
+               const v1::SubmitReportsResponse& response);
+
 class StreamLimits {
  public:
   // `max_streams`: StreamReports calls open at once (0: no limit). `max_buffered_rows`: rows
@@ -88,17 +100,18 @@ class ReportStreamReactor final : public grpc::ServerReadReactor<v1::SubmitRepor
 
   // A reactor for a new stream, or a RefusedStreamReactor answering RESOURCE_EXHAUSTED when
   // `limits` has no free slot (logged as event=stream_shed and counted). `counters` may be
-  // null; `admit` may be empty. None is owned; all must outlive the call.
+  // null; `admit` may be empty. None is owned; all must outlive the call. `call`: an import's
+  // messages are judged as an import (Ingestor::Validate) and the stream is logged by LogImport.
   static grpc::ServerReadReactor<v1::SubmitReportsRequest>* Open(
       Ingestor* ingestor, ServerCounters* counters, StreamLimits* limits,
-      v1::SubmitReportsResponse* response, Admit admit);
+      v1::SubmitReportsResponse* response, Admit admit, ReportCall call = {});
 
   void OnReadDone(bool ok) override;
   void OnDone() override;
 
  private:
   ReportStreamReactor(Ingestor* ingestor, ServerCounters* counters, StreamLimits* limits,
-                      v1::SubmitReportsResponse* response, Admit admit);
+                      v1::SubmitReportsResponse* response, Admit admit, ReportCall call);
   // Admits, validates and buffers message_, then reads on, stores first, or ends the stream.
   void HandleMessage();
   // Stores the buffer, then reads on (or, at the end of the stream, answers with the totals).
@@ -113,6 +126,7 @@ class ReportStreamReactor final : public grpc::ServerReadReactor<v1::SubmitRepor
   StreamLimits* const limits_;
   v1::SubmitReportsResponse* const response_;
   const Admit admit_;
+  const ReportCall call_;
   ReportStream stream_;
   v1::SubmitReportsRequest message_;
   int64_t accounted_rows_ = 0;  // this stream's rows counted in limits_->buffered_rows()

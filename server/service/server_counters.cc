@@ -34,6 +34,10 @@ ServerCounters::ServerCounters(int64_t start_time_seconds,
                    "Rejected reports by status code: judged alone, or in a call refused whole")),
       calls_(Counters(*registry_, "deniable_calls_total",
                       "Finished calls by transport, method and status code")),
+      imported_(Counters(*registry_, "deniable_imported_reports_total",
+                         "Reports of historical imports (x-deniable-import) by outcome: accepted "
+                         "(stored now), duplicate (already stored); also in "
+                         "deniable_reports_total")),
       batches_accepted_(batches_.Add({{"outcome", "accepted"}})),
       batches_rejected_(batches_.Add({{"outcome", "rejected"}})),
       invalid_(rejected_batches_.Add({{"reason", "invalid"}})),
@@ -76,6 +80,15 @@ void ServerCounters::RecordStored(absl::string_view metric, int64_t accepted, in
   const MetricReports counters = ForMetric(metric);
   counters.accepted->Increment(static_cast<double>(accepted));
   counters.duplicate->Increment(static_cast<double>(duplicates));
+}
+
+void ServerCounters::RecordImported(absl::string_view metric, int64_t accepted,
+                                    int64_t duplicates) {
+  const std::string name(metric);
+  imported_.Add({{"outcome", "accepted"}, {"metric", name}})
+      .Increment(static_cast<double>(accepted));
+  imported_.Add({{"outcome", "duplicate"}, {"metric", name}})
+      .Increment(static_cast<double>(duplicates));
 }
 
 void ServerCounters::RecordReportRejected(absl::string_view metric, absl::StatusCode code) {

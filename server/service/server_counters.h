@@ -14,6 +14,8 @@
 // attributed: those of a call refused whole (token, rate limit, malformed batch, storage
 // failure) and reports naming no metric of this server. The AdminService totals
 // (GetServerStats) are the sums over `metric`.
+//   deniable_imported_reports_total{outcome="accepted"|"duplicate", metric}   (historical imports,
+//                              also counted in deniable_reports_total; docs/operations.md)
 //   deniable_calls_total{transport="grpc"|"http", method, code}
 //   deniable_streams_shed_total       StreamReports calls refused: too many streams were open
 //   deniable_open_streams             StreamReports calls open now (gauge)
@@ -56,6 +58,7 @@ class ServerCounters : public ReportOutcomeSink {
   // ReportOutcomeSink: the ingestor's verdicts by metric.
   void RecordStored(absl::string_view metric, int64_t accepted, int64_t duplicates) override;
   void RecordReportRejected(absl::string_view metric, absl::StatusCode code) override;
+  void RecordImported(absl::string_view metric, int64_t accepted, int64_t duplicates) override;
   // A call that stored nothing, with the number of reports it carried (0 if unknown) and whether
   // the rate limit (rather than storage) said RESOURCE_EXHAUSTED. Its reports count with
   // metric="" (not attributed).
@@ -81,6 +84,7 @@ class ServerCounters : public ReportOutcomeSink {
   prometheus::Family<prometheus::Counter>& rejected_batches_;
   prometheus::Family<prometheus::Counter>& rejected_reports_;
   prometheus::Family<prometheus::Counter>& calls_;
+  prometheus::Family<prometheus::Counter>& imported_;
   prometheus::Counter &batches_accepted_, &batches_rejected_;
   // The report counters of one value of the `metric` label.
   struct MetricReports {

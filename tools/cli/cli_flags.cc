@@ -112,3 +112,7 @@ ABSL_FLAG(std::string, time_format, "%Y-%m-%d",
 ABSL_FLAG(std::string, spread, "",
           "replay: spread the answer times evenly over the last N days (7d; also h, m, s), "
           "shuffled with a fixed seed; rounded down to the metric's time precision");
+ABSL_FLAG(bool, import, false,
+          "replay: a historical import (analyst token; older than the collector's report age, up "
+          "to its --max_import_age_seconds): sends x-deniable-import, needs --token and "
+          "--time_column or --spread");

@@ -56,5 +56,6 @@ ABSL_DECLARE_FLAG(std::string, blank);
 ABSL_DECLARE_FLAG(std::string, time_column);
 ABSL_DECLARE_FLAG(std::string, time_format);
 ABSL_DECLARE_FLAG(std::string, spread);
+ABSL_DECLARE_FLAG(bool, import);
 
 #endif  // DENIABLE_TOOLS_CLI_CLI_FLAGS_H_

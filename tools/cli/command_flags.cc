@@ -73,9 +73,11 @@ const std::vector<CommandSpec>& Commands() {
       {"replay",
        "--metric=N --csv=F --column=C [--yes=V] [--label_columns=a,b] [--group_by=a] "
        "[--blank=no|skip] [--simultaneous=sidak|bonferroni] [--time_column=C [--time_format=F] | "
-       "--spread=7d]   (without --yes: a metric with categories, each --column value one of them)",
+       "--spread=7d] [--import]   (without --yes: a metric with categories, each --column value "
+       "one "
+       "of them; --import: a historical import with an analyst --token)",
        {"metric", "csv", "column", "yes", "label_columns", "group_by", "blank", "level", "method",
-        "simultaneous", "time_column", "time_format", "spread"}},
+        "simultaneous", "time_column", "time_format", "spread", "import"}},
       {"stats", "   (AdminService counters since the server started)", {}},
       {"health",
        "[--service=deniable.v1.ReportService|deniable.v1.QueryService|deniable.v1.AdminService]"

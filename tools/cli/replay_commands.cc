@@ -6,12 +6,14 @@
 #include "absl/container/flat_hash_set.h"
 #include "absl/flags/flag.h"
 #include "deniable/client/grpc_transport.h"
+#include "deniable/common/status_macros.h"
 #include "deniable/v1/query_service.grpc.pb.h"
 #include "grpc/health/v1/health.grpc.pb.h"
 #include "tools/cli/categorical_flags.h"
 #include "tools/cli/categorical_output.h"
 #include "tools/cli/cli_common.h"
 #include "tools/cli/cli_flags.h"
+#include "tools/cli/import_transport.h"
 #include "tools/cli/output.h"
 #include "tools/cli/replay_progress.h"
 #include "tools/cli/replay_times.h"
@@ -65,6 +67,27 @@ absl::Status AssignEventTimes(std::vector<SurveyRow>* rows) {
   return absl::OkStatus();
 }
 
+// The transport of --import (import_transport.h). Errors: INVALID_ARGUMENT naming --import when
+// --token or the answers' times are missing; NOT_FOUND naming --csv.
+absl::StatusOr<std::shared_ptr<ImportTransport>> MakeImportTransport(
+    const std::shared_ptr<grpc::Channel>& channel) {
+  const std::string token = absl::GetFlag(FLAGS_token);
+  if (token.empty()) {
+    return absl::InvalidArgumentError(
+        "--import: a historical import needs an analyst token; give --token (or set "
+        "DENIABLE_TOKEN)");
+  }
+  if (absl::GetFlag(FLAGS_time_column).empty() && absl::GetFlag(FLAGS_spread).empty()) {
+    return absl::InvalidArgumentError(
+        "--import: give the answers' times with --time_column (or --spread); without them every "
+        "answer would be dated now");
+  }
+  DENIABLE_ASSIGN_OR_RETURN(std::string digest, FileSha256(absl::GetFlag(FLAGS_csv), "csv"));
+  return std::make_shared<ImportTransport>(
+      channel, [](grpc::ClientContext* context) { SetDeadline(context); }, token,
+      std::move(digest));
+}
+
 }  // namespace
 
 int Replay() {
@@ -91,10 +114,20 @@ int Replay() {
   absl::StatusOr<v1::SimultaneousMethod> simultaneous =
       ParseSimultaneous(absl::GetFlag(FLAGS_simultaneous));
   if (!simultaneous.ok()) return FailUsage(std::string(simultaneous.status().message()));
-  absl::StatusOr<std::shared_ptr<client::ReportTransport>> transport = Transport();
-  if (!transport.ok()) return FailUsage(std::string(transport.status().message()));
   absl::StatusOr<std::shared_ptr<grpc::Channel>> channel = Channel();
   if (!channel.ok()) return FailUsage(std::string(channel.status().message()));
+  const bool import = absl::GetFlag(FLAGS_import);
+  std::shared_ptr<ImportTransport> importer;
+  absl::StatusOr<std::shared_ptr<client::ReportTransport>> transport;
+  if (import) {
+    absl::StatusOr<std::shared_ptr<ImportTransport>> made = MakeImportTransport(*channel);
+    if (!made.ok()) return FailUsage(std::string(made.status().message()));
+    importer = *made;
+    transport = std::static_pointer_cast<client::ReportTransport>(importer);
+  } else {
+    transport = Transport();
+  }
+  if (!transport.ok()) return FailUsage(std::string(transport.status().message()));
   const bool categorical = spec.yes_value.empty();
   if (categorical) {  // the metric's categories name the answers: check every row up front
     absl::StatusOr<v1::GetDesignResponse> design =
@@ -122,11 +155,23 @@ int Replay() {
   }
   client::ReporterOptions options;
   options.rpc_timeout = absl::Seconds(absl::GetFlag(FLAGS_timeout_seconds));
+  // An import's reports are older than the SDK's own age limit by design: the collector judges
+  // them against its --max_import_age_seconds.
+  if (import) options.max_report_age = absl::InfiniteDuration();
   ProgressLine progress(stderr, StderrIsTerminal(), SystemClock::Default());
-  absl::StatusOr<ReplayResult> result =
-      ReplaySurvey(*rows, metric, *std::move(transport), options, nullptr, nullptr,
-                   [&progress](int64_t done, int64_t total) { progress.Update(done, total); });
+  absl::StatusOr<ReplayResult> result = ReplaySurvey(
+      *rows, metric, *std::move(transport), options, nullptr, nullptr,
+      [&progress](int64_t done, int64_t total) { progress.Update(done, total); },
+      [&importer](const SurveyRow& row) {
+        if (importer != nullptr) importer->SetRecord(row.record);
+      });
   progress.Finish();
+  if (!result.ok() && import) {
+    // A refused import (not an analyst token, imports off) exits with the code of its status.
+    return Fail("replay --import",
+                grpc::Status(static_cast<grpc::StatusCode>(result.status().code()),
+                             std::string(result.status().message())));
+  }
   if (!result.ok()) {
     std::fprintf(stderr, "deniable: replay failed: %s\n", result.status().ToString().c_str());
     return 1;

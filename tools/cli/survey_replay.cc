@@ -149,12 +149,14 @@ absl::StatusOr<ReplayResult> ReplaySurvey(const std::vector<SurveyRow>& rows,
                                           std::shared_ptr<client::ReportTransport> transport,
                                           const client::ReporterOptions& options,
                                           absl::BitGenRef* gen, const Clock* clock,
-                                          const ReplayProgressFn& progress) {
+                                          const ReplayProgressFn& progress,
+                                          const std::function<void(const SurveyRow&)>& before_row) {
   ReplayResult result;
   client::SecureBitGen secure;
   int64_t done = 0;
   for (const SurveyRow& row : rows) {
     if (progress) progress(done++, static_cast<int64_t>(rows.size()));
+    if (before_row) before_row(row);
     client::ReporterOptions device_options = options;
     device_options.background_sending = false;  // each device flushes right away below
     for (const auto& [key, value] : row.labels) device_options.labels[key] = value;

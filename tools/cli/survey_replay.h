@@ -91,15 +91,16 @@ using ReplayProgressFn = std::function<void(int64_t done, int64_t total)>;
 // A row with event_time_seconds > 0 is answered at that time (its device's clock stands there;
 // the SDK rounds it down to the metric's time precision) instead of `clock`'s or the system's.
 // A report the collector rejects for good is recorded in ReplayResult::rejections and the replay
-// goes on with the next row. Errors: the first other device error (fetching the design, a
-// transient send failure that Flush() gave up on), which ends the replay.
-absl::StatusOr<ReplayResult> ReplaySurvey(const std::vector<SurveyRow>& rows,
-                                          const std::string& metric,
-                                          std::shared_ptr<client::ReportTransport> transport,
-                                          const client::ReporterOptions& options,
-                                          absl::BitGenRef* gen = nullptr,
-                                          const Clock* clock = nullptr,
-                                          const ReplayProgressFn& progress = nullptr);
+// goes on with the next row. `before_row`, when set, runs with each row before its device reports
+// (`deniable replay --import` tells its transport the row's record, import_transport.h). Errors:
+// the first other device error (fetching the design, a transient send failure that Flush() gave up
+// on), which ends the replay.
+absl::StatusOr<ReplayResult> ReplaySurvey(
+    const std::vector<SurveyRow>& rows, const std::string& metric,
+    std::shared_ptr<client::ReportTransport> transport, const client::ReporterOptions& options,
+    absl::BitGenRef* gen = nullptr, const Clock* clock = nullptr,
+    const ReplayProgressFn& progress = nullptr,
+    const std::function<void(const SurveyRow&)>& before_row = nullptr);
 
 }  // namespace deniable::tools
 
