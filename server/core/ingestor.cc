@@ -52,6 +52,48 @@ absl::Status InCategorical(const absl::Status& status, absl::string_view field) 
 
 }  // namespace
 
+v1::ReportRejection DeletedMetricRejection(int index, absl::string_view metric) {
+  return Rejection(
+      index, absl::NotFoundError(absl::StrCat("reports[", index, "].metric: metric \"", metric,
+                                              "\" was deleted while this batch was being stored")));
+}
+
+void Ingestor::RejectDeleted(const AppendResult& stored, ValidatedBatch* batch) const {
+  if (stored.missing_metrics.empty()) return;
+  for (size_t j = 0; j < batch->rows.size() && j < batch->row_indices.size(); ++j) {
+    const int64_t id = batch->rows[j].metric_id;
+    if (!stored.IsMissing(id)) continue;
+    std::string name;
+    for (const auto& [named_id, named] : batch->metric_names) {
+      if (named_id == id) name = named;
+    }
+    batch->rejections.push_back(DeletedMetricRejection(batch->row_indices[j], name));
+    batch->rejected_metrics.emplace_back();  // no longer a metric of this server
+  }
+  // Back in index order, rejected_metrics alongside.
+  std::vector<size_t> order(batch->rejections.size());
+  for (size_t i = 0; i < order.size(); ++i) order[i] = i;
+  std::stable_sort(order.begin(), order.end(), [&](size_t x, size_t y) {
+    return batch->rejections[x].index() < batch->rejections[y].index();
+  });
+  std::vector<v1::ReportRejection> rejections;
+  std::vector<std::string> metrics;
+  for (size_t i : order) {
+    rejections.push_back(std::move(batch->rejections[i]));
+    metrics.push_back(std::move(batch->rejected_metrics[i]));
+  }
+  batch->rejections = std::move(rejections);
+  batch->rejected_metrics = std::move(metrics);
+  ForgetDeleted(stored, batch->metric_names);
+}
+
+void Ingestor::ForgetDeleted(const AppendResult& stored,
+                             const std::vector<std::pair<int64_t, std::string>>& names) const {
+  for (const auto& [id, name] : names) {
+    if (stored.IsMissing(id)) registry_->Forget(name, id);
+  }
+}
+
 absl::StatusOr<std::vector<uint16_t>> SupportedCategories(const MetricInfo& metric,
                                                           const MetricVersion& version,
                                                           const v1::Report& report,
@@ -123,6 +165,7 @@ absl::StatusOr<v1::SubmitReportsResponse> Ingestor::Submit(
   AppendResult stored;
   if (!batch.rows.empty()) {
     DENIABLE_ASSIGN_OR_RETURN(stored, storage_->AppendReports(batch.rows));
+    RejectDeleted(stored, &batch);
   }
   RecordStored(stored, batch.metric_names);
   RecordRejected(batch.rejections, batch.rejected_metrics);
@@ -148,6 +191,7 @@ void Ingestor::SubmitAsync(const v1::SubmitReportsRequest& request, SubmitCallba
       std::move(done)(result.status());
       return;
     }
+    RejectDeleted(*result, batch.get());
     RecordStored(*result, batch->metric_names);
     RecordRejected(batch->rejections, batch->rejected_metrics);
     std::move(done)(Response(*result, *batch));
@@ -219,6 +263,7 @@ absl::StatusOr<ValidatedBatch> Ingestor::Validate(const v1::SubmitReportsRequest
       batch.metric_names.emplace_back(row->metric_id, report.metric());
     }
     batch.rows.push_back(*std::move(row));
+    batch.row_indices.push_back(i);
   }
   return batch;
 }

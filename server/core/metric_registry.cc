@@ -222,6 +222,12 @@ absl::Status MetricRegistry::Delete(absl::string_view name) {
   return deleted;
 }
 
+void MetricRegistry::Forget(absl::string_view name, int64_t id) {
+  absl::MutexLock lock(&mu_);
+  auto it = cache_.find(name);
+  if (it != cache_.end() && it->second.info->id == id) cache_.erase(it);
+}
+
 absl::StatusOr<v1::Metric> MetricRegistry::Cache(const StoredMetric& stored) {
   DENIABLE_ASSIGN_OR_RETURN(std::shared_ptr<const MetricInfo> info, Build(stored));
   absl::MutexLock lock(&mu_);

@@ -88,6 +88,10 @@ class MetricRegistry {
   // storage errors (nothing deleted).
   absl::Status Delete(absl::string_view name);
 
+  // Drops `name` from the cache if the cached metric has id `id` (a metric the storage found
+  // deleted, AppendResult::missing_metrics): its next Find reads storage again.
+  void Forget(absl::string_view name, int64_t id);
+
   // All metrics ordered by name. Errors: storage errors.
   absl::StatusOr<std::vector<v1::Metric>> List();
 

@@ -77,7 +77,13 @@ absl::StatusOr<std::vector<AppendResult>> MemoryStorage::AppendBatches(
 
 AppendResult MemoryStorage::AppendLocked(absl::Span<const ReportRow> rows) {
   AppendResult result;
+  std::set<int64_t> existing;
+  for (const auto& [name, metric] : metrics_) existing.insert(metric.id);
   for (const ReportRow& row : rows) {
+    if (!existing.contains(row.metric_id)) {  // deleted after validation
+      if (!result.IsMissing(row.metric_id)) result.missing_metrics.push_back(row.metric_id);
+      continue;
+    }
     if (!reports_.insert({row.metric_id, row.event_time_seconds, row.report_id}).second) {
       result.Count(row.metric_id, /*duplicate=*/true);
       continue;

@@ -306,6 +306,26 @@ absl::StatusOr<PgResult> PostgresStorage::InsertReports(absl::Span<const ReportR
        PgTextArray(labels)});
 }
 
+absl::StatusOr<absl::flat_hash_set<int64_t>> PostgresStorage::LockMetrics(
+    absl::Span<const absl::Span<const ReportRow>> batches) {
+  std::vector<int64_t> ids;
+  for (absl::Span<const ReportRow> batch : batches) {
+    for (const ReportRow& row : batch) ids.push_back(row.metric_id);
+  }
+  std::sort(ids.begin(), ids.end());
+  ids.erase(std::unique(ids.begin(), ids.end()), ids.end());
+  // FOR KEY SHARE: DeleteMetric's FOR UPDATE of the row waits for this transaction (and then
+  // deletes the rows it stored), or this one waits for the delete and finds no row. Appends do
+  // not block each other (KEY SHARE locks are compatible) nor an UPDATE of non-key columns.
+  DENIABLE_ASSIGN_OR_RETURN(
+      PgResult r, write_->Exec("SELECT id FROM metrics WHERE id = ANY($1::bigint[]) ORDER BY id "
+                               "FOR KEY SHARE",
+                               {PgIntArray(ids)}));
+  absl::flat_hash_set<int64_t> existing;
+  for (int i = 0; i < r.rows(); ++i) existing.insert(r.Int64(i, 0));
+  return existing;
+}
+
 absl::StatusOr<std::vector<AppendResult>> PostgresStorage::AppendLocked(
     absl::Span<const absl::Span<const ReportRow>> batches) {
   using Key = std::tuple<int64_t, int64_t, std::string>;  // metric, event time, uuid text
@@ -315,11 +335,17 @@ absl::StatusOr<std::vector<AppendResult>> PostgresStorage::AppendLocked(
     size_t batch;
   };
   std::vector<AppendResult> results(batches.size());
+  DENIABLE_ASSIGN_OR_RETURN(const absl::flat_hash_set<int64_t> existing, LockMetrics(batches));
   // First occurrence of each key in the call; a later one is its batch's duplicate.
   std::vector<Candidate> candidates;
   absl::flat_hash_set<Key> seen;
   for (size_t b = 0; b < batches.size(); ++b) {
     for (const ReportRow& row : batches[b]) {
+      if (!existing.contains(row.metric_id)) {  // deleted since the batch was validated
+        if (!results[b].IsMissing(row.metric_id))
+          results[b].missing_metrics.push_back(row.metric_id);
+        continue;
+      }
       Key key{row.metric_id, row.event_time_seconds, UuidText(row.report_id)};
       if (!seen.insert(key).second) {
         results[b].Count(row.metric_id, /*duplicate=*/true);

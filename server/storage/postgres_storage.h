@@ -17,6 +17,11 @@
 //       (postgres_categories.h).
 //   auth_tokens (PostgresTokenStore), schema_version, sequence collector_shards.
 //
+// Deleted metrics: AppendBatches first locks the rows of the batch's metrics FOR KEY SHARE in its
+// transaction and refuses the rows of a metric that no longer exists (AppendResult::
+// missing_metrics), so a collector whose cache still holds a metric another collector deleted
+// never stores reports under the dead id; ids (bigserial) are never reused.
+//
 // Exactly once: AppendBatches runs, in ONE transaction, `INSERT INTO reports ... ON CONFLICT DO
 // NOTHING RETURNING` the keys that were new, then adds exactly those rows to the counts. The
 // rows reach the INSERT as arrays (`SELECT FROM unnest($1::bigint[], ...)`) for fewer than
@@ -103,6 +108,11 @@ class PostgresStorage : public Storage {
   absl::Status EnsurePartitions(absl::Span<const absl::Span<const ReportRow>> batches)
       ABSL_EXCLUSIVE_LOCKS_REQUIRED(write_mu_);
   absl::StatusOr<std::vector<AppendResult>> AppendLocked(
+      absl::Span<const absl::Span<const ReportRow>> batches)
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(write_mu_);
+  // The ids among the batches' metrics that exist, each row locked FOR KEY SHARE until the end
+  // of AppendLocked's transaction.
+  absl::StatusOr<absl::flat_hash_set<int64_t>> LockMetrics(
       absl::Span<const absl::Span<const ReportRow>> batches)
       ABSL_EXCLUSIVE_LOCKS_REQUIRED(write_mu_);
   // INSERT ... ON CONFLICT DO NOTHING RETURNING (metric_id, event_time, report_id) of `rows`, in

@@ -113,6 +113,7 @@ struct SqliteStorage::WriteStatements {
   SqliteStatement insert_recent, find_report, hour_has_reports, upsert_count;
   SqliteStatement insert_moved, delete_moved, start_move, end_move;
   SqliteStatement upsert_category_count;
+  SqliteStatement metric_exists;
 };
 
 struct SqliteStorage::ReadStatements {
@@ -212,12 +213,15 @@ absl::Status SqliteStorage::Init(const SqliteOptions& options) {
                     "category, support) VALUES(?, ?, ?, ?, ?, ?) ON CONFLICT(metric_id, "
                     "event_time, version, labelset_id, category) DO UPDATE SET support = "
                     "support + excluded.support"));
+  DENIABLE_ASSIGN_OR_RETURN(SqliteStatement metric_exists,
+                            prepare_write("SELECT 1 FROM metrics WHERE id = ?"));
   write_.reset(new WriteStatements{
       std::move(begin), std::move(commit), std::move(rollback), std::move(insert_metric),
       std::move(insert_design), std::move(insert_labelset), std::move(find_labelset),
       std::move(insert_recent), std::move(find_report), std::move(hour_has_reports),
       std::move(upsert_count), std::move(insert_moved), std::move(delete_moved),
-      std::move(start_move), std::move(end_move), std::move(upsert_category_count)});
+      std::move(start_move), std::move(end_move), std::move(upsert_category_count),
+      std::move(metric_exists)});
 
   auto prepare_read = [this](absl::string_view sql) {
     return SqliteStatement::Prepare(read_db_, sql);
@@ -482,12 +486,31 @@ absl::StatusOr<std::vector<AppendResult>> SqliteStorage::AppendLocked(
   std::map<std::tuple<int64_t, int64_t, uint32_t, int64_t, uint16_t>, int64_t> category_delta;
   absl::flat_hash_map<std::string, int64_t> new_labelsets;
   SqliteStatement& ins = write_->insert_recent;
+  // Each metric of the call must still exist, checked in this (the one writer's) transaction: a
+  // batch validated before DeleteMetric and committed after it is refused, not stored under the
+  // dead id (which AUTOINCREMENT never gives again, sqlite_schema.h version 3).
+  absl::flat_hash_map<int64_t, bool> exists;
+  for (absl::Span<const ReportRow> batch : batches) {
+    for (const ReportRow& row : batch) {
+      if (exists.contains(row.metric_id)) continue;
+      SqliteStatement& st = write_->metric_exists;
+      st.BindInt64(1, row.metric_id);
+      absl::StatusOr<bool> found = st.Step();
+      st.Reset();
+      if (!found.ok()) return found.status();
+      exists[row.metric_id] = *found;
+    }
+  }
   // Rows in arrival order: of two equal keys the earlier batch's row is stored. A row is new when
   // its id is neither among its metric-hour's recent ids (this transaction's included) nor, if
   // that metric-hour has moved rows, in the keyed table.
   for (size_t b = 0; b < batches.size(); ++b) {
     AppendResult& result = results[b];
     for (const ReportRow& row : batches[b]) {
+      if (!exists[row.metric_id]) {
+        if (!result.IsMissing(row.metric_id)) result.missing_metrics.push_back(row.metric_id);
+        continue;
+      }
       const HourKey key{row.metric_id, row.event_time_seconds};
       RecentHours::Hour* hour = recent_.Find(key);
       if (hour == nullptr) {

@@ -79,6 +79,21 @@ struct AppendResult {
   // of its accepted and duplicates equal the two totals above (server metrics and the
   // AdminService read them, docs/operations.md). Small: a batch holds few metrics.
   std::vector<MetricAppendCount> per_metric;
+  // Metrics of the batch that no longer existed when the append's transaction ran (deleted
+  // after the batch was validated, by this collector or another on the same database): their
+  // rows were neither stored nor counted, and are in neither total above. Distinct ids, in no
+  // set order. The caller rejects those reports with NOT_FOUND (Ingestor). The check runs in
+  // the append's own transaction, so a metric deleted concurrently is either deleted with the
+  // batch's rows or listed here.
+  std::vector<int64_t> missing_metrics;
+
+  // Whether `metric_id` is in missing_metrics.
+  bool IsMissing(int64_t metric_id) const {
+    for (int64_t id : missing_metrics) {
+      if (id == metric_id) return true;
+    }
+    return false;
+  }
 
   // Counts one report of `metric_id`, stored now or a duplicate, in the totals and per_metric.
   void Count(int64_t metric_id, bool duplicate) {
@@ -146,7 +161,8 @@ class Storage {
   // Appends a batch atomically: either every row is stored (or recognised as a duplicate) and
   // the counts updated, or nothing changes. Returns only once the batch is durable under the
   // storage's durability setting. A row whose (metric_id, event_time_seconds, report_id) is
-  // already stored, in the store or earlier in the same batch, is counted once.
+  // already stored, in the store or earlier in the same batch, is counted once. Rows of a metric
+  // that does not exist (any more) are refused, not stored: AppendResult::missing_metrics.
   // Errors: INTERNAL / UNAVAILABLE / RESOURCE_EXHAUSTED (disk full) with nothing written.
   virtual absl::StatusOr<AppendResult> AppendReports(absl::Span<const ReportRow> rows) = 0;
 
@@ -177,8 +193,9 @@ class Storage {
   // Deletes the metric named `name` with all its design versions, reports and counts, in ONE
   // transaction: either everything of the metric is gone (its name is free for a new metric) or
   // nothing changed. Other metrics are untouched. A report appended afterwards with the deleted
-  // metric's id is not refused here: the MetricRegistry refuses reports naming a metric that
-  // does not exist, and a caller must clear its caches of the metric (MetricRegistry::Delete).
+  // metric's id (validated against a cached metric) is refused by the append
+  // (AppendResult::missing_metrics), and metric ids are never reused, so a later metric never
+  // counts it. Callers should still clear their caches of the metric (MetricRegistry::Delete).
   // Errors: NOT_FOUND naming the metric; INTERNAL / UNAVAILABLE on storage failure (nothing
   // deleted).
   virtual absl::Status DeleteMetric(absl::string_view name) = 0;

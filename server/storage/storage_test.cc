@@ -480,6 +480,61 @@ TEST_P(StorageTest, DeleteMetricRemovesEverythingOfThatMetricOnly) {
   EXPECT_EQ(storage_->DeleteMetric("never").code(), absl::StatusCode::kNotFound);
 }
 
+// Issue 17's deletion defects: a batch validated against metric "m" (the newest, so SQLite up to
+// schema version 2 gave its id to the next metric) reaches the storage after "m" was deleted, by
+// this collector or, on a shared database, by another one whose delete this collector's cache
+// has not seen. Its rows of "m" are refused (missing_metrics), never stored under the dead id,
+// and a metric created meanwhile gets a new id and counts nothing of them.
+TEST_P(StorageTest, AppendAfterDeleteRefusesTheDeletedMetricsRowsAndNeverReusesItsId) {
+  absl::StatusOr<StoredMetric> other = storage_->CreateMetric(NewMetric("a.other"));
+  absl::StatusOr<StoredMetric> m = storage_->CreateMetric(NewMetric("m"));
+  ASSERT_TRUE(m.ok() && other.ok());
+  const std::vector<ReportRow> validated = {Row(m->id, 1, true, 10), Row(other->id, 2, true, 10),
+                                            Row(m->id, 3, false, 11, "k=v")};
+  // The delete comes from another collector on a shared database, else from this storage.
+  std::unique_ptr<PostgresStorage> second;
+  Storage* deleter = storage_.get();
+  if (GetParam().shared_database) {
+    auto opened = PostgresStorage::Open({.uri = handle_});
+    ASSERT_TRUE(opened.ok()) << opened.status();
+    second = *std::move(opened);
+    deleter = second.get();
+  }
+  ASSERT_TRUE(deleter->DeleteMetric("m").ok());
+  absl::StatusOr<StoredMetric> next = storage_->CreateMetric(NewMetric("n"));
+  ASSERT_TRUE(next.ok()) << next.status();
+  EXPECT_NE(next->id, m->id) << "a deleted metric's id was given to a new metric";
+
+  absl::StatusOr<AppendResult> r = storage_->AppendReports(validated);
+  ASSERT_TRUE(r.ok()) << r.status();
+  EXPECT_EQ(r->accepted, 1);
+  EXPECT_EQ(r->duplicates, 0);
+  EXPECT_THAT(r->missing_metrics, ElementsAre(m->id));
+  ASSERT_EQ(r->per_metric.size(), 1u);
+  EXPECT_EQ(r->per_metric[0].metric_id, other->id);
+  for (int64_t id : {m->id, next->id}) {
+    absl::StatusOr<std::vector<CountRow>> counts = storage_->ReadCounts(id, 0, 1 << 30);
+    ASSERT_TRUE(counts.ok()) << counts.status();
+    EXPECT_TRUE(counts->empty()) << "metric " << id << " counted reports of a deleted metric";
+  }
+  absl::StatusOr<std::vector<CountRow>> kept = storage_->ReadCounts(other->id, 0, 1 << 30);
+  ASSERT_TRUE(kept.ok());
+  ASSERT_EQ(kept->size(), 1u);
+  EXPECT_EQ((*kept)[0].n, 1);
+
+  // Batches of one call (group commit): only the batch holding the deleted metric's row says so.
+  const std::vector<ReportRow> live = {Row(next->id, 4, true, 10)};
+  const std::vector<ReportRow> dead = {Row(m->id, 5, true, 10), Row(next->id, 6, true, 10)};
+  const absl::Span<const ReportRow> batches[] = {live, dead};
+  absl::StatusOr<std::vector<AppendResult>> both = storage_->AppendBatches(batches);
+  if (absl::IsUnimplemented(both.status())) return;
+  ASSERT_TRUE(both.ok()) << both.status();
+  EXPECT_TRUE((*both)[0].missing_metrics.empty());
+  EXPECT_EQ((*both)[0].accepted, 1);
+  EXPECT_THAT((*both)[1].missing_metrics, ElementsAre(m->id));
+  EXPECT_EQ((*both)[1].accepted, 1);
+}
+
 INSTANTIATE_TEST_SUITE_P(
     AllStorages, StorageTest,
     ::testing::Values(
@@ -603,6 +658,27 @@ TEST(SqliteStorageTest, DeleteMetricRemovesMovedAndRecentReports) {
   EXPECT_EQ(*(*s)->ReportCount(), 1);
   EXPECT_EQ((*s)->RecentReportCount(), 0);
   EXPECT_EQ(*(*s)->IntegrityCheck(), "ok");
+}
+
+// Schema version 3: AUTOINCREMENT keeps a deleted metric's id out of use across a restart too
+// (a plain INTEGER PRIMARY KEY would give the largest id + 1 again).
+TEST(SqliteStorageTest, DeletedMetricIdIsNotReusedAfterReopen) {
+  const std::string path = TempDbPath("no_reuse");
+  int64_t deleted_id = 0;
+  {
+    auto storage = SqliteStorage::Open({.path = path});
+    ASSERT_TRUE(storage.ok()) << storage.status();
+    ASSERT_TRUE((*storage)->CreateMetric(NewMetric("a")).ok());
+    absl::StatusOr<StoredMetric> b = (*storage)->CreateMetric(NewMetric("b"));
+    ASSERT_TRUE(b.ok());
+    deleted_id = b->id;
+    ASSERT_TRUE((*storage)->DeleteMetric("b").ok());
+  }
+  auto storage = SqliteStorage::Open({.path = path});
+  ASSERT_TRUE(storage.ok()) << storage.status();
+  absl::StatusOr<StoredMetric> c = (*storage)->CreateMetric(NewMetric("c"));
+  ASSERT_TRUE(c.ok());
+  EXPECT_GT(c->id, deleted_id);
 }
 
 TEST(SqliteStorageTest, OpenRefusesInMemoryPath) {
