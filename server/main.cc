@@ -89,6 +89,9 @@ ABSL_FLAG(int64_t, default_min_reports, 50,
           "without their own min_reports");
 ABSL_FLAG(int, max_report_age_seconds, 30 * 86400,
           "reports whose event time is older than this are rejected (default 30 days)");
+ABSL_FLAG(int, retention_interval_seconds, 3600,
+          "how often metrics' retention is applied (also once at start); 0: never (docs/"
+          "operations.md, Retention)");
 ABSL_FLAG(int, shutdown_grace_seconds, 10,
           "on SIGTERM/SIGINT, time in-flight calls get to finish before they are cancelled");
 ABSL_FLAG(std::string, tls_cert_file, EnvOr("DENIABLE_TLS_CERT_FILE", ""),
@@ -348,6 +351,12 @@ int main(int argc, char** argv) {
   options.ingest.max_batch_reports = absl::GetFlag(FLAGS_max_batch_reports);
   options.ingest.max_future_skew = absl::Seconds(absl::GetFlag(FLAGS_max_future_skew_seconds));
   options.ingest.max_report_age = absl::Seconds(absl::GetFlag(FLAGS_max_report_age_seconds));
+  if (absl::GetFlag(FLAGS_retention_interval_seconds) < 0) {
+    spdlog::error("--retention_interval_seconds must be >= 0 (0: never), but is {}",
+                  absl::GetFlag(FLAGS_retention_interval_seconds));
+    return 2;
+  }
+  options.retention_interval = absl::Seconds(absl::GetFlag(FLAGS_retention_interval_seconds));
   options.max_receive_message_bytes = absl::GetFlag(FLAGS_max_message_bytes);
   options.reflection = absl::GetFlag(FLAGS_reflection);
   options.access_log = absl::GetFlag(FLAGS_access_log);

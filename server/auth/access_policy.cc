@@ -13,6 +13,8 @@ std::vector<Role> AllowedRoles(absl::string_view method) {
       method == "deniable.v1.ReportService/StreamReports") {
     return {Role::kReporter};
   }
+  // Every QueryService method (CreateMetric, DeleteMetric, SetRetention, the queries, ...) and
+  // AdminService method: analysts only.
   for (absl::string_view service : {"deniable.v1.QueryService/", "deniable.v1.AdminService/"}) {
     if (absl::StartsWith(method, service) && method.size() > service.size()) {
       return {Role::kAnalyst};

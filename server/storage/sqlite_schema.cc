@@ -146,9 +146,11 @@ CREATE TABLE IF NOT EXISTS category_counts(
 
 absl::Status MigrateTo2(sqlite3* db) { return SqliteExec(db, kSchema2); }
 
-// Version 2 -> 3: metric ids are never reused. Until version 2 metrics.id was a plain INTEGER
-// PRIMARY KEY, which gives a new metric the largest id plus one: after DeleteMetric of the newest
-// metric its id went to the next one, and a batch validated against the deleted metric but
+// Version 2 -> 3: retention and metric ids that are never reused. Metrics gain retention_days
+// (0: keep everything, what every metric did before) and retention_policy (1:
+// DROP_REPORTS_KEEP_COUNTS). Metric ids are never reused: Until version 2 metrics.id was a plain
+// INTEGER PRIMARY KEY, which gives a new metric the largest id plus one: after DeleteMetric of the
+// newest metric its id went to the next one, and a batch validated against the deleted metric but
 // stored under its id would have been counted by the new metric. SQLite cannot add AUTOINCREMENT
 // to a table, so the table is rebuilt (same columns and rows), and sqlite_sequence starts at the
 // largest metric id found anywhere (so an id used by rows of a metric deleted before this
@@ -163,7 +165,9 @@ CREATE TABLE metrics_v3(
   min_reports INTEGER NOT NULL DEFAULT 0,
   reporting_period_seconds INTEGER NOT NULL DEFAULT 86400,
   randomization INTEGER NOT NULL DEFAULT 1,
-  categories TEXT NOT NULL DEFAULT '');
+  categories TEXT NOT NULL DEFAULT '',
+  retention_days INTEGER NOT NULL DEFAULT 0,
+  retention_policy INTEGER NOT NULL DEFAULT 1);
 INSERT INTO metrics_v3(id, name, description, created_time_seconds, time_precision_seconds,
                        min_reports, reporting_period_seconds, randomization, categories)
   SELECT id, name, description, created_time_seconds, time_precision_seconds, min_reports,

@@ -19,7 +19,8 @@
 //      reporting_period_seconds and randomization
 //   2  categorical metrics: metrics.categories; reports.support and recent_reports.support (the
 //      categories a categorical report supports, NULL for yes/no); table category_counts
-//   3  metrics.id is AUTOINCREMENT (ids of deleted metrics are never given again; the table is
+//   3  metrics.retention_days and metrics.retention_policy (0 and 1: keep everything);
+//      metrics.id is AUTOINCREMENT (ids of deleted metrics are never given again; the table is
 //      rebuilt, sqlite_sequence starts at the largest metric id of any table)
 //
 // Thread-compatible: call it on a connection no other thread uses.

@@ -179,6 +179,14 @@ TEST(SqliteSchemaTest, MigratesAVersion2DatabaseKeepingItsDataAndNeverReusingMet
   ASSERT_TRUE(again.ok()) << again.status();
   EXPECT_EQ(again->duplicates, 1);
 
+  // Metrics of version 2 keep everything; retention can be set now.
+  EXPECT_EQ(yes_no->retention_days, 0u);
+  EXPECT_EQ(yes_no->retention_policy, kRetentionKeepCounts);
+  absl::StatusOr<StoredMetric> set =
+      (*storage)->SetRetention("chile_vote_yes", 30, kRetentionDropCounts);
+  ASSERT_TRUE(set.ok()) << set.status();
+  EXPECT_EQ(set->retention_days, 30u);
+
   // The newest metric deleted: its id is not given to the next one (version 2 gave it).
   ASSERT_TRUE((*storage)->DeleteMetric("chile_vote").ok());
   absl::StatusOr<StoredMetric> next = (*storage)->CreateMetric(testing_util::NewMetric("next"));
