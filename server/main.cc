@@ -93,6 +93,9 @@ ABSL_FLAG(int64_t, max_import_age_seconds, 0,
           "historical imports (SubmitReports/StreamReports with the x-deniable-import: historical "
           "header and an analyst token) accept reports this old, for example 157680000 (5 "
           "years); 0 (the default): imports are refused");
+ABSL_FLAG(int, retention_interval_seconds, 3600,
+          "how often metrics' retention is applied (also once at start); 0: never (docs/"
+          "operations.md, Retention)");
 ABSL_FLAG(int, shutdown_grace_seconds, 10,
           "on SIGTERM/SIGINT, time in-flight calls get to finish before they are cancelled");
 ABSL_FLAG(std::string, tls_cert_file, EnvOr("DENIABLE_TLS_CERT_FILE", ""),
@@ -360,6 +363,12 @@ int main(int argc, char** argv) {
     spdlog::info("event=imports_enabled max_import_age_seconds={} (analyst tokens only)",
                  import_age);
   }
+  if (absl::GetFlag(FLAGS_retention_interval_seconds) < 0) {
+    spdlog::error("--retention_interval_seconds must be >= 0 (0: never), but is {}",
+                  absl::GetFlag(FLAGS_retention_interval_seconds));
+    return 2;
+  }
+  options.retention_interval = absl::Seconds(absl::GetFlag(FLAGS_retention_interval_seconds));
   options.max_receive_message_bytes = absl::GetFlag(FLAGS_max_message_bytes);
   options.reflection = absl::GetFlag(FLAGS_reflection);
   options.access_log = absl::GetFlag(FLAGS_access_log);

@@ -16,6 +16,8 @@ bool IsReportMethod(absl::string_view method) {
 std::vector<Role> AllowedRoles(absl::string_view method) {
   if (method == "deniable.v1.ReportService/GetDesign") return {Role::kReporter, Role::kAnalyst};
   if (IsReportMethod(method)) return {Role::kReporter};
+  // Every QueryService method (CreateMetric, DeleteMetric, SetRetention, the queries, ...) and
+  // AdminService method: analysts only.
   for (absl::string_view service : {"deniable.v1.QueryService/", "deniable.v1.AdminService/"}) {
     if (absl::StartsWith(method, service) && method.size() > service.size()) {
       return {Role::kAnalyst};

@@ -21,6 +21,7 @@ TEST(AllowedRolesTest, TableOfBothFrontEnds) {
   EXPECT_THAT(AllowedRoles("deniable.v1.ReportService/StreamReports"),
               ElementsAre(Role::kReporter));
   EXPECT_THAT(AllowedRoles("deniable.v1.QueryService/GetPrevalence"), ElementsAre(Role::kAnalyst));
+  EXPECT_THAT(AllowedRoles("deniable.v1.QueryService/SetRetention"), ElementsAre(Role::kAnalyst));
   EXPECT_THAT(AllowedRoles("deniable.v1.AdminService/GetServerStats"), ElementsAre(Role::kAnalyst));
   EXPECT_THAT(AllowedRoles("deniable.v1.QueryService/"), IsEmpty());
   EXPECT_THAT(AllowedRoles("deniable.v1.ReportService/Other"), IsEmpty());

@@ -161,6 +161,56 @@ TEST_F(ImportAgeTest, StreamOfAnImportIsJudgedAsAnImport) {
   EXPECT_EQ(sink_.imported, 1);
 }
 
+// Retention drops report rows but keeps counts: an import older than the metric's retention
+// would be dropped by the next run, and a repeat of it could not be recognised as a duplicate.
+// Imports therefore stop at the retention horizon, and a repeat after a retention run adds nothing.
+TEST_F(ImportAgeTest, ImportStopsAtTheMetricsRetentionSoARepeatAfterRetentionCountsNothing) {
+  v1::SetRetentionRequest retention;
+  retention.set_metric("m");
+  retention.set_retention_days(365);
+  ASSERT_TRUE(registry_.SetRetention(retention).ok());
+
+  absl::StatusOr<v1::SubmitReportsResponse> too_old =
+      ingestor_.Submit(At(kNow - kThreeYears, 'a'), ReportOrigin::kImport);
+  ASSERT_TRUE(too_old.ok()) << too_old.status();
+  ASSERT_EQ(too_old->rejections_size(), 1);
+  EXPECT_TRUE(too_old->rejections(0).permanent());
+  EXPECT_THAT(too_old->rejections(0).reason(),
+              HasSubstr("reports[0].event_time_seconds: " + std::to_string(kNow - kThreeYears) +
+                        " is older than metric \"m\"'s retention of 365 days"));
+  EXPECT_EQ(storage_.ReportCount(), 0);
+
+  // 200 days old: inside the retention, imported once.
+  const v1::SubmitReportsRequest batch = At(kNow - 200 * kDay, 'b');
+  ASSERT_EQ(ingestor_.Submit(batch, ReportOrigin::kImport)->accepted(), 1u);
+
+  // 200 days later the report is 400 days old: retention drops its row and keeps its count, and
+  // the same import again is refused rather than counted a second time.
+  clock_.Advance(absl::Seconds(200 * kDay));
+  absl::StatusOr<RetentionResult> dropped = storage_.ApplyRetention(
+      RetentionOptions{.now_seconds = kNow + 200 * kDay, .dedup_window_seconds = 30 * kDay});
+  ASSERT_TRUE(dropped.ok()) << dropped.status();
+  EXPECT_EQ(dropped->reports_dropped, 1);
+  absl::StatusOr<v1::SubmitReportsResponse> again = ingestor_.Submit(batch, ReportOrigin::kImport);
+  ASSERT_TRUE(again.ok()) << again.status();
+  EXPECT_EQ(again->accepted(), 0u);
+  ASSERT_EQ(again->rejections_size(), 1);
+  EXPECT_THAT(again->rejections(0).reason(), HasSubstr("retention of 365 days"));
+  EXPECT_EQ(sink_.imported, 1);
+}
+
+// Device reports are judged by --max_report_age_seconds only: a metric's retention shorter than
+// the dedup window does not refuse them (retention never drops inside that window).
+TEST_F(ImportAgeTest, RetentionDoesNotRefuseDeviceReports) {
+  v1::SetRetentionRequest retention;
+  retention.set_metric("m");
+  retention.set_retention_days(1);
+  ASSERT_TRUE(registry_.SetRetention(retention).ok());
+  absl::StatusOr<v1::SubmitReportsResponse> device = ingestor_.Submit(At(kNow - 10 * kDay));
+  ASSERT_TRUE(device.ok()) << device.status();
+  EXPECT_EQ(device->accepted(), 1u);
+}
+
 class ImportsOffTest : public ImportAgeTest {
  protected:
   ImportsOffTest() : ImportAgeTest(absl::ZeroDuration()) {}

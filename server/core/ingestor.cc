@@ -52,6 +52,48 @@ absl::Status InCategorical(const absl::Status& status, absl::string_view field) 
 
 }  // namespace
 
+v1::ReportRejection DeletedMetricRejection(int index, absl::string_view metric) {
+  return Rejection(
+      index, absl::NotFoundError(absl::StrCat("reports[", index, "].metric: metric \"", metric,
+                                              "\" was deleted while this batch was being stored")));
+}
+
+void Ingestor::RejectDeleted(const AppendResult& stored, ValidatedBatch* batch) const {
+  if (stored.missing_metrics.empty()) return;
+  for (size_t j = 0; j < batch->rows.size() && j < batch->row_indices.size(); ++j) {
+    const int64_t id = batch->rows[j].metric_id;
+    if (!stored.IsMissing(id)) continue;
+    std::string name;
+    for (const auto& [named_id, named] : batch->metric_names) {
+      if (named_id == id) name = named;
+    }
+    batch->rejections.push_back(DeletedMetricRejection(batch->row_indices[j], name));
+    batch->rejected_metrics.emplace_back();  // no longer a metric of this server
+  }
+  // Back in index order, rejected_metrics alongside.
+  std::vector<size_t> order(batch->rejections.size());
+  for (size_t i = 0; i < order.size(); ++i) order[i] = i;
+  std::stable_sort(order.begin(), order.end(), [&](size_t x, size_t y) {
+    return batch->rejections[x].index() < batch->rejections[y].index();
+  });
+  std::vector<v1::ReportRejection> rejections;
+  std::vector<std::string> metrics;
+  for (size_t i : order) {
+    rejections.push_back(std::move(batch->rejections[i]));
+    metrics.push_back(std::move(batch->rejected_metrics[i]));
+  }
+  batch->rejections = std::move(rejections);
+  batch->rejected_metrics = std::move(metrics);
+  ForgetDeleted(stored, batch->metric_names);
+}
+
+void Ingestor::ForgetDeleted(const AppendResult& stored,
+                             const std::vector<std::pair<int64_t, std::string>>& names) const {
+  for (const auto& [id, name] : names) {
+    if (stored.IsMissing(id)) registry_->Forget(name, id);
+  }
+}
+
 absl::StatusOr<std::vector<uint16_t>> SupportedCategories(const MetricInfo& metric,
                                                           const MetricVersion& version,
                                                           const v1::Report& report,
@@ -125,6 +167,7 @@ absl::StatusOr<v1::SubmitReportsResponse> Ingestor::Submit(const v1::SubmitRepor
   AppendResult stored;
   if (!batch.rows.empty()) {
     DENIABLE_ASSIGN_OR_RETURN(stored, storage_->AppendReports(batch.rows));
+    RejectDeleted(stored, &batch);
   }
   RecordStored(stored, batch.metric_names, origin);
   RecordRejected(batch.rejections, batch.rejected_metrics);
@@ -151,6 +194,7 @@ void Ingestor::SubmitAsync(const v1::SubmitReportsRequest& request, ReportOrigin
       std::move(done)(result.status());
       return;
     }
+    RejectDeleted(*result, batch.get());
     RecordStored(*result, batch->metric_names, batch->origin);
     RecordRejected(batch->rejections, batch->rejected_metrics);
     std::move(done)(Response(*result, *batch));
@@ -179,6 +223,8 @@ absl::StatusOr<ValidatedBatch> Ingestor::Validate(const v1::SubmitReportsRequest
       import ? std::max(options_.max_report_age, options_.max_import_age) : options_.max_report_age;
   bounds.max_age_name = import ? "import" : "report";
   bounds.earliest_allowed = absl::ToUnixSeconds(now - bounds.max_age);
+  bounds.now = absl::ToUnixSeconds(now);
+  bounds.import = import;
   absl::flat_hash_map<std::string, std::shared_ptr<const MetricInfo>> metrics;
   std::vector<std::string> reloaded;  // metrics read again for a newer design version
   ValidatedBatch batch;
@@ -233,6 +279,7 @@ absl::StatusOr<ValidatedBatch> Ingestor::Validate(const v1::SubmitReportsRequest
       batch.metric_names.emplace_back(row->metric_id, report.metric());
     }
     batch.rows.push_back(*std::move(row));
+    batch.row_indices.push_back(i);
   }
   return batch;
 }
@@ -281,6 +328,16 @@ absl::StatusOr<ReportRow> Ingestor::ValidateReport(const v1::Report& report,
         absl::StrCat(field, ".event_time_seconds: ", t, " is too old (earliest allowed is ",
                      bounds.earliest_allowed, ", the server's maximum ", bounds.max_age_name,
                      " age is ", absl::FormatDuration(bounds.max_age), ")"));
+  }
+  // An import older than the metric's retention would be dropped by the next retention run, and
+  // once its row is gone (retention keeps the counts) a repeated import of the same id would be
+  // counted again: imports stop at the retention horizon (docs/operations.md, "Retention").
+  if (const int64_t days = metric.proto.retention_days();
+      bounds.import && days > 0 && t < bounds.now - days * 86400) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        field, ".event_time_seconds: ", t, " is older than metric \"", report.metric(),
+        "\"'s retention of ", days, " days (earliest importable is ", bounds.now - days * 86400,
+        "); set a longer retention first (deniable set-retention)"));
   }
   DENIABLE_ASSIGN_OR_RETURN(std::string labels,
                             CanonicalLabels(report.labels(), absl::StrCat(field, ".labels")));

@@ -19,6 +19,8 @@
 //   design fingerprint set (non-zero) and not the collector's fingerprint of that version
 //                                                  FAILED_PRECONDITION
 //                                                  "reports[i].design_fingerprint"
+//   metric deleted after validation, found by the storage in the append's transaction
+//                                                  NOT_FOUND "reports[i].metric: ... was deleted"
 // Categorical metrics (metric_registry.h; docs/statistics.md section 5) add, per report:
 //   `categorical` absent for a categorical metric, or set for a yes/no one
 //                                                  INVALID_ARGUMENT "reports[i].categorical"
@@ -94,7 +96,15 @@ struct ValidatedBatch {
   // The names of the metrics of `rows`, by metric id.
   std::vector<std::pair<int64_t, std::string>> metric_names;
   ReportOrigin origin = ReportOrigin::kDevice;  // as passed to Ingestor::Validate
+  // rows[j] is the request's report row_indices[j].
+  std::vector<int> row_indices;
 };
+
+// The rejection of report `index` of a batch whose metric `metric` the storage found deleted when
+// it stored the batch (AppendResult::missing_metrics): NOT_FOUND "reports[i].metric: metric ...
+// was deleted", not permanent, like every NOT_FOUND (docs/sdk.md: a restored backup brings the
+// metric back with its id and design fingerprint, and the device's reports count then).
+v1::ReportRejection DeletedMetricRejection(int index, absl::string_view metric);
 
 // Receives the ingestor's verdicts on reports, by metric: the server's counters
 // (ServerCounters, the `metric` label of /metrics). Only names of metrics of this server are
@@ -158,6 +168,13 @@ class Ingestor {
   void RecordRejected(const std::vector<v1::ReportRejection>& rejections,
                       const std::vector<std::string>& metrics) const;
   const IngestOptions& options() const { return options_; }
+  // After an append: the rows of `batch` whose metric the storage found deleted
+  // (stored.missing_metrics) become DeletedMetricRejection entries of batch->rejections (kept in
+  // index order, rejected_metrics ""), and those metrics leave the registry's cache.
+  void RejectDeleted(const AppendResult& stored, ValidatedBatch* batch) const;
+  // Drops the metrics of stored.missing_metrics, named by `names`, from the registry's cache.
+  void ForgetDeleted(const AppendResult& stored,
+                     const std::vector<std::pair<int64_t, std::string>>& names) const;
 
  private:
   struct Bounds {
@@ -165,6 +182,8 @@ class Ingestor {
     int64_t earliest_allowed = 0;   // oldest event time accepted, Unix seconds
     absl::Duration max_age;         // now - earliest_allowed, for messages
     const char* max_age_name = "";  // "report" or "import", for messages
+    int64_t now = 0;                // the clock at validation, Unix seconds
+    bool import = false;            // a historical import (ReportOrigin::kImport)
   };
   // One report of a known metric. Errors: INVALID_ARGUMENT naming `field`.
   absl::StatusOr<ReportRow> ValidateReport(const v1::Report& report, const MetricInfo& metric,

@@ -126,6 +126,33 @@ absl::StatusOr<ReportingPolicy> ValidateReportingPolicy(uint32_t reporting_perio
   return policy;
 }
 
+static_assert(v1::DROP_REPORTS_KEEP_COUNTS == kRetentionKeepCounts);
+static_assert(v1::DROP_REPORTS_AND_COUNTS == kRetentionDropCounts);
+
+absl::StatusOr<RetentionSettings> ValidateRetention(uint32_t days, v1::RetentionPolicy policy) {
+  RetentionSettings settings;
+  settings.days = days;
+  if (days > kMaxRetentionDays) {
+    return absl::InvalidArgumentError(absl::StrCat("retention_days: must be at most ",
+                                                   kMaxRetentionDays,
+                                                   " (0 keeps reports forever), but is ", days));
+  }
+  switch (policy) {
+    case v1::RETENTION_POLICY_UNSPECIFIED:
+    case v1::DROP_REPORTS_KEEP_COUNTS:
+      settings.policy = kRetentionKeepCounts;
+      break;
+    case v1::DROP_REPORTS_AND_COUNTS:
+      settings.policy = kRetentionDropCounts;
+      break;
+    default:
+      return absl::InvalidArgumentError(absl::StrCat(
+          "retention_policy: must be DROP_REPORTS_KEEP_COUNTS or DROP_REPORTS_AND_COUNTS, but is ",
+          static_cast<int>(policy)));
+  }
+  return settings;
+}
+
 absl::Status ValidateMetricName(absl::string_view name, absl::string_view field) {
   bool ok = !name.empty() && name.size() <= kMaxNameLength && absl::ascii_islower(name[0]);
   for (char c : name) {
@@ -171,8 +198,13 @@ absl::StatusOr<v1::Metric> MetricRegistry::Create(const v1::CreateMetricRequest&
   DENIABLE_ASSIGN_OR_RETURN(ReportingPolicy policy,
                             ValidateReportingPolicy(request.reporting_period_seconds(),
                                                     request.randomization(), precision));
+  DENIABLE_ASSIGN_OR_RETURN(
+      RetentionSettings retention,
+      ValidateRetention(request.retention_days(), request.retention_policy()));
   const int64_t now = absl::ToUnixSeconds(clock_->Now());
   StoredMetric stored;
+  stored.retention_days = retention.days;
+  stored.retention_policy = retention.policy;
   stored.name = request.name();
   stored.description = request.description();
   stored.created_time_seconds = now;
@@ -220,6 +252,23 @@ absl::Status MetricRegistry::Delete(absl::string_view name) {
     cache_.erase(name);
   }
   return deleted;
+}
+
+absl::StatusOr<v1::Metric> MetricRegistry::SetRetention(const v1::SetRetentionRequest& request) {
+  DENIABLE_RETURN_IF_ERROR(ValidateMetricName(request.metric(), "metric"));
+  DENIABLE_ASSIGN_OR_RETURN(
+      RetentionSettings retention,
+      ValidateRetention(request.retention_days(), request.retention_policy()));
+  DENIABLE_ASSIGN_OR_RETURN(
+      StoredMetric updated,
+      storage_->SetRetention(request.metric(), retention.days, retention.policy));
+  return Cache(updated);
+}
+
+void MetricRegistry::Forget(absl::string_view name, int64_t id) {
+  absl::MutexLock lock(&mu_);
+  auto it = cache_.find(name);
+  if (it != cache_.end() && it->second.info->id == id) cache_.erase(it);
 }
 
 absl::StatusOr<v1::Metric> MetricRegistry::Cache(const StoredMetric& stored) {
@@ -302,6 +351,10 @@ absl::StatusOr<std::shared_ptr<const MetricInfo>> MetricRegistry::Build(
                                     ? static_cast<v1::Randomization>(stored.randomization)
                                     : v1::MEMOIZED);
   for (const std::string& c : stored.categories) info->proto.add_categories(c);
+  info->proto.set_retention_days(stored.retention_days);
+  info->proto.set_retention_policy(stored.retention_policy == kRetentionDropCounts
+                                       ? v1::DROP_REPORTS_AND_COUNTS
+                                       : v1::DROP_REPORTS_KEEP_COUNTS);
   *info->proto.mutable_design() = info->current().wire;
   for (const MetricVersion& v : info->versions) *info->proto.add_versions() = v.wire;
   return std::shared_ptr<const MetricInfo>(std::move(info));
@@ -319,6 +372,8 @@ absl::StatusOr<v1::GetDesignResponse> DesignForDevice(MetricRegistry& registry,
   response.set_randomization((*found)->proto.randomization());
   response.set_design_fingerprint((*found)->current().fingerprint);
   for (const std::string& c : (*found)->proto.categories()) response.add_categories(c);
+  response.set_retention_days((*found)->proto.retention_days());
+  response.set_retention_policy((*found)->proto.retention_policy());
   return response;
 }
 

@@ -88,6 +88,15 @@ class MetricRegistry {
   // storage errors (nothing deleted).
   absl::Status Delete(absl::string_view name);
 
+  // Drops `name` from the cache if the cached metric has id `id` (a metric the storage found
+  // deleted, AppendResult::missing_metrics): its next Find reads storage again.
+  void Forget(absl::string_view name, int64_t id);
+
+  // Sets the metric's retention (Storage::SetRetention; RetentionFromRequest checks it) and
+  // caches the updated metric. Errors: INVALID_ARGUMENT naming "metric", "retention_days" or
+  // "retention_policy"; NOT_FOUND; storage errors.
+  absl::StatusOr<v1::Metric> SetRetention(const v1::SetRetentionRequest& request);
+
   // All metrics ordered by name. Errors: storage errors.
   absl::StatusOr<std::vector<v1::Metric>> List();
 
@@ -142,6 +151,16 @@ absl::StatusOr<v1::GetDesignResponse> DesignForDevice(MetricRegistry& registry,
 // (256) of them, each matching [A-Za-z0-9_.:-]{1,32}, all distinct. Errors: INVALID_ARGUMENT
 // naming "categories" (count) or "categories[i]" (name, duplicate).
 absl::Status ValidateCategories(const google::protobuf::RepeatedPtrField<std::string>& categories);
+
+// A metric's retention settings as stored (StoredMetric.retention_days / retention_policy):
+// UNSPECIFIED policy means DROP_REPORTS_KEEP_COUNTS. Errors: INVALID_ARGUMENT naming
+// "retention_days" (over kMaxRetentionDays) or "retention_policy" (a value this server does not
+// know).
+struct RetentionSettings {
+  uint32_t days = 0;
+  int policy = kRetentionKeepCounts;
+};
+absl::StatusOr<RetentionSettings> ValidateRetention(uint32_t days, v1::RetentionPolicy policy);
 
 // Checks a metric name: [a-z][a-z0-9_.-]{0,63}. Errors: INVALID_ARGUMENT naming `field`.
 absl::Status ValidateMetricName(absl::string_view name, absl::string_view field);

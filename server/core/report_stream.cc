@@ -39,6 +39,9 @@ absl::Status ReportStream::Add(const v1::SubmitReportsRequest& message) {
       stale_metrics_.push_back(std::move(name));
     }
   }
+  for (int index : batch->row_indices) {
+    pending_origin_.push_back({messages_ - 1, reports_ - message.reports_size() + index, index});
+  }
   if (pending_.empty()) {
     pending_ = std::move(batch->rows);
   } else {
@@ -62,9 +65,42 @@ void ReportStream::Flush(FlushCallback done) {
         accepted_ += result->accepted;
         duplicates_ += result->duplicates;
         ingestor_->RecordStored(*result, metric_names_, origin_);
+        RejectDeleted(*result);
         pending_.clear();
+        pending_origin_.clear();
         std::move(done)(absl::OkStatus());
       });
+}
+
+void ReportStream::RejectDeleted(const AppendResult& stored) {
+  if (stored.missing_metrics.empty()) return;
+  std::vector<v1::ReportRejection> deleted;
+  for (size_t j = 0; j < pending_.size() && j < pending_origin_.size(); ++j) {
+    const int64_t id = pending_[j].metric_id;
+    if (!stored.IsMissing(id)) continue;
+    std::string name;
+    for (const auto& [named_id, named] : metric_names_) {
+      if (named_id == id) name = named;
+    }
+    const Origin& origin = pending_origin_[j];
+    v1::ReportRejection r = DeletedMetricRejection(origin.index_in_message, name);
+    r.set_index(static_cast<uint32_t>(origin.stream_index));
+    r.set_reason(absl::StrCat("message ", origin.message, ": ", r.reason()));
+    deleted.push_back(std::move(r));
+  }
+  ingestor_->RecordRejected(deleted, std::vector<std::string>(deleted.size()));
+  ingestor_->ForgetDeleted(stored, metric_names_);
+  for (v1::ReportRejection& r : deleted) {
+    if (static_cast<int64_t>(rejections_.size()) >= max_listed_rejections_) {
+      ++rejections_omitted_;
+      continue;
+    }
+    rejections_.push_back(std::move(r));
+  }
+  std::stable_sort(rejections_.begin(), rejections_.end(),
+                   [](const v1::ReportRejection& x, const v1::ReportRejection& y) {
+                     return x.index() < y.index();
+                   });
 }
 
 absl::StatusOr<v1::SubmitReportsResponse> ReportStream::Totals() {

@@ -11,6 +11,8 @@
 // default): a long stream of invalid reports would otherwise grow the server's memory and the
 // response without bound; the others are counted in the response's rejections_omitted, so
 // accepted + duplicates + rejections_size() + rejections_omitted = the reports of the stream.
+// Reports whose metric was deleted while they were buffered are rejected with NOT_FOUND when
+// their flush finds the metric gone (DeletedMetricRejection).
 //
 // The stream's single response acknowledges all of its messages, so rows wait in the buffer
 // until the caller flushes them (the gRPC handler does so once IngestOptions::stream_flush_reports
@@ -88,6 +90,16 @@ class ReportStream {
   std::vector<v1::ReportRejection> rejections_;
   std::vector<std::pair<int64_t, std::string>> metric_names_;  // of the rows added
   std::vector<ReportRow> pending_;
+  // Where pending_[j] came from, for the rejection of a report whose metric the storage found
+  // deleted (AppendResult::missing_metrics).
+  struct Origin {
+    int64_t message = 0;
+    int64_t stream_index = 0;
+    int index_in_message = 0;
+  };
+  std::vector<Origin> pending_origin_;
+  // Lists (or counts, beyond the cap) the rejections of pending rows of deleted metrics.
+  void RejectDeleted(const AppendResult& stored);
   int64_t accepted_ = 0;
   int64_t duplicates_ = 0;
   std::vector<std::string> stale_metrics_;

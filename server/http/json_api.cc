@@ -106,6 +106,16 @@ JsonApi::JsonApi(JsonApiBackends backends) : backends_(backends) {
             spdlog::warn("event=metric_deleted metric={}", r.metric());
             return v1::DeleteMetricResponse();
           }));
+  add("deniable.v1.QueryService/SetRetention",
+      Unary<v1::SetRetentionRequest, v1::Metric>([registry](const v1::SetRetentionRequest& r) {
+        absl::StatusOr<v1::Metric> metric = registry->SetRetention(r);
+        if (metric.ok()) {
+          spdlog::warn("event=retention_set metric={} retention_days={} retention_policy={}",
+                       metric->name(), metric->retention_days(),
+                       v1::RetentionPolicy_Name(metric->retention_policy()));
+        }
+        return metric;
+      }));
   add("deniable.v1.QueryService/GetPrevalence",
       Unary<v1::GetPrevalenceRequest, v1::Prevalence>(
           [prevalence](const v1::GetPrevalenceRequest& r) { return prevalence->Get(r); }));

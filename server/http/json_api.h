@@ -6,7 +6,7 @@
 //
 // Methods (docs/http.md): deniable.v1.ReportService/{GetDesign, SubmitReports};
 // deniable.v1.QueryService/{CreateMetric, ListMetrics, AddDesignVersion, GetPrevalence,
-// GetSeries, GetDifference, DescribeDesign, PlanSurvey, DeleteMetric};
+// GetSeries, GetDifference, DescribeDesign, PlanSurvey, DeleteMetric, SetRetention};
 // deniable.v1.AdminService/GetServerStats.
 // StreamReports is gRPC-only (a client stream has no JSON form).
 //

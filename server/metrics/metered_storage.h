@@ -44,6 +44,13 @@ class MeteredStorage : public Storage {
     return target_->ReadCounts(metric_id, start_seconds, end_seconds);
   }
   absl::Status DeleteMetric(absl::string_view name) override { return target_->DeleteMetric(name); }
+  absl::StatusOr<StoredMetric> SetRetention(absl::string_view name, uint32_t days,
+                                            int policy) override {
+    return target_->SetRetention(name, days, policy);
+  }
+  absl::StatusOr<RetentionResult> ApplyRetention(const RetentionOptions& options) override {
+    return target_->ApplyRetention(options);
+  }
   absl::StatusOr<AppendResult> AppendReports(absl::Span<const ReportRow> rows) override;
   absl::StatusOr<std::vector<AppendResult>> AppendBatches(
       absl::Span<const absl::Span<const ReportRow>> batches) override;

@@ -49,7 +49,9 @@ CollectorServer::CollectorServer(std::unique_ptr<Storage> storage, const Clock* 
       guard_(authenticator_.get(), &limiter_, &counters_),
       guarded_reports_(&report_service_, &guard_),
       guarded_queries_(&query_service_, &guard_),
-      admin_service_(&guard_) {
+      admin_service_(&guard_),
+      clock_(clock),
+      dedup_window_(options.ingest.max_report_age) {
   ingestor_.set_outcome_sink(&counters_);
 }
 
@@ -60,6 +62,34 @@ CollectorServer::~CollectorServer() {
     stopping_ = true;
   }
   if (health_watcher_.joinable()) health_watcher_.join();
+  if (retention_thread_.joinable()) retention_thread_.join();
+}
+
+absl::StatusOr<RetentionResult> CollectorServer::ApplyRetention() {
+  RetentionOptions options;
+  options.now_seconds = absl::ToUnixSeconds(clock_->Now());
+  options.dedup_window_seconds = absl::ToInt64Seconds(dedup_window_);
+  absl::StatusOr<RetentionResult> result = storage_->ApplyRetention(options);
+  if (!result.ok()) {
+    spdlog::error("event=retention_failed reason=\"{}\"", std::string(result.status().message()));
+    return result;
+  }
+  counters_.RecordRetention(*result);
+  if (result->reports_dropped > 0 || result->count_rows_dropped > 0) {
+    spdlog::info(
+        "event=retention_applied reports_dropped={} count_rows_dropped={} partitions_dropped={}",
+        result->reports_dropped, result->count_rows_dropped, result->partitions_dropped);
+  }
+  return result;
+}
+
+void CollectorServer::RetentionLoop(absl::Duration interval) {
+  absl::MutexLock lock(&health_mu_);
+  do {
+    health_mu_.Unlock();
+    (void)ApplyRetention();  // logged; the next run tries again
+    health_mu_.Lock();
+  } while (!stopping_ && !health_mu_.AwaitWithTimeout(absl::Condition(&stopping_), interval));
 }
 
 void CollectorServer::WatchHealth(absl::Duration interval) {
@@ -134,6 +164,11 @@ absl::StatusOr<std::unique_ptr<CollectorServer>> CollectorServer::Start(
   grpc::HealthCheckServiceInterface* health = server->server_->GetHealthCheckService();
   for (const char* service : kHealthServices) health->SetServingStatus(service, true);
   health->SetServingStatus(true);  // "" and every service above
+  if (options.retention_interval > absl::ZeroDuration()) {
+    CollectorServer* raw = server.get();
+    const absl::Duration interval = options.retention_interval;
+    server->retention_thread_ = std::thread([raw, interval] { raw->RetentionLoop(interval); });
+  }
   if (options.health_check_interval > absl::ZeroDuration()) {
     CollectorServer* raw = server.get();
     const absl::Duration interval = options.health_check_interval;

@@ -95,6 +95,10 @@ struct ServerOptions {
   // design version added through another collector on a shared database reaches GetDesign.
   // Infinite: this process is the database's only writer (SQLite).
   absl::Duration metric_cache_age = absl::InfiniteDuration();
+  // How often metrics' retention is applied (Storage::ApplyRetention, also once at start, on a
+  // thread of its own); zero: never. Reports younger than ingest.max_report_age (the dedup
+  // window) are never dropped.
+  absl::Duration retention_interval = absl::Hours(1);
   // Where the counters register their Prometheus metrics (served at /metrics); null: a registry
   // of their own.
   std::shared_ptr<prometheus::Registry> metrics_registry;
@@ -141,6 +145,11 @@ class CollectorServer {
   DesignAdvisor* advisor() { return &advisor_; }
   AccessPolicy* policy() { return guard_.policy(); }
   ServerCounters* mutable_counters() { return &counters_; }
+  // Applies retention now (what the retention thread does every retention_interval): at the
+  // clock's now, keeping the dedup window; records the dropped reports in the counters and logs
+  // event=retention_applied. Errors: the storage's (what was dropped before the error stays
+  // dropped and counted).
+  absl::StatusOr<RetentionResult> ApplyRetention();
 
  private:
   CollectorServer(std::unique_ptr<Storage> storage, const Clock* clock,
@@ -162,6 +171,12 @@ class CollectorServer {
   AdminServiceImpl admin_service_;
   std::unique_ptr<grpc::Server> server_;
   int port_ = 0;
+
+  const Clock* const clock_;
+  const absl::Duration dedup_window_;
+  // Runs ApplyRetention at once and then every `interval` until the destructor.
+  void RetentionLoop(absl::Duration interval);
+  std::thread retention_thread_;
 
   // Follows storage_->Health() into the health service until Shutdown.
   void WatchHealth(absl::Duration interval);

@@ -156,6 +156,7 @@ DENIABLE_FORWARD_QUERY(GetDifference, GetDifferenceRequest, Difference)
 DENIABLE_FORWARD_QUERY(DescribeDesign, DescribeDesignRequest, DesignDescription)
 DENIABLE_FORWARD_QUERY(PlanSurvey, PlanSurveyRequest, SurveyPlan)
 DENIABLE_FORWARD_QUERY(DeleteMetric, DeleteMetricRequest, DeleteMetricResponse)
+DENIABLE_FORWARD_QUERY(SetRetention, SetRetentionRequest, Metric)
 #undef DENIABLE_FORWARD_QUERY
 
 grpc::Status AdminServiceImpl::GetServerStats(grpc::ServerContext* context,

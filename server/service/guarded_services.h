@@ -98,6 +98,8 @@ class GuardedQueryService final : public v1::QueryService::Service {
                           v1::SurveyPlan* r) override;
   grpc::Status DeleteMetric(grpc::ServerContext* c, const v1::DeleteMetricRequest* q,
                             v1::DeleteMetricResponse* r) override;
+  grpc::Status SetRetention(grpc::ServerContext* c, const v1::SetRetentionRequest* q,
+                            v1::Metric* r) override;
 
  private:
   v1::QueryService::Service* const inner_;

@@ -69,6 +69,18 @@ grpc::Status QueryServiceImpl::DeleteMetric(grpc::ServerContext* /*context*/,
   return ToGrpcStatus(status);
 }
 
+grpc::Status QueryServiceImpl::SetRetention(grpc::ServerContext* /*context*/,
+                                            const v1::SetRetentionRequest* request,
+                                            v1::Metric* response) {
+  grpc::Status status = Respond(registry_->SetRetention(*request), response);
+  if (status.ok()) {
+    spdlog::warn("event=retention_set metric={} retention_days={} retention_policy={}",
+                 response->name(), response->retention_days(),
+                 v1::RetentionPolicy_Name(response->retention_policy()));
+  }
+  return status;
+}
+
 grpc::Status QueryServiceImpl::GetPrevalence(grpc::ServerContext* /*context*/,
                                              const v1::GetPrevalenceRequest* request,
                                              v1::Prevalence* response) {

@@ -36,6 +36,8 @@ class QueryServiceImpl final : public v1::QueryService::Service {
   // MetricRegistry::Delete; logs event=metric_deleted with the metric's name.
   grpc::Status DeleteMetric(grpc::ServerContext* context, const v1::DeleteMetricRequest* request,
                             v1::DeleteMetricResponse* response) override;
+  grpc::Status SetRetention(grpc::ServerContext* context, const v1::SetRetentionRequest* request,
+                            v1::Metric* response) override;
 
  private:
   MetricRegistry* const registry_;

@@ -49,6 +49,9 @@ ServerCounters::ServerCounters(int64_t start_time_seconds,
                              "StreamReports calls refused with RESOURCE_EXHAUSTED because the "
                              "server's limit of open streams was reached")
                         .Add({})),
+      retention_dropped_(Counters(*registry_, "deniable_retention_reports_dropped_total",
+                                  "Reports dropped by metrics' retention (--retention_interval_"
+                                  "seconds runs), by metric")),
       open_streams_(prometheus::BuildGauge()
                         .Name("deniable_open_streams")
                         .Help("StreamReports calls open now (limit: --max_concurrent_streams)")
@@ -126,6 +129,13 @@ void ServerCounters::RecordCall(absl::string_view transport, absl::string_view m
       .Increment();
 }
 
+void ServerCounters::RecordRetention(const RetentionResult& result) {
+  for (const MetricDropCount& m : result.per_metric) {
+    retention_dropped_.Add({{"metric", m.name}}).Increment(static_cast<double>(m.reports));
+    retention_dropped_total_ += static_cast<uint64_t>(m.reports);
+  }
+}
+
 v1::ServerStats ServerCounters::Snapshot() const {
   v1::ServerStats s;
   s.set_start_time_seconds(start_time_seconds_);
@@ -148,6 +158,7 @@ v1::ServerStats ServerCounters::Snapshot() const {
   s.set_rejected_permission_denied(Get(permission_denied_));
   s.set_rejected_rate_limited(Get(rate_limited_));
   s.set_rejected_other(Get(other_));
+  s.set_reports_dropped_by_retention(retention_dropped_total_.load());
   return s;
 }
 

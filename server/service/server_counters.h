@@ -17,6 +17,7 @@
 //   deniable_imported_reports_total{outcome="accepted"|"duplicate", metric}   (historical imports,
 //                              also counted in deniable_reports_total; docs/operations.md)
 //   deniable_calls_total{transport="grpc"|"http", method, code}
+//   deniable_retention_reports_dropped_total{metric}   reports dropped by retention runs
 //   deniable_streams_shed_total       StreamReports calls refused: too many streams were open
 //   deniable_open_streams             StreamReports calls open now (gauge)
 //
@@ -30,6 +31,7 @@
 #include <prometheus/gauge.h>
 #include <prometheus/registry.h>
 
+#include <atomic>
 #include <cstdint>
 #include <memory>
 #include <string>
@@ -72,6 +74,10 @@ class ServerCounters : public ReportOutcomeSink {
   // ("grpc" or "http") with its status code.
   void RecordCall(absl::string_view transport, absl::string_view method, absl::StatusCode code);
 
+  // A retention run's dropped reports, by metric (ServerStats.reports_dropped_by_retention sums
+  // them).
+  void RecordRetention(const RetentionResult& result);
+
   v1::ServerStats Snapshot() const;
   // The registry holding these metrics (and the others the server adds, see server/metrics).
   const std::shared_ptr<prometheus::Registry>& registry() const { return registry_; }
@@ -95,6 +101,8 @@ class ServerCounters : public ReportOutcomeSink {
   absl::flat_hash_map<std::string, MetricReports> by_metric_ ABSL_GUARDED_BY(mu_);
   prometheus::Counter &invalid_, &unauthenticated_, &permission_denied_, &rate_limited_, &other_;
   prometheus::Counter& streams_shed_;
+  prometheus::Family<prometheus::Counter>& retention_dropped_;
+  std::atomic<uint64_t> retention_dropped_total_{0};
   prometheus::Gauge& open_streams_;
 };
 

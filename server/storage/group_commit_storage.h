@@ -82,6 +82,14 @@ class GroupCommitStorage : public Storage {
   // Forwarded to the target. A batch queued before the call may commit after it (with the
   // deleted metric's id); see Storage::DeleteMetric.
   absl::Status DeleteMetric(absl::string_view name) override { return target_->DeleteMetric(name); }
+  // Retention runs beside the committer: its transactions are short (RetentionOptions::batch_rows).
+  absl::StatusOr<StoredMetric> SetRetention(absl::string_view name, uint32_t days,
+                                            int policy) override {
+    return target_->SetRetention(name, days, policy);
+  }
+  absl::StatusOr<RetentionResult> ApplyRetention(const RetentionOptions& options) override {
+    return target_->ApplyRetention(options);
+  }
 
   Storage* target() { return target_.get(); }
   GroupCommitStats stats() const;

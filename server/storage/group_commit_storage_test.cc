@@ -17,6 +17,7 @@
 #include "gtest/gtest.h"
 #include "server/storage/memory_storage.h"
 #include "server/storage/sqlite_storage.h"
+#include "server/storage/storage_test_util.h"
 
 namespace deniable::server {
 namespace {
@@ -24,6 +25,15 @@ namespace {
 using ::testing::ElementsAre;
 
 constexpr uint8_t kPoison = 0xFF;  // a batch holding this id byte fails in FaultyStorage
+
+// Rows are of metric 1, which every storage of these tests creates first (a storage refuses rows
+// of a metric it does not have).
+template <typename S>
+std::unique_ptr<S> WithMetric(std::unique_ptr<S> storage) {
+  absl::StatusOr<StoredMetric> m = storage->CreateMetric(testing_util::NewMetric("m"));
+  EXPECT_TRUE(m.ok() && m->id == 1) << m.status();
+  return storage;
+}
 
 ReportRow Row(uint32_t id, bool bit = true, int64_t hour = 100) {
   ReportRow r;
@@ -55,6 +65,7 @@ bool HasPoison(absl::Span<const ReportRow> rows) {
 // that fails (writing nothing) any transaction holding a poisoned row.
 class FaultyStorage : public MemoryStorage {
  public:
+  FaultyStorage() { EXPECT_TRUE(CreateMetric(testing_util::NewMetric("m")).ok()); }
   absl::StatusOr<AppendResult> AppendReports(absl::Span<const ReportRow> rows) override {
     const absl::Span<const ReportRow> one[] = {rows};
     absl::StatusOr<std::vector<AppendResult>> r = AppendBatches(one);
@@ -250,7 +261,7 @@ TEST(GroupCommitStorageTest, ConcurrentCallersGetExactCountsAndAcknowledgedRepor
     absl::StatusOr<std::unique_ptr<SqliteStorage>> sqlite =
         SqliteStorage::Open({.path = path, .durability = Durability::kNormal});
     ASSERT_TRUE(sqlite.ok()) << sqlite.status();
-    GroupCommitStorage storage(*std::move(sqlite));
+    GroupCommitStorage storage(WithMetric(*std::move(sqlite)));
     std::vector<std::thread> threads;
     for (int t = 0; t < kThreads; ++t) {
       threads.emplace_back([&, t] {
@@ -344,7 +355,7 @@ TEST(GroupCommitStorageTest, DestructorCommitsWhatIsQueued) {
 }
 
 TEST(GroupCommitStorageTest, BackpressureStillAdmitsABatchLargerThanTheQueueBound) {
-  GroupCommitStorage storage(std::make_unique<MemoryStorage>(),
+  GroupCommitStorage storage(WithMetric(std::make_unique<MemoryStorage>()),
                              {.max_group_rows = 4, .max_queued_rows = 4});
   absl::StatusOr<AppendResult> r = storage.AppendReports(Rows(0, 10));
   ASSERT_TRUE(r.ok()) << r.status();

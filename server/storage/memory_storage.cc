@@ -2,6 +2,7 @@
 
 #include "absl/status/status.h"
 #include "absl/strings/str_cat.h"
+#include "deniable/common/status_macros.h"
 
 namespace deniable::server {
 
@@ -54,6 +55,41 @@ absl::Status MemoryStorage::DeleteMetric(absl::string_view name) {
   return absl::OkStatus();
 }
 
+absl::StatusOr<StoredMetric> MemoryStorage::SetRetention(absl::string_view name, uint32_t days,
+                                                         int policy) {
+  DENIABLE_RETURN_IF_ERROR(CheckRetention(days, policy));
+  absl::MutexLock lock(&mu_);
+  auto it = metrics_.find(std::string(name));
+  if (it == metrics_.end()) {
+    return absl::NotFoundError(absl::StrCat("metric \"", name, "\" does not exist"));
+  }
+  it->second.retention_days = days;
+  it->second.retention_policy = policy;
+  return it->second;
+}
+
+absl::StatusOr<RetentionResult> MemoryStorage::ApplyRetention(const RetentionOptions& options) {
+  absl::MutexLock lock(&mu_);
+  RetentionResult result;
+  for (const auto& [name, metric] : metrics_) {
+    const int64_t cutoff = RetentionCutoff(metric, options);
+    if (metric.retention_days == 0) continue;
+    const int64_t id = metric.id;
+    const auto expired = [id, cutoff](int64_t m, int64_t t) { return m == id && t < cutoff; };
+    const size_t dropped = std::erase_if(
+        reports_, [&](const ReportKey& k) { return expired(std::get<0>(k), std::get<1>(k)); });
+    result.Count(metric, static_cast<int64_t>(dropped));
+    if (metric.retention_policy != kRetentionDropCounts) continue;
+    result.count_rows_dropped += static_cast<int64_t>(std::erase_if(counts_, [&](const auto& e) {
+      return expired(std::get<0>(e.first), std::get<1>(e.first));
+    }));
+    std::erase_if(support_, [&](const auto& e) {
+      return expired(std::get<0>(e.first), std::get<1>(e.first));
+    });
+  }
+  return result;
+}
+
 absl::StatusOr<std::vector<StoredMetric>> MemoryStorage::ListMetrics() {
   absl::MutexLock lock(&mu_);
   std::vector<StoredMetric> out;
@@ -77,7 +113,13 @@ absl::StatusOr<std::vector<AppendResult>> MemoryStorage::AppendBatches(
 
 AppendResult MemoryStorage::AppendLocked(absl::Span<const ReportRow> rows) {
   AppendResult result;
+  std::set<int64_t> existing;
+  for (const auto& [name, metric] : metrics_) existing.insert(metric.id);
   for (const ReportRow& row : rows) {
+    if (!existing.contains(row.metric_id)) {  // deleted after validation
+      if (!result.IsMissing(row.metric_id)) result.missing_metrics.push_back(row.metric_id);
+      continue;
+    }
     if (!reports_.insert({row.metric_id, row.event_time_seconds, row.report_id}).second) {
       result.Count(row.metric_id, /*duplicate=*/true);
       continue;

@@ -27,6 +27,9 @@ class MemoryStorage : public Storage {
                                                    int64_t end_seconds) override;
 
   absl::Status DeleteMetric(absl::string_view name) override;
+  absl::StatusOr<StoredMetric> SetRetention(absl::string_view name, uint32_t days,
+                                            int policy) override;
+  absl::StatusOr<RetentionResult> ApplyRetention(const RetentionOptions& options) override;
 
   // Number of stored reports (for tests).
   int64_t ReportCount() const;

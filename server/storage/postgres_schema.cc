@@ -80,6 +80,11 @@ CREATE UNLOGGED TABLE rate_buckets(
   level double precision NOT NULL,
   updated timestamptz NOT NULL);
 )sql",
+    // 4: retention (Storage::SetRetention, ApplyRetention); existing metrics keep everything.
+    R"sql(
+ALTER TABLE metrics ADD COLUMN retention_days bigint NOT NULL DEFAULT 0;
+ALTER TABLE metrics ADD COLUMN retention_policy integer NOT NULL DEFAULT 1;
+)sql",
 };
 static_assert(sizeof(kSteps) / sizeof(kSteps[0]) == kPostgresSchemaVersion);
 

@@ -15,7 +15,12 @@ namespace deniable::server {
 //   1  metrics, designs, reports (partitioned by day), counts (sharded), auth_tokens
 //   2  categorical metrics: metrics.categories, category_counts (sharded like counts)
 //   3  rate_buckets: rate limits shared by the collectors (UNLOGGED)
-inline constexpr int kPostgresSchemaVersion = 3;
+//   4  retention: metrics.retention_days, metrics.retention_policy (0 and 1: keep everything)
+inline constexpr int kPostgresSchemaVersion = 4;
+
+// Advisory lock key held (session level, pg_try_advisory_lock) by the collector applying
+// retention, so that collectors on one database never run it at the same time.
+inline constexpr int64_t kRetentionLockKey = 0x64656e6961626c03;
 
 // Seconds per partition of the reports table: one UTC day.
 inline constexpr int64_t kPartitionSeconds = 86400;

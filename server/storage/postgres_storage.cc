@@ -1,6 +1,7 @@
 #include "server/storage/postgres_storage.h"
 
 #include <algorithm>
+#include <limits>
 #include <map>
 #include <string>
 #include <tuple>
@@ -13,6 +14,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_replace.h"
+#include "absl/time/time.h"
 #include "deniable/common/status_macros.h"
 #include "server/storage/postgres_categories.h"
 #include "server/storage/postgres_schema.h"
@@ -22,7 +24,7 @@ namespace {
 
 constexpr char kMetricColumns[] =
     "id, name, description, created_time_seconds, time_precision_seconds, min_reports, "
-    "reporting_period_seconds, randomization, categories";
+    "reporting_period_seconds, randomization, categories, retention_days, retention_policy";
 
 StoredMetric MetricFromRow(const PgResult& r, int row) {
   StoredMetric m;
@@ -35,6 +37,8 @@ StoredMetric MetricFromRow(const PgResult& r, int row) {
   m.reporting_period_seconds = static_cast<uint32_t>(r.Int64(row, 6));
   m.randomization = static_cast<int>(r.Int64(row, 7));
   m.categories = SplitCategories(r.Text(row, 8));
+  m.retention_days = static_cast<uint32_t>(r.Int64(row, 9));
+  m.retention_policy = static_cast<int>(r.Int64(row, 10));
   return m;
 }
 
@@ -96,6 +100,7 @@ absl::StatusOr<std::unique_ptr<PostgresStorage>> PostgresStorage::Open(
   DENIABLE_ASSIGN_OR_RETURN(std::unique_ptr<PgConnection> read, PgConnection::Connect(options.uri));
   DENIABLE_RETURN_IF_ERROR(EnsurePostgresSchema(*write));
   DENIABLE_ASSIGN_OR_RETURN(PgResult shard, write->Exec("SELECT nextval('collector_shards')"));
+  storage->uri_ = options.uri;
   storage->shard_ = options.shard.has_value() ? *options.shard
                                               : static_cast<int>(shard.Int64(0, 0) % kCountShards);
   absl::MutexLock wlock(&storage->write_mu_);
@@ -116,11 +121,13 @@ absl::StatusOr<StoredMetric> PostgresStorage::CreateMetric(StoredMetric metric) 
         write_->Exec(
             "INSERT INTO metrics(name, description, created_time_seconds, "
             "time_precision_seconds, min_reports, reporting_period_seconds, "
-            "randomization, categories) VALUES ($1, $2, $3, $4, $5, $6, $7, $8) RETURNING id",
+            "randomization, categories, retention_days, retention_policy) VALUES ($1, $2, $3, "
+            "$4, $5, $6, $7, $8, $9, $10) RETURNING id",
             {metric.name, metric.description, absl::StrCat(metric.created_time_seconds),
              absl::StrCat(metric.time_precision_seconds), absl::StrCat(metric.min_reports),
              absl::StrCat(metric.reporting_period_seconds), absl::StrCat(metric.randomization),
-             JoinCategories(metric.categories)}));
+             JoinCategories(metric.categories), absl::StrCat(metric.retention_days),
+             absl::StrCat(metric.retention_policy)}));
     metric.id = r.Int64(0, 0);
     return InsertDesign(*write_, metric.id, metric.designs[0]);
   });
@@ -179,6 +186,141 @@ absl::Status PostgresStorage::DeleteMetric(absl::string_view name) {
     }
     return absl::OkStatus();
   });
+}
+
+absl::StatusOr<StoredMetric> PostgresStorage::SetRetention(absl::string_view name, uint32_t days,
+                                                           int policy) {
+  DENIABLE_RETURN_IF_ERROR(CheckRetention(days, policy));
+  absl::MutexLock lock(&write_mu_);
+  // An UPDATE of non-key columns: it does not wait for appends (their FOR KEY SHARE locks).
+  DENIABLE_ASSIGN_OR_RETURN(
+      PgResult r, write_->Exec("UPDATE metrics SET retention_days = $2, retention_policy = $3 "
+                               "WHERE name = $1 RETURNING id",
+                               {std::string(name), absl::StrCat(days), absl::StrCat(policy)}));
+  if (r.rows() == 0) {
+    return absl::NotFoundError(absl::StrCat("metric \"", name, "\" does not exist"));
+  }
+  return ReadPostgresMetric(*write_, name);
+}
+
+absl::StatusOr<int64_t> PostgresStorage::DeleteExpired(const char* table, int64_t metric_id,
+                                                       int64_t cutoff, int64_t batch_rows) {
+  // Rows by ctid within one table (counts, category_counts) or by key (reports: a partitioned
+  // table, whose ctids repeat across partitions).
+  const std::string sql =
+      absl::string_view(table) == "reports"
+          ? std::string(
+                "DELETE FROM reports WHERE metric_id = $1 AND (event_time, report_id) IN (SELECT "
+                "event_time, report_id FROM reports WHERE metric_id = $1 AND event_time < $2 "
+                "LIMIT $3)")
+          : absl::StrCat("DELETE FROM ", table, " WHERE ctid = ANY(ARRAY(SELECT ctid FROM ", table,
+                         " WHERE metric_id = $1 AND event_time < $2 LIMIT $3))");
+  int64_t total = 0;
+  while (true) {
+    DENIABLE_ASSIGN_OR_RETURN(PgResult r,
+                              retention_->Exec(sql, {absl::StrCat(metric_id), absl::StrCat(cutoff),
+                                                     absl::StrCat(batch_rows)}));
+    const int64_t deleted = r.AffectedRows();
+    total += deleted;
+    if (deleted < batch_rows) return total;
+  }
+}
+
+absl::Status PostgresStorage::DropExpiredPartitions(const std::vector<StoredMetric>& metrics,
+                                                    const RetentionOptions& options,
+                                                    RetentionResult* result) {
+  int64_t latest_cutoff = std::numeric_limits<int64_t>::min();
+  for (const StoredMetric& m : metrics) {
+    latest_cutoff = std::max(latest_cutoff, RetentionCutoff(m, options));
+  }
+  DENIABLE_ASSIGN_OR_RETURN(
+      PgResult parts,
+      retention_->Exec("SELECT c.relname FROM pg_inherits i JOIN pg_class c ON c.oid = i.inhrelid "
+                       "JOIN pg_class p ON p.oid = i.inhparent WHERE p.relname = 'reports' "
+                       "ORDER BY c.relname"));
+  for (int i = 0; i < parts.rows(); ++i) {
+    const std::string relname = parts.Text(i, 0);
+    absl::Time day_start;
+    std::string error;
+    // %E4Y: exactly four digits (%Y would take all eight).
+    if (!absl::ParseTime("reports_%E4Y%m%d", relname, absl::UTCTimeZone(), &day_start, &error)) {
+      continue;  // not one of ours
+    }
+    const int64_t day = absl::ToUnixSeconds(day_start) / kPartitionSeconds;
+    if (PartitionName(day) != relname) continue;
+    const int64_t day_end = (day + 1) * kPartitionSeconds;
+    if (day_end > latest_cutoff) continue;
+    // Every metric whose cutoff does not cover the whole day must have no row in it (one index
+    // probe each; metric_id leads the key).
+    bool droppable = true;
+    for (const StoredMetric& m : metrics) {
+      if (day_end <= RetentionCutoff(m, options)) continue;
+      DENIABLE_ASSIGN_OR_RETURN(
+          PgResult any,
+          retention_->Exec(absl::StrCat("SELECT 1 FROM ", relname, " WHERE metric_id = $1 LIMIT 1"),
+                           {absl::StrCat(m.id)}));
+      if (any.rows() > 0) {
+        droppable = false;
+        break;
+      }
+    }
+    if (!droppable) continue;
+    std::vector<std::pair<int64_t, int64_t>> dropped;  // metric id, reports
+    const absl::Status dropped_ok = retention_->Transaction([&]() -> absl::Status {
+      dropped.clear();
+      DENIABLE_ASSIGN_OR_RETURN(PgResult counted,
+                                retention_->Exec(absl::StrCat("SELECT metric_id, count(*) FROM ",
+                                                              relname, " GROUP BY metric_id")));
+      for (int j = 0; j < counted.rows(); ++j) {
+        dropped.emplace_back(counted.Int64(j, 0), counted.Int64(j, 1));
+      }
+      return retention_->Exec(absl::StrCat("DROP TABLE ", relname)).status();
+    });
+    if (!dropped_ok.ok()) return dropped_ok;
+    {
+      absl::MutexLock wlock(&write_mu_);  // this collector creates the day again if it needs it
+      partition_days_.erase(day);
+    }
+    ++result->partitions_dropped;
+    for (const auto& [id, n] : dropped) {
+      for (const StoredMetric& m : metrics) {
+        if (m.id == id) result->Count(m, n);
+      }
+    }
+  }
+  return absl::OkStatus();
+}
+
+absl::StatusOr<RetentionResult> PostgresStorage::ApplyRetention(const RetentionOptions& options) {
+  DENIABLE_ASSIGN_OR_RETURN(std::vector<StoredMetric> metrics, ListMetrics());
+  const int64_t batch = std::max<int64_t>(1, options.batch_rows);
+  RetentionResult result;
+  // A connection of its own: appends never wait for a retention statement (only PostgreSQL's row
+  // and partition locks order them).
+  absl::MutexLock lock(&retention_mu_);
+  if (retention_ == nullptr) {
+    DENIABLE_ASSIGN_OR_RETURN(retention_, PgConnection::Connect(uri_));
+  }
+  DENIABLE_ASSIGN_OR_RETURN(PgResult locked, retention_->Exec("SELECT pg_try_advisory_lock($1)",
+                                                              {absl::StrCat(kRetentionLockKey)}));
+  if (!locked.Bool(0, 0)) return result;  // another collector is applying retention
+  absl::Status s = [&]() -> absl::Status {
+    DENIABLE_RETURN_IF_ERROR(DropExpiredPartitions(metrics, options, &result));
+    for (const StoredMetric& m : metrics) {
+      if (m.retention_days == 0) continue;
+      const int64_t cutoff = RetentionCutoff(m, options);
+      DENIABLE_ASSIGN_OR_RETURN(int64_t reports, DeleteExpired("reports", m.id, cutoff, batch));
+      result.Count(m, reports);
+      if (m.retention_policy != kRetentionDropCounts) continue;
+      DENIABLE_ASSIGN_OR_RETURN(int64_t counts, DeleteExpired("counts", m.id, cutoff, batch));
+      result.count_rows_dropped += counts;
+      DENIABLE_RETURN_IF_ERROR(DeleteExpired("category_counts", m.id, cutoff, batch).status());
+    }
+    return absl::OkStatus();
+  }();
+  (void)retention_->Exec("SELECT pg_advisory_unlock($1)", {absl::StrCat(kRetentionLockKey)});
+  if (!s.ok()) return s;
+  return result;
 }
 
 absl::StatusOr<StoredMetric> PostgresStorage::GetMetric(absl::string_view name) {
@@ -306,6 +448,26 @@ absl::StatusOr<PgResult> PostgresStorage::InsertReports(absl::Span<const ReportR
        PgTextArray(labels)});
 }
 
+absl::StatusOr<absl::flat_hash_set<int64_t>> PostgresStorage::LockMetrics(
+    absl::Span<const absl::Span<const ReportRow>> batches) {
+  std::vector<int64_t> ids;
+  for (absl::Span<const ReportRow> batch : batches) {
+    for (const ReportRow& row : batch) ids.push_back(row.metric_id);
+  }
+  std::sort(ids.begin(), ids.end());
+  ids.erase(std::unique(ids.begin(), ids.end()), ids.end());
+  // FOR KEY SHARE: DeleteMetric's FOR UPDATE of the row waits for this transaction (and then
+  // deletes the rows it stored), or this one waits for the delete and finds no row. Appends do
+  // not block each other (KEY SHARE locks are compatible) nor an UPDATE of non-key columns.
+  DENIABLE_ASSIGN_OR_RETURN(
+      PgResult r, write_->Exec("SELECT id FROM metrics WHERE id = ANY($1::bigint[]) ORDER BY id "
+                               "FOR KEY SHARE",
+                               {PgIntArray(ids)}));
+  absl::flat_hash_set<int64_t> existing;
+  for (int i = 0; i < r.rows(); ++i) existing.insert(r.Int64(i, 0));
+  return existing;
+}
+
 absl::StatusOr<std::vector<AppendResult>> PostgresStorage::AppendLocked(
     absl::Span<const absl::Span<const ReportRow>> batches) {
   using Key = std::tuple<int64_t, int64_t, std::string>;  // metric, event time, uuid text
@@ -315,11 +477,17 @@ absl::StatusOr<std::vector<AppendResult>> PostgresStorage::AppendLocked(
     size_t batch;
   };
   std::vector<AppendResult> results(batches.size());
+  DENIABLE_ASSIGN_OR_RETURN(const absl::flat_hash_set<int64_t> existing, LockMetrics(batches));
   // First occurrence of each key in the call; a later one is its batch's duplicate.
   std::vector<Candidate> candidates;
   absl::flat_hash_set<Key> seen;
   for (size_t b = 0; b < batches.size(); ++b) {
     for (const ReportRow& row : batches[b]) {
+      if (!existing.contains(row.metric_id)) {  // deleted since the batch was validated
+        if (!results[b].IsMissing(row.metric_id))
+          results[b].missing_metrics.push_back(row.metric_id);
+        continue;
+      }
       Key key{row.metric_id, row.event_time_seconds, UuidText(row.report_id)};
       if (!seen.insert(key).second) {
         results[b].Count(row.metric_id, /*duplicate=*/true);

@@ -17,6 +17,11 @@
 //       (postgres_categories.h).
 //   auth_tokens (PostgresTokenStore), schema_version, sequence collector_shards.
 //
+// Deleted metrics: AppendBatches first locks the rows of the batch's metrics FOR KEY SHARE in its
+// transaction and refuses the rows of a metric that no longer exists (AppendResult::
+// missing_metrics), so a collector whose cache still holds a metric another collector deleted
+// never stores reports under the dead id; ids (bigserial) are never reused.
+//
 // Exactly once: AppendBatches runs, in ONE transaction, `INSERT INTO reports ... ON CONFLICT DO
 // NOTHING RETURNING` the keys that were new, then adds exactly those rows to the counts. The
 // rows reach the INSERT as arrays (`SELECT FROM unnest($1::bigint[], ...)`) for fewer than
@@ -86,6 +91,15 @@ class PostgresStorage : public Storage {
   absl::StatusOr<std::vector<CountRow>> ReadCounts(int64_t metric_id, int64_t start_seconds,
                                                    int64_t end_seconds) override;
   absl::Status DeleteMetric(absl::string_view name) override;
+  absl::StatusOr<StoredMetric> SetRetention(absl::string_view name, uint32_t days,
+                                            int policy) override;
+  // Under the session advisory lock kRetentionLockKey (another collector applying retention:
+  // returns at once, nothing dropped). First drops whole day partitions of `reports` that hold
+  // only expired rows (the day ends at or before the cutoff of every metric with a row in it):
+  // their rows counted, then DROP TABLE (a short ACCESS EXCLUSIVE lock on `reports`); then
+  // deletes the remaining expired rows batch_rows per transaction (and the counts under
+  // kRetentionDropCounts).
+  absl::StatusOr<RetentionResult> ApplyRetention(const RetentionOptions& options) override;
   // A `SELECT 1` on the reading connection (reconnecting if needed). Errors: UNAVAILABLE saying
   // PostgreSQL cannot be reached.
   absl::Status Health() override;
@@ -105,12 +119,31 @@ class PostgresStorage : public Storage {
   absl::StatusOr<std::vector<AppendResult>> AppendLocked(
       absl::Span<const absl::Span<const ReportRow>> batches)
       ABSL_EXCLUSIVE_LOCKS_REQUIRED(write_mu_);
+  // The ids among the batches' metrics that exist, each row locked FOR KEY SHARE until the end
+  // of AppendLocked's transaction.
+  absl::StatusOr<absl::flat_hash_set<int64_t>> LockMetrics(
+      absl::Span<const absl::Span<const ReportRow>> batches)
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(write_mu_);
   // INSERT ... ON CONFLICT DO NOTHING RETURNING (metric_id, event_time, report_id) of `rows`, in
   // the given (key) order; `ids` are their uuids as text. Inside AppendLocked's transaction.
   absl::StatusOr<PgResult> InsertReports(absl::Span<const ReportRow* const> rows,
                                          absl::Span<const std::string* const> ids)
       ABSL_EXCLUSIVE_LOCKS_REQUIRED(write_mu_);
 
+  // Drops the day partitions that hold only expired rows (see ApplyRetention).
+  absl::Status DropExpiredPartitions(const std::vector<StoredMetric>& metrics,
+                                     const RetentionOptions& options, RetentionResult* result)
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(retention_mu_);
+  // Deletes rows of `table` of `metric_id` with event_time < cutoff, batch_rows per statement
+  // (each its own transaction); returns the rows deleted.
+  absl::StatusOr<int64_t> DeleteExpired(const char* table, int64_t metric_id, int64_t cutoff,
+                                        int64_t batch_rows)
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(retention_mu_);
+
+  std::string uri_;
+  // ApplyRetention's own connection (made at its first run), so appends never wait for it.
+  absl::Mutex retention_mu_;
+  std::unique_ptr<PgConnection> retention_ ABSL_GUARDED_BY(retention_mu_);
   int shard_ = 0;
   absl::Mutex write_mu_ ABSL_ACQUIRED_BEFORE(read_mu_);
   std::unique_ptr<PgConnection> write_ ABSL_GUARDED_BY(write_mu_);

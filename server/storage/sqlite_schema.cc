@@ -146,9 +146,49 @@ CREATE TABLE IF NOT EXISTS category_counts(
 
 absl::Status MigrateTo2(sqlite3* db) { return SqliteExec(db, kSchema2); }
 
+// Version 2 -> 3: retention and metric ids that are never reused. Metrics gain retention_days
+// (0: keep everything, what every metric did before) and retention_policy (1:
+// DROP_REPORTS_KEEP_COUNTS). Metric ids are never reused: Until version 2 metrics.id was a plain
+// INTEGER PRIMARY KEY, which gives a new metric the largest id plus one: after DeleteMetric of the
+// newest metric its id went to the next one, and a batch validated against the deleted metric but
+// stored under its id would have been counted by the new metric. SQLite cannot add AUTOINCREMENT
+// to a table, so the table is rebuilt (same columns and rows), and sqlite_sequence starts at the
+// largest metric id found anywhere (so an id used by rows of a metric deleted before this
+// migration is not given again either).
+constexpr char kSchema3[] = R"sql(
+CREATE TABLE metrics_v3(
+  id INTEGER PRIMARY KEY AUTOINCREMENT,
+  name TEXT NOT NULL UNIQUE,
+  description TEXT NOT NULL,
+  created_time_seconds INTEGER NOT NULL,
+  time_precision_seconds INTEGER NOT NULL,
+  min_reports INTEGER NOT NULL DEFAULT 0,
+  reporting_period_seconds INTEGER NOT NULL DEFAULT 86400,
+  randomization INTEGER NOT NULL DEFAULT 1,
+  categories TEXT NOT NULL DEFAULT '',
+  retention_days INTEGER NOT NULL DEFAULT 0,
+  retention_policy INTEGER NOT NULL DEFAULT 1);
+INSERT INTO metrics_v3(id, name, description, created_time_seconds, time_precision_seconds,
+                       min_reports, reporting_period_seconds, randomization, categories)
+  SELECT id, name, description, created_time_seconds, time_precision_seconds, min_reports,
+         reporting_period_seconds, randomization, categories FROM metrics;
+DROP TABLE metrics;
+ALTER TABLE metrics_v3 RENAME TO metrics;
+INSERT INTO sqlite_sequence(name, seq)
+  SELECT 'metrics', 0 WHERE NOT EXISTS (SELECT 1 FROM sqlite_sequence WHERE name = 'metrics');
+UPDATE sqlite_sequence SET seq = max(seq,
+    (SELECT coalesce(max(metric_id), 0) FROM designs),
+    (SELECT coalesce(max(metric_id), 0) FROM counts),
+    (SELECT coalesce(max(metric_id), 0) FROM reports),
+    (SELECT coalesce(max(metric_id), 0) FROM recent_reports))
+  WHERE name = 'metrics';
+)sql";
+
+absl::Status MigrateTo3(sqlite3* db) { return SqliteExec(db, kSchema3); }
+
 // Step i migrates version i to i + 1.
 using Migration = absl::Status (*)(sqlite3*);
-constexpr Migration kMigrations[] = {MigrateTo1, MigrateTo2};
+constexpr Migration kMigrations[] = {MigrateTo1, MigrateTo2, MigrateTo3};
 static_assert(sizeof(kMigrations) / sizeof(kMigrations[0]) == kCurrentSchemaVersion);
 
 absl::StatusOr<int64_t> PragmaInt(sqlite3* db, const char* pragma) {

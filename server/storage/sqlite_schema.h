@@ -19,6 +19,9 @@
 //      reporting_period_seconds and randomization
 //   2  categorical metrics: metrics.categories; reports.support and recent_reports.support (the
 //      categories a categorical report supports, NULL for yes/no); table category_counts
+//   3  metrics.retention_days and metrics.retention_policy (0 and 1: keep everything);
+//      metrics.id is AUTOINCREMENT (ids of deleted metrics are never given again; the table is
+//      rebuilt, sqlite_sequence starts at the largest metric id of any table)
 //
 // Thread-compatible: call it on a connection no other thread uses.
 #ifndef DENIABLE_SERVER_STORAGE_SQLITE_SCHEMA_H_
@@ -35,7 +38,7 @@ namespace deniable::server {
 
 inline constexpr int32_t kCollectorApplicationId = 0x444E5331;    // "DNS1"
 inline constexpr int32_t kDeviceStoreApplicationId = 0x444E4231;  // "DNB1": the SDK's file
-inline constexpr int kCurrentSchemaVersion = 2;
+inline constexpr int kCurrentSchemaVersion = 3;
 
 // Checks, creates or migrates the schema of the collector database open on `db`; `path` names
 // it in messages. Errors: FAILED_PRECONDITION naming the path for a database of a newer schema

@@ -99,7 +99,7 @@ TEST(SqliteSchemaTest, MigratesAVersion1DatabaseKeepingItsCountsAndAcceptingCate
 
   auto storage = SqliteStorage::Open({.path = path, .background_moves = false});
   ASSERT_TRUE(storage.ok()) << storage.status();
-  EXPECT_EQ(ReadHeader(path).version, 2);
+  EXPECT_EQ(ReadHeader(path).version, kCurrentSchemaVersion);
   absl::StatusOr<StoredMetric> yes_no = (*storage)->GetMetric("chile_vote_yes");
   ASSERT_TRUE(yes_no.ok()) << yes_no.status();
   EXPECT_TRUE(yes_no->categories.empty());
@@ -144,6 +144,55 @@ TEST(SqliteSchemaTest, MigratesAVersion1DatabaseKeepingItsCountsAndAcceptingCate
   ASSERT_TRUE(again_vote.ok());
   EXPECT_EQ(again_vote->categories, (std::vector<std::string>{"a", "b", "c", "d"}));
   EXPECT_EQ(*(*reopened)->ReportCount(), 7);
+}
+
+// Issue 17: a version 2 database (written by commit 5434860, before AUTOINCREMENT metric ids and
+// retention) with yes/no and categorical reports still recent opens, migrates to version 3, keeps
+// its metrics, ids, counts and reports, and never gives a deleted metric's id again.
+TEST(SqliteSchemaTest, MigratesAVersion2DatabaseKeepingItsDataAndNeverReusingMetricIds) {
+  const std::string path = TempDbPath("schema_v2");
+  const std::string sql = Fixture(DENIABLE_SCHEMA_V2_FIXTURE);
+  ASSERT_THAT(sql, HasSubstr("PRAGMA user_version=2"));
+  RunSql(path, sql);
+  ASSERT_EQ(ReadHeader(path).version, 2);
+
+  auto storage = SqliteStorage::Open({.path = path, .background_moves = false});
+  ASSERT_TRUE(storage.ok()) << storage.status();
+  EXPECT_EQ(ReadHeader(path).version, kCurrentSchemaVersion);
+  absl::StatusOr<StoredMetric> yes_no = (*storage)->GetMetric("chile_vote_yes");
+  absl::StatusOr<StoredMetric> vote = (*storage)->GetMetric("chile_vote");
+  ASSERT_TRUE(yes_no.ok() && vote.ok()) << yes_no.status() << vote.status();
+  EXPECT_EQ(yes_no->id, 1);
+  EXPECT_EQ(vote->id, 2);
+  EXPECT_EQ(vote->categories, (std::vector<std::string>{"Y", "N", "U", "A"}));
+  EXPECT_EQ(*(*storage)->ReportCount(), 7);
+  absl::StatusOr<std::vector<CountRow>> cat = (*storage)->ReadCounts(vote->id, 0, 2'000'000'000);
+  ASSERT_TRUE(cat.ok()) << cat.status();
+  ASSERT_EQ(cat->size(), 1u);
+  EXPECT_EQ((*cat)[0].n, 2);
+  EXPECT_EQ((*cat)[0].support, (std::vector<int64_t>{0, 2, 0, 1}));
+  // A recent report of the old file is still a duplicate.
+  ReportRow old = testing_util::CategoricalRow(vote->id, 0, {1}, 1700002800 / 3600);
+  old.report_id.fill(0);
+  old.report_id[0] = 0x21;
+  absl::StatusOr<AppendResult> again = (*storage)->AppendReports({old});
+  ASSERT_TRUE(again.ok()) << again.status();
+  EXPECT_EQ(again->duplicates, 1);
+
+  // Metrics of version 2 keep everything; retention can be set now.
+  EXPECT_EQ(yes_no->retention_days, 0u);
+  EXPECT_EQ(yes_no->retention_policy, kRetentionKeepCounts);
+  absl::StatusOr<StoredMetric> set =
+      (*storage)->SetRetention("chile_vote_yes", 30, kRetentionDropCounts);
+  ASSERT_TRUE(set.ok()) << set.status();
+  EXPECT_EQ(set->retention_days, 30u);
+
+  // The newest metric deleted: its id is not given to the next one (version 2 gave it).
+  ASSERT_TRUE((*storage)->DeleteMetric("chile_vote").ok());
+  absl::StatusOr<StoredMetric> next = (*storage)->CreateMetric(testing_util::NewMetric("next"));
+  ASSERT_TRUE(next.ok()) << next.status();
+  EXPECT_EQ(next->id, 3);
+  EXPECT_EQ(*(*storage)->IntegrityCheck(), "ok");
 }
 
 TEST(SqliteSchemaTest, ANewDatabaseGetsTheApplicationIdAndTheCurrentVersion) {

@@ -51,6 +51,8 @@ StoredMetric MetricFromRow(const SqliteStatement& st) {
   m.reporting_period_seconds = static_cast<uint32_t>(st.ColumnInt64(6));
   m.randomization = static_cast<int>(st.ColumnInt64(7));
   m.categories = SplitCategories(st.ColumnText(8));
+  m.retention_days = static_cast<uint32_t>(st.ColumnInt64(9));
+  m.retention_policy = static_cast<int>(st.ColumnInt64(10));
   return m;
 }
 
@@ -113,6 +115,7 @@ struct SqliteStorage::WriteStatements {
   SqliteStatement insert_recent, find_report, hour_has_reports, upsert_count;
   SqliteStatement insert_moved, delete_moved, start_move, end_move;
   SqliteStatement upsert_category_count;
+  SqliteStatement metric_exists;
 };
 
 struct SqliteStorage::ReadStatements {
@@ -166,7 +169,8 @@ absl::Status SqliteStorage::Init(const SqliteOptions& options) {
       SqliteStatement insert_metric,
       prepare_write("INSERT INTO metrics(name, description, created_time_seconds, "
                     "time_precision_seconds, min_reports, reporting_period_seconds, "
-                    "randomization, categories) VALUES(?, ?, ?, ?, ?, ?, ?, ?)"));
+                    "randomization, categories, retention_days, retention_policy) "
+                    "VALUES(?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"));
   DENIABLE_ASSIGN_OR_RETURN(
       SqliteStatement insert_design,
       prepare_write("INSERT INTO designs(metric_id, version, parameters, a, b, "
@@ -212,19 +216,23 @@ absl::Status SqliteStorage::Init(const SqliteOptions& options) {
                     "category, support) VALUES(?, ?, ?, ?, ?, ?) ON CONFLICT(metric_id, "
                     "event_time, version, labelset_id, category) DO UPDATE SET support = "
                     "support + excluded.support"));
+  DENIABLE_ASSIGN_OR_RETURN(SqliteStatement metric_exists,
+                            prepare_write("SELECT 1 FROM metrics WHERE id = ?"));
   write_.reset(new WriteStatements{
       std::move(begin), std::move(commit), std::move(rollback), std::move(insert_metric),
       std::move(insert_design), std::move(insert_labelset), std::move(find_labelset),
       std::move(insert_recent), std::move(find_report), std::move(hour_has_reports),
       std::move(upsert_count), std::move(insert_moved), std::move(delete_moved),
-      std::move(start_move), std::move(end_move), std::move(upsert_category_count)});
+      std::move(start_move), std::move(end_move), std::move(upsert_category_count),
+      std::move(metric_exists)});
 
   auto prepare_read = [this](absl::string_view sql) {
     return SqliteStatement::Prepare(read_db_, sql);
   };
   constexpr char kMetricColumns[] =
       "SELECT id, name, description, created_time_seconds, time_precision_seconds, min_reports, "
-      "reporting_period_seconds, randomization, categories FROM metrics";
+      "reporting_period_seconds, randomization, categories, retention_days, retention_policy "
+      "FROM metrics";
   DENIABLE_ASSIGN_OR_RETURN(SqliteStatement get_metric,
                             prepare_read(absl::StrCat(kMetricColumns, " WHERE name = ?")));
   DENIABLE_ASSIGN_OR_RETURN(SqliteStatement list_metrics,
@@ -355,6 +363,8 @@ absl::StatusOr<StoredMetric> SqliteStorage::CreateMetric(StoredMetric metric) {
     write_->insert_metric.BindInt64(6, metric.reporting_period_seconds);
     write_->insert_metric.BindInt64(7, metric.randomization);
     write_->insert_metric.BindText(8, JoinCategories(metric.categories));
+    write_->insert_metric.BindInt64(9, metric.retention_days);
+    write_->insert_metric.BindInt64(10, metric.retention_policy);
     if (absl::Status s = write_->insert_metric.Run(); !s.ok()) {
       if (absl::IsAlreadyExists(s)) {
         return absl::AlreadyExistsError(
@@ -482,12 +492,31 @@ absl::StatusOr<std::vector<AppendResult>> SqliteStorage::AppendLocked(
   std::map<std::tuple<int64_t, int64_t, uint32_t, int64_t, uint16_t>, int64_t> category_delta;
   absl::flat_hash_map<std::string, int64_t> new_labelsets;
   SqliteStatement& ins = write_->insert_recent;
+  // Each metric of the call must still exist, checked in this (the one writer's) transaction: a
+  // batch validated before DeleteMetric and committed after it is refused, not stored under the
+  // dead id (which AUTOINCREMENT never gives again, sqlite_schema.h version 3).
+  absl::flat_hash_map<int64_t, bool> exists;
+  for (absl::Span<const ReportRow> batch : batches) {
+    for (const ReportRow& row : batch) {
+      if (exists.contains(row.metric_id)) continue;
+      SqliteStatement& st = write_->metric_exists;
+      st.BindInt64(1, row.metric_id);
+      absl::StatusOr<bool> found = st.Step();
+      st.Reset();
+      if (!found.ok()) return found.status();
+      exists[row.metric_id] = *found;
+    }
+  }
   // Rows in arrival order: of two equal keys the earlier batch's row is stored. A row is new when
   // its id is neither among its metric-hour's recent ids (this transaction's included) nor, if
   // that metric-hour has moved rows, in the keyed table.
   for (size_t b = 0; b < batches.size(); ++b) {
     AppendResult& result = results[b];
     for (const ReportRow& row : batches[b]) {
+      if (!exists[row.metric_id]) {
+        if (!result.IsMissing(row.metric_id)) result.missing_metrics.push_back(row.metric_id);
+        continue;
+      }
       const HourKey key{row.metric_id, row.event_time_seconds};
       RecentHours::Hour* hour = recent_.Find(key);
       if (hour == nullptr) {
@@ -795,6 +824,88 @@ absl::Status SqliteStorage::DeleteMetric(absl::string_view name) {
     if (key.metric_id == id) recent_.Erase(key);
   }
   return absl::OkStatus();
+}
+
+absl::StatusOr<StoredMetric> SqliteStorage::SetRetention(absl::string_view name, uint32_t days,
+                                                         int policy) {
+  DENIABLE_RETURN_IF_ERROR(CheckRetention(days, policy));
+  {
+    absl::MutexLock lock(&write_mu_);
+    DENIABLE_ASSIGN_OR_RETURN(
+        SqliteStatement st,
+        SqliteStatement::Prepare(
+            write_db_,
+            "UPDATE metrics SET retention_days = ?, retention_policy = ? WHERE name = ?"));
+    st.BindInt64(1, days);
+    st.BindInt64(2, policy);
+    st.BindText(3, name);
+    DENIABLE_RETURN_IF_ERROR(st.Run());
+    if (sqlite3_changes(write_db_) == 0) {
+      return absl::NotFoundError(absl::StrCat("metric \"", name, "\" does not exist"));
+    }
+  }
+  return GetMetric(name);
+}
+
+absl::StatusOr<int64_t> SqliteStorage::DeleteExpired(const char* table, const char* key,
+                                                     int64_t metric_id, int64_t cutoff,
+                                                     int64_t batch_rows,
+                                                     const std::function<void()>& after_last) {
+  const std::string sql = absl::StrCat(
+      "DELETE FROM ", table, " WHERE metric_id = ?1 AND (event_time, ", key, ") IN (SELECT ",
+      "event_time, ", key, " FROM ", table, " WHERE metric_id = ?1 AND event_time < ?2 LIMIT ?3)");
+  int64_t total = 0;
+  while (true) {
+    absl::MutexLock lock(&write_mu_);
+    int64_t deleted = 0;
+    const absl::Status done = RunInTransaction([&]() -> absl::Status {
+      DENIABLE_ASSIGN_OR_RETURN(SqliteStatement st, SqliteStatement::Prepare(write_db_, sql));
+      st.BindInt64(1, metric_id);
+      st.BindInt64(2, cutoff);
+      st.BindInt64(3, batch_rows);
+      DENIABLE_RETURN_IF_ERROR(st.Run());
+      deleted = sqlite3_changes(write_db_);
+      return absl::OkStatus();
+    });
+    if (!done.ok()) return done;
+    total += deleted;
+    if (deleted < batch_rows) {
+      if (after_last) after_last();
+      return total;
+    }
+  }
+}
+
+absl::StatusOr<RetentionResult> SqliteStorage::ApplyRetention(const RetentionOptions& options) {
+  DENIABLE_ASSIGN_OR_RETURN(std::vector<StoredMetric> metrics, ListMetrics());
+  const int64_t batch = std::max<int64_t>(1, options.batch_rows);
+  RetentionResult result;
+  absl::MutexLock mlock(&move_mu_);
+  for (const StoredMetric& m : metrics) {
+    if (m.retention_days == 0) continue;
+    const int64_t cutoff = RetentionCutoff(m, options);
+    DENIABLE_ASSIGN_OR_RETURN(int64_t sorted,
+                              DeleteExpired("reports", "report_id", m.id, cutoff, batch, nullptr));
+    // The recent ids of the emptied metric-hours go with the transaction that deleted the last
+    // of their rows (nothing can be appended to them in between: the writer lock is held).
+    DENIABLE_ASSIGN_OR_RETURN(
+        int64_t recent, DeleteExpired("recent_reports", "seq", m.id, cutoff, batch,
+                                      [&]() ABSL_NO_THREAD_SAFETY_ANALYSIS {
+                                        for (const HourKey& key : recent_.All()) {
+                                          if (key.metric_id == m.id && key.event_time < cutoff)
+                                            recent_.Erase(key);
+                                        }
+                                      }));
+    result.Count(m, sorted + recent);
+    if (m.retention_policy != kRetentionDropCounts) continue;
+    DENIABLE_ASSIGN_OR_RETURN(int64_t counts, DeleteExpired("counts", "version, labelset_id", m.id,
+                                                            cutoff, batch, nullptr));
+    result.count_rows_dropped += counts;
+    DENIABLE_RETURN_IF_ERROR(DeleteExpired("category_counts", "version, labelset_id, category",
+                                           m.id, cutoff, batch, nullptr)
+                                 .status());
+  }
+  return result;
 }
 
 int64_t SqliteStorage::RecentReportCount() {

@@ -1,8 +1,9 @@
 // The production Storage: one SQLite database file in WAL mode.
 //
 // Schema (created on open; see docs/storage.md):
-//   metrics(id, name UNIQUE, description, created_time_seconds, time_precision_seconds,
-//           min_reports)
+//   metrics(id AUTOINCREMENT, name UNIQUE, description, created_time_seconds,
+//           time_precision_seconds, min_reports, reporting_period_seconds, randomization,
+//           categories, retention_days, retention_policy)
 //   designs(metric_id, version, parameters, a, b, created_time_seconds)      WITHOUT ROWID
 //   labelsets(id, canonical UNIQUE)
 //   reports(metric_id, event_time, report_id, version, bit, labelset_id)     WITHOUT ROWID
@@ -108,6 +109,12 @@ class SqliteStorage : public Storage {
   absl::StatusOr<std::vector<CountRow>> ReadCounts(int64_t metric_id, int64_t start_seconds,
                                                    int64_t end_seconds) override;
   absl::Status DeleteMetric(absl::string_view name) override;
+  absl::StatusOr<StoredMetric> SetRetention(absl::string_view name, uint32_t days,
+                                            int policy) override;
+  // Holds the move lock for the whole run (no metric-hour is half moved while its rows go) and
+  // the writer for one batch_rows transaction at a time; a metric-hour whose recent rows are all
+  // gone leaves the in-memory recent ids with the transaction that deleted the last of them.
+  absl::StatusOr<RetentionResult> ApplyRetention(const RetentionOptions& options) override;
 
   // Number of stored reports (a full scan; for tests and checks, not for queries).
   absl::StatusOr<int64_t> ReportCount();
@@ -154,6 +161,13 @@ class SqliteStorage : public Storage {
       ABSL_LOCKS_EXCLUDED(write_mu_);
   absl::Status RunInTransaction(const std::function<absl::Status()>& body)
       ABSL_EXCLUSIVE_LOCKS_REQUIRED(write_mu_);
+  // Deletes, batch_rows per transaction, the rows of `table` (keyed by metric_id, event_time,
+  // then `key`) of `metric_id` with event_time < cutoff; `after_last` runs inside the writer lock
+  // right after the transaction that deleted the last of them. Returns the rows deleted.
+  absl::StatusOr<int64_t> DeleteExpired(const char* table, const char* key, int64_t metric_id,
+                                        int64_t cutoff, int64_t batch_rows,
+                                        const std::function<void()>& after_last)
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(move_mu_) ABSL_LOCKS_EXCLUDED(write_mu_);
   void MoverLoop() ABSL_LOCKS_EXCLUDED(write_mu_);
   absl::StatusOr<std::vector<CountRow>> ReadCountsLocked(int64_t metric_id, int64_t start_seconds,
                                                          int64_t end_seconds)

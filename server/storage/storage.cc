@@ -1,13 +1,52 @@
 #include "server/storage/storage.h"
 
+#include <algorithm>
+#include <limits>
 #include <utility>
 
 #include "absl/status/status.h"
+#include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "absl/strings/str_split.h"
 #include "deniable/common/status_macros.h"
 
 namespace deniable::server {
+
+void RetentionResult::Count(const StoredMetric& metric, int64_t reports) {
+  if (reports == 0) return;
+  reports_dropped += reports;
+  for (MetricDropCount& m : per_metric) {
+    if (m.metric_id == metric.id) {
+      m.reports += reports;
+      return;
+    }
+  }
+  per_metric.push_back({metric.id, metric.name, reports});
+}
+
+absl::Status CheckRetention(uint32_t days, int policy) {
+  if (days > kMaxRetentionDays) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("retention_days: must be at most ", kMaxRetentionDays, ", but is ", days));
+  }
+  if (policy != kRetentionKeepCounts && policy != kRetentionDropCounts) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "retention_policy: must be DROP_REPORTS_KEEP_COUNTS (1) or DROP_REPORTS_AND_COUNTS (2), "
+        "but is ",
+        policy));
+  }
+  return absl::OkStatus();
+}
+
+int64_t RetentionCutoff(const StoredMetric& metric, const RetentionOptions& options) {
+  if (metric.retention_days == 0) return std::numeric_limits<int64_t>::min();
+  const int64_t by_days = options.now_seconds - static_cast<int64_t>(metric.retention_days) * 86400;
+  const int64_t cutoff = std::min(by_days, options.now_seconds - options.dedup_window_seconds);
+  const int64_t period = std::max<int64_t>(1, metric.reporting_period_seconds);
+  // Floor division: the start of the period holding `cutoff`.
+  const int64_t q = cutoff / period - ((cutoff % period != 0 && cutoff < 0) ? 1 : 0);
+  return q * period;
+}
 
 void AddCategorySupport(std::vector<int64_t>* support, size_t v, int64_t count) {
   if (support->size() <= v) support->resize(v + 1, 0);

@@ -45,7 +45,58 @@ struct StoredMetric {
   std::vector<StoredDesign> designs;  // ascending by version, never empty
   // A categorical metric's category names (k of them, in index order); empty for yes/no.
   std::vector<std::string> categories;
+  // Retention (ApplyRetention): reports older than this many days are dropped; 0 keeps
+  // everything. At most kMaxRetentionDays.
+  uint32_t retention_days = 0;
+  // kRetentionKeepCounts or kRetentionDropCounts (deniable.v1.RetentionPolicy values).
+  int retention_policy = 1;
 };
+
+// StoredMetric.retention_policy: DROP_REPORTS_KEEP_COUNTS drops only the reports (estimates over
+// any range stay as they were); DROP_REPORTS_AND_COUNTS drops the counts of the same event times
+// too (estimates over the retained window stay exact; older ranges have no data).
+inline constexpr int kRetentionKeepCounts = 1;  // deniable.v1.DROP_REPORTS_KEEP_COUNTS
+inline constexpr int kRetentionDropCounts = 2;  // deniable.v1.DROP_REPORTS_AND_COUNTS
+inline constexpr uint32_t kMaxRetentionDays = 36500;
+
+// What one ApplyRetention run may drop.
+struct RetentionOptions {
+  int64_t now_seconds = 0;  // Unix seconds: the server's clock (tests pass a fake one)
+  // Reports whose event time is less than this many seconds before now are never dropped: the
+  // ingestor's --max_report_age_seconds, within which a re-sent report must still be recognised
+  // as a duplicate (older ones are refused before storage, so their ids are no longer needed).
+  int64_t dedup_window_seconds = 0;
+  // Rows deleted per transaction: appends wait at most for one such transaction.
+  int64_t batch_rows = 10000;
+};
+
+// The reports ApplyRetention dropped for one metric.
+struct MetricDropCount {
+  int64_t metric_id = 0;
+  std::string name;
+  int64_t reports = 0;
+};
+
+struct RetentionResult {
+  int64_t reports_dropped = 0;              // reports deleted (all metrics)
+  int64_t count_rows_dropped = 0;           // counts rows deleted (DROP_REPORTS_AND_COUNTS metrics)
+  int64_t partitions_dropped = 0;           // PostgreSQL day partitions dropped whole
+  std::vector<MetricDropCount> per_metric;  // metrics with reports dropped
+
+  // Adds `reports` dropped of `metric` to the total and per_metric.
+  void Count(const StoredMetric& metric, int64_t reports);
+};
+
+// The event time before which ApplyRetention drops `metric`'s reports (and, under
+// kRetentionDropCounts, its counts): now - retention_days * 86400, but at most now - the dedup
+// window, rounded down to a multiple of the metric's reporting period (periods are aligned to the
+// Unix epoch), so that a period is dropped whole and every period left keeps all its reports.
+// INT64_MIN when the metric keeps everything (retention_days 0).
+int64_t RetentionCutoff(const StoredMetric& metric, const RetentionOptions& options);
+
+// Checks retention settings: days at most kMaxRetentionDays, policy kRetentionKeepCounts or
+// kRetentionDropCounts. Errors: INVALID_ARGUMENT naming "retention_days" or "retention_policy".
+absl::Status CheckRetention(uint32_t days, int policy);
 
 using ReportId = std::array<uint8_t, 16>;
 
@@ -79,6 +130,21 @@ struct AppendResult {
   // of its accepted and duplicates equal the two totals above (server metrics and the
   // AdminService read them, docs/operations.md). Small: a batch holds few metrics.
   std::vector<MetricAppendCount> per_metric;
+  // Metrics of the batch that no longer existed when the append's transaction ran (deleted
+  // after the batch was validated, by this collector or another on the same database): their
+  // rows were neither stored nor counted, and are in neither total above. Distinct ids, in no
+  // set order. The caller rejects those reports with NOT_FOUND (Ingestor). The check runs in
+  // the append's own transaction, so a metric deleted concurrently is either deleted with the
+  // batch's rows or listed here.
+  std::vector<int64_t> missing_metrics;
+
+  // Whether `metric_id` is in missing_metrics.
+  bool IsMissing(int64_t metric_id) const {
+    for (int64_t id : missing_metrics) {
+      if (id == metric_id) return true;
+    }
+    return false;
+  }
 
   // Counts one report of `metric_id`, stored now or a duplicate, in the totals and per_metric.
   void Count(int64_t metric_id, bool duplicate) {
@@ -146,7 +212,8 @@ class Storage {
   // Appends a batch atomically: either every row is stored (or recognised as a duplicate) and
   // the counts updated, or nothing changes. Returns only once the batch is durable under the
   // storage's durability setting. A row whose (metric_id, event_time_seconds, report_id) is
-  // already stored, in the store or earlier in the same batch, is counted once.
+  // already stored, in the store or earlier in the same batch, is counted once. Rows of a metric
+  // that does not exist (any more) are refused, not stored: AppendResult::missing_metrics.
   // Errors: INTERNAL / UNAVAILABLE / RESOURCE_EXHAUSTED (disk full) with nothing written.
   virtual absl::StatusOr<AppendResult> AppendReports(absl::Span<const ReportRow> rows) = 0;
 
@@ -177,11 +244,29 @@ class Storage {
   // Deletes the metric named `name` with all its design versions, reports and counts, in ONE
   // transaction: either everything of the metric is gone (its name is free for a new metric) or
   // nothing changed. Other metrics are untouched. A report appended afterwards with the deleted
-  // metric's id is not refused here: the MetricRegistry refuses reports naming a metric that
-  // does not exist, and a caller must clear its caches of the metric (MetricRegistry::Delete).
+  // metric's id (validated against a cached metric) is refused by the append
+  // (AppendResult::missing_metrics), and metric ids are never reused, so a later metric never
+  // counts it. Callers should still clear their caches of the metric (MetricRegistry::Delete).
   // Errors: NOT_FOUND naming the metric; INTERNAL / UNAVAILABLE on storage failure (nothing
   // deleted).
   virtual absl::Status DeleteMetric(absl::string_view name) = 0;
+
+  // Sets the retention of the metric named `name` (days: 0 keeps everything, at most
+  // kMaxRetentionDays; policy: kRetentionKeepCounts or kRetentionDropCounts), in one transaction.
+  // Returns the updated metric. Takes effect at the next ApplyRetention. Errors: NOT_FOUND naming
+  // the metric; INVALID_ARGUMENT for days or policy out of range; storage errors (nothing
+  // changed).
+  virtual absl::StatusOr<StoredMetric> SetRetention(absl::string_view name, uint32_t days,
+                                                    int policy) = 0;
+
+  // Drops what the metrics' retention says has expired at options.now_seconds: for each metric
+  // with retention_days > 0, its reports with event time < RetentionCutoff (stored or recent),
+  // and under kRetentionDropCounts its counts (and category support) of the same event times.
+  // Reports inside the dedup window are never dropped. Works in transactions of at most
+  // options.batch_rows rows, so appends go on between them; an interrupted run leaves a
+  // consistent database (each transaction drops whole rows) and the next run goes on. Returns
+  // what it dropped. Errors: storage errors (what was committed before stays dropped).
+  virtual absl::StatusOr<RetentionResult> ApplyRetention(const RetentionOptions& options) = 0;
 
   // Whether the storage can take writes now, checked cheaply (no transaction). The server's
   // health service follows it (NOT_SERVING while it fails). The default is always OK.

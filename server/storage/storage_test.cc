@@ -5,6 +5,7 @@
 #include <atomic>
 #include <cstdio>
 #include <functional>
+#include <map>
 #include <memory>
 #include <random>
 #include <string>
@@ -480,6 +481,177 @@ TEST_P(StorageTest, DeleteMetricRemovesEverythingOfThatMetricOnly) {
   EXPECT_EQ(storage_->DeleteMetric("never").code(), absl::StatusCode::kNotFound);
 }
 
+// Issue 17's deletion defects: a batch validated against metric "m" (the newest, so SQLite up to
+// schema version 2 gave its id to the next metric) reaches the storage after "m" was deleted, by
+// this collector or, on a shared database, by another one whose delete this collector's cache
+// has not seen. Its rows of "m" are refused (missing_metrics), never stored under the dead id,
+// and a metric created meanwhile gets a new id and counts nothing of them.
+TEST_P(StorageTest, AppendAfterDeleteRefusesTheDeletedMetricsRowsAndNeverReusesItsId) {
+  absl::StatusOr<StoredMetric> other = storage_->CreateMetric(NewMetric("a.other"));
+  absl::StatusOr<StoredMetric> m = storage_->CreateMetric(NewMetric("m"));
+  ASSERT_TRUE(m.ok() && other.ok());
+  const std::vector<ReportRow> validated = {Row(m->id, 1, true, 10), Row(other->id, 2, true, 10),
+                                            Row(m->id, 3, false, 11, "k=v")};
+  // The delete comes from another collector on a shared database, else from this storage.
+  std::unique_ptr<PostgresStorage> second;
+  Storage* deleter = storage_.get();
+  if (GetParam().shared_database) {
+    auto opened = PostgresStorage::Open({.uri = handle_});
+    ASSERT_TRUE(opened.ok()) << opened.status();
+    second = *std::move(opened);
+    deleter = second.get();
+  }
+  ASSERT_TRUE(deleter->DeleteMetric("m").ok());
+  absl::StatusOr<StoredMetric> next = storage_->CreateMetric(NewMetric("n"));
+  ASSERT_TRUE(next.ok()) << next.status();
+  EXPECT_NE(next->id, m->id) << "a deleted metric's id was given to a new metric";
+
+  absl::StatusOr<AppendResult> r = storage_->AppendReports(validated);
+  ASSERT_TRUE(r.ok()) << r.status();
+  EXPECT_EQ(r->accepted, 1);
+  EXPECT_EQ(r->duplicates, 0);
+  EXPECT_THAT(r->missing_metrics, ElementsAre(m->id));
+  ASSERT_EQ(r->per_metric.size(), 1u);
+  EXPECT_EQ(r->per_metric[0].metric_id, other->id);
+  for (int64_t id : {m->id, next->id}) {
+    absl::StatusOr<std::vector<CountRow>> counts = storage_->ReadCounts(id, 0, 1 << 30);
+    ASSERT_TRUE(counts.ok()) << counts.status();
+    EXPECT_TRUE(counts->empty()) << "metric " << id << " counted reports of a deleted metric";
+  }
+  absl::StatusOr<std::vector<CountRow>> kept = storage_->ReadCounts(other->id, 0, 1 << 30);
+  ASSERT_TRUE(kept.ok());
+  ASSERT_EQ(kept->size(), 1u);
+  EXPECT_EQ((*kept)[0].n, 1);
+
+  // Batches of one call (group commit): only the batch holding the deleted metric's row says so.
+  const std::vector<ReportRow> live = {Row(next->id, 4, true, 10)};
+  const std::vector<ReportRow> dead = {Row(m->id, 5, true, 10), Row(next->id, 6, true, 10)};
+  const absl::Span<const ReportRow> batches[] = {live, dead};
+  absl::StatusOr<std::vector<AppendResult>> both = storage_->AppendBatches(batches);
+  if (absl::IsUnimplemented(both.status())) return;
+  ASSERT_TRUE(both.ok()) << both.status();
+  EXPECT_TRUE((*both)[0].missing_metrics.empty());
+  EXPECT_EQ((*both)[0].accepted, 1);
+  EXPECT_THAT((*both)[1].missing_metrics, ElementsAre(m->id));
+  EXPECT_EQ((*both)[1].accepted, 1);
+}
+
+// Retention settings: stored at creation and by SetRetention, read back by GetMetric and
+// ListMetrics, checked (nothing changes on a bad value), NOT_FOUND for an unknown metric.
+TEST_P(StorageTest, RetentionIsStoredAtCreationAndBySetRetention) {
+  StoredMetric created = NewMetric("m");
+  created.retention_days = 30;
+  created.retention_policy = kRetentionDropCounts;
+  ASSERT_TRUE(storage_->CreateMetric(created).ok());
+  ASSERT_TRUE(storage_->CreateMetric(NewMetric("plain")).ok());
+  absl::StatusOr<StoredMetric> m = storage_->GetMetric("m");
+  ASSERT_TRUE(m.ok()) << m.status();
+  EXPECT_EQ(m->retention_days, 30u);
+  EXPECT_EQ(m->retention_policy, kRetentionDropCounts);
+  absl::StatusOr<StoredMetric> plain = storage_->GetMetric("plain");
+  ASSERT_TRUE(plain.ok());
+  EXPECT_EQ(plain->retention_days, 0u);
+  EXPECT_EQ(plain->retention_policy, kRetentionKeepCounts);
+
+  absl::StatusOr<StoredMetric> set = storage_->SetRetention("plain", 7, kRetentionKeepCounts);
+  ASSERT_TRUE(set.ok()) << set.status();
+  EXPECT_EQ(set->retention_days, 7u);
+  EXPECT_EQ(set->designs.size(), 1u);
+  EXPECT_EQ(storage_->SetRetention("m", kMaxRetentionDays + 1, 1).status().code(),
+            absl::StatusCode::kInvalidArgument);
+  EXPECT_THAT(storage_->SetRetention("m", 1, 3).status().message(), HasSubstr("retention_policy"));
+  EXPECT_EQ(storage_->SetRetention("nope", 1, 1).status().code(), absl::StatusCode::kNotFound);
+  absl::StatusOr<std::vector<StoredMetric>> all = storage_->ListMetrics();
+  ASSERT_TRUE(all.ok());
+  ASSERT_EQ(all->size(), 2u);
+  EXPECT_EQ((*all)[0].retention_days, 30u);  // "m", unchanged by the refused calls
+  EXPECT_EQ((*all)[0].retention_policy, kRetentionDropCounts);
+  EXPECT_EQ((*all)[1].retention_days, 7u);
+}
+
+// ApplyRetention at a fake "now" (day 100), dedup window 2 days, one row per transaction:
+//   keep   10 days, keep counts:  reports of days 80, 80, 81 dropped, day 95 kept; counts all kept
+//   drop   10 days, drop counts:  days 81 and 89 23:00 dropped with their counts (cutoff = day
+//                                 90 00:00, a whole reporting period), days 90 and 95 kept
+//   forever (no retention):       days 80 and 95 kept
+//   short  1 day, keep counts:    day 97 dropped; day 98 12:00 kept although older than a day
+//                                 (inside the dedup window)
+// PostgreSQL drops the day partitions 81, 89 and 97 whole (only expired rows) and deletes the rows
+// of day 80 (which also holds "forever"'s report) one by one.
+TEST_P(StorageTest, ApplyRetentionDropsExpiredReportsAndOnlyDropCountsMetricsCounts) {
+  constexpr int64_t kDay = 24;  // Row() takes hours
+  auto create = [&](const std::string& name, uint32_t days, int policy) {
+    StoredMetric metric = name == "drop" ? NewCategoricalMetric(name) : NewMetric(name);
+    metric.reporting_period_seconds = 86400;
+    absl::StatusOr<StoredMetric> created = storage_->CreateMetric(metric);
+    EXPECT_TRUE(created.ok()) << created.status();
+    if (days > 0) {
+      EXPECT_TRUE(storage_->SetRetention(name, days, policy).ok());
+    }
+    return created.ok() ? created->id : 0;
+  };
+  const int64_t keep = create("keep", 10, kRetentionKeepCounts);
+  const int64_t drop = create("drop", 10, kRetentionDropCounts);
+  const int64_t forever = create("forever", 0, kRetentionKeepCounts);
+  const int64_t shrt = create("short", 1, kRetentionKeepCounts);
+  const std::vector<ReportRow> expired = {Row(keep, 1, true, 80 * kDay + 1),
+                                          Row(keep, 2, false, 80 * kDay + 1),
+                                          Row(keep, 3, true, 81 * kDay),
+                                          CategoricalRow(drop, 11, {0, 2}, 81 * kDay),
+                                          CategoricalRow(drop, 13, {1}, 89 * kDay + 23),
+                                          Row(shrt, 32, true, 97 * kDay)};
+  const std::vector<ReportRow> kept = {Row(keep, 4, true, 95 * kDay),
+                                       CategoricalRow(drop, 12, {2}, 95 * kDay),
+                                       CategoricalRow(drop, 14, {3}, 90 * kDay),
+                                       Row(forever, 21, true, 80 * kDay),
+                                       Row(forever, 22, false, 95 * kDay),
+                                       Row(shrt, 31, true, 98 * kDay + 12)};
+  ASSERT_TRUE(storage_->AppendReports(expired).ok());
+  ASSERT_TRUE(storage_->AppendReports(kept).ok());
+
+  const RetentionOptions options{
+      .now_seconds = 100 * 86400, .dedup_window_seconds = 2 * 86400, .batch_rows = 1};
+  absl::StatusOr<RetentionResult> r = storage_->ApplyRetention(options);
+  ASSERT_TRUE(r.ok()) << r.status();
+  EXPECT_EQ(r->reports_dropped, 6);
+  EXPECT_EQ(r->count_rows_dropped, 2);
+  EXPECT_EQ(r->partitions_dropped, GetParam().name == "postgresql" ? 3 : 0);
+  std::map<std::string, int64_t> by_metric;
+  for (const MetricDropCount& m : r->per_metric) by_metric[m.name] = m.reports;
+  EXPECT_EQ(by_metric, (std::map<std::string, int64_t>{{"drop", 2}, {"keep", 3}, {"short", 1}}));
+
+  auto totals = [&](int64_t id) {
+    absl::StatusOr<std::vector<CountRow>> counts = storage_->ReadCounts(id, 0, 1LL << 40);
+    EXPECT_TRUE(counts.ok()) << counts.status();
+    std::vector<int64_t> n_by_day;
+    for (const CountRow& c : *counts) n_by_day.push_back(c.event_time_seconds / 86400);
+    return n_by_day;
+  };
+  EXPECT_THAT(totals(keep), ElementsAre(80, 81, 95));  // counts kept
+  EXPECT_THAT(totals(drop), ElementsAre(90, 95));      // counts of the dropped periods gone
+  EXPECT_THAT(totals(forever), ElementsAre(80, 95));
+  EXPECT_THAT(totals(shrt), ElementsAre(97, 98));
+  absl::StatusOr<std::vector<CountRow>> drop_counts = storage_->ReadCounts(drop, 0, 1LL << 40);
+  ASSERT_TRUE(drop_counts.ok());
+  EXPECT_THAT((*drop_counts)[0].support, ElementsAre(0, 0, 0, 1));  // day 90: only report 14
+  EXPECT_THAT((*drop_counts)[1].support, ElementsAre(0, 0, 1));
+
+  // A second run finds nothing more.
+  absl::StatusOr<RetentionResult> again = storage_->ApplyRetention(options);
+  ASSERT_TRUE(again.ok()) << again.status();
+  EXPECT_EQ(again->reports_dropped, 0);
+  EXPECT_EQ(again->count_rows_dropped, 0);
+
+  // Which reports are still stored: the kept ones are duplicates, the dropped ones are not
+  // (their ids went with them, also from SQLite's in-memory recent ids).
+  absl::StatusOr<AppendResult> resent_kept = storage_->AppendReports(kept);
+  ASSERT_TRUE(resent_kept.ok()) << resent_kept.status();
+  EXPECT_EQ(resent_kept->duplicates, 6);
+  absl::StatusOr<AppendResult> resent_expired = storage_->AppendReports(expired);
+  ASSERT_TRUE(resent_expired.ok()) << resent_expired.status();
+  EXPECT_EQ(resent_expired->accepted, 6);
+}
+
 INSTANTIATE_TEST_SUITE_P(
     AllStorages, StorageTest,
     ::testing::Values(
@@ -603,6 +775,53 @@ TEST(SqliteStorageTest, DeleteMetricRemovesMovedAndRecentReports) {
   EXPECT_EQ(*(*s)->ReportCount(), 1);
   EXPECT_EQ((*s)->RecentReportCount(), 0);
   EXPECT_EQ(*(*s)->IntegrityCheck(), "ok");
+}
+
+// Schema version 3: AUTOINCREMENT keeps a deleted metric's id out of use across a restart too
+// (a plain INTEGER PRIMARY KEY would give the largest id + 1 again).
+TEST(SqliteStorageTest, DeletedMetricIdIsNotReusedAfterReopen) {
+  const std::string path = TempDbPath("no_reuse");
+  int64_t deleted_id = 0;
+  {
+    auto storage = SqliteStorage::Open({.path = path});
+    ASSERT_TRUE(storage.ok()) << storage.status();
+    ASSERT_TRUE((*storage)->CreateMetric(NewMetric("a")).ok());
+    absl::StatusOr<StoredMetric> b = (*storage)->CreateMetric(NewMetric("b"));
+    ASSERT_TRUE(b.ok());
+    deleted_id = b->id;
+    ASSERT_TRUE((*storage)->DeleteMetric("b").ok());
+  }
+  auto storage = SqliteStorage::Open({.path = path});
+  ASSERT_TRUE(storage.ok()) << storage.status();
+  absl::StatusOr<StoredMetric> c = (*storage)->CreateMetric(NewMetric("c"));
+  ASSERT_TRUE(c.ok());
+  EXPECT_GT(c->id, deleted_id);
+}
+
+// Retention reaches the keyed table too (reports moved out of recent_reports), and a metric-hour
+// emptied by retention leaves the in-memory recent ids: a later report of it is new.
+TEST(SqliteStorageTest, RetentionDropsMovedAndRecentReports) {
+  auto storage =
+      SqliteStorage::Open({.path = TempDbPath("retention_moved"), .background_moves = false});
+  ASSERT_TRUE(storage.ok()) << storage.status();
+  StoredMetric metric = NewMetric("m");
+  metric.retention_days = 5;
+  absl::StatusOr<StoredMetric> m = (*storage)->CreateMetric(metric);
+  ASSERT_TRUE(m.ok());
+  ASSERT_TRUE((*storage)->AppendReports({Row(m->id, 1, true, 1), Row(m->id, 2, true, 2)}).ok());
+  ASSERT_TRUE((*storage)->MoveRecentReports().ok());
+  ASSERT_TRUE(
+      (*storage)->AppendReports({Row(m->id, 3, true, 2), Row(m->id, 4, true, 24 * 9)}).ok());
+  absl::StatusOr<RetentionResult> r = (*storage)->ApplyRetention(
+      {.now_seconds = 10 * 86400, .dedup_window_seconds = 0, .batch_rows = 1});
+  ASSERT_TRUE(r.ok()) << r.status();
+  EXPECT_EQ(r->reports_dropped, 3);
+  EXPECT_EQ(*(*storage)->ReportCount(), 1);
+  EXPECT_EQ((*storage)->RecentReportCount(), 1);
+  absl::StatusOr<AppendResult> again = (*storage)->AppendReports({Row(m->id, 3, true, 2)});
+  ASSERT_TRUE(again.ok());
+  EXPECT_EQ(again->accepted, 1);
+  EXPECT_EQ(*(*storage)->IntegrityCheck(), "ok");
 }
 
 TEST(SqliteStorageTest, OpenRefusesInMemoryPath) {

@@ -37,6 +37,7 @@ int Stats() {
   row("rejected_permission_denied", stats.rejected_permission_denied());
   row("rejected_rate_limited", stats.rejected_rate_limited());
   row("rejected_other", stats.rejected_other());
+  row("reports_dropped_by_retention", stats.reports_dropped_by_retention());
   return 0;
 }
 

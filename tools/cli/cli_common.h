@@ -51,6 +51,7 @@ int ListMetrics();
 // `delete-metric NAME`: asks on stderr for the name to be typed on stdin unless --yes; a
 // different answer or end of input exits 2 with nothing deleted.
 int DeleteMetric(const std::string& name);
+int SetRetention(const std::string& name);
 int AddVersion();
 int Prevalence();
 int Series();

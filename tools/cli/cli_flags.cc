@@ -58,6 +58,15 @@ ABSL_FLAG(std::string, reporting_period, "",
 ABSL_FLAG(std::string, randomization, "",
           "create-metric: memoized (one bit per answer, re-sent every period; default) | fresh "
           "(a new bit each period, spending epsilon each period)");
+ABSL_FLAG(int, retention_days, 0,
+          "create-metric: drop reports older than this many days (0 = keep forever)");
+ABSL_FLAG(std::string, retention_policy, "",
+          "create-metric: keep_counts (drop only the reports; default) | drop_counts (the counts "
+          "of the same periods too)");
+ABSL_FLAG(int, days, -1, "set-retention: drop reports older than this many days (0 = never)");
+ABSL_FLAG(std::string, policy, "",
+          "set-retention: keep_counts (drop only the reports; default) | drop_counts (the "
+          "counts of the same periods too)");
 ABSL_FLAG(bool, allow_no_privacy, false,
           "create-metric, add-version: accept a design where every report reveals its answer "
           "(a = 1, b = 0)");

@@ -59,6 +59,15 @@ absl::StatusOr<v1::Randomization> ParseRandomization(absl::string_view text) {
       absl::StrCat("--randomization: must be memoized or fresh, but is \"", text, "\""));
 }
 
+absl::StatusOr<v1::RetentionPolicy> ParseRetentionPolicy(absl::string_view text,
+                                                         absl::string_view flag) {
+  if (text.empty()) return v1::RETENTION_POLICY_UNSPECIFIED;
+  if (text == "keep_counts") return v1::DROP_REPORTS_KEEP_COUNTS;
+  if (text == "drop_counts") return v1::DROP_REPORTS_AND_COUNTS;
+  return absl::InvalidArgumentError(
+      absl::StrCat(flag, ": must be keep_counts or drop_counts, but is \"", text, "\""));
+}
+
 std::string LevelLabel(double level) {
   const double percent = 100.0 * level;
   std::string label = absl::StrFormat("%g", percent);

@@ -9,6 +9,7 @@
 #include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"
 #include "deniable/v1/design.pb.h"
+#include "deniable/v1/metric.pb.h"
 
 namespace deniable::tools {
 
@@ -22,6 +23,11 @@ absl::StatusOr<uint32_t> ParseReportingPeriod(absl::string_view text);
 // "memoized" or "fresh" (empty: RANDOMIZATION_UNSPECIFIED, which the server reads as
 // memoized). Errors: INVALID_ARGUMENT naming "--randomization".
 absl::StatusOr<v1::Randomization> ParseRandomization(absl::string_view text);
+
+// "keep_counts" or "drop_counts" (empty: RETENTION_POLICY_UNSPECIFIED, which the server reads as
+// keep_counts). Errors: INVALID_ARGUMENT naming `flag` ("--policy", "--retention_policy").
+absl::StatusOr<v1::RetentionPolicy> ParseRetentionPolicy(absl::string_view text,
+                                                         absl::string_view flag);
 
 // A confidence level as a percentage label without the "%": "95", "99.9", and never "100" for
 // a level below 1 (0.9999999 gives "99.99999", not the "100" of %g): the precision grows until

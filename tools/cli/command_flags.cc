@@ -32,10 +32,11 @@ const std::vector<CommandSpec>& Commands() {
       {"create-metric",
        "--name=N --design=D [design flags] [--categories=Y,N,U,A] [--description=TEXT] "
        "[--min_reports=K] [--time_precision_seconds=S] [--reporting_period=1d] "
-       "[--randomization=memoized|fresh] [--allow_no_privacy]",
+       "[--randomization=memoized|fresh] [--allow_no_privacy] [--retention_days=N "
+       "[--retention_policy=keep_counts|drop_counts]]",
        {"name", "description", "design", "epsilon", "p", "q", "pi_b", "gamma", "categories",
         "time_precision_seconds", "min_reports", "reporting_period", "randomization",
-        "allow_no_privacy"}},
+        "allow_no_privacy", "retention_days", "retention_policy"}},
       {"add-version",
        "--metric=N --design=D [design flags] [--allow_no_privacy]",
        {"metric", "design", "epsilon", "p", "q", "pi_b", "gamma", "allow_no_privacy"}},
@@ -44,6 +45,10 @@ const std::vector<CommandSpec>& Commands() {
        "NAME [--yes]   (deletes the metric with its reports and counts; asks you to type NAME "
        "unless --yes)",
        {"yes"}},
+      {"set-retention",
+       "NAME --days=N [--policy=keep_counts|drop_counts]   (drop the metric's reports older "
+       "than N days, 0 = never; drop_counts: their counts too)",
+       {"days", "policy"}},
       {"prevalence",
        "--metric=N [--start=T --end=T] [--level=0.95] [--method=M] [--combination=C] "
        "[--group_by=LABEL] [--simultaneous=sidak|bonferroni]",

@@ -44,11 +44,14 @@ int main(int argc, char** argv) {
   }
   std::vector<char*> args =
       absl::ParseCommandLine(static_cast<int>(argv_flags.size()), argv_flags.data());
-  // delete-metric NAME takes one positional argument; every other command none.
-  const size_t positional = command == "delete-metric" ? 3 : 2;
+  // delete-metric NAME and set-retention NAME take one positional argument; every other command
+  // none.
+  const size_t positional = command == "delete-metric" || command == "set-retention" ? 3 : 2;
   if (args.size() != positional) {
-    return t::FailUsage(positional == 3 ? "expected: deniable delete-metric NAME [--yes]"
-                                        : "expected one command (deniable --help lists them)");
+    return t::FailUsage(positional == 3
+                            ? "expected: deniable " + command + " NAME" +
+                                  (command == "delete-metric" ? " [--yes]" : " --days=N")
+                            : "expected one command (deniable --help lists them)");
   }
   command = args[1];
   const t::CommandSpec* spec = t::FindCommand(command);
@@ -63,6 +66,7 @@ int main(int argc, char** argv) {
   if (command == "add-version") return t::AddVersion();
   if (command == "list-metrics") return t::ListMetrics();
   if (command == "delete-metric") return t::DeleteMetric(args[2]);
+  if (command == "set-retention") return t::SetRetention(args[2]);
   if (command == "prevalence") return t::Prevalence();
   if (command == "series") return t::Series();
   if (command == "difference") return t::Difference();

@@ -82,19 +82,28 @@ std::string FormatDesign(const v1::Design& design) {
   return out;
 }
 
+std::string RetentionText(const v1::Metric& metric) {
+  if (metric.retention_days() == 0) return "keep forever";
+  return absl::StrFormat("%d days, %s", metric.retention_days(),
+                         metric.retention_policy() == v1::DROP_REPORTS_AND_COUNTS
+                             ? "then drop reports and counts"
+                             : "then drop reports, keep counts");
+}
+
 std::string FormatMetric(const v1::Metric& metric) {
   const bool categorical = metric.categories_size() > 0;
   return absl::StrFormat(
-      "metric          %s\ndescription     %s\ndesign          %s\n%s"
-      "time precision  %d s\nreport period   %d s, %s\n",
-      metric.name(), metric.description(), FormatDesign(metric.design()),
-      categorical ? absl::StrFormat("categories      %d: %s\n", metric.categories_size(),
-                                    CategoryList(metric))
-                  : "",
-      metric.time_precision_seconds(), metric.reporting_period_seconds(),
-      metric.randomization() == v1::FRESH_PER_PERIOD
-          ? (categorical ? "fresh report each period" : "fresh bit each period")
-          : (categorical ? "memoized report per category" : "memoized bit"));
+             "metric          %s\ndescription     %s\ndesign          %s\n%s"
+             "time precision  %d s\nreport period   %d s, %s\n",
+             metric.name(), metric.description(), FormatDesign(metric.design()),
+             categorical ? absl::StrFormat("categories      %d: %s\n", metric.categories_size(),
+                                           CategoryList(metric))
+                         : "",
+             metric.time_precision_seconds(), metric.reporting_period_seconds(),
+             metric.randomization() == v1::FRESH_PER_PERIOD
+                 ? (categorical ? "fresh report each period" : "fresh bit each period")
+                 : (categorical ? "memoized report per category" : "memoized bit")) +
+         absl::StrFormat("retention       %s\n", RetentionText(metric));
 }
 
 std::string FormatMetricList(const v1::ListMetricsResponse& response) {
@@ -103,6 +112,9 @@ std::string FormatMetricList(const v1::ListMetricsResponse& response) {
     absl::StrAppend(&out, absl::StrFormat("%-32s %s\n", m.name(), FormatDesign(m.design())));
     if (m.categories_size() > 0) {
       absl::StrAppend(&out, absl::StrFormat("%-32s categories: %s\n", "", CategoryList(m)));
+    }
+    if (m.retention_days() > 0) {
+      absl::StrAppend(&out, absl::StrFormat("%-32s retention: %s\n", "", RetentionText(m)));
     }
   }
   return out;

@@ -21,6 +21,8 @@ const char* StatusCodeName(grpc::StatusCode code);
 std::string FormatDesign(const v1::Design& design);
 // With categories (categorical_output.h) FormatDesign and FormatMetric show them.
 std::string FormatMetric(const v1::Metric& metric);
+// A metric's retention in words: "keep forever", or "30 days, then drop reports, keep counts".
+std::string RetentionText(const v1::Metric& metric);
 std::string FormatMetricList(const v1::ListMetricsResponse& response);
 // A table: n, yes reports, unbiased and clipped estimates, standard error, interval; then the
 // per-version estimates when versions were combined, and one row per group when grouped. For a

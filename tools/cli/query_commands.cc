@@ -91,6 +91,15 @@ int CreateMetric() {
   if (!randomization.ok()) return FailUsage(std::string(randomization.status().message()));
   request.set_randomization(*randomization);
   request.set_allow_no_privacy(absl::GetFlag(FLAGS_allow_no_privacy));
+  if (absl::GetFlag(FLAGS_retention_days) < 0) {
+    return FailUsage("--retention_days: must be >= 0 (0 = keep forever), but is " +
+                     std::to_string(absl::GetFlag(FLAGS_retention_days)));
+  }
+  request.set_retention_days(static_cast<uint32_t>(absl::GetFlag(FLAGS_retention_days)));
+  absl::StatusOr<v1::RetentionPolicy> retention =
+      ParseRetentionPolicy(absl::GetFlag(FLAGS_retention_policy), "--retention_policy");
+  if (!retention.ok()) return FailUsage(std::string(retention.status().message()));
+  request.set_retention_policy(*retention);
   if (!absl::GetFlag(FLAGS_categories).empty()) {
     absl::StatusOr<std::vector<std::string>> categories =
         CategoriesFromFlag(absl::GetFlag(FLAGS_categories));
@@ -134,6 +143,21 @@ int DeleteMetric(const std::string& name) {
   return Call(
       "delete-metric", &v1::QueryService::Stub::DeleteMetric, request,
       +[](const v1::DeleteMetricResponse&) { return std::string("metric deleted\n"); });
+}
+
+int SetRetention(const std::string& name) {
+  const int days = absl::GetFlag(FLAGS_days);
+  if (days < 0) {
+    return FailUsage("set-retention: --days=N is required (N >= 0 days; 0 keeps reports forever)");
+  }
+  absl::StatusOr<v1::RetentionPolicy> policy =
+      ParseRetentionPolicy(absl::GetFlag(FLAGS_policy), "--policy");
+  if (!policy.ok()) return FailUsage(std::string(policy.status().message()));
+  v1::SetRetentionRequest request;
+  request.set_metric(name);
+  request.set_retention_days(static_cast<uint32_t>(days));
+  request.set_retention_policy(*policy);
+  return Call("set-retention", &v1::QueryService::Stub::SetRetention, request, &FormatMetric);
 }
 
 int ListMetrics() {
