@@ -59,8 +59,9 @@ struct IngestOptions {
   // Reports whose event time is older than now minus this are rejected (late or replayed
   // batches). Compared with the event time as sent (already rounded down by the device).
   absl::Duration max_report_age = absl::Hours(24 * 30);
-  // StreamReports buffers validated reports and stores them once this many are pending (and at
-  // the end of the stream): bounds a stream's memory and lets small messages share a commit.
+  // StreamReports stores a stream's buffered reports whenever no flush of it is in progress and
+  // reads on meanwhile; once this many are buffered during a flush it stops reading until that
+  // flush has committed: bounds a stream's memory (server/service/report_stream_reactor.h).
   int stream_flush_reports = 10000;
 };
 

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <iterator>
+#include <memory>
 #include <utility>
 
 #include "absl/status/status.h"
@@ -11,6 +12,7 @@ namespace deniable::server {
 
 absl::Status ReportStream::Add(const v1::SubmitReportsRequest& message) {
   absl::StatusOr<ValidatedBatch> batch = ingestor_->Validate(message);
+  absl::MutexLock lock(&mu_);
   if (!batch.ok()) {
     return absl::Status(batch.status().code(),
                         absl::StrCat("message ", messages_, ": ", batch.status().message()));
@@ -48,27 +50,58 @@ absl::Status ReportStream::Add(const v1::SubmitReportsRequest& message) {
   return absl::OkStatus();
 }
 
+int64_t ReportStream::pending_rows() const {
+  absl::MutexLock lock(&mu_);
+  return static_cast<int64_t>(pending_.size());
+}
+
+int64_t ReportStream::held_rows() const {
+  absl::MutexLock lock(&mu_);
+  return static_cast<int64_t>(pending_.size()) + flushing_rows_;
+}
+
 void ReportStream::Flush(FlushCallback done) {
-  if (pending_.empty()) {
+  auto rows = std::make_unique<std::vector<ReportRow>>();
+  std::vector<std::pair<int64_t, std::string>> names;
+  {
+    absl::MutexLock lock(&mu_);
+    rows->swap(pending_);
+    flushing_rows_ = static_cast<int64_t>(rows->size());
+    names = metric_names_;
+  }
+  if (rows->empty()) {
     std::move(done)(absl::OkStatus());
     return;
   }
+  const absl::Span<const ReportRow> span = *rows;
   ingestor_->storage()->AppendReportsAsync(
-      pending_, [this, done = std::move(done)](absl::StatusOr<AppendResult> result) mutable {
+      span, [this, rows = std::move(rows), names = std::move(names),
+             done = std::move(done)](absl::StatusOr<AppendResult> result) mutable {
+        {
+          absl::MutexLock lock(&mu_);
+          flushing_rows_ = 0;
+          if (result.ok()) {
+            accepted_ += result->accepted;
+            duplicates_ += result->duplicates;
+          }
+        }
         if (!result.ok()) {
           std::move(done)(result.status());
           return;
         }
-        accepted_ += result->accepted;
-        duplicates_ += result->duplicates;
-        ingestor_->RecordStored(*result, metric_names_);
-        pending_.clear();
+        ingestor_->RecordStored(*result, names);
+        rows.reset();
         std::move(done)(absl::OkStatus());
       });
 }
 
 absl::StatusOr<v1::SubmitReportsResponse> ReportStream::Totals() {
+  absl::MutexLock lock(&mu_);
   if (messages_ == 0) return absl::InvalidArgumentError("stream: no messages");
+  if (!pending_.empty() || flushing_rows_ > 0) {
+    return absl::FailedPreconditionError(
+        "stream: rows are not stored yet; the totals are answered only after every flush");
+  }
   v1::SubmitReportsResponse response;
   response.set_accepted(static_cast<uint32_t>(accepted_));
   response.set_duplicates(static_cast<uint32_t>(duplicates_));
