@@ -178,10 +178,15 @@ TEST_F(StreamReportsTest, PausesReadingWhileItsFlushCommitsOnceItsBufferIsFull) 
   ASSERT_TRUE(Eventually([&] { return storage_->waiting() == 1; }));
   ASSERT_TRUE(writer->Write(Message({'b', 'c', 'd'})));  // 3 pending: the buffer is full
   ASSERT_TRUE(Eventually([&] { return server_->stream_limits().buffered_rows() == 4; }));
-  ASSERT_TRUE(writer->Write(Message({'e'})));  // waits in the transport, not read
+  // Not read until the flush commits (over the in-process transport the Write itself waits
+  // for that read, so it runs on a thread of its own).
+  bool written = false;
+  std::thread late([&] { written = writer->Write(Message({'e'})); });
   absl::SleepFor(absl::Milliseconds(200));
   EXPECT_EQ(server_->stream_limits().buffered_rows(), 4) << "read although the buffer was full";
   storage_->Release();
+  late.join();
+  ASSERT_TRUE(written);
   writer->WritesDone();
   grpc::Status status = writer->Finish();
   ASSERT_TRUE(status.ok()) << status.error_message();

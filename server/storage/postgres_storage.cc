@@ -106,36 +106,62 @@ absl::StatusOr<std::unique_ptr<PostgresStorage>> PostgresStorage::Open(
     return absl::InvalidArgumentError("uri: the PostgreSQL connection URI is empty");
   }
   auto storage = std::unique_ptr<PostgresStorage>(new PostgresStorage());
-  DENIABLE_ASSIGN_OR_RETURN(std::unique_ptr<PgConnection> write,
-                            PgConnection::Connect(options.uri));
+  std::vector<std::unique_ptr<Writer>> writers;
+  for (int i = 0; i < kWriteConnections; ++i) {
+    auto w = std::make_unique<Writer>();
+    DENIABLE_ASSIGN_OR_RETURN(w->conn, PgConnection::Connect(options.uri));
+    writers.push_back(std::move(w));
+  }
   DENIABLE_ASSIGN_OR_RETURN(storage->reads_, PgPool::Open(options.uri, kReadConnections));
-  DENIABLE_RETURN_IF_ERROR(EnsurePostgresSchema(*write));
-  DENIABLE_ASSIGN_OR_RETURN(PgResult shard, write->Exec("SELECT nextval('collector_shards')"));
-  storage->shard_ = options.shard.has_value() ? *options.shard
-                                              : static_cast<int>(shard.Int64(0, 0) % kCountShards);
+  DENIABLE_RETURN_IF_ERROR(EnsurePostgresSchema(*writers[0]->conn));
+  for (size_t i = 0; i < writers.size(); ++i) {
+    DENIABLE_ASSIGN_OR_RETURN(PgResult shard,
+                              writers[0]->conn->Exec("SELECT nextval('collector_shards')"));
+    writers[i]->shard = options.shard.has_value()
+                            ? *options.shard
+                            : static_cast<int>(shard.Int64(0, 0) % kCountShards);
+  }
+  storage->shard_ = writers[0]->shard;
   absl::MutexLock lock(&storage->write_mu_);
-  storage->write_ = std::move(write);
+  storage->idle_writers_ = std::move(writers);
   return storage;
+}
+
+absl::Status PostgresStorage::WithWriter(const std::function<absl::Status(Writer&)>& body) {
+  std::unique_ptr<Writer> w;
+  {
+    absl::MutexLock lock(&write_mu_);
+    auto idle = [this]()
+                    ABSL_EXCLUSIVE_LOCKS_REQUIRED(write_mu_) { return !idle_writers_.empty(); };
+    write_mu_.Await(absl::Condition(&idle));
+    w = std::move(idle_writers_.back());
+    idle_writers_.pop_back();
+  }
+  absl::Status s = body(*w);
+  absl::MutexLock lock(&write_mu_);
+  idle_writers_.push_back(std::move(w));
+  return s;
 }
 
 absl::StatusOr<StoredMetric> PostgresStorage::CreateMetric(StoredMetric metric) {
   if (metric.designs.size() != 1 || metric.designs[0].version != 1) {
     return absl::InvalidArgumentError("designs: a new metric has exactly one design, version 1");
   }
-  absl::MutexLock lock(&write_mu_);
-  absl::Status s = write_->Transaction([&]() -> absl::Status {
-    DENIABLE_ASSIGN_OR_RETURN(
-        PgResult r,
-        write_->Exec(
-            "INSERT INTO metrics(name, description, created_time_seconds, "
-            "time_precision_seconds, min_reports, reporting_period_seconds, "
-            "randomization, categories) VALUES ($1, $2, $3, $4, $5, $6, $7, $8) RETURNING id",
-            {metric.name, metric.description, absl::StrCat(metric.created_time_seconds),
-             absl::StrCat(metric.time_precision_seconds), absl::StrCat(metric.min_reports),
-             absl::StrCat(metric.reporting_period_seconds), absl::StrCat(metric.randomization),
-             JoinCategories(metric.categories)}));
-    metric.id = r.Int64(0, 0);
-    return InsertDesign(*write_, metric.id, metric.designs[0]);
+  absl::Status s = WithWriter([&](Writer& w) {
+    return w.conn->Transaction([&]() -> absl::Status {
+      DENIABLE_ASSIGN_OR_RETURN(
+          PgResult r,
+          w.conn->Exec(
+              "INSERT INTO metrics(name, description, created_time_seconds, "
+              "time_precision_seconds, min_reports, reporting_period_seconds, "
+              "randomization, categories) VALUES ($1, $2, $3, $4, $5, $6, $7, $8) RETURNING id",
+              {metric.name, metric.description, absl::StrCat(metric.created_time_seconds),
+               absl::StrCat(metric.time_precision_seconds), absl::StrCat(metric.min_reports),
+               absl::StrCat(metric.reporting_period_seconds), absl::StrCat(metric.randomization),
+               JoinCategories(metric.categories)}));
+      metric.id = r.Int64(0, 0);
+      return InsertDesign(*w.conn, metric.id, metric.designs[0]);
+    });
   });
   if (absl::IsAlreadyExists(s)) {
     return absl::AlreadyExistsError(absl::StrCat("metric \"", metric.name, "\" already exists"));
@@ -146,23 +172,24 @@ absl::StatusOr<StoredMetric> PostgresStorage::CreateMetric(StoredMetric metric) 
 
 absl::StatusOr<StoredMetric> PostgresStorage::AddDesignVersion(absl::string_view name,
                                                                StoredDesign design) {
-  absl::MutexLock lock(&write_mu_);
   StoredMetric metric;
-  absl::Status s = write_->Transaction([&]() -> absl::Status {
-    // FOR UPDATE: two collectors adding a version to one metric take turns.
-    DENIABLE_ASSIGN_OR_RETURN(
-        PgResult locked,
-        write_->Exec("SELECT id FROM metrics WHERE name = $1 FOR UPDATE", {std::string(name)}));
-    if (locked.rows() == 0) {
-      return absl::NotFoundError(absl::StrCat("metric \"", name, "\" does not exist"));
-    }
-    DENIABLE_ASSIGN_OR_RETURN(metric, ReadPostgresMetric(*write_, name));
-    const uint32_t next = metric.designs.empty() ? 1 : metric.designs.back().version + 1;
-    if (design.version != next) {
-      return absl::FailedPreconditionError(
-          absl::StrCat("metric \"", name, "\": next version is ", next, ", not ", design.version));
-    }
-    return InsertDesign(*write_, metric.id, design);
+  absl::Status s = WithWriter([&](Writer& w) {
+    return w.conn->Transaction([&]() -> absl::Status {
+      // FOR UPDATE: two collectors adding a version to one metric take turns.
+      DENIABLE_ASSIGN_OR_RETURN(
+          PgResult locked,
+          w.conn->Exec("SELECT id FROM metrics WHERE name = $1 FOR UPDATE", {std::string(name)}));
+      if (locked.rows() == 0) {
+        return absl::NotFoundError(absl::StrCat("metric \"", name, "\" does not exist"));
+      }
+      DENIABLE_ASSIGN_OR_RETURN(metric, ReadPostgresMetric(*w.conn, name));
+      const uint32_t next = metric.designs.empty() ? 1 : metric.designs.back().version + 1;
+      if (design.version != next) {
+        return absl::FailedPreconditionError(absl::StrCat("metric \"", name, "\": next version is ",
+                                                          next, ", not ", design.version));
+      }
+      return InsertDesign(*w.conn, metric.id, design);
+    });
   });
   if (absl::IsAlreadyExists(s)) {
     return absl::FailedPreconditionError(
@@ -174,23 +201,24 @@ absl::StatusOr<StoredMetric> PostgresStorage::AddDesignVersion(absl::string_view
 }
 
 absl::Status PostgresStorage::DeleteMetric(absl::string_view name) {
-  absl::MutexLock lock(&write_mu_);
-  return write_->Transaction([&]() -> absl::Status {
-    // FOR UPDATE: a concurrent AddDesignVersion on another collector waits for the delete.
-    DENIABLE_ASSIGN_OR_RETURN(
-        PgResult locked,
-        write_->Exec("SELECT id FROM metrics WHERE name = $1 FOR UPDATE", {std::string(name)}));
-    if (locked.rows() == 0) {
-      return absl::NotFoundError(absl::StrCat("metric \"", name, "\" does not exist"));
-    }
-    const std::string id = absl::StrCat(locked.Int64(0, 0));
-    for (const char* sql :
-         {"DELETE FROM reports WHERE metric_id = $1", "DELETE FROM counts WHERE metric_id = $1",
-          "DELETE FROM category_counts WHERE metric_id = $1",
-          "DELETE FROM designs WHERE metric_id = $1", "DELETE FROM metrics WHERE id = $1"}) {
-      DENIABLE_RETURN_IF_ERROR(write_->Exec(sql, {id}).status());
-    }
-    return absl::OkStatus();
+  return WithWriter([&](Writer& w) {
+    return w.conn->Transaction([&]() -> absl::Status {
+      // FOR UPDATE: a concurrent AddDesignVersion on another collector waits for the delete.
+      DENIABLE_ASSIGN_OR_RETURN(
+          PgResult locked,
+          w.conn->Exec("SELECT id FROM metrics WHERE name = $1 FOR UPDATE", {std::string(name)}));
+      if (locked.rows() == 0) {
+        return absl::NotFoundError(absl::StrCat("metric \"", name, "\" does not exist"));
+      }
+      const std::string id = absl::StrCat(locked.Int64(0, 0));
+      for (const char* sql :
+           {"DELETE FROM reports WHERE metric_id = $1", "DELETE FROM counts WHERE metric_id = $1",
+            "DELETE FROM category_counts WHERE metric_id = $1",
+            "DELETE FROM designs WHERE metric_id = $1", "DELETE FROM metrics WHERE id = $1"}) {
+        DENIABLE_RETURN_IF_ERROR(w.conn->Exec(sql, {id}).status());
+      }
+      return absl::OkStatus();
+    });
   });
 }
 
@@ -239,37 +267,42 @@ absl::StatusOr<AppendResult> PostgresStorage::AppendReports(absl::Span<const Rep
 
 absl::StatusOr<std::vector<AppendResult>> PostgresStorage::AppendBatches(
     absl::Span<const absl::Span<const ReportRow>> batches) {
-  absl::MutexLock lock(&write_mu_);
-  DENIABLE_RETURN_IF_ERROR(EnsurePartitions(batches));
   std::vector<AppendResult> results;
-  absl::Status s = write_->Transaction([&]() -> absl::Status {
-    DENIABLE_ASSIGN_OR_RETURN(results, AppendLocked(batches));
-    return absl::OkStatus();
-  });
-  if (!s.ok()) {
-    // A partition dropped by an operator meanwhile is created again on the next call, and the
-    // staging table, if this transaction made it, was rolled back with it.
-    partition_days_.clear();
-    staging_session_ = -1;
+  const absl::Status appended = WithWriter([&](Writer& w) -> absl::Status {
+    DENIABLE_RETURN_IF_ERROR(EnsurePartitions(w, batches));
+    absl::Status s = w.conn->Transaction([&]() -> absl::Status {
+      DENIABLE_ASSIGN_OR_RETURN(results, AppendLocked(w, batches));
+      return absl::OkStatus();
+    });
+    if (!s.ok()) {
+      // A partition dropped by an operator meanwhile is created again on the next call, and the
+      // staging table, if this transaction made it, was rolled back with it.
+      absl::MutexLock lock(&partition_mu_);
+      partition_days_.clear();
+      w.staging_session = -1;
+    }
     return s;
-  }
+  });
+  if (!appended.ok()) return appended;
   return results;
 }
 
 absl::Status PostgresStorage::EnsurePartitions(
-    absl::Span<const absl::Span<const ReportRow>> batches) {
+    Writer& w, absl::Span<const absl::Span<const ReportRow>> batches) {
+  absl::MutexLock lock(&partition_mu_);
   for (absl::Span<const ReportRow> batch : batches) {
     for (const ReportRow& row : batch) {
       const int64_t day = DayOf(row.event_time_seconds);
       if (partition_days_.contains(day)) continue;
-      DENIABLE_RETURN_IF_ERROR(EnsurePartition(*write_, day));
+      DENIABLE_RETURN_IF_ERROR(EnsurePartition(*w.conn, day));
       partition_days_.insert(day);
     }
   }
   return absl::OkStatus();
 }
 
-absl::StatusOr<PgResult> PostgresStorage::InsertReports(absl::Span<const ReportRow* const> rows,
+absl::StatusOr<PgResult> PostgresStorage::InsertReports(Writer& w,
+                                                        absl::Span<const ReportRow* const> rows,
                                                         absl::Span<const std::string* const> ids) {
   constexpr char kInsert[] =
       "INSERT INTO reports(metric_id, event_time, report_id, version, bit, labels) ";
@@ -277,14 +310,14 @@ absl::StatusOr<PgResult> PostgresStorage::InsertReports(absl::Span<const ReportR
       " ON CONFLICT DO NOTHING RETURNING metric_id, event_time, report_id";
   if (rows.size() >= kCopyRows) {
     // The staging table lives as long as the session: made again after a reconnect.
-    if (staging_session_ != write_->reconnects()) {
+    if (w.staging_session != w.conn->reconnects()) {
       DENIABLE_RETURN_IF_ERROR(
-          write_
+          w.conn
               ->Exec("CREATE TEMP TABLE IF NOT EXISTS report_staging(metric_id bigint, "
                      "event_time bigint, report_id uuid, version integer, bit boolean, "
                      "labels text) ON COMMIT DELETE ROWS")
               .status());
-      staging_session_ = write_->reconnects();
+      w.staging_session = w.conn->reconnects();
     }
     std::string data;
     data.reserve(rows.size() * 72);
@@ -293,13 +326,13 @@ absl::StatusOr<PgResult> PostgresStorage::InsertReports(absl::Span<const ReportR
       absl::StrAppend(&data, r.metric_id, "\t", r.event_time_seconds, "\t", *ids[i], "\t",
                       r.design_version, r.bit ? "\tt\t" : "\tf\t", CopyText(r.labels), "\n");
     }
-    absl::Status copied = write_->CopyIn("COPY report_staging FROM STDIN", data);
+    absl::Status copied = w.conn->CopyIn("COPY report_staging FROM STDIN", data);
     if (!copied.ok()) {
-      staging_session_ = -1;  // a failed COPY may leave the session without it
+      w.staging_session = -1;  // a failed COPY may leave the session without it
       return copied;
     }
     // Key order, as below: concurrent transactions lock conflicting keys in the same order.
-    return write_->Exec(absl::StrCat(kInsert,
+    return w.conn->Exec(absl::StrCat(kInsert,
                                      "SELECT * FROM report_staging ORDER BY metric_id, "
                                      "event_time, report_id",
                                      kReturning));
@@ -315,7 +348,7 @@ absl::StatusOr<PgResult> PostgresStorage::InsertReports(absl::Span<const ReportR
     bit.push_back(row.bit ? 1 : 0);
     labels.push_back(row.labels);
   }
-  return write_->Exec(
+  return w.conn->Exec(
       absl::StrCat(kInsert,
                    "SELECT m, t, i, v, b::int::boolean, l FROM unnest($1::bigint[], "
                    "$2::bigint[], $3::uuid[], $4::integer[], $5::integer[], $6::text[]) "
@@ -326,7 +359,7 @@ absl::StatusOr<PgResult> PostgresStorage::InsertReports(absl::Span<const ReportR
 }
 
 absl::StatusOr<std::vector<AppendResult>> PostgresStorage::AppendLocked(
-    absl::Span<const absl::Span<const ReportRow>> batches) {
+    Writer& w, absl::Span<const absl::Span<const ReportRow>> batches) {
   using Key = std::tuple<int64_t, int64_t, std::string>;  // metric, event time, uuid text
   struct Candidate {
     Key key;
@@ -361,7 +394,7 @@ absl::StatusOr<std::vector<AppendResult>> PostgresStorage::AppendLocked(
     sorted.push_back(candidates[i].row);
     ids.push_back(&std::get<2>(candidates[i].key));
   }
-  DENIABLE_ASSIGN_OR_RETURN(PgResult inserted, InsertReports(sorted, ids));
+  DENIABLE_ASSIGN_OR_RETURN(PgResult inserted, InsertReports(w, sorted, ids));
   absl::flat_hash_set<Key> fresh;
   fresh.reserve(static_cast<size_t>(inserted.rows()));
   for (int i = 0; i < inserted.rows(); ++i) {
@@ -394,16 +427,16 @@ absl::StatusOr<std::vector<AppendResult>> PostgresStorage::AppendLocked(
     cy.push_back(value.second);
   }
   DENIABLE_RETURN_IF_ERROR(
-      write_
+      w.conn
           ->Exec("INSERT INTO counts(metric_id, event_time, version, labels, shard, n, yes) "
                  "SELECT m, t, v, l, $7, n, y FROM unnest($1::bigint[], $2::bigint[], "
                  "$3::integer[], $4::text[], $5::bigint[], $6::bigint[]) AS u(m, t, v, l, n, y) "
                  "ON CONFLICT (metric_id, event_time, version, labels, shard) DO UPDATE "
                  "SET n = counts.n + EXCLUDED.n, yes = counts.yes + EXCLUDED.yes",
                  {PgIntArray(cm), PgIntArray(ct), PgIntArray(cv), PgTextArray(cl), PgIntArray(cn),
-                  PgIntArray(cy), absl::StrCat(shard_)})
+                  PgIntArray(cy), absl::StrCat(w.shard)})
           .status());
-  DENIABLE_RETURN_IF_ERROR(AddPostgresCategoryCounts(*write_, categorical, shard_));
+  DENIABLE_RETURN_IF_ERROR(AddPostgresCategoryCounts(*w.conn, categorical, w.shard));
   return results;
 }
 
