@@ -75,7 +75,9 @@ absl::StatusOr<Collectors> StartCollectors(const std::string& uri, int n) {
   for (int i = 0; i < n; ++i) {
     DENIABLE_ASSIGN_OR_RETURN(std::unique_ptr<PostgresStorage> pg,
                               PostgresStorage::Open({.uri = uri}));
-    auto group = std::make_unique<server::GroupCommitStorage>(std::move(pg));
+    auto group = std::make_unique<server::GroupCommitStorage>(
+        std::move(pg),
+        server::GroupCommitOptions{.committers = PostgresStorage::kWriteConnections});
     c.storages.push_back(group.get());
     server::ServerOptions options;
     options.listen_address = "127.0.0.1:0";

@@ -493,8 +493,12 @@ int main(int argc, char** argv) {
   // Concurrent SubmitReports calls share transactions (and their fsync); MeteredStorage times
   // each group transaction for /metrics.
   auto metrics = std::make_shared<prometheus::Registry>();
+  // On PostgreSQL one group per writing session commits at once.
+  deniable::server::GroupCommitOptions group_options;
+  if (postgres) group_options.committers = deniable::server::PostgresStorage::kWriteConnections;
   auto group_commit = std::make_unique<deniable::server::GroupCommitStorage>(
-      std::make_unique<deniable::server::MeteredStorage>(std::move(storage), *metrics));
+      std::make_unique<deniable::server::MeteredStorage>(std::move(storage), *metrics),
+      group_options);
   deniable::server::GroupCommitStorage* committer = group_commit.get();
   options.metrics_registry = metrics;
   auto server = deniable::server::CollectorServer::Start(std::move(group_commit),

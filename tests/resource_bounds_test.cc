@@ -20,7 +20,9 @@
 #include "grpc/health/v1/health.grpc.pb.h"
 #include "gtest/gtest.h"
 #include "server/service/collector_server.h"
+#include "server/storage/group_commit_storage.h"
 #include "server/storage/memory_storage.h"
+#include "tests/gated_memory_storage.h"
 
 namespace deniable {
 namespace {
@@ -60,10 +62,24 @@ struct OpenStream {
 
 class ResourceBoundsTest : public ::testing::Test {
  protected:
-  void Start() {
+  void TearDown() override {
+    if (gated_ != nullptr) gated_->Release();  // else the server's shutdown waits
+  }
+
+  // `gated`: the storage is a GatedMemoryStorage under group commit (gated_ set), as
+  // deniable-server runs, so a held commit blocks no server thread.
+  void Start(bool gated = false) {
     options_.listen_address = "127.0.0.1:0";
-    auto storage = std::make_unique<server::MemoryStorage>();
-    storage_ = storage.get();
+    std::unique_ptr<server::Storage> storage;
+    if (gated) {
+      auto memory = std::make_unique<testing_util::GatedMemoryStorage>();
+      storage_ = gated_ = memory.get();
+      storage = std::make_unique<server::GroupCommitStorage>(std::move(memory));
+    } else {
+      auto memory = std::make_unique<server::MemoryStorage>();
+      storage_ = memory.get();
+      storage = std::move(memory);
+    }
     auto server = server::CollectorServer::Start(std::move(storage), &clock_, options_);
     ASSERT_TRUE(server.ok()) << server.status();
     server_ = *std::move(server);
@@ -140,6 +156,7 @@ class ResourceBoundsTest : public ::testing::Test {
   FakeClock clock_{absl::FromUnixSeconds(kNow)};
   server::ServerOptions options_;
   server::MemoryStorage* storage_ = nullptr;
+  testing_util::GatedMemoryStorage* gated_ = nullptr;  // with Start(/*gated=*/true)
   std::unique_ptr<server::CollectorServer> server_;
   std::shared_ptr<grpc::Channel> channel_;
   std::unique_ptr<v1::ReportService::Stub> reports_;
@@ -152,10 +169,11 @@ TEST_F(ResourceBoundsTest, IdleStreamsHoldNoServerThread) {
   constexpr int kStreams = 300;
   std::vector<std::unique_ptr<OpenStream>> streams;
   for (int i = 0; i < kStreams; ++i) streams.push_back(Open(reports_.get(), 1, i));
-  // Every stream has reached the server and waits there for its next message.
+  // Every stream has reached the server, had its message stored (a stream flushes whenever no
+  // flush of it is in progress) and waits there for its next message.
   ASSERT_TRUE(Eventually([&] {
     return server_->stream_limits().open_streams() == kStreams &&
-           server_->stream_limits().buffered_rows() == kStreams;
+           storage_->ReportCount() == kStreams && server_->stream_limits().buffered_rows() == 0;
   })) << server_->stream_limits().open_streams()
       << " streams open";
   const int threads_held = ThreadCount();
@@ -198,22 +216,31 @@ TEST_F(ResourceBoundsTest, StreamsBeyondTheLimitAreShedWithResourceExhaustedAndC
   EXPECT_TRUE(Eventually([&] { return Gauge("deniable_open_streams") == 0; }));
 }
 
-TEST_F(ResourceBoundsTest, StreamsStoreEarlyWhenTheBuffersOfAllStreamsAreFull) {
-  options_.ingest.stream_flush_reports = 1000;  // a stream alone would buffer everything below
+TEST_F(ResourceBoundsTest, StreamsPauseReadingWhileTheBuffersOfAllStreamsAreFull) {
+  options_.ingest.stream_flush_reports = 1000;  // a stream alone would read everything below
   options_.max_stream_buffered_rows = 4;
-  Start();
+  Start(/*gated=*/true);
+  gated_->Hold();
+  // Each stream hands its first message to storage at once; the commits wait at the gate, and
+  // the rows count as held meanwhile.
   auto a = Open(reports_.get(), 3, 0);
-  ASSERT_TRUE(Eventually([&] { return server_->stream_limits().buffered_rows() == 3; }));
-  EXPECT_EQ(storage_->ReportCount(), 0);
-  // 3 + 2 > 4: the second stream stores its buffer before reading on.
   auto b = Open(reports_.get(), 2, 100);
-  ASSERT_TRUE(Eventually([&] { return storage_->ReportCount() == 2; }));
-  EXPECT_EQ(server_->stream_limits().buffered_rows(), 3);
+  ASSERT_TRUE(Eventually([&] { return server_->stream_limits().buffered_rows() == 5; }));
+  EXPECT_EQ(storage_->ReportCount(), 0);
+  // 5 > 4: a message read now stays in its stream's buffer and that stream reads no further
+  // until its flush has committed.
+  ASSERT_TRUE(a->writer->Write(Batch(1, 3)));
+  ASSERT_TRUE(Eventually([&] { return server_->stream_limits().buffered_rows() == 6; }));
+  ASSERT_TRUE(a->writer->Write(Batch(1, 4)));  // not read while the buffers are full
+  absl::SleepFor(absl::Milliseconds(200));
+  EXPECT_EQ(server_->stream_limits().buffered_rows(), 6) << "read although the buffers were full";
+  gated_->Release();
   ASSERT_TRUE(Close(a.get()).ok());
   ASSERT_TRUE(Close(b.get()).ok());
-  EXPECT_EQ(a->response.accepted(), 3u);
+  EXPECT_EQ(a->response.accepted(), 5u);
   EXPECT_EQ(b->response.accepted(), 2u);
-  EXPECT_EQ(storage_->ReportCount(), 5);
+  EXPECT_EQ(storage_->ReportCount(), 7);
+  EXPECT_EQ(server_->stream_limits().buffered_rows(), 0);
 }
 
 TEST_F(ResourceBoundsTest, ConnectionCarriesAtMostMaxStreamsPerConnectionCalls) {

@@ -1,18 +1,23 @@
 // StreamReports over gRPC (in-process channel): a stream's messages are validated like
-// SubmitReports batches, stored (in flushes of stream_flush_reports) and acknowledged by one
-// response with the totals.
+// SubmitReports batches, stored while the stream goes on (a flush whenever none is in progress,
+// the messages read meanwhile in the next) and acknowledged by one response with the totals,
+// sent only once every report of the stream is durable.
 #include <grpcpp/grpcpp.h>
 
+#include <functional>
 #include <memory>
 #include <string>
+#include <thread>
 
+#include "absl/synchronization/notification.h"
+#include "absl/time/clock.h"
 #include "deniable/v1/query_service.grpc.pb.h"
 #include "deniable/v1/report_service.grpc.pb.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "server/service/collector_server.h"
 #include "server/storage/group_commit_storage.h"
-#include "server/storage/memory_storage.h"
+#include "tests/gated_memory_storage.h"
 
 namespace deniable {
 namespace {
@@ -24,7 +29,7 @@ constexpr int64_t kNow = 1'700'000'000 - 1'700'000'000 % 3600;
 class StreamReportsTest : public ::testing::Test {
  protected:
   void SetUp() override {
-    auto memory = std::make_unique<server::MemoryStorage>();
+    auto memory = std::make_unique<testing_util::GatedMemoryStorage>();
     storage_ = memory.get();
     server::ServerOptions options;
     options.listen_address = "";
@@ -67,8 +72,20 @@ class StreamReportsTest : public ::testing::Test {
     return writer->Finish();
   }
 
+  void TearDown() override { storage_->Release(); }  // else the server's shutdown waits
+
+  // Polls `done` every 5 ms for up to 10 s.
+  static bool Eventually(const std::function<bool()>& done) {
+    const absl::Time deadline = absl::Now() + absl::Seconds(10);
+    while (!done()) {
+      if (absl::Now() > deadline) return false;
+      absl::SleepFor(absl::Milliseconds(5));
+    }
+    return true;
+  }
+
   FakeClock clock_{absl::FromUnixSeconds(kNow)};
-  server::MemoryStorage* storage_ = nullptr;
+  testing_util::GatedMemoryStorage* storage_ = nullptr;
   std::unique_ptr<server::CollectorServer> server_;
   std::unique_ptr<v1::ReportService::Stub> reports_;
 };
@@ -107,7 +124,74 @@ TEST_F(StreamReportsTest, MessageMalformedAsAWholeEndsTheStream) {
   grpc::Status status = Stream(messages, &response);
   EXPECT_EQ(status.error_code(), grpc::StatusCode::INVALID_ARGUMENT);
   EXPECT_THAT(status.error_message(), HasSubstr("message 1: reports: the batch is empty"));
-  EXPECT_EQ(storage_->ReportCount(), 0);  // 'a' was still buffered: nothing stored
+  // 'a' was handed to storage as soon as it was read (no flush was in progress); the error ends
+  // the stream after that flush has committed, and the client re-sends (ids make that safe).
+  EXPECT_EQ(storage_->ReportCount(), 1);
+}
+
+// The contract of docs/sdk.md: the response acknowledges the stream only once every report of
+// it is durable, also when the stream ends while a flush is still committing; meanwhile the
+// server reads on, buffering the next messages for the next flush.
+TEST_F(StreamReportsTest, AnswersOnlyAfterEveryFlushHasCommittedAndReadsOnMeanwhile) {
+  storage_->Hold();
+  grpc::ClientContext context;
+  v1::SubmitReportsResponse response;
+  auto writer = reports_->StreamReports(&context, &response);
+  ASSERT_TRUE(writer->Write(Message({'a', 'b'})));
+  // The first message is being stored: its flush waits at the gate.
+  ASSERT_TRUE(Eventually([&] { return storage_->waiting() == 1; }));
+  // Read while that commit waits: held by the stream, not stored (2 in the flush + 2 pending,
+  // under stream_flush_reports = 3 pending, so the server reads both).
+  ASSERT_TRUE(writer->Write(Message({'c'})));
+  ASSERT_TRUE(writer->Write(Message({'d'})));
+  ASSERT_TRUE(Eventually([&] { return server_->stream_limits().buffered_rows() == 4; }));
+  EXPECT_EQ(storage_->ReportCount(), 0);
+
+  grpc::Status status;
+  absl::Notification answered;
+  std::thread closer([&] {
+    writer->WritesDone();
+    status = writer->Finish();
+    answered.Notify();
+  });
+  // Not acknowledged while the first flush has not committed (a correct server never answers
+  // here, whatever the wait).
+  EXPECT_FALSE(answered.WaitForNotificationWithTimeout(absl::Milliseconds(300)));
+  EXPECT_EQ(storage_->ReportCount(), 0);
+  storage_->Release();
+  closer.join();
+  ASSERT_TRUE(status.ok()) << status.error_message();
+  EXPECT_EQ(response.accepted(), 4u);
+  // Everything acknowledged was stored before the answer.
+  EXPECT_EQ(storage_->ReportCount(), 4);
+  EXPECT_EQ(server_->stream_limits().buffered_rows(), 0);
+}
+
+// A message read while a flush commits that takes the stream's buffer to stream_flush_reports
+// stops the reading until that flush is done: a stream holds at most about twice that many rows.
+TEST_F(StreamReportsTest, PausesReadingWhileItsFlushCommitsOnceItsBufferIsFull) {
+  storage_->Hold();
+  grpc::ClientContext context;
+  v1::SubmitReportsResponse response;
+  auto writer = reports_->StreamReports(&context, &response);
+  ASSERT_TRUE(writer->Write(Message({'a'})));
+  ASSERT_TRUE(Eventually([&] { return storage_->waiting() == 1; }));
+  ASSERT_TRUE(writer->Write(Message({'b', 'c', 'd'})));  // 3 pending: the buffer is full
+  ASSERT_TRUE(Eventually([&] { return server_->stream_limits().buffered_rows() == 4; }));
+  // Not read until the flush commits (over the in-process transport the Write itself waits
+  // for that read, so it runs on a thread of its own).
+  bool written = false;
+  std::thread late([&] { written = writer->Write(Message({'e'})); });
+  absl::SleepFor(absl::Milliseconds(200));
+  EXPECT_EQ(server_->stream_limits().buffered_rows(), 4) << "read although the buffer was full";
+  storage_->Release();
+  late.join();
+  ASSERT_TRUE(written);
+  writer->WritesDone();
+  grpc::Status status = writer->Finish();
+  ASSERT_TRUE(status.ok()) << status.error_message();
+  EXPECT_EQ(response.accepted(), 5u);
+  EXPECT_EQ(storage_->ReportCount(), 5);
 }
 
 TEST_F(StreamReportsTest, RejectsAnEmptyStream) {

@@ -79,8 +79,9 @@ struct IngestOptions {
   // max_report_age are accepted. Zero (the default): imports are off and every import batch is
   // refused whole with FAILED_PRECONDITION. REQUIRES: >= 0.
   absl::Duration max_import_age = absl::ZeroDuration();
-  // StreamReports buffers validated reports and stores them once this many are pending (and at
-  // the end of the stream): bounds a stream's memory and lets small messages share a commit.
+  // StreamReports stores a stream's buffered reports whenever no flush of it is in progress and
+  // reads on meanwhile; once this many are buffered during a flush it stops reading until that
+  // flush has committed: bounds a stream's memory (server/service/report_stream_reactor.h).
   int stream_flush_reports = 10000;
 };
 

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <iterator>
+#include <memory>
 #include <utility>
 
 #include "absl/status/status.h"
@@ -11,6 +12,7 @@ namespace deniable::server {
 
 absl::Status ReportStream::Add(const v1::SubmitReportsRequest& message) {
   absl::StatusOr<ValidatedBatch> batch = ingestor_->Validate(message, origin_);
+  absl::MutexLock lock(&mu_);
   if (!batch.ok()) {
     return absl::Status(batch.status().code(),
                         absl::StrCat("message ", messages_, ": ", batch.status().message()));
@@ -51,45 +53,75 @@ absl::Status ReportStream::Add(const v1::SubmitReportsRequest& message) {
   return absl::OkStatus();
 }
 
+int64_t ReportStream::pending_rows() const {
+  absl::MutexLock lock(&mu_);
+  return static_cast<int64_t>(pending_.size());
+}
+
+int64_t ReportStream::held_rows() const {
+  absl::MutexLock lock(&mu_);
+  return static_cast<int64_t>(pending_.size()) + flushing_rows_;
+}
+
 void ReportStream::Flush(FlushCallback done) {
-  if (pending_.empty()) {
+  auto rows = std::make_unique<std::vector<ReportRow>>();
+  std::vector<Origin> origins;
+  std::vector<std::pair<int64_t, std::string>> names;
+  {
+    absl::MutexLock lock(&mu_);
+    rows->swap(pending_);
+    origins.swap(pending_origin_);
+    flushing_rows_ = static_cast<int64_t>(rows->size());
+    names = metric_names_;
+  }
+  if (rows->empty()) {
     std::move(done)(absl::OkStatus());
     return;
   }
+  const absl::Span<const ReportRow> span = *rows;
   ingestor_->storage()->AppendReportsAsync(
-      pending_, [this, done = std::move(done)](absl::StatusOr<AppendResult> result) mutable {
+      span, [this, rows = std::move(rows), origins = std::move(origins), names = std::move(names),
+             done = std::move(done)](absl::StatusOr<AppendResult> result) mutable {
+        {
+          absl::MutexLock lock(&mu_);
+          flushing_rows_ = 0;
+          if (result.ok()) {
+            accepted_ += result->accepted;
+            duplicates_ += result->duplicates;
+          }
+        }
         if (!result.ok()) {
           std::move(done)(result.status());
           return;
         }
-        accepted_ += result->accepted;
-        duplicates_ += result->duplicates;
-        ingestor_->RecordStored(*result, metric_names_, origin_);
-        RejectDeleted(*result);
-        pending_.clear();
-        pending_origin_.clear();
+        ingestor_->RecordStored(*result, names, origin_);
+        RejectDeleted(*result, *rows, origins, names);
+        rows.reset();
         std::move(done)(absl::OkStatus());
       });
 }
 
-void ReportStream::RejectDeleted(const AppendResult& stored) {
+void ReportStream::RejectDeleted(const AppendResult& stored, const std::vector<ReportRow>& rows,
+                                 const std::vector<Origin>& origins,
+                                 const std::vector<std::pair<int64_t, std::string>>& names) {
   if (stored.missing_metrics.empty()) return;
   std::vector<v1::ReportRejection> deleted;
-  for (size_t j = 0; j < pending_.size() && j < pending_origin_.size(); ++j) {
-    const int64_t id = pending_[j].metric_id;
+  for (size_t j = 0; j < rows.size() && j < origins.size(); ++j) {
+    const int64_t id = rows[j].metric_id;
     if (!stored.IsMissing(id)) continue;
     std::string name;
-    for (const auto& [named_id, named] : metric_names_) {
+    for (const auto& [named_id, named] : names) {
       if (named_id == id) name = named;
     }
-    const Origin& origin = pending_origin_[j];
+    const Origin& origin = origins[j];
     v1::ReportRejection r = DeletedMetricRejection(origin.index_in_message, name);
     r.set_index(static_cast<uint32_t>(origin.stream_index));
     r.set_reason(absl::StrCat("message ", origin.message, ": ", r.reason()));
     deleted.push_back(std::move(r));
   }
   ingestor_->RecordRejected(deleted, std::vector<std::string>(deleted.size()));
-  ingestor_->ForgetDeleted(stored, metric_names_);
+  ingestor_->ForgetDeleted(stored, names);
+  absl::MutexLock lock(&mu_);
   for (v1::ReportRejection& r : deleted) {
     if (static_cast<int64_t>(rejections_.size()) >= max_listed_rejections_) {
       ++rejections_omitted_;
@@ -104,7 +136,12 @@ void ReportStream::RejectDeleted(const AppendResult& stored) {
 }
 
 absl::StatusOr<v1::SubmitReportsResponse> ReportStream::Totals() {
+  absl::MutexLock lock(&mu_);
   if (messages_ == 0) return absl::InvalidArgumentError("stream: no messages");
+  if (!pending_.empty() || flushing_rows_ > 0) {
+    return absl::FailedPreconditionError(
+        "stream: rows are not stored yet; the totals are answered only after every flush");
+  }
   v1::SubmitReportsResponse response;
   response.set_accepted(static_cast<uint32_t>(accepted_));
   response.set_duplicates(static_cast<uint32_t>(duplicates_));

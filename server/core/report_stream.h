@@ -14,15 +14,18 @@
 // Reports whose metric was deleted while they were buffered are rejected with NOT_FOUND when
 // their flush finds the metric gone (DeletedMetricRejection).
 //
-// The stream's single response acknowledges all of its messages, so rows wait in the buffer
-// until the caller flushes them (the gRPC handler does so once IngestOptions::stream_flush_reports
-// are pending, when the server's buffers of all streams are full, and at the end of the stream).
+// The stream's single response acknowledges all of its messages, so it is sent only once every
+// flush of the stream has committed (Totals requires it). Rows wait in the buffer until the
+// caller flushes them; the gRPC handler (server/service/report_stream_reactor.h) flushes as soon
+// as no flush of the stream is in progress and reads on meanwhile, so while one flush commits
+// the next messages collect in the buffer and go to storage together, as one writer of the
+// next group commit shared with the other streams' (group_commit_storage.h): a stream of small
+// messages costs about as much as batched calls, and no stream waits idle for its own commit.
 // On an error the stream stops: messages before it may or may not have been stored (the client
 // re-sends them; report ids make that safe).
 //
 // Flushing never blocks the caller: Flush hands the buffer to Storage::AppendReportsAsync, so
-// the handler (a gRPC reactor, server/service/report_stream_reactor.h) holds no thread while a
-// commit is in progress.
+// the handler holds no thread while a commit is in progress.
 //
 // Example (a blocking caller):
 //   ReportStream stream(&ingestor);
@@ -32,8 +35,9 @@
 //   done.WaitForNotification();
 //   ASSIGN_OR_RETURN(v1::SubmitReportsResponse totals, stream.Totals());
 //
-// Thread-compatible: one stream per call; no method may run while a Flush is in progress (until
-// its callback runs). Does not own the ingestor.
+// Thread-safe with one restriction: at most one Flush may be in progress at a time (until its
+// callback runs); Add may run meanwhile (from another thread), filling the buffer that the next
+// Flush stores. Does not own the ingestor.
 #ifndef DENIABLE_SERVER_CORE_REPORT_STREAM_H_
 #define DENIABLE_SERVER_CORE_REPORT_STREAM_H_
 
@@ -41,8 +45,10 @@
 #include <string>
 #include <vector>
 
+#include "absl/base/thread_annotations.h"
 #include "absl/functional/any_invocable.h"
 #include "absl/status/statusor.h"
+#include "absl/synchronization/mutex.h"
 #include "deniable/v1/report_service.pb.h"
 #include "server/core/ingestor.h"
 
@@ -65,44 +71,55 @@ class ReportStream {
   // "message N: " (N counts from 0); storage errors from reading a metric.
   absl::Status Add(const v1::SubmitReportsRequest& message);
 
-  // Rows buffered and not yet stored.
-  int64_t pending_rows() const { return static_cast<int64_t>(pending_.size()); }
+  // Rows buffered and not yet handed to storage.
+  int64_t pending_rows() const;
+  // Rows buffered or in the flush in progress: what the stream holds in memory.
+  int64_t held_rows() const;
 
-  // Stores the buffer in one append and then calls `done` with OK, or with the storage's error
-  // (nothing of the buffer acknowledged). `done` runs inline when the buffer is empty, else on
-  // the storage's thread (or inline for a storage without a committer); it must not block.
+  // Takes the buffer (Add starts a new one at once) and stores it in one append, then calls
+  // `done` with OK once that append has committed, or with the storage's error (nothing of the
+  // buffer acknowledged). `done` runs inline when the buffer is empty, else on the storage's
+  // thread (or inline for a storage without a committer); it must not block.
+  // REQUIRES: no other Flush in progress.
   using FlushCallback = absl::AnyInvocable<void(absl::Status) &&>;
   void Flush(FlushCallback done);
 
   // The totals of the whole stream (accepted, duplicates, stale metrics, the first
   // max_listed_rejections rejections and the count of the others in rejections_omitted).
-  // REQUIRES: pending_rows() == 0 (flushed). Errors: INVALID_ARGUMENT "stream: no messages" for
-  // an empty stream.
+  // REQUIRES: held_rows() == 0 (every row flushed and committed). Errors: INVALID_ARGUMENT
+  // "stream: no messages" for an empty stream; FAILED_PRECONDITION when rows are still held.
   absl::StatusOr<v1::SubmitReportsResponse> Totals();
 
  private:
   Ingestor* const ingestor_;
   const int64_t max_listed_rejections_;
   const ReportOrigin origin_;
-  int64_t rejections_omitted_ = 0;  // rejections beyond max_listed_rejections_, only counted
-  int64_t messages_ = 0;
-  int64_t reports_ = 0;  // reports in the messages added so far
-  std::vector<v1::ReportRejection> rejections_;
-  std::vector<std::pair<int64_t, std::string>> metric_names_;  // of the rows added
-  std::vector<ReportRow> pending_;
-  // Where pending_[j] came from, for the rejection of a report whose metric the storage found
+  // Where a buffered row came from, for the rejection of a report whose metric the storage found
   // deleted (AppendResult::missing_metrics).
   struct Origin {
     int64_t message = 0;
     int64_t stream_index = 0;
     int index_in_message = 0;
   };
-  std::vector<Origin> pending_origin_;
-  // Lists (or counts, beyond the cap) the rejections of pending rows of deleted metrics.
-  void RejectDeleted(const AppendResult& stored);
-  int64_t accepted_ = 0;
-  int64_t duplicates_ = 0;
-  std::vector<std::string> stale_metrics_;
+  // Lists (or counts, beyond the cap) the rejections of the flushed `rows` (from `origins`) whose
+  // metric was deleted, and drops those metrics from the registry's cache.
+  void RejectDeleted(const AppendResult& stored, const std::vector<ReportRow>& rows,
+                     const std::vector<Origin>& origins,
+                     const std::vector<std::pair<int64_t, std::string>>& names);
+  mutable absl::Mutex mu_;
+  // Rejections beyond max_listed_rejections_, only counted.
+  int64_t rejections_omitted_ ABSL_GUARDED_BY(mu_) = 0;
+  int64_t messages_ ABSL_GUARDED_BY(mu_) = 0;
+  int64_t reports_ ABSL_GUARDED_BY(mu_) = 0;  // reports in the messages added so far
+  std::vector<v1::ReportRejection> rejections_ ABSL_GUARDED_BY(mu_);
+  // Of the rows added.
+  std::vector<std::pair<int64_t, std::string>> metric_names_ ABSL_GUARDED_BY(mu_);
+  std::vector<ReportRow> pending_ ABSL_GUARDED_BY(mu_);
+  std::vector<Origin> pending_origin_ ABSL_GUARDED_BY(mu_);  // pending_[j] came from [j]
+  int64_t flushing_rows_ ABSL_GUARDED_BY(mu_) = 0;  // rows of the flush in progress
+  int64_t accepted_ ABSL_GUARDED_BY(mu_) = 0;
+  int64_t duplicates_ ABSL_GUARDED_BY(mu_) = 0;
+  std::vector<std::string> stale_metrics_ ABSL_GUARDED_BY(mu_);
 };
 
 }  // namespace deniable::server

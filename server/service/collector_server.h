@@ -83,9 +83,9 @@ struct ServerOptions {
   // GRPC_ARG_MAX_CONCURRENT_STREAMS): a client's further calls on that connection wait in the
   // client until one ends. 0: gRPC's default (no limit).
   int max_streams_per_connection = 100;
-  // Validated rows buffered by all streams together; a stream whose message takes the total over
-  // it stores its buffer before reading on (see StreamLimits). 0: only
-  // ingest.stream_flush_reports applies.
+  // Validated rows held (buffered or being stored) by all streams together; a stream whose
+  // message takes the total over it reads on only once its flush in progress has committed (see
+  // StreamLimits). 0: only ingest.stream_flush_reports applies.
   int64_t max_stream_buffered_rows = 100000;
   // How often the storage's Health() is checked; the health service says NOT_SERVING (with an
   // event=storage_unhealthy error log) while it fails, and SERVING again once it passes.

@@ -3,6 +3,7 @@
 #include <spdlog/spdlog.h>
 
 #include <exception>
+#include <optional>
 #include <string>
 #include <utility>
 
@@ -62,9 +63,17 @@ ReportStreamReactor::ReportStreamReactor(Ingestor* ingestor, ServerCounters* cou
 }
 
 void ReportStreamReactor::OnReadDone(bool ok) {
-  // !ok: the client has half-closed (or the call was cancelled): store the rest and answer.
+  // !ok: the client has half-closed (or the call was cancelled): store the rest and answer, once
+  // the flush in progress, if any, is done (OnFlushed).
   if (!ok) {
-    FlushThen(/*end_of_stream=*/true);
+    {
+      absl::MutexLock lock(&mu_);
+      if (finished_) return;
+      ended_ = true;
+      if (flushing_) return;
+      flushing_ = true;
+    }
+    FinalFlush();
     return;
   }
   // The last guard of this handler, as CatchAll in guarded_services.cc is for the others: an
@@ -73,15 +82,19 @@ void ReportStreamReactor::OnReadDone(bool ok) {
     HandleMessage();
   } catch (const std::exception& e) {
     spdlog::error("event=handler_exception method=StreamReports what=\"{}\"", EchoValue(e.what()));
-    Finish(grpc::Status(grpc::StatusCode::INTERNAL,
-                        "StreamReports: internal error (logged on the server)"));
+    FinishStream(grpc::Status(grpc::StatusCode::INTERNAL,
+                              "StreamReports: internal error (logged on the server)"));
   }
 }
 
 void ReportStreamReactor::HandleMessage() {
+  {
+    absl::MutexLock lock(&mu_);
+    if (finished_) return;  // a flush failed meanwhile and answered
+  }
   if (admit_) {
     if (absl::Status admitted = admit_(message_.reports_size()); !admitted.ok()) {
-      Finish(ToGrpcStatus(admitted));
+      FinishStream(ToGrpcStatus(admitted));
       return;
     }
   }
@@ -90,29 +103,76 @@ void ReportStreamReactor::HandleMessage() {
     return;
   }
   message_.Clear();
-  AccountBuffered(stream_.pending_rows());
-  if (stream_.pending_rows() >= ingestor_->options().stream_flush_reports ||
-      limits_->BuffersFull()) {
-    FlushThen(/*end_of_stream=*/false);
-  } else {
-    StartRead(&message_);
+  bool read = false, flush = false;
+  {
+    absl::MutexLock lock(&mu_);
+    if (finished_ || failure_.has_value()) return;  // the flush in progress answers
+    AccountHeld();
+    const int64_t pending = stream_.pending_rows();
+    if (!flushing_ && pending > 0) {
+      flushing_ = flush = read = true;
+    } else if (flushing_ &&
+               (pending >= ingestor_->options().stream_flush_reports || limits_->BuffersFull())) {
+      read_paused_ = true;  // OnFlushed reads on
+    } else {
+      read = true;
+    }
   }
+  // Reading first: a flush may complete inline and finish the stream, after which nothing of
+  // this object may be touched.
+  if (read) StartRead(&message_);
+  if (flush) StartFlush();
 }
 
-void ReportStreamReactor::FlushThen(bool end_of_stream) {
-  stream_.Flush([this, end_of_stream](absl::Status stored) {
-    if (!stored.ok()) {
-      Fail(stored);
-      return;
+void ReportStreamReactor::StartFlush() {
+  stream_.Flush([this](absl::Status stored) { OnFlushed(std::move(stored)); });
+}
+
+void ReportStreamReactor::OnFlushed(absl::Status stored) {
+  if (!stored.ok()) LogRejected(stored);
+  bool resume = false, next = false, final_flush = false;
+  std::optional<grpc::Status> finish;
+  {
+    absl::MutexLock lock(&mu_);
+    flushing_ = false;
+    AccountHeld();
+    if (!stored.ok() && !failure_.has_value()) failure_ = ToGrpcStatus(stored);
+    if (failure_.has_value()) {
+      finished_ = true;
+      finish = *failure_;
+    } else if (ended_) {
+      flushing_ = final_flush = true;
+    } else {
+      if (stream_.pending_rows() > 0) flushing_ = next = true;
+      resume = std::exchange(read_paused_, false);
     }
-    AccountBuffered(0);
-    if (!end_of_stream) {
-      StartRead(&message_);
-      return;
+  }
+  // Each branch ends with the call that may let the stream finish.
+  if (finish.has_value()) {
+    Finish(*finish);
+    return;
+  }
+  if (final_flush) {
+    FinalFlush();
+    return;
+  }
+  if (resume) StartRead(&message_);
+  if (next) StartFlush();
+}
+
+void ReportStreamReactor::FinalFlush() {
+  stream_.Flush([this](absl::Status stored) {
+    absl::StatusOr<v1::SubmitReportsResponse> totals =
+        stored.ok() ? stream_.Totals() : absl::StatusOr<v1::SubmitReportsResponse>(stored);
+    {
+      absl::MutexLock lock(&mu_);
+      flushing_ = false;
+      finished_ = true;
+      AccountHeld();
     }
-    absl::StatusOr<v1::SubmitReportsResponse> totals = stream_.Totals();
     if (!totals.ok()) {
-      Fail(totals.status());
+      LogRejected(totals.status());
+      Finish(ToGrpcStatus(totals.status()));
       return;
     }
     *response_ = *std::move(totals);
@@ -131,22 +191,44 @@ void ReportStreamReactor::FlushThen(bool end_of_stream) {
   });
 }
 
-void ReportStreamReactor::Fail(const absl::Status& status) {
+void ReportStreamReactor::FinishStream(const grpc::Status& status) {
+  {
+    absl::MutexLock lock(&mu_);
+    if (finished_) return;
+    if (flushing_) {
+      if (!failure_.has_value()) failure_ = status;
+      return;
+    }
+    finished_ = true;
+  }
+  Finish(status);
+}
+
+void ReportStreamReactor::LogRejected(const absl::Status& status) {
   spdlog::warn("event=stream_rejected code={} reason=\"{}\"",
                absl::StatusCodeToString(status.code()), std::string(status.message()));
   if (counters_ != nullptr) {
     counters_->RecordRejected(static_cast<grpc::StatusCode>(status.code()), 0, false);
   }
-  Finish(ToGrpcStatus(status));
 }
 
-void ReportStreamReactor::AccountBuffered(int64_t rows) {
+void ReportStreamReactor::Fail(const absl::Status& status) {
+  LogRejected(status);
+  FinishStream(ToGrpcStatus(status));
+}
+
+void ReportStreamReactor::AccountHeld() {
+  const int64_t rows = stream_.held_rows();
   limits_->AddBuffered(rows - accounted_rows_);
   accounted_rows_ = rows;
 }
 
 void ReportStreamReactor::OnDone() {
-  AccountBuffered(0);
+  {
+    absl::MutexLock lock(&mu_);
+    limits_->AddBuffered(-accounted_rows_);
+    accounted_rows_ = 0;
+  }
   limits_->Close();
   if (counters_ != nullptr) counters_->RecordOpenStreams(-1);
   delete this;

@@ -2,21 +2,28 @@
 // waits for its next message or for a commit.
 //
 // A ReportStreamReactor reads a message, runs the admission check on it (the caller's token and
-// rate limit, guarded_services.h), validates and buffers it (ReportStream), stores the buffer
-// with Storage::AppendReportsAsync when it is due, and only then asks for the next message; at
-// the end of the stream it stores the rest and answers with the totals. An idle stream thus costs
-// its HTTP/2 stream and this object (about a kilobyte; measured in docs/security.md section 6),
-// not a thread.
+// rate limit, guarded_services.h), validates and buffers it (ReportStream) and reads on. Storing
+// overlaps reading: whenever no flush of the stream is in progress, the buffer is handed to
+// Storage::AppendReportsAsync at once, and the messages read while that commits wait in the
+// buffer for the next flush, so a stream's rows join the next group commit with the other
+// streams' (one writer per stream and commit) rather than one append per message or a pause of
+// the stream per commit. Reading pauses only while a flush is in progress AND the buffer holds
+// IngestOptions::stream_flush_reports rows (or the buffers of all streams are full, below): a
+// stream holds at most about twice that many rows. At the end of the stream the reactor waits for
+// the flush in progress, stores the rest and only then answers with the totals: the response,
+// which acknowledges every message of the stream, is sent only once all of them are durable. An
+// idle stream costs its HTTP/2 stream and this object (about a kilobyte; measured in
+// docs/security.md section 6), not a thread.
 //
 // StreamLimits, shared by all streams of a server, bounds what streams hold:
 //   - at most `max_streams` StreamReports calls are open at once over all connections; the next
 //     one ends at once with RESOURCE_EXHAUSTED "reports: too many open streams" before anything
 //     is read, and is counted (ServerCounters::RecordRejected, reason "other",
 //     and deniable_streams_shed_total);
-//   - at most `max_buffered_rows` validated rows wait in the buffers of all streams together: a
-//     stream whose message takes the total over it stores its buffer before reading on, so the
-//     rows held in memory stay near the bound (+ one message per stream) whatever the number of
-//     streams.
+//   - at most `max_buffered_rows` validated rows are held (buffered or being stored) by all
+//     streams together: a stream whose message takes the total over it reads on only once its
+//     flush in progress has committed, so the rows held in memory stay near the bound (+ one
+//     message and one flush per stream) whatever the number of streams.
 //
 // Example (a service's handler):
 //   grpc::ServerReadReactor<v1::SubmitReportsRequest>* StreamReports(
@@ -24,9 +31,10 @@
 //     return ReportStreamReactor::Open(&ingestor_, &counters_, &limits_, response, nullptr);
 //   }
 //
-// Thread-safe: StreamLimits is; each reactor runs one step at a time (gRPC never overlaps its
-// reactions, and the next read starts only after the previous message has been handled).
-// A reactor deletes itself when gRPC calls OnDone.
+// Thread-safe: StreamLimits is; a reactor's gRPC reactions (one read at a time) and its flush
+// callbacks (on the storage's thread) share its state under its mutex, and the stream is finished
+// only when no flush is in progress, so no callback outlives the reactor. A reactor deletes
+// itself when gRPC calls OnDone.
 #ifndef DENIABLE_SERVER_SERVICE_REPORT_STREAM_REACTOR_H_
 #define DENIABLE_SERVER_SERVICE_REPORT_STREAM_REACTOR_H_
 
@@ -35,8 +43,11 @@
 #include <atomic>
 #include <cstdint>
 #include <functional>
+#include <optional>
 
+#include "absl/base/thread_annotations.h"
 #include "absl/status/status.h"
+#include "absl/synchronization/mutex.h"
 #include "deniable/v1/report_service.grpc.pb.h"
 #include "server/core/ingestor.h"
 #include "server/core/report_stream.h"
@@ -112,14 +123,23 @@ class ReportStreamReactor final : public grpc::ServerReadReactor<v1::SubmitRepor
  private:
   ReportStreamReactor(Ingestor* ingestor, ServerCounters* counters, StreamLimits* limits,
                       v1::SubmitReportsResponse* response, Admit admit, ReportCall call);
-  // Admits, validates and buffers message_, then reads on, stores first, or ends the stream.
+  // Admits, validates and buffers message_, then reads on and/or starts a flush, or ends the
+  // stream.
   void HandleMessage();
-  // Stores the buffer, then reads on (or, at the end of the stream, answers with the totals).
-  void FlushThen(bool end_of_stream);
-  // The stream failed: logs event=stream_rejected, counts it and answers with `status`.
+  // Starts a flush of the buffer (flushing_ already set) whose callback is OnFlushed.
+  void StartFlush();
+  // A flush has committed (or failed): next flush, resumed reading, the end, or the failure.
+  void OnFlushed(absl::Status stored);
+  // The last flush at the end of the stream, then the totals (flushing_ already set).
+  void FinalFlush();
+  // Ends the stream with `status` now, or (a flush in progress) when that flush is done.
+  void FinishStream(const grpc::Status& status);
+  // Logs event=stream_rejected and counts it.
+  void LogRejected(const absl::Status& status);
+  // The stream failed: LogRejected, then FinishStream.
   void Fail(const absl::Status& status);
-  // Moves the buffered-row count of this stream in `limits_` to `rows`.
-  void AccountBuffered(int64_t rows);
+  // Moves this stream's held-row count in `limits_` to what stream_ holds.
+  void AccountHeld() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
 
   Ingestor* const ingestor_;
   ServerCounters* const counters_;
@@ -129,7 +149,14 @@ class ReportStreamReactor final : public grpc::ServerReadReactor<v1::SubmitRepor
   const ReportCall call_;
   ReportStream stream_;
   v1::SubmitReportsRequest message_;
-  int64_t accounted_rows_ = 0;  // this stream's rows counted in limits_->buffered_rows()
+  absl::Mutex mu_;
+  int64_t accounted_rows_ ABSL_GUARDED_BY(mu_) = 0;  // counted in limits_->buffered_rows()
+  bool flushing_ ABSL_GUARDED_BY(mu_) = false;       // a flush of stream_ is in progress
+  bool read_paused_ ABSL_GUARDED_BY(mu_) = false;    // no read started: waiting for the flush
+  bool ended_ ABSL_GUARDED_BY(mu_) = false;          // the client has half-closed
+  bool finished_ ABSL_GUARDED_BY(mu_) = false;       // Finish called (or about to be)
+  // A failure found while a flush was in progress, answered once it is done.
+  std::optional<grpc::Status> failure_ ABSL_GUARDED_BY(mu_);
 };
 
 }  // namespace deniable::server

@@ -1,5 +1,6 @@
 #include "server/storage/group_commit_storage.h"
 
+#include <algorithm>
 #include <utility>
 #include <vector>
 
@@ -15,14 +16,18 @@ struct GroupCommitStorage::Writer {
 };
 
 GroupCommitStorage::GroupCommitStorage(std::unique_ptr<Storage> target, GroupCommitOptions options)
-    : target_(std::move(target)), options_(options), committer_([this] { CommitLoop(); }) {}
+    : target_(std::move(target)), options_(options) {
+  for (int i = 0; i < std::max(1, options_.committers); ++i) {
+    committers_.emplace_back([this] { CommitLoop(); });
+  }
+}
 
 GroupCommitStorage::~GroupCommitStorage() {
   {
     absl::MutexLock lock(&mu_);
     stopping_ = true;
   }
-  committer_.join();
+  for (std::thread& t : committers_) t.join();
 }
 
 absl::StatusOr<StoredMetric> GroupCommitStorage::CreateMetric(StoredMetric metric) {
@@ -60,7 +65,7 @@ GroupCommitStats GroupCommitStorage::stats() const {
 
 int GroupCommitStorage::QueuedCalls() const {
   absl::MutexLock lock(&mu_);
-  return static_cast<int>(queue_.size());
+  return static_cast<int>(queue_.size()) + committing_calls_;
 }
 
 bool GroupCommitStorage::Stopping() const {
@@ -71,7 +76,7 @@ bool GroupCommitStorage::Stopping() const {
 void GroupCommitStorage::Enqueue(Writer* w) {
   const int64_t size = static_cast<int64_t>(w->rows.size());
   auto has_room = [this, size]() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) {
-    return queue_.empty() || queued_rows_ + size <= options_.max_queued_rows;
+    return queued_rows_ == 0 || queued_rows_ + size <= options_.max_queued_rows;
   };
   mu_.Await(absl::Condition(&has_room));
   queue_.push_back(w);
@@ -99,22 +104,24 @@ void GroupCommitStorage::CommitLoop() {
   while (true) {
     mu_.Lock();
     mu_.Await(absl::Condition(&has_work));
-    if (queue_.empty()) {  // stopping, and everything queued has been committed
+    if (queue_.empty()) {  // stopping, and everything queued has been taken
       mu_.Unlock();
       return;
     }
     group.clear();
     int64_t group_rows = 0;
-    for (Writer* w : queue_) {
-      const int64_t n = static_cast<int64_t>(w->rows.size());
+    while (!queue_.empty()) {
+      const int64_t n = static_cast<int64_t>(queue_.front()->rows.size());
       if (!group.empty() && group_rows + n > options_.max_group_rows) break;
-      group.push_back(w);
+      group.push_back(queue_.front());
+      queue_.pop_front();
       group_rows += n;
     }
+    committing_calls_ += static_cast<int>(group.size());
     mu_.Unlock();
     CommitGroup(group);
     mu_.Lock();
-    for (size_t i = 0; i < group.size(); ++i) queue_.pop_front();
+    committing_calls_ -= static_cast<int>(group.size());
     queued_rows_ -= group_rows;
     async.clear();
     for (Writer* w : group) {

@@ -1,11 +1,15 @@
-// Group commit: concurrent AppendReports calls share SQLite transactions.
+// Group commit: concurrent AppendReports calls share transactions.
 //
-// A Storage decorator with one committer thread. Each AppendReports / AppendReportsAsync call
-// joins a queue; the committer takes every batch waiting (up to max_group_rows rows), appends
-// them all in one transaction with the target's AppendBatches, and when that transaction has
-// committed hands each caller its own AppendResult (waking a blocked caller, or running an async
-// caller's callback). Calls arriving during a commit form the next group. With k calls in flight
-// a transaction (and its fsync) serves about k calls.
+// A Storage decorator with committer threads (one by default). Each AppendReports /
+// AppendReportsAsync call joins a queue; a free committer takes every batch waiting (up to
+// max_group_rows rows), appends them all in one transaction with the target's AppendBatches, and
+// when that transaction has committed hands each caller its own AppendResult (waking a blocked
+// caller, or running an async caller's callback). Calls arriving during a commit form the next
+// group. With k calls in flight a transaction (and its fsync) serves about k calls. With
+// `committers` = n > 1 (for a target whose AppendBatches may run concurrently on separate
+// connections, PostgresStorage), up to n groups commit at once: the database works on one while
+// the collector sends the next, and the database's unique key, not the order of the groups,
+// decides which of two concurrent calls stores a repeated report.
 //
 // Guarantees, per call:
 //   - acknowledged (returns, or its callback runs, with OK) only after the transaction holding its
@@ -33,6 +37,7 @@
 #include <deque>
 #include <memory>
 #include <thread>
+#include <vector>
 
 #include "absl/base/thread_annotations.h"
 #include "absl/synchronization/mutex.h"
@@ -43,8 +48,12 @@ namespace deniable::server {
 struct GroupCommitOptions {
   // Most rows in one group transaction (a single larger batch is still committed whole).
   int64_t max_group_rows = 64 * 1024;
-  // Most rows waiting in the queue before new callers wait to join (backpressure).
+  // Most rows waiting in the queue or committing before new callers wait to join
+  // (backpressure).
   int64_t max_queued_rows = 256 * 1024;
+  // Groups committing at once (committer threads). More than 1 only for a target whose
+  // AppendBatches is safe to run concurrently (PostgresStorage::kWriteConnections).
+  int committers = 1;
 };
 
 // Counters since construction, for tests and benchmarks.
@@ -56,7 +65,7 @@ struct GroupCommitStats {
 
 class GroupCommitStorage : public Storage {
  public:
-  // REQUIRES: target != nullptr, options' limits > 0.
+  // REQUIRES: target != nullptr, options' limits > 0, options.committers >= 1.
   explicit GroupCommitStorage(std::unique_ptr<Storage> target, GroupCommitOptions options = {});
 
   absl::StatusOr<StoredMetric> CreateMetric(StoredMetric metric) override;
@@ -102,7 +111,7 @@ class GroupCommitStorage : public Storage {
   struct Writer;
   // Waits for room in the queue and appends `w`.
   void Enqueue(Writer* w) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
-  // The committer thread's loop.
+  // A committer thread's loop.
   void CommitLoop();
   // Appends the group's batches and stores each writer's result. Called without mu_.
   void CommitGroup(absl::Span<Writer* const> group);
@@ -110,11 +119,12 @@ class GroupCommitStorage : public Storage {
   const std::unique_ptr<Storage> target_;
   const GroupCommitOptions options_;
   mutable absl::Mutex mu_;
-  std::deque<Writer*> queue_ ABSL_GUARDED_BY(mu_);  // front: the committer
-  int64_t queued_rows_ ABSL_GUARDED_BY(mu_) = 0;
+  std::deque<Writer*> queue_ ABSL_GUARDED_BY(mu_);  // waiting, not yet taken by a committer
+  int committing_calls_ ABSL_GUARDED_BY(mu_) = 0;   // in the groups being committed
+  int64_t queued_rows_ ABSL_GUARDED_BY(mu_) = 0;    // waiting or committing
   GroupCommitStats stats_ ABSL_GUARDED_BY(mu_);
   bool stopping_ ABSL_GUARDED_BY(mu_) = false;
-  std::thread committer_;
+  std::vector<std::thread> committers_;
 };
 
 }  // namespace deniable::server

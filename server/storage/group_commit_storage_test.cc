@@ -99,6 +99,12 @@ class FaultyStorage : public MemoryStorage {
     mu_.Await(absl::Condition(
         +[](int* inside) { return *inside > 0; }, &inside_));
   }
+  // Whether `n` appends are held at the gate at once within `timeout`.
+  bool InsideAtOnce(int n, absl::Duration timeout) {
+    absl::MutexLock lock(&mu_);
+    auto reached = [&]() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) { return inside_ >= n; };
+    return mu_.AwaitWithTimeout(absl::Condition(&reached), timeout);
+  }
   std::vector<int> group_sizes() {
     absl::MutexLock lock(&mu_);
     return group_sizes_;
@@ -360,6 +366,26 @@ TEST(GroupCommitStorageTest, BackpressureStillAdmitsABatchLargerThanTheQueueBoun
   absl::StatusOr<AppendResult> r = storage.AppendReports(Rows(0, 10));
   ASSERT_TRUE(r.ok()) << r.status();
   EXPECT_EQ(r->accepted, 10);
+}
+
+// With two committers a second group commits while the first is still in its transaction (the
+// PostgreSQL setting: one group per writing session); each caller still gets its own result.
+TEST(GroupCommitCommittersTest, TwoCommittersRunTwoGroupsAtOnce) {
+  auto faulty = std::make_unique<FaultyStorage>();
+  FaultyStorage* target = faulty.get();
+  GroupCommitStorage storage(std::move(faulty), GroupCommitOptions{.committers = 2});
+  target->Close();
+  Call first(&storage, Rows(0, 3));
+  target->WaitUntilInside();
+  Call second(&storage, Rows(2, 3));  // id 2 repeats one of the first call's
+  EXPECT_TRUE(target->InsideAtOnce(2, absl::Seconds(10))) << "the second group waited";
+  target->Open();
+  absl::StatusOr<AppendResult> a = first.Wait(), b = second.Wait();
+  ASSERT_TRUE(a.ok() && b.ok()) << a.status() << b.status();
+  EXPECT_EQ(a->accepted + b->accepted, 5);
+  EXPECT_EQ(a->duplicates + b->duplicates, 1);
+  EXPECT_THAT(target->group_sizes(), ElementsAre(1, 1));
+  EXPECT_EQ(storage.stats().groups, 2);
 }
 
 }  // namespace

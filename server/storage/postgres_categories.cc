@@ -42,31 +42,4 @@ absl::Status AddPostgresCategoryCounts(PgConnection& conn,
       .status();
 }
 
-absl::Status ReadPostgresCategoryCounts(PgConnection& conn, int64_t metric_id,
-                                        int64_t start_seconds, int64_t end_seconds,
-                                        std::vector<CountRow>* rows) {
-  DENIABLE_ASSIGN_OR_RETURN(
-      PgResult r,
-      conn.Exec("SELECT version, event_time, labels, category, sum(support)::bigint FROM "
-                "category_counts WHERE metric_id = $1 AND event_time >= $2 AND event_time < $3 "
-                "GROUP BY event_time, version, labels, category",
-                {absl::StrCat(metric_id), absl::StrCat(start_seconds), absl::StrCat(end_seconds)}));
-  if (r.rows() == 0) return absl::OkStatus();
-  std::map<std::tuple<uint32_t, int64_t, std::string>, size_t> index;
-  for (size_t i = 0; i < rows->size(); ++i) {
-    const CountRow& row = (*rows)[i];
-    index[{row.design_version, row.event_time_seconds, row.labels}] = i;
-  }
-  for (int i = 0; i < r.rows(); ++i) {
-    auto it = index.find({static_cast<uint32_t>(r.Int64(i, 0)), r.Int64(i, 1), r.Text(i, 2)});
-    if (it == index.end()) {
-      return absl::DataLossError(absl::StrCat(
-          "metric ", metric_id, ": category counts without counts in the PostgreSQL database"));
-    }
-    AddCategorySupport(&(*rows)[it->second].support, static_cast<size_t>(r.Int64(i, 3)),
-                       r.Int64(i, 4));
-  }
-  return absl::OkStatus();
-}
-
 }  // namespace deniable::server

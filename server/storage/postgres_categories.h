@@ -1,6 +1,7 @@
 // The category counts of categorical metrics in PostgreSQL (table category_counts, schema
 // version 2; postgres_schema.h): kept apart from postgres_storage.cc's append path so that the
-// yes/no path stays as it is.
+// yes/no path stays as it is. PostgresStorage::ReadCounts reads them with the counts, in one
+// statement.
 //
 // Thread-compatible: the caller holds the connection's mutex.
 #ifndef DENIABLE_SERVER_STORAGE_POSTGRES_CATEGORIES_H_
@@ -21,13 +22,6 @@ namespace deniable::server {
 // Errors: from PostgreSQL (the caller's transaction then rolls back).
 absl::Status AddPostgresCategoryCounts(PgConnection& conn,
                                        const std::vector<const ReportRow*>& rows, int shard);
-
-// Adds to `rows` (the count rows of `metric_id` in [start_seconds, end_seconds), as ReadCounts
-// returns them) their support counts, summed over shards. Run in the same transaction as the
-// read of `rows`. Errors: from PostgreSQL; DATA_LOSS when a category count has no count row.
-absl::Status ReadPostgresCategoryCounts(PgConnection& conn, int64_t metric_id,
-                                        int64_t start_seconds, int64_t end_seconds,
-                                        std::vector<CountRow>* rows);
 
 }  // namespace deniable::server
 

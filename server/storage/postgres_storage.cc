@@ -59,6 +59,21 @@ int64_t DayOf(int64_t seconds) {
   return seconds >= 0 ? seconds / kPartitionSeconds : -((-seconds - 1) / kPartitionSeconds) - 1;
 }
 
+// ReadCounts' statement: the counts (kind 0: n, yes) and the category support (kind 1:
+// category, support) of a metric's range, summed over shards, in ONE statement, so one round
+// trip and one snapshot (READ COMMITTED takes a snapshot per statement: both sums see the same
+// committed appends). Each part is an index range scan of its primary key, which begins with
+// (metric_id, event_time); EXPLAIN ANALYZE figures in docs/benchmarks.md.
+constexpr char kReadCounts[] =
+    "SELECT 0, event_time, version, labels, sum(n)::bigint, sum(yes)::bigint FROM counts "
+    "WHERE metric_id = $1 AND event_time >= $2 AND event_time < $3 "
+    "GROUP BY event_time, version, labels "
+    "UNION ALL "
+    "SELECT 1, event_time, version, labels, category::bigint, sum(support)::bigint "
+    "FROM category_counts WHERE metric_id = $1 AND event_time >= $2 AND event_time < $3 "
+    "GROUP BY event_time, version, labels, category "
+    "ORDER BY 1, 2, 3, 4";
+
 std::string DoubleText(double v) { return absl::StrFormat("%.17g", v); }
 
 absl::Status InsertDesign(PgConnection& conn, int64_t metric_id, const StoredDesign& d) {
@@ -95,41 +110,65 @@ absl::StatusOr<std::unique_ptr<PostgresStorage>> PostgresStorage::Open(
     return absl::InvalidArgumentError("uri: the PostgreSQL connection URI is empty");
   }
   auto storage = std::unique_ptr<PostgresStorage>(new PostgresStorage());
-  DENIABLE_ASSIGN_OR_RETURN(std::unique_ptr<PgConnection> write,
-                            PgConnection::Connect(options.uri));
-  DENIABLE_ASSIGN_OR_RETURN(std::unique_ptr<PgConnection> read, PgConnection::Connect(options.uri));
-  DENIABLE_RETURN_IF_ERROR(EnsurePostgresSchema(*write));
-  DENIABLE_ASSIGN_OR_RETURN(PgResult shard, write->Exec("SELECT nextval('collector_shards')"));
+  std::vector<std::unique_ptr<Writer>> writers;
+  for (int i = 0; i < kWriteConnections; ++i) {
+    auto w = std::make_unique<Writer>();
+    DENIABLE_ASSIGN_OR_RETURN(w->conn, PgConnection::Connect(options.uri));
+    writers.push_back(std::move(w));
+  }
+  DENIABLE_ASSIGN_OR_RETURN(storage->reads_, PgPool::Open(options.uri, kReadConnections));
+  DENIABLE_RETURN_IF_ERROR(EnsurePostgresSchema(*writers[0]->conn));
+  for (size_t i = 0; i < writers.size(); ++i) {
+    DENIABLE_ASSIGN_OR_RETURN(PgResult shard,
+                              writers[0]->conn->Exec("SELECT nextval('collector_shards')"));
+    writers[i]->shard = options.shard.has_value()
+                            ? *options.shard
+                            : static_cast<int>(shard.Int64(0, 0) % kCountShards);
+  }
   storage->uri_ = options.uri;
-  storage->shard_ = options.shard.has_value() ? *options.shard
-                                              : static_cast<int>(shard.Int64(0, 0) % kCountShards);
-  absl::MutexLock wlock(&storage->write_mu_);
-  absl::MutexLock rlock(&storage->read_mu_);
-  storage->write_ = std::move(write);
-  storage->read_ = std::move(read);
+  storage->shard_ = writers[0]->shard;
+  absl::MutexLock lock(&storage->write_mu_);
+  storage->idle_writers_ = std::move(writers);
   return storage;
+}
+
+absl::Status PostgresStorage::WithWriter(const std::function<absl::Status(Writer&)>& body) {
+  std::unique_ptr<Writer> w;
+  {
+    absl::MutexLock lock(&write_mu_);
+    auto idle = [this]()
+                    ABSL_EXCLUSIVE_LOCKS_REQUIRED(write_mu_) { return !idle_writers_.empty(); };
+    write_mu_.Await(absl::Condition(&idle));
+    w = std::move(idle_writers_.back());
+    idle_writers_.pop_back();
+  }
+  absl::Status s = body(*w);
+  absl::MutexLock lock(&write_mu_);
+  idle_writers_.push_back(std::move(w));
+  return s;
 }
 
 absl::StatusOr<StoredMetric> PostgresStorage::CreateMetric(StoredMetric metric) {
   if (metric.designs.size() != 1 || metric.designs[0].version != 1) {
     return absl::InvalidArgumentError("designs: a new metric has exactly one design, version 1");
   }
-  absl::MutexLock lock(&write_mu_);
-  absl::Status s = write_->Transaction([&]() -> absl::Status {
-    DENIABLE_ASSIGN_OR_RETURN(
-        PgResult r,
-        write_->Exec(
-            "INSERT INTO metrics(name, description, created_time_seconds, "
-            "time_precision_seconds, min_reports, reporting_period_seconds, "
-            "randomization, categories, retention_days, retention_policy) VALUES ($1, $2, $3, "
-            "$4, $5, $6, $7, $8, $9, $10) RETURNING id",
-            {metric.name, metric.description, absl::StrCat(metric.created_time_seconds),
-             absl::StrCat(metric.time_precision_seconds), absl::StrCat(metric.min_reports),
-             absl::StrCat(metric.reporting_period_seconds), absl::StrCat(metric.randomization),
-             JoinCategories(metric.categories), absl::StrCat(metric.retention_days),
-             absl::StrCat(metric.retention_policy)}));
-    metric.id = r.Int64(0, 0);
-    return InsertDesign(*write_, metric.id, metric.designs[0]);
+  absl::Status s = WithWriter([&](Writer& w) {
+    return w.conn->Transaction([&]() -> absl::Status {
+      DENIABLE_ASSIGN_OR_RETURN(
+          PgResult r,
+          w.conn->Exec(
+              "INSERT INTO metrics(name, description, created_time_seconds, "
+              "time_precision_seconds, min_reports, reporting_period_seconds, "
+              "randomization, categories, retention_days, retention_policy) VALUES ($1, $2, $3, "
+              "$4, $5, $6, $7, $8, $9, $10) RETURNING id",
+              {metric.name, metric.description, absl::StrCat(metric.created_time_seconds),
+               absl::StrCat(metric.time_precision_seconds), absl::StrCat(metric.min_reports),
+               absl::StrCat(metric.reporting_period_seconds), absl::StrCat(metric.randomization),
+               JoinCategories(metric.categories), absl::StrCat(metric.retention_days),
+               absl::StrCat(metric.retention_policy)}));
+      metric.id = r.Int64(0, 0);
+      return InsertDesign(*w.conn, metric.id, metric.designs[0]);
+    });
   });
   if (absl::IsAlreadyExists(s)) {
     return absl::AlreadyExistsError(absl::StrCat("metric \"", metric.name, "\" already exists"));
@@ -140,23 +179,24 @@ absl::StatusOr<StoredMetric> PostgresStorage::CreateMetric(StoredMetric metric) 
 
 absl::StatusOr<StoredMetric> PostgresStorage::AddDesignVersion(absl::string_view name,
                                                                StoredDesign design) {
-  absl::MutexLock lock(&write_mu_);
   StoredMetric metric;
-  absl::Status s = write_->Transaction([&]() -> absl::Status {
-    // FOR UPDATE: two collectors adding a version to one metric take turns.
-    DENIABLE_ASSIGN_OR_RETURN(
-        PgResult locked,
-        write_->Exec("SELECT id FROM metrics WHERE name = $1 FOR UPDATE", {std::string(name)}));
-    if (locked.rows() == 0) {
-      return absl::NotFoundError(absl::StrCat("metric \"", name, "\" does not exist"));
-    }
-    DENIABLE_ASSIGN_OR_RETURN(metric, ReadPostgresMetric(*write_, name));
-    const uint32_t next = metric.designs.empty() ? 1 : metric.designs.back().version + 1;
-    if (design.version != next) {
-      return absl::FailedPreconditionError(
-          absl::StrCat("metric \"", name, "\": next version is ", next, ", not ", design.version));
-    }
-    return InsertDesign(*write_, metric.id, design);
+  absl::Status s = WithWriter([&](Writer& w) {
+    return w.conn->Transaction([&]() -> absl::Status {
+      // FOR UPDATE: two collectors adding a version to one metric take turns.
+      DENIABLE_ASSIGN_OR_RETURN(
+          PgResult locked,
+          w.conn->Exec("SELECT id FROM metrics WHERE name = $1 FOR UPDATE", {std::string(name)}));
+      if (locked.rows() == 0) {
+        return absl::NotFoundError(absl::StrCat("metric \"", name, "\" does not exist"));
+      }
+      DENIABLE_ASSIGN_OR_RETURN(metric, ReadPostgresMetric(*w.conn, name));
+      const uint32_t next = metric.designs.empty() ? 1 : metric.designs.back().version + 1;
+      if (design.version != next) {
+        return absl::FailedPreconditionError(absl::StrCat("metric \"", name, "\": next version is ",
+                                                          next, ", not ", design.version));
+      }
+      return InsertDesign(*w.conn, metric.id, design);
+    });
   });
   if (absl::IsAlreadyExists(s)) {
     return absl::FailedPreconditionError(
@@ -168,39 +208,44 @@ absl::StatusOr<StoredMetric> PostgresStorage::AddDesignVersion(absl::string_view
 }
 
 absl::Status PostgresStorage::DeleteMetric(absl::string_view name) {
-  absl::MutexLock lock(&write_mu_);
-  return write_->Transaction([&]() -> absl::Status {
-    // FOR UPDATE: a concurrent AddDesignVersion on another collector waits for the delete.
-    DENIABLE_ASSIGN_OR_RETURN(
-        PgResult locked,
-        write_->Exec("SELECT id FROM metrics WHERE name = $1 FOR UPDATE", {std::string(name)}));
-    if (locked.rows() == 0) {
-      return absl::NotFoundError(absl::StrCat("metric \"", name, "\" does not exist"));
-    }
-    const std::string id = absl::StrCat(locked.Int64(0, 0));
-    for (const char* sql :
-         {"DELETE FROM reports WHERE metric_id = $1", "DELETE FROM counts WHERE metric_id = $1",
-          "DELETE FROM category_counts WHERE metric_id = $1",
-          "DELETE FROM designs WHERE metric_id = $1", "DELETE FROM metrics WHERE id = $1"}) {
-      DENIABLE_RETURN_IF_ERROR(write_->Exec(sql, {id}).status());
-    }
-    return absl::OkStatus();
+  return WithWriter([&](Writer& w) {
+    return w.conn->Transaction([&]() -> absl::Status {
+      // FOR UPDATE: a concurrent AddDesignVersion on another collector waits for the delete.
+      DENIABLE_ASSIGN_OR_RETURN(
+          PgResult locked,
+          w.conn->Exec("SELECT id FROM metrics WHERE name = $1 FOR UPDATE", {std::string(name)}));
+      if (locked.rows() == 0) {
+        return absl::NotFoundError(absl::StrCat("metric \"", name, "\" does not exist"));
+      }
+      const std::string id = absl::StrCat(locked.Int64(0, 0));
+      for (const char* sql :
+           {"DELETE FROM reports WHERE metric_id = $1", "DELETE FROM counts WHERE metric_id = $1",
+            "DELETE FROM category_counts WHERE metric_id = $1",
+            "DELETE FROM designs WHERE metric_id = $1", "DELETE FROM metrics WHERE id = $1"}) {
+        DENIABLE_RETURN_IF_ERROR(w.conn->Exec(sql, {id}).status());
+      }
+      return absl::OkStatus();
+    });
   });
 }
 
 absl::StatusOr<StoredMetric> PostgresStorage::SetRetention(absl::string_view name, uint32_t days,
                                                            int policy) {
   DENIABLE_RETURN_IF_ERROR(CheckRetention(days, policy));
-  absl::MutexLock lock(&write_mu_);
-  // An UPDATE of non-key columns: it does not wait for appends (their FOR KEY SHARE locks).
-  DENIABLE_ASSIGN_OR_RETURN(
-      PgResult r, write_->Exec("UPDATE metrics SET retention_days = $2, retention_policy = $3 "
-                               "WHERE name = $1 RETURNING id",
-                               {std::string(name), absl::StrCat(days), absl::StrCat(policy)}));
-  if (r.rows() == 0) {
-    return absl::NotFoundError(absl::StrCat("metric \"", name, "\" does not exist"));
-  }
-  return ReadPostgresMetric(*write_, name);
+  StoredMetric metric;
+  DENIABLE_RETURN_IF_ERROR(WithWriter([&](Writer& w) -> absl::Status {
+    // An UPDATE of non-key columns: it does not wait for appends (their FOR KEY SHARE locks).
+    DENIABLE_ASSIGN_OR_RETURN(
+        PgResult r, w.conn->Exec("UPDATE metrics SET retention_days = $2, retention_policy = $3 "
+                                 "WHERE name = $1 RETURNING id",
+                                 {std::string(name), absl::StrCat(days), absl::StrCat(policy)}));
+    if (r.rows() == 0) {
+      return absl::NotFoundError(absl::StrCat("metric \"", name, "\" does not exist"));
+    }
+    DENIABLE_ASSIGN_OR_RETURN(metric, ReadPostgresMetric(*w.conn, name));
+    return absl::OkStatus();
+  }));
+  return metric;
 }
 
 absl::StatusOr<int64_t> PostgresStorage::DeleteExpired(const char* table, int64_t metric_id,
@@ -278,7 +323,7 @@ absl::Status PostgresStorage::DropExpiredPartitions(const std::vector<StoredMetr
     });
     if (!dropped_ok.ok()) return dropped_ok;
     {
-      absl::MutexLock wlock(&write_mu_);  // this collector creates the day again if it needs it
+      absl::MutexLock plock(&partition_mu_);  // this collector creates the day again if it needs it
       partition_days_.erase(day);
     }
     ++result->partitions_dropped;
@@ -324,31 +369,37 @@ absl::StatusOr<RetentionResult> PostgresStorage::ApplyRetention(const RetentionO
 }
 
 absl::StatusOr<StoredMetric> PostgresStorage::GetMetric(absl::string_view name) {
-  absl::MutexLock lock(&read_mu_);
-  return ReadPostgresMetric(*read_, name);
+  StoredMetric metric;
+  DENIABLE_RETURN_IF_ERROR(reads_->Run([&](PgConnection& conn) -> absl::Status {
+    DENIABLE_ASSIGN_OR_RETURN(metric, ReadPostgresMetric(conn, name));
+    return absl::OkStatus();
+  }));
+  return metric;
 }
 
 absl::StatusOr<std::vector<StoredMetric>> PostgresStorage::ListMetrics() {
-  absl::MutexLock lock(&read_mu_);
   std::vector<StoredMetric> metrics;
-  absl::Status s = read_->Transaction([&]() -> absl::Status {
-    DENIABLE_ASSIGN_OR_RETURN(
-        PgResult r, read_->Exec(absl::StrCat("SELECT ", kMetricColumns,
+  absl::Status s = reads_->Run([&](PgConnection& conn) {
+    metrics.clear();
+    return conn.Transaction([&]() -> absl::Status {
+      DENIABLE_ASSIGN_OR_RETURN(
+          PgResult r, conn.Exec(absl::StrCat("SELECT ", kMetricColumns,
                                              " FROM metrics ORDER BY name COLLATE \"C\"")));
-    absl::flat_hash_map<int64_t, size_t> index;
-    for (int i = 0; i < r.rows(); ++i) {
-      metrics.push_back(MetricFromRow(r, i));
-      index[metrics.back().id] = metrics.size() - 1;
-    }
-    DENIABLE_ASSIGN_OR_RETURN(
-        PgResult d, read_->Exec("SELECT metric_id, version, parameters, a, b, created_time_seconds "
-                                "FROM designs ORDER BY metric_id, version"));
-    for (int i = 0; i < d.rows(); ++i) {
-      if (auto it = index.find(d.Int64(i, 0)); it != index.end()) {
-        metrics[it->second].designs.push_back(DesignFromRow(d, i, 1));
+      absl::flat_hash_map<int64_t, size_t> index;
+      for (int i = 0; i < r.rows(); ++i) {
+        metrics.push_back(MetricFromRow(r, i));
+        index[metrics.back().id] = metrics.size() - 1;
       }
-    }
-    return absl::OkStatus();
+      DENIABLE_ASSIGN_OR_RETURN(
+          PgResult d, conn.Exec("SELECT metric_id, version, parameters, a, b, created_time_seconds "
+                                "FROM designs ORDER BY metric_id, version"));
+      for (int i = 0; i < d.rows(); ++i) {
+        if (auto it = index.find(d.Int64(i, 0)); it != index.end()) {
+          metrics[it->second].designs.push_back(DesignFromRow(d, i, 1));
+        }
+      }
+      return absl::OkStatus();
+    });
   });
   if (!s.ok()) return s;
   return metrics;
@@ -362,37 +413,42 @@ absl::StatusOr<AppendResult> PostgresStorage::AppendReports(absl::Span<const Rep
 
 absl::StatusOr<std::vector<AppendResult>> PostgresStorage::AppendBatches(
     absl::Span<const absl::Span<const ReportRow>> batches) {
-  absl::MutexLock lock(&write_mu_);
-  DENIABLE_RETURN_IF_ERROR(EnsurePartitions(batches));
   std::vector<AppendResult> results;
-  absl::Status s = write_->Transaction([&]() -> absl::Status {
-    DENIABLE_ASSIGN_OR_RETURN(results, AppendLocked(batches));
-    return absl::OkStatus();
-  });
-  if (!s.ok()) {
-    // A partition dropped by an operator meanwhile is created again on the next call, and the
-    // staging table, if this transaction made it, was rolled back with it.
-    partition_days_.clear();
-    staging_session_ = -1;
+  const absl::Status appended = WithWriter([&](Writer& w) -> absl::Status {
+    DENIABLE_RETURN_IF_ERROR(EnsurePartitions(w, batches));
+    absl::Status s = w.conn->Transaction([&]() -> absl::Status {
+      DENIABLE_ASSIGN_OR_RETURN(results, AppendLocked(w, batches));
+      return absl::OkStatus();
+    });
+    if (!s.ok()) {
+      // A partition dropped by an operator meanwhile is created again on the next call, and the
+      // staging table, if this transaction made it, was rolled back with it.
+      absl::MutexLock lock(&partition_mu_);
+      partition_days_.clear();
+      w.staging_session = -1;
+    }
     return s;
-  }
+  });
+  if (!appended.ok()) return appended;
   return results;
 }
 
 absl::Status PostgresStorage::EnsurePartitions(
-    absl::Span<const absl::Span<const ReportRow>> batches) {
+    Writer& w, absl::Span<const absl::Span<const ReportRow>> batches) {
+  absl::MutexLock lock(&partition_mu_);
   for (absl::Span<const ReportRow> batch : batches) {
     for (const ReportRow& row : batch) {
       const int64_t day = DayOf(row.event_time_seconds);
       if (partition_days_.contains(day)) continue;
-      DENIABLE_RETURN_IF_ERROR(EnsurePartition(*write_, day));
+      DENIABLE_RETURN_IF_ERROR(EnsurePartition(*w.conn, day));
       partition_days_.insert(day);
     }
   }
   return absl::OkStatus();
 }
 
-absl::StatusOr<PgResult> PostgresStorage::InsertReports(absl::Span<const ReportRow* const> rows,
+absl::StatusOr<PgResult> PostgresStorage::InsertReports(Writer& w,
+                                                        absl::Span<const ReportRow* const> rows,
                                                         absl::Span<const std::string* const> ids) {
   constexpr char kInsert[] =
       "INSERT INTO reports(metric_id, event_time, report_id, version, bit, labels) ";
@@ -400,14 +456,14 @@ absl::StatusOr<PgResult> PostgresStorage::InsertReports(absl::Span<const ReportR
       " ON CONFLICT DO NOTHING RETURNING metric_id, event_time, report_id";
   if (rows.size() >= kCopyRows) {
     // The staging table lives as long as the session: made again after a reconnect.
-    if (staging_session_ != write_->reconnects()) {
+    if (w.staging_session != w.conn->reconnects()) {
       DENIABLE_RETURN_IF_ERROR(
-          write_
+          w.conn
               ->Exec("CREATE TEMP TABLE IF NOT EXISTS report_staging(metric_id bigint, "
                      "event_time bigint, report_id uuid, version integer, bit boolean, "
                      "labels text) ON COMMIT DELETE ROWS")
               .status());
-      staging_session_ = write_->reconnects();
+      w.staging_session = w.conn->reconnects();
     }
     std::string data;
     data.reserve(rows.size() * 72);
@@ -416,13 +472,13 @@ absl::StatusOr<PgResult> PostgresStorage::InsertReports(absl::Span<const ReportR
       absl::StrAppend(&data, r.metric_id, "\t", r.event_time_seconds, "\t", *ids[i], "\t",
                       r.design_version, r.bit ? "\tt\t" : "\tf\t", CopyText(r.labels), "\n");
     }
-    absl::Status copied = write_->CopyIn("COPY report_staging FROM STDIN", data);
+    absl::Status copied = w.conn->CopyIn("COPY report_staging FROM STDIN", data);
     if (!copied.ok()) {
-      staging_session_ = -1;  // a failed COPY may leave the session without it
+      w.staging_session = -1;  // a failed COPY may leave the session without it
       return copied;
     }
     // Key order, as below: concurrent transactions lock conflicting keys in the same order.
-    return write_->Exec(absl::StrCat(kInsert,
+    return w.conn->Exec(absl::StrCat(kInsert,
                                      "SELECT * FROM report_staging ORDER BY metric_id, "
                                      "event_time, report_id",
                                      kReturning));
@@ -438,7 +494,7 @@ absl::StatusOr<PgResult> PostgresStorage::InsertReports(absl::Span<const ReportR
     bit.push_back(row.bit ? 1 : 0);
     labels.push_back(row.labels);
   }
-  return write_->Exec(
+  return w.conn->Exec(
       absl::StrCat(kInsert,
                    "SELECT m, t, i, v, b::int::boolean, l FROM unnest($1::bigint[], "
                    "$2::bigint[], $3::uuid[], $4::integer[], $5::integer[], $6::text[]) "
@@ -449,7 +505,7 @@ absl::StatusOr<PgResult> PostgresStorage::InsertReports(absl::Span<const ReportR
 }
 
 absl::StatusOr<absl::flat_hash_set<int64_t>> PostgresStorage::LockMetrics(
-    absl::Span<const absl::Span<const ReportRow>> batches) {
+    Writer& w, absl::Span<const absl::Span<const ReportRow>> batches) {
   std::vector<int64_t> ids;
   for (absl::Span<const ReportRow> batch : batches) {
     for (const ReportRow& row : batch) ids.push_back(row.metric_id);
@@ -460,7 +516,7 @@ absl::StatusOr<absl::flat_hash_set<int64_t>> PostgresStorage::LockMetrics(
   // deletes the rows it stored), or this one waits for the delete and finds no row. Appends do
   // not block each other (KEY SHARE locks are compatible) nor an UPDATE of non-key columns.
   DENIABLE_ASSIGN_OR_RETURN(
-      PgResult r, write_->Exec("SELECT id FROM metrics WHERE id = ANY($1::bigint[]) ORDER BY id "
+      PgResult r, w.conn->Exec("SELECT id FROM metrics WHERE id = ANY($1::bigint[]) ORDER BY id "
                                "FOR KEY SHARE",
                                {PgIntArray(ids)}));
   absl::flat_hash_set<int64_t> existing;
@@ -469,7 +525,7 @@ absl::StatusOr<absl::flat_hash_set<int64_t>> PostgresStorage::LockMetrics(
 }
 
 absl::StatusOr<std::vector<AppendResult>> PostgresStorage::AppendLocked(
-    absl::Span<const absl::Span<const ReportRow>> batches) {
+    Writer& w, absl::Span<const absl::Span<const ReportRow>> batches) {
   using Key = std::tuple<int64_t, int64_t, std::string>;  // metric, event time, uuid text
   struct Candidate {
     Key key;
@@ -477,7 +533,7 @@ absl::StatusOr<std::vector<AppendResult>> PostgresStorage::AppendLocked(
     size_t batch;
   };
   std::vector<AppendResult> results(batches.size());
-  DENIABLE_ASSIGN_OR_RETURN(const absl::flat_hash_set<int64_t> existing, LockMetrics(batches));
+  DENIABLE_ASSIGN_OR_RETURN(const absl::flat_hash_set<int64_t> existing, LockMetrics(w, batches));
   // First occurrence of each key in the call; a later one is its batch's duplicate.
   std::vector<Candidate> candidates;
   absl::flat_hash_set<Key> seen;
@@ -510,7 +566,7 @@ absl::StatusOr<std::vector<AppendResult>> PostgresStorage::AppendLocked(
     sorted.push_back(candidates[i].row);
     ids.push_back(&std::get<2>(candidates[i].key));
   }
-  DENIABLE_ASSIGN_OR_RETURN(PgResult inserted, InsertReports(sorted, ids));
+  DENIABLE_ASSIGN_OR_RETURN(PgResult inserted, InsertReports(w, sorted, ids));
   absl::flat_hash_set<Key> fresh;
   fresh.reserve(static_cast<size_t>(inserted.rows()));
   for (int i = 0; i < inserted.rows(); ++i) {
@@ -543,66 +599,67 @@ absl::StatusOr<std::vector<AppendResult>> PostgresStorage::AppendLocked(
     cy.push_back(value.second);
   }
   DENIABLE_RETURN_IF_ERROR(
-      write_
+      w.conn
           ->Exec("INSERT INTO counts(metric_id, event_time, version, labels, shard, n, yes) "
                  "SELECT m, t, v, l, $7, n, y FROM unnest($1::bigint[], $2::bigint[], "
                  "$3::integer[], $4::text[], $5::bigint[], $6::bigint[]) AS u(m, t, v, l, n, y) "
                  "ON CONFLICT (metric_id, event_time, version, labels, shard) DO UPDATE "
                  "SET n = counts.n + EXCLUDED.n, yes = counts.yes + EXCLUDED.yes",
                  {PgIntArray(cm), PgIntArray(ct), PgIntArray(cv), PgTextArray(cl), PgIntArray(cn),
-                  PgIntArray(cy), absl::StrCat(shard_)})
+                  PgIntArray(cy), absl::StrCat(w.shard)})
           .status());
-  DENIABLE_RETURN_IF_ERROR(AddPostgresCategoryCounts(*write_, categorical, shard_));
+  DENIABLE_RETURN_IF_ERROR(AddPostgresCategoryCounts(*w.conn, categorical, w.shard));
   return results;
 }
 
 absl::StatusOr<std::vector<CountRow>> PostgresStorage::ReadCounts(int64_t metric_id,
                                                                   int64_t start_seconds,
                                                                   int64_t end_seconds) {
-  absl::MutexLock lock(&read_mu_);
-  std::vector<CountRow> rows;
-  // One snapshot for the counts and the category support (postgres_categories.h).
-  absl::Status s = read_->Transaction([&]() -> absl::Status {
-    DENIABLE_RETURN_IF_ERROR(
-        read_->Exec("SET TRANSACTION ISOLATION LEVEL REPEATABLE READ READ ONLY").status());
-    DENIABLE_ASSIGN_OR_RETURN(rows, ReadCountsLocked(metric_id, start_seconds, end_seconds));
-    return ReadPostgresCategoryCounts(*read_, metric_id, start_seconds, end_seconds, &rows);
-  });
-  if (!s.ok()) return s;
-  return rows;
-}
-
-absl::StatusOr<std::vector<CountRow>> PostgresStorage::ReadCountsLocked(int64_t metric_id,
-                                                                        int64_t start_seconds,
-                                                                        int64_t end_seconds) {
   DENIABLE_ASSIGN_OR_RETURN(
-      PgResult r,
-      read_->Exec(
-          "SELECT version, event_time, labels, sum(n)::bigint, sum(yes)::bigint "
-          "FROM counts WHERE metric_id = $1 AND event_time >= $2 AND event_time < $3 "
-          "GROUP BY event_time, version, labels ORDER BY event_time, version, labels",
-          {absl::StrCat(metric_id), absl::StrCat(start_seconds), absl::StrCat(end_seconds)}));
+      PgResult r, reads_->Read(kReadCounts, {absl::StrCat(metric_id), absl::StrCat(start_seconds),
+                                             absl::StrCat(end_seconds)}));
   std::vector<CountRow> rows;
-  rows.reserve(static_cast<size_t>(r.rows()));
+  // (version, event time, labels) -> index in rows; the count rows come first (kind 0).
+  std::map<std::tuple<uint32_t, int64_t, std::string>, size_t> index;
   for (int i = 0; i < r.rows(); ++i) {
-    rows.push_back(CountRow{static_cast<uint32_t>(r.Int64(i, 0)),
-                            r.Int64(i, 1),
-                            r.Text(i, 2),
-                            r.Int64(i, 3),
-                            r.Int64(i, 4),
-                            {}});
+    const auto version = static_cast<uint32_t>(r.Int64(i, 2));
+    if (r.Int64(i, 0) == 0) {
+      rows.push_back(
+          CountRow{version, r.Int64(i, 1), r.Text(i, 3), r.Int64(i, 4), r.Int64(i, 5), {}});
+      continue;
+    }
+    if (index.empty()) {
+      for (size_t k = 0; k < rows.size(); ++k) {
+        index[{rows[k].design_version, rows[k].event_time_seconds, rows[k].labels}] = k;
+      }
+    }
+    auto it = index.find({version, r.Int64(i, 1), r.Text(i, 3)});
+    if (it == index.end()) {
+      return absl::DataLossError(absl::StrCat(
+          "metric ", metric_id, ": category counts without counts in the PostgreSQL database"));
+    }
+    AddCategorySupport(&rows[it->second].support, static_cast<size_t>(r.Int64(i, 4)),
+                       r.Int64(i, 5));
   }
   return rows;
 }
 
-absl::Status PostgresStorage::Health() {
-  absl::MutexLock lock(&read_mu_);
-  return read_->Exec("SELECT 1").status();
+absl::Status PostgresStorage::Health() { return reads_->Read("SELECT 1").status(); }
+
+absl::StatusOr<std::string> PostgresStorage::ExplainReadCounts(int64_t metric_id,
+                                                               int64_t start_seconds,
+                                                               int64_t end_seconds) {
+  DENIABLE_ASSIGN_OR_RETURN(PgResult r,
+                            reads_->Read(absl::StrCat("EXPLAIN (ANALYZE, BUFFERS) ", kReadCounts),
+                                         {absl::StrCat(metric_id), absl::StrCat(start_seconds),
+                                          absl::StrCat(end_seconds)}));
+  std::string plan;
+  for (int i = 0; i < r.rows(); ++i) absl::StrAppend(&plan, r.Text(i, 0), "\n");
+  return plan;
 }
 
 absl::StatusOr<int64_t> PostgresStorage::ReportCount() {
-  absl::MutexLock lock(&read_mu_);
-  DENIABLE_ASSIGN_OR_RETURN(PgResult r, read_->Exec("SELECT count(*) FROM reports"));
+  DENIABLE_ASSIGN_OR_RETURN(PgResult r, reads_->Read("SELECT count(*) FROM reports"));
   return r.Int64(0, 0);
 }
 

@@ -39,11 +39,17 @@
 // keep their reports and retry) and the next call reconnects by itself. A COMMIT whose answer was
 // lost is reported UNAVAILABLE; the device's retry is then recognised as a duplicate.
 //
-// Thread-safe: writes share one connection (group commit keeps one writer busy), reads another.
+// Reads: every read is ONE statement (so one round trip and one snapshot, also for the counts
+// and the category support together) on a pool of up to kReadConnections sessions of its own
+// (postgres_pool.h): queries neither queue behind one another nor behind the writer.
+//
+// Thread-safe: writes take one of kWriteConnections writing sessions (group commit keeps them
+// busy); reads take a connection of the pool.
 #ifndef DENIABLE_SERVER_STORAGE_POSTGRES_STORAGE_H_
 #define DENIABLE_SERVER_STORAGE_POSTGRES_STORAGE_H_
 
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <optional>
 #include <string>
@@ -53,6 +59,7 @@
 #include "absl/container/flat_hash_set.h"
 #include "absl/synchronization/mutex.h"
 #include "server/storage/postgres_connection.h"
+#include "server/storage/postgres_pool.h"
 #include "server/storage/storage.h"
 
 namespace deniable::server {
@@ -71,13 +78,19 @@ class PostgresStorage : public Storage {
  public:
   // Count shards: a collector adds to shard (its sequence number mod kCountShards).
   static constexpr int kCountShards = 64;
+  // Writing connections of one storage, each with a count shard of its own: group commit
+  // (GroupCommitOptions::committers) keeps that many transactions going at once, so PostgreSQL
+  // works on one while the collector prepares the next.
+  static constexpr int kWriteConnections = 2;
+  // Most reading connections of one storage (queries, metric reads, health).
+  static constexpr int kReadConnections = 4;
   // Rows from which an append goes through COPY rather than unnest arrays (measured crossover:
   // between 1000 and 3000 rows, docs/benchmarks.md).
   static constexpr size_t kCopyRows = 2000;
 
-  // Connects twice (writer, reader) and creates or migrates the schema (EnsurePostgresSchema).
-  // Errors: INVALID_ARGUMENT for an empty URI; UNAVAILABLE when PostgreSQL cannot be reached;
-  // FAILED_PRECONDITION when the database's schema is newer than this server.
+  // Connects (kWriteConnections writers, a first reader) and creates or migrates the schema
+  // (EnsurePostgresSchema). Errors: INVALID_ARGUMENT for an empty URI; UNAVAILABLE when PostgreSQL
+  // cannot be reached; FAILED_PRECONDITION when the database's schema is newer than this server.
   static absl::StatusOr<std::unique_ptr<PostgresStorage>> Open(const PostgresOptions& options);
 
   absl::StatusOr<StoredMetric> CreateMetric(StoredMetric metric) override;
@@ -100,35 +113,42 @@ class PostgresStorage : public Storage {
   // deletes the remaining expired rows batch_rows per transaction (and the counts under
   // kRetentionDropCounts).
   absl::StatusOr<RetentionResult> ApplyRetention(const RetentionOptions& options) override;
-  // A `SELECT 1` on the reading connection (reconnecting if needed). Errors: UNAVAILABLE saying
+  // A `SELECT 1` on a reading connection (reconnecting if needed). Errors: UNAVAILABLE saying
   // PostgreSQL cannot be reached.
   absl::Status Health() override;
 
   // Number of stored reports (a full count; for tests and checks, not for queries).
   absl::StatusOr<int64_t> ReportCount();
-  // This process's count shard, in [0, kCountShards).
+  // EXPLAIN (ANALYZE, BUFFERS) of ReadCounts' statement for these arguments, one plan line per
+  // line (for benchmarks and docs/benchmarks.md). Errors: storage errors.
+  absl::StatusOr<std::string> ExplainReadCounts(int64_t metric_id, int64_t start_seconds,
+                                                int64_t end_seconds);
+  // The count shard of this storage's first writer, in [0, kCountShards) (each writer has its
+  // own, drawn one after the other).
   int shard() const { return shard_; }
 
  private:
   PostgresStorage() = default;
-  absl::StatusOr<std::vector<CountRow>> ReadCountsLocked(int64_t metric_id, int64_t start_seconds,
-                                                         int64_t end_seconds)
-      ABSL_EXCLUSIVE_LOCKS_REQUIRED(read_mu_);
-  absl::Status EnsurePartitions(absl::Span<const absl::Span<const ReportRow>> batches)
-      ABSL_EXCLUSIVE_LOCKS_REQUIRED(write_mu_);
+  // A writing session with its count shard.
+  struct Writer {
+    std::unique_ptr<PgConnection> conn;
+    int shard = 0;
+    // conn->reconnects() when report_staging was made on the session; -1: not made.
+    int64_t staging_session = -1;
+  };
+  // Runs `body` with a writer of its own (waiting while all are busy).
+  absl::Status WithWriter(const std::function<absl::Status(Writer&)>& body);
+  absl::Status EnsurePartitions(Writer& w, absl::Span<const absl::Span<const ReportRow>> batches);
   absl::StatusOr<std::vector<AppendResult>> AppendLocked(
-      absl::Span<const absl::Span<const ReportRow>> batches)
-      ABSL_EXCLUSIVE_LOCKS_REQUIRED(write_mu_);
+      Writer& w, absl::Span<const absl::Span<const ReportRow>> batches);
   // The ids among the batches' metrics that exist, each row locked FOR KEY SHARE until the end
-  // of AppendLocked's transaction.
+  // of AppendLocked's transaction on `w`.
   absl::StatusOr<absl::flat_hash_set<int64_t>> LockMetrics(
-      absl::Span<const absl::Span<const ReportRow>> batches)
-      ABSL_EXCLUSIVE_LOCKS_REQUIRED(write_mu_);
+      Writer& w, absl::Span<const absl::Span<const ReportRow>> batches);
   // INSERT ... ON CONFLICT DO NOTHING RETURNING (metric_id, event_time, report_id) of `rows`, in
   // the given (key) order; `ids` are their uuids as text. Inside AppendLocked's transaction.
-  absl::StatusOr<PgResult> InsertReports(absl::Span<const ReportRow* const> rows,
-                                         absl::Span<const std::string* const> ids)
-      ABSL_EXCLUSIVE_LOCKS_REQUIRED(write_mu_);
+  absl::StatusOr<PgResult> InsertReports(Writer& w, absl::Span<const ReportRow* const> rows,
+                                         absl::Span<const std::string* const> ids);
 
   // Drops the day partitions that hold only expired rows (see ApplyRetention).
   absl::Status DropExpiredPartitions(const std::vector<StoredMetric>& metrics,
@@ -145,13 +165,11 @@ class PostgresStorage : public Storage {
   absl::Mutex retention_mu_;
   std::unique_ptr<PgConnection> retention_ ABSL_GUARDED_BY(retention_mu_);
   int shard_ = 0;
-  absl::Mutex write_mu_ ABSL_ACQUIRED_BEFORE(read_mu_);
-  std::unique_ptr<PgConnection> write_ ABSL_GUARDED_BY(write_mu_);
-  absl::flat_hash_set<int64_t> partition_days_ ABSL_GUARDED_BY(write_mu_);  // known to exist
-  // write_->reconnects() when report_staging was made on the session; -1: not made.
-  int64_t staging_session_ ABSL_GUARDED_BY(write_mu_) = -1;
-  absl::Mutex read_mu_;
-  std::unique_ptr<PgConnection> read_ ABSL_GUARDED_BY(read_mu_);
+  absl::Mutex write_mu_;
+  std::vector<std::unique_ptr<Writer>> idle_writers_ ABSL_GUARDED_BY(write_mu_);
+  absl::Mutex partition_mu_;
+  absl::flat_hash_set<int64_t> partition_days_ ABSL_GUARDED_BY(partition_mu_);  // known to exist
+  std::unique_ptr<PgPool> reads_;
 };
 
 // Reads a metric and its designs through `conn` (shared by the storage and the migration).
