@@ -116,7 +116,7 @@ class ReportStream {
   std::vector<std::pair<int64_t, std::string>> metric_names_ ABSL_GUARDED_BY(mu_);
   std::vector<ReportRow> pending_ ABSL_GUARDED_BY(mu_);
   std::vector<Origin> pending_origin_ ABSL_GUARDED_BY(mu_);  // pending_[j] came from [j]
-  int64_t flushing_rows_ ABSL_GUARDED_BY(mu_) = 0;  // rows of the flush in progress
+  int64_t flushing_rows_ ABSL_GUARDED_BY(mu_) = 0;           // rows of the flush in progress
   int64_t accepted_ ABSL_GUARDED_BY(mu_) = 0;
   int64_t duplicates_ ABSL_GUARDED_BY(mu_) = 0;
   std::vector<std::string> stale_metrics_ ABSL_GUARDED_BY(mu_);

@@ -118,3 +118,22 @@ build_deps_image() {
     >"$OUT/deps-build.log" 2>&1 || { tail -n 40 "$OUT/deps-build.log" >&2; fail "building $DEPS_IMAGE failed"; }
   echo "$DEPS_IMAGE: $(($($DOCKER image inspect -f '{{.Size}}' "$DEPS_IMAGE") / 1000000)) MB"
 }
+
+# Sets CLI to the host's deniable CLI: $DENIABLE_CLI, else the build tree's, else the one in
+# $IMAGE copied to $OUT; fails when it cannot run here (a missing shared library).
+pick_cli() {
+  if [ -n "${DENIABLE_CLI:-}" ]; then
+    CLI=$DENIABLE_CLI
+  elif [ -x "$REPO/build/tools/deniable" ]; then
+    CLI=$REPO/build/tools/deniable
+  else
+    local cid
+    cid=$($DOCKER create "$IMAGE")
+    $DOCKER cp "$cid:/usr/local/bin/deniable" "$OUT/deniable"
+    $DOCKER rm "$cid" >/dev/null
+    CLI=$OUT/deniable
+  fi
+  [ -x "$CLI" ] || fail "no CLI at $CLI"
+  echo "host CLI: $CLI"
+  if ldd "$CLI" | grep -F 'not found'; then fail "the host CLI misses shared libraries"; fi
+}

@@ -144,20 +144,9 @@ image_ready() {
 
 deps_image() { build_deps_image; }
 
-pick_cli() {
-  if [ -n "${DENIABLE_CLI:-}" ]; then
-    CLI=$DENIABLE_CLI
-  elif [ -x "$REPO/build/tools/deniable" ]; then
-    CLI=$REPO/build/tools/deniable
-  else
-    local cid
-    cid=$($DOCKER create "$IMAGE")
-    $DOCKER cp "$cid:/usr/local/bin/deniable" "$OUT/deniable"
-    $DOCKER rm "$cid" >/dev/null
-    CLI=$OUT/deniable
-  fi
-  [ -x "$CLI" ] || fail "no CLI at $CLI"
-  echo "host CLI: $CLI, balancer on $TARGET, project $PROJECT"
+pick_compose_cli() {
+  pick_cli
+  echo "balancer on $TARGET, project $PROJECT"
 }
 
 compose_up() {
@@ -341,7 +330,7 @@ step "install docker.io, docker-compose"        install_tools
 step "start dockerd"                            start_dockerd
 step "collector image $IMAGE"                   image_ready
 step "PostgreSQL and nginx image $DEPS_IMAGE"   deps_image
-step "pick the host CLI"                        pick_cli
+step "pick the host CLI"                        pick_compose_cli
 step "compose up, wait for health"              start_all
 step "replay Chile survey through nginx"        first_replay
 step "n exact, both collectors used"            check_first

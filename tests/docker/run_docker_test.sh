@@ -141,22 +141,6 @@ check_labels() {
     | grep -qE '^[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9]{2}:[0-9]{2}:[0-9]{2}Z$' || fail "label created is not RFC 3339 UTC"
 }
 
-pick_cli() {
-  if [ -n "${DENIABLE_CLI:-}" ]; then
-    CLI=$DENIABLE_CLI
-  elif [ -x "$REPO/build/tools/deniable" ]; then
-    CLI=$REPO/build/tools/deniable
-  else
-    local cid
-    cid=$($DOCKER create "$IMAGE")
-    $DOCKER cp "$cid:/usr/local/bin/deniable" "$OUT/deniable"
-    $DOCKER rm "$cid" >/dev/null
-    CLI=$OUT/deniable
-  fi
-  [ -x "$CLI" ] || fail "no CLI at $CLI"
-  echo "host CLI: $CLI"
-  if ldd "$CLI" | grep -F 'not found'; then fail "the host CLI misses shared libraries"; fi
-}
 
 start_container() {
   # $1: container name. The port is published on loopback only. The image's HEALTHCHECK command
