@@ -13,6 +13,18 @@ using ::testing::HasSubstr;
 using ::testing::IsEmpty;
 using ::testing::Not;
 
+// Two tokens: id 1 "dn_analyst" (analyst) and id 2 "dn_reporter" (reporter).
+std::vector<TokenRecord> AnalystAndReporterTokens() {
+  std::vector<TokenRecord> records(2);
+  records[0].id = 1;
+  records[0].role = Role::kAnalyst;
+  records[0].hash = HashToken("dn_analyst");
+  records[1].id = 2;
+  records[1].role = Role::kReporter;
+  records[1].hash = HashToken("dn_reporter");
+  return records;
+}
+
 TEST(AllowedRolesTest, TableOfBothFrontEnds) {
   EXPECT_THAT(AllowedRoles("deniable.v1.ReportService/GetDesign"),
               ElementsAre(Role::kReporter, Role::kAnalyst));
@@ -39,13 +51,7 @@ TEST(AccessPolicyTest, UnknownMethodIsRefusedEvenWithoutTokens) {
 
 TEST(AccessPolicyTest, RolesAndTokensAndSharedRateLimit) {
   FakeClock clock(absl::FromUnixSeconds(1700000000));
-  std::vector<TokenRecord> records(2);
-  records[0].id = 1;
-  records[0].role = Role::kAnalyst;
-  records[0].hash = HashToken("dn_analyst");
-  records[1].id = 2;
-  records[1].role = Role::kReporter;
-  records[1].hash = HashToken("dn_reporter");
+  const std::vector<TokenRecord> records = AnalystAndReporterTokens();
   auto authenticator =
       Authenticator::Create([records] { return records; }, &clock, absl::Seconds(5));
   ASSERT_TRUE(authenticator.ok());
@@ -120,13 +126,7 @@ TEST(AccessPolicyTest, TokenAddedToAnEmptyTableTurnsTokensOnLiveAndRevokingKeeps
 // header changes nothing elsewhere.
 TEST(AccessPolicyImportTest, OnlyAnAnalystTokenMayImport) {
   FakeClock clock(absl::FromUnixSeconds(1700000000));
-  std::vector<TokenRecord> records(2);
-  records[0].id = 1;
-  records[0].role = Role::kAnalyst;
-  records[0].hash = HashToken("dn_analyst");
-  records[1].id = 2;
-  records[1].role = Role::kReporter;
-  records[1].hash = HashToken("dn_reporter");
+  const std::vector<TokenRecord> records = AnalystAndReporterTokens();
   auto authenticator =
       Authenticator::Create([records] { return records; }, &clock, absl::Seconds(5));
   ASSERT_TRUE(authenticator.ok());
