@@ -59,6 +59,7 @@
 #include "google/protobuf/util/json_util.h"
 #include "server/core/metric_registry.h"
 #include "server/core/prevalence_query.h"
+#include "server/server_logging.h"
 #include "server/service/collector_server.h"
 #include "server/storage/group_commit_storage.h"
 #include "server/storage/sqlite_storage.h"
@@ -85,6 +86,8 @@ ABSL_FLAG(int, stream_message_reports, 1, "reports per stream message");
 ABSL_FLAG(std::vector<std::string>, loads,
           std::vector<std::string>({"unary", "batched", "streaming"}),
           "ingestion loads to run (for profiling one of them)");
+ABSL_FLAG(bool, access_log, true,
+          "the collectors' access log, one line per call (deniable-server's default: on)");
 ABSL_FLAG(std::string, durability, "full", "the collector's durability: full or normal");
 ABSL_FLAG(std::string, storage, "sqlite",
           "sqlite (the default run), postgresql (a PostgreSQL of its own, fsync off) or a "
@@ -162,6 +165,7 @@ absl::StatusOr<Collector> StartCollector(std::unique_ptr<server::SqliteStorage> 
   options.max_receive_message_bytes = 8 * 1024 * 1024;
   // Repetitions write into hours before the loaded range, which can be months old.
   options.ingest.max_report_age = absl::Hours(24 * 365 * 20);
+  options.access_log = absl::GetFlag(FLAGS_access_log);
   DENIABLE_ASSIGN_OR_RETURN(
       c.server, server::CollectorServer::Start(std::move(group), SystemClock::Default(), options));
   c.target = absl::StrCat("127.0.0.1:", c.server->port());
@@ -597,6 +601,11 @@ int main(int argc, char** argv) {
   // Debian's Abseil checks every Mutex for lock cycles (a debug aid that costs on each lock).
   absl::SetMutexDeadlockDetectionMode(absl::OnDeadlockCycle::kIgnore);
   absl::ParseCommandLine(n, args.data());
+  // The collectors log as deniable-server logs (its stdout sink, access lines buffered).
+  if (absl::Status s = deniable::server::ConfigureLogging("info", "text"); !s.ok()) {
+    absl::FPrintF(stderr, "%s\n", s.ToString());
+    return 1;
+  }
 
   deniable::bench::Config config;
   config.dir = absl::GetFlag(FLAGS_dir);
@@ -641,6 +650,7 @@ int main(int argc, char** argv) {
     pg.batch_reports = absl::GetFlag(FLAGS_batch_reports);
     pg.streams = absl::GetFlag(FLAGS_streams);
     pg.stream_message_reports = absl::GetFlag(FLAGS_stream_message_reports);
+    pg.access_log = absl::GetFlag(FLAGS_access_log);
     const int rc = deniable::bench::RunPostgresBench(pg);
     if (smoke) std::filesystem::remove_all(config.dir);
     return rc;

@@ -85,6 +85,8 @@ LoadResult RunUnary(const std::vector<std::shared_ptr<grpc::Channel>>& channels,
   Tally tally;
   absl::Mutex mu;
   int active = spec.in_flight;
+  std::vector<Slot*> free_slots;  // paced loads: slots whose call has returned
+  const bool paced = spec.calls_per_second > 0;
   const absl::Time start = absl::Now();
   const absl::Time deadline = start + spec.duration;
   std::vector<Slot> slots(static_cast<size_t>(spec.in_flight));
@@ -95,20 +97,47 @@ LoadResult RunUnary(const std::vector<std::shared_ptr<grpc::Channel>>& channels,
     s->stub->async()->SubmitReports(s->context.get(), &s->request, &s->response,
                                     [&, s](grpc::Status status) {
                                       tally.Add(status, s->response);
-                                      if (absl::Now() < deadline) {
+                                      if (!paced && absl::Now() < deadline) {
                                         issue(s);
                                         return;
                                       }
                                       absl::MutexLock lock(&mu);
-                                      --active;
+                                      if (paced) {
+                                        free_slots.push_back(s);
+                                      } else {
+                                        --active;
+                                      }
                                     });
   };
   for (size_t i = 0; i < slots.size(); ++i) {
     slots[i].stub = v1::ReportService::NewStub(channels[i % channels.size()]);
     slots[i].request = Template(spec);
   }
-  for (Slot& s : slots) issue(&s);
-  {
+  if (paced) {
+    // Open loop: call k leaves at start + k / rate (or when a slot frees up, if all are busy).
+    for (Slot& s : slots) free_slots.push_back(&s);
+    const absl::Duration interval = absl::Seconds(1.0 / spec.calls_per_second);
+    for (int64_t k = 0;; ++k) {
+      const absl::Time at = start + interval * k;
+      if (at >= deadline) break;
+      absl::SleepFor(at - absl::Now());
+      Slot* s = nullptr;
+      {
+        absl::MutexLock lock(&mu);
+        mu.Await(absl::Condition(
+            +[](std::vector<Slot*>* f) { return !f->empty(); }, &free_slots));
+        s = free_slots.back();
+        free_slots.pop_back();
+      }
+      issue(s);
+    }
+    std::pair<std::vector<Slot*>*, size_t> all_free(&free_slots, slots.size());
+    absl::MutexLock lock(&mu);
+    mu.Await(absl::Condition(
+        +[](std::pair<std::vector<Slot*>*, size_t>* f) { return f->first->size() == f->second; },
+        &all_free));
+  } else {
+    for (Slot& s : slots) issue(&s);
     absl::MutexLock lock(&mu);
     mu.Await(absl::Condition(
         +[](int* n) { return *n == 0; }, &active));

@@ -56,6 +56,10 @@ struct LoadSpec {
   int reports_per_call = 1;        // reports per unary call, or per stream message
   int in_flight = 8;               // unary calls in flight, or concurrent streams
   absl::Duration duration = absl::Seconds(5);
+  // Unary only: 0 runs closed loop (each slot issues its next call when the last one returns);
+  // > 0 issues calls at this rate (open loop, calls per second), at most `in_flight` at once,
+  // so a query can be timed beside a load below the machine's limit.
+  double calls_per_second = 0;
 };
 
 struct LoadResult {

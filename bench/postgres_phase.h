@@ -37,6 +37,8 @@ struct PostgresBenchConfig {
   int batch_reports = 1000;
   int streams = 8;
   int stream_message_reports = 1;
+  // The collectors' access log (ServerOptions::access_log; deniable-server's default is on).
+  bool access_log = true;
 };
 
 // Runs every phase, prints the figures and the table of ratios. Returns the process exit code.

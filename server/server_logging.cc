@@ -1,12 +1,19 @@
 #include "server/server_logging.h"
 
 #include <grpc/support/log.h>
+#include <pthread.h>
 
+#include <chrono>
+#include <csignal>
+#include <cstdio>
 #include <memory>
+#include <mutex>
 #include <string>
 
 #include "absl/strings/str_cat.h"
+#include "server/service/access_log.h"
 #include "spdlog/pattern_formatter.h"
+#include "spdlog/sinks/base_sink.h"
 #include "spdlog/spdlog.h"
 
 namespace deniable::server {
@@ -50,6 +57,18 @@ class JsonEscapedMessage : public spdlog::custom_flag_formatter {
   }
 };
 
+// stdout through stdio's buffer: flushed after each line except the access logger's.
+class StdoutSink final : public spdlog::sinks::base_sink<std::mutex> {
+ protected:
+  void sink_it_(const spdlog::details::log_msg& msg) override {
+    spdlog::memory_buf_t line;
+    formatter_->format(msg, line);
+    std::fwrite(line.data(), 1, line.size(), stdout);
+    if (msg.logger_name != kAccessLoggerName) std::fflush(stdout);
+  }
+  void flush_() override { std::fflush(stdout); }
+};
+
 void GrpcLogToSpdlog(gpr_log_func_args* args) {
   const spdlog::level::level_enum level =
       args->severity == GPR_LOG_SEVERITY_ERROR  ? spdlog::level::err
@@ -82,6 +101,21 @@ absl::Status ConfigureLogging(absl::string_view level, absl::string_view format)
   if (format != "text" && format != "json") {
     return absl::InvalidArgumentError(
         absl::StrCat("--log_format must be text or json, but is \"", format, "\""));
+  }
+  auto sink = std::make_shared<StdoutSink>();
+  auto main_logger = std::make_shared<spdlog::logger>("", sink);
+  spdlog::drop(kAccessLoggerName);
+  spdlog::register_logger(std::make_shared<spdlog::logger>(kAccessLoggerName, sink));
+  spdlog::set_default_logger(main_logger);
+  {
+    // The flushing thread takes no signal (threads inherit the mask they are made with): the
+    // server waits for SIGTERM in one thread of its own, and a stop signal delivered here would
+    // end the process without draining.
+    sigset_t all, before;
+    sigfillset(&all);
+    pthread_sigmask(SIG_BLOCK, &all, &before);
+    spdlog::flush_every(std::chrono::seconds(1));
+    pthread_sigmask(SIG_SETMASK, &before, nullptr);
   }
   spdlog::set_level(parsed);
   if (format == "json") {

@@ -2,6 +2,7 @@
 
 #include <spdlog/spdlog.h>
 
+#include <memory>
 #include <string>
 
 #include "absl/strings/str_cat.h"
@@ -17,7 +18,9 @@ void LogAccess(const AccessEntry& entry) {
                   absl::StrFormat(" latency_ms=%.3f", absl::ToDoubleMilliseconds(entry.latency)));
   if (entry.reports >= 0) absl::StrAppend(&line, " reports=", entry.reports);
   if (entry.import) absl::StrAppend(&line, " import=true");
-  spdlog::info("{}", line);
+  std::shared_ptr<spdlog::logger> access = spdlog::get(kAccessLoggerName);
+  if (access == nullptr) access = spdlog::default_logger();
+  access->info("{}", line);
 }
 
 }  // namespace deniable::server

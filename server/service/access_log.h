@@ -30,6 +30,11 @@
 
 namespace deniable::server {
 
+// The spdlog logger LogAccess writes through when one of this name is registered (the server's
+// ConfigureLogging registers it, to buffer access lines: server_logging.h); otherwise the
+// default logger.
+inline constexpr char kAccessLoggerName[] = "access";
+
 struct AccessEntry {
   absl::string_view transport;  // "grpc" or "http"
   // Full method name ("deniable.v1.QueryService/GetPrevalence") or an HTTP route; must not hold

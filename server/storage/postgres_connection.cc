@@ -120,6 +120,7 @@ absl::Status PgConnection::EnsureConnected() {
                                                absl::StripAsciiWhitespace(PQerrorMessage(conn_))));
   }
   ++reconnects_;
+  prepared_.clear();
   return absl::OkStatus();
 }
 
@@ -140,6 +141,30 @@ absl::StatusOr<PgResult> PgConnection::Exec(absl::string_view sql,
   const ExecStatusType status = raw != nullptr ? PQresultStatus(raw) : PGRES_FATAL_ERROR;
   if (status == PGRES_COMMAND_OK || status == PGRES_TUPLES_OK) return result;
   return ResultError(raw, owned);
+}
+
+absl::StatusOr<PgResult> PgConnection::ExecPrepared(absl::string_view name, absl::string_view sql,
+                                                    const std::vector<PgParam>& params) {
+  DENIABLE_RETURN_IF_ERROR(EnsureConnected());
+  const std::string owned_name(name);
+  if (!prepared_.contains(owned_name)) {
+    const std::string owned(sql);
+    PgResult prepared(PQprepare(conn_, owned_name.c_str(), owned.c_str(),
+                                static_cast<int>(params.size()), nullptr));
+    if (prepared.get() == nullptr || PQresultStatus(prepared.get()) != PGRES_COMMAND_OK) {
+      return ResultError(prepared.get(), owned);
+    }
+    prepared_.insert(owned_name);
+  }
+  std::vector<const char*> values;
+  values.reserve(params.size());
+  for (const PgParam& p : params) values.push_back(p.has_value() ? p->c_str() : nullptr);
+  PGresult* raw = PQexecPrepared(conn_, owned_name.c_str(), static_cast<int>(params.size()),
+                                 values.data(), nullptr, nullptr, 0);
+  PgResult result(raw);
+  const ExecStatusType status = raw != nullptr ? PQresultStatus(raw) : PGRES_FATAL_ERROR;
+  if (status == PGRES_COMMAND_OK || status == PGRES_TUPLES_OK) return result;
+  return ResultError(raw, sql);
 }
 
 absl::Status PgConnection::ResultError(PGresult* raw, absl::string_view sql) {

@@ -20,6 +20,7 @@
 #include <string>
 #include <vector>
 
+#include "absl/container/flat_hash_set.h"
 #include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"
 
@@ -85,6 +86,15 @@ class PgConnection {
   // Errors: PostgresError's codes; UNAVAILABLE when the connection is lost or cannot be rebuilt.
   absl::StatusOr<PgResult> Exec(absl::string_view sql, const std::vector<PgParam>& params = {});
 
+  // As Exec, as a prepared statement named `name` on this session: prepared (PQprepare) at its
+  // first use and again after a reconnect, then only bound and run (PQexecPrepared), so a hot
+  // statement is parsed and planned once per session instead of per call (PostgreSQL manual,
+  // "PREPARE": a generic plan after five custom ones when it costs no more). REQUIRES: every
+  // call with one `name` passes the same `sql` with the same number of parameters.
+  // Errors: as Exec.
+  absl::StatusOr<PgResult> ExecPrepared(absl::string_view name, absl::string_view sql,
+                                        const std::vector<PgParam>& params);
+
   // COPY ... FROM STDIN with `data` in COPY's text format (rows end with '\n', columns separated
   // by '\t', see CopyText). Errors: as Exec.
   absl::Status CopyIn(absl::string_view copy_sql, absl::string_view data);
@@ -116,6 +126,8 @@ class PgConnection {
   std::string conninfo_;
   PGconn* conn_;
   int64_t reconnects_ = 0;
+  // Statements prepared on the current session (a reconnect starts a session without them).
+  absl::flat_hash_set<std::string> prepared_;
 };
 
 // Text-format array literals for `unnest($1::T[])`: "{1,2,3}" and, for text, each element

@@ -63,6 +63,17 @@ absl::StatusOr<PgResult> PgPool::Read(absl::string_view sql, const std::vector<P
   return std::move(*out);
 }
 
+absl::StatusOr<PgResult> PgPool::ReadPrepared(absl::string_view name, absl::string_view sql,
+                                              const std::vector<PgParam>& params) {
+  std::optional<PgResult> out;
+  DENIABLE_RETURN_IF_ERROR(Run([&](PgConnection& conn) -> absl::Status {
+    DENIABLE_ASSIGN_OR_RETURN(PgResult r, conn.ExecPrepared(name, sql, params));
+    out.emplace(std::move(r));
+    return absl::OkStatus();
+  }));
+  return std::move(*out);
+}
+
 int PgPool::connections() const {
   absl::MutexLock lock(&mu_);
   return made_;

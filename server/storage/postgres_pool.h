@@ -43,6 +43,11 @@ class PgPool {
   // One statement through Run. Errors: as PgConnection::Exec.
   absl::StatusOr<PgResult> Read(absl::string_view sql, const std::vector<PgParam>& params = {});
 
+  // One prepared statement through Run (PgConnection::ExecPrepared: prepared once per session).
+  // Errors: as PgConnection::Exec.
+  absl::StatusOr<PgResult> ReadPrepared(absl::string_view name, absl::string_view sql,
+                                        const std::vector<PgParam>& params);
+
   // Connections made so far (idle or busy), at most `size`.
   int connections() const;
 

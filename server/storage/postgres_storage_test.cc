@@ -1,5 +1,6 @@
 // PostgresStorage beyond the conformance suite: concurrent starts, a newer schema, a database
-// restart (UNAVAILABLE, then reconnecting by itself), error mapping and password redaction.
+// restart (UNAVAILABLE, then reconnecting by itself), error mapping and password redaction,
+// shards summed by ReadCounts, and prepared statements across a lost session.
 #include "server/storage/postgres_storage.h"
 
 #include <prometheus/registry.h>
@@ -242,6 +243,77 @@ TEST_F(PostgresStorageTest, RateLimitOfATokenIsSharedByCollectorsAndPeersStayLoc
   // collector 1 emptied before the restart.
   (void)collector1.Admit("t:8", 1);
   EXPECT_EQ(collector1.Admit("t:8", 1).code(), absl::StatusCode::kResourceExhausted);
+}
+
+// ReadCounts reads every shard's row as stored and sums them itself (docs/benchmarks.md): two
+// collectors (two writing sessions each, so up to four shards an hour) give one row per (event
+// time, version, labels), in event-time order, with n, yes and each category's support summed.
+TEST_F(PostgresStorageTest, ReadCountsSumsEveryCollectorsShardsInEventTimeOrder) {
+  auto first = PostgresStorage::Open({.uri = uri_});
+  auto second = PostgresStorage::Open({.uri = uri_});
+  ASSERT_TRUE(first.ok() && second.ok());
+  absl::StatusOr<StoredMetric> m = (*first)->CreateMetric(NewMetric("m"));
+  absl::StatusOr<StoredMetric> c = (*first)->CreateMetric(testing_util::NewCategoricalMetric("c"));
+  ASSERT_TRUE(m.ok() && c.ok());
+  int id = 0;
+  for (PostgresStorage* s : {first->get(), second->get()}) {
+    for (int call = 0; call < 4; ++call) {  // calls spread over the two writing sessions
+      ASSERT_TRUE(s->AppendReports({Row(m->id, ++id, true, 5), Row(m->id, ++id, false, 5),
+                                    Row(m->id, ++id, true, 3), Row(m->id, ++id, true, 5, "k=x"),
+                                    testing_util::CategoricalRow(c->id, ++id, {0, 2}, 5),
+                                    testing_util::CategoricalRow(c->id, ++id, {2}, 5)})
+                      .ok());
+    }
+  }
+  auto conn = PgConnection::Connect(uri_);
+  ASSERT_TRUE(conn.ok());
+  absl::StatusOr<PgResult> shards = (*conn)->Exec(
+      "SELECT count(*) FROM counts WHERE metric_id = $1 AND event_time = $2 AND labels = ''",
+      {absl::StrCat(m->id), absl::StrCat(5 * 3600)});
+  ASSERT_TRUE(shards.ok()) << shards.status();
+  EXPECT_GE(shards->Int64(0, 0), 2) << "the rows of at least two shards are summed";
+
+  absl::StatusOr<std::vector<CountRow>> rows = (*second)->ReadCounts(m->id, 0, 1 << 30);
+  ASSERT_TRUE(rows.ok()) << rows.status();
+  ASSERT_EQ(rows->size(), 3u);
+  EXPECT_EQ((*rows)[0].event_time_seconds, 3 * 3600);
+  EXPECT_EQ((*rows)[0].n, 8);
+  EXPECT_EQ((*rows)[0].yes, 8);
+  EXPECT_EQ((*rows)[1].event_time_seconds, 5 * 3600);
+  EXPECT_EQ((*rows)[1].labels, "");
+  EXPECT_EQ((*rows)[1].n, 16);
+  EXPECT_EQ((*rows)[1].yes, 8);
+  EXPECT_EQ((*rows)[2].labels, "k=x");
+  EXPECT_EQ((*rows)[2].n, 8);
+  absl::StatusOr<std::vector<CountRow>> cats = (*first)->ReadCounts(c->id, 0, 1 << 30);
+  ASSERT_TRUE(cats.ok()) << cats.status();
+  ASSERT_EQ(cats->size(), 1u);
+  EXPECT_EQ((*cats)[0].n, 16);
+  EXPECT_THAT((*cats)[0].support, ::testing::ElementsAre(8, 0, 16));
+}
+
+// A prepared statement lives as long as its session: after the session is lost, the call that
+// finds it lost answers UNAVAILABLE and the next one reconnects, prepares it again and runs it.
+TEST_F(PostgresStorageTest, PreparedStatementIsPreparedAgainOnTheNewSession) {
+  auto conn = PgConnection::Connect(uri_);
+  auto admin = PgConnection::Connect(uri_);
+  ASSERT_TRUE(conn.ok() && admin.ok());
+  constexpr char kSql[] = "SELECT $1::bigint + 1";
+  absl::StatusOr<PgResult> r = (*conn)->ExecPrepared("plus_one", kSql, {"41"});
+  ASSERT_TRUE(r.ok()) << r.status();
+  EXPECT_EQ(r->Int64(0, 0), 42);
+  r = (*conn)->ExecPrepared("plus_one", kSql, {"1"});  // bound and run only
+  ASSERT_TRUE(r.ok()) << r.status();
+  EXPECT_EQ(r->Int64(0, 0), 2);
+  absl::StatusOr<PgResult> pid = (*conn)->Exec("SELECT pg_backend_pid()");
+  ASSERT_TRUE(pid.ok());
+  ASSERT_TRUE((*admin)->Exec("SELECT pg_terminate_backend($1)", {pid->Text(0, 0)}).ok());
+  r = (*conn)->ExecPrepared("plus_one", kSql, {"6"});
+  EXPECT_EQ(r.status().code(), absl::StatusCode::kUnavailable) << r.status();
+  r = (*conn)->ExecPrepared("plus_one", kSql, {"6"});
+  ASSERT_TRUE(r.ok()) << r.status();
+  EXPECT_EQ(r->Int64(0, 0), 7);
+  EXPECT_EQ((*conn)->reconnects(), 1);
 }
 
 TEST_F(PostgresStorageTest, TokensAreSharedThroughTheDatabase) {
