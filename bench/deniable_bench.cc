@@ -88,6 +88,8 @@ ABSL_FLAG(std::vector<std::string>, loads,
           "ingestion loads to run (for profiling one of them)");
 ABSL_FLAG(bool, access_log, true,
           "the collectors' access log, one line per call (deniable-server's default: on)");
+ABSL_FLAG(int, pg_committers, 0,
+          "--storage=postgresql: group commit's committers per collector (0: the server's)");
 ABSL_FLAG(std::string, durability, "full", "the collector's durability: full or normal");
 ABSL_FLAG(std::string, storage, "sqlite",
           "sqlite (the default run), postgresql (a PostgreSQL of its own, fsync off) or a "
@@ -651,6 +653,7 @@ int main(int argc, char** argv) {
     pg.streams = absl::GetFlag(FLAGS_streams);
     pg.stream_message_reports = absl::GetFlag(FLAGS_stream_message_reports);
     pg.access_log = absl::GetFlag(FLAGS_access_log);
+    pg.committers = absl::GetFlag(FLAGS_pg_committers);
     const int rc = deniable::bench::RunPostgresBench(pg);
     if (smoke) std::filesystem::remove_all(config.dir);
     return rc;

@@ -70,21 +70,24 @@ struct Collectors {
   std::vector<server::GroupCommitStorage*> storages;
 };
 
-absl::StatusOr<Collectors> StartCollectors(const std::string& uri, int n, bool access_log) {
+absl::StatusOr<Collectors> StartCollectors(const std::string& uri, int n,
+                                           const PostgresBenchConfig& config) {
   Collectors c;
   for (int i = 0; i < n; ++i) {
     DENIABLE_ASSIGN_OR_RETURN(std::unique_ptr<PostgresStorage> pg,
                               PostgresStorage::Open({.uri = uri}));
     auto group = std::make_unique<server::GroupCommitStorage>(
         std::move(pg),
-        server::GroupCommitOptions{.committers = PostgresStorage::kWriteConnections});
+        server::GroupCommitOptions{.committers = config.committers > 0
+                                                     ? config.committers
+                                                     : PostgresStorage::kWriteConnections});
     c.storages.push_back(group.get());
     server::ServerOptions options;
     options.listen_address = "127.0.0.1:0";
     options.max_receive_message_bytes = 8 * 1024 * 1024;
     options.ingest.max_report_age = absl::Hours(24 * 365 * 20);
     options.metric_cache_age = absl::Seconds(5);
-    options.access_log = access_log;
+    options.access_log = config.access_log;
     DENIABLE_ASSIGN_OR_RETURN(
         std::unique_ptr<server::CollectorServer> s,
         server::CollectorServer::Start(std::move(group), SystemClock::Default(), options));
@@ -404,7 +407,7 @@ int RunPostgresBench(const PostgresBenchConfig& config) {
     absl::PrintF("== %d collector(s), empty database\n", k);
     absl::StatusOr<std::string> uri = dbs->New();
     if (!uri.ok()) return fail(uri.status());
-    absl::StatusOr<Collectors> c = StartCollectors(*uri, k, config.access_log);
+    absl::StatusOr<Collectors> c = StartCollectors(*uri, k, config);
     if (!c.ok()) return fail(c.status());
     if (absl::Status s = EnsureBenchMetric(c->storages[0]).status(); !s.ok()) return fail(s);
     RunLoads(absl::StrCat("empty", k), Spread(c->targets, config.channels), fresh_loads(), &ids);
@@ -438,7 +441,7 @@ int RunPostgresBench(const PostgresBenchConfig& config) {
 
   for (int k : {1, 2}) {
     absl::PrintF("== %d collector(s), %d reports stored\n", k, config.stored_reports);
-    absl::StatusOr<Collectors> c = StartCollectors(*large, k, config.access_log);
+    absl::StatusOr<Collectors> c = StartCollectors(*large, k, config);
     if (!c.ok()) return fail(c.status());
     RunLoads(absl::StrCat("large", k), Spread(c->targets, config.channels), stored_loads(), &ids);
   }
@@ -450,7 +453,7 @@ int RunPostgresBench(const PostgresBenchConfig& config) {
   absl::PrintF("== queries at %d stored reports\n", config.stored_reports);
   std::vector<QueryTimes> query_times;
   {
-    absl::StatusOr<Collectors> c = StartCollectors(*large, 1, config.access_log);
+    absl::StatusOr<Collectors> c = StartCollectors(*large, 1, config);
     if (!c.ok()) return fail(c.status());
     server::MetricRegistry registry(c->storages[0], SystemClock::Default());
     server::PrevalenceQuery query(&registry, c->storages[0]);

@@ -39,6 +39,9 @@ struct PostgresBenchConfig {
   int stream_message_reports = 1;
   // The collectors' access log (ServerOptions::access_log; deniable-server's default is on).
   bool access_log = true;
+  // Group commit's committers per collector (GroupCommitOptions::committers); 0: as
+  // deniable-server runs PostgreSQL (PostgresStorage::kWriteConnections, one per writing session).
+  int committers = 0;
 };
 
 // Runs every phase, prints the figures and the table of ratios. Returns the process exit code.

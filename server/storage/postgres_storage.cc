@@ -183,10 +183,14 @@ absl::StatusOr<StoredMetric> PostgresStorage::AddDesignVersion(absl::string_view
   StoredMetric metric;
   absl::Status s = WithWriter([&](Writer& w) {
     return w.conn->Transaction([&]() -> absl::Status {
-      // FOR UPDATE: two collectors adding a version to one metric take turns.
-      DENIABLE_ASSIGN_OR_RETURN(
-          PgResult locked,
-          w.conn->Exec("SELECT id FROM metrics WHERE name = $1 FOR UPDATE", {std::string(name)}));
+      // FOR NO KEY UPDATE: two collectors adding a version to one metric take turns, and a
+      // delete (FOR UPDATE) waits or is waited for; the appends in flight, which hold KEY SHARE
+      // locks on the row (LockMetrics), are not waited for, so a new version reaches the
+      // database at once under any load.
+      DENIABLE_ASSIGN_OR_RETURN(PgResult locked,
+                                w.conn->Exec("SELECT id FROM metrics WHERE name = $1 FOR NO KEY "
+                                             "UPDATE",
+                                             {std::string(name)}));
       if (locked.rows() == 0) {
         return absl::NotFoundError(absl::StrCat("metric \"", name, "\" does not exist"));
       }

@@ -6,6 +6,8 @@
 #include <prometheus/registry.h>
 
 #include <algorithm>
+#include <chrono>
+#include <future>
 #include <memory>
 #include <string>
 #include <thread>
@@ -314,6 +316,34 @@ TEST_F(PostgresStorageTest, PreparedStatementIsPreparedAgainOnTheNewSession) {
   ASSERT_TRUE(r.ok()) << r.status();
   EXPECT_EQ(r->Int64(0, 0), 7);
   EXPECT_EQ((*conn)->reconnects(), 1);
+}
+
+// An append in flight holds a KEY SHARE lock on its metric's row until it commits; adding a design
+// version must not wait for it (FOR NO KEY UPDATE), or a new version would reach the other
+// collectors only after the ingestion of the moment.
+TEST_F(PostgresStorageTest, AddingADesignVersionDoesNotWaitForAppendsInFlight) {
+  auto opened = PostgresStorage::Open({.uri = uri_});
+  ASSERT_TRUE(opened.ok());
+  absl::StatusOr<StoredMetric> m = (*opened)->CreateMetric(NewMetric("m"));
+  ASSERT_TRUE(m.ok());
+  auto append = PgConnection::Connect(uri_);
+  ASSERT_TRUE(append.ok());
+  ASSERT_TRUE((*append)->Exec("BEGIN").ok());
+  ASSERT_TRUE(
+      (*append)
+          ->Exec("SELECT id FROM metrics WHERE id = $1 FOR KEY SHARE", {absl::StrCat(m->id)})
+          .ok());
+  std::promise<absl::Status> added;
+  std::thread adder([&] {
+    added.set_value(
+        (*opened)->AddDesignVersion("m", StoredDesign{2, "params2", 0.6, 0.3, 2000}).status());
+  });
+  std::future<absl::Status> result = added.get_future();
+  const bool in_time = result.wait_for(std::chrono::seconds(20)) == std::future_status::ready;
+  ASSERT_TRUE((*append)->Exec("COMMIT").ok());  // releases the lock either way
+  adder.join();
+  EXPECT_TRUE(in_time) << "AddDesignVersion waited for the append's transaction";
+  EXPECT_TRUE(result.get().ok());
 }
 
 TEST_F(PostgresStorageTest, TokensAreSharedThroughTheDatabase) {
