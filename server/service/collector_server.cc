@@ -75,10 +75,13 @@ absl::StatusOr<RetentionResult> CollectorServer::ApplyRetention() {
     return result;
   }
   counters_.RecordRetention(*result);
-  if (result->reports_dropped > 0 || result->count_rows_dropped > 0) {
+  if (result->reports_dropped > 0 || result->count_rows_dropped > 0 ||
+      result->count_rows_folded > 0) {
     spdlog::info(
-        "event=retention_applied reports_dropped={} count_rows_dropped={} partitions_dropped={}",
-        result->reports_dropped, result->count_rows_dropped, result->partitions_dropped);
+        "event=retention_applied reports_dropped={} count_rows_dropped={} partitions_dropped={} "
+        "count_rows_folded={}",
+        result->reports_dropped, result->count_rows_dropped, result->partitions_dropped,
+        result->count_rows_folded);
   }
   return result;
 }

@@ -276,6 +276,37 @@ absl::StatusOr<int64_t> PostgresStorage::DeleteExpired(const char* table, int64_
   }
 }
 
+absl::StatusOr<int64_t> PostgresStorage::FoldShards(const char* table, int64_t cutoff,
+                                                    int64_t batch_rows) {
+  const bool categories = absl::string_view(table) == "category_counts";
+  const std::string key = categories ? "metric_id, event_time, version, labels, category"
+                                     : "metric_id, event_time, "
+                                       "version, labels";
+  const std::string values = categories ? "support" : "n, yes";
+  const std::string sums = categories ? "sum(support)::bigint" : "sum(n)::bigint, sum(yes)::bigint";
+  const std::string add = categories ? "support = t.support + EXCLUDED.support"
+                                     : "n = t.n + EXCLUDED.n, yes = t.yes + EXCLUDED.yes";
+  const std::string conflict = categories
+                                   ? "metric_id, event_time, version, labels, shard, category"
+                                   : "metric_id, event_time, version, labels, shard";
+  const std::string sql = absl::StrCat(
+      "WITH moved AS (DELETE FROM ", table, " WHERE ctid = ANY(ARRAY(SELECT ctid FROM ", table,
+      " WHERE event_time < $1 AND shard <> $2 ORDER BY ", conflict,
+      " LIMIT $3 FOR UPDATE)) RETURNING ", key, ", ", values, "), added AS (INSERT INTO ", table,
+      " AS t(", key, ", shard, ", values, ") SELECT ", key, ", $2, ", sums, " FROM moved GROUP BY ",
+      key, " ORDER BY ", key, " ON CONFLICT (", conflict, ") DO UPDATE SET ", add,
+      ") SELECT count(*) FROM moved");
+  int64_t total = 0;
+  while (true) {
+    DENIABLE_ASSIGN_OR_RETURN(
+        PgResult r, retention_->Exec(sql, {absl::StrCat(cutoff), absl::StrCat(kFoldedShard),
+                                           absl::StrCat(batch_rows)}));
+    const int64_t moved = r.Int64(0, 0);
+    total += moved;
+    if (moved < batch_rows) return total;
+  }
+}
+
 absl::Status PostgresStorage::DropExpiredPartitions(const std::vector<StoredMetric>& metrics,
                                                     const RetentionOptions& options,
                                                     RetentionResult* result) {
@@ -366,6 +397,11 @@ absl::StatusOr<RetentionResult> PostgresStorage::ApplyRetention(const RetentionO
       result.count_rows_dropped += counts;
       DENIABLE_RETURN_IF_ERROR(DeleteExpired("category_counts", m.id, cutoff, batch).status());
     }
+    // The hours that ended kFoldAfterSeconds ago: [.., fold) with fold on an hour boundary.
+    const int64_t fold = (options.now_seconds - kFoldAfterSeconds) / 3600 * 3600;
+    DENIABLE_ASSIGN_OR_RETURN(result.count_rows_folded, FoldShards("counts", fold, batch));
+    DENIABLE_ASSIGN_OR_RETURN(int64_t category_rows, FoldShards("category_counts", fold, batch));
+    result.count_rows_folded += category_rows;
     return absl::OkStatus();
   }();
   (void)retention_->Exec("SELECT pg_advisory_unlock($1)", {absl::StrCat(kRetentionLockKey)});

@@ -12,7 +12,8 @@
 //   counts(metric_id, event_time, version, labels, shard, n, yes)
 //       one row per key and collector shard: each process adds to its own shard (drawn from the
 //       sequence collector_shards at Open, modulo kCountShards), so collectors never wait on
-//       one hot row; ReadCounts sums the shards.
+//       one hot row; ReadCounts sums the shards. ApplyRetention folds the shards of closed hours
+//       into one row (kFoldedShard), so reads stay one row per hour and key.
 //   category_counts: categorical metrics' support counts, keyed like counts plus the category
 //       (postgres_categories.h).
 //   auth_tokens (PostgresTokenStore), schema_version, sequence collector_shards.
@@ -78,6 +79,11 @@ class PostgresStorage : public Storage {
  public:
   // Count shards: a collector adds to shard (its sequence number mod kCountShards).
   static constexpr int kCountShards = 64;
+  // The shard ApplyRetention folds the rows of closed hours into (no writer adds to it).
+  static constexpr int kFoldedShard = -1;
+  // An hour's count rows are folded once its end is this long past (a late report still adds a
+  // row in its writer's shard, folded at a later run).
+  static constexpr int64_t kFoldAfterSeconds = 2 * 3600;
   // Writing connections of one storage, each with a count shard of its own: group commit
   // (GroupCommitOptions::committers) keeps that many transactions going at once, so PostgreSQL
   // works on one while the collector prepares the next.
@@ -111,7 +117,9 @@ class PostgresStorage : public Storage {
   // only expired rows (the day ends at or before the cutoff of every metric with a row in it):
   // their rows counted, then DROP TABLE (a short ACCESS EXCLUSIVE lock on `reports`); then
   // deletes the remaining expired rows batch_rows per transaction (and the counts under
-  // kRetentionDropCounts).
+  // kRetentionDropCounts). Last, folds the count rows of every hour that ended
+  // kFoldAfterSeconds or more ago into one row per key in kFoldedShard (FoldShards), so a query
+  // reads one row per hour whatever the number of collectors that wrote in it.
   absl::StatusOr<RetentionResult> ApplyRetention(const RetentionOptions& options) override;
   // A `SELECT 1` on a reading connection (reconnecting if needed). Errors: UNAVAILABLE saying
   // PostgreSQL cannot be reached.
@@ -153,6 +161,13 @@ class PostgresStorage : public Storage {
   // Drops the day partitions that hold only expired rows (see ApplyRetention).
   absl::Status DropExpiredPartitions(const std::vector<StoredMetric>& metrics,
                                      const RetentionOptions& options, RetentionResult* result)
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(retention_mu_);
+  // Moves the rows of `table` (counts or category_counts) with event_time < cutoff and a shard
+  // other than kFoldedShard into kFoldedShard, summed per key, batch_rows rows per statement; each
+  // statement deletes and adds in ONE transaction (a data-modifying WITH), so every read sees each
+  // count once, before or after. Rows are locked in key order, as appends lock them, so the two
+  // never deadlock. Returns the rows moved.
+  absl::StatusOr<int64_t> FoldShards(const char* table, int64_t cutoff, int64_t batch_rows)
       ABSL_EXCLUSIVE_LOCKS_REQUIRED(retention_mu_);
   // Deletes rows of `table` of `metric_id` with event_time < cutoff, batch_rows per statement
   // (each its own transaction); returns the rows deleted.

@@ -294,6 +294,76 @@ TEST_F(PostgresStorageTest, ReadCountsSumsEveryCollectorsShardsInEventTimeOrder)
   EXPECT_THAT((*cats)[0].support, ::testing::ElementsAre(8, 0, 16));
 }
 
+// ApplyRetention folds the count rows of closed hours into one shard: the counts a query reads
+// are unchanged, each hour keeps one row per key however many collectors wrote in it, a late
+// report adds to its writer's shard again and the next run folds that too; the current hours
+// are left alone.
+TEST_F(PostgresStorageTest, RetentionFoldsTheShardsOfClosedHoursAndKeepsEveryCount) {
+  auto first = PostgresStorage::Open({.uri = uri_});
+  auto second = PostgresStorage::Open({.uri = uri_});
+  ASSERT_TRUE(first.ok() && second.ok());
+  absl::StatusOr<StoredMetric> m = (*first)->CreateMetric(NewMetric("m"));
+  absl::StatusOr<StoredMetric> c = (*first)->CreateMetric(testing_util::NewCategoricalMetric("c"));
+  ASSERT_TRUE(m.ok() && c.ok());
+  const int64_t now_hour = 500000;  // hours since 1970; hour 5 is long closed
+  int id = 0;
+  for (PostgresStorage* s : {first->get(), second->get()}) {
+    for (int call = 0; call < 4; ++call) {
+      ASSERT_TRUE(s->AppendReports({Row(m->id, ++id, true, 5), Row(m->id, ++id, false, 5, "k=x"),
+                                    Row(m->id, ++id, true, now_hour),
+                                    testing_util::CategoricalRow(c->id, ++id, {0, 2}, 5)})
+                      .ok());
+    }
+  }
+  auto conn = PgConnection::Connect(uri_);
+  ASSERT_TRUE(conn.ok());
+  auto rows_at = [&](const char* table, int64_t hour) {
+    absl::StatusOr<PgResult> r =
+        (*conn)->Exec(absl::StrCat("SELECT count(*), count(DISTINCT shard) FROM ", table,
+                                   " WHERE event_time = $1"),
+                      {absl::StrCat(hour * 3600)});
+    EXPECT_TRUE(r.ok()) << r.status();
+    return r.ok() ? std::make_pair(r->Int64(0, 0), r->Int64(0, 1)) : std::make_pair(-1L, -1L);
+  };
+  ASSERT_GE(rows_at("counts", 5).second, 2) << "several shards wrote hour 5";
+  const absl::StatusOr<std::vector<CountRow>> before = (*first)->ReadCounts(m->id, 0, 1L << 40);
+  ASSERT_TRUE(before.ok());
+
+  RetentionOptions options;
+  options.now_seconds = now_hour * 3600 + 600;
+  absl::StatusOr<RetentionResult> folded = (*second)->ApplyRetention(options);
+  ASSERT_TRUE(folded.ok()) << folded.status();
+  EXPECT_GT(folded->count_rows_folded, 0);
+  EXPECT_EQ(rows_at("counts", 5), std::make_pair(3L, 1L)) << "m '', m k=x, c: one row each";
+  EXPECT_EQ(rows_at("category_counts", 5), std::make_pair(2L, 1L)) << "categories 0 and 2";
+  EXPECT_GE(rows_at("counts", now_hour).second, 2) << "the current hour is not folded";
+  absl::StatusOr<std::vector<CountRow>> after = (*first)->ReadCounts(m->id, 0, 1L << 40);
+  ASSERT_TRUE(after.ok());
+  ASSERT_EQ(after->size(), before->size());
+  for (size_t i = 0; i < after->size(); ++i) {
+    EXPECT_EQ((*after)[i].event_time_seconds, (*before)[i].event_time_seconds);
+    EXPECT_EQ((*after)[i].labels, (*before)[i].labels);
+    EXPECT_EQ((*after)[i].n, (*before)[i].n);
+    EXPECT_EQ((*after)[i].yes, (*before)[i].yes);
+  }
+  absl::StatusOr<std::vector<CountRow>> cats = (*first)->ReadCounts(c->id, 0, 1L << 40);
+  ASSERT_TRUE(cats.ok() && cats->size() == 1u);
+  EXPECT_EQ((*cats)[0].n, 8);
+  EXPECT_THAT((*cats)[0].support, ::testing::ElementsAre(8, 0, 8));
+
+  // A late report for hour 5, then the next run.
+  ASSERT_TRUE((*first)->AppendReports({Row(m->id, ++id, true, 5)}).ok());
+  EXPECT_EQ(rows_at("counts", 5).first, 4);
+  absl::StatusOr<RetentionResult> again = (*first)->ApplyRetention(options);
+  ASSERT_TRUE(again.ok()) << again.status();
+  EXPECT_EQ(again->count_rows_folded, 1);
+  EXPECT_EQ(rows_at("counts", 5), std::make_pair(3L, 1L));
+  absl::StatusOr<std::vector<CountRow>> late = (*second)->ReadCounts(m->id, 0, 6 * 3600);
+  ASSERT_TRUE(late.ok() && late->size() == 2u);
+  EXPECT_EQ((*late)[0].n, 9);  // hour 5, no labels: 8 + the late one
+  EXPECT_EQ((*late)[0].yes, 9);
+}
+
 // A prepared statement lives as long as its session: after the session is lost, the call that
 // finds it lost answers UNAVAILABLE and the next one reconnects, prepares it again and runs it.
 TEST_F(PostgresStorageTest, PreparedStatementIsPreparedAgainOnTheNewSession) {

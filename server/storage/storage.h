@@ -78,9 +78,10 @@ struct MetricDropCount {
 };
 
 struct RetentionResult {
-  int64_t reports_dropped = 0;              // reports deleted (all metrics)
-  int64_t count_rows_dropped = 0;           // counts rows deleted (DROP_REPORTS_AND_COUNTS metrics)
-  int64_t partitions_dropped = 0;           // PostgreSQL day partitions dropped whole
+  int64_t reports_dropped = 0;     // reports deleted (all metrics)
+  int64_t count_rows_dropped = 0;  // counts rows deleted (DROP_REPORTS_AND_COUNTS metrics)
+  int64_t partitions_dropped = 0;  // PostgreSQL day partitions dropped whole
+  int64_t count_rows_folded = 0;   // PostgreSQL count rows of closed hours folded into one shard
   std::vector<MetricDropCount> per_metric;  // metrics with reports dropped
 
   // Adds `reports` dropped of `metric` to the total and per_metric.
