@@ -44,6 +44,26 @@ class PostgresStorageTest : public ::testing::Test {
     ASSERT_TRUE(uri.ok()) << uri.status();
     uri_ = *uri;
   }
+  // Two collectors' storages on the database, with a yes/no metric "m" and a categorical metric
+  // "c" (a, b, c, d) made through the first.
+  struct TwoCollectors {
+    std::unique_ptr<PostgresStorage> first, second;
+    StoredMetric m, c;
+  };
+  void OpenTwoCollectors(TwoCollectors* t) {
+    auto first = PostgresStorage::Open({.uri = uri_});
+    auto second = PostgresStorage::Open({.uri = uri_});
+    ASSERT_TRUE(first.ok() && second.ok());
+    absl::StatusOr<StoredMetric> m = (*first)->CreateMetric(NewMetric("m"));
+    absl::StatusOr<StoredMetric> c =
+        (*first)->CreateMetric(testing_util::NewCategoricalMetric("c"));
+    ASSERT_TRUE(m.ok() && c.ok());
+    t->first = *std::move(first);
+    t->second = *std::move(second);
+    t->m = *m;
+    t->c = *c;
+  }
+
   TestPostgres* pg_ = nullptr;
   std::string uri_;
 };
@@ -251,12 +271,10 @@ TEST_F(PostgresStorageTest, RateLimitOfATokenIsSharedByCollectorsAndPeersStayLoc
 // collectors (two writing sessions each, so up to four shards an hour) give one row per (event
 // time, version, labels), in event-time order, with n, yes and each category's support summed.
 TEST_F(PostgresStorageTest, ReadCountsSumsEveryCollectorsShardsInEventTimeOrder) {
-  auto first = PostgresStorage::Open({.uri = uri_});
-  auto second = PostgresStorage::Open({.uri = uri_});
-  ASSERT_TRUE(first.ok() && second.ok());
-  absl::StatusOr<StoredMetric> m = (*first)->CreateMetric(NewMetric("m"));
-  absl::StatusOr<StoredMetric> c = (*first)->CreateMetric(testing_util::NewCategoricalMetric("c"));
-  ASSERT_TRUE(m.ok() && c.ok());
+  TwoCollectors t;
+  ASSERT_NO_FATAL_FAILURE(OpenTwoCollectors(&t));
+  std::unique_ptr<PostgresStorage>*first = &t.first, *second = &t.second;
+  const StoredMetric *m = &t.m, *c = &t.c;
   int id = 0;
   for (PostgresStorage* s : {first->get(), second->get()}) {
     for (int call = 0; call < 4; ++call) {  // calls spread over the two writing sessions
@@ -299,12 +317,10 @@ TEST_F(PostgresStorageTest, ReadCountsSumsEveryCollectorsShardsInEventTimeOrder)
 // report adds to its writer's shard again and the next run folds that too; the current hours
 // are left alone.
 TEST_F(PostgresStorageTest, RetentionFoldsTheShardsOfClosedHoursAndKeepsEveryCount) {
-  auto first = PostgresStorage::Open({.uri = uri_});
-  auto second = PostgresStorage::Open({.uri = uri_});
-  ASSERT_TRUE(first.ok() && second.ok());
-  absl::StatusOr<StoredMetric> m = (*first)->CreateMetric(NewMetric("m"));
-  absl::StatusOr<StoredMetric> c = (*first)->CreateMetric(testing_util::NewCategoricalMetric("c"));
-  ASSERT_TRUE(m.ok() && c.ok());
+  TwoCollectors t;
+  ASSERT_NO_FATAL_FAILURE(OpenTwoCollectors(&t));
+  std::unique_ptr<PostgresStorage>*first = &t.first, *second = &t.second;
+  const StoredMetric *m = &t.m, *c = &t.c;
   const int64_t now_hour = 500000;  // hours since 1970; hour 5 is long closed
   int id = 0;
   for (PostgresStorage* s : {first->get(), second->get()}) {

@@ -90,13 +90,16 @@ def fill_disk(directory):
     """Writes a file until the filesystem is full; returns its path."""
     path = os.path.join(directory, "filler")
     chunk = b"\0" * (1 << 20)
-    with open(path, "wb") as f:
-        try:
-            while True:
-                f.write(chunk)
-                f.flush()
-        except OSError:
-            pass
+    # Unbuffered: a buffered file's close() would flush its rest into the full disk and raise
+    # ENOSPC outside the loop (a failure of the soak itself, seen in CI).
+    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+    try:
+        while True:
+            os.write(fd, chunk)
+    except OSError:
+        pass
+    finally:
+        os.close(fd)
     return path
 
 
@@ -184,7 +187,10 @@ def main():
                 lines = f.read().split("\n")
             summary = [l for l in lines if l.startswith("made=")]
             assert p.returncode == 0 and summary, (
-                f"device {d} exit {p.returncode}: " + open(os.path.join(work, f"device{d}.err")).read()[-2000:])
+                f"device {d} exit {p.returncode}, "
+                f"{'after' if summary else 'before'} printing its figures "
+                f"({len(lines) - 1} lines of output): "
+                + open(os.path.join(work, f"device{d}.err")).read()[-2000:])
             for k, v in re.findall(r"(\w+)=(\d+)", summary[0]):
                 totals[k] = totals.get(k, 0) + int(v)
             made_ids += [l for l in lines if l and not l.startswith("made=")]
