@@ -4,6 +4,7 @@
 #include <vector>
 
 #include "absl/status/status.h"
+#include "categorical_test_util.h"
 #include "deniable/common/coverage.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
@@ -14,9 +15,7 @@ namespace {
 using ::testing::HasSubstr;
 using M = CategoricalMechanism;
 
-CategoricalDesign Make(M m, int k, double eps) {
-  return CategoricalDesign::Create(m, k, eps).value();
-}
+using testing_util::Make;
 
 // The Chile plebiscite survey's vote (Y, N, U, A): 868, 889, 588 and 187 of 2532.
 const std::vector<double> kChile = {868.0 / 2532, 889.0 / 2532, 588.0 / 2532, 187.0 / 2532};

@@ -5,6 +5,7 @@
 #include <vector>
 
 #include "absl/status/status.h"
+#include "categorical_test_util.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 
@@ -16,9 +17,7 @@ using ::testing::ElementsAre;
 using ::testing::HasSubstr;
 using M = CategoricalMechanism;
 
-CategoricalDesign Make(M m, int k, double eps) {
-  return CategoricalDesign::Create(m, k, eps).value();
-}
+using testing_util::Make;
 
 // statistics.md section 5 with k = 4, eps = ln 3: p = 1/2, q = 1/6, so f_hat = 3 (c / n) - 1/2 and
 // Var = (c / n)(1 - c / n) / (n / 9).

@@ -5,6 +5,7 @@
 #include <vector>
 
 #include "absl/status/status.h"
+#include "categorical_test_util.h"
 #include "deniable/common/interval.h"
 #include "deniable/common/planner.h"
 #include "gmock/gmock.h"
@@ -16,9 +17,7 @@ namespace {
 using ::testing::HasSubstr;
 using M = CategoricalMechanism;
 
-CategoricalDesign Make(M m, int k, double eps) {
-  return CategoricalDesign::Create(m, k, eps).value();
-}
+using testing_util::Make;
 
 // k-RR, k = 4, eps = ln 3: p* = 1/2, q* = 1/6, so p* - q* = 1/3 and the worst lambda is 1/2:
 // n = z^2 (1/4) 9 / h^2. h = 0.05: one share at 95 % (z = 1.959964): 3457.3 -> 3458; Sidak

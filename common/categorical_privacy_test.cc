@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "absl/status/status.h"
+#include "categorical_test_util.h"
 #include "deniable/common/privacy.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
@@ -16,9 +17,7 @@ namespace {
 using ::testing::HasSubstr;
 using M = CategoricalMechanism;
 
-CategoricalDesign Make(M m, int k, double eps) {
-  return CategoricalDesign::Create(m, k, eps).value();
-}
+using testing_util::Make;
 
 // k-RR, k = 4, eps = ln 3: p* = 1/2, q* = 1/6. At the uniform prior P(r) = 1/4, so
 // P(x = r | r) = (1/4)(1/2) / (1/4) = 1/2 and P(x = j | r) = 1/6 otherwise; H(x) = 2 bits and

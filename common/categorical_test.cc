@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "absl/status/status.h"
+#include "categorical_test_util.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 
@@ -15,9 +16,7 @@ namespace {
 using ::testing::HasSubstr;
 using M = CategoricalMechanism;
 
-CategoricalDesign Make(M m, int k, double eps) {
-  return CategoricalDesign::Create(m, k, eps).value();
-}
+using testing_util::Make;
 
 // statistics.md section 5: p = e^eps / (e^eps + k - 1), q = 1 / (e^eps + k - 1).
 TEST(CategoricalTest, DirectEncodingChannel) {

@@ -124,23 +124,36 @@ absl::Status PgConnection::EnsureConnected() {
   return absl::OkStatus();
 }
 
-absl::StatusOr<PgResult> PgConnection::Exec(absl::string_view sql,
-                                            const std::vector<PgParam>& params) {
-  DENIABLE_RETURN_IF_ERROR(EnsureConnected());
+namespace {
+
+// libpq's parameter values: each text, or null for SQL NULL; valid while `params` lives.
+std::vector<const char*> ParamValues(const std::vector<PgParam>& params) {
   std::vector<const char*> values;
   values.reserve(params.size());
   for (const PgParam& p : params) values.push_back(p.has_value() ? p->c_str() : nullptr);
-  const std::string owned(sql);
-  // Without parameters, the simple protocol (which also runs several statements, as the schema
-  // steps do).
-  PGresult* raw = params.empty()
-                      ? PQexec(conn_, owned.c_str())
-                      : PQexecParams(conn_, owned.c_str(), static_cast<int>(params.size()), nullptr,
-                                     values.data(), nullptr, nullptr, 0);
+  return values;
+}
+
+}  // namespace
+
+absl::StatusOr<PgResult> PgConnection::Finish(PGresult* raw, absl::string_view sql) {
   PgResult result(raw);
   const ExecStatusType status = raw != nullptr ? PQresultStatus(raw) : PGRES_FATAL_ERROR;
   if (status == PGRES_COMMAND_OK || status == PGRES_TUPLES_OK) return result;
-  return ResultError(raw, owned);
+  return ResultError(raw, sql);
+}
+
+absl::StatusOr<PgResult> PgConnection::Exec(absl::string_view sql,
+                                            const std::vector<PgParam>& params) {
+  DENIABLE_RETURN_IF_ERROR(EnsureConnected());
+  const std::vector<const char*> values = ParamValues(params);
+  const std::string owned(sql);
+  // Without parameters, the simple protocol (which also runs several statements, as the schema
+  // steps do).
+  return Finish(params.empty() ? PQexec(conn_, owned.c_str())
+                               : PQexecParams(conn_, owned.c_str(), static_cast<int>(params.size()),
+                                              nullptr, values.data(), nullptr, nullptr, 0),
+                owned);
 }
 
 absl::StatusOr<PgResult> PgConnection::ExecPrepared(absl::string_view name, absl::string_view sql,
@@ -149,22 +162,16 @@ absl::StatusOr<PgResult> PgConnection::ExecPrepared(absl::string_view name, absl
   const std::string owned_name(name);
   if (!prepared_.contains(owned_name)) {
     const std::string owned(sql);
-    PgResult prepared(PQprepare(conn_, owned_name.c_str(), owned.c_str(),
-                                static_cast<int>(params.size()), nullptr));
-    if (prepared.get() == nullptr || PQresultStatus(prepared.get()) != PGRES_COMMAND_OK) {
-      return ResultError(prepared.get(), owned);
-    }
+    DENIABLE_RETURN_IF_ERROR(Finish(PQprepare(conn_, owned_name.c_str(), owned.c_str(),
+                                              static_cast<int>(params.size()), nullptr),
+                                    owned)
+                                 .status());
     prepared_.insert(owned_name);
   }
-  std::vector<const char*> values;
-  values.reserve(params.size());
-  for (const PgParam& p : params) values.push_back(p.has_value() ? p->c_str() : nullptr);
-  PGresult* raw = PQexecPrepared(conn_, owned_name.c_str(), static_cast<int>(params.size()),
-                                 values.data(), nullptr, nullptr, 0);
-  PgResult result(raw);
-  const ExecStatusType status = raw != nullptr ? PQresultStatus(raw) : PGRES_FATAL_ERROR;
-  if (status == PGRES_COMMAND_OK || status == PGRES_TUPLES_OK) return result;
-  return ResultError(raw, sql);
+  const std::vector<const char*> values = ParamValues(params);
+  return Finish(PQexecPrepared(conn_, owned_name.c_str(), static_cast<int>(params.size()),
+                               values.data(), nullptr, nullptr, 0),
+                sql);
 }
 
 absl::Status PgConnection::ResultError(PGresult* raw, absl::string_view sql) {
@@ -208,8 +215,7 @@ absl::StatusOr<std::vector<PgResult>> PgConnection::ExecPipelined(
     const size_t last = std::min(sets.size(), first + static_cast<size_t>(per_sync));
     bool sent = true;
     for (size_t i = first; i < last && sent; ++i) {
-      std::vector<const char*> values;
-      for (const PgParam& p : sets[i]) values.push_back(p.has_value() ? p->c_str() : nullptr);
+      const std::vector<const char*> values = ParamValues(sets[i]);
       sent = PQsendQueryParams(conn_, owned.c_str(), static_cast<int>(values.size()), nullptr,
                                values.data(), nullptr, nullptr, 0) == 1;
     }

@@ -120,6 +120,8 @@ class PgConnection {
  private:
   PgConnection(std::string conninfo, PGconn* conn) : conninfo_(std::move(conninfo)), conn_(conn) {}
   absl::Status EnsureConnected();
+  // Takes `raw`: the result when it succeeded (a command or rows), else its error (ResultError).
+  absl::StatusOr<PgResult> Finish(PGresult* raw, absl::string_view sql);
   absl::Status ResultError(PGresult* raw, absl::string_view sql);
   static PGconn* Open(const std::string& conninfo);
 

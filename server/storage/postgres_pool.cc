@@ -54,20 +54,19 @@ absl::Status PgPool::Run(const std::function<absl::Status(PgConnection&)>& body)
 }
 
 absl::StatusOr<PgResult> PgPool::Read(absl::string_view sql, const std::vector<PgParam>& params) {
-  std::optional<PgResult> out;
-  DENIABLE_RETURN_IF_ERROR(Run([&](PgConnection& conn) -> absl::Status {
-    DENIABLE_ASSIGN_OR_RETURN(PgResult r, conn.Exec(sql, params));
-    out.emplace(std::move(r));
-    return absl::OkStatus();
-  }));
-  return std::move(*out);
+  return RunOne([&](PgConnection& conn) { return conn.Exec(sql, params); });
 }
 
 absl::StatusOr<PgResult> PgPool::ReadPrepared(absl::string_view name, absl::string_view sql,
                                               const std::vector<PgParam>& params) {
+  return RunOne([&](PgConnection& conn) { return conn.ExecPrepared(name, sql, params); });
+}
+
+absl::StatusOr<PgResult> PgPool::RunOne(
+    const std::function<absl::StatusOr<PgResult>(PgConnection&)>& statement) {
   std::optional<PgResult> out;
   DENIABLE_RETURN_IF_ERROR(Run([&](PgConnection& conn) -> absl::Status {
-    DENIABLE_ASSIGN_OR_RETURN(PgResult r, conn.ExecPrepared(name, sql, params));
+    DENIABLE_ASSIGN_OR_RETURN(PgResult r, statement(conn));
     out.emplace(std::move(r));
     return absl::OkStatus();
   }));

@@ -53,6 +53,9 @@ class PgPool {
 
  private:
   PgPool(std::string conninfo, int size) : conninfo_(std::move(conninfo)), size_(size) {}
+  // One statement's result through Run (Read and ReadPrepared).
+  absl::StatusOr<PgResult> RunOne(
+      const std::function<absl::StatusOr<PgResult>(PgConnection&)>& statement);
   absl::StatusOr<std::unique_ptr<PgConnection>> Acquire();
   void Release(std::unique_ptr<PgConnection> conn);
 
