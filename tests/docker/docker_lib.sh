@@ -1,8 +1,23 @@
 # Helpers shared by the Docker CI scripts (tests/docker/run_docker_test.sh and
 # tests/docker/run_compose_test.sh); sourced, not run. The caller defines REPO, WORK (scratch
 # dir: dockerd's data root and logs), OUT (its output dir), DOCKER (the client), IMAGE, JOBS,
-# fail(), and sets DPID="" (start_dockerd sets it when it starts a daemon the caller must stop).
+# TIMES=() and CURRENT_STEP="" (for step), and sets DPID="" (start_dockerd sets it when it
+# starts a daemon the caller must stop).
 # shellcheck shell=bash
+
+log()  { printf '\n=== %s\n' "$*"; }
+fail() { printf '\nFAIL: %s\n' "$*" >&2; exit 1; }
+
+# step NAME CMD...: runs one step and records how long it took in TIMES.
+step() {
+  local name=$1; shift
+  local t0=$SECONDS
+  CURRENT_STEP=$name
+  log "$name"
+  "$@"
+  CURRENT_STEP=""
+  TIMES+=("$(printf '%-46s %5d s' "$name" $((SECONDS - t0)))")
+}
 
 # PostgreSQL 15 and nginx from Debian in one image, for the postgres and balancer services of
 # docker/compose.postgres.yaml in CI (tests/docker/compose-deps.Dockerfile).

@@ -23,7 +23,6 @@ mkdir -p "$WORK"
 WORK=$(cd "$WORK" && pwd)
 OUT=$WORK/prebuild-out
 PIDFILE=$WORK/prebuild-dockerd.pid
-fail() { printf 'prebuild: FAIL: %s\n' "$*" >&2; exit 1; }
 
 if [ "${1:-}" = --stop ]; then
   [ -s "$PIDFILE" ] || exit 0
@@ -41,6 +40,8 @@ rm -rf "$OUT"; mkdir -p "$OUT"
 renice -n 19 -p $$ >/dev/null  # this script, debootstrap and a dockerd started below
 # shellcheck source=tests/docker/docker_lib.sh
 . "$REPO/tests/docker/docker_lib.sh"
+# After the library: its failures are this script's own.
+fail() { printf 'prebuild: FAIL: %s\n' "$*" >&2; exit 1; }
 if ! $DOCKER info >/dev/null 2>&1; then
   mkdir -p "$WORK/docker-data"
   dockerd --data-root "$WORK/docker-data" --pidfile "$WORK/dockerd.pid" \

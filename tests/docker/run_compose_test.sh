@@ -56,18 +56,8 @@ DPID=""
 CURRENT_STEP=""
 UP=0
 
-log()  { printf '\n=== %s\n' "$*"; }
-fail() { printf '\nFAIL: %s\n' "$*" >&2; exit 1; }
-
-step() {
-  local name=$1; shift
-  local t0=$SECONDS
-  CURRENT_STEP=$name
-  log "$name"
-  "$@"
-  CURRENT_STEP=""
-  TIMES+=("$(printf '%-46s %5d s' "$name" $((SECONDS - t0)))")
-}
+# shellcheck source=tests/docker/docker_lib.sh
+. "$REPO/tests/docker/docker_lib.sh"
 
 compose() {
   DENIABLE_IMAGE=$IMAGE DENIABLE_PORT=$PORT PGPASSWORD=$PGPASSWORD_CI \
@@ -118,8 +108,6 @@ PORT=${DENIABLE_COMPOSE_PORT:-$(python3 -c 'import socket; s=socket.socket(); s.
 TARGET=127.0.0.1:$PORT
 PGPASSWORD_CI=$(head -c 12 /dev/urandom | od -An -tx1 | tr -d ' \n')
 
-# shellcheck source=tests/docker/docker_lib.sh
-. "$REPO/tests/docker/docker_lib.sh"
 
 # ---------------------------------------------------------------------------------------
 # The image run_docker_test.sh built, when its revision label names this commit; else build it

@@ -49,19 +49,10 @@ DPID=""
 IMAGE_SIZE="?"
 CURRENT_STEP=""
 
-log()  { printf '\n=== %s\n' "$*"; }
-fail() { printf '\nFAIL: %s\n' "$*" >&2; exit 1; }
-
-# step NAME CMD...: run one step and record how long it took.
-step() {
-  local name=$1; shift
-  local t0=$SECONDS
-  CURRENT_STEP=$name
-  log "$name"
-  "$@"
-  CURRENT_STEP=""
-  TIMES+=("$(printf '%-46s %5d s' "$name" $((SECONDS - t0)))")
-}
+# log, fail, step, install_tools, start_dockerd, build_base_images, build_image: shared with
+# tests/docker/run_compose_test.sh.
+# shellcheck source=tests/docker/docker_lib.sh
+. "$REPO/tests/docker/docker_lib.sh"
 
 summary() {
   printf '\n--- Docker CI step: seconds per step\n'
@@ -98,10 +89,6 @@ trap 'exit 130' INT TERM
 [ "$(id -u)" -eq 0 ] || fail "run as root (dockerd and debootstrap need it)"
 [ -r "$CSV" ] || fail "Chile CSV not found: $CSV (pass it as the first argument or DENIABLE_CHILE_CSV)"
 
-# ---------------------------------------------------------------------------------------
-# install_tools, start_dockerd, build_base_images, build_image: shared with
-# tests/docker/run_compose_test.sh.
-. "$REPO/tests/docker/docker_lib.sh"
 
 check_image_config() {
   local user uid vol port hc
