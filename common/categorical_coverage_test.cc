@@ -6,6 +6,7 @@
 #include "absl/status/status.h"
 #include "categorical_test_util.h"
 #include "deniable/common/coverage.h"
+#include "deniable/common/method_choice.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 
@@ -132,6 +133,32 @@ TEST(CategoricalCoverageTest, BadArgumentsNameTheField) {
                   .status()
                   .message(),
               HasSubstr("trials"));
+}
+
+// k-RR with k = 2: the second share's interval is the first's reflected, so both cover or both
+// miss, and simultaneous intervals need no adjustment: the exact joint coverage of the two
+// unadjusted intervals equals the coverage of the first share's interval alone, computed as a
+// yes/no question on the support channel (coverage.h), for every share.
+TEST(CategoricalCoverageTest, TwoCategoryKrrSharesCoverTogetherWithoutAdjustment) {
+  const CategoricalDesign d = Make(M::kDirectEncoding, 2, std::log(3.0));
+  EXPECT_TRUE(SharesCoverTogether(d));
+  EXPECT_EQ(PerCategoryLevel(d, 0.95, SimultaneousMethod::kSidak), 0.95);
+  EXPECT_FALSE(SharesCoverTogether(Make(M::kOptimizedUnaryEncoding, 2, std::log(3.0))));
+  EXPECT_FALSE(SharesCoverTogether(Make(M::kDirectEncoding, 3, std::log(3.0))));
+  const Channel channel = d.SupportChannel();
+  const IntervalMethod method = DefaultIntervalMethod(channel).method;
+  for (const double f0 : {0.05, 0.3428, 0.5, 0.9}) {
+    const std::vector<double> f = {f0, 1.0 - f0};
+    for (const int64_t n : {50, 400, 1537}) {
+      absl::StatusOr<double> joint =
+          ExactSimultaneousCoverage(d, n, f, 0.95, method, SimultaneousMethod::kSidak);
+      const double pis[] = {f0};
+      absl::StatusOr<CoverageCurve> alone = ExactCoverage(channel, n, 0.95, method, pis);
+      ASSERT_TRUE(joint.ok()) << joint.status();
+      ASSERT_TRUE(alone.ok()) << alone.status();
+      EXPECT_NEAR(*joint, alone->coverage[0], 1e-9) << "f0 = " << f0 << ", n = " << n;
+    }
+  }
 }
 
 }  // namespace

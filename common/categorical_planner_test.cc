@@ -155,5 +155,24 @@ TEST(CategoricalPlannerTest, PlannedNIsTheSmallestMeetingTheTarget) {
   }
 }
 
+// Issue 26: `plan --categories=Y,N --design=k_rr --epsilon=1.0986 --half_width=0.05` asked 2001
+// devices for the two simultaneous intervals, but with k = 2 k-RR's two shares cover or miss
+// together (SharesCoverTogether), so the 1537 of one share suffice.
+TEST(CategoricalPlannerTest, TwoCategoryKrrNeedsNoSimultaneousAdjustment) {
+  const CategoricalDesign d = Make(CategoricalMechanism::kDirectEncoding, 2, 1.0986);
+  absl::StatusOr<CategoricalPlan> plan =
+      PlanCategoricalSurvey(d, 0.05, 0.95, SimultaneousMethod::kSidak, {});
+  ASSERT_TRUE(plan.ok()) << plan.status();
+  EXPECT_EQ(plan->per_category_level, 0.95);
+  EXPECT_EQ(plan->reports_needed_simultaneous_worst_case, plan->reports_needed_worst_case);
+  EXPECT_EQ(plan->reports_needed_simultaneous_worst_case, 1537);
+  // OUE with k = 2 sends two independent bits: the adjustment stays.
+  absl::StatusOr<CategoricalPlan> oue = PlanCategoricalSurvey(
+      Make(CategoricalMechanism::kOptimizedUnaryEncoding, 2, 1.0986), 0.05, 0.95,
+      SimultaneousMethod::kSidak, {});
+  ASSERT_TRUE(oue.ok()) << oue.status();
+  EXPECT_GT(oue->reports_needed_simultaneous_worst_case, oue->reports_needed_worst_case);
+}
+
 }  // namespace
 }  // namespace deniable

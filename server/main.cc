@@ -18,6 +18,7 @@
 #include <pthread.h>
 #include <spdlog/spdlog.h>
 
+#include <algorithm>
 #include <csignal>
 #include <cstdio>
 #include <cstdlib>
@@ -47,6 +48,7 @@
 #include "server/env_flags.h"
 #include "server/http/http_server.h"
 #include "server/http/json_api.h"
+#include "server/metrics/memory_trim.h"
 #include "server/metrics/metered_storage.h"
 #include "server/metrics/process_metrics.h"
 #include "server/server_logging.h"
@@ -96,6 +98,9 @@ ABSL_FLAG(int64_t, max_import_age_seconds, 0,
 ABSL_FLAG(int, retention_interval_seconds, 3600,
           "how often metrics' retention is applied (also once at start); 0: never (docs/"
           "operations.md, Retention)");
+ABSL_FLAG(int, memory_trim_seconds, 10,
+          "how often the heap's free memory is given back to the system (malloc_trim), so that "
+          "resident memory falls after a load; 0: never (docs/operations.md, Memory)");
 ABSL_FLAG(int, shutdown_grace_seconds, 10,
           "on SIGTERM/SIGINT, time in-flight calls get to finish before they are cancelled");
 ABSL_FLAG(std::string, tls_cert_file, EnvOr("DENIABLE_TLS_CERT_FILE", ""),
@@ -507,6 +512,8 @@ int main(int argc, char** argv) {
     spdlog::error("cannot start: {}", server.status().ToString());
     return 1;
   }
+  const deniable::server::MemoryTrimmer memory_trimmer(
+      absl::Seconds(std::max(0, absl::GetFlag(FLAGS_memory_trim_seconds))));
   deniable::server::ProcessMetrics process_metrics(
       *metrics, postgres ? "" : sqlite.path, [committer] { return committer->QueuedCalls(); },
       DENIABLE_VERSION);

@@ -28,6 +28,7 @@ import urllib.request
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "lib"))
 from test_server import start_collector  # noqa: E402
+from checks import check  # noqa: E402
 
 DAY = 86400
 FIVE_YEARS = 5 * 365 * DAY
@@ -74,12 +75,12 @@ def main():
         out = run("prevalence", f"--metric={metric}", "--json")
         if out.returncode == 6 and "has 0 reports" in out.stderr:
             return 0
-        assert out.returncode == 0, out.stderr
+        check(out.returncode == 0, out.stderr)
         return int(json.loads(out.stdout)["n"])
 
     try:
         out = run("create-metric", "--name=survey", "--design=two_coin", "--min_reports=1")
-        assert out.returncode == 0, out.stderr
+        check(out.returncode == 0, out.stderr)
         today = int(time.time()) // DAY * DAY
         first = today - 3 * 365 * DAY
         days = [first, first + 30 * DAY, first + 61 * DAY]
@@ -99,27 +100,27 @@ def main():
 
         # 3 first: a reporter token is refused whole and nothing is stored.
         out = run(*replay, token=reporter)
-        assert out.returncode == 5, (out.returncode, out.stderr)
-        assert "PERMISSION_DENIED" in out.stderr and "x-deniable-import" in out.stderr, out.stderr
-        assert n_of("survey") == 0
+        check(out.returncode == 5, (out.returncode, out.stderr))
+        check("PERMISSION_DENIED" in out.stderr and "x-deniable-import" in out.stderr, out.stderr)
+        check(n_of("survey") == 0)
         print(f"reporter token: exit 5, {out.stderr.strip().splitlines()[-1][:110]}...")
 
         # 1. The import.
         out = run(*replay)
-        assert out.returncode == 0, (out.returncode, out.stdout, out.stderr)
-        assert n_of("survey") == total
+        check(out.returncode == 0, (out.returncode, out.stdout, out.stderr))
+        check(n_of("survey") == total)
         series = run("series", "--metric=survey", f"--start={first - DAY}",
                      f"--end={days[-1] + DAY}", "--bucket=day", "--json")
-        assert series.returncode == 0, series.stderr
+        check(series.returncode == 0, series.stderr)
         got = {int(b["startTimeSeconds"]): int(b["n"])
                for b in json.loads(series.stdout).get("buckets", [])}
-        assert got == counts, (got, counts)
+        check(got == counts, (got, counts))
         print(f"import: {total} reports from 3 years ago, per day {sorted(got.values())}")
 
         # 2. The same import again: nothing new.
         out = run(*replay)
-        assert out.returncode == 0, (out.returncode, out.stdout, out.stderr)
-        assert n_of("survey") == total, "a repeated import added reports"
+        check(out.returncode == 0, (out.returncode, out.stdout, out.stderr))
+        check(n_of("survey") == total, "a repeated import added reports")
         print(f"re-run: n stays {total}")
 
         # 4. HTTP/JSON.
@@ -128,18 +129,18 @@ def main():
                                  "reportId": base64.b64encode(bytes([id_byte]) * 16).decode(),
                                  "eventTimeSeconds": str(t)}]}
         status, body = post(http, "ReportService/SubmitReports", report(1, first), reporter)
-        assert status == 200 and len(body.get("rejections", [])) == 1, (status, body)
-        assert "too old" in body["rejections"][0]["reason"], body
+        check(status == 200 and len(body.get("rejections", [])) == 1, (status, body))
+        check("too old" in body["rejections"][0]["reason"], body)
         status, body = post(http, "ReportService/SubmitReports", report(1, first), reporter,
                             "historical")
-        assert status == 403 and "x-deniable-import" in json.dumps(body), (status, body)
+        check(status == 403 and "x-deniable-import" in json.dumps(body), (status, body))
         status, body = post(http, "ReportService/SubmitReports", report(1, first), analyst,
                             "historical")
-        assert status == 200 and body["accepted"] == 1, (status, body)
+        check(status == 200 and body["accepted"] == 1, (status, body))
         status, body = post(http, "ReportService/SubmitReports", report(1, first), analyst,
                             "historical")
-        assert status == 200 and body["accepted"] == 0 and body["duplicates"] == 1, body
-        assert n_of("survey") == total + 1
+        check(status == 200 and body["accepted"] == 0 and body["duplicates"] == 1, body)
+        check(n_of("survey") == total + 1)
         print("HTTP/JSON: too old without the header, 403 for a reporter, stored once for an "
               "analyst")
 
@@ -148,8 +149,8 @@ def main():
                                      (analyst, ["--time_column="], "--time_column")):
             args = [a for a in replay if a != "--time_column=day"] + flags
             out = run(*args, token=token)
-            assert out.returncode == 2 and "--import" in out.stderr and needle in out.stderr, (
-                out.returncode, out.stderr)
+            check(out.returncode == 2 and "--import" in out.stderr and needle in out.stderr, (
+                out.returncode, out.stderr))
 
         # 6. Counters and logs.
         with urllib.request.urlopen(f"{http}/metrics", timeout=30) as response:
@@ -158,22 +159,22 @@ def main():
         def counter(outcome):
             m = re.search(r'deniable_imported_reports_total\{[^}]*metric="survey"[^}]*outcome="'
                           + outcome + r'"[^}]*\} (\S+)', metrics)
-            assert m, metrics
+            check(m, metrics)
             return float(m.group(1))
-        assert counter("accepted") == total + 1, counter("accepted")
-        assert counter("duplicate") == total + 1, counter("duplicate")
+        check(counter("accepted") == total + 1, counter("accepted"))
+        check(counter("duplicate") == total + 1, counter("duplicate"))
         with open(log_path) as f:
             log = f.read()
         import_lines = [line for line in log.splitlines()
                         if "event=access" in line and "import=true" in line]
         # 2 x total analyst calls, 1 + several retried reporter calls, 3 HTTP calls.
-        assert len(import_lines) >= 2 * total + 3, len(import_lines)
-        assert re.search(r"event=access transport=http method=deniable.v1.ReportService/"
-                         r"SubmitReports code=PERMISSION_DENIED .*import=true", log), log
-        assert re.search(r"event=historical_import method=SubmitReports token_id=\d+ accepted=1",
-                         log), log
-        assert not any("import=true" in line for line in log.splitlines()
-                       if "event=access" in line and "QueryService" in line)
+        check(len(import_lines) >= 2 * total + 3, len(import_lines))
+        check(re.search(r"event=access transport=http method=deniable.v1.ReportService/"
+                         r"SubmitReports code=PERMISSION_DENIED .*import=true", log), log)
+        check(re.search(r"event=historical_import method=SubmitReports token_id=\d+ accepted=1",
+                         log), log)
+        check(not any("import=true" in line for line in log.splitlines()
+                       if "event=access" in line and "QueryService" in line))
         print(f"/metrics: {counter('accepted'):.0f} imported, {counter('duplicate'):.0f} "
               f"duplicates; {len(import_lines)} access lines with import=true")
     finally:

@@ -19,6 +19,7 @@ import time
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "lib"))
 import postgres  # noqa: E402
 from test_server import start_server  # noqa: E402
+from checks import check  # noqa: E402
 
 
 def run(argv, **kw):
@@ -44,55 +45,55 @@ def main():
         driver.wait()
         r = run([cli_bin, f"--target={target}", "add-version", "--metric=kill",
                  "--design=symmetric_epsilon", "--epsilon=0.5"])
-        assert r.returncode == 0, r.stderr
+        check(r.returncode == 0, r.stderr)
         r = run([cli_bin, f"--target={target}", "create-metric", "--name=labelled",
                  "--design=two_coin"])
-        assert r.returncode == 0, r.stderr
+        check(r.returncode == 0, r.stderr)
         server.send_signal(signal.SIGTERM)
         server.wait(timeout=30)
         for role in ("reporter", "analyst"):
             r = run([server_bin, "tokens", "add", f"--role={role}", f"--db={db_file}"])
-            assert r.returncode == 0, r.stderr
+            check(r.returncode == 0, r.stderr)
         with sqlite3.connect(db_file) as c:
             sqlite_reports = c.execute("SELECT count(*) FROM stored_reports").fetchone()[0]
             sqlite_n, sqlite_yes = c.execute("SELECT sum(n), sum(yes) FROM counts").fetchone()
-        assert sqlite_reports > 1000, sqlite_reports
+        check(sqlite_reports > 1000, sqlite_reports)
 
         uri = pg.new_database()
         db = uri.rsplit("/", 1)[1]
         first = run([server_bin, "migrate", f"--from={db_file}", f"--to={uri}"])
-        assert first.returncode == 0, first.stderr
-        assert "migrate: reports" in first.stderr and "verified" in first.stderr, first.stderr
+        check(first.returncode == 0, first.stderr)
+        check("migrate: reports" in first.stderr and "verified" in first.stderr, first.stderr)
         print(first.stdout.strip())
-        assert f"reports {sqlite_reports} (copied {sqlite_reports})" in first.stdout, first.stdout
-        assert "tokens 2 (copied 2)" in first.stdout, first.stdout
-        assert "metrics 2 (created 2, versions added 1)" in first.stdout, first.stdout
+        check(f"reports {sqlite_reports} (copied {sqlite_reports})" in first.stdout, first.stdout)
+        check("tokens 2 (copied 2)" in first.stdout, first.stdout)
+        check("metrics 2 (created 2, versions added 1)" in first.stdout, first.stdout)
 
         pg_reports = int(pg.sql(db, "SELECT count(*) FROM reports"))
         pg_n, pg_yes = map(int, pg.sql(db, "SELECT sum(n), sum(yes) FROM counts").split("|"))
-        assert (pg_reports, pg_n, pg_yes) == (sqlite_reports, sqlite_n, sqlite_yes), \
-            (pg_reports, pg_n, pg_yes, sqlite_reports, sqlite_n, sqlite_yes)
+        check((pg_reports, pg_n, pg_yes) == (sqlite_reports, sqlite_n, sqlite_yes), \
+            (pg_reports, pg_n, pg_yes, sqlite_reports, sqlite_n, sqlite_yes))
         with sqlite3.connect(db_file) as c:
             want_ids = sorted(row[0].hex() for row in c.execute("SELECT report_id FROM stored_reports"))
         got_ids = sorted(pg.sql(db, "SELECT replace(report_id::text, '-', '') FROM reports").split())
-        assert got_ids == want_ids, "report ids differ"
-        assert pg.sql(db, "SELECT max(version) FROM designs") == "2"
+        check(got_ids == want_ids, "report ids differ")
+        check(pg.sql(db, "SELECT max(version) FROM designs") == "2")
 
         second = run([server_bin, "migrate", f"--from={db_file}", f"--to={uri}"])
-        assert second.returncode == 0, second.stderr
-        assert f"reports {sqlite_reports} (copied 0)" in second.stdout, second.stdout
-        assert "tokens 2 (copied 0)" in second.stdout and "created 0" in second.stdout, second.stdout
-        assert int(pg.sql(db, "SELECT sum(n) FROM counts")) == sqlite_n
+        check(second.returncode == 0, second.stderr)
+        check(f"reports {sqlite_reports} (copied 0)" in second.stdout, second.stdout)
+        check("tokens 2 (copied 0)" in second.stdout and "created 0" in second.stdout, second.stdout)
+        check(int(pg.sql(db, "SELECT sum(n) FROM counts")) == sqlite_n)
 
         # Tokens and metrics now come from PostgreSQL.
         listed = run([server_bin, "tokens", "list", f"--db={uri}"])
-        assert listed.returncode == 0 and listed.stdout.count("\n") == 3, listed
+        check(listed.returncode == 0 and listed.stdout.count("\n") == 3, listed)
         # Refused while a collector holds the SQLite database.
         server, target = start_server(server_bin, db_file, f"{work}/server2.log")
         busy = run([server_bin, "migrate", f"--from={db_file}", f"--to={uri}"])
         server.send_signal(signal.SIGTERM)
         server.wait(timeout=30)
-        assert busy.returncode == 1 and "in use" in busy.stderr, busy
+        check(busy.returncode == 1 and "in use" in busy.stderr, busy)
         print(f"migrated {sqlite_reports} reports, counts n={pg_n} yes={pg_yes} equal; "
               "second run copied nothing")
         print("PASS")

@@ -26,6 +26,7 @@ import urllib.request
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "lib"))
 import postgres  # noqa: E402
 import test_server  # noqa: E402
+from checks import check  # noqa: E402
 
 CACHE_SECONDS = 2
 
@@ -111,17 +112,17 @@ def main():
         print(f"acknowledged report deliveries {sent_lines}, distinct acknowledged ids "
               f"{len(acknowledged)}, stored {len(stored)}, counts n={n} yes={yes} "
               f"(stored yes {stored_yes}), count shards {shards}")
-        assert len(acknowledged) > 1000, "the drivers acknowledged too few reports to mean much"
-        assert sent_lines > len(acknowledged), "no report id reached two collectors"
-        assert not lost, f"{len(lost)} acknowledged reports are not stored, e.g. {sorted(lost)[:3]}"
-        assert n == len(stored), f"counts n={n} but {len(stored)} distinct stored reports"
-        assert yes == stored_yes, f"counts yes={yes} but {stored_yes} stored yes reports"
-        assert shards >= 3, f"expected the collectors' own count shards, found {shards}"
+        check(len(acknowledged) > 1000, "the drivers acknowledged too few reports to mean much")
+        check(sent_lines > len(acknowledged), "no report id reached two collectors")
+        check(not lost, f"{len(lost)} acknowledged reports are not stored, e.g. {sorted(lost)[:3]}")
+        check(n == len(stored), f"counts n={n} but {len(stored)} distinct stored reports")
+        check(yes == stored_yes, f"counts yes={yes} but {stored_yes} stored yes reports")
+        check(shards >= 3, f"expected the collectors' own count shards, found {shards}")
 
         # A design version added through collector 1 reaches collector 2's GetDesign in time.
         http1, http2 = collectors[0][2], collectors[1][2]
-        assert post(http2, "ReportService/GetDesign", {"metric": "kill"})["design"].get(
-            "version", 1) in (1, "1")
+        check(post(http2, "ReportService/GetDesign", {"metric": "kill"})["design"].get(
+            "version", 1) in (1, "1"))
         post(http1, "QueryService/AddDesignVersion",
              {"metric": "kill", "design": {"symmetricEpsilon": {"epsilon": 0.5}}})
         added = time.monotonic()
@@ -130,7 +131,7 @@ def main():
             elapsed = time.monotonic() - added
             if int(got["design"].get("version", 1)) == 2:
                 break
-            assert elapsed < CACHE_SECONDS + 2, f"collector 2 still serves version 1 after {elapsed:.1f} s"
+            check(elapsed < CACHE_SECONDS + 2, f"collector 2 still serves version 1 after {elapsed:.1f} s")
             time.sleep(0.05)
         print(f"design version 2 added through collector 1 served by collector 2 after "
               f"{elapsed:.2f} s (bound {CACHE_SECONDS} s)")

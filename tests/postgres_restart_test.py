@@ -33,6 +33,7 @@ import urllib.request
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "lib"))
 import postgres  # noqa: E402
 import test_server  # noqa: E402
+from checks import check  # noqa: E402
 
 BATCH = 20
 
@@ -71,7 +72,7 @@ def main():
             collectors.append(start_collector(server_bin, uri, f"{work}/c{i + 1}.log"))
         status, body = post(collectors[0][1], "QueryService/CreateMetric",
                             {"name": "restart", "design": {"twoCoin": {}}})
-        assert status == 200, f"CreateMetric: {status} {body}"
+        check(status == 200, f"CreateMetric: {status} {body}")
 
         now = int(time.time())
         hour = now - now % 3600
@@ -95,7 +96,7 @@ def main():
                     with lock:
                         answers[status] = answers.get(status, 0) + 1
                         if status == 200:
-                            assert not body.get("rejections"), body
+                            check(not body.get("rejections"), body)
                             acked.update(r.hex() for r in ids)
                             acked_yes.update(r.hex() for r, b in zip(ids, bits) if b)
                             if times["up"] is not None and times["first_ack_after_up"] is None:
@@ -138,17 +139,17 @@ def main():
               f"(acknowledged yes {len(acked_yes)}); first acknowledgement "
               f"{recovered if recovered is None else round(recovered, 2)} s after PostgreSQL "
               f"was back")
-        assert all(alive), f"a collector exited: {alive}"
-        assert answers.get(503, 0) > 0, "no UNAVAILABLE while PostgreSQL was down"
-        assert set(answers) <= {200, 503}, f"answers other than 200 and 503: {answers}"
-        assert recovered is not None, "nothing was acknowledged after PostgreSQL came back"
+        check(all(alive), f"a collector exited: {alive}")
+        check(answers.get(503, 0) > 0, "no UNAVAILABLE while PostgreSQL was down")
+        check(set(answers) <= {200, 503}, f"answers other than 200 and 503: {answers}")
+        check(recovered is not None, "nothing was acknowledged after PostgreSQL came back")
         lost = acked - stored
-        assert not lost, f"{len(lost)} acknowledged reports are not stored, e.g. {sorted(lost)[:3]}"
+        check(not lost, f"{len(lost)} acknowledged reports are not stored, e.g. {sorted(lost)[:3]}")
         unknown = stored - acked
-        assert not unknown, f"{len(unknown)} stored reports were never sent to be acknowledged"
-        assert n == len(stored), f"counts n={n} but {len(stored)} distinct stored reports"
-        assert yes == stored_yes == len(acked_yes), (
-            f"counts yes={yes}, stored yes {stored_yes}, acknowledged yes {len(acked_yes)}")
+        check(not unknown, f"{len(unknown)} stored reports were never sent to be acknowledged")
+        check(n == len(stored), f"counts n={n} but {len(stored)} distinct stored reports")
+        check(yes == stored_yes == len(acked_yes), (
+            f"counts yes={yes}, stored yes {stored_yes}, acknowledged yes {len(acked_yes)}"))
         print("PASS")
         return 0
     finally:

@@ -20,6 +20,7 @@ import time
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "lib"))
 from test_server import start_server  # noqa: E402
+from checks import check  # noqa: E402
 
 DAY = 86400
 
@@ -37,7 +38,7 @@ def main():
     try:
         for m in ("spread", "dated", "tty"):
             out = run("create-metric", f"--name={m}", "--design=two_coin", "--min_reports=1")
-            assert out.returncode == 0, out.stderr
+            check(out.returncode == 0, out.stderr)
         survey = os.path.join(work, "survey.csv")
         today = int(time.time()) // DAY * DAY
         days = [today - k * DAY for k in (9, 8, 8, 5, 5, 5)]
@@ -52,24 +53,24 @@ def main():
         now = time.time()
         out = run("replay", "--metric=spread", f"--csv={survey}", "--column=vote", "--yes=Y",
                   "--spread=7d")
-        assert out.returncode == 0, out.stderr
-        assert "respondents (" not in out.stderr and "\r" not in out.stderr, out.stderr
-        assert "\r" not in out.stdout, out.stdout
+        check(out.returncode == 0, out.stderr)
+        check("respondents (" not in out.stderr and "\r" not in out.stderr, out.stderr)
+        check("\r" not in out.stdout, out.stdout)
         series = run("series", "--metric=spread", f"--start={int(now) - 8 * DAY}",
                      f"--end={int(now) + 3600}", "--bucket=hour", "--json")
-        assert series.returncode == 0, series.stderr
+        check(series.returncode == 0, series.stderr)
         buckets = json.loads(series.stdout).get("buckets", [])
         starts = [int(b["startTimeSeconds"]) for b in buckets]
-        assert sum(int(b["n"]) for b in buckets) == 280, buckets
-        assert min(starts) >= now - 7 * DAY - 3600 and max(starts) <= now, (min(starts), now)
+        check(sum(int(b["n"]) for b in buckets) == 280, buckets)
+        check(min(starts) >= now - 7 * DAY - 3600 and max(starts) <= now, (min(starts), now))
         # 280 answers 36 minutes apart over 168 hours: every hour holds 1 or 2.
-        assert len(buckets) >= 167 and max(int(b["n"]) for b in buckets) <= 2, buckets
+        check(len(buckets) >= 167 and max(int(b["n"]) for b in buckets) <= 2, buckets)
         print(f"--spread=7d: {len(buckets)} hourly buckets of 1 or 2 reports")
 
         # 2. A time column.
         out = run("replay", "--metric=dated", f"--csv={survey}", "--column=vote", "--yes=Y",
                   "--time_column=day", "--time_format=%Y-%m-%d")
-        assert out.returncode == 0, out.stderr
+        check(out.returncode == 0, out.stderr)
         series = run("series", "--metric=dated", f"--start={today - 10 * DAY}",
                      f"--end={today + DAY}", "--bucket=day", "--json")
         got = {int(b["startTimeSeconds"]): int(b["n"])
@@ -77,7 +78,7 @@ def main():
         want = {}
         for i in range(280):
             want[days[i % len(days)]] = want.get(days[i % len(days)], 0) + 1
-        assert got == want, (got, want)
+        check(got == want, (got, want))
         print(f"--time_column: per day {sorted(got.values())}")
 
         # 3. On a terminal.
@@ -96,12 +97,12 @@ def main():
                 break
             terminal += chunk
         stdout = proc.stdout.read()
-        assert proc.wait(timeout=120) == 0, terminal
+        check(proc.wait(timeout=120) == 0, terminal)
         os.close(master)
         text = terminal.decode()
-        assert "\rreplay: 280/280 respondents (100.0 %)" in text, text
-        assert "/s, ETA " in text and text.endswith("\n"), text
-        assert "respondents (" not in stdout, stdout
+        check("\rreplay: 280/280 respondents (100.0 %)" in text, text)
+        check("/s, ETA " in text and text.endswith("\n"), text)
+        check("respondents (" not in stdout, stdout)
         print(f"terminal: {text.count(chr(13))} redraws, last: "
               f"{text.strip().split(chr(13))[-1].replace(chr(27) + '[K', '')!r}")
 
@@ -112,10 +113,10 @@ def main():
                              (["--time_column=when"], "time_column")):
             out = run("replay", "--metric=spread", f"--csv={survey}", "--column=vote",
                       "--yes=Y", *args)
-            assert out.returncode == 2 and needle in out.stderr, (args, out.returncode,
-                                                                  out.stderr)
+            check(out.returncode == 2 and needle in out.stderr, (args, out.returncode,
+                                                                  out.stderr))
         n = json.loads(run("prevalence", "--metric=spread", "--json").stdout)["n"]
-        assert n == "280", n
+        check(n == "280", n)
     finally:
         server.terminate()
         server.wait(timeout=30)

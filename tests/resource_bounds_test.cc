@@ -23,6 +23,7 @@
 #include "server/storage/group_commit_storage.h"
 #include "server/storage/memory_storage.h"
 #include "tests/gated_memory_storage.h"
+#include "tests/support/eventually.h"
 
 namespace deniable {
 namespace {
@@ -43,15 +44,7 @@ int ThreadCount() {
   return n;
 }
 
-// Polls `done` every 10 ms for up to 10 s.
-bool Eventually(const std::function<bool()>& done) {
-  const absl::Time deadline = absl::Now() + absl::Seconds(10);
-  while (!done()) {
-    if (absl::Now() > deadline) return false;
-    absl::SleepFor(absl::Milliseconds(10));
-  }
-  return true;
-}
+using testing_util::Eventually;
 
 // One open StreamReports call from the test's side.
 struct OpenStream {
@@ -231,8 +224,10 @@ TEST_F(ResourceBoundsTest, StreamsPauseReadingWhileTheBuffersOfAllStreamsAreFull
   // until its flush has committed.
   ASSERT_TRUE(a->writer->Write(Batch(1, 3)));
   ASSERT_TRUE(Eventually([&] { return server_->stream_limits().buffered_rows() == 6; }));
+  // The stream stopped reading after that message (no read started until its flush commits),
+  // so the next one waits in the transport.
+  ASSERT_TRUE(Eventually([&] { return server_->stream_limits().read_pauses() == 1; }));
   ASSERT_TRUE(a->writer->Write(Batch(1, 4)));  // not read while the buffers are full
-  absl::SleepFor(absl::Milliseconds(200));
   EXPECT_EQ(server_->stream_limits().buffered_rows(), 6) << "read although the buffers were full";
   gated_->Release();
   ASSERT_TRUE(Close(a.get()).ok());

@@ -28,6 +28,7 @@ import urllib.request
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "lib"))
 import postgres  # noqa: E402
 import test_server  # noqa: E402
+from checks import check  # noqa: E402
 
 RATE = 100.0
 BURST = 100.0
@@ -77,7 +78,7 @@ def main():
             collectors.append(start_collector(server_bin, uri, f"{work}/c{i + 1}.log"))
         status, body = post(collectors[0][1], "QueryService/CreateMetric",
                             {"name": "limited", "design": {"twoCoin": {}}}, analyst)
-        assert status == 200, f"CreateMetric: {status} {body}"
+        check(status == 200, f"CreateMetric: {status} {body}")
 
         now = int(time.time())
         hour = now - now % 3600
@@ -120,15 +121,15 @@ def main():
               f"{len(acknowledged)} reports in {wall:.2f} s (bound {bound:.0f}; a limit per "
               f"process would allow about {2 * bound:.0f}), {refused[0]} calls refused with 429, "
               f"stored {len(stored)}, counted {n}")
-        assert not other, f"unexpected answers: {other[:3]}"
-        assert refused[0] > 0, "the clients never reached the limit: the test proves nothing"
-        assert len(acknowledged) <= bound, (
+        check(not other, f"unexpected answers: {other[:3]}")
+        check(refused[0] > 0, "the clients never reached the limit: the test proves nothing")
+        check(len(acknowledged) <= bound, (
             f"{len(acknowledged)} reports acknowledged > burst + rate * time = {bound:.0f}: the "
-            "limit is not shared by the collectors")
-        assert len(acknowledged) >= BURST, f"only {len(acknowledged)} acknowledged, < burst"
+            "limit is not shared by the collectors"))
+        check(len(acknowledged) >= BURST, f"only {len(acknowledged)} acknowledged, < burst")
         missing = set(acknowledged) - stored
-        assert not missing, f"{len(missing)} acknowledged reports are not stored"
-        assert n == len(stored), f"counts n={n} but {len(stored)} stored reports"
+        check(not missing, f"{len(missing)} acknowledged reports are not stored")
+        check(n == len(stored), f"counts n={n} but {len(stored)} stored reports")
         print("PASS")
         return 0
     finally:

@@ -18,11 +18,13 @@
 #include "server/service/collector_server.h"
 #include "server/storage/group_commit_storage.h"
 #include "tests/gated_memory_storage.h"
+#include "tests/support/eventually.h"
 
 namespace deniable {
 namespace {
 
 using ::testing::HasSubstr;
+using testing_util::Eventually;
 
 constexpr int64_t kNow = 1'700'000'000 - 1'700'000'000 % 3600;
 
@@ -73,16 +75,6 @@ class StreamReportsTest : public ::testing::Test {
   }
 
   void TearDown() override { storage_->Release(); }  // else the server's shutdown waits
-
-  // Polls `done` every 5 ms for up to 10 s.
-  static bool Eventually(const std::function<bool()>& done) {
-    const absl::Time deadline = absl::Now() + absl::Seconds(10);
-    while (!done()) {
-      if (absl::Now() > deadline) return false;
-      absl::SleepFor(absl::Milliseconds(5));
-    }
-    return true;
-  }
 
   FakeClock clock_{absl::FromUnixSeconds(kNow)};
   testing_util::GatedMemoryStorage* storage_ = nullptr;
@@ -178,11 +170,12 @@ TEST_F(StreamReportsTest, PausesReadingWhileItsFlushCommitsOnceItsBufferIsFull) 
   ASSERT_TRUE(Eventually([&] { return storage_->waiting() == 1; }));
   ASSERT_TRUE(writer->Write(Message({'b', 'c', 'd'})));  // 3 pending: the buffer is full
   ASSERT_TRUE(Eventually([&] { return server_->stream_limits().buffered_rows() == 4; }));
-  // Not read until the flush commits (over the in-process transport the Write itself waits
-  // for that read, so it runs on a thread of its own).
+  // The stream stops reading (no read is started until the flush commits), so the next
+  // message waits in the transport (over the in-process transport the Write itself waits for
+  // that read, so it runs on a thread of its own).
+  ASSERT_TRUE(Eventually([&] { return server_->stream_limits().read_pauses() == 1; }));
   bool written = false;
   std::thread late([&] { written = writer->Write(Message({'e'})); });
-  absl::SleepFor(absl::Milliseconds(200));
   EXPECT_EQ(server_->stream_limits().buffered_rows(), 4) << "read although the buffer was full";
   storage_->Release();
   late.join();

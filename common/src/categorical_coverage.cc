@@ -46,7 +46,7 @@ absl::StatusOr<std::vector<std::vector<bool>>> CoverageTable(
   const Channel channel = design.SupportChannel();
   const IntervalMethod m = method.has_value() ? *method : DefaultIntervalMethod(channel).method;
   const double per =
-      simultaneous.has_value() ? PerCategoryLevel(level, design.k(), *simultaneous) : level;
+      simultaneous.has_value() ? PerCategoryLevel(design, level, *simultaneous) : level;
   std::vector<std::vector<bool>> covered(shares.size(), std::vector<bool>(n + 1));
   for (int64_t c = 0; c <= n; ++c) {
     DENIABLE_ASSIGN_OR_RETURN(PrevalenceInterval ci, MakePrevalenceInterval(channel, c, n, per, m));

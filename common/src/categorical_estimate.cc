@@ -29,6 +29,14 @@ double PerCategoryLevel(double level, int k, SimultaneousMethod method) {
   return std::min(per, kMaxConfidenceLevel);
 }
 
+bool SharesCoverTogether(const CategoricalDesign& design) {
+  return design.mechanism() == CategoricalMechanism::kDirectEncoding && design.k() == 2;
+}
+
+double PerCategoryLevel(const CategoricalDesign& design, double level, SimultaneousMethod method) {
+  return SharesCoverTogether(design) ? level : PerCategoryLevel(level, design.k(), method);
+}
+
 std::vector<double> NormSub(std::span<const double> estimates) {
   std::vector<double> sorted(estimates.begin(), estimates.end());
   if (sorted.empty()) return sorted;
@@ -79,7 +87,7 @@ absl::StatusOr<CategoricalEstimate> EstimateCategories(const CategoricalDesign& 
   out.confidence_level = confidence_level;
   out.method = method.has_value() ? *method : DefaultIntervalMethod(channel).method;
   out.simultaneous_method = simultaneous;
-  out.per_category_level = PerCategoryLevel(confidence_level, k, simultaneous);
+  out.per_category_level = PerCategoryLevel(design, confidence_level, simultaneous);
   const double gap = channel.a - channel.b;
   std::vector<double> unbiased(k);
   for (int v = 0; v < k; ++v) {

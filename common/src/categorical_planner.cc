@@ -31,7 +31,7 @@ absl::StatusOr<CategoricalPlan> PlanCategoricalSurvey(const CategoricalDesign& d
   plan.half_width = half_width;
   plan.confidence_level = confidence_level;
   plan.method = method;
-  plan.per_category_level = PerCategoryLevel(confidence_level, design.k(), method);
+  plan.per_category_level = PerCategoryLevel(design, confidence_level, method);
   DENIABLE_ASSIGN_OR_RETURN(plan.reports_needed_worst_case,
                             WorstCaseSampleSize(support, half_width, confidence_level));
   DENIABLE_ASSIGN_OR_RETURN(plan.reports_needed_simultaneous_worst_case,

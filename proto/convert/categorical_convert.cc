@@ -119,11 +119,45 @@ absl::StatusOr<CategoricalDesign> CategoricalDesignFromWire(const v1::Design& wi
   return d;
 }
 
+namespace {
+
+// A report carries only its mechanism's fields: a k-RR report with a hash or bits (or an OUE
+// report with a category) was made for another design, and reading only the mechanism's own
+// fields would count it (as category 0, say).
+absl::Status RejectForeignFields(const CategoricalDesign& design,
+                                 const v1::CategoricalReport& report, absl::string_view field) {
+  const CategoricalMechanism mechanism = design.mechanism();
+  const absl::string_view name = CategoricalMechanismName(mechanism);
+  auto foreign = [&](absl::string_view member) {
+    return absl::InvalidArgumentError(absl::StrCat(field, ".", member, ": must be unset in a ",
+                                                   name,
+                                                   " report (it belongs to another "
+                                                   "mechanism's report)"));
+  };
+  if (mechanism != CategoricalMechanism::kDirectEncoding && report.category() != 0) {
+    return foreign("category");
+  }
+  if (mechanism != CategoricalMechanism::kOptimizedUnaryEncoding && !report.bits().empty()) {
+    return foreign("bits");
+  }
+  if (mechanism != CategoricalMechanism::kOptimizedLocalHashing) {
+    if (report.hash_a() != 0) return foreign("hash_a");
+    if (report.hash_b() != 0) return foreign("hash_b");
+    if (report.bucket() != 0) return foreign("bucket");
+  }
+  return absl::OkStatus();
+}
+
+}  // namespace
+
 absl::StatusOr<CategoricalReport> CategoricalReportFromProto(const CategoricalDesign& design,
                                                              const v1::CategoricalReport& report,
                                                              absl::string_view field) {
   CategoricalReport out;
   constexpr uint32_t kMaxInt = static_cast<uint32_t>(std::numeric_limits<int32_t>::max());
+  if (absl::Status foreign = RejectForeignFields(design, report, field); !foreign.ok()) {
+    return foreign;
+  }
   switch (design.mechanism()) {
     case CategoricalMechanism::kDirectEncoding:
       if (report.category() > kMaxInt) {

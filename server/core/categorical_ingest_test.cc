@@ -156,6 +156,8 @@ TEST_F(CategoricalTest, AddVersionKeepsTheCategoriesAndRefusesTheOtherKind) {
   EXPECT_EQ(two->categories_size(), 4);
   add.mutable_design()->mutable_two_coin();
   EXPECT_THAT(registry_.AddVersion(add).status().message(), HasSubstr("categorical"));
+  EXPECT_THAT(registry_.AddVersion(add).status().message(),
+              HasSubstr("design: metric \"vote\" has 4 categories"));
 
   v1::CreateMetricRequest yes_no;
   yes_no.set_name("yn");
@@ -286,6 +288,44 @@ TEST_F(CategoricalTest, RejectsInvalidReportsPerMechanismNamingTheField) {
   bad.set_report_id(std::string(16, 'h'));
   bad.mutable_categorical()->set_category(1);
   ExpectRejected(yn, bad, "reports[1].categorical: metric \"yn\" is a yes/no metric");
+}
+
+// A report carrying another mechanism's fields was made for another design: reading only the
+// mechanism's own fields would count it (a k-RR metric would count an OLH report as category 0).
+TEST_F(CategoricalTest, RejectsReportsCarryingAnotherMechanismsFields) {
+  ASSERT_TRUE(registry_.Create(Categorical("krr", Names(4), 1.0, v1::K_RR)).ok());
+  ASSERT_TRUE(registry_.Create(Categorical("oue", Names(10), 1.0, v1::OUE)).ok());
+  ASSERT_TRUE(registry_.Create(Categorical("olh", Names(10), std::log(3.0), v1::OLH)).ok());
+
+  v1::Report krr = Report("krr", 'a');
+  krr.mutable_categorical()->set_category(2);
+  v1::Report bad = krr;
+  bad.set_report_id(std::string(16, 'b'));
+  bad.mutable_categorical()->set_category(0);
+  bad.mutable_categorical()->set_hash_a(12345);
+  bad.mutable_categorical()->set_bucket(1);
+  ExpectRejected(krr, bad, "reports[1].categorical.hash_a: must be unset in a k_rr report");
+  bad.mutable_categorical()->set_hash_a(0);
+  ExpectRejected(krr, bad, "reports[1].categorical.bucket: must be unset");
+  bad.mutable_categorical()->set_bucket(0);
+  bad.mutable_categorical()->set_bits(std::string("\x01", 1));
+  ExpectRejected(krr, bad, "reports[1].categorical.bits: must be unset");
+
+  v1::Report oue = Report("oue", 'c');
+  oue.mutable_categorical()->set_bits(std::string("\x05\x02", 2));
+  bad = oue;
+  bad.set_report_id(std::string(16, 'd'));
+  bad.mutable_categorical()->set_category(3);
+  ExpectRejected(oue, bad, "reports[1].categorical.category: must be unset");
+
+  v1::Report olh = Report("olh", 'e');
+  olh.mutable_categorical()->set_hash_a(12345);
+  olh.mutable_categorical()->set_hash_b(678);
+  olh.mutable_categorical()->set_bucket(3);
+  bad = olh;
+  bad.set_report_id(std::string(16, 'f'));
+  bad.mutable_categorical()->set_category(1);
+  ExpectRejected(olh, bad, "reports[1].categorical.category: must be unset");
 }
 
 }  // namespace

@@ -40,7 +40,14 @@ absl::StatusOr<v1::Prevalence> EstimateSharesFromPeriods(const MetricInfo& metri
         absl::StrCat("confidence_level: must be in (0, 1), but is ", options.level));
   }
   EstimateOptions joint = options;
-  joint.level = PerCategoryLevel(options.level, k, simultaneous);
+  // No adjustment where the shares cover or miss together (k-RR with k = 2) in every design
+  // version of the metric; any other version in the mix takes the adjustment for all.
+  bool cover_together = true;
+  for (const MetricVersion& version : metric.versions) {
+    cover_together = cover_together && version.categorical.has_value() &&
+                     SharesCoverTogether(*version.categorical);
+  }
+  joint.level = cover_together ? options.level : PerCategoryLevel(options.level, k, simultaneous);
   v1::Prevalence out;
   std::vector<double> unbiased;
   for (int v = 0; v < k; ++v) {

@@ -133,6 +133,7 @@ absl::Status SetCentralPrivacy(double eps0, double gamma, int64_t n, v1::DesignD
   out->set_central_epsilon(c->epsilon);
   out->set_central_delta(c->delta);
   out->set_central_n(c->n);
+  out->set_central_method(c->method);
   out->set_central_note(c->amplified
                             ? "against an analyst who sees only the counts of these n reports, "
                               "each device contributing one (docs/privacy.md)"
@@ -237,9 +238,11 @@ absl::StatusOr<v1::SurveyPlan> DesignAdvisor::Plan(const v1::PlanSurveyRequest& 
         absl::StrCat("half_width: must be in (0, 1], but is ", request.half_width()));
   }
   const double pi = request.assumed_prevalence();
-  if (std::isnan(pi) || pi > 1.0) {
+  // -1 is the one spelling of "unknown": any other negative or non-finite value is a mistake
+  // (a sign slip, an overflow), not a request for the worst case.
+  if (!(pi == -1.0 || (pi >= 0.0 && pi <= 1.0))) {
     return absl::InvalidArgumentError(absl::StrCat(
-        "assumed_prevalence: must be in [0, 1], or negative for unknown, but is ", pi));
+        "assumed_prevalence: must be in [0, 1], or -1 for unknown (worst case), but is ", pi));
   }
   v1::SurveyPlan out;
   DesignToProto(design, 0, out.mutable_design());

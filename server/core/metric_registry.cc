@@ -224,12 +224,9 @@ absl::StatusOr<v1::Metric> MetricRegistry::AddVersion(const v1::AddDesignVersion
   DENIABLE_ASSIGN_OR_RETURN(std::shared_ptr<const MetricInfo> current, Find(request.metric()));
   if (current->categorical() &&
       request.design().kind_case() != v1::DesignParameters::kCategorical) {
-    return absl::InvalidArgumentError(
-        absl::StrCat("design: metric "
-                     ", request.metric(), "
-                     " has ",
-                     current->proto.categories_size(),
-                     " categories and takes only a categorical design (design.categorical)"));
+    return absl::InvalidArgumentError(absl::StrCat(
+        "design: metric \"", request.metric(), "\" has ", current->proto.categories_size(),
+        " categories and takes only a categorical design (design.categorical)"));
   }
   DENIABLE_ASSIGN_OR_RETURN(
       ParsedDesign parsed,

@@ -3,13 +3,17 @@
 #include <algorithm>
 #include <cmath>
 #include <limits>
+#include <set>
 #include <string>
 #include <vector>
 
 #include "absl/status/status.h"
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
 #include "absl/strings/str_split.h"
+#include "deniable/common/echo.h"
 #include "deniable/common/interval.h"
+#include "deniable/common/labels.h"
 #include "deniable/common/shuffle.h"
 #include "deniable/common/status_macros.h"
 #include "deniable/convert/interval_method_convert.h"
@@ -37,6 +41,18 @@ std::string LabelValue(const std::string& canonical, const std::string& key) {
     if (p.first == key) return std::string(p.second);
   }
   return "";
+}
+
+// The label keys that `rows` carry, as "the labels region, version" or "no labels".
+std::string LabelKeysOf(const std::vector<CountRow>& rows) {
+  std::set<std::string> keys;
+  for (const CountRow& row : rows) {
+    for (absl::string_view kv : absl::StrSplit(row.labels, ',', absl::SkipEmpty())) {
+      keys.insert(std::string(kv.substr(0, kv.find('='))));
+    }
+  }
+  if (keys.empty()) return "no labels";
+  return absl::StrCat("the labels ", absl::StrJoin(keys, ", "));
 }
 
 int64_t BucketStart(int64_t t, v1::BucketWidth width) {
@@ -201,9 +217,10 @@ absl::StatusOr<PrevalenceQuery::Selection> PrevalenceQuery::Select(
 }
 
 absl::StatusOr<v1::Prevalence> PrevalenceQuery::Get(const v1::GetPrevalenceRequest& request) {
-  if (!request.group_by().empty() && request.group_by().find_first_of(",=") != std::string::npos) {
+  if (!request.group_by().empty() && !ValidLabelKey(request.group_by())) {
     return absl::InvalidArgumentError(
-        absl::StrCat("group_by: must be a label key, but is \"", request.group_by(), "\""));
+        absl::StrCat("group_by: must be a label key ([a-z][a-z0-9_]{0,31}), but is ",
+                     EchoValue(request.group_by())));
   }
   DENIABLE_ASSIGN_OR_RETURN(
       Selection s, Select(request.metric(), request.start_time_seconds(),
@@ -214,6 +231,14 @@ absl::StatusOr<v1::Prevalence> PrevalenceQuery::Get(const v1::GetPrevalenceReque
   for (const CountRow& row : s.rows) {
     s.Add(row, all);
     if (!request.group_by().empty()) s.Add(row, groups[LabelValue(row.labels, request.group_by())]);
+  }
+  if (!request.group_by().empty() && groups.size() == 1 && groups.begin()->first.empty()) {
+    // No report of the selection carries the label: one blank group holding everything would
+    // read as an answer. Name the label keys the reports do carry instead.
+    return absl::InvalidArgumentError(
+        absl::StrCat("group_by: no report of metric \"", request.metric(),
+                     "\" in the selection carries label \"", request.group_by(),
+                     "\"; its reports carry ", LabelKeysOf(s.rows)));
   }
   const int64_t n = Total(all.counts);
   if (n < s.min_reports) {

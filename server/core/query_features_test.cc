@@ -1,6 +1,7 @@
 // Series, differences, label groups, small-group suppression, design versions and the design
 // advisor, over the in-memory storage.
 #include <cmath>
+#include <limits>
 #include <string>
 
 #include "gmock/gmock.h"
@@ -98,6 +99,31 @@ TEST_F(QueryFeaturesTest, RejectsMalformedGroupBy) {
   v1::GetPrevalenceRequest r = Request("m");
   r.set_group_by("region=N");
   EXPECT_THAT(query_.Get(r).status().message(), HasSubstr("group_by"));
+}
+
+TEST_F(QueryFeaturesTest, RejectsGroupByThatIsNoLabelKeyEchoingItBounded) {
+  Create("m");
+  Store("m", 1, 1, kMonday, 1, "N");
+  v1::GetPrevalenceRequest r = Request("m");
+  for (const std::string& bad : {std::string("reg\0ion", 7), std::string("r\xc3\xa9gion"),
+                                 std::string("Region"), std::string(1 << 20, 'a')}) {
+    r.set_group_by(bad);
+    absl::StatusOr<v1::Prevalence> p = query_.Get(r);
+    EXPECT_EQ(p.status().code(), absl::StatusCode::kInvalidArgument) << bad.size();
+    EXPECT_THAT(p.status().message(), HasSubstr("group_by: must be a label key"));
+    EXPECT_LT(p.status().message().size(), 400u);
+  }
+}
+
+TEST_F(QueryFeaturesTest, RejectsGroupByALabelNoReportCarriesNamingTheKeysPresent) {
+  Create("m");
+  Store("m", 3, 3, kMonday, 1, "N");
+  v1::GetPrevalenceRequest r = Request("m");
+  r.set_group_by("country");
+  absl::StatusOr<v1::Prevalence> p = query_.Get(r);
+  EXPECT_EQ(p.status().code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_THAT(p.status().message(), HasSubstr("carries label \"country\""));
+  EXPECT_THAT(p.status().message(), HasSubstr("the labels region"));
 }
 
 TEST_F(QueryFeaturesTest, CombinesDesignVersionsByInverseVariance) {
@@ -287,6 +313,21 @@ TEST_F(QueryFeaturesTest, DescribeUnrelatedQuestionGivesUninformativePiB) {
   EXPECT_FALSE(d->uninformative_pi_b_note().empty());
 }
 
+// Issue 26: `deniable design --n=N --json` lacked centralMethod, which Prevalence carries.
+TEST_F(QueryFeaturesTest, DescribeWithNNamesTheCentralMethod) {
+  v1::DescribeDesignRequest r;
+  r.mutable_design()->mutable_two_coin();
+  r.set_n(2532);
+  absl::StatusOr<v1::DesignDescription> d = advisor_.Describe(r);
+  ASSERT_TRUE(d.ok()) << d.status();
+  EXPECT_EQ(d->central_method(), "shuffle_numerical");
+  EXPECT_LT(d->central_epsilon(), std::log(3.0));
+  r.set_n(1);  // too few reports to hide among: no amplification claimed
+  d = advisor_.Describe(r);
+  ASSERT_TRUE(d.ok()) << d.status();
+  EXPECT_EQ(d->central_method(), "local_only");
+}
+
 TEST_F(QueryFeaturesTest, DescribeRejectsPriorOutsideUnitInterval) {
   v1::DescribeDesignRequest r;
   r.mutable_design()->mutable_two_coin();
@@ -312,6 +353,22 @@ TEST_F(QueryFeaturesTest, PlanMatchesTheWorstCaseFormula) {
   EXPECT_NEAR(p->variance_inflation(), lambda * (1 - lambda) / (0.25 * 0.2 * 0.8), 1e-12);
   r.set_half_width(0);
   EXPECT_THAT(advisor_.Plan(r).status().message(), HasSubstr("half_width"));
+}
+
+// -1 is the one spelling of "unknown"; -0.5 or -inf is a mistake, not the worst case.
+TEST_F(QueryFeaturesTest, PlanRejectsNegativePrevalenceOtherThanMinusOne) {
+  v1::PlanSurveyRequest r;
+  r.mutable_design()->mutable_two_coin();
+  r.set_half_width(0.05);
+  for (double pi : {-0.5, -2.0, -std::numeric_limits<double>::infinity(),
+                    std::numeric_limits<double>::quiet_NaN(), 1.5}) {
+    r.set_assumed_prevalence(pi);
+    absl::StatusOr<v1::SurveyPlan> p = advisor_.Plan(r);
+    EXPECT_EQ(p.status().code(), absl::StatusCode::kInvalidArgument) << pi;
+    EXPECT_THAT(p.status().message(), HasSubstr("assumed_prevalence")) << pi;
+  }
+  r.set_assumed_prevalence(-1);
+  EXPECT_TRUE(advisor_.Plan(r).ok());
 }
 
 }  // namespace

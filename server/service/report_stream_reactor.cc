@@ -114,6 +114,7 @@ void ReportStreamReactor::HandleMessage() {
     } else if (flushing_ &&
                (pending >= ingestor_->options().stream_flush_reports || limits_->BuffersFull())) {
       read_paused_ = true;  // OnFlushed reads on
+      limits_->NoteReadPaused();
     } else {
       read = true;
     }

@@ -85,6 +85,12 @@ class StreamLimits {
     return max_buffered_rows_ > 0 && buffered_.load(std::memory_order_relaxed) > max_buffered_rows_;
   }
 
+  // A stream stopped reading (its flush is in progress and its or all streams' buffers are
+  // full). read_pauses() counts them since start: the event tests wait for, instead of
+  // watching for a read that does not come.
+  void NoteReadPaused() { read_pauses_.fetch_add(1, std::memory_order_relaxed); }
+  int64_t read_pauses() const { return read_pauses_.load(std::memory_order_relaxed); }
+
   int max_streams() const { return max_streams_; }
   int open_streams() const { return open_.load(std::memory_order_relaxed); }
   int64_t buffered_rows() const { return buffered_.load(std::memory_order_relaxed); }
@@ -94,6 +100,7 @@ class StreamLimits {
   const int64_t max_buffered_rows_;
   std::atomic<int> open_{0};
   std::atomic<int64_t> buffered_{0};
+  std::atomic<int64_t> read_pauses_{0};
 };
 
 // A reactor that ends its stream at once with `status` (a refused or shed stream).

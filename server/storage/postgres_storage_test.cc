@@ -37,7 +37,7 @@ using testing_util::TestPostgres;
 class PostgresStorageTest : public ::testing::Test {
  protected:
   void SetUp() override {
-    if (!TestPostgres::Installed()) GTEST_SKIP() << TestPostgres::kNotInstalled;
+    DENIABLE_SKIP_WITHOUT_POSTGRES();
     pg_ = TestPostgres::Shared();
     ASSERT_NE(pg_, nullptr);
     absl::StatusOr<std::string> uri = pg_->NewDatabase();

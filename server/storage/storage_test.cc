@@ -49,9 +49,7 @@ struct StorageFactory {
 class StorageTest : public ::testing::TestWithParam<StorageFactory> {
  protected:
   void SetUp() override {
-    if (GetParam().name == "postgresql" && !TestPostgres::Installed()) {
-      GTEST_SKIP() << TestPostgres::kNotInstalled;
-    }
+    if (GetParam().name == "postgresql") DENIABLE_SKIP_WITHOUT_POSTGRES();
     storage_ = GetParam().make("param", &handle_);
     ASSERT_NE(storage_, nullptr);
   }

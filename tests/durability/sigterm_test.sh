@@ -24,7 +24,10 @@ server_pid=$!
 port=$(wait_for_port "$work/server.log" "$server_pid")
 "$driver_bin" "127.0.0.1:$port" 1 >"$work/acked" 2>"$work/driver.log" &
 driver_pid=$!
-sleep 0.5
+# SIGTERM once the driver has had a report acknowledged (a stop with nothing in flight would
+# test nothing).
+wait_until 30 test -s "$work/acked" ||
+  { echo "FAIL: the driver had nothing acknowledged within 30 s"; cat "$work/driver.log"; exit 1; }
 t0=$(date +%s%N)
 kill -TERM "$server_pid"
 status=0

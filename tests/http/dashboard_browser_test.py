@@ -19,6 +19,7 @@ import urllib.request
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "lib"))
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from components import absent  # noqa: E402
 from test_server import start_server  # noqa: E402
 from http_api_test import add_token, http_base  # noqa: E402
 
@@ -63,8 +64,7 @@ def canvas_drawn(driver, canvas_id):
 def main():
     server_bin, cli_bin, csv, screenshot = sys.argv[1:5]
     if not (os.path.exists(CHROMIUM) and os.path.exists(CHROMEDRIVER)):
-        print("chromium or chromedriver is absent: skipped")
-        sys.exit(77)
+        absent("chromium or chromedriver")
     from selenium.webdriver.common.by import By
     from selenium.webdriver.support import expected_conditions as ec
     from selenium.webdriver.support.ui import Select, WebDriverWait

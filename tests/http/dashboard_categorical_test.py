@@ -22,6 +22,7 @@ import time
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "lib"))
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from components import absent  # noqa: E402
 from test_server import start_collector  # noqa: E402
 from dashboard_browser_test import (CHROMEDRIVER, CHROMIUM, api, browser,  # noqa: E402
                                     canvas_drawn, pct)
@@ -55,8 +56,7 @@ def check_shares_table(driver, expected):
 def main():
     server_bin, cli_bin, csv, screenshot = sys.argv[1:5]
     if not (os.path.exists(CHROMIUM) and os.path.exists(CHROMEDRIVER)):
-        print("chromium or chromedriver is absent: skipped")
-        sys.exit(77)
+        absent("chromium or chromedriver")
     from selenium.webdriver.common.by import By
     from selenium.webdriver.support import expected_conditions as ec
     from selenium.webdriver.support.ui import Select, WebDriverWait

@@ -15,6 +15,7 @@ import tempfile
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "lib"))
 from test_server import start_server  # noqa: E402
+from checks import check  # noqa: E402
 
 N = 600  # ctypes reports, each standing for a device (one_report_per_period = 0)
 
@@ -99,15 +100,15 @@ def main():
 
         # 2. ctypes: N devices' reports through one reporter (a simulation: one per call).
         lib = load(lib_path)
-        assert lib.deniable_status_name(14) == b"UNAVAILABLE"
+        check(lib.deniable_status_name(14) == b"UNAVAILABLE")
         options = Options()
         lib.deniable_reporter_options_init(ctypes.byref(options))
-        assert options.rpc_timeout_ms == 10000 and options.one_report_per_period == 1
+        check(options.rpc_timeout_ms == 10000 and options.one_report_per_period == 1)
         error = Error()
         handle = ctypes.c_void_p()
         code = lib.deniable_reporter_open(ctypes.byref(options), ctypes.byref(handle),
                                           ctypes.byref(error))
-        assert code == 3 and b"target" in error.message and not handle, (code, error.message)
+        check(code == 3 and b"target" in error.message and not handle, (code, error.message))
 
         options.target = target.encode()
         options.insecure = 1
@@ -118,65 +119,65 @@ def main():
         options.label_count = 1
         code = lib.deniable_reporter_open(ctypes.byref(options), ctypes.byref(handle),
                                           ctypes.byref(error))
-        assert code == 0, error.message
+        check(code == 0, error.message)
         missing = (ctypes.c_char_p * 1)(b"no_such_metric")
         code = lib.deniable_reporter_prefetch(handle, missing, 1, 5000, ctypes.byref(error))
-        assert code == 5 and error.code == 5, (code, error.message)
+        check(code == 5 and error.code == 5, (code, error.message))
         code = lib.deniable_reporter_report(handle, b"", 1, None, None, ctypes.byref(error))
-        assert code == 3 and b"metric" in error.message, error.message
+        check(code == 3 and b"metric" in error.message, error.message)
         ids = set()
         for i in range(N):
             rid = ctypes.create_string_buffer(16)
             size = ctypes.c_size_t(0)
             code = lib.deniable_reporter_report(handle, b"c_m", int(i % 3 == 0), rid,
                                                 ctypes.byref(size), ctypes.byref(error))
-            assert code == 0 and size.value == 16, (code, error.message)
+            check(code == 0 and size.value == 16, (code, error.message))
             ids.add(rid.raw)
-        assert len(ids) == N  # random 16-byte ids
+        check(len(ids) == N)  # random 16-byte ids
         code = lib.deniable_reporter_flush(handle, 20000, ctypes.byref(error))
-        assert code == 0, error.message
-        assert lib.deniable_reporter_pending(handle) == 0
+        check(code == 0, error.message)
+        check(lib.deniable_reporter_pending(handle) == 0)
         ledger = Ledger()
-        assert lib.deniable_reporter_ledger(handle, b"c_m", ctypes.byref(ledger),
-                                            ctypes.byref(error)) == 0
+        check(lib.deniable_reporter_ledger(handle, b"c_m", ctypes.byref(ledger),
+                                            ctypes.byref(error)) == 0)
         # Memoized: one draw per true value, however many reports.
-        assert ledger.reports_accepted == N and ledger.reports_acknowledged == N
-        assert ledger.randomizations == 2, ledger.randomizations
-        assert abs(ledger.epsilon_spent - 2.0) < 1e-9 and abs(ledger.epsilon_if_fresh - N) < 1e-6
+        check(ledger.reports_accepted == N and ledger.reports_acknowledged == N)
+        check(ledger.randomizations == 2, ledger.randomizations)
+        check(abs(ledger.epsilon_spent - 2.0) < 1e-9 and abs(ledger.epsilon_if_fresh - N) < 1e-6)
         stats = Stats()
-        assert lib.deniable_reporter_stats(handle, ctypes.byref(stats), ctypes.byref(error)) == 0
-        assert stats.acknowledged == N and stats.queued == 0 and stats.dropped_rejected == 0
+        check(lib.deniable_reporter_stats(handle, ctypes.byref(stats), ctypes.byref(error)) == 0)
+        check(stats.acknowledged == N and stats.queued == 0 and stats.dropped_rejected == 0)
 
         # 3. A metric with categories (issue 14): the category call and its errors.
         cli(cli_bin, target, "create-metric", "--name=c_vote", "--categories=Y,N,U,A",
             "--design=oue", "--epsilon=1")
         code = lib.deniable_reporter_report_category(handle, b"c_vote", b"Maybe", None, None,
                                                      ctypes.byref(error))
-        assert code == 3 and b"category" in error.message, (code, error.message)
-        assert b"Maybe" not in error.message, error.message  # a true answer is never echoed
+        check(code == 3 and b"category" in error.message, (code, error.message))
+        check(b"Maybe" not in error.message, error.message)  # a true answer is never echoed
         code = lib.deniable_reporter_report(handle, b"c_vote", 1, None, None, ctypes.byref(error))
-        assert code == 9, (code, error.message)  # FAILED_PRECONDITION: it has categories
+        check(code == 9, (code, error.message))  # FAILED_PRECONDITION: it has categories
         code = lib.deniable_reporter_report_category(handle, b"c_m", b"Y", None, None,
                                                      ctypes.byref(error))
-        assert code == 9, (code, error.message)  # FAILED_PRECONDITION: a yes/no metric
+        check(code == 9, (code, error.message))  # FAILED_PRECONDITION: a yes/no metric
         for category in [b"Y", b"N", b"U", b"A"] * 25:
             rid = ctypes.create_string_buffer(16)
             size = ctypes.c_size_t(0)
             code = lib.deniable_reporter_report_category(handle, b"c_vote", category, rid,
                                                          ctypes.byref(size), ctypes.byref(error))
-            assert code == 0 and size.value == 16, (code, error.message)
-        assert lib.deniable_reporter_flush(handle, 20000, ctypes.byref(error)) == 0, error.message
-        assert lib.deniable_reporter_ledger(handle, b"c_vote", ctypes.byref(ledger),
-                                            ctypes.byref(error)) == 0
+            check(code == 0 and size.value == 16, (code, error.message))
+        check(lib.deniable_reporter_flush(handle, 20000, ctypes.byref(error)) == 0, error.message)
+        check(lib.deniable_reporter_ledger(handle, b"c_vote", ctypes.byref(ledger),
+                                            ctypes.byref(error)) == 0)
         # Memoized per category: one draw, and epsilon 1, per distinct category reported.
-        assert ledger.reports_acknowledged == 100 and ledger.randomizations == 4, ledger
-        assert abs(ledger.epsilon_spent - 4.0) < 1e-9
+        check(ledger.reports_acknowledged == 100 and ledger.randomizations == 4, ledger)
+        check(abs(ledger.epsilon_spent - 4.0) < 1e-9)
         lib.deniable_reporter_close(handle)
         v = json.loads(cli(cli_bin, target, "prevalence", "--metric=c_vote", "--json"))
-        assert int(v["n"]) == 100 and [s["category"] for s in v["shares"]] == ["Y", "N", "U", "A"]
+        check(int(v["n"]) == 100 and [s["category"] for s in v["shares"]] == ["Y", "N", "U", "A"])
 
         p = json.loads(cli(cli_bin, target, "prevalence", "--metric=c_m", "--json"))
-        assert int(p["n"]) == N + 1, p["n"]  # the C program's one report + N
+        check(int(p["n"]) == N + 1, p["n"])  # the C program's one report + N
         print(f"c_api: C program ok; ctypes {N} reports, server n={p['n']}")
     finally:
         server.terminate()

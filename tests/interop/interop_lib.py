@@ -13,6 +13,7 @@ import time
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "lib"))
 from test_server import start_server  # noqa: E402
+from checks import check  # noqa: E402
 
 REPO = os.path.abspath(os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", ".."))
 CHROMIUM = shutil.which("chromium") or "/usr/bin/chromium"
@@ -43,7 +44,7 @@ def start_collector(server_bin, work, *flags, name="server"):
     server, target = start_server(server_bin, os.path.join(work, "server.db"), log,
                                   "--http_listen=127.0.0.1:0", *flags)
     m = re.search(r"http_port=(\d+)", open(log).read())
-    assert m, "no http_port in the log"
+    check(m, "no http_port in the log")
     return server, target, f"http://127.0.0.1:{m.group(1)}"
 
 

@@ -23,6 +23,8 @@ from interop_lib import (NODE, REPO, browser, have_chromium, run_page,  # noqa: 
 import grpc  # noqa: E402
 
 import deniable  # noqa: E402
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "lib"))
+from checks import check  # noqa: E402
 
 DEVICES = 400
 SHARE = 0.3
@@ -81,18 +83,18 @@ def main():
             z = (g.estimate - truth) / g.standard_error
             print(f"{lang:10} {seen[lang]:5d} {g.n:8d} {truth:7.4f} {g.estimate:9.4f} "
                   f"{g.standard_error:7.4f} {z:6.2f}")
-            assert seen[lang] == DEVICES and g.n == DEVICES, (lang, seen[lang], g.n)
-            assert abs(z) < 5, (lang, z)
-        assert groups["node_file"].n == 1
+            check(seen[lang] == DEVICES and g.n == DEVICES, (lang, seen[lang], g.n))
+            check(abs(z) < 5, (lang, z))
+        check(groups["node_file"].n == 1)
         total = DEVICES * len(seen) + 1
         truth = (truth_yes * len(seen) + 1) / total
         z = (p.estimate - truth) / p.standard_error
         print(f"{'all':10} {total:5d} {p.n:8d} {truth:7.4f} {p.estimate:9.4f} "
               f"{p.standard_error:7.4f} {z:6.2f}   95 % interval [{p.ci_lower:.4f}, "
               f"{p.ci_upper:.4f}]")
-        assert p.n == total, (p.n, total)
-        assert abs(z) < 5, z
-        assert not math.isnan(p.estimate)
+        check(p.n == total, (p.n, total))
+        check(abs(z) < 5, z)
+        check(not math.isnan(p.estimate))
         q.close()
     finally:
         if driver is not None:

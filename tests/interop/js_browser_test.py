@@ -12,8 +12,11 @@ import sys
 import tempfile
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "lib"))
+from components import absent  # noqa: E402
 from interop_lib import (REPO, browser, counts_by_label, have_chromium, run_page,  # noqa: E402
                          serve_directory, start_collector, stop)
+from checks import check  # noqa: E402
 
 DEVICES = 10
 
@@ -21,8 +24,7 @@ DEVICES = 10
 def main():
     server_bin, cli_bin = sys.argv[1:3]
     if not have_chromium():
-        print("chromium or chromedriver is absent: skipped")
-        sys.exit(77)
+        absent("chromium or chromedriver")
     work = tempfile.mkdtemp(prefix="deniable_js_browser_")
     pages, origin = serve_directory(os.path.join(REPO, "client", "js"))
     server, target, base = start_collector(server_bin, work, f"--http_cors_origins={origin}")
@@ -33,16 +35,16 @@ def main():
         driver = browser(work)
         page = f"{origin}/e2e_page/index.html?collector={base}&metric=web_m&devices={DEVICES}"
         queued = run_page(driver, page + "&phase=queue")
-        assert queued == {"phase": "queue", "devices": DEVICES, "pending": DEVICES,
-                          "acknowledged": 0, "ids": DEVICES, "repeated": DEVICES}, queued
+        check(queued == {"phase": "queue", "devices": DEVICES, "pending": DEVICES,
+                          "acknowledged": 0, "ids": DEVICES, "repeated": DEVICES}, queued)
         _, counts = counts_by_label(cli_bin, target, "web_m")
-        assert counts == {}, counts  # nothing sent before the reload
+        check(counts == {}, counts)  # nothing sent before the reload
 
         driver.refresh()  # the same page again; its IndexedDB databases survive
         sent = run_page(driver, page + "&phase=send")
-        assert sent["pending"] == DEVICES and sent["acknowledged"] == DEVICES, sent
+        check(sent["pending"] == DEVICES and sent["acknowledged"] == DEVICES, sent)
         p, counts = counts_by_label(cli_bin, target, "web_m")
-        assert counts == {"browser": DEVICES}, counts
+        check(counts == {"browser": DEVICES}, counts)
 
         # A page from an origin the collector does not allow is refused by the browser.
         other = f"http://localhost:{origin.rsplit(':', 1)[1]}"
@@ -53,7 +55,7 @@ def main():
         if "page failed" not in str(e) or "UNAVAILABLE" not in str(e):
             raise
         _, counts = counts_by_label(cli_bin, target, "web_m")
-        assert counts == {"browser": DEVICES}, counts
+        check(counts == {"browser": DEVICES}, counts)
         print(f"browser: {DEVICES} reports queued in IndexedDB, survived a reload, counted once; "
               "a page from an origin not allowed was refused (CORS)")
     finally:

@@ -23,8 +23,11 @@ import tempfile
 import urllib.request
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "lib"))
+from components import required  # noqa: E402
 from interop_lib import (NODE, REPO, browser, have_chromium, run_page,  # noqa: E402
                          serve_directory, start_collector, stop)
+from checks import check  # noqa: E402
 
 NAMES = ["red", "green", "blue", "cyan", "gray"]
 COUNTS = [80, 50, 40, 20, 10]
@@ -38,20 +41,20 @@ def call(base, method, body):
         return json.loads(answer.read())
 
 
-def check(base, metric, support, n):
+def check_shares(base, metric, support, n):
     """The server's shares of `metric` against the support counts the SDK sent."""
     design = call(base, "ReportService/GetDesign", {"metric": metric})["design"]
     p_star, q_star = design["a"], design["b"]
     gap = p_star - q_star
     p = call(base, "QueryService/GetPrevalence", {"metric": metric})
-    assert p["n"] == str(n), (p["n"], n)
-    assert [s["category"] for s in p["shares"]] == NAMES, p["shares"]
+    check(p["n"] == str(n), (p["n"], n))
+    check([s["category"] for s in p["shares"]] == NAMES, p["shares"])
     for s, c in zip(p["shares"], support):
-        assert s["supportCount"] == str(c), (metric, s, c)
+        check(s["supportCount"] == str(c), (metric, s, c))
         lam = c / n
-        assert abs(s["estimateUnbiased"] - (lam - q_star) / gap) < 1e-12, (metric, s, c)
-        assert abs(s["standardError"] - math.sqrt(lam * (1 - lam) / n) / gap) < 1e-12, s
-    assert abs(sum(s["estimateConsistent"] for s in p["shares"]) - 1) < 1e-12, p["shares"]
+        check(abs(s["estimateUnbiased"] - (lam - q_star) / gap) < 1e-12, (metric, s, c))
+        check(abs(s["standardError"] - math.sqrt(lam * (1 - lam) / n) / gap) < 1e-12, s)
+    check(abs(sum(s["estimateConsistent"] for s in p["shares"]) - 1) < 1e-12, p["shares"])
     return p
 
 
@@ -72,23 +75,26 @@ def main():
                                   base, metric, ",".join(map(str, COUNTS)), work],
                                  check=True, capture_output=True, text=True, timeout=120)
             seen = json.loads(out.stdout.strip().splitlines()[-1])
-            assert seen["mechanism"] == mechanism and seen["devices"] == sum(COUNTS), seen
+            check(seen["mechanism"] == mechanism and seen["devices"] == sum(COUNTS), seen)
             # + the FileStore device's two reports, supporting what its report supports.
             p = call(base, "QueryService/GetPrevalence",
                      {"metric": metric, "groupBy": "lang"})
             node = [g for g in p["groups"] if g["groupValue"] == "node"][0]
-            assert node["n"] == str(sum(COUNTS)), node
-            assert [int(s["supportCount"]) for s in node["shares"]] == seen["support"], \
-                (node["shares"], seen)
+            check(node["n"] == str(sum(COUNTS)), node)
+            check([int(s["supportCount"]) for s in node["shares"]] == seen["support"], \
+                (node["shares"], seen))
             file_device = [g for g in p["groups"] if g["groupValue"] == "node_file"][0]
-            assert file_device["n"] == "2", file_device
+            check(file_device["n"] == "2", file_device)
             both = [a + int(s["supportCount"])
                     for a, s in zip(seen["support"], file_device["shares"])]
-            shares = check(base, metric, both, sum(COUNTS) + 2)["shares"]
+            shares = check_shares(base, metric, both, sum(COUNTS) + 2)["shares"]
             print(f"node {mechanism}: support {seen['support']}, estimates",
                   [round(s["estimateUnbiased"], 3) for s in shares])
 
         if not have_chromium():
+            if required():
+                raise RuntimeError("chromium or chromedriver is absent, and "
+                                   "DENIABLE_REQUIRE_COMPONENTS is set: the browser part must run")
             print("chromium or chromedriver is absent: the browser part is skipped")
             return
         driver = browser(work)
@@ -100,9 +106,9 @@ def main():
             result = run_page(driver, f"{origin}/e2e_page/index.html?collector={base}"
                                       f"&metric={metric}&devices={BROWSER_DEVICES}"
                                       "&phase=categorical")
-            assert result["acknowledged"] == BROWSER_DEVICES, result
-            assert result["mechanism"] == mechanism, result
-            check(base, metric, result["support"], BROWSER_DEVICES)
+            check(result["acknowledged"] == BROWSER_DEVICES, result)
+            check(result["mechanism"] == mechanism, result)
+            check_shares(base, metric, result["support"], BROWSER_DEVICES)
             print(f"browser {mechanism}: support {result['support']}")
     finally:
         if driver is not None:

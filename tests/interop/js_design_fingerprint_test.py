@@ -19,6 +19,8 @@ import tempfile
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from interop_lib import NODE, REPO, cli_json, start_collector, start_server, stop  # noqa: E402
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "lib"))
+from checks import check  # noqa: E402
 
 SCRIPT = os.path.join(REPO, "tests", "interop", "js_design_fingerprint.mjs")
 
@@ -26,7 +28,7 @@ SCRIPT = os.path.join(REPO, "tests", "interop", "js_design_fingerprint.mjs")
 def node(base, store, phase):
     out = subprocess.run([NODE, SCRIPT, base, "js_fp", store, phase], capture_output=True,
                          text=True, timeout=120)
-    assert out.returncode == 0, f"node ({phase}) failed:\n{out.stdout}\n{out.stderr}"
+    check(out.returncode == 0, f"node ({phase}) failed:\n{out.stdout}\n{out.stderr}")
     return json.loads(out.stdout.strip().splitlines()[-1])
 
 
@@ -39,7 +41,7 @@ def main():
         subprocess.run([cli_bin, f"--target={target}", "create-metric", "--name=js_fp",
                         "--design=two_coin", "--min_reports=1"], check=True, capture_output=True)
         node(base, store, "before")
-        assert cli_json(cli_bin, target, "prevalence", "--metric=js_fp")["n"] == "1"
+        check(cli_json(cli_bin, target, "prevalence", "--metric=js_fp")["n"] == "1")
         stop(server)
         for f in glob.glob(os.path.join(work, "server.db*")):
             os.remove(f)
@@ -53,9 +55,9 @@ def main():
                         "--design=symmetric_epsilon", "--epsilon=0.5", "--min_reports=1"],
                        check=True, capture_output=True)
         seen = node(base, store, "after")
-        assert seen["stats"]["droppedDesignMismatch"] == 2 and seen["stats"]["queued"] == 0, seen
+        check(seen["stats"]["droppedDesignMismatch"] == 2 and seen["stats"]["queued"] == 0, seen)
         p = cli_json(cli_bin, target, "prevalence", "--metric=js_fp")
-        assert p["n"] == "1" and abs(p["epsilon"] - 0.5) < 1e-12, p
+        check(p["n"] == "1" and abs(p["epsilon"] - 0.5) < 1e-12, p)
         print(f"js design fingerprint: {seen['stats']}; collector n={p['n']}")
     finally:
         stop(server)

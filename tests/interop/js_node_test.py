@@ -13,6 +13,8 @@ import tempfile
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from interop_lib import NODE, REPO, cli_json, counts_by_label, start_collector, stop  # noqa: E402
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "lib"))
+from checks import check  # noqa: E402
 
 DEVICES = 300
 
@@ -29,14 +31,14 @@ def main():
                               base, "js_m", str(DEVICES), "42", "0.3", work],
                              check=True, capture_output=True, text=True, timeout=120)
         seen = json.loads(out.stdout.strip().splitlines()[-1])
-        assert seen["acknowledged"] == DEVICES, seen
+        check(seen["acknowledged"] == DEVICES, seen)
         p, counts = counts_by_label(cli_bin, target, "js_m")
-        assert counts == {"node": DEVICES, "node_file": 1}, counts
+        check(counts == {"node": DEVICES, "node_file": 1}, counts)
         z = (p["estimateUnbiased"] - (90 + 1) / (DEVICES + 1)) / p["standardError"]
         print(f"node: n={p['n']} estimate={p['estimateUnbiased']:.4f} "
               f"se={p['standardError']:.4f} z={z:.2f}")
-        assert abs(z) < 5, z
-        assert cli_json(cli_bin, target, "prevalence", "--metric=js_m")["n"] == str(DEVICES + 1)
+        check(abs(z) < 5, z)
+        check(cli_json(cli_bin, target, "prevalence", "--metric=js_m")["n"] == str(DEVICES + 1))
     finally:
         stop(server)
         subprocess.run(["rm", "-rf", work])

@@ -30,6 +30,7 @@ import grpc  # noqa: E402
 import deniable  # noqa: E402
 from deniable import categorical  # noqa: E402
 from deniable.v1 import report_service_pb2  # noqa: E402
+from checks import check  # noqa: E402
 
 NAMES = ["red", "green", "blue", "cyan", "gray"]
 TRUTH = [160, 100, 80, 40, 20]  # 400 devices per metric
@@ -51,17 +52,17 @@ class Recorder(grpc.UnaryUnaryClientInterceptor):
 
 def check_shares(p, design, counts, n):
     gap = design.p_star - design.q_star
-    assert p.n == n, p
-    assert [s.category for s in p.shares] == NAMES, p.shares
-    assert p.consistent_method == "norm_sub" and p.simultaneous_method == "sidak", p
+    check(p.n == n, p)
+    check([s.category for s in p.shares] == NAMES, p.shares)
+    check(p.consistent_method == "norm_sub" and p.simultaneous_method == "sidak", p)
     for s, c in zip(p.shares, counts):
-        assert s.support_count == c, (s, c)
+        check(s.support_count == c, (s, c))
         lam = c / n
-        assert abs(s.estimate - (lam - design.q_star) / gap) < 1e-12, (s, c)
-        assert abs(s.standard_error - math.sqrt(lam * (1 - lam) / n) / gap) < 1e-12, (s, c)
-        assert s.simultaneous_lower <= s.ci_lower <= s.ci_upper <= s.simultaneous_upper, s
-        assert s.estimate_consistent >= 0, s
-    assert abs(sum(s.estimate_consistent for s in p.shares) - 1) < 1e-12, p.shares
+        check(abs(s.estimate - (lam - design.q_star) / gap) < 1e-12, (s, c))
+        check(abs(s.standard_error - math.sqrt(lam * (1 - lam) / n) / gap) < 1e-12, (s, c))
+        check(s.simultaneous_lower <= s.ci_lower <= s.ci_upper <= s.simultaneous_upper, s)
+        check(s.estimate_consistent >= 0, s)
+    check(abs(sum(s.estimate_consistent for s in p.shares) - 1) < 1e-12, p.shares)
 
 
 def main():
@@ -79,7 +80,7 @@ def main():
         metrics = {m.name: m for m in q.list_metrics()}
         for mechanism, _ in MECHANISMS:
             m = metrics[f"color_{mechanism.lower()}"]
-            assert m.categories == NAMES and m.mechanism == mechanism, m
+            check(m.categories == NAMES and m.mechanism == mechanism, m)
 
         for mechanism, _ in MECHANISMS:
             metric = f"color_{mechanism.lower()}"
@@ -89,12 +90,12 @@ def main():
                 r = deniable.Reporter(channel=channel, background_sending=False,
                                       labels={"half": "a" if device % 2 else "b"},
                                       shutdown_drain_timeout=0)
-                assert r.report(metric, NAMES[truth]) is not None
+                check(r.report(metric, NAMES[truth]) is not None)
                 r.flush(10)
                 r.close()
             sent = recorder.reports[first:]
-            assert len(sent) == len(truths), len(sent)
-            assert all(x.HasField("categorical") and x.bit == 0 for x in sent)
+            check(len(sent) == len(truths), len(sent))
+            check(all(x.HasField("categorical") and x.bit == 0 for x in sent))
 
             response = report_service_pb2.GetDesignResponse()
             stub = channel.unary_unary("/deniable.v1.ReportService/GetDesign",
@@ -110,16 +111,16 @@ def main():
             grouped = q.prevalence(metric, group_by="half")
             for g in grouped.groups:
                 mine = [x for x in sent if x.labels["half"] == g.group]
-                assert g.n == len(mine), (g.group, g.n, len(mine))
-                assert [s.support_count for s in g.shares] == [
+                check(g.n == len(mine), (g.group, g.n, len(mine)))
+                check([s.support_count for s in g.shares] == [
                     sum(categorical.supports(design, x.categorical, v) for x in mine)
-                    for v in range(len(NAMES))], g
+                    for v in range(len(NAMES))], g)
             # A series over the last day holds the same shares in its buckets.
             now = int(time.time())
             points = q.series(metric, start=(now - 86400) // HOUR * HOUR,
                               end=(now // HOUR + 2) * HOUR, bucket="DAY")
-            assert sum(pt.n for pt in points) == len(truths), points
-            assert all(len(pt.shares) == len(NAMES) for pt in points if not pt.suppressed)
+            check(sum(pt.n for pt in points) == len(truths), points)
+            check(all(len(pt.shares) == len(NAMES) for pt in points if not pt.suppressed))
             print(f"{metric}: n {p.n}, support {counts}, estimates",
                   [round(s.estimate, 3) for s in p.shares], "true",
                   [round(t / len(truths), 3) for t in TRUTH])
@@ -134,10 +135,10 @@ def main():
         r.report("color_olh", "blue")
         r.flush(10)
         a, b = recorder.reports[first:]
-        assert a.categorical == b.categorical and a.report_id != b.report_id, (a, b)
+        check(a.categorical == b.categorical and a.report_id != b.report_id, (a, b))
         ledger = r.ledger()["color_olh"]
-        assert (ledger.reports_accepted, ledger.randomizations) == (2, 1), ledger
-        assert abs(ledger.epsilon_spent - 1.5) < 1e-12, ledger
+        check((ledger.reports_accepted, ledger.randomizations) == (2, 1), ledger)
+        check(abs(ledger.epsilon_spent - 1.5) < 1e-12, ledger)
         r.close()
     finally:
         channel.close()

@@ -31,6 +31,7 @@ import grpc  # noqa: E402
 
 import deniable  # noqa: E402
 from deniable.v1 import report_service_pb2  # noqa: E402
+from checks import check  # noqa: E402
 
 DEVICES = 1200
 TRUE_SHARE = 0.3
@@ -49,7 +50,7 @@ def main():
             q.create_metric("py_m", symmetric_epsilon=1.0)
             raise AssertionError("a duplicate metric was created")
         except deniable.DeniableError as e:
-            assert e.code == grpc.StatusCode.ALREADY_EXISTS, e
+            check(e.code == grpc.StatusCode.ALREADY_EXISTS, e)
 
         # 1. One device: id, one report per period, ledger, restart.
         device = os.path.join(work, "device.db")
@@ -59,21 +60,21 @@ def main():
             r.report("no_such_metric", True)
             raise AssertionError("reported an unknown metric")
         except deniable.DeniableError as e:
-            assert e.code == grpc.StatusCode.NOT_FOUND, e
+            check(e.code == grpc.StatusCode.NOT_FOUND, e)
         rid = r.report("py_contract", True)
-        assert isinstance(rid, bytes) and len(rid) == 16, rid
-        assert r.report("py_contract", False) is None  # the period's report is queued
-        assert r.pending() == 1
+        check(isinstance(rid, bytes) and len(rid) == 16, rid)
+        check(r.report("py_contract", False) is None)  # the period's report is queued
+        check(r.pending() == 1)
         r.flush(10)
         ledger = r.ledger()["py_contract"]
-        assert (ledger.reports_accepted, ledger.reports_acknowledged, ledger.randomizations,
-                ledger.reports_repeated_in_period) == (1, 1, 1, 1), ledger
-        assert abs(ledger.epsilon_spent - 1.0986122886681098) < 1e-9, ledger  # ln 3
+        check((ledger.reports_accepted, ledger.reports_acknowledged, ledger.randomizations,
+                ledger.reports_repeated_in_period) == (1, 1, 1, 1), ledger)
+        check(abs(ledger.epsilon_spent - 1.0986122886681098) < 1e-9, ledger)  # ln 3
         r.close()
-        assert oct(os.stat(device).st_mode & 0o777) == "0o600"
+        check(oct(os.stat(device).st_mode & 0o777) == "0o600")
         r = deniable.Reporter(target, device, insecure=True, background_sending=False)
-        assert r.report("py_contract", True) is None  # still this period, after a restart
-        assert r.ledger()["py_contract"].reports_repeated_in_period == 2
+        check(r.report("py_contract", True) is None)  # still this period, after a restart
+        check(r.ledger()["py_contract"].reports_repeated_in_period == 2)
         r.close()
 
         # 2. Outage: nothing lost, nothing counted twice.
@@ -90,15 +91,15 @@ def main():
             sim.flush(1)
             raise AssertionError("flush succeeded with the collector down")
         except deniable.DeniableError as e:
-            assert e.code in (grpc.StatusCode.UNAVAILABLE,
-                              grpc.StatusCode.DEADLINE_EXCEEDED), e
-        assert sim.pending() == 50 and sim.stats().failed_attempts >= 1, sim.stats()
+            check(e.code in (grpc.StatusCode.UNAVAILABLE,
+                              grpc.StatusCode.DEADLINE_EXCEEDED), e)
+        check(sim.pending() == 50 and sim.stats().failed_attempts >= 1, sim.stats())
         server, target = start_server(server_bin, db, log + "2", f"--listen=127.0.0.1:{port}")
         sim.flush(20)  # calls wait for the channel to reconnect (wait_for_ready)
         stats = sim.stats()
-        assert stats.queued == 0 and stats.acknowledged == 50 and stats.dropped_rejected == 0
+        check(stats.queued == 0 and stats.acknowledged == 50 and stats.dropped_rejected == 0)
         sim.close()
-        assert q.prevalence("py_contract").n == 51
+        check(q.prevalence("py_contract").n == 51)
 
         # Rejected for good: dropped and counted, the flush says so.
         messages = []
@@ -110,11 +111,11 @@ def main():
             bad.flush(10)
             raise AssertionError("an invalid report was accepted")
         except deniable.DeniableError as e:
-            assert e.code == grpc.StatusCode.INVALID_ARGUMENT and "dropped" in e.message, e
-            assert "labels" in e.message, e.message
+            check(e.code == grpc.StatusCode.INVALID_ARGUMENT and "dropped" in e.message, e)
+            check("labels" in e.message, e.message)
         stats = bad.stats()
-        assert stats.queued == 0 and stats.dropped_rejected == 1, stats
-        assert any(level == "error" and "dropped 1" in m for level, m in messages), messages
+        check(stats.queued == 0 and stats.dropped_rejected == 1, stats)
+        check(any(level == "error" and "dropped 1" in m for level, m in messages), messages)
         bad.close()
 
         # 3. Many devices, known truth.
@@ -132,35 +133,35 @@ def main():
         z = (p.estimate - TRUE_SHARE) / p.standard_error
         print(f"python: n={p.n} estimate={p.estimate:.4f} se={p.standard_error:.4f} "
               f"truth={TRUE_SHARE} z={z:.2f} ci=[{p.ci_lower:.4f}, {p.ci_upper:.4f}]")
-        assert p.n == DEVICES, p.n
-        assert abs(z) < 5, z
-        assert isinstance(p, deniable.Prevalence) and p.method and p.epsilon > 0.99
-        assert sorted(g.group for g in p.groups) == ["half=a", "half=b"] or \
-            sorted(g.group for g in p.groups) == ["a", "b"], p.groups
-        assert sum(g.n for g in p.groups) == DEVICES
+        check(p.n == DEVICES, p.n)
+        check(abs(z) < 5, z)
+        check(isinstance(p, deniable.Prevalence) and p.method and p.epsilon > 0.99)
+        check(sorted(g.group for g in p.groups) == ["half=a", "half=b"] or \
+            sorted(g.group for g in p.groups) == ["a", "b"], p.groups)
+        check(sum(g.n for g in p.groups) == DEVICES)
 
         # 4. Series and frames.
         now = int(time.time())
         points = q.series("py_m", start=now - 3 * 86400, end=now + 86400, bucket="DAY")
-        assert sum(pt.n for pt in points) == DEVICES and points[-1].n == DEVICES, points
+        check(sum(pt.n for pt in points) == DEVICES and points[-1].n == DEVICES, points)
         try:
             q.series("py_m", start=now - 86400, end=now, bucket="FORTNIGHT")
             raise AssertionError("an unknown bucket was accepted")
         except deniable.DeniableError as e:
-            assert e.code == grpc.StatusCode.INVALID_ARGUMENT and "bucket" in e.message
+            check(e.code == grpc.StatusCode.INVALID_ARGUMENT and "bucket" in e.message)
         metrics = {m.name: m for m in q.list_metrics()}
-        assert abs(metrics["py_m"].epsilon - 1.0) < 1e-9, metrics
+        check(abs(metrics["py_m"].epsilon - 1.0) < 1e-9, metrics)
         try:
             import pandas  # noqa: F401
             frame = deniable.to_dataframe(p.groups)
-            assert list(frame["n"]) == [g.n for g in p.groups]
+            check(list(frame["n"]) == [g.n for g in p.groups])
             print("pandas: DataFrame of", len(frame), "groups")
         except ImportError:
             try:
                 deniable.to_dataframe(p.groups)
                 raise AssertionError("to_dataframe without pandas")
             except ImportError as e:
-                assert "pandas" in str(e)
+                check("pandas" in str(e))
             print("pandas not installed: dataclasses only (ImportError checked)")
 
         # 5. The wire contract, with the package's generated messages.
@@ -173,10 +174,10 @@ def main():
         reports = [report_service_pb2.Report(metric="py_m", design_version=1, bit=i % 2,
                                              report_id=secrets.token_bytes(16),
                                              event_time_seconds=hour) for i in range(20)]
-        assert submit(report_service_pb2.SubmitReportsRequest(reports=reports),
-                      timeout=10).accepted == 20
+        check(submit(report_service_pb2.SubmitReportsRequest(reports=reports),
+                      timeout=10).accepted == 20)
         again = submit(report_service_pb2.SubmitReportsRequest(reports=reports), timeout=10)
-        assert again.accepted == 0 and again.duplicates == 20, again
+        check(again.accepted == 0 and again.duplicates == 20, again)
         good = report_service_pb2.Report()
         good.CopyFrom(reports[0])
         good.report_id = secrets.token_bytes(16)
@@ -185,9 +186,9 @@ def main():
         wrong.report_id = secrets.token_bytes(16)
         wrong.bit = 2
         out = submit(report_service_pb2.SubmitReportsRequest(reports=[good, wrong]), timeout=10)
-        assert out.accepted == 1 and len(out.rejections) == 1, out
-        assert out.rejections[0].index == 1 and out.rejections[0].permanent
-        assert re.search(r"reports\[1\]\.bit", out.rejections[0].reason), out.rejections[0]
+        check(out.accepted == 1 and len(out.rejections) == 1, out)
+        check(out.rejections[0].index == 1 and out.rejections[0].permanent)
+        check(re.search(r"reports\[1\]\.bit", out.rejections[0].reason), out.rejections[0])
         wire.close()
         q.close()
     finally:

@@ -29,6 +29,7 @@ import grpc  # noqa: E402
 
 import deniable  # noqa: E402
 from deniable.v1 import report_service_pb2  # noqa: E402
+from checks import check  # noqa: E402
 
 
 def design_mismatch(server_bin, work):
@@ -44,10 +45,10 @@ def design_mismatch(server_bin, work):
                                log=lambda level, m: messages.append((level, m)))
     device.report("fp", True)
     device.flush(10)
-    assert q.prevalence("fp").n == 1
+    check(q.prevalence("fp").n == 1)
     device.report("fp", True)   # the memoized bit of two_coin v1, queued
     device.report("fp", False)
-    assert device.pending() == 2 and device.ledger()["fp"].randomizations == 2
+    check(device.pending() == 2 and device.ledger()["fp"].randomizations == 2)
     q.close()
 
     # The operator recreates the database: same address, same metric name and version number,
@@ -63,23 +64,23 @@ def design_mismatch(server_bin, work):
         device.flush(20)
         raise AssertionError("reports randomized with another collector's design were accepted")
     except deniable.DeniableError as e:
-        assert e.code == grpc.StatusCode.FAILED_PRECONDITION, e
-        assert "dropped 2 reports" in e.message and "design_fingerprint" in e.message, e.message
+        check(e.code == grpc.StatusCode.FAILED_PRECONDITION, e)
+        check("dropped 2 reports" in e.message and "design_fingerprint" in e.message, e.message)
     stats = device.stats()
-    assert (stats.dropped_design_mismatch, stats.dropped_rejected, stats.queued) == (2, 0, 0), \
-        stats
-    assert device.ledger()["fp"].randomizations == 2, "a dropped report was randomized again"
-    assert any(level == "error" and "dropped 2 reports" in m for level, m in messages), messages
+    check((stats.dropped_design_mismatch, stats.dropped_rejected, stats.queued) == (2, 0, 0), \
+        stats)
+    check(device.ledger()["fp"].randomizations == 2, "a dropped report was randomized again")
+    check(any(level == "error" and "dropped 2 reports" in m for level, m in messages), messages)
 
     # The next report draws afresh (the memo of v1 was forgotten) with the new design.
     device.report("fp", True)
-    assert device.ledger()["fp"].randomizations == 3
-    assert abs(device.ledger()["fp"].epsilon_spent - (2 * math.log(3) + 0.5)) < 1e-9, \
-        device.ledger()["fp"]
+    check(device.ledger()["fp"].randomizations == 3)
+    check(abs(device.ledger()["fp"].epsilon_spent - (2 * math.log(3) + 0.5)) < 1e-9, \
+        device.ledger()["fp"])
     device.flush(10)
     p = q.prevalence("fp")
-    assert p.n == 1 and abs(p.epsilon - 0.5) < 1e-12, p
-    assert device.stats().acknowledged == 2
+    check(p.n == 1 and abs(p.epsilon - 0.5) < 1e-12, p)
+    check(device.stats().acknowledged == 2)
     device.close()
     q.close()
     return server
@@ -102,40 +103,40 @@ def difference_and_plan(target):
                                              report_id=bytes([i, k]) + bytes(14),
                                              event_time_seconds=start) for k in range(40)]
         out = submit(report_service_pb2.SubmitReportsRequest(reports=reports), timeout=10)
-        assert out.accepted == 40, out
+        check(out.accepted == 40, out)
     wire.close()
     first, second = (w[:2] for w in windows)
     d = q.difference("diff", first, second, level=0.9)
     p1 = q.prevalence("diff", start=first[0], end=first[1], level=0.9)
     p2 = q.prevalence("diff", start=second[0], end=second[1], level=0.9)
-    assert (d.first.n, d.second.n, d.first.yes_count, d.second.yes_count) == (40, 40, 26, 14), d
-    assert abs(d.difference - (p1.estimate - p2.estimate)) < 1e-12, (d, p1, p2)
-    assert abs(d.standard_error - math.hypot(p1.standard_error, p2.standard_error)) < 1e-12
-    assert d.ci_lower < d.difference < d.ci_upper and d.confidence_level == 0.9, d
+    check((d.first.n, d.second.n, d.first.yes_count, d.second.yes_count) == (40, 40, 26, 14), d)
+    check(abs(d.difference - (p1.estimate - p2.estimate)) < 1e-12, (d, p1, p2))
+    check(abs(d.standard_error - math.hypot(p1.standard_error, p2.standard_error)) < 1e-12)
+    check(d.ci_lower < d.difference < d.ci_upper and d.confidence_level == 0.9, d)
     try:
         q.difference("diff", first, (1, 2, 3))
         raise AssertionError("a bad window was accepted")
     except deniable.DeniableError as e:
-        assert e.code == grpc.StatusCode.INVALID_ARGUMENT and "second" in e.message, e
+        check(e.code == grpc.StatusCode.INVALID_ARGUMENT and "second" in e.message, e)
     try:
         q.difference("no_such_metric", first, second)
         raise AssertionError("an unknown metric was accepted")
     except deniable.DeniableError as e:
-        assert e.code == grpc.StatusCode.NOT_FOUND, e
+        check(e.code == grpc.StatusCode.NOT_FOUND, e)
 
     plan = q.plan(half_width=0.05, symmetric_epsilon=1.0)
     z = 1.959963984540054
     a_minus_b = (math.e - 1) / (math.e + 1)
     expected = math.ceil(z * z / (4 * 0.05 ** 2 * a_minus_b ** 2))
-    assert plan.reports_needed_worst_case == expected == plan.reports_needed, (plan, expected)
-    assert plan.variance_inflation == 0 and abs(plan.epsilon - 1.0) < 1e-12, plan
+    check(plan.reports_needed_worst_case == expected == plan.reports_needed, (plan, expected))
+    check(plan.variance_inflation == 0 and abs(plan.epsilon - 1.0) < 1e-12, plan)
     informed = q.plan(half_width=0.05, symmetric_epsilon=1.0, assumed_prevalence=0.1)
-    assert informed.reports_needed < expected and informed.variance_inflation > 1, informed
+    check(informed.reports_needed < expected and informed.variance_inflation > 1, informed)
     try:
         q.plan(half_width=0, two_coin=True)
         raise AssertionError("half_width 0 was accepted")
     except deniable.DeniableError as e:
-        assert e.code == grpc.StatusCode.INVALID_ARGUMENT and "half_width" in e.message, e
+        check(e.code == grpc.StatusCode.INVALID_ARGUMENT and "half_width" in e.message, e)
     q.close()
 
 

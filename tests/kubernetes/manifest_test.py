@@ -34,6 +34,8 @@ import time
 
 import jsonschema
 import yaml
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "lib"))
+from checks import check  # noqa: E402
 
 QUANTITY = {"type": ["string", "integer"],
             "pattern": r"^[0-9]+(\.[0-9]+)?(m|k|Ki|Mi|Gi|Ti|M|G|T)?$"}
@@ -164,7 +166,7 @@ def quantity(q):
 def check_structure(docs):
     for doc in docs:
         key = (doc.get("apiVersion"), doc.get("kind"))
-        assert key in SCHEMAS, f"unexpected kind {key} (the schema covers {sorted(SCHEMAS)})"
+        check(key in SCHEMAS, f"unexpected kind {key} (the schema covers {sorted(SCHEMAS)})")
         try:
             jsonschema.validate(doc, SCHEMAS[key])
         except jsonschema.ValidationError as e:
@@ -181,13 +183,13 @@ def check_consistency(docs, header):
     spec = sts["spec"]
     pod = spec["template"]["spec"]
     labels = spec["template"]["metadata"]["labels"]
-    assert spec["replicas"] == 1, "SQLite has one writer: replicas must be 1"
-    assert spec["serviceName"] == service["metadata"]["name"]
+    check(spec["replicas"] == 1, "SQLite has one writer: replicas must be 1")
+    check(spec["serviceName"] == service["metadata"]["name"])
     for selector in (spec["selector"]["matchLabels"], service["spec"]["selector"]):
-        assert all(labels.get(k) == v for k, v in selector.items()), \
-            f"selector {selector} does not match the pod labels {labels}"
-    assert pod["securityContext"]["runAsNonRoot"] and pod["securityContext"]["runAsUser"] != 0
-    assert pod["automountServiceAccountToken"] is False
+        check(all(labels.get(k) == v for k, v in selector.items()), \
+            f"selector {selector} does not match the pod labels {labels}")
+    check(pod["securityContext"]["runAsNonRoot"] and pod["securityContext"]["runAsUser"] != 0)
+    check(pod["automountServiceAccountToken"] is False)
     volumes = {v["name"] for v in pod.get("volumes", [])}
     claims = {c["metadata"]["name"] for c in spec.get("volumeClaimTemplates", [])}
     secrets_defined = {d["metadata"]["name"] for d in by_kind.get("Secret", [])}
@@ -197,14 +199,14 @@ def check_consistency(docs, header):
     for c in pod.get("initContainers", []) + pod["containers"]:
         where = f"container {c['name']}"
         sc = c["securityContext"]
-        assert sc["allowPrivilegeEscalation"] is False, where
-        assert sc["readOnlyRootFilesystem"] is True, where
-        assert sc["capabilities"]["drop"] == ["ALL"], where
+        check(sc["allowPrivilegeEscalation"] is False, where)
+        check(sc["readOnlyRootFilesystem"] is True, where)
+        check(sc["capabilities"]["drop"] == ["ALL"], where)
         for k in ("cpu", "memory"):
-            assert quantity(c["resources"]["requests"][k]) <= \
-                quantity(c["resources"]["limits"][k]), f"{where}: {k} request above its limit"
+            check(quantity(c["resources"]["requests"][k]) <= \
+                quantity(c["resources"]["limits"][k]), f"{where}: {k} request above its limit")
         for m in c.get("volumeMounts", []):
-            assert m["name"] in volumes | claims, f"{where}: mount of unknown volume {m['name']}"
+            check(m["name"] in volumes | claims, f"{where}: mount of unknown volume {m['name']}")
         for e in c.get("env", []):
             ref = e.get("valueFrom", {}).get("secretKeyRef")
             if ref:
@@ -212,22 +214,22 @@ def check_consistency(docs, header):
         if c in pod["containers"]:
             main = c
     for name in secrets_used:
-        assert name in secrets_defined | secrets_created, \
-            f"Secret {name} is neither in the file nor created by a command in its header"
+        check(name in secrets_defined | secrets_created, \
+            f"Secret {name} is neither in the file nor created by a command in its header")
     ports = {p["name"]: p["containerPort"] for p in main["ports"]}
     for p in service["spec"]["ports"]:
-        assert p["targetPort"] in ports or p["targetPort"] in ports.values(), p
+        check(p["targetPort"] in ports or p["targetPort"] in ports.values(), p)
     for kind in ("livenessProbe", "readinessProbe", "startupProbe"):
         probe = main[kind]
         handlers = [h for h in ("exec", "grpc", "httpGet", "tcpSocket") if h in probe]
-        assert len(handlers) == 1, f"{kind}: exactly one handler, got {handlers}"
+        check(len(handlers) == 1, f"{kind}: exactly one handler, got {handlers}")
     db_flag = next(a for a in main["args"] if a.startswith("--db="))
     db_dir = os.path.dirname(db_flag.split("=", 1)[1])
     data_mounts = [m for m in main["volumeMounts"] if m["name"] in claims]
-    assert any(m["mountPath"] == db_dir for m in data_mounts), \
-        f"the database directory {db_dir} is not on the volume claim"
+    check(any(m["mountPath"] == db_dir for m in data_mounts), \
+        f"the database directory {db_dir} is not on the volume claim")
     writable = {m["mountPath"] for m in main["volumeMounts"] if not m.get("readOnly")}
-    assert "/tmp" in writable, "read-only root file system: /tmp needs its own volume"
+    check("/tmp" in writable, "read-only root file system: /tmp needs its own volume")
     return sts
 
 
@@ -275,11 +277,11 @@ def check_behaviour(sts, secrets, server_bin, cli_bin):
         subprocess.run(init["command"] + [script], env=env, check=True, timeout=60)
     token_file = os.path.join(data, "bootstrap-analyst-token")
     token = open(token_file).read().strip()
-    assert re.fullmatch(r"dn_[A-Za-z0-9_-]{40,}", token), "the token file holds no token"
-    assert stat.S_IMODE(os.stat(token_file).st_mode) == 0o600
+    check(re.fullmatch(r"dn_[A-Za-z0-9_-]{40,}", token), "the token file holds no token")
+    check(stat.S_IMODE(os.stat(token_file).st_mode) == 0o600)
     listed = subprocess.run([server_bin, "tokens", "list", f"--db={data}/deniable.db"],
                             capture_output=True, text=True, check=True).stdout
-    assert len(listed.strip().splitlines()) == 2 and "analyst" in listed, listed
+    check(len(listed.strip().splitlines()) == 2 and "analyst" in listed, listed)
 
     # The server with the manifest's flags (TLS, the token table not empty, no --insecure).
     args = [a.replace("/var/lib/deniable", data).replace("/etc/deniable/tls", tls)
@@ -295,28 +297,28 @@ def check_behaviour(sts, secrets, server_bin, cli_bin):
         if m:
             port = m.group(1)
             break
-        assert server.poll() is None, "server exited:\n" + open(log_path).read()
+        check(server.poll() is None, "server exited:\n" + open(log_path).read())
         time.sleep(0.02)
-    assert port, "server did not start:\n" + open(log_path).read()
+    check(port, "server did not start:\n" + open(log_path).read())
     try:
-        assert "tls=on" in open(log_path).read(), open(log_path).read()
+        check("tls=on" in open(log_path).read(), open(log_path).read())
         for kind in ("startupProbe", "livenessProbe", "readinessProbe"):
             rc = run_probe(main[kind], port, env, tls)
-            assert rc == 0, f"{kind} failed ({rc}) against a serving collector"
+            check(rc == 0, f"{kind} failed ({rc}) against a serving collector")
         # An analyst call with the bootstrap token works, and without it is refused.
         ok = subprocess.run([cli_bin, "list-metrics", f"--target=localhost:{port}",
                              f"--tls_server_name={server_name}"],
                             env={**env, "DENIABLE_TOKEN": token}, capture_output=True)
-        assert ok.returncode == 0, ok.stderr
+        check(ok.returncode == 0, ok.stderr)
         refused = subprocess.run([cli_bin, "list-metrics", f"--target=localhost:{port}",
                                   f"--tls_server_name={server_name}"], env=env,
                                  capture_output=True)
-        assert refused.returncode == 5, (refused.returncode, refused.stderr)
+        check(refused.returncode == 5, (refused.returncode, refused.stderr))
     finally:
         server.send_signal(signal.SIGTERM)
         server.wait(timeout=30)
     for kind in ("livenessProbe", "readinessProbe"):
-        assert run_probe(main[kind], port, env, tls) != 0, f"{kind} passed with no server"
+        check(run_probe(main[kind], port, env, tls) != 0, f"{kind} passed with no server")
     shutil.rmtree(work)
 
 

@@ -16,6 +16,18 @@ wait_for_port() {
   return 1
 }
 
+# wait_until SECONDS CMD...: runs CMD every 0.05 s until it succeeds (returns 0) or SECONDS have
+# passed (returns 1). A test waits for the event it needs (a log line, a file's first line)
+# instead of sleeping for a guessed time and then asserting.
+wait_until() {
+  local seconds=$1; shift
+  local deadline=$(( $(date +%s%N) + seconds * 1000000000 ))
+  until "$@"; do
+    [ "$(date +%s%N)" -lt "$deadline" ] || return 1
+    sleep 0.05
+  done
+}
+
 # Makes a temporary directory $work and enters it; on exit, stops the server in $server_pid (if
 # one was started) and removes the directory.
 enter_work_dir() {

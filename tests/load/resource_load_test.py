@@ -11,10 +11,14 @@ docs/security.md:
   * the server's resident memory (VmRSS) stays under RSS_BOUND_MIB at every sample (every 0.1 s);
   * its threads grow by fewer than THREAD_GROWTH_BOUND (a thread per stream would add 1000);
   * the p99 latency of GetPrevalence, measured by a separate process while the load runs, is
-    under QUERY_P99_BOUND_MS.
+    under QUERY_P99_BOUND_MS;
+  * memory is given back after load (issue 25): the load comes in WAVES waves, and the RSS after
+    each wave (once the server's trimmer, --memory_trim_seconds, has run) is within
+    RSS_WAVE_GROWTH of the RSS after the first.
 
-It prints the figures (streams held, RSS before / peak vs bound, threads before / peak / after,
-query p50 / p99 vs bound, unary calls completed). Bounded: about 30 s of load, a minute in all.
+It prints the figures (streams held, RSS before / peak vs bound / after each wave, threads
+before / peak / after, query p50 / p99 vs bound, unary calls completed). Bounded: about 3 x 20 s
+of load, under two minutes in all.
 
 Usage: resource_load_test.py SERVER_BINARY PROTOC PROTO_DIR
        resource_load_test.py --query TARGET SECONDS WORK_DIR   (the query process)
@@ -36,11 +40,15 @@ sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."
 from test_server import start_server  # noqa: E402
 
 import grpc  # noqa: E402
+from checks import check  # noqa: E402
 
 LOAD_STREAMS = 1000
 LOAD_UNARY = 1000
 CHANNELS = 40                # 25 streams + 25 unary calls per connection (limit: 100)
-LOAD_SECONDS = 20
+LOAD_SECONDS = 10             # of unary load per wave
+WAVES = 3
+RSS_WAVE_GROWTH = 0.10       # RSS after each wave within 10 % of the RSS after the first
+TRIM_SECONDS = 1             # --memory_trim_seconds: the heap is given back this often
 RSS_BOUND_MIB = 256          # docs/security.md section 6
 QUERY_P99_BOUND_MS = 1000    # docs/security.md section 6 (generous: 2 cores shared with CI)
 THREAD_GROWTH_BOUND = 100
@@ -106,7 +114,24 @@ def gauge(http_target, name):
     raise AssertionError(f"{name} is not in /metrics")
 
 
-async def run_load(server, target, http_target, work, pb):
+def settled_rss(pid):
+    """VmRSS (MiB) once the server's trimmer has run after a wave: sampled every 0.25 s until
+    two samples TRIM_SECONDS + 0.5 s apart differ by less than 1 MiB (bounded: 15 s)."""
+    deadline = time.monotonic() + 15
+    last = proc_status(pid)[0]
+    while time.monotonic() < deadline:
+        time.sleep(TRIM_SECONDS + 0.5)
+        now = proc_status(pid)[0]
+        if abs(now - last) < 1.0:
+            return now
+        last = now
+    return last
+
+
+async def run_wave(server, target, http_target, work, pb, wave):
+    """One wave: LOAD_STREAMS idle streams held, one more shed, LOAD_UNARY unary calls in flight
+    for LOAD_SECONDS while a separate process queries; every stream acknowledged at the end.
+    Returns the wave's figures."""
     _, _, report_service_pb2, _ = pb
     hour = int(time.time()) // 3600 * 3600
 
@@ -129,7 +154,7 @@ async def run_load(server, target, http_target, work, pb):
     streams = [method(c, "stream", "StreamReports") for c in channels]
     submits = [method(c, "unary", "SubmitReports") for c in channels]
     rss_before, threads_before = proc_status(server.pid)
-    print(f"before: rss={rss_before:.1f} MiB threads={threads_before}", flush=True)
+    print(f"wave {wave} before: rss={rss_before:.1f} MiB threads={threads_before}", flush=True)
 
     # LOAD_STREAMS idle streams: each sends one report, then waits until the end.
     release = asyncio.Event()
@@ -146,9 +171,9 @@ async def run_load(server, target, http_target, work, pb):
     deadline = time.monotonic() + 60
     while (open_streams := await asyncio.to_thread(gauge, http_target, "deniable_open_streams")) \
             < LOAD_STREAMS:
-        assert time.monotonic() < deadline, f"only {open_streams} streams open after 60 s"
+        check(time.monotonic() < deadline, f"only {open_streams} streams open after 60 s")
         for call in held:
-            assert not call.done(), f"a held stream ended early: {await call.code()}"
+            check(not call.done(), f"a held stream ended early: {await call.code()}")
         await asyncio.sleep(0.2)
 
     # One more is shed.
@@ -159,12 +184,12 @@ async def run_load(server, target, http_target, work, pb):
         raise AssertionError(f"stream {LOAD_STREAMS + 1} was served, not shed")
     except grpc.aio.AioRpcError as e:
         shed_status = (e.code(), e.details())
-    assert shed_status[0] == grpc.StatusCode.RESOURCE_EXHAUSTED, shed_status
-    assert "too many open streams" in shed_status[1], shed_status
+    check(shed_status[0] == grpc.StatusCode.RESOURCE_EXHAUSTED, shed_status)
+    check("too many open streams" in shed_status[1], shed_status)
     for call in held:
-        assert not call.done(), "a held stream ended early"
+        check(not call.done(), "a held stream ended early")
     rss_streams, threads_streams = proc_status(server.pid)
-    print(f"{LOAD_STREAMS} idle streams held: rss={rss_streams:.1f} MiB "
+    print(f"wave {wave}: {LOAD_STREAMS} idle streams held: rss={rss_streams:.1f} MiB "
           f"threads={threads_streams}; stream {LOAD_STREAMS + 1} shed: {shed_status[1]}",
           flush=True)
 
@@ -199,28 +224,49 @@ async def run_load(server, target, http_target, work, pb):
     # Every held stream is acknowledged with its one report.
     release.set()
     responses = await asyncio.gather(*held)
-    assert all(r.accepted == 1 for r in responses), [r for r in responses if r.accepted != 1][:3]
+    check(all(r.accepted == 1 for r in responses), [r for r in responses if r.accepted != 1][:3])
     for c in channels:
         await c.close()
-    await asyncio.sleep(1)
-    rss_after, threads_after = proc_status(server.pid)
+    rss_after = await asyncio.to_thread(settled_rss, server.pid)
+    threads_after = proc_status(server.pid)[1]
+    check(not unary["errors"], unary["errors"][:5])
+    check(queries["error_count"] == 0, queries)
+    return {"unary_ok": unary["ok"], "rss_before": rss_before, "rss_peak": peak_rss,
+            "rss_after": rss_after, "threads_before": threads_before,
+            "threads_peak": peak_threads, "threads_after": threads_after,
+            "latencies": queries["latencies"]}
 
-    latencies = queries["latencies"]
+
+async def run_load(server, target, http_target, work, pb):
+    waves = []
+    for wave in range(1, WAVES + 1):
+        waves.append(await run_wave(server, target, http_target, work, pb, wave))
+        w = waves[-1]
+        print(f"wave {wave}: unary_completed={w['unary_ok']} rss_peak={w['rss_peak']:.1f}MiB "
+              f"rss_after={w['rss_after']:.1f}MiB threads_peak={w['threads_peak']}", flush=True)
+    latencies = [x for w in waves for x in w["latencies"]]
     p50, p99 = percentile(latencies, 0.50), percentile(latencies, 0.99)
-    print(f"figures: streams_held={LOAD_STREAMS} unary_in_flight={LOAD_UNARY} "
-          f"unary_completed={unary['ok']} unary_errors={len(unary['errors'])} "
-          f"rss_before={rss_before:.1f}MiB rss_peak={peak_rss:.1f}MiB "
-          f"rss_bound={RSS_BOUND_MIB}MiB rss_after={rss_after:.1f}MiB "
+    peak_rss = max(w["rss_peak"] for w in waves)
+    threads_before = waves[0]["threads_before"]
+    peak_threads = max(w["threads_peak"] for w in waves)
+    rss_after = [w["rss_after"] for w in waves]
+    print(f"figures: streams_held={LOAD_STREAMS} unary_in_flight={LOAD_UNARY} waves={WAVES} "
+          f"unary_completed={sum(w['unary_ok'] for w in waves)} "
+          f"rss_before={waves[0]['rss_before']:.1f}MiB rss_peak={peak_rss:.1f}MiB "
+          f"rss_bound={RSS_BOUND_MIB}MiB "
+          f"rss_after_each_wave={'/'.join(f'{r:.1f}' for r in rss_after)}MiB "
           f"threads_before={threads_before} threads_peak={peak_threads} "
-          f"threads_after={threads_after} queries={len(latencies)} "
+          f"threads_after={waves[-1]['threads_after']} queries={len(latencies)} "
           f"query_p50={p50:.1f}ms query_p99={p99:.1f}ms query_p99_bound={QUERY_P99_BOUND_MS}ms",
           flush=True)
-    assert not unary["errors"], unary["errors"][:5]
-    assert queries["error_count"] == 0, queries
-    assert len(latencies) >= 50, f"only {len(latencies)} queries answered"
-    assert peak_rss < RSS_BOUND_MIB, f"RSS peak {peak_rss:.1f} MiB >= bound {RSS_BOUND_MIB} MiB"
-    assert p99 < QUERY_P99_BOUND_MS, f"query p99 {p99:.1f} ms >= bound {QUERY_P99_BOUND_MS} ms"
-    assert peak_threads - threads_before < THREAD_GROWTH_BOUND, (threads_before, peak_threads)
+    check(len(latencies) >= 50, f"only {len(latencies)} queries answered")
+    check(peak_rss < RSS_BOUND_MIB, f"RSS peak {peak_rss:.1f} MiB >= bound {RSS_BOUND_MIB} MiB")
+    for i, r in enumerate(rss_after[1:], start=2):
+        check(r <= rss_after[0] * (1 + RSS_WAVE_GROWTH),
+              f"RSS after wave {i} is {r:.1f} MiB, more than {RSS_WAVE_GROWTH:.0%} above the "
+              f"{rss_after[0]:.1f} MiB after wave 1: memory is not given back after load")
+    check(p99 < QUERY_P99_BOUND_MS, f"query p99 {p99:.1f} ms >= bound {QUERY_P99_BOUND_MS} ms")
+    check(peak_threads - threads_before < THREAD_GROWTH_BOUND, (threads_before, peak_threads))
 
 
 def main():
@@ -234,6 +280,7 @@ def main():
     server, target = start_server(server_bin, os.path.join(work, "server.db"),
                                   os.path.join(work, "server.log"),
                                   f"--max_concurrent_streams={LOAD_STREAMS}",
+                                  f"--memory_trim_seconds={TRIM_SECONDS}",
                                   "--http_listen=127.0.0.1:0")
     with open(os.path.join(work, "server.log")) as f:
         http_target = "127.0.0.1:" + re.search(r"http_port=(\d+)", f.read()).group(1)
@@ -248,7 +295,7 @@ def main():
             timeout=10)
         channel.close()
         asyncio.run(run_load(server, target, http_target, work, pb))
-        assert server.poll() is None, "the server exited under load"
+        check(server.poll() is None, "the server exited under load")
     except BaseException:
         # Fail at once: open calls must not keep the test waiting for its CTest timeout.
         traceback.print_exc()

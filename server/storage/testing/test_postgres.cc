@@ -47,6 +47,11 @@ bool TestPostgres::Installed() {
   return access(absl::StrCat(kBinDir, "/initdb").c_str(), X_OK) == 0;
 }
 
+bool TestPostgres::Required() {
+  const char* value = std::getenv("DENIABLE_REQUIRE_COMPONENTS");
+  return value != nullptr && *value != '\0' && std::string(value) != "0";
+}
+
 absl::Status TestPostgres::Run(const std::string& command) const {
   const std::string as_user = geteuid() == 0 ? "runuser -u postgres -- " : "";
   const std::string full =

@@ -19,6 +19,17 @@
 #include "absl/status/statusor.h"
 #include "absl/synchronization/mutex.h"
 
+// In a gtest SetUp or test body: skips the test when PostgreSQL is not installed, or fails it
+// when TestPostgres::Required().
+#define DENIABLE_SKIP_WITHOUT_POSTGRES()                                                    \
+  do {                                                                                      \
+    using ::deniable::server::testing_util::TestPostgres;                                   \
+    if (!TestPostgres::Installed()) {                                                       \
+      if (TestPostgres::Required()) FAIL() << TestPostgres::kNotInstalled << " (required)"; \
+      GTEST_SKIP() << TestPostgres::kNotInstalled;                                          \
+    }                                                                                       \
+  } while (false)
+
 namespace deniable::server::testing_util {
 
 class TestPostgres {
@@ -30,6 +41,10 @@ class TestPostgres {
 
   // Whether initdb exists.
   static bool Installed();
+  // Whether a missing PostgreSQL must fail the test rather than skip it: the environment
+  // variable DENIABLE_REQUIRE_COMPONENTS is set and not "0" (.ci/run sets it; CI installs
+  // PostgreSQL, so its absence there is a broken install). Use DENIABLE_SKIP_WITHOUT_POSTGRES().
+  static bool Required();
   // Initializes and starts a cluster. Errors: FAILED_PRECONDITION when not installed;
   // INTERNAL naming the command that failed, with its log.
   static absl::StatusOr<std::unique_ptr<TestPostgres>> Start();

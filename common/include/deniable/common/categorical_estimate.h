@@ -73,6 +73,19 @@ absl::StatusOr<SimultaneousMethod> ParseSimultaneousMethod(absl::string_view nam
 // REQUIRES: level in (0, 1), k >= 1.
 double PerCategoryLevel(double level, int k, SimultaneousMethod method);
 
+// Whether the k shares' intervals cover or miss together, so that simultaneous intervals need
+// no adjustment: k-RR with k = 2. There every report supports exactly one of the two
+// categories (c_1 = n - c_0) and a + b = 1 (p* = e^eps / (e^eps + 1), q* = 1 - p*), so the
+// second share's estimate is 1 - the first's and, since every interval method of interval.h is
+// symmetric under c -> n - c, its interval is the first's reflected: both cover or both miss.
+// Not so for OUE or OLH (two independent bits, or a hashed bucket, per report).
+bool SharesCoverTogether(const CategoricalDesign& design);
+
+// The level each category's interval gets for simultaneous coverage at `level` with `design`:
+// `level` itself when SharesCoverTogether(design), else PerCategoryLevel(level, k, method).
+// REQUIRES: level in (0, 1).
+double PerCategoryLevel(const CategoricalDesign& design, double level, SimultaneousMethod method);
+
 // Norm-Sub: the Euclidean projection of `estimates` onto {f : f_v >= 0, sum f_v = 1} (see the file
 // comment). Empty in, empty out. REQUIRES: finite values.
 std::vector<double> NormSub(std::span<const double> estimates);

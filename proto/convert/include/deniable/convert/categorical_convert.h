@@ -52,9 +52,11 @@ absl::StatusOr<CategoricalDesign> CategoricalDesignFromWire(const v1::Design& wi
 
 // A wire report in common's form: k-RR's category, OUE's bits unpacked from the bytes (bit v in
 // byte v / 8 under mask 1 << (v % 8)), OLH's hash and bucket; only the design's mechanism's
-// fields are read. Errors: INVALID_ARGUMENT naming "<field>.bits" when the byte string is not
-// exactly ceil(k / 8) bytes or an unused high bit is set, "<field>.category" / ".bucket" when
-// out of range of int32. (ValidateCategoricalReport checks the rest.)
+// fields are read, and the other mechanisms' fields must be unset (0 / empty). Errors:
+// INVALID_ARGUMENT naming "<field>.bits" when the byte string is not exactly ceil(k / 8) bytes or
+// an unused high bit is set, "<field>.category" / ".bucket" when out of range of int32, and
+// "<field>.<member>" for another mechanism's member that is set. (ValidateCategoricalReport
+// checks the rest.) proto3 cannot tell an empty k-RR report from category 0: both are category 0.
 absl::StatusOr<CategoricalReport> CategoricalReportFromProto(const CategoricalDesign& design,
                                                              const v1::CategoricalReport& report,
                                                              absl::string_view field);
