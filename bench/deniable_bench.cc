@@ -231,10 +231,13 @@ struct QueryFigures {
   std::vector<double> prevalence_ms, grpc_prevalence_ms, series_ms;
   int64_t series_buckets = 0;
   double ingest_reports_per_second = 0;
+  int64_t wal_max_bytes = 0;  // the largest -wal file seen between queries
 };
 
 // Latencies of the queries while batched ingestion runs at `ingest_hour`.
-absl::StatusOr<QueryFigures> MeasureQueries(Collector& c, int64_t metric_id, int64_t series_start,
+// `db_path`: the collector's database, whose -wal file is watched.
+absl::StatusOr<QueryFigures> MeasureQueries(Collector& c, const std::string& db_path,
+                                            int64_t metric_id, int64_t series_start,
                                             int64_t series_end, const LoadSpec& ingest,
                                             int channels, IdSource* ids) {
   QueryFigures f;
@@ -287,6 +290,9 @@ absl::StatusOr<QueryFigures> MeasureQueries(Collector& c, int64_t metric_id, int
     close_bucket();
     f.series_ms.push_back(absl::ToDoubleMilliseconds(absl::Now() - t0));
     f.series_buckets = static_cast<int64_t>(series.size());
+    std::error_code error;
+    const uintmax_t wal = std::filesystem::file_size(db_path + "-wal", error);
+    if (!error) f.wal_max_bytes = std::max(f.wal_max_bytes, static_cast<int64_t>(wal));
   }
   ingestion.join();
   DENIABLE_RETURN_IF_ERROR(failure);
@@ -463,9 +469,9 @@ int Run(const Config& config) {
   absl::PrintF("== query: at %d stored reports while batched ingestion runs\n",
                config.stored_reports);
   LoadSpec ingest = MakeLoads(now_hour, config.query_seconds).batched;
-  absl::StatusOr<QueryFigures> q =
-      MeasureQueries(*large_collector, *metric_id, load_end - config.hours * int64_t{3600},
-                     load_end, ingest, config.channels, &ids);
+  absl::StatusOr<QueryFigures> q = MeasureQueries(*large_collector, large_path, *metric_id,
+                                                  load_end - config.hours * int64_t{3600}, load_end,
+                                                  ingest, config.channels, &ids);
   if (!q.ok()) {
     absl::FPrintF(stderr, "query phase failed: %s\n", q.status().ToString());
     return 1;
@@ -535,11 +541,11 @@ int Run(const Config& config) {
   }
   absl::PrintF(
       "query: %d prevalence / %d series samples, %d buckets, p50 %.3f / %.3f ms, max %.3f / "
-      "%.3f ms; ingestion meanwhile %.0f reports/s\n",
+      "%.3f ms; ingestion meanwhile %.0f reports/s; largest WAL %.1f MiB\n",
       q->prevalence_ms.size(), q->series_ms.size(), q->series_buckets,
       Percentile(q->prevalence_ms, 0.5), Percentile(q->series_ms, 0.5),
       Percentile(q->prevalence_ms, 1.0), Percentile(q->series_ms, 1.0),
-      q->ingest_reports_per_second);
+      q->ingest_reports_per_second, static_cast<double>(q->wal_max_bytes) / (1 << 20));
   absl::PrintF(
       "memory: peak RSS %d KiB, SQLite heap high-water %d KiB; large db %d bytes "
       "after load, %d bytes at the end\n",
@@ -557,6 +563,7 @@ int Run(const Config& config) {
   SetNumber(details, "query_series_p50_ms", Percentile(q->series_ms, 0.5));
   SetNumber(details, "query_series_buckets", static_cast<double>(q->series_buckets));
   SetNumber(details, "query_ingest_reports_per_second", q->ingest_reports_per_second);
+  SetNumber(details, "query_wal_max_bytes", static_cast<double>(q->wal_max_bytes));
   SetNumber(details, "sqlite_heap_highwater_kib", static_cast<double>(sqlite_hwm) / 1024);
   for (const auto& [name, ns] : sdk) SetNumber(details, "sdk_ns_" + name, ns);
   for (const auto& [name, fill] : hour_fill) {

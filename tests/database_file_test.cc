@@ -3,6 +3,7 @@
 // UNAVAILABLE saying what happened, and the health service turns NOT_SERVING until the file is
 // writable again.
 #include <grpcpp/grpcpp.h>
+#include <sqlite3.h>
 #include <stdlib.h>
 #include <sys/stat.h>
 
@@ -26,6 +27,7 @@ namespace deniable {
 namespace {
 
 using ::testing::HasSubstr;
+using ::testing::Not;
 using Health = grpc::health::v1::HealthCheckResponse;
 
 using testing::Batch;
@@ -135,6 +137,42 @@ TEST_F(DatabaseFileTest, ReadOnlyFileIsRefusedUntilWritableAgainThenTheRetryCoun
   EXPECT_TRUE(HealthBecomes(Health::SERVING));
   ASSERT_TRUE(Submit(Batch('b', 4), &response).ok());
   EXPECT_EQ(response.accepted() + response.duplicates(), 4u);
+  EXPECT_EQ(*sqlite()->ReportCount(), 7);
+}
+
+// A constraint of the database failing inside a batch (as when two writers shared one file
+// through a symlink: "UNIQUE constraint failed: recent_reports...") is a broken invariant: the
+// client sees INTERNAL with a generic message (every SDK keeps the reports and retries), never
+// ALREADY_EXISTS and never the database's text; nothing of the batch is stored, and the retry
+// counts once the fault is gone.
+TEST_F(DatabaseFileTest, ConstraintFailureInABatchIsInternalWithoutTheDatabasesText) {
+  sqlite3* db = nullptr;
+  ASSERT_EQ(sqlite3_open(path_.c_str(), &db), SQLITE_OK);
+  auto exec = [db](const char* sql) {
+    char* error = nullptr;
+    const int rc = sqlite3_exec(db, sql, nullptr, nullptr, &error);
+    std::string message = error != nullptr ? error : "";
+    sqlite3_free(error);
+    return rc == SQLITE_OK ? std::string() : message;
+  };
+  ASSERT_EQ(exec("CREATE TRIGGER broken BEFORE INSERT ON recent_reports BEGIN SELECT "
+                 "RAISE(ABORT, 'UNIQUE constraint failed: recent_reports.seq'); END"),
+            "");
+  v1::SubmitReportsResponse response;
+  grpc::Status s = Submit(Batch('b', 4), &response);
+  EXPECT_EQ(s.error_code(), grpc::StatusCode::INTERNAL) << s.error_message();
+  EXPECT_THAT(s.error_message(), HasSubstr("server fault"));
+  EXPECT_THAT(s.error_message(), HasSubstr("nothing of it was stored"));
+  EXPECT_THAT(s.error_message(), Not(HasSubstr("UNIQUE")));
+  EXPECT_THAT(s.error_message(), Not(HasSubstr("recent_reports")));
+  EXPECT_THAT(s.error_message(), Not(HasSubstr("sqlite")));
+  EXPECT_EQ(response.accepted(), 0u);
+  EXPECT_EQ(*sqlite()->ReportCount(), 3);
+
+  ASSERT_EQ(exec("DROP TRIGGER broken"), "");
+  sqlite3_close(db);
+  ASSERT_TRUE(Submit(Batch('b', 4), &response).ok());
+  EXPECT_EQ(response.accepted(), 4u);
   EXPECT_EQ(*sqlite()->ReportCount(), 7);
 }
 

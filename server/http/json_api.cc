@@ -11,6 +11,8 @@
 #include "deniable/v1/report_service.pb.h"
 #include "google/protobuf/util/json_util.h"
 #include "server/http/http_status.h"
+#include "server/service/grpc_status.h"
+#include "server/storage/storage_error.h"
 
 namespace deniable::server::http {
 namespace {
@@ -170,8 +172,9 @@ absl::Status JsonApi::SubmitReports(const Caller& caller, absl::string_view body
                  request.reports_size(), absl::StatusCodeToString(result.status().code()),
                  std::string(result.status().message()));
     if (counters != nullptr) {
-      counters->RecordRejected(static_cast<grpc::StatusCode>(result.status().code()),
-                               request.reports_size(), rate_limited);
+      counters->RecordRejected(
+          static_cast<grpc::StatusCode>(ClientVisibleStatus(result.status()).code()),
+          request.reports_size(), rate_limited);
     }
     return result.status();
   }
@@ -203,7 +206,7 @@ JsonReply JsonApi::Call(absl::string_view method, absl::string_view body,
         backends_.policy->Authorize(method, authorization, peer, import_header);
     status = caller.status();
     if (caller.ok()) {
-      status = it->second(*caller, body, &reply);
+      status = ForClient(it->second(*caller, body, &reply));
     } else if (method == "deniable.v1.ReportService/SubmitReports") {
       // As the gRPC guard: a refused batch is logged and counted (its size is not parsed).
       spdlog::warn("event=batch_rejected transport=http reports=0 code={} reason=\"{}\"",

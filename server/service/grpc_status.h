@@ -1,4 +1,4 @@
-// The one place where an absl::Status becomes a grpc::Status on the server.
+// The one place where an absl::Status becomes what a client sees, over gRPC or HTTP.
 #ifndef DENIABLE_SERVER_SERVICE_GRPC_STATUS_H_
 #define DENIABLE_SERVER_SERVICE_GRPC_STATUS_H_
 
@@ -8,7 +8,14 @@
 
 namespace deniable::server {
 
-// Same code (the numeric values of absl::StatusCode and grpc::StatusCode agree), same message.
+// The status a client gets for `status`: ClientVisibleStatus (server/storage/storage_error.h), so
+// a storage failure shows its summary only and an unexpected constraint failure is INTERNAL, never
+// ALREADY_EXISTS. A storage failure is logged whole (event=storage_failure, with the database's
+// text) when it is mapped. Thread-safe.
+absl::Status ForClient(const absl::Status& status);
+
+// ForClient(status) as a grpc::Status: same code (the numeric values of absl::StatusCode and
+// grpc::StatusCode agree), same message.
 grpc::Status ToGrpcStatus(const absl::Status& status);
 
 }  // namespace deniable::server

@@ -9,6 +9,7 @@
 #include "absl/strings/str_cat.h"
 #include "server/core/ingestor.h"
 #include "server/service/grpc_status.h"
+#include "server/storage/storage_error.h"
 
 namespace deniable::server {
 namespace {
@@ -78,8 +79,8 @@ grpc::Status GuardedReportService::Reject(const absl::Status& status, int64_t re
                                           bool rate_limited) {
   spdlog::warn("event=batch_rejected reports={} code={} reason=\"{}\"", reports,
                absl::StatusCodeToString(status.code()), std::string(status.message()));
-  guard_->counters()->RecordRejected(static_cast<grpc::StatusCode>(status.code()), reports,
-                                     rate_limited);
+  guard_->counters()->RecordRejected(
+      static_cast<grpc::StatusCode>(ClientVisibleStatus(status).code()), reports, rate_limited);
   return ToGrpcStatus(status);
 }
 

@@ -5,6 +5,7 @@
 #include <utility>
 
 #include "server/service/grpc_status.h"
+#include "server/storage/storage_error.h"
 
 namespace deniable::server {
 namespace {
@@ -52,8 +53,9 @@ grpc::ServerUnaryReactor* ReportServiceImpl::SubmitReportsFrom(
                        absl::StatusCodeToString(result.status().code()),
                        std::string(result.status().message()));
           if (counters != nullptr) {
-            counters->RecordRejected(static_cast<grpc::StatusCode>(result.status().code()), size,
-                                     false);
+            counters->RecordRejected(
+                static_cast<grpc::StatusCode>(ClientVisibleStatus(result.status()).code()), size,
+                false);
           }
           reactor->Finish(ToGrpcStatus(result.status()));
           return;

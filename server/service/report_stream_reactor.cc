@@ -10,6 +10,7 @@
 #include "absl/strings/str_cat.h"
 #include "server/core/echo.h"
 #include "server/service/grpc_status.h"
+#include "server/storage/storage_error.h"
 
 namespace deniable::server {
 
@@ -209,7 +210,8 @@ void ReportStreamReactor::LogRejected(const absl::Status& status) {
   spdlog::warn("event=stream_rejected code={} reason=\"{}\"",
                absl::StatusCodeToString(status.code()), std::string(status.message()));
   if (counters_ != nullptr) {
-    counters_->RecordRejected(static_cast<grpc::StatusCode>(status.code()), 0, false);
+    counters_->RecordRejected(static_cast<grpc::StatusCode>(ClientVisibleStatus(status).code()), 0,
+                              false);
   }
 }
 

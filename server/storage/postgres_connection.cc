@@ -11,6 +11,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/strip.h"
 #include "deniable/common/status_macros.h"
+#include "server/storage/storage_error.h"
 
 namespace deniable::server {
 
@@ -46,19 +47,23 @@ absl::Status PostgresError(absl::string_view sqlstate, absl::string_view detail,
                    sqlstate.empty() ? "none" : sqlstate, ")");
   const absl::string_view cls = sqlstate.substr(0, 2);
   if (sqlstate.empty() || cls == "08" || absl::StartsWith(sqlstate, "57P") || sqlstate == "57014") {
-    return absl::UnavailableError(
-        absl::StrCat("storage: PostgreSQL cannot be reached now, retry later (", message, ")"));
+    return StorageFailure(absl::StatusCode::kUnavailable,
+                          "storage: PostgreSQL cannot be reached now, retry later", message);
   }
   if (sqlstate == "40001" || sqlstate == "40P01" || sqlstate == "55P03" || cls == "53" ||
       cls == "58") {
-    return absl::UnavailableError(
-        absl::StrCat("storage: PostgreSQL cannot take the write now, retry later (", message, ")"));
+    return StorageFailure(absl::StatusCode::kUnavailable,
+                          "storage: PostgreSQL cannot take the write now, retry later", message);
   }
   if (sqlstate == "XX001" || sqlstate == "XX002") {
-    return absl::DataLossError(absl::StrCat("storage: the database is damaged (", message, ")"));
+    return StorageFailure(absl::StatusCode::kDataLoss, "storage: the database is damaged", message);
   }
-  if (sqlstate == "23505") return absl::AlreadyExistsError(message);
-  return absl::InternalError(message);
+  if (sqlstate == "23505") {
+    return StorageFailure(absl::StatusCode::kAlreadyExists, "storage: a database constraint failed",
+                          message);
+  }
+  return StorageFailure(absl::StatusCode::kInternal,
+                        "storage: a server fault stopped the operation", message);
 }
 
 int64_t PgResult::Int64(int row, int col) const {

@@ -41,9 +41,11 @@ std::string RedactedConninfo(const std::string& conninfo);
 //   55P03 lock not available, 58xxx system (I/O) error, and a result without SQLSTATE (the
 //   connection broke)                                           -> UNAVAILABLE (retry later)
 //   XX001 data corrupted, XX002 index corrupted                 -> DATA_LOSS
-//   23505 unique violation                                      -> ALREADY_EXISTS
+//   23505 unique violation (expected by CreateMetric and AddDesignVersion only)
+//                                                               -> ALREADY_EXISTS
 //   anything else (bad SQL, type errors): a bug                 -> INTERNAL
-// The message starts with `what` and carries the server's message and SQLSTATE.
+// A StorageFailure (storage_error.h): the message is a summary, then `what`, the server's
+// message and SQLSTATE for the log; a client sees the summary only (ClientVisibleStatus).
 absl::Status PostgresError(absl::string_view sqlstate, absl::string_view detail,
                            absl::string_view what);
 

@@ -4,6 +4,7 @@
 
 #include "absl/status/status.h"
 #include "absl/strings/str_cat.h"
+#include "server/storage/storage_error.h"
 
 namespace deniable::server {
 
@@ -11,14 +12,20 @@ absl::Status SqliteError(sqlite3* db, int code, absl::string_view what) {
   const int primary = code & 0xff;
   const char* detail = db != nullptr ? sqlite3_errmsg(db) : sqlite3_errstr(code);
   const std::string message = absl::StrCat(what, ": ", detail, " (sqlite code ", code, ")");
+  auto failure = [&message](absl::StatusCode status_code, absl::string_view summary) {
+    return StorageFailure(status_code, summary, message);
+  };
   switch (primary) {
+    // A uniqueness constraint: callers that expect one (a metric name taken) say so; anywhere
+    // else it is a broken invariant (ClientVisibleStatus makes it INTERNAL).
     case SQLITE_CONSTRAINT:
-      return absl::AlreadyExistsError(message);
+      return failure(absl::StatusCode::kAlreadyExists, "storage: a database constraint failed");
     // Conditions of the machine or of other processes, which may pass: retry later.
     case SQLITE_FULL:
-      return absl::UnavailableError(
-          absl::StrCat("storage: the disk is full, retry later (", message, ")"));
+      return failure(absl::StatusCode::kUnavailable, "storage: the disk is full, retry later");
     case SQLITE_IOERR:
+      return failure(absl::StatusCode::kUnavailable,
+                     "storage: an I/O error on the database, retry later");
     case SQLITE_CANTOPEN:
     case SQLITE_NOMEM:
     case SQLITE_PROTOCOL:
@@ -29,19 +36,18 @@ absl::Status SqliteError(sqlite3* db, int code, absl::string_view what) {
     case SQLITE_INTERRUPT:
     case SQLITE_ABORT:
     case SQLITE_SCHEMA:
-      return absl::UnavailableError(
-          absl::StrCat("storage: the database cannot be written now, retry later (", message, ")"));
+      return failure(absl::StatusCode::kUnavailable,
+                     "storage: the database cannot be written now, retry later");
     case SQLITE_BUSY:
     case SQLITE_LOCKED:
-      return absl::UnavailableError(
-          absl::StrCat("storage: the database is busy, retry later (", message, ")"));
+      return failure(absl::StatusCode::kUnavailable, "storage: the database is busy, retry later");
     // The file is damaged: not a bug of the server, and not something a retry fixes soon.
     case SQLITE_CORRUPT:
     case SQLITE_NOTADB:
-      return absl::DataLossError(absl::StrCat("storage: the database is damaged (", message, ")"));
+      return failure(absl::StatusCode::kDataLoss, "storage: the database is damaged");
     // SQLITE_ERROR (bad SQL), SQLITE_MISUSE, SQLITE_RANGE, SQLITE_MISMATCH, ...: a bug.
     default:
-      return absl::InternalError(message);
+      return failure(absl::StatusCode::kInternal, "storage: a server fault stopped the operation");
   }
 }
 

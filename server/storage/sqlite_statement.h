@@ -22,14 +22,16 @@
 namespace deniable::server {
 
 // The one place where an SQLite result code becomes a status (docs/security.md, "Status codes"):
-//   SQLITE_CONSTRAINT                                      -> ALREADY_EXISTS
+//   SQLITE_CONSTRAINT (expected by CreateMetric only)      -> ALREADY_EXISTS
 //   failures that may pass: SQLITE_FULL (disk full), IOERR, CANTOPEN, NOMEM, PROTOCOL,
 //   READONLY, PERM, AUTH, NOLFS, INTERRUPT, ABORT, SCHEMA, BUSY, LOCKED -> UNAVAILABLE
 //   SQLITE_CORRUPT, SQLITE_NOTADB (a damaged file)         -> DATA_LOSS
 //   anything else (bad SQL, misuse: a bug)                 -> INTERNAL
 // Disk full is UNAVAILABLE, not RESOURCE_EXHAUSTED: it is the server's condition, not the
 // caller's quota, and a client retries UNAVAILABLE with backoff.
-// The message names `what` and carries sqlite3_errmsg(db).
+// The message names `what` and carries sqlite3_errmsg(db) for the server's log; the status is a
+// StorageFailure (storage_error.h), so a client sees only its summary, and an unexpected
+// constraint failure as INTERNAL (ClientVisibleStatus).
 absl::Status SqliteError(sqlite3* db, int code, absl::string_view what);
 
 // Runs one or more SQL statements without results. Errors: as SqliteError.

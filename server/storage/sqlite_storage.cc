@@ -67,47 +67,7 @@ absl::StatusOr<ReportId> ColumnReportId(const SqliteStatement& st, int column) {
   return id;
 }
 
-// The pid written in a lock file, or "unknown".
-std::string LockHolder(int fd) {
-  char buf[32] = {};
-  const ssize_t n = pread(fd, buf, sizeof(buf) - 1, 0);
-  std::string pid(buf, n > 0 ? static_cast<size_t>(n) : 0);
-  while (!pid.empty() && (pid.back() == '\n' || pid.back() == ' ')) pid.pop_back();
-  return pid.empty() ? "unknown" : pid;
-}
-
 }  // namespace
-
-absl::StatusOr<int> LockDatabase(const std::string& db_path) {
-  const std::string path = db_path + ".lock";
-  const int fd = open(path.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0644);
-  if (fd < 0) {
-    return absl::UnavailableError(
-        absl::StrCat("cannot open the lock file \"", path, "\": ", std::strerror(errno)));
-  }
-  if (flock(fd, LOCK_EX | LOCK_NB) != 0) {
-    const int err = errno;
-    const std::string holder = LockHolder(fd);
-    close(fd);
-    if (err == EWOULDBLOCK) {
-      return absl::FailedPreconditionError(
-          absl::StrCat("database \"", db_path, "\" is in use by another process (pid ", holder,
-                       ", which holds \"", path,
-                       "\"): a database has one writer; stop that process or use "
-                       "another --db"));
-    }
-    return absl::UnavailableError(absl::StrCat("cannot lock \"", path, "\": ", std::strerror(err)));
-  }
-  const std::string pid = absl::StrCat(getpid(), "\n");
-  if (ftruncate(fd, 0) != 0 ||
-      pwrite(fd, pid.data(), pid.size(), 0) != static_cast<ssize_t>(pid.size())) {
-    const int err = errno;
-    close(fd);
-    return absl::UnavailableError(
-        absl::StrCat("cannot write the lock file \"", path, "\": ", std::strerror(err)));
-  }
-  return fd;
-}
 
 struct SqliteStorage::WriteStatements {
   SqliteStatement begin, commit, rollback;
@@ -130,16 +90,12 @@ absl::StatusOr<std::unique_ptr<SqliteStorage>> SqliteStorage::Open(const SqliteO
   }
   std::unique_ptr<SqliteStorage> storage(new SqliteStorage());
   // Before SQLite touches the file: a second process never opens it (leveldb DBImpl::Recover).
-  DENIABLE_ASSIGN_OR_RETURN(storage->lock_fd_, LockDatabase(options.path));
-  DENIABLE_RETURN_IF_ERROR(storage->Init(options));
-  struct stat st {};
-  if (stat(options.path.c_str(), &st) != 0) {
-    return absl::UnavailableError(
-        absl::StrCat("cannot stat the database \"", options.path, "\": ", std::strerror(errno)));
-  }
+  DENIABLE_ASSIGN_OR_RETURN(DatabaseLock lock, DatabaseLock::Acquire(options.path));
   storage->path_ = options.path;
-  storage->file_device_ = static_cast<uint64_t>(st.st_dev);
-  storage->file_inode_ = static_cast<uint64_t>(st.st_ino);
+  storage->file_device_ = lock.device();
+  storage->file_inode_ = lock.inode();
+  storage->lock_.emplace(std::move(lock));
+  DENIABLE_RETURN_IF_ERROR(storage->Init(options));
   DENIABLE_RETURN_IF_ERROR(storage->StartMoves(options));
   return storage;
 }
@@ -155,7 +111,12 @@ absl::Status SqliteStorage::Init(const SqliteOptions& options) {
   DENIABLE_RETURN_IF_ERROR(
       SqliteExec(write_db_, absl::StrCat("PRAGMA cache_size=-", options.write_cache_kib)));
   DENIABLE_RETURN_IF_ERROR(SqliteExec(
-      write_db_, absl::StrCat("PRAGMA wal_autocheckpoint=", options.wal_autocheckpoint_pages)));
+      write_db_, absl::StrCat("PRAGMA journal_size_limit=", options.wal_size_limit_bytes)));
+  // Replaces SQLite's autocheckpoint (PASSIVE, which readers can starve): see SqliteOptions.
+  busy_timeout_millis_ = options.busy_timeout_millis;
+  wal_checkpoint_pages_ = std::max(1, options.wal_autocheckpoint_pages);
+  wal_restart_wait_tries_ = std::max(0, options.wal_restart_wait_tries);
+  sqlite3_wal_hook(write_db_, &SqliteStorage::OnWalCommit, this);
   DENIABLE_RETURN_IF_ERROR(EnsureCollectorSchema(write_db_, options.path));
   DENIABLE_ASSIGN_OR_RETURN(read_db_, OpenConnection(options));
 
@@ -308,6 +269,51 @@ absl::Status SqliteStorage::LoadRecent() {
   return absl::OkStatus();
 }
 
+namespace {
+
+// A busy handler that gives up after `*max_tries` calls, sleeping about 1 ms each.
+int BoundedBusy(void* max_tries, int calls) {
+  if (calls >= *static_cast<int*>(max_tries)) return 0;
+  sqlite3_sleep(1);
+  return 1;
+}
+
+}  // namespace
+
+int SqliteStorage::OnWalCommit(void* self, sqlite3* /*db*/, const char* /*schema*/, int pages) {
+  static_cast<SqliteStorage*>(self)->CheckpointLocked(pages);
+  return SQLITE_OK;  // a failed checkpoint is no failure of the commit
+}
+
+// Called from inside a commit of write_db_, which only runs under write_mu_; the analysis
+// cannot follow the call through SQLite.
+void SqliteStorage::CheckpointLocked(int pages) ABSL_NO_THREAD_SAFETY_ANALYSIS {
+  if (pages < wal_checkpoint_pages_) return;
+  if (pages < next_restart_pages_) {
+    (void)sqlite3_wal_checkpoint_v2(write_db_, nullptr, SQLITE_CHECKPOINT_PASSIVE, nullptr,
+                                    nullptr);
+    return;
+  }
+  int tries = wal_restart_wait_tries_;
+  sqlite3_busy_handler(write_db_, &BoundedBusy, &tries);
+  const int rc =
+      sqlite3_wal_checkpoint_v2(write_db_, nullptr, SQLITE_CHECKPOINT_RESTART, nullptr, nullptr);
+  sqlite3_busy_timeout(write_db_, busy_timeout_millis_);
+  restart_pending_.store(rc != SQLITE_OK, std::memory_order_relaxed);
+  if (rc == SQLITE_OK) {
+    ++checkpoints_.restarted;
+    next_restart_pages_ = 0;
+  } else {
+    ++checkpoints_.busy;
+    next_restart_pages_ = pages + std::max(1, wal_checkpoint_pages_ / 4);
+  }
+}
+
+SqliteStorage::CheckpointCounts SqliteStorage::Checkpoints() {
+  absl::MutexLock lock(&write_mu_);
+  return checkpoints_;
+}
+
 absl::StatusOr<bool> SqliteStorage::HourHasSortedRows(const HourKey& key) {
   SqliteStatement& st = write_->hour_has_reports;
   st.BindInt64(1, key.metric_id);
@@ -343,9 +349,8 @@ SqliteStorage::~SqliteStorage() {
   read_.reset();
   sqlite3_close(write_db_);
   sqlite3_close(read_db_);
-  // Last, once SQLite has closed the file. The lock file stays (deleting it would race with a
-  // process about to lock it); its pid is stale but harmless.
-  if (lock_fd_ >= 0) close(lock_fd_);
+  // Last, once SQLite has closed the file.
+  lock_.reset();
 }
 
 absl::StatusOr<StoredMetric> SqliteStorage::CreateMetric(StoredMetric metric) {
@@ -694,11 +699,19 @@ absl::Status SqliteStorage::MoveHour(const HourKey& key) {
       SqliteStatement::Prepare(move_db_,
                                "SELECT report_id, version, bit, labelset_id, seq, support FROM "
                                "recent_reports "
-                               "WHERE metric_id = ? AND event_time = ? AND seq <= ? "
-                               "ORDER BY report_id"));
-  read.BindInt64(1, key.metric_id);
-  read.BindInt64(2, key.event_time);
-  read.BindInt64(3, last_seq);
+                               "WHERE metric_id = ? AND event_time = ? AND seq <= ? AND "
+                               "report_id > ? ORDER BY report_id"));
+  // Reads the rows after `after` (all at first: every id is > the empty blob); a new read
+  // transaction, and a new sort of the rest of the hour.
+  static constexpr char kNoId[] = "";
+  auto start_reading = [&](const void* after, int size) {
+    read.Reset();
+    read.BindInt64(1, key.metric_id);
+    read.BindInt64(2, key.event_time);
+    read.BindInt64(3, last_seq);
+    read.BindBlob(4, after, size);
+  };
+  start_reading(kNoId, 0);
   struct Moved {
     ReportId id;
     int64_t version, bit, labelset_id, seq;
@@ -723,7 +736,10 @@ absl::Status SqliteStorage::MoveHour(const HourKey& key) {
       if (!read.ColumnIsNull(5)) m.support = read.ColumnBlob(5);
       chunk.push_back(m);
     }
-    if (done) read.Reset();  // ends the read transaction before the last write
+    // Ends the read transaction before the last write; and before each write while a WAL
+    // restart waits for readers (CheckpointLocked): the next chunk is read afresh after it.
+    const bool reread = !done && !chunk.empty() && restart_pending_.load(std::memory_order_relaxed);
+    if (done || reread) read.Reset();
     absl::MutexLock lock(&write_mu_);
     if (stop_) return absl::CancelledError("storage is closing; the move resumes at next open");
     auto write_chunk = [&]() -> absl::Status {
@@ -754,6 +770,7 @@ absl::Status SqliteStorage::MoveHour(const HourKey& key) {
       return write_->end_move.Run();
     };
     DENIABLE_RETURN_IF_ERROR(RunInTransaction(write_chunk));
+    if (reread) start_reading(chunk.back().id.data(), static_cast<int>(chunk.back().id.size()));
     RecentHours::Hour* hour = recent_.Find(key);
     if (hour == nullptr) continue;  // cannot happen: only moves erase, and they hold move_mu_
     hour->may_have_sorted_rows = true;

@@ -36,6 +36,7 @@
 
 #include <sqlite3.h>
 
+#include <atomic>
 #include <functional>
 #include <memory>
 #include <optional>
@@ -45,6 +46,7 @@
 #include "absl/base/thread_annotations.h"
 #include "absl/container/flat_hash_map.h"
 #include "absl/synchronization/mutex.h"
+#include "server/storage/database_lock.h"
 #include "server/storage/recent_hours.h"
 #include "server/storage/sqlite_statement.h"
 #include "server/storage/storage.h"
@@ -63,9 +65,24 @@ struct SqliteOptions {
   int write_cache_kib = 64 * 1024;
   // The WAL is copied back into the database once it holds this many pages (4 KiB each). A
   // report insert dirties a page at a random place of its hour's part of the key, so a larger
-  // interval lets one checkpoint write a page once for many commits. Bounds the WAL file at about
-  // this many pages plus one transaction.
+  // interval lets one checkpoint write a page once for many commits.
+  //
+  // The checkpoint is SQLITE_CHECKPOINT_RESTART, run by the writer right after the commit that
+  // crossed this size (sqlite3_wal_hook, replacing SQLite's PASSIVE autocheckpoint): it copies
+  // the WAL into the database, then waits (at most wal_restart_wait_tries busy-handler calls,
+  // about 1 ms each; appends wait meanwhile) until no reader still reads an older snapshot from
+  // the WAL, so that the next write starts the WAL from its beginning. A PASSIVE checkpoint never
+  // waits, so with queries running beside ingestion some reader always held an old snapshot,
+  // the WAL was never restarted and grew without bound (2.35 GB in deniable-bench). Readers here
+  // use short transactions (one statement each; a move re-reads after each chunk when a restart
+  // waits for it), so the wait is short. If it times out the checkpoint still copies what it
+  // can, and the restart is tried again once the WAL has grown by a quarter of this size.
   int wal_autocheckpoint_pages = 10000;
+  int wal_restart_wait_tries = 200;
+  // PRAGMA journal_size_limit: when the WAL restarts, its file is truncated to this size, so
+  // the file on disk stays below about max(this, wal_autocheckpoint_pages pages plus one
+  // transaction) instead of keeping its largest size.
+  int64_t wal_size_limit_bytes = 64 << 20;
   // Recent reports whose ids are held in memory (about 30 bytes each, see recent_hours.h) before
   // the least recently written metric-hours move to the keyed table, down to half of this. A
   // metric-hour that has moved pays one B-tree lookup per new report. Reopening loads the recent
@@ -79,19 +96,11 @@ struct SqliteOptions {
   int move_chunk_rows = 50'000;
 };
 
-// Takes the exclusive writer lock of the database at `db_path`: an flock(2) on the file
-// "<db_path>.lock" (created if needed), into which it writes this process's pid. The lock lasts
-// until the returned descriptor is closed, and the kernel releases it when the process dies (a
-// SIGKILL leaves no stale lock). Returns the descriptor. Modelled on leveldb's LockFile in
-// DBImpl::Recover. Errors: FAILED_PRECONDITION "database \"<db_path>\" is in use by another
-// process (pid N, ...)" when the lock is held (also by another descriptor of this process);
-// UNAVAILABLE if the lock file cannot be opened or written.
-absl::StatusOr<int> LockDatabase(const std::string& db_path);
-
 class SqliteStorage : public Storage {
  public:
-  // Opens (creating if needed) the database and its schema, after taking the database's writer
-  // lock (LockDatabase): one SqliteStorage per database file, in any process.
+  // Opens (creating if needed) the database and its schema, after taking the database file's
+  // writer lock (DatabaseLock, on the file's identity): one SqliteStorage per database file, in
+  // any process, whatever name (hard link, symlink, bind mount, path spelling) opens it.
   // Errors: INVALID_ARGUMENT for an empty path; FAILED_PRECONDITION naming the path and the
   // holder's pid when another process (or another SqliteStorage of this one) has the database
   // open; UNAVAILABLE / DATA_LOSS / INTERNAL if SQLite fails (see SqliteError).
@@ -120,6 +129,13 @@ class SqliteStorage : public Storage {
   absl::StatusOr<int64_t> ReportCount();
   // Reports in recent_reports, not yet moved to the keyed table.
   int64_t RecentReportCount();
+  // Checkpoints run by the writer (see SqliteOptions::wal_autocheckpoint_pages): how many
+  // restarted the WAL and how many found a reader in the way (and copied what they could).
+  struct CheckpointCounts {
+    int64_t restarted = 0;
+    int64_t busy = 0;
+  };
+  CheckpointCounts Checkpoints();
   // Moves every recent metric-hour into the keyed table now, on the calling thread. Not needed
   // for correctness; for tests, benchmarks and an orderly compaction. Errors: as AppendReports;
   // a failed move leaves the rest of that metric-hour recent.
@@ -169,6 +185,10 @@ class SqliteStorage : public Storage {
                                         const std::function<void()>& after_last)
       ABSL_EXCLUSIVE_LOCKS_REQUIRED(move_mu_) ABSL_LOCKS_EXCLUDED(write_mu_);
   void MoverLoop() ABSL_LOCKS_EXCLUDED(write_mu_);
+  // The writer's WAL hook (sqlite3_wal_hook), called after each commit with the WAL's size in
+  // pages, with write_mu_ held by the committing thread.
+  static int OnWalCommit(void* self, sqlite3* db, const char* schema, int pages);
+  void CheckpointLocked(int pages) ABSL_EXCLUSIVE_LOCKS_REQUIRED(write_mu_);
   absl::StatusOr<std::vector<CountRow>> ReadCountsLocked(int64_t metric_id, int64_t start_seconds,
                                                          int64_t end_seconds)
       ABSL_EXCLUSIVE_LOCKS_REQUIRED(read_mu_);
@@ -185,13 +205,23 @@ class SqliteStorage : public Storage {
   bool background_moves_ = true;
   size_t move_chunk_rows_ = kMoveChunkRows;
   bool stop_ ABSL_GUARDED_BY(write_mu_) = false;
+  int wal_checkpoint_pages_ = 10000;
+  int wal_restart_wait_tries_ = 200;
+  // After a restart found a reader in the way: no new wait before the WAL reaches this size.
+  int next_restart_pages_ ABSL_GUARDED_BY(write_mu_) = 0;
+  CheckpointCounts checkpoints_ ABSL_GUARDED_BY(write_mu_);
+  int busy_timeout_millis_ = 5000;
+  // Set when a restart found a reader in the way, until one succeeds: a move then ends its read
+  // transaction after each chunk (MoveHour), so it is not the reader in the way next time.
+  std::atomic<bool> restart_pending_{false};
 
   // Moves read the metric-hour in key order on their own connection, so neither appends nor
   // queries wait for the sort.
   absl::Mutex move_mu_ ABSL_ACQUIRED_BEFORE(write_mu_);
   sqlite3* move_db_ ABSL_GUARDED_BY(move_mu_) = nullptr;
   std::thread mover_;
-  int lock_fd_ = -1;  // holds the flock of LockDatabase until destruction
+  // The writer lock; destroyed last, after SQLite has closed the file (see database_lock.h).
+  std::optional<DatabaseLock> lock_;
   std::string path_;
   uint64_t file_device_ = 0;  // st_dev and st_ino of the database file when it was opened
   uint64_t file_inode_ = 0;

@@ -8,7 +8,7 @@
 // kept, tokens already present (same hash) are skipped, and reports go through
 // PostgresStorage::AppendReports, whose deduplication counts a report already copied as a
 // duplicate; a second run copies nothing and verifies again. The SQLite database is opened with
-// its writer lock (LockDatabase), so no collector may run on it meanwhile. Not thread-safe.
+// its writer lock (DatabaseLock), so no collector may run on it meanwhile. Not thread-safe.
 #ifndef DENIABLE_SERVER_STORAGE_SQLITE_TO_POSTGRES_H_
 #define DENIABLE_SERVER_STORAGE_SQLITE_TO_POSTGRES_H_
 

@@ -20,6 +20,7 @@
 #include "server/storage/memory_storage.h"
 #include "server/storage/postgres_storage.h"
 #include "server/storage/sqlite_storage.h"
+#include "server/storage/storage_error.h"
 #include "server/storage/storage_test_util.h"
 #include "server/storage/testing/test_postgres.h"
 
@@ -28,6 +29,7 @@ namespace {
 
 using ::testing::ElementsAre;
 using ::testing::HasSubstr;
+using ::testing::Not;
 
 using testing_util::CategoricalRow;
 using testing_util::NewCategoricalMetric;
@@ -877,6 +879,45 @@ TEST(SqliteErrorTest, FailuresThatMayPassAreUnavailableAndOnlyBugsAreInternal) {
     EXPECT_THAT(s.message(), HasSubstr("writing"));
   }
   EXPECT_THAT(SqliteError(nullptr, SQLITE_FULL, "commit").message(), HasSubstr("disk is full"));
+}
+
+// What a client sees of a storage failure: the summary, never the database's own text, and an
+// unexpected constraint failure as INTERNAL, never ALREADY_EXISTS (docs/operations.md).
+TEST(StorageErrorTest, ClientsSeeTheSummaryAndAConstraintFailureAsInternal) {
+  const absl::Status constraint = SqliteError(nullptr, SQLITE_CONSTRAINT_PRIMARYKEY, "step");
+  EXPECT_TRUE(IsStorageFailure(constraint));
+  const absl::Status client = ClientVisibleStatus(constraint);
+  EXPECT_EQ(client.code(), absl::StatusCode::kInternal) << client;
+  EXPECT_THAT(client.message(), Not(HasSubstr("constraint failed:")));
+  EXPECT_THAT(client.message(), Not(HasSubstr("sqlite")));
+  EXPECT_THAT(client.message(), Not(HasSubstr("step")));
+  EXPECT_FALSE(IsStorageFailure(client));
+
+  const absl::Status pg = ClientVisibleStatus(PostgresError("23505", "duplicate key", "insert"));
+  EXPECT_EQ(pg.code(), absl::StatusCode::kInternal) << pg;
+  EXPECT_THAT(pg.message(), Not(HasSubstr("SQLSTATE")));
+
+  const absl::Status full = ClientVisibleStatus(SqliteError(nullptr, SQLITE_FULL, "commit"));
+  EXPECT_EQ(full.code(), absl::StatusCode::kUnavailable);
+  EXPECT_EQ(full.message(), "storage: the disk is full, retry later");
+  const absl::Status io = ClientVisibleStatus(SqliteError(nullptr, SQLITE_IOERR_FSYNC, "commit"));
+  EXPECT_EQ(io.code(), absl::StatusCode::kUnavailable);
+  EXPECT_THAT(io.message(), HasSubstr("I/O error"));
+  EXPECT_THAT(io.message(), Not(HasSubstr("sqlite")));
+  EXPECT_EQ(ClientVisibleStatus(SqliteError(nullptr, SQLITE_CORRUPT, "read")).code(),
+            absl::StatusCode::kDataLoss);
+
+  // Statuses the storage words itself for clients pass unchanged.
+  const absl::Status taken = absl::AlreadyExistsError("metric \"m\" already exists");
+  EXPECT_EQ(ClientVisibleStatus(taken), taken);
+}
+
+// A metric name taken stays ALREADY_EXISTS for the client, on every backend.
+TEST_P(StorageTest, NameTakenIsAlreadyExistsForTheClientToo) {
+  ASSERT_TRUE(storage_->CreateMetric(NewMetric("m")).ok());
+  const absl::Status again = ClientVisibleStatus(storage_->CreateMetric(NewMetric("m")).status());
+  EXPECT_EQ(again.code(), absl::StatusCode::kAlreadyExists) << again;
+  EXPECT_THAT(again.message(), HasSubstr("\"m\""));
 }
 
 }  // namespace
