@@ -21,6 +21,8 @@ import time
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".", "lib"))
 from test_server import start_server  # noqa: E402
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "lib"))
+from checks import check  # noqa: E402
 
 
 def main():
@@ -43,7 +45,7 @@ def main():
             time.sleep(rng.uniform(0.02, 0.35))
             driver.send_signal(signal.SIGKILL)
             out, err = driver.communicate(timeout=10)
-            assert driver.returncode == -signal.SIGKILL, (driver.returncode, err.decode())
+            check(driver.returncode == -signal.SIGKILL, (driver.returncode, err.decode()))
             lines = out.decode().split("\n")
             accepted += [l for l in lines[:-1] if l]  # the last piece may be a cut line
         # On a loaded machine every random kill may land before the driver's first Report();
@@ -64,8 +66,8 @@ def main():
 
         drain = subprocess.run([driver_bin, target, device_db, "fault_m", "0"],
                                capture_output=True, timeout=60)
-        assert drain.returncode == 0, drain.stderr.decode()
-        assert b"pending=0" in drain.stdout, drain.stdout
+        check(drain.returncode == 0, drain.stderr.decode())
+        check(b"pending=0" in drain.stdout, drain.stdout)
 
         db = sqlite3.connect(server_db)
         rows = [r[0].lower() for r in db.execute("SELECT hex(report_id) FROM stored_reports")]
@@ -78,12 +80,12 @@ def main():
         print(f"kills={kills} killing_s={killing:.1f} accepted={len(accepted)} "
               f"stored={len(rows)} counted={n} lost={len(lost)} duplicates={duplicates} "
               f"accepted_but_unprinted={unprinted}")
-        assert len(acc) == len(accepted), "a report id was printed twice"
-        assert len(accepted) > 0, "the driver never got to report"
-        assert not lost, f"{len(lost)} accepted reports never reached the server"
-        assert duplicates == 0
-        assert n == len(rows), f"server counts {n} but stores {len(rows)} reports"
-        assert unprinted <= kills, f"{unprinted} stored reports were never accepted"
+        check(len(acc) == len(accepted), "a report id was printed twice")
+        check(len(accepted) > 0, "the driver never got to report")
+        check(not lost, f"{len(lost)} accepted reports never reached the server")
+        check(duplicates == 0)
+        check(n == len(rows), f"server counts {n} but stores {len(rows)} reports")
+        check(unprinted <= kills, f"{unprinted} stored reports were never accepted")
     finally:
         server.terminate()
         server.wait(timeout=30)

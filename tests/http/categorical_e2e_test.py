@@ -21,6 +21,7 @@ import urllib.request
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "lib"))
 from test_server import start_server  # noqa: E402
+from checks import check  # noqa: E402
 
 HOUR = 3600
 VOTE = ["Y", "N", "U", "A"]
@@ -39,7 +40,7 @@ def call(base, method, body):
 
 def http_base(log_path):
     m = re.search(r"http_port=(\d+)", open(log_path).read())
-    assert m, "no http_port in the log"
+    check(m, "no http_port in the log")
     return f"http://127.0.0.1:{m.group(1)}"
 
 
@@ -68,26 +69,26 @@ def oue(rng, truth, q, k):
 
 
 def check_shares(prevalence, support, n, p_star, q_star):
-    assert prevalence["n"] == str(n), prevalence
-    assert prevalence["simultaneousMethod"] == "sidak", prevalence
-    assert prevalence["consistentMethod"] == "norm_sub", prevalence
-    assert abs(prevalence["perCategoryLevel"] - 0.95 ** 0.25) < 1e-12, prevalence
+    check(prevalence["n"] == str(n), prevalence)
+    check(prevalence["simultaneousMethod"] == "sidak", prevalence)
+    check(prevalence["consistentMethod"] == "norm_sub", prevalence)
+    check(abs(prevalence["perCategoryLevel"] - 0.95 ** 0.25) < 1e-12, prevalence)
     shares = prevalence["shares"]
-    assert [s["category"] for s in shares] == VOTE, shares
+    check([s["category"] for s in shares] == VOTE, shares)
     total = 0.0
     for v, share in enumerate(shares):
         c = support[v]
-        assert share["supportCount"] == str(c), (v, share, c)
+        check(share["supportCount"] == str(c), (v, share, c))
         lam = c / n
         unbiased = (lam - q_star) / (p_star - q_star)
         se = math.sqrt(lam * (1 - lam) / n) / (p_star - q_star)
-        assert abs(share["estimateUnbiased"] - unbiased) < 1e-12, (share, unbiased)
-        assert abs(share["standardError"] - se) < 1e-12, (share, se)
-        assert share["simultaneousLower"] <= share["ciLower"] <= share["ciUpper"], share
-        assert share["ciUpper"] <= share["simultaneousUpper"], share
-        assert share["ciLower"] <= SHARES[v] + 0.1 and SHARES[v] - 0.1 <= share["ciUpper"], share
+        check(abs(share["estimateUnbiased"] - unbiased) < 1e-12, (share, unbiased))
+        check(abs(share["standardError"] - se) < 1e-12, (share, se))
+        check(share["simultaneousLower"] <= share["ciLower"] <= share["ciUpper"], share)
+        check(share["ciUpper"] <= share["simultaneousUpper"], share)
+        check(share["ciLower"] <= SHARES[v] + 0.1 and SHARES[v] - 0.1 <= share["ciUpper"], share)
         total += share["estimateConsistent"]
-    assert abs(total - 1) < 1e-12, shares
+    check(abs(total - 1) < 1e-12, shares)
 
 
 def main():
@@ -102,17 +103,17 @@ def main():
             code, metric = call(base, "QueryService/CreateMetric",
                                 {"name": "vote", "description": "How will you vote?",
                                  "categories": VOTE, "design": {"categorical": {"epsilon": eps}}})
-            assert code == 200, metric
-            assert metric["categories"] == VOTE, metric
+            check(code == 200, metric)
+            check(metric["categories"] == VOTE, metric)
             design = metric["design"]
-            assert design["parameters"]["categorical"]["mechanism"] == "K_RR", design
-            assert design["categories"] == 4 and abs(design["a"] - 0.5) < 1e-12, design
+            check(design["parameters"]["categorical"]["mechanism"] == "K_RR", design)
+            check(design["categories"] == 4 and abs(design["a"] - 0.5) < 1e-12, design)
             code, err = call(base, "QueryService/CreateMetric",
                              {"name": "bad", "categories": ["Y", "Y"],
                               "design": {"categorical": {"epsilon": 1}}})
-            assert code == 400 and "categories[1]" in err["error"]["message"], err
+            check(code == 400 and "categories[1]" in err["error"]["message"], err)
             code, fetched = call(base, "ReportService/GetDesign", {"metric": "vote"})
-            assert code == 200 and fetched["categories"] == VOTE, fetched
+            check(code == 200 and fetched["categories"] == VOTE, fetched)
             fingerprint = fetched["designFingerprint"]
 
             now = int(time.time()) // HOUR * HOUR
@@ -127,17 +128,17 @@ def main():
             bad = report("vote", 99999, now - HOUR, fingerprint, {"category": 4})
             code, submitted = call(base, "ReportService/SubmitReports",
                                    {"reports": batch[:1000] + [bad]})
-            assert code == 200 and submitted["accepted"] == 1000, submitted
-            assert submitted["rejections"][0]["index"] == 1000, submitted
-            assert "reports[1000].categorical.category" in submitted["rejections"][0]["reason"]
-            assert submitted["rejections"][0]["permanent"], submitted
+            check(code == 200 and submitted["accepted"] == 1000, submitted)
+            check(submitted["rejections"][0]["index"] == 1000, submitted)
+            check("reports[1000].categorical.category" in submitted["rejections"][0]["reason"])
+            check(submitted["rejections"][0]["permanent"], submitted)
             code, submitted = call(base, "ReportService/SubmitReports", {"reports": batch[1000:]})
-            assert code == 200 and submitted["accepted"] == n - 1000, submitted
+            check(code == 200 and submitted["accepted"] == n - 1000, submitted)
 
             code, prevalence = call(base, "QueryService/GetPrevalence", {"metric": "vote"})
-            assert code == 200, prevalence
+            check(code == 200, prevalence)
             check_shares(prevalence, support, n, 0.5, 1 / 6)
-            assert prevalence["centralEpsilon"] < eps, prevalence
+            check(prevalence["centralEpsilon"] < eps, prevalence)
             print("k_rr over HTTP:", [(s["category"], round(s["estimateUnbiased"], 4),
                                        round(s["simultaneousLower"], 4),
                                        round(s["simultaneousUpper"], 4))
@@ -147,15 +148,15 @@ def main():
             # The same query over gRPC, through the real CLI: the same message.
             cli = subprocess.run([cli_bin, f"--target={target}", "prevalence", "--metric=vote",
                                   "--json"], check=True, capture_output=True, text=True).stdout
-            assert json.loads(cli) == prevalence, (cli, prevalence)
+            check(json.loads(cli) == prevalence, (cli, prevalence))
 
             # OUE: reports are k bits, sent as base64 bytes in JSON.
             code, metric = call(base, "QueryService/CreateMetric",
                                 {"name": "vote_oue", "categories": VOTE,
                                  "design": {"categorical": {"mechanism": "OUE", "epsilon": eps}}})
-            assert code == 200, metric
+            check(code == 200, metric)
             q_star = metric["design"]["b"]
-            assert abs(q_star - 0.25) < 1e-12, metric
+            check(abs(q_star - 0.25) < 1e-12, metric)
             support = [0] * 4
             batch = []
             for i, truth in enumerate(truths):
@@ -166,17 +167,17 @@ def main():
                               {"bits": base64.b64encode(b"\x10").decode()})
             code, submitted = call(base, "ReportService/SubmitReports",
                                    {"reports": batch + [high_bit]})
-            assert code == 200 and submitted["accepted"] == n, submitted
-            assert "reports[2532].categorical.bits" in submitted["rejections"][0]["reason"]
+            check(code == 200 and submitted["accepted"] == n, submitted)
+            check("reports[2532].categorical.bits" in submitted["rejections"][0]["reason"])
             code, prevalence = call(base, "QueryService/GetPrevalence",
                                     {"metric": "vote_oue", "simultaneous": "SIDAK"})
-            assert code == 200, prevalence
+            check(code == 200, prevalence)
             check_shares(prevalence, support, n, 0.5, 0.25)
             code, bonferroni = call(base, "QueryService/GetPrevalence",
                                     {"metric": "vote_oue", "simultaneous": "BONFERRONI"})
-            assert code == 200 and bonferroni["simultaneousMethod"] == "bonferroni", bonferroni
+            check(code == 200 and bonferroni["simultaneousMethod"] == "bonferroni", bonferroni)
             for s, b in zip(prevalence["shares"], bonferroni["shares"]):
-                assert b["simultaneousLower"] <= s["simultaneousLower"], (s, b)  # wider
+                check(b["simultaneousLower"] <= s["simultaneousLower"], (s, b))  # wider
         finally:
             server.terminate()
             server.wait(timeout=10)

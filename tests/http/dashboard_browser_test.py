@@ -22,6 +22,7 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from components import absent  # noqa: E402
 from test_server import start_server  # noqa: E402
 from http_api_test import add_token, http_base  # noqa: E402
+from checks import check  # noqa: E402
 
 CHROMIUM = shutil.which("chromium") or "/usr/bin/chromium"
 CHROMEDRIVER = shutil.which("chromedriver") or "/usr/bin/chromedriver"
@@ -94,7 +95,7 @@ def main():
         expected = api(base, "QueryService/GetPrevalence", {"metric": "chile_vote_yes"}, analyst)
         regions = api(base, "QueryService/GetPrevalence",
                       {"metric": "chile_vote_yes", "groupBy": "region"}, analyst)
-        assert expected["n"] == "2532", expected
+        check(expected["n"] == "2532", expected)
 
         driver = browser(work)
         wait = WebDriverWait(driver, 20)
@@ -104,8 +105,8 @@ def main():
         driver.find_element(By.ID, "token-save").click()
         wait.until(ec.visibility_of_element_located((By.ID, "error")))
         error = driver.find_element(By.ID, "error").text
-        assert "401" in error and "UNAUTHENTICATED" in error, error
-        assert not driver.find_elements(By.CSS_SELECTOR, "#metrics tbody tr")
+        check("401" in error and "UNAUTHENTICATED" in error, error)
+        check(not driver.find_elements(By.CSS_SELECTOR, "#metrics tbody tr"))
 
         # The analyst token, kept in sessionStorage.
         driver.find_element(By.ID, "token").clear()
@@ -113,20 +114,20 @@ def main():
         driver.find_element(By.ID, "token-save").click()
         row = wait.until(ec.element_to_be_clickable(
             (By.CSS_SELECTOR, '#metrics tbody tr[data-metric="chile_vote_yes"]')))
-        assert driver.execute_script("return sessionStorage.getItem('deniable.token')") == analyst
+        check(driver.execute_script("return sessionStorage.getItem('deniable.token')") == analyst)
         wait.until(lambda d: row.find_element(By.CSS_SELECTOR, ".reports").text == "2532")
-        assert driver.find_element(By.ID, "error").is_displayed() is False
+        check(driver.find_element(By.ID, "error").is_displayed() is False)
         row.click()
         wait.until(lambda d: d.find_element(By.ID, "p-n").text == expected["n"])
         figure = lambda i: driver.find_element(By.ID, i)  # noqa: E731
-        assert float(figure("p-estimate").get_attribute("data-value")) == \
-            expected["estimateUnbiased"]
-        assert figure("p-estimate").text.startswith(pct(expected["estimateUnbiased"]))
-        assert float(figure("p-lower").get_attribute("data-value")) == expected["ciLower"]
-        assert float(figure("p-upper").get_attribute("data-value")) == expected["ciUpper"]
-        assert figure("p-lower").text == pct(expected["ciLower"])
-        assert figure("p-upper").text == pct(expected["ciUpper"])
-        assert figure("p-method").text.startswith("WILSON")
+        check(float(figure("p-estimate").get_attribute("data-value")) == \
+            expected["estimateUnbiased"])
+        check(figure("p-estimate").text.startswith(pct(expected["estimateUnbiased"])))
+        check(float(figure("p-lower").get_attribute("data-value")) == expected["ciLower"])
+        check(float(figure("p-upper").get_attribute("data-value")) == expected["ciUpper"])
+        check(figure("p-lower").text == pct(expected["ciLower"]))
+        check(figure("p-upper").text == pct(expected["ciUpper"]))
+        check(figure("p-method").text.startswith("WILSON"))
 
         # Region breakdown: bars with whiskers and a table equal to the API's groups.
         driver.find_element(By.ID, "group-go").click()
@@ -135,27 +136,27 @@ def main():
         for g in regions["groups"]:
             cells = driver.find_elements(
                 By.CSS_SELECTOR, f'#groups-table tbody tr[data-group="{g["groupValue"]}"] td')
-            assert cells[1].text == g["n"], (cells[1].text, g)
-            assert float(cells[2].get_attribute("data-value")) == g["estimateUnbiased"]
-            assert float(cells[3].get_attribute("data-lower")) == g["ciLower"]
-            assert float(cells[3].get_attribute("data-upper")) == g["ciUpper"]
-        assert canvas_drawn(driver, "groups-chart")
+            check(cells[1].text == g["n"], (cells[1].text, g))
+            check(float(cells[2].get_attribute("data-value")) == g["estimateUnbiased"])
+            check(float(cells[3].get_attribute("data-lower")) == g["ciLower"])
+            check(float(cells[3].get_attribute("data-upper")) == g["ciUpper"])
+        check(canvas_drawn(driver, "groups-chart"))
 
         # Weekly series: a line with its interval band.
         Select(driver.find_element(By.ID, "bucket")).select_by_value("WEEK")
         wait.until(lambda d: d.find_elements(By.CSS_SELECTOR, "#series-table tbody tr"))
         weekly = driver.find_elements(By.CSS_SELECTOR, "#series-table tbody tr td")
-        assert weekly[1].text == "2532", [c.text for c in weekly]
-        assert canvas_drawn(driver, "series-chart")
+        check(weekly[1].text == "2532", [c.text for c in weekly])
+        check(canvas_drawn(driver, "series-chart"))
 
         # Another interval method changes the figures to the API's for that method.
         Select(driver.find_element(By.ID, "method")).select_by_value("CLOPPER_PEARSON")
         cp = api(base, "QueryService/GetPrevalence",
                  {"metric": "chile_vote_yes", "method": "CLOPPER_PEARSON"}, analyst)
         wait.until(lambda d: d.find_element(By.ID, "p-lower").text == pct(cp["ciLower"]))
-        assert driver.find_element(By.ID, "p-upper").text == pct(cp["ciUpper"])
+        check(driver.find_element(By.ID, "p-upper").text == pct(cp["ciUpper"]))
         wait.until(lambda d: d.find_element(By.ID, "design-figures").text)
-        assert "posterior" in driver.find_element(By.ID, "design-figures").text
+        check("posterior" in driver.find_element(By.ID, "design-figures").text)
         Select(driver.find_element(By.ID, "method")).select_by_value("WILSON")
         wait.until(lambda d: d.find_element(By.ID, "p-lower").text == pct(expected["ciLower"]))
         wait.until(lambda d: d.find_elements(By.CSS_SELECTOR, "#groups-table tbody tr"))

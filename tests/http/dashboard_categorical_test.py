@@ -26,6 +26,7 @@ from components import absent  # noqa: E402
 from test_server import start_collector  # noqa: E402
 from dashboard_browser_test import (CHROMEDRIVER, CHROMIUM, api, browser,  # noqa: E402
                                     canvas_drawn, pct)
+from checks import check  # noqa: E402
 
 HOUR = 3600
 VOTE = ["Y", "N", "U", "A"]
@@ -35,22 +36,22 @@ def check_shares_table(driver, expected):
     """The shares table equals the API's shares, figure by figure (raw and formatted)."""
     from selenium.webdriver.common.by import By
     rows = driver.find_elements(By.CSS_SELECTOR, "#shares-table tbody tr")
-    assert [r.get_attribute("data-category") for r in rows] == VOTE, [r.text for r in rows]
+    check([r.get_attribute("data-category") for r in rows] == VOTE, [r.text for r in rows])
     for row, s in zip(rows, expected["shares"]):
         cells = row.find_elements(By.TAG_NAME, "td")
-        assert cells[0].text == s["category"], (cells[0].text, s)
-        assert cells[1].text == s["supportCount"], (cells[1].text, s)
+        check(cells[0].text == s["category"], (cells[0].text, s))
+        check(cells[1].text == s["supportCount"], (cells[1].text, s))
         for i, field in ((2, "estimateUnbiased"), (3, "estimateConsistent"),
                          (4, "standardError")):
-            assert float(cells[i].get_attribute("data-value")) == s[field], (field, s)
-            assert cells[i].text == pct(s[field]), (cells[i].text, field, s)
-        assert float(cells[5].get_attribute("data-lower")) == s["ciLower"], s
-        assert float(cells[5].get_attribute("data-upper")) == s["ciUpper"], s
-        assert cells[5].text == f"[{pct(s['ciLower'])}, {pct(s['ciUpper'])}]", cells[5].text
-        assert float(cells[6].get_attribute("data-lower")) == s["simultaneousLower"], s
-        assert float(cells[6].get_attribute("data-upper")) == s["simultaneousUpper"], s
-        assert cells[6].text == \
-            f"[{pct(s['simultaneousLower'])}, {pct(s['simultaneousUpper'])}]", cells[6].text
+            check(float(cells[i].get_attribute("data-value")) == s[field], (field, s))
+            check(cells[i].text == pct(s[field]), (cells[i].text, field, s))
+        check(float(cells[5].get_attribute("data-lower")) == s["ciLower"], s)
+        check(float(cells[5].get_attribute("data-upper")) == s["ciUpper"], s)
+        check(cells[5].text == f"[{pct(s['ciLower'])}, {pct(s['ciUpper'])}]", cells[5].text)
+        check(float(cells[6].get_attribute("data-lower")) == s["simultaneousLower"], s)
+        check(float(cells[6].get_attribute("data-upper")) == s["simultaneousUpper"], s)
+        check(cells[6].text == \
+            f"[{pct(s['simultaneousLower'])}, {pct(s['simultaneousUpper'])}]", cells[6].text)
 
 
 def main():
@@ -74,8 +75,8 @@ def main():
                         f"--csv={csv}", "--column=vote", "--label_columns=region",
                         "--spread=3d"], check=True, capture_output=True)
         expected = api(base, "QueryService/GetPrevalence", {"metric": "chile_vote"}, "")
-        assert expected["n"] == "2532", expected
-        assert [s["category"] for s in expected["shares"]] == VOTE, expected
+        check(expected["n"] == "2532", expected)
+        check([s["category"] for s in expected["shares"]] == VOTE, expected)
         bonferroni = api(base, "QueryService/GetPrevalence",
                          {"metric": "chile_vote", "simultaneous": "BONFERRONI"}, "")
         regions = api(base, "QueryService/GetPrevalence",
@@ -86,30 +87,30 @@ def main():
         driver.get(base + "/")
         row = wait.until(ec.element_to_be_clickable(
             (By.CSS_SELECTOR, '#metrics tbody tr[data-metric="chile_vote"]')))
-        assert "4 categories" in row.text, row.text
+        check("4 categories" in row.text, row.text)
         wait.until(lambda d: row.find_element(By.CSS_SELECTOR, ".reports").text == "2532")
         row.click()
         wait.until(lambda d: len(d.find_elements(By.CSS_SELECTOR, "#shares-table tbody tr")) == 4)
         wait.until(lambda d: d.find_element(By.ID, "p-n").text == "2532")
-        assert driver.find_element(By.ID, "shares").is_displayed()
-        assert not driver.find_element(By.ID, "p-estimate").is_displayed()  # yes/no figures
+        check(driver.find_element(By.ID, "shares").is_displayed())
+        check(not driver.find_element(By.ID, "p-estimate").is_displayed())  # yes/no figures
         check_shares_table(driver, expected)
         legend = driver.find_element(By.ID, "shares-legend")
-        assert legend.get_attribute("data-method") == "sidak", legend.text
-        assert float(legend.get_attribute("data-per-category-level")) == \
-            expected["perCategoryLevel"]
-        assert "norm_sub" in legend.text and "Sidak" in legend.text, legend.text
+        check(legend.get_attribute("data-method") == "sidak", legend.text)
+        check(float(legend.get_attribute("data-per-category-level")) == \
+            expected["perCategoryLevel"])
+        check("norm_sub" in legend.text and "Sidak" in legend.text, legend.text)
         central = driver.find_element(By.ID, "p-central")
-        assert float(central.get_attribute("data-value")) == expected["centralEpsilon"]
-        assert canvas_drawn(driver, "shares-chart")
-        assert not driver.find_element(By.ID, "error").is_displayed()
+        check(float(central.get_attribute("data-value")) == expected["centralEpsilon"])
+        check(canvas_drawn(driver, "shares-chart"))
+        check(not driver.find_element(By.ID, "error").is_displayed())
 
         # Bonferroni: wider simultaneous intervals, the API's.
         Select(driver.find_element(By.ID, "simultaneous")).select_by_value("BONFERRONI")
         wait.until(lambda d: d.find_element(By.ID, "shares-legend").get_attribute(
             "data-method") == "bonferroni")
         check_shares_table(driver, bonferroni)
-        assert "Bonferroni" in driver.find_element(By.ID, "shares-legend").text
+        check("Bonferroni" in driver.find_element(By.ID, "shares-legend").text)
         Select(driver.find_element(By.ID, "simultaneous")).select_by_value("SIDAK")
         wait.until(lambda d: d.find_element(By.ID, "shares-legend").get_attribute(
             "data-method") == "sidak")
@@ -124,37 +125,37 @@ def main():
             "startTimeSeconds": str((now - 53 * 7 * 24 * HOUR) // HOUR * HOUR),
             "endTimeSeconds": str((now // HOUR + 2) * HOUR)}, "")
         buckets = series["buckets"]
-        assert len([b for b in buckets if not b["suppressed"]]) >= 3, buckets
-        assert sum(int(b["n"]) for b in buckets) == 2532, buckets
+        check(len([b for b in buckets if not b["suppressed"]]) >= 3, buckets)
+        check(sum(int(b["n"]) for b in buckets) == 2532, buckets)
         rows = driver.find_elements(By.CSS_SELECTOR, "#series-table tbody tr")
-        assert len(rows) == len(buckets), (len(rows), len(buckets))
+        check(len(rows) == len(buckets), (len(rows), len(buckets)))
         for row, b in zip(rows, buckets):
-            assert row.get_attribute("data-start") == b["startTimeSeconds"], (row.text, b)
+            check(row.get_attribute("data-start") == b["startTimeSeconds"], (row.text, b))
             cells = row.find_elements(By.TAG_NAME, "td")
-            assert cells[1].text == b["n"], (cells[1].text, b)
+            check(cells[1].text == b["n"], (cells[1].text, b))
             if b["suppressed"]:  # too few reports: no figure
-                assert [c.text for c in cells[2:6]] == ["suppressed"] * 4, row.text
+                check([c.text for c in cells[2:6]] == ["suppressed"] * 4, row.text)
                 continue
-            assert len(b["shares"]) == 4, b
+            check(len(b["shares"]) == 4, b)
             for v, s in enumerate(b["shares"]):
                 c = cells[2 + v]
-                assert c.get_attribute("data-category") == VOTE[v]
-                assert float(c.get_attribute("data-value")) == s["estimateUnbiased"], (v, b)
-                assert float(c.get_attribute("data-lower")) == s["ciLower"], (v, b)
-                assert float(c.get_attribute("data-upper")) == s["ciUpper"], (v, b)
-                assert c.text.startswith(pct(s["estimateUnbiased"])), c.text
-        assert driver.execute_script(
+                check(c.get_attribute("data-category") == VOTE[v])
+                check(float(c.get_attribute("data-value")) == s["estimateUnbiased"], (v, b))
+                check(float(c.get_attribute("data-lower")) == s["ciLower"], (v, b))
+                check(float(c.get_attribute("data-upper")) == s["ciUpper"], (v, b))
+                check(c.text.startswith(pct(s["estimateUnbiased"])), c.text)
+        check(driver.execute_script(
             "return Chart.getChart('series-chart').data.datasets"
             ".filter(d => d.type !== 'scatter' && !d.label.startsWith('interval'))"
-            ".map(d => d.label)") == VOTE
-        assert canvas_drawn(driver, "series-chart")
+            ".map(d => d.label)") == VOTE)
+        check(canvas_drawn(driver, "series-chart"))
         # The band follows the category chosen.
         Select(driver.find_element(By.ID, "series-band")).select_by_visible_text("U")
         wait.until(lambda d: "band: U's interval" in d.find_element(By.ID, "series-legend").text)
         upper = driver.execute_script(
             "return Chart.getChart('series-chart').data.datasets[0].data")
-        assert upper == [None if b["suppressed"] else b["shares"][2]["ciUpper"] * 100
-                         for b in buckets], upper
+        check(upper == [None if b["suppressed"] else b["shares"][2]["ciUpper"] * 100
+                         for b in buckets], upper)
 
         # The region breakdown: each group's shares, the API's.
         driver.find_element(By.ID, "group-go").click()
@@ -163,17 +164,17 @@ def main():
         for g in regions["groups"]:
             cells = driver.find_elements(
                 By.CSS_SELECTOR, f'#groups-table tbody tr[data-group="{g["groupValue"]}"] td')
-            assert cells[1].text == g["n"], (cells[1].text, g)
+            check(cells[1].text == g["n"], (cells[1].text, g))
             for v, s in enumerate(g["shares"]):
-                assert float(cells[2 + v].get_attribute("data-value")) == s["estimateUnbiased"]
-                assert float(cells[2 + v].get_attribute("data-lower")) == s["simultaneousLower"]
-                assert float(cells[2 + v].get_attribute("data-upper")) == s["simultaneousUpper"]
-        assert canvas_drawn(driver, "groups-chart")
+                check(float(cells[2 + v].get_attribute("data-value")) == s["estimateUnbiased"])
+                check(float(cells[2 + v].get_attribute("data-lower")) == s["simultaneousLower"])
+                check(float(cells[2 + v].get_attribute("data-upper")) == s["simultaneousUpper"])
+        check(canvas_drawn(driver, "groups-chart"))
 
         # The design figures describe the categorical design through the metric.
         wait.until(lambda d: "k = 4" in d.find_element(By.ID, "design-figures").text)
         figures = driver.find_element(By.ID, "design-figures").text
-        assert "K_RR" in figures and "posterior after a report supporting it" in figures, figures
+        check("K_RR" in figures and "posterior after a report supporting it" in figures, figures)
         # The planner's figures for all 4 shares together equal the API's (worst case over shares).
         wait.until(lambda d: "all shares together" in d.find_element(By.ID, "plan").text)
         metric = [m for m in api(base, "QueryService/ListMetrics", {}, "")["metrics"]
@@ -183,11 +184,11 @@ def main():
             "categories": ["Y", "N", "U", "A"], "halfWidth": 0.03, "confidenceLevel": 0.95,
             "assumedPrevalence": -1}, "")
         plan_text = driver.find_element(By.ID, "plan").text
-        assert f'{plan["reportsNeededSimultaneousWorstCase"]} for' in plan_text, (plan, plan_text)
-        assert f'{plan["reportsNeededWorstCase"]} for' in plan_text, (plan, plan_text)
-        assert "not available" not in plan_text, plan_text
-        assert not driver.find_element(By.ID, "error").is_displayed(), \
-            driver.find_element(By.ID, "error").text
+        check(f'{plan["reportsNeededSimultaneousWorstCase"]} for' in plan_text, (plan, plan_text))
+        check(f'{plan["reportsNeededWorstCase"]} for' in plan_text, (plan, plan_text))
+        check("not available" not in plan_text, plan_text)
+        check(not driver.find_element(By.ID, "error").is_displayed(), \
+            driver.find_element(By.ID, "error").text)
 
         # The difference per category.
         driver.find_element(By.ID, "diff-split").clear()
@@ -202,9 +203,9 @@ def main():
         rows = driver.find_elements(By.CSS_SELECTOR, "#diff-shares tbody tr")
         for row, s in zip(rows, diff["shares"]):
             cells = row.find_elements(By.TAG_NAME, "td")
-            assert cells[0].text == s["category"]
-            assert float(cells[3].get_attribute("data-value")) == s["difference"], (s, row.text)
-            assert float(cells[4].get_attribute("data-lower")) == s["ciLower"], s
+            check(cells[0].text == s["category"])
+            check(float(cells[3].get_attribute("data-value")) == s["difference"], (s, row.text))
+            check(float(cells[4].get_attribute("data-lower")) == s["ciLower"], s)
 
         driver.execute_script("document.getElementById('detail').scrollIntoView()")
         driver.save_screenshot(screenshot)

@@ -17,6 +17,7 @@ import urllib.request
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "lib"))
 from test_server import start_server  # noqa: E402
+from checks import check  # noqa: E402
 
 HOUR = 3600
 
@@ -42,10 +43,10 @@ def get(base, path):
 
 def expect_error(answer, http_status, status, message_part):
     code, body = answer
-    assert code == http_status, (code, body)
+    check(code == http_status, (code, body))
     error = body["error"]
-    assert error["code"] == http_status and error["status"] == status, body
-    assert message_part in error["message"], (message_part, body)
+    check(error["code"] == http_status and error["status"] == status, body)
+    check(message_part in error["message"], (message_part, body))
 
 
 def reports(metric, count, bits, event_time, labels=None, first_id=0):
@@ -67,7 +68,7 @@ def add_token(server_bin, db, role):
 
 def http_base(log_path):
     m = re.search(r"http_port=(\d+)", open(log_path).read())
-    assert m, "no http_port in the log"
+    check(m, "no http_port in the log")
     return f"http://127.0.0.1:{m.group(1)}"
 
 
@@ -99,7 +100,7 @@ def tokenless(server_bin, cli_bin, work):
         code, metric = call(base, "QueryService/CreateMetric",
                             {"name": "smokes", "description": "Do you smoke?",
                              "design": {"twoCoin": {}}})
-        assert code == 200 and metric["name"] == "smokes" and metric["design"]["version"] == 1
+        check(code == 200 and metric["name"] == "smokes" and metric["design"]["version"] == 1)
         expect_error(call(base, "QueryService/CreateMetric",
                           {"name": "smokes", "design": {"twoCoin": {}}}), 409, "ALREADY_EXISTS",
                      "smokes")
@@ -108,33 +109,33 @@ def tokenless(server_bin, cli_bin, work):
                      "INVALID_ARGUMENT", "design.forced_response")
         code, design = call(base, "ReportService/GetDesign", {"metric": "smokes"})
         # The same answer as gRPC's GetDesign, reporting period and randomization included.
-        assert design["reportingPeriodSeconds"] == 86400, design
-        assert design["randomization"] == "MEMOIZED", design
-        assert code == 200 and design["design"]["a"] == 0.75, design
+        check(design["reportingPeriodSeconds"] == 86400, design)
+        check(design["randomization"] == "MEMOIZED", design)
+        check(code == 200 and design["design"]["a"] == 0.75, design)
         expect_error(call(base, "ReportService/GetDesign", {"metric": "nope"}), 404, "NOT_FOUND",
                      "nope")
         now = int(time.time()) // HOUR * HOUR
         code, submitted = call(base, "ReportService/SubmitReports",
                                reports("smokes", 300, [1, 0, 0], now - 2 * HOUR,
                                        [{"region": "N"}, {"region": "S"}]))
-        assert code == 200 and submitted["accepted"] == 300, submitted
+        check(code == 200 and submitted["accepted"] == 300, submitted)
         code, again = call(base, "ReportService/SubmitReports",
                            reports("smokes", 10, [1], now - 2 * HOUR, [{"region": "N"}]))
-        assert code == 200 and again["accepted"] == 0 and again["duplicates"] == 10, again
+        check(code == 200 and again["accepted"] == 0 and again["duplicates"] == 10, again)
         bad = reports("smokes", 5, [1], now - HOUR, first_id=1000)
         for r in bad["reports"]:
             r["bit"] = 2
         # Judged report by report: OK, nothing stored, each report rejected with its index.
         code, judged = call(base, "ReportService/SubmitReports", bad)
-        assert code == 200 and judged.get("accepted", 0) == 0, judged
-        assert [r["index"] for r in judged["rejections"]] == [0, 1, 2, 3, 4], judged
-        assert "reports[3].bit" in judged["rejections"][3]["reason"], judged
-        assert all(r["permanent"] for r in judged["rejections"]), judged
+        check(code == 200 and judged.get("accepted", 0) == 0, judged)
+        check([r["index"] for r in judged["rejections"]] == [0, 1, 2, 3, 4], judged)
+        check("reports[3].bit" in judged["rejections"][3]["reason"], judged)
+        check(all(r["permanent"] for r in judged["rejections"]), judged)
         # A report naming a metric the server does not have: rejected alone, never a label.
         stranger = reports("no_such_metric", 1, [1], now - HOUR, first_id=2000)
         code, judged = call(base, "ReportService/SubmitReports", stranger)
-        assert code == 200 and judged.get("accepted", 0) == 0, judged
-        assert [r["code"] for r in judged["rejections"]] == [5], judged  # NOT_FOUND
+        check(code == 200 and judged.get("accepted", 0) == 0, judged)
+        check([r["code"] for r in judged["rejections"]] == [5], judged)  # NOT_FOUND
         # Only batch-wide limits refuse a call whole.
         expect_error(call(base, "ReportService/SubmitReports", {"reports": []}), 400,
                      "INVALID_ARGUMENT", "reports")
@@ -145,45 +146,45 @@ def tokenless(server_bin, cli_bin, work):
         code, prevalence = call(base, "QueryService/GetPrevalence",
                                 {"metric": "smokes", "groupBy": "region",
                                  "method": "CLOPPER_PEARSON", "confidenceLevel": 0.9})
-        assert code == 200 and prevalence["n"] == "300", prevalence
-        assert prevalence["method"] == "CLOPPER_PEARSON" and prevalence["confidenceLevel"] == 0.9
-        assert [g["groupValue"] for g in prevalence["groups"]] == ["N", "S"]
+        check(code == 200 and prevalence["n"] == "300", prevalence)
+        check(prevalence["method"] == "CLOPPER_PEARSON" and prevalence["confidenceLevel"] == 0.9)
+        check([g["groupValue"] for g in prevalence["groups"]] == ["N", "S"])
         expect_error(call(base, "QueryService/GetPrevalence", {"metric": "nope"}), 404,
                      "NOT_FOUND", "nope")
         code, series = call(base, "QueryService/GetSeries",
                             {"metric": "smokes", "startTimeSeconds": str(now - 48 * HOUR),
                              "endTimeSeconds": str(now + HOUR), "bucket": "HOUR"})
-        assert code == 200 and len(series["buckets"]) == 1, series
-        assert series["buckets"][0]["n"] == "300"
+        check(code == 200 and len(series["buckets"]) == 1, series)
+        check(series["buckets"][0]["n"] == "300")
         expect_error(call(base, "QueryService/GetDifference",
                           {"first": {"metric": "smokes", "endTimeSeconds": str(now - HOUR)},
                            "second": {"metric": "smokes",
                                       "startTimeSeconds": str(now - 3 * HOUR)}}),
                      400, "INVALID_ARGUMENT", "second: overlaps first")
-        assert call(base, "QueryService/CreateMetric",
-                    {"name": "vapes", "design": {"twoCoin": {}}})[0] == 200
+        check(call(base, "QueryService/CreateMetric",
+                    {"name": "vapes", "design": {"twoCoin": {}}})[0] == 200)
         code, _ = call(base, "ReportService/SubmitReports",
                        reports("vapes", 60, [1, 1, 0], now - 2 * HOUR))
-        assert code == 200
+        check(code == 200)
         code, diff = call(base, "QueryService/GetDifference",
                           {"first": {"metric": "vapes"}, "second": {"metric": "smokes"}})
-        assert code == 200 and diff["first"]["n"] == "60" and diff["second"]["n"] == "300", diff
-        assert abs(diff["difference"] - (diff["first"]["estimateUnbiased"] -
-                                         diff["second"]["estimateUnbiased"])) < 1e-12, diff
+        check(code == 200 and diff["first"]["n"] == "60" and diff["second"]["n"] == "300", diff)
+        check(abs(diff["difference"] - (diff["first"]["estimateUnbiased"] -
+                                         diff["second"]["estimateUnbiased"])) < 1e-12, diff)
         code, described = call(base, "QueryService/DescribeDesign",
                                {"design": {"twoCoin": {}}, "prior": 0.3})
-        assert code == 200 and abs(described["posteriorGivenYes"] - 0.9 / 1.6) < 1e-12
+        check(code == 200 and abs(described["posteriorGivenYes"] - 0.9 / 1.6) < 1e-12)
         code, plan = call(base, "QueryService/PlanSurvey",
                           {"design": {"twoCoin": {}}, "halfWidth": 0.05})
-        assert code == 200 and int(plan["reportsNeededWorstCase"]) > 0, plan
+        check(code == 200 and int(plan["reportsNeededWorstCase"]) > 0, plan)
         code, version = call(base, "QueryService/AddDesignVersion",
                              {"metric": "smokes", "design": {"symmetricEpsilon": {"epsilon": 1}}})
-        assert code == 200 and version["design"]["version"] == 2, version
+        check(code == 200 and version["design"]["version"] == 2, version)
         code, metrics = call(base, "QueryService/ListMetrics")
-        assert code == 200 and [m["name"] for m in metrics["metrics"]] == ["smokes", "vapes"]
+        check(code == 200 and [m["name"] for m in metrics["metrics"]] == ["smokes", "vapes"])
         code, stats = call(base, "AdminService/GetServerStats")
-        assert code == 200 and stats["reportsAccepted"] == "360", stats
-        assert stats["reportsDuplicate"] == "10" and stats["batchesRejected"] == "2", stats  # bit=2, bad JSON
+        check(code == 200 and stats["reportsAccepted"] == "360", stats)
+        check(stats["reportsDuplicate"] == "10" and stats["batchesRejected"] == "2", stats)  # bit=2, bad JSON
         expect_error(call(base, "QueryService/Nope"), 404, "NOT_FOUND", "QueryService/Nope")
         expect_error(call(base, "ReportService/StreamReports"), 404, "NOT_FOUND",
                      "StreamReports")
@@ -196,45 +197,45 @@ def tokenless(server_bin, cli_bin, work):
         _, http_answer = call(base, "QueryService/GetPrevalence",
                               {"metric": "smokes", "groupBy": "region",
                                "method": "CLOPPER_PEARSON", "confidenceLevel": 0.9})
-        assert grpc_answer == http_answer, (grpc_answer, http_answer)
+        check(grpc_answer == http_answer, (grpc_answer, http_answer))
 
         # /metrics: one source with GetServerStats; calls counted per transport.
         code, content_type, text = get(base, "/metrics")
-        assert code == 200 and content_type.startswith("text/plain; version=0.0.4"), content_type
-        assert metric_value(text, "deniable_reports_total", outcome="accepted") == 360, text
-        assert metric_value(text, "deniable_reports_total", outcome="duplicate") == 10
-        assert metric_value(text, "deniable_report_batches_rejected_total", reason="invalid") == 2
-        assert metric_value(text, "deniable_reports_rejected_total", code="INVALID_ARGUMENT") == 5
+        check(code == 200 and content_type.startswith("text/plain; version=0.0.4"), content_type)
+        check(metric_value(text, "deniable_reports_total", outcome="accepted") == 360, text)
+        check(metric_value(text, "deniable_reports_total", outcome="duplicate") == 10)
+        check(metric_value(text, "deniable_report_batches_rejected_total", reason="invalid") == 2)
+        check(metric_value(text, "deniable_reports_rejected_total", code="INVALID_ARGUMENT") == 5)
         # By metric (issue 13): each metric's own reports; the sums are GetServerStats' totals;
         # a name the server does not have is no label (its report counts under metric="").
-        assert metric_value(text, "deniable_reports_total", outcome="accepted",
-                            metric="smokes") == 300
-        assert metric_value(text, "deniable_reports_total", outcome="accepted",
-                            metric="vapes") == 60
-        assert metric_value(text, "deniable_reports_total", outcome="duplicate",
-                            metric="smokes") == 10
-        assert metric_value(text, "deniable_reports_rejected_total", code="INVALID_ARGUMENT",
-                            metric="smokes") == 5
-        assert metric_value(text, "deniable_reports_rejected_total", code="NOT_FOUND",
-                            metric="") == 1
-        assert metric_value(text, "deniable_reports_rejected_total", code="INVALID_ARGUMENT",
-                            metric="") == 0  # the body that was no JSON: 0 reports known
+        check(metric_value(text, "deniable_reports_total", outcome="accepted",
+                            metric="smokes") == 300)
+        check(metric_value(text, "deniable_reports_total", outcome="accepted",
+                            metric="vapes") == 60)
+        check(metric_value(text, "deniable_reports_total", outcome="duplicate",
+                            metric="smokes") == 10)
+        check(metric_value(text, "deniable_reports_rejected_total", code="INVALID_ARGUMENT",
+                            metric="smokes") == 5)
+        check(metric_value(text, "deniable_reports_rejected_total", code="NOT_FOUND",
+                            metric="") == 1)
+        check(metric_value(text, "deniable_reports_rejected_total", code="INVALID_ARGUMENT",
+                            metric="") == 0)  # the body that was no JSON: 0 reports known
         labels = {got.get("metric") for got, _ in metric_series(text, "deniable_reports_total")}
-        assert labels == {"", "smokes", "vapes"}, labels
-        assert metric_value(text, "deniable_reports_total", outcome="rejected") == \
-            int(stats["reportsRejected"]) == 6, (text, stats)
-        assert metric_value(text, "deniable_calls_total", transport="http",
-                            method="deniable.v1.QueryService/GetPrevalence", code="NOT_FOUND") == 1
-        assert metric_value(text, "deniable_calls_total", transport="grpc",
-                            method="deniable.v1.QueryService/GetPrevalence", code="OK") == 1
-        assert metric_value(text, "deniable_commit_reports_sum") == 370, text
-        assert metric_value(text, "deniable_commit_seconds_count") >= 2
-        assert metric_value(text, "deniable_database_bytes") > 0
-        assert metric_value(text, "process_resident_memory_bytes") > 1e6
-        assert metric_value(text, "deniable_build_info") == 1
-        assert metric_value(text, "deniable_commit_queue_calls") == 0
+        check(labels == {"", "smokes", "vapes"}, labels)
+        check(metric_value(text, "deniable_reports_total", outcome="rejected") == \
+            int(stats["reportsRejected"]) == 6, (text, stats))
+        check(metric_value(text, "deniable_calls_total", transport="http",
+                            method="deniable.v1.QueryService/GetPrevalence", code="NOT_FOUND") == 1)
+        check(metric_value(text, "deniable_calls_total", transport="grpc",
+                            method="deniable.v1.QueryService/GetPrevalence", code="OK") == 1)
+        check(metric_value(text, "deniable_commit_reports_sum") == 370, text)
+        check(metric_value(text, "deniable_commit_seconds_count") >= 2)
+        check(metric_value(text, "deniable_database_bytes") > 0)
+        check(metric_value(text, "process_resident_memory_bytes") > 1e6)
+        check(metric_value(text, "deniable_build_info") == 1)
+        check(metric_value(text, "deniable_commit_queue_calls") == 0)
         code, content_type, page = get(base, "/")
-        assert code == 200 and content_type.startswith("text/html") and "<html" in page
+        check(code == 200 and content_type.startswith("text/html") and "<html" in page)
         print("tokenless: every method, errors, gRPC equality and /metrics OK")
     finally:
         server.terminate()
@@ -258,25 +259,25 @@ def with_tokens(server_bin, work):
                      "PERMISSION_DENIED", "needs role analyst")
         code, _ = call(base, "QueryService/CreateMetric",
                        {"name": "m", "design": {"twoCoin": {}}}, token=analyst)
-        assert code == 200
+        check(code == 200)
         expect_error(call(base, "ReportService/SubmitReports",
                           reports("m", 1, [1], int(time.time()) // HOUR * HOUR), token=analyst),
                      403, "PERMISSION_DENIED", "needs role reporter")
-        assert call(base, "ReportService/GetDesign", {"metric": "m"}, token=reporter)[0] == 200
-        assert call(base, "ReportService/GetDesign", {"metric": "m"}, token=analyst)[0] == 200
+        check(call(base, "ReportService/GetDesign", {"metric": "m"}, token=reporter)[0] == 200)
+        check(call(base, "ReportService/GetDesign", {"metric": "m"}, token=analyst)[0] == 200)
         now = int(time.time()) // HOUR * HOUR
         code, ok = call(base, "ReportService/SubmitReports", reports("m", 15, [1], now),
                         token=reporter)
-        assert code == 200 and ok["accepted"] == 15, ok
+        check(code == 200 and ok["accepted"] == 15, ok)
         expect_error(call(base, "ReportService/SubmitReports",
                           reports("m", 15, [1], now, first_id=100), token=reporter),
                      429, "RESOURCE_EXHAUSTED", "rate limit")
         _, _, text = get(base, "/metrics")  # unauthenticated, like the health check
-        assert metric_value(text, "deniable_report_batches_rejected_total",
-                            reason="rate_limited") == 1
-        assert metric_value(text, "deniable_report_batches_rejected_total",
-                            reason="permission_denied") == 1
-        assert analyst not in open(log).read() and reporter not in open(log).read()
+        check(metric_value(text, "deniable_report_batches_rejected_total",
+                            reason="rate_limited") == 1)
+        check(metric_value(text, "deniable_report_batches_rejected_total",
+                            reason="permission_denied") == 1)
+        check(analyst not in open(log).read() and reporter not in open(log).read())
         print("tokens: 401 / 403 / 429 and roles OK")
     finally:
         server.terminate()
@@ -287,11 +288,11 @@ def refusals(server_bin, work):
     db = os.path.join(work, "refuse.db")
     result = subprocess.run([server_bin, "--listen=127.0.0.1:0", "--http_listen=0.0.0.0:0",
                              f"--db={db}"], capture_output=True, text=True, timeout=30)
-    assert result.returncode == 2 and "non-loopback address 0.0.0.0:0" in result.stderr + \
-        result.stdout, result
+    check(result.returncode == 2 and "non-loopback address 0.0.0.0:0" in result.stderr + \
+        result.stdout, result)
     result = subprocess.run([server_bin, "--listen=127.0.0.1:0", "--http_listen=127.0.0.1:nonsense",
                              f"--db={db}"], capture_output=True, text=True, timeout=30)
-    assert result.returncode != 0 and "http_listen" in result.stderr + result.stdout, result
+    check(result.returncode != 0 and "http_listen" in result.stderr + result.stdout, result)
     print("refusals: non-loopback without --insecure, bad address OK")
 
 

@@ -22,6 +22,8 @@ import subprocess
 import sys
 import tempfile
 import time
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "lib"))
+from checks import check  # noqa: E402
 
 
 def log(msg):
@@ -186,11 +188,11 @@ def main():
             with open(os.path.join(work, f"device{d}.out")) as f:
                 lines = f.read().split("\n")
             summary = [l for l in lines if l.startswith("made=")]
-            assert p.returncode == 0 and summary, (
+            check(p.returncode == 0 and summary, (
                 f"device {d} exit {p.returncode}, "
                 f"{'after' if summary else 'before'} printing its figures "
                 f"({len(lines) - 1} lines of output): "
-                + open(os.path.join(work, f"device{d}.err")).read()[-2000:])
+                + open(os.path.join(work, f"device{d}.err")).read()[-2000:]))
             for k, v in re.findall(r"(\w+)=(\d+)", summary[0]):
                 totals[k] = totals.get(k, 0) + int(v)
             made_ids += [l for l in lines if l and not l.startswith("made=")]
@@ -212,14 +214,14 @@ def main():
               f"send_attempts={totals.get('send_attempts', 0)} failed_attempts={totals.get('failed_attempts', 0)} "
               f"kills={figures['kills']} disk_full_episodes={figures['disk_full']} "
               f"token_rotations={figures['rotations']}", flush=True)
-        assert len(made) == len(made_ids), "a report id was made twice"
-        assert len(made_ids) > 0
-        assert sum(dropped.values()) == 0, "no drop is allowed by the contract in this soak"
-        assert len(stored) == len(set(stored)), "a report is stored twice"
-        assert set(stored) == made, (f"lost {len(made - set(stored))}, "
-                                     f"unknown {len(set(stored) - made)}")
-        assert counted == len(made), f"server counts {counted}, devices made {len(made)}"
-        assert figures["kills"] > 0 and figures["rotations"] > 0
+        check(len(made) == len(made_ids), "a report id was made twice")
+        check(len(made_ids) > 0)
+        check(sum(dropped.values()) == 0, "no drop is allowed by the contract in this soak")
+        check(len(stored) == len(set(stored)), "a report is stored twice")
+        check(set(stored) == made, (f"lost {len(made - set(stored))}, "
+                                     f"unknown {len(set(stored) - made)}"))
+        check(counted == len(made), f"server counts {counted}, devices made {len(made)}")
+        check(figures["kills"] > 0 and figures["rotations"] > 0)
         log("OK: the server counts exactly the distinct reports the devices made")
     finally:
         for p in devices:
