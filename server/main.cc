@@ -14,6 +14,7 @@
 // Access (docs/security.md): bearer tokens are on as soon as the database holds a token (even a
 // revoked one); TLS is on with --tls_cert_file and --tls_key_file. Without TLS or without tokens
 // the server listens only on a loopback address unless --insecure is given, and says so loudly.
+#include <prometheus/counter.h>
 #include <prometheus/text_serializer.h>
 #include <pthread.h>
 #include <spdlog/spdlog.h>
@@ -526,6 +527,14 @@ int main(int argc, char** argv) {
   deniable::server::ProcessMetrics process_metrics(
       *metrics, postgres ? "" : sqlite.path, [committer] { return committer->QueuedCalls(); },
       DENIABLE_VERSION);
+  prometheus::Counter& http_connections_cut =
+      prometheus::BuildCounter()
+          .Name("deniable_http_connections_cut_total")
+          .Help(
+              "HTTP connections shut down for missing their header or request deadline "
+              "(--http_header_timeout_seconds, --http_request_timeout_seconds): slow clients")
+          .Register(*metrics)
+          .Add({});
   std::unique_ptr<deniable::server::http::JsonApi> json_api;
   std::unique_ptr<deniable::server::http::HttpServer> http_server;
   if (!http_listen.empty()) {
@@ -547,6 +556,7 @@ int main(int argc, char** argv) {
          .idle_timeout = absl::Seconds(absl::GetFlag(FLAGS_http_idle_timeout_seconds)),
          .max_connections = absl::GetFlag(FLAGS_http_max_connections),
          .max_connections_per_address = absl::GetFlag(FLAGS_http_max_connections_per_address),
+         .on_connection_cut = [&http_connections_cut] { http_connections_cut.Increment(); },
          .cors_origins = absl::GetFlag(FLAGS_http_cors_origins),
          .access_log = options.access_log},
         json_api.get(),

@@ -3,6 +3,7 @@
 #include <sys/socket.h>
 
 #include <algorithm>
+#include <utility>
 
 namespace deniable::server::http {
 
@@ -15,8 +16,11 @@ struct ConnectionDeadlines::Connection {
 };
 
 ConnectionDeadlines::ConnectionDeadlines(absl::Duration header_timeout,
-                                         absl::Duration request_timeout)
-    : header_timeout_(header_timeout), request_timeout_(request_timeout) {
+                                         absl::Duration request_timeout,
+                                         std::function<void()> on_cut)
+    : header_timeout_(header_timeout),
+      request_timeout_(request_timeout),
+      on_cut_(std::move(on_cut)) {
   watchdog_ = std::thread([this] { Watch(); });
 }
 
@@ -80,6 +84,7 @@ void ConnectionDeadlines::Watch() {
       shutdown(c->fd, SHUT_RDWR);
       c->cut = true;
       ++cut_;
+      if (on_cut_ != nullptr) on_cut_();
     }
   }
 }

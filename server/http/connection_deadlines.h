@@ -20,6 +20,7 @@
 #define DENIABLE_SERVER_HTTP_CONNECTION_DEADLINES_H_
 
 #include <cstdint>
+#include <functional>
 #include <thread>
 
 #include "absl/base/thread_annotations.h"
@@ -34,8 +35,10 @@ class ConnectionDeadlines {
   // One open connection; owned by ConnectionDeadlines from Opened to Closed.
   struct Connection;
 
-  // REQUIRES: both timeouts > 0. Starts the watchdog thread.
-  ConnectionDeadlines(absl::Duration header_timeout, absl::Duration request_timeout);
+  // REQUIRES: both timeouts > 0. Starts the watchdog thread. `on_cut`, when set, is called on
+  // the watchdog's thread for each connection shut down (a metrics counter).
+  ConnectionDeadlines(absl::Duration header_timeout, absl::Duration request_timeout,
+                      std::function<void()> on_cut = nullptr);
   ~ConnectionDeadlines();  // stops the watchdog; REQUIRES: every connection Closed
 
   ConnectionDeadlines(const ConnectionDeadlines&) = delete;
@@ -60,6 +63,7 @@ class ConnectionDeadlines {
   void Watch();
 
   const absl::Duration header_timeout_, request_timeout_;
+  const std::function<void()> on_cut_;
   mutable absl::Mutex mu_;
   absl::flat_hash_set<Connection*> open_ ABSL_GUARDED_BY(mu_);
   bool stop_ ABSL_GUARDED_BY(mu_) = false;

@@ -527,7 +527,8 @@ absl::StatusOr<std::unique_ptr<HttpServer>> HttpServer::Start(
               std::min<size_t>(resolved->ai_addrlen, sizeof bind_address));
   freeaddrinfo(resolved);
 
-  listener.deadlines.emplace(options.header_timeout, options.request_timeout);
+  listener.deadlines.emplace(options.header_timeout, options.request_timeout,
+                             options.on_connection_cut);
   unsigned int flags = MHD_USE_THREAD_PER_CONNECTION | MHD_USE_INTERNAL_POLLING_THREAD |
                        MHD_USE_POLL | MHD_USE_ERROR_LOG;
   if (bind_address.ss_family == AF_INET6) flags |= MHD_USE_IPv6;
@@ -565,10 +566,6 @@ absl::StatusOr<std::unique_ptr<HttpServer>> HttpServer::Start(
 }
 
 HttpServer::~HttpServer() { Stop(); }
-
-int64_t HttpServer::connections_cut() const {
-  return listener_ != nullptr && listener_->deadlines.has_value() ? listener_->deadlines->cut() : 0;
-}
 
 void HttpServer::Stop() {
   if (daemon_ != nullptr) MHD_stop_daemon(daemon_);

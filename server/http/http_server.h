@@ -62,6 +62,9 @@ struct HttpOptions {
   // left waiting in the kernel's backlog). Each open connection holds one thread. > 0.
   int max_connections = 1024;
   int max_connections_per_address = 128;
+  // Called (on the deadline watchdog's thread) for each connection shut down for missing its
+  // header or request deadline; main.cc counts them in deniable_http_connections_cut_total.
+  std::function<void()> on_connection_cut;
   // Web origins ("https://app.example", scheme://host[:port], or "*" for any) whose pages may
   // call ReportService (GetDesign, SubmitReports) from a browser: the browser SDK
   // (client/js) running on a page the collector does not serve. Only ReportService answers
@@ -88,8 +91,6 @@ class HttpServer {
   ~HttpServer();  // Stop()
 
   int port() const { return port_; }
-  // Connections shut down so far for missing their header or request deadline.
-  int64_t connections_cut() const;
   // Stops accepting, closes the connections (a handler already running finishes first), joins
   // the threads. Idempotent.
   void Stop();

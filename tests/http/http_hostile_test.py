@@ -287,7 +287,13 @@ def slow_loris(server_bin, work):
                    "the header deadline closes the 64 tricklers")
         waited = time.monotonic() - opened
         check(waited >= 1.5, f"tricklers closed after {waited:.2f} s, before the 2 s deadline")
-        print(f"header deadline: 64 tricklers closed {waited:.2f} s after they opened")
+        with urllib.request.urlopen(f"{base}/metrics", timeout=5) as answer:
+            text = answer.read().decode()
+        cut = [float(line.split()[1]) for line in text.splitlines()
+               if line.startswith("deniable_http_connections_cut_total")]
+        check(cut and cut[0] >= 64, f"deniable_http_connections_cut_total: {cut}")
+        print(f"header deadline: 64 tricklers closed {waited:.2f} s after they opened "
+              f"(deniable_http_connections_cut_total {cut[0]:.0f})")
         status, _, elapsed = timed_get(base, "/livez")
         check(status == 200 and elapsed < 1.0, (status, elapsed))
     finally:
