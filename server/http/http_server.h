@@ -57,9 +57,10 @@ struct HttpOptions {
   absl::Duration header_timeout = absl::Seconds(10);
   absl::Duration request_timeout = absl::Seconds(60);
   absl::Duration idle_timeout = absl::Seconds(60);
-  // Connections open at once, in all and from one client address (IPv4 address or IPv6
-  // address); a connection past either limit is closed as soon as it is accepted (the total:
-  // left waiting in the kernel's backlog). Each open connection holds one thread. > 0.
+  // Connections open at once, in all and from one client address (an IPv4 or a whole IPv6
+  // address). A connection past the per-address limit is closed as soon as it is accepted; past
+  // the total, new connections wait in the kernel's listen backlog until one ends. Each open
+  // connection holds one thread. > 0.
   int max_connections = 1024;
   int max_connections_per_address = 128;
   // Called (on the deadline watchdog's thread) for each connection shut down for missing its
