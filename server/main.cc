@@ -14,6 +14,7 @@
 // Access (docs/security.md): bearer tokens are on as soon as the database holds a token (even a
 // revoked one); TLS is on with --tls_cert_file and --tls_key_file. Without TLS or without tokens
 // the server listens only on a loopback address unless --insecure is given, and says so loudly.
+#include <prometheus/counter.h>
 #include <prometheus/text_serializer.h>
 #include <pthread.h>
 #include <spdlog/spdlog.h>
@@ -123,6 +124,22 @@ ABSL_FLAG(std::vector<std::string>, http_cors_origins,
           "comma-separated web origins (https://app.example, or *) whose pages may call "
           "ReportService over the HTTP listener: the browser SDK on a page the collector does "
           "not serve; empty (the default): no CORS (env DENIABLE_HTTP_CORS_ORIGINS)");
+ABSL_FLAG(int, http_header_timeout_seconds, 10,
+          "HTTP listener: a request's headers must arrive within this many seconds of the "
+          "connection opening or finishing its previous request (slow clients and idle "
+          "kept-alive connections are closed)");
+ABSL_FLAG(int, http_request_timeout_seconds, 60,
+          "HTTP listener: a whole request, headers and body, must arrive within this many "
+          "seconds");
+ABSL_FLAG(int, http_idle_timeout_seconds, 60,
+          "HTTP listener: a connection that neither sends nor reads for this many seconds is "
+          "closed");
+ABSL_FLAG(int, http_max_connections, 1024,
+          "HTTP listener: connections open at once (one thread each); further ones wait in the "
+          "kernel's backlog");
+ABSL_FLAG(int, http_max_connections_per_address, 128,
+          "HTTP listener: connections open at once from one client address; further ones are "
+          "closed at once");
 ABSL_FLAG(bool, reflection, EnvFlag("DENIABLE_REFLECTION"),
           "serve grpc.reflection (the public schema; unauthenticated) (env DENIABLE_REFLECTION=1)");
 ABSL_FLAG(double, rate_limit_reports_per_second, 0,
@@ -517,6 +534,14 @@ int main(int argc, char** argv) {
   deniable::server::ProcessMetrics process_metrics(
       *metrics, postgres ? "" : sqlite.path, [committer] { return committer->QueuedCalls(); },
       DENIABLE_VERSION);
+  prometheus::Counter& http_connections_cut =
+      prometheus::BuildCounter()
+          .Name("deniable_http_connections_cut_total")
+          .Help(
+              "HTTP connections shut down for missing their header or request deadline "
+              "(--http_header_timeout_seconds, --http_request_timeout_seconds): slow clients")
+          .Register(*metrics)
+          .Add({});
   std::unique_ptr<deniable::server::http::JsonApi> json_api;
   std::unique_ptr<deniable::server::http::HttpServer> http_server;
   if (!http_listen.empty()) {
@@ -533,6 +558,12 @@ int main(int argc, char** argv) {
          .tls_key_file = key_file,
          .tls_client_ca_file = ca_file,
          .max_body_bytes = static_cast<size_t>(options.max_receive_message_bytes),
+         .header_timeout = absl::Seconds(absl::GetFlag(FLAGS_http_header_timeout_seconds)),
+         .request_timeout = absl::Seconds(absl::GetFlag(FLAGS_http_request_timeout_seconds)),
+         .idle_timeout = absl::Seconds(absl::GetFlag(FLAGS_http_idle_timeout_seconds)),
+         .max_connections = absl::GetFlag(FLAGS_http_max_connections),
+         .max_connections_per_address = absl::GetFlag(FLAGS_http_max_connections_per_address),
+         .on_connection_cut = [&http_connections_cut] { http_connections_cut.Increment(); },
          .cors_origins = absl::GetFlag(FLAGS_http_cors_origins),
          .access_log = options.access_log},
         json_api.get(),

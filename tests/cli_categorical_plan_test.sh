@@ -74,14 +74,16 @@ expect_exit 0 "${cli[@]}" create-metric --name=vote --categories=Y,N,U,A --epsil
 expect_exit 0 "${cli[@]}" design --metric=vote --n=2532
 grep -q "categories                  4: Y, N, U, A" out.txt
 grep -q "central epsilon             0.1023 nats" out.txt
-curl -sf -X POST "http://127.0.0.1:$http_port/v1/QueryService/DescribeDesign" \
+curl -sf -X POST -H 'Content-Type: application/json' \
+  "http://127.0.0.1:$http_port/v1/QueryService/DescribeDesign" \
   -d '{"design": {"categorical": {"mechanism": "K_RR", "epsilon": 1.0986122886681098}},
        "categories": ["Y", "N", "U", "A"], "n": "2532"}' >describe.json
-curl -sf -X POST "http://127.0.0.1:$http_port/v1/QueryService/PlanSurvey" \
+curl -sf -X POST -H 'Content-Type: application/json' \
+  "http://127.0.0.1:$http_port/v1/QueryService/PlanSurvey" \
   -d '{"design": {"categorical": {"epsilon": 1.0986122886681098}}, "k": 4, "halfWidth": 0.05}' \
   >plan.json
 set +e
-code=$(curl -s -o bad.json -w '%{http_code}' -X POST \
+code=$(curl -s -o bad.json -w '%{http_code}' -X POST -H 'Content-Type: application/json' \
   "http://127.0.0.1:$http_port/v1/QueryService/PlanSurvey" \
   -d '{"design": {"categorical": {"epsilon": 1}}, "k": 300, "halfWidth": 0.05}')
 set -e

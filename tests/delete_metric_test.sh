@@ -72,7 +72,7 @@ python3 -c 'import json; r=json.load(open("submit.json")); assert int(r["accepte
 
 # Over HTTP/JSON and with --yes: NOT_FOUND for a metric that does not exist (exit 3).
 [ "$(curl -s -o /dev/null -w '%{http_code}' -H "Authorization: Bearer $analyst" \
-  "$H/v1/QueryService/DeleteMetric" -d '{"metric":"doomed"}')" = 200 ]
+  -H 'Content-Type: application/json' "$H/v1/QueryService/DeleteMetric" -d '{"metric":"doomed"}')" = 200 ]
 DENIABLE_TOKEN=$analyst expect_exit 3 "${cli[@]}" delete-metric doomed --yes --json
 python3 -c 'import json; e=json.load(open("out.txt"))["error"]; assert e["code"]=="NOT_FOUND", e'
 echo "delete-metric: OK"

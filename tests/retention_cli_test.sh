@@ -61,8 +61,9 @@ assert m["plain"]["retentionDays"] == 7, m'
 
 # Over HTTP/JSON (the generic mapping): analyst only.
 [ "$(curl -s -o /dev/null -w '%{http_code}' -H "Authorization: Bearer $reporter" \
-  "$H/v1/QueryService/SetRetention" -d '{"metric":"plain","retentionDays":3}')" = 403 ]
-curl -s -H "Authorization: Bearer $analyst" "$H/v1/QueryService/SetRetention" \
+  -H 'Content-Type: application/json' "$H/v1/QueryService/SetRetention" -d '{"metric":"plain","retentionDays":3}')" = 403 ]
+curl -s -H "Authorization: Bearer $analyst" -H 'Content-Type: application/json' \
+  "$H/v1/QueryService/SetRetention" \
   -d '{"metric":"plain","retentionDays":0}' >http.json
 python3 -c 'import json; m=json.load(open("http.json")); assert m["name"] == "plain" and m["retentionDays"] == 0, m'
 

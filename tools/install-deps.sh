@@ -19,7 +19,9 @@ packages=(
   libsqlite3-dev libssl-dev libboost-dev libspdlog-dev libcsv-dev
   libgtest-dev libgmock-dev libbenchmark-dev clang-format
   openssl python3-grpcio python3-protobuf python3-venv python3-pip
-  libcpp-httplib-dev prometheus-cpp-dev libjs-chart.js chromium chromium-driver python3-selenium curl
+  libmicrohttpd-dev libgnutls28-dev  # the HTTP listener and its TLS
+  libcpp-httplib-dev  # bench/http_latency_bench's HTTP client
+  prometheus-cpp-dev libjs-chart.js chromium chromium-driver python3-selenium curl
   libpq-dev postgresql-15
   libplplot-dev  # series --plot (PLplot: svg and pdf drivers)
   python3-yaml python3-jsonschema  # tests/kubernetes: the example manifest's schema check

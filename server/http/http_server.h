@@ -1,4 +1,4 @@
-// The HTTP listener of deniable-server (cpp-httplib): the JSON API, the Prometheus scrape
+// The HTTP listener of deniable-server (GNU libmicrohttpd): the JSON API, the Prometheus scrape
 // endpoint and the dashboard, off unless --http_listen is given (docs/http.md).
 //
 //   POST /v1/<Service>/<Method>   JsonApi::Call for "deniable.v1.<Service>/<Method>"
@@ -13,25 +13,33 @@
 //
 // With access_log, each request writes one access line (service/access_log.h).
 //
-// TLS (and mutual TLS) with the same PEM files as the gRPC port. Requests larger than
-// max_body_bytes are answered 413. Thread-safe; the JsonApi and the metrics callback must
-// outlive the server.
+// Holding against hostile clients (docs/http.md, "Limits"):
+// - every check that needs only the headers runs before a byte of the body is read: the method,
+//   the token and role (401 / 403), the analyst and admin routes' Content-Type (415) and Origin
+//   (403) rules (request_checks.h), and a Content-Length over max_body_bytes (413);
+// - a body is counted as it arrives, whatever its transfer encoding (chunked included); past
+//   max_body_bytes it is thrown away as it comes and the request answered 413;
+// - deadlines for a request's headers and for the whole request (connection_deadlines.h), an
+//   idle timeout, a limit on open connections and one per client address;
+// - one thread per connection (at most max_connections): a slow client or a slow storage query
+//   holds its own thread only, so /livez and /healthz answer while others stall.
+//
+// TLS (and mutual TLS) with the same PEM files as the gRPC port. Thread-safe; the JsonApi and
+// the metrics callback must outlive the server.
 #ifndef DENIABLE_SERVER_HTTP_HTTP_SERVER_H_
 #define DENIABLE_SERVER_HTTP_HTTP_SERVER_H_
 
 #include <functional>
 #include <memory>
 #include <string>
-#include <thread>
 #include <vector>
 
 #include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"
+#include "absl/time/time.h"
 #include "server/http/json_api.h"
 
-namespace httplib {
-class Server;
-}
+struct MHD_Daemon;
 
 namespace deniable::server::http {
 
@@ -41,6 +49,23 @@ struct HttpOptions {
   // TLS: both set turns HTTPS on; client_ca_file also requires client certificates.
   std::string tls_cert_file, tls_key_file, tls_client_ca_file;
   size_t max_body_bytes = 2 * 1024 * 1024;
+  // A request's headers must arrive within header_timeout of the connection being ready for it
+  // (opened, or done with its previous request: an idle kept-alive connection is closed after it
+  // too); the whole request, body included, within request_timeout. idle_timeout: a connection
+  // that neither sends nor takes a byte for this long is closed (a client that stops reading
+  // its answer). All > 0.
+  absl::Duration header_timeout = absl::Seconds(10);
+  absl::Duration request_timeout = absl::Seconds(60);
+  absl::Duration idle_timeout = absl::Seconds(60);
+  // Connections open at once, in all and from one client address (an IPv4 or a whole IPv6
+  // address). A connection past the per-address limit is closed as soon as it is accepted; past
+  // the total, new connections wait in the kernel's listen backlog until one ends. Each open
+  // connection holds one thread. > 0.
+  int max_connections = 1024;
+  int max_connections_per_address = 128;
+  // Called (on the deadline watchdog's thread) for each connection shut down for missing its
+  // header or request deadline; main.cc counts them in deniable_http_connections_cut_total.
+  std::function<void()> on_connection_cut;
   // Web origins ("https://app.example", scheme://host[:port], or "*" for any) whose pages may
   // call ReportService (GetDesign, SubmitReports) from a browser: the browser SDK
   // (client/js) running on a page the collector does not serve. Only ReportService answers
@@ -58,22 +83,25 @@ using HealthCheck = std::function<absl::Status(absl::string_view service)>;
 class HttpServer {
  public:
   // `metrics_text` returns the /metrics body. Starts serving on its own threads.
-  // Errors: INVALID_ARGUMENT "http_listen: ..." for an address without a port; FAILED_PRECONDITION
-  // "tls_...: ..." when the TLS files cannot be loaded; UNAVAILABLE "http_listen: ..." when the
-  // address cannot be bound.
+  // Errors: INVALID_ARGUMENT "http_listen: ..." for an address without a port, "http_...: ..."
+  // for a limit or timeout <= 0; FAILED_PRECONDITION "tls_...: ..." when the TLS files cannot
+  // be loaded; UNAVAILABLE "http_listen: ..." when the address cannot be bound.
   static absl::StatusOr<std::unique_ptr<HttpServer>> Start(
       const HttpOptions& options, const JsonApi* api, std::function<std::string()> metrics_text,
       HealthCheck health = nullptr);
   ~HttpServer();  // Stop()
 
   int port() const { return port_; }
-  // Stops accepting, lets the requests in progress finish, joins the threads. Idempotent.
+  // Stops accepting, closes the connections (a handler already running finishes first), joins
+  // the threads. Idempotent.
   void Stop();
+
+  struct Listener;  // what the library's callbacks see (http_server.cc)
 
  private:
   HttpServer() = default;
-  std::unique_ptr<httplib::Server> server_;
-  std::thread thread_;
+  std::unique_ptr<Listener> listener_;
+  MHD_Daemon* daemon_ = nullptr;
   int port_ = 0;
 };
 

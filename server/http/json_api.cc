@@ -10,12 +10,16 @@
 #include "deniable/v1/query_service.pb.h"
 #include "deniable/v1/report_service.pb.h"
 #include "google/protobuf/util/json_util.h"
+#include "server/core/echo.h"
 #include "server/http/http_status.h"
 #include "server/service/grpc_status.h"
 #include "server/storage/storage_error.h"
 
 namespace deniable::server::http {
 namespace {
+
+// The longest part of protobuf's JSON parse message repeated (it quotes the client's text).
+constexpr size_t kMaxParseMessageBytes = 128;
 
 absl::Status ParseJson(absl::string_view body, google::protobuf::Message* message) {
   if (body.find_first_not_of(" \t\r\n") == absl::string_view::npos) return absl::OkStatus();
@@ -24,9 +28,10 @@ absl::Status ParseJson(absl::string_view body, google::protobuf::Message* messag
   auto status = google::protobuf::util::JsonStringToMessage(
       google::protobuf::StringPiece(body.data(), body.size()), message, options);
   if (!status.ok()) {
-    return absl::InvalidArgumentError(absl::StrCat("body: not a JSON ",
-                                                   message->GetDescriptor()->full_name(), ": ",
-                                                   status.message().as_string()));
+    // protobuf's message quotes the client's text (an unknown field's name): clipped.
+    return absl::InvalidArgumentError(
+        absl::StrCat("body: not a JSON ", message->GetDescriptor()->full_name(), ": ",
+                     ClipText(status.message().as_string(), kMaxParseMessageBytes)));
   }
   return absl::OkStatus();
 }
@@ -190,32 +195,24 @@ absl::Status JsonApi::SubmitReports(const Caller& caller, absl::string_view body
   return absl::OkStatus();
 }
 
-JsonReply JsonApi::Call(absl::string_view method, absl::string_view body,
-                        absl::string_view authorization, absl::string_view peer,
-                        std::optional<absl::string_view> import_header) const {
-  JsonReply reply;
-  reply.import = import_header.has_value() && IsReportMethod(method);
-  absl::Status status;
-  auto it = handlers_.find(method);
-  if (it == handlers_.end()) {
-    status = absl::NotFoundError(absl::StrCat(
-        "method: no method \"", method,
+absl::StatusOr<Caller> JsonApi::Authorize(absl::string_view method, absl::string_view authorization,
+                                          absl::string_view peer,
+                                          std::optional<absl::string_view> import_header) const {
+  if (!handlers_.contains(method)) {
+    return absl::NotFoundError(absl::StrCat(
+        "method: no method \"", ClipText(method, kMaxEchoBytes),
         "\"; POST /v1/<Service>/<Method>, for example /v1/QueryService/GetPrevalence"));
-  } else {
-    absl::StatusOr<Caller> caller =
-        backends_.policy->Authorize(method, authorization, peer, import_header);
-    status = caller.status();
-    if (caller.ok()) {
-      status = ForClient(it->second(*caller, body, &reply));
-    } else if (method == "deniable.v1.ReportService/SubmitReports") {
-      // As the gRPC guard: a refused batch is logged and counted (its size is not parsed).
-      spdlog::warn("event=batch_rejected transport=http reports=0 code={} reason=\"{}\"",
-                   absl::StatusCodeToString(status.code()), std::string(status.message()));
-      if (backends_.counters != nullptr) {
-        backends_.counters->RecordRejected(static_cast<grpc::StatusCode>(status.code()), 0, false);
-      }
-    }
   }
+  return backends_.policy->Authorize(method, authorization, peer, import_header);
+}
+
+JsonReply JsonApi::Run(absl::string_view method, const Caller& caller,
+                       absl::string_view body) const {
+  JsonReply reply;
+  auto it = handlers_.find(method);
+  absl::Status status = it == handlers_.end()
+                            ? absl::NotFoundError("method: not served")  // Authorize checked
+                            : ForClient(it->second(caller, body, &reply));
   if (backends_.counters != nullptr) {
     backends_.counters->RecordCall("http", it == handlers_.end() ? "unknown" : method,
                                    status.code());
@@ -225,6 +222,36 @@ JsonReply JsonApi::Call(absl::string_view method, absl::string_view body,
     reply.http_status = HttpStatusFor(status.code());
     reply.body = ErrorBody(status);
   }
+  return reply;
+}
+
+JsonReply JsonApi::Refuse(absl::string_view method, const absl::Status& status,
+                          int http_status) const {
+  const bool served = handlers_.contains(method);
+  if (method == "deniable.v1.ReportService/SubmitReports") {
+    // As the gRPC guard: a refused batch is logged and counted (its size is not parsed).
+    spdlog::warn("event=batch_rejected transport=http reports=0 code={} reason=\"{}\"",
+                 absl::StatusCodeToString(status.code()), std::string(status.message()));
+    if (backends_.counters != nullptr) {
+      backends_.counters->RecordRejected(static_cast<grpc::StatusCode>(status.code()), 0, false);
+    }
+  }
+  if (backends_.counters != nullptr) {
+    backends_.counters->RecordCall("http", served ? method : "unknown", status.code());
+  }
+  JsonReply reply;
+  reply.code = status.code();
+  reply.http_status = http_status != 0 ? http_status : HttpStatusFor(status.code());
+  reply.body = ErrorBody(status, reply.http_status);
+  return reply;
+}
+
+JsonReply JsonApi::Call(absl::string_view method, absl::string_view body,
+                        absl::string_view authorization, absl::string_view peer,
+                        std::optional<absl::string_view> import_header) const {
+  absl::StatusOr<Caller> caller = Authorize(method, authorization, peer, import_header);
+  JsonReply reply = caller.ok() ? Run(method, *caller, body) : Refuse(method, caller.status());
+  reply.import = import_header.has_value() && IsReportMethod(method);
   return reply;
 }
 

@@ -55,12 +55,14 @@ class JsonApi {
   explicit JsonApi(JsonApiBackends backends);
 
   // Runs `method` ("deniable.v1.QueryService/GetPrevalence") with the JSON `body` ("" means
-  // "{}"). `authorization` is the Authorization header ("" when absent); `peer` the client's
-  // address in gRPC's form ("ipv4:1.2.3.4:5678"), for the tokenless rate-limit key only.
+  // "{}"): Authorize, then Run or Refuse. `authorization` is the Authorization header ("" when
+  // absent); `peer` the client's address in gRPC's form ("ipv4:1.2.3.4:5678"), for the tokenless
+  // rate-limit key only.
   // Errors, as HTTP status + ErrorBody: 404 NOT_FOUND "method: ..." for an unknown method;
   // 401 / 403 from the AccessPolicy; 400 INVALID_ARGUMENT "body: ..." when the JSON does not
-  // parse into the request message (unknown field, wrong type); 429 for the rate limit; then
-  // whatever the core call answers (400 naming the field, 404, 409, 503, ...).
+  // parse into the request message (unknown field, wrong type; client text in the message
+  // clipped); 429 for the rate limit; then whatever the core call answers (400 naming the field,
+  // 404, 409, 503, ...).
   // `import_header`: the X-Deniable-Import header's value (nullopt when absent); on SubmitReports
   // it makes the call an analyst's historical import, as over gRPC (AccessPolicy::Authorize:
   // 400 / 403 "x-deniable-import: ..." for a bad value or a caller without an analyst token; 400
@@ -68,6 +70,25 @@ class JsonApi {
   JsonReply Call(absl::string_view method, absl::string_view body, absl::string_view authorization,
                  absl::string_view peer,
                  std::optional<absl::string_view> import_header = std::nullopt) const;
+
+  // The first half of Call, from the request's headers alone, so that a listener can refuse a
+  // call before it reads a byte of the body: `method` is served and the caller may call it.
+  // Errors: NOT_FOUND "method: ..." (the method's name clipped); UNAUTHENTICATED,
+  // PERMISSION_DENIED, INVALID_ARGUMENT from AccessPolicy::Authorize. Counts nothing: pass an
+  // error on to Refuse.
+  absl::StatusOr<Caller> Authorize(absl::string_view method, absl::string_view authorization,
+                                   absl::string_view peer,
+                                   std::optional<absl::string_view> import_header) const;
+
+  // The second half: runs the call Authorize admitted, with its JSON `body`. Errors as Call's.
+  // Counts the call (ServerCounters::RecordCall).
+  JsonReply Run(absl::string_view method, const Caller& caller, absl::string_view body) const;
+
+  // The answer to a call refused before it ran: Authorize's error, or the listener's own (413
+  // body too large, 415 content type, 403 cross-origin). Counted like a call that ran; a refused
+  // SubmitReports is also logged and counted as a refused batch, as the gRPC guard does.
+  // `http_status` 0: HttpStatusFor(status.code()).
+  JsonReply Refuse(absl::string_view method, const absl::Status& status, int http_status = 0) const;
 
   // Whether `method` (a full name) is served.
   bool Serves(absl::string_view method) const { return handlers_.contains(method); }

@@ -217,7 +217,7 @@ http_checks() {
   grep -q '^deniable_commit_seconds_count' "$OUT/metrics.txt" || fail "/metrics lacks commit histogram"
   curl -fsS "$base/" | grep -q '<title>Deniable dashboard</title>' || fail "GET / is not the dashboard"
   curl -fsS "$base/chart.min.js" >/dev/null || fail "GET /chart.min.js failed"
-  curl -fsS "$base/v1/QueryService/GetPrevalence" -d "{\"metric\":\"$METRIC\"}" >"$OUT/http.json" \
+  curl -fsS -H 'Content-Type: application/json' "$base/v1/QueryService/GetPrevalence" -d "{\"metric\":\"$METRIC\"}" >"$OUT/http.json" \
     || fail "POST /v1/QueryService/GetPrevalence failed"
   python3 -c 'import json,sys; assert json.load(open(sys.argv[1]))["n"] == sys.argv[2]' \
     "$OUT/http.json" "$N0" || fail "HTTP prevalence n differs from gRPC n=$N0"

@@ -30,7 +30,8 @@ CHROMEDRIVER = shutil.which("chromedriver") or "/usr/bin/chromedriver"
 
 def api(base, method, body, token):
     request = urllib.request.Request(f"{base}/v1/{method}", data=json.dumps(body).encode(),
-                                     method="POST", headers={"Authorization": f"Bearer {token}"})
+                                     method="POST", headers={"Authorization": f"Bearer {token}",
+                                                              "Content-Type": "application/json"})
     with urllib.request.urlopen(request, timeout=10) as answer:
         return json.loads(answer.read())
 

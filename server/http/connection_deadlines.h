@@ -1,0 +1,76 @@
+// Deadlines for the HTTP listener's connections, which its library does not keep: a client must
+// send a request's headers within `header_timeout` of the connection being ready for that request
+// (opened, or done with its previous request), and the whole request, headers and body, within
+// `request_timeout`. A connection past its deadline is shut down (shutdown(2) on its socket, so
+// the listener's own thread sees it end and closes it). This is what stops a slow-loris client,
+// which keeps a connection open by trickling header lines a byte at a time: an idle timeout
+// restarts at every byte, a deadline does not. An idle kept-alive connection is closed after
+// `header_timeout` too. While the server works on a request (after its body is in) no deadline
+// runs: the server's own time is not the client's.
+//
+// Example (the listener's callbacks):
+//   ConnectionDeadlines deadlines(absl::Seconds(10), absl::Seconds(60));
+//   ConnectionDeadlines::Connection* c = deadlines.Opened(fd);  // on accept
+//   deadlines.HeadersDone(c);  deadlines.RequestDone(c);  // per request
+//   deadlines.Closed(c);  // before the socket is closed
+//
+// Thread-safe: each connection's calls come from its own thread, the watchdog runs on one more.
+// Times come from absl::Now(): the deadlines are the wall clock's by nature.
+#ifndef DENIABLE_SERVER_HTTP_CONNECTION_DEADLINES_H_
+#define DENIABLE_SERVER_HTTP_CONNECTION_DEADLINES_H_
+
+#include <cstdint>
+#include <functional>
+#include <thread>
+
+#include "absl/base/thread_annotations.h"
+#include "absl/container/flat_hash_set.h"
+#include "absl/synchronization/mutex.h"
+#include "absl/time/time.h"
+
+namespace deniable::server::http {
+
+class ConnectionDeadlines {
+ public:
+  // One open connection; owned by ConnectionDeadlines from Opened to Closed.
+  struct Connection;
+
+  // REQUIRES: both timeouts > 0. Starts the watchdog thread. `on_cut`, when set, is called on
+  // the watchdog's thread for each connection shut down (a metrics counter).
+  ConnectionDeadlines(absl::Duration header_timeout, absl::Duration request_timeout,
+                      std::function<void()> on_cut = nullptr);
+  ~ConnectionDeadlines();  // stops the watchdog; REQUIRES: every connection Closed
+
+  ConnectionDeadlines(const ConnectionDeadlines&) = delete;
+  ConnectionDeadlines& operator=(const ConnectionDeadlines&) = delete;
+
+  // A connection on socket `fd` opened: the header clock starts.
+  Connection* Opened(int fd);
+  // Its request's headers are in: the request clock (started with the header clock) runs on.
+  void HeadersDone(Connection* connection);
+  // Its whole request is in: no deadline until RequestDone.
+  void BodyDone(Connection* connection);
+  // Its answer is sent: the header clock of the next request starts.
+  void RequestDone(Connection* connection);
+  // The connection ends. REQUIRES: called before its socket is closed (so the watchdog never
+  // shuts down a socket number reused by a newer connection); frees `connection`.
+  void Closed(Connection* connection);
+
+  // Connections shut down for a missed deadline since the start.
+  int64_t cut() const;
+
+ private:
+  void Watch();
+
+  const absl::Duration header_timeout_, request_timeout_;
+  const std::function<void()> on_cut_;
+  mutable absl::Mutex mu_;
+  absl::flat_hash_set<Connection*> open_ ABSL_GUARDED_BY(mu_);
+  bool stop_ ABSL_GUARDED_BY(mu_) = false;
+  int64_t cut_ ABSL_GUARDED_BY(mu_) = 0;
+  std::thread watchdog_;
+};
+
+}  // namespace deniable::server::http
+
+#endif  // DENIABLE_SERVER_HTTP_CONNECTION_DEADLINES_H_
