@@ -24,17 +24,14 @@ import urllib.request
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "lib"))
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from checks import check  # noqa: E402
+from components import absent  # noqa: E402
 from test_server import start_collector  # noqa: E402
 from dashboard_browser_test import CHROMEDRIVER, CHROMIUM, browser  # noqa: E402
 
 HOUR = 3600
 REPORTS = 50
 
-
-def check(condition, message):
-    """An assertion that `python -O` keeps."""
-    if not condition:
-        raise AssertionError(message)
 
 
 def eventually(condition, timeout, what, interval=0.05):
@@ -80,8 +77,7 @@ def refused_deletes(log_path):
 def main():
     server_bin = sys.argv[1]
     if not (os.path.exists(CHROMIUM) and os.path.exists(CHROMEDRIVER)):
-        print("chromium or chromedriver is absent: skipped")
-        sys.exit(77)
+        absent("chromium or chromedriver")
     work = tempfile.mkdtemp(prefix="deniable_csrf_")
     log = os.path.join(work, "server.log")
     server, _, base = start_collector(server_bin, os.path.join(work, "d.db"), log)

@@ -35,17 +35,13 @@ import urllib.request
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "lib"))
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from checks import check  # noqa: E402
 from test_server import start_collector  # noqa: E402
 from http_api_test import add_token  # noqa: E402
 
 MIB = 1024 * 1024
 HOUR = 3600
 
-
-def check(condition, message):
-    """An assertion that `python -O` keeps."""
-    if not condition:
-        raise AssertionError(message)
 
 
 def eventually(condition, timeout, what, interval=0.05):
