@@ -529,8 +529,12 @@ int main(int argc, char** argv) {
          .cors_origins = absl::GetFlag(FLAGS_http_cors_origins),
          .access_log = options.access_log},
         json_api.get(),
-        [&process_metrics, metrics] {
+        [&process_metrics, metrics, collector = server->get()] {
           process_metrics.Update();
+          // Every metric's series at 0 from its creation, also one another collector made.
+          const absl::Status listed = collector->AddMetricSeries();
+          if (!listed.ok())
+            spdlog::debug("event=metrics_list_failed reason=\"{}\"", std::string(listed.message()));
           return prometheus::TextSerializer().Serialize(metrics->Collect());
         },
         [collector = server->get()](absl::string_view service) {
