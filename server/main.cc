@@ -555,14 +555,18 @@ int main(int argc, char** argv) {
       !ca_file.empty() ? "on" : "off", auth ? "tokens" : "off",
       options.rate_limit.reports_per_second, options.reflection ? "on" : "off", mode);
   if (!tls || !auth) {
-    spdlog::warn("**************************************************************************");
-    spdlog::warn("** INSECURE: {}{}{} -- for local development only.",
+    // A banner in text logs; in JSON logs one record, without the lines of stars.
+    const bool banner = absl::GetFlag(FLAGS_log_format) == "text";
+    constexpr char kStars[] =
+        "**************************************************************************";
+    if (banner) spdlog::warn(kStars);
+    spdlog::warn("{}INSECURE: {}{}{} -- for local development only.", banner ? "** " : "",
                  tls ? "" : "plaintext (no TLS: reports and tokens travel in clear)",
                  !tls && !auth ? "; " : "",
                  auth ? ""
                       : "tokenless until a token is added (anyone who can connect may submit and "
                         "query)");
-    spdlog::warn("**************************************************************************");
+    if (banner) spdlog::warn(kStars);
   }
 
   std::thread signal_waiter([&server, &http_server, &stop_signals] {
