@@ -29,6 +29,28 @@ expect_exit 0 "$server_bin" --version
 grep -Eq '^deniable-server [0-9]+\.[0-9]+\.[0-9]+ ' out.txt
 [ "$(awk '{print $2}' out.txt)" = "$("$cli_bin" --version | awk '{print $2}')" ]
 
+# The server's help: its flags, and the tokens subcommand's own (issue 29: "No flags matched").
+expect_exit 0 "$server_bin" --help
+grep -q -- "--listen" out.txt && ! grep -q "No flags matched" out.txt
+expect_exit 0 "$server_bin" tokens --help
+grep -q "tokens add --role=reporter|analyst" out.txt && grep -q -- "--id (tokens revoke" out.txt
+! grep -q "No flags matched" out.txt && [ ! -e deniable.db ]  # help opens no database
+# tokens list: created and revoked as RFC 3339 UTC.
+before=$(date -u +%s)
+"$server_bin" tokens add --role=analyst --label=ci --db=tokens.db >/dev/null 2>&1
+"$server_bin" tokens revoke --id=1 --db=tokens.db >/dev/null
+expect_exit 0 "$server_bin" tokens list --db=tokens.db
+python3 - out.txt "$before" <<'PY'
+import datetime, sys
+header, row = open(sys.argv[1]).read().splitlines()
+assert header.split("\t") == ["id", "role", "created", "revoked", "label"], header
+_, role, created, revoked, label = row.split("\t")
+for t in (created, revoked):
+    when = datetime.datetime.strptime(t, "%Y-%m-%dT%H:%M:%SZ").replace(tzinfo=datetime.timezone.utc)
+    assert int(sys.argv[2]) - 1 <= when.timestamp() <= datetime.datetime.now().timestamp() + 1, t
+assert (role, label) == ("analyst", "ci"), row
+PY
+
 # Usage errors: exit 2, naming the flag; with --json the error is JSON on stdout.
 expect_exit 2 "$cli_bin" series --metric=m --group_by=region
 grep -q -- "--group_by is not a flag of this command" err.txt
