@@ -34,6 +34,7 @@
 
 #include "absl/flags/flag.h"
 #include "absl/flags/parse.h"
+#include "absl/flags/reflection.h"
 #include "absl/flags/usage.h"
 #include "absl/flags/usage_config.h"
 #include "absl/strings/match.h"
@@ -41,6 +42,7 @@
 #include "absl/strings/str_split.h"
 #include "absl/synchronization/mutex.h"
 #include "absl/time/clock.h"
+#include "absl/time/time.h"
 #include "deniable/common/clock.h"
 #include "server/auth/authenticator.h"
 #include "server/auth/postgres_rate_buckets.h"
@@ -224,17 +226,68 @@ int RunTokensOn(const std::vector<char*>& args,
       std::fprintf(stderr, "error: %s\n", tokens.status().ToString().c_str());
       return 1;
     }
+    const auto rfc3339 = [](int64_t seconds) {  // UTC, as every time the server prints
+      return absl::FormatTime("%Y-%m-%dT%H:%M:%SZ", absl::FromUnixSeconds(seconds),
+                              absl::UTCTimeZone());
+    };
     std::printf("id\trole\tcreated\trevoked\tlabel\n");
     for (const auto& t : *tokens) {
-      std::printf("%lld\t%s\t%lld\t%s\t%s\n", static_cast<long long>(t.id), RoleName(t.role),
-                  static_cast<long long>(t.created_time_seconds),
-                  t.revoked_time_seconds ? std::to_string(*t.revoked_time_seconds).c_str() : "-",
+      std::printf("%lld\t%s\t%s\t%s\t%s\n", static_cast<long long>(t.id), RoleName(t.role),
+                  rfc3339(t.created_time_seconds).c_str(),
+                  t.revoked_time_seconds ? rfc3339(*t.revoked_time_seconds).c_str() : "-",
                   t.label.c_str());
     }
     return 0;
   }
   std::fprintf(stderr, "usage: deniable-server tokens add|list|revoke --db=FILE|URI ...\n");
   return 2;
+}
+
+// `deniable-server tokens --help` (Abseil's --help knows no subcommands): on stdout, exit 0.
+int PrintTokensHelp() {
+  std::printf(
+      "usage: deniable-server tokens add|list|revoke --db=FILE|postgresql://...\n\n"
+      "  tokens add --role=reporter|analyst [--label=TEXT]\n"
+      "      prints a new token once on stdout (store it now; only its hash is kept)\n"
+      "  tokens list\n"
+      "      id, role, created and revoked (RFC 3339, UTC) and label, tab-separated; never a "
+      "token\n"
+      "  tokens revoke --id=N\n"
+      "      a running server refuses the token within --token_reload_seconds\n\n"
+      "Once the database holds a token, every call but the health check needs one "
+      "(docs/security.md).\n\nflags:\n");
+  for (const char* name : {"db", "role", "label", "id"}) {
+    const absl::CommandLineFlag* flag = absl::FindCommandLineFlag(name);
+    if (flag != nullptr) std::printf("  --%s (%s)\n", name, flag->Help().c_str());
+  }
+  return 0;
+}
+
+// `deniable-server --help`: the usage and this file's flags, on stdout, exit 0 (Abseil's own
+// --help exits 1).
+int PrintServerHelp() {
+  std::printf("%s\n\nflags (each also from the environment as DENIABLE_<FLAG>):\n",
+              std::string(absl::ProgramUsageMessage()).c_str());
+  std::vector<const absl::CommandLineFlag*> flags;
+  for (const auto& [name, flag] : absl::GetAllFlags()) {
+    if (absl::EndsWith(flag->Filename(), "server/main.cc")) flags.push_back(flag);
+  }
+  std::sort(flags.begin(), flags.end(),
+            [](const auto* a, const auto* b) { return a->Name() < b->Name(); });
+  for (const absl::CommandLineFlag* flag : flags) {
+    std::printf("  --%s (%s; default \"%s\")\n", std::string(flag->Name()).c_str(),
+                flag->Help().c_str(), flag->DefaultValue().c_str());
+  }
+  std::printf("\n`deniable-server tokens --help` for the tokens subcommand; docs/operations.md.\n");
+  return 0;
+}
+
+bool AsksForHelp(int argc, char** argv) {
+  for (int i = 1; i < argc; ++i) {
+    const absl::string_view arg = argv[i];
+    if (arg == "--help" || arg == "-help" || arg == "-h" || arg == "--helpshort") return true;
+  }
+  return false;
 }
 
 int RunTokens(const std::vector<char*>& args) {
@@ -325,6 +378,10 @@ int main(int argc, char** argv) {
       "--db=deniable.db\n  deniable-server tokens add --role=reporter|analyst --db=deniable.db"
       "\n  deniable-server tokens list|revoke --db=deniable.db [--id=N]"
       "\n  deniable-server backup --db=deniable.db --out=backup.db");
+  if (AsksForHelp(argc, argv)) {
+    return argc > 1 && absl::string_view(argv[1]) == "tokens" ? PrintTokensHelp()
+                                                              : PrintServerHelp();
+  }
   absl::FlagsUsageConfig usage_config;
   usage_config.version_string = [] {
     return std::string("deniable-server " DENIABLE_VERSION " (" DENIABLE_BUILD_INFO ")\n");
@@ -567,8 +624,12 @@ int main(int argc, char** argv) {
          .cors_origins = absl::GetFlag(FLAGS_http_cors_origins),
          .access_log = options.access_log},
         json_api.get(),
-        [&process_metrics, metrics] {
+        [&process_metrics, metrics, collector = server->get()] {
           process_metrics.Update();
+          // Every metric's series at 0 from its creation, also one another collector made.
+          const absl::Status listed = collector->AddMetricSeries();
+          if (!listed.ok())
+            spdlog::debug("event=metrics_list_failed reason=\"{}\"", std::string(listed.message()));
           return prometheus::TextSerializer().Serialize(metrics->Collect());
         },
         [collector = server->get()](absl::string_view service) {
@@ -589,14 +650,18 @@ int main(int argc, char** argv) {
       !ca_file.empty() ? "on" : "off", auth ? "tokens" : "off",
       options.rate_limit.reports_per_second, options.reflection ? "on" : "off", mode);
   if (!tls || !auth) {
-    spdlog::warn("**************************************************************************");
-    spdlog::warn("** INSECURE: {}{}{} -- for local development only.",
+    // A banner in text logs; in JSON logs one record, without the lines of stars.
+    const bool banner = absl::GetFlag(FLAGS_log_format) == "text";
+    constexpr char kStars[] =
+        "**************************************************************************";
+    if (banner) spdlog::warn(kStars);
+    spdlog::warn("{}INSECURE: {}{}{} -- for local development only.", banner ? "** " : "",
                  tls ? "" : "plaintext (no TLS: reports and tokens travel in clear)",
                  !tls && !auth ? "; " : "",
                  auth ? ""
                       : "tokenless until a token is added (anyone who can connect may submit and "
                         "query)");
-    spdlog::warn("**************************************************************************");
+    if (banner) spdlog::warn(kStars);
   }
 
   std::thread signal_waiter([&server, &http_server, &stop_signals] {

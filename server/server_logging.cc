@@ -11,6 +11,8 @@
 #include <string>
 
 #include "absl/strings/str_cat.h"
+#include "absl/strings/string_view.h"
+#include "server/log_fields.h"
 #include "server/service/access_log.h"
 #include "spdlog/pattern_formatter.h"
 #include "spdlog/sinks/base_sink.h"
@@ -19,41 +21,17 @@
 namespace deniable::server {
 namespace {
 
-// %* : the message as the inside of a JSON string.
-class JsonEscapedMessage : public spdlog::custom_flag_formatter {
+// %* : the message's JSON members, "msg" and its key=value fields (log_fields.h).
+class JsonMessageMembers : public spdlog::custom_flag_formatter {
  public:
   void format(const spdlog::details::log_msg& msg, const std::tm&,
               spdlog::memory_buf_t& dest) override {
-    for (const char c : msg.payload) {
-      switch (c) {
-        case '"':
-          dest.append(std::string_view("\\\""));
-          break;
-        case '\\':
-          dest.append(std::string_view("\\\\"));
-          break;
-        case '\n':
-          dest.append(std::string_view("\\n"));
-          break;
-        case '\r':
-          dest.append(std::string_view("\\r"));
-          break;
-        case '\t':
-          dest.append(std::string_view("\\t"));
-          break;
-        default:
-          if (static_cast<unsigned char>(c) < 0x20) {
-            static constexpr char kHex[] = "0123456789abcdef";
-            const char escaped[] = {'\\', 'u', '0', '0', kHex[(c >> 4) & 0xf], kHex[c & 0xf]};
-            dest.append(escaped, escaped + sizeof(escaped));
-          } else {
-            dest.push_back(c);
-          }
-      }
-    }
+    std::string members;
+    AppendJsonLogMembers(absl::string_view(msg.payload.data(), msg.payload.size()), &members);
+    dest.append(members.data(), members.data() + members.size());
   }
   std::unique_ptr<custom_flag_formatter> clone() const override {
-    return std::make_unique<JsonEscapedMessage>();
+    return std::make_unique<JsonMessageMembers>();
   }
 };
 
@@ -69,11 +47,13 @@ class StdoutSink final : public spdlog::sinks::base_sink<std::mutex> {
   void flush_() override { std::fflush(stdout); }
 };
 
+// gRPC's lines are its internals (epoll fds, IPv6 probing): its errors stay errors, its info
+// lines are debug and its debug lines trace.
 void GrpcLogToSpdlog(gpr_log_func_args* args) {
   const spdlog::level::level_enum level =
       args->severity == GPR_LOG_SEVERITY_ERROR  ? spdlog::level::err
-      : args->severity == GPR_LOG_SEVERITY_INFO ? spdlog::level::info
-                                                : spdlog::level::debug;
+      : args->severity == GPR_LOG_SEVERITY_INFO ? spdlog::level::debug
+                                                : spdlog::level::trace;
   spdlog::log(level, "grpc: {}:{} {}", args->file != nullptr ? args->file : "?", args->line,
               args->message != nullptr ? args->message : "");
 }
@@ -120,15 +100,16 @@ absl::Status ConfigureLogging(absl::string_view level, absl::string_view format)
   spdlog::set_level(parsed);
   if (format == "json") {
     auto formatter = std::make_unique<spdlog::pattern_formatter>(spdlog::pattern_time_type::utc);
-    formatter->add_flag<JsonEscapedMessage>('*').set_pattern(
-        R"({"time":"%Y-%m-%dT%H:%M:%S.%eZ","level":"%l","msg":"%*"})");
+    formatter->add_flag<JsonMessageMembers>('*').set_pattern(
+        R"({"time":"%Y-%m-%dT%H:%M:%S.%eZ","level":"%l",%*})");
     spdlog::set_formatter(std::move(formatter));
   }
-  // gRPC's own lines go through the same sink; only errors unless the level asks for more.
+  // gRPC's own lines go through the same sink, mapped as GrpcLogToSpdlog says; gRPC formats
+  // only the lines the level shows.
   gpr_set_log_function(GrpcLogToSpdlog);
-  gpr_set_log_verbosity(parsed <= spdlog::level::debug  ? GPR_LOG_SEVERITY_DEBUG
-                        : parsed <= spdlog::level::info ? GPR_LOG_SEVERITY_INFO
-                                                        : GPR_LOG_SEVERITY_ERROR);
+  gpr_set_log_verbosity(parsed <= spdlog::level::trace   ? GPR_LOG_SEVERITY_DEBUG
+                        : parsed <= spdlog::level::debug ? GPR_LOG_SEVERITY_INFO
+                                                         : GPR_LOG_SEVERITY_ERROR);
   return absl::OkStatus();
 }
 

@@ -8,9 +8,11 @@
 // killed with SIGKILL loses at most the last second of access lines, never other lines.
 //
 // JSON lines: one object per line, {"time":"2026-11-23T18:04:27.082Z","level":"warning",
-// "msg":"event=start ..."}, the message escaped as a JSON string (quotes, backslashes and control
-// bytes), so no value a client sent can break a line or forge a field. gRPC's lines
-// (gpr_log) arrive as "grpc: <file>:<line> <message>" at the matching level.
+// "msg":"start","event":"start","port":50051,...}: the message's key=value pairs as fields and
+// its free text as "msg" (log_fields.h), every string escaped (quotes, backslashes and control
+// bytes), so no value a client sent can break a line or forge a field. gRPC's lines (gpr_log)
+// arrive as "grpc: <file>:<line> <message>": its errors at error, its info lines (epoll fds,
+// IPv6 probing) at debug, its debug lines at trace.
 //
 // Not thread-safe: call once in main() before other threads log.
 #ifndef DENIABLE_SERVER_SERVER_LOGGING_H_

@@ -2,7 +2,9 @@
 # Structured logs and configuration (issue 17): with --log_format=json every line the real server
 # writes, its own and gRPC's, is one JSON object (time, level, msg) with the values escaped;
 # --log_level filters; a bad value is a usage error (exit 2); every flag is also read from
-# DENIABLE_<FLAG>, and the command line wins over the environment.
+# DENIABLE_<FLAG>, and the command line wins over the environment. Issue 29: the key=value pairs
+# are JSON fields (numbers as numbers) and msg holds no pair; no banner of stars; gRPC's internal
+# lines only at debug (none at the default level, in JSON or text).
 # Usage: json_logs_test.sh SERVER_BINARY CLI_BINARY
 set -euo pipefail
 . "$(dirname "$0")/lib/server.sh"
@@ -28,19 +30,53 @@ cli=("$cli_bin" --target="127.0.0.1:$port")
 "${cli[@]}" create-metric --name="$(printf 'bad"name\\\nx')" --design=two_coin >/dev/null 2>&1 || true
 "${cli[@]}" create-metric --name=ok_metric --design=two_coin >/dev/null
 kill -TERM "$server_pid"; wait "$server_pid" || true; server_pid=
-python3 - server.log <<'PY'
-import json, sys
+python3 - server.log "$port" <<'PY'
+import json, re, sys
 lines = open(sys.argv[1], encoding="utf-8").read().splitlines()
 assert lines, "no log lines"
 levels = set()
+entries = []
 for line in lines:
     entry = json.loads(line)  # raises on any line that is not one JSON object
-    assert set(entry) == {"time", "level", "msg"}, entry
+    assert {"time", "level", "msg"} <= set(entry), entry
+    assert re.fullmatch(r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z", entry["time"]), entry
     levels.add(entry["level"])
-msgs = [json.loads(l)["msg"] for l in lines]
-assert any("event=start" in m for m in msgs), msgs
-assert any("event=stopped" in m for m in msgs), msgs
+    entries.append(entry)
+    # The pairs are fields: msg holds none of them, and no record is a banner of stars.
+    assert not re.search(r"(^| )[a-z_][a-z0-9_]*=", entry["msg"]), entry
+    assert "**" not in entry["msg"], entry
+events = {e.get("event"): e for e in entries}
+start = events["start"]
+assert start["port"] == int(sys.argv[2]) and start["tls"] == "off", start  # a number, a string
+assert start["listen"] == "127.0.0.1:0" and start["db"] == "deniable.db", start
+assert "stopped" in events and "draining" in events, sorted(e for e in events if e)
+access = [e for e in entries if e.get("event") == "access"]
+assert any(e["method"] == "deniable.v1.QueryService/CreateMetric" and e["code"] == "OK" and
+           isinstance(e["latency_ms"], float) for e in access), access
+created = events["metric_created"]
+assert created["metric"] == "ok_metric" and created["design_version"] == 1, created
+# gRPC's own lines: at debug (the level of this run), never info.
+grpc = [e for e in entries if e["msg"].startswith("grpc: ")]
+assert grpc and all(e["level"] in ("debug", "trace", "error") for e in grpc), grpc
+assert any(e["level"] == "debug" for e in grpc), grpc
 assert "warning" in levels, levels
-print(f"{len(lines)} JSON lines, levels {sorted(levels)}")
+print(f"{len(lines)} JSON lines, levels {sorted(levels)}, {len(grpc)} of gRPC")
 PY
+
+# The default level: no gRPC internals (epoll fd, IPv6 probing), in JSON and in text; the text
+# format keeps its banner.
+for format in json text; do
+  "$server_bin" --listen=127.0.0.1:0 --db=deniable.db --log_format=$format >default.log 2>&1 &
+  server_pid=$!
+  port=$(wait_for_port default.log "$server_pid")
+  "$cli_bin" --target="127.0.0.1:$port" health >/dev/null
+  kill -TERM "$server_pid"; wait "$server_pid" || true; server_pid=
+  if grep -q "grpc: " default.log; then echo "gRPC lines at the default level:"; cat default.log; exit 1; fi
+  grep -q "grpc.health.v1.Health/Check" default.log  # the access line: info is on
+  if [ $format = text ]; then
+    grep -q '\*\* INSECURE: plaintext' default.log
+  else
+    if grep -q '\*\*' default.log; then echo "a banner in JSON logs:"; cat default.log; exit 1; fi
+  fi
+done
 echo "json logs: OK"

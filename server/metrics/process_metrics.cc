@@ -1,11 +1,11 @@
 #include "server/metrics/process_metrics.h"
 
-#include <unistd.h>
-
-#include <cstdio>
 #include <filesystem>
 #include <system_error>
 #include <utility>
+
+#include "absl/status/statusor.h"
+#include "server/metrics/process_stats.h"
 
 namespace deniable::server {
 namespace {
@@ -20,15 +20,6 @@ double FileBytes(const std::string& path) {
   return error ? 0 : static_cast<double>(size);
 }
 
-double ResidentBytes() {
-  std::FILE* f = std::fopen("/proc/self/statm", "r");
-  if (f == nullptr) return 0;
-  long pages = 0, resident = 0;
-  const int read = std::fscanf(f, "%ld %ld", &pages, &resident);
-  std::fclose(f);
-  return read == 2 ? static_cast<double>(resident) * static_cast<double>(sysconf(_SC_PAGESIZE)) : 0;
-}
-
 }  // namespace
 
 ProcessMetrics::ProcessMetrics(prometheus::Registry& registry, std::string db_path,
@@ -39,13 +30,24 @@ ProcessMetrics::ProcessMetrics(prometheus::Registry& registry, std::string db_pa
                       "Report batches waiting for the group committer")),
       db_bytes_(NewGauge(registry, "deniable_database_bytes",
                          "Size of the SQLite database file and its write-ahead log, in bytes")),
-      rss_(NewGauge(registry, "process_resident_memory_bytes", "Resident memory size in bytes")) {
+      start_time_(NewGauge(registry, "process_start_time_seconds",
+                           "Start time of the process since unix epoch in seconds")),
+      cpu_(prometheus::BuildCounter()
+               .Name("process_cpu_seconds_total")
+               .Help("Total user and system CPU time spent in seconds")
+               .Register(registry)
+               .Add({})),
+      rss_(NewGauge(registry, "process_resident_memory_bytes", "Resident memory size in bytes")),
+      virtual_(NewGauge(registry, "process_virtual_memory_bytes", "Virtual memory size in bytes")),
+      open_fds_(NewGauge(registry, "process_open_fds", "Number of open file descriptors")),
+      max_fds_(NewGauge(registry, "process_max_fds", "Maximum number of open file descriptors")) {
   prometheus::BuildGauge()
       .Name("deniable_build_info")
       .Help("Always 1; the labels name the build")
       .Register(registry)
       .Add({{"version", version}})
       .Set(1);
+  Update();
 }
 
 void ProcessMetrics::Update() {
@@ -53,7 +55,18 @@ void ProcessMetrics::Update() {
   if (!db_path_.empty() && db_path_ != ":memory:") {
     db_bytes_.Set(FileBytes(db_path_) + FileBytes(db_path_ + "-wal"));
   }
-  rss_.Set(ResidentBytes());
+  const absl::StatusOr<ProcessStats> stats = ReadProcessStats();
+  if (!stats.ok()) return;
+  start_time_.Set(stats->start_time_seconds);
+  rss_.Set(stats->resident_bytes);
+  virtual_.Set(stats->virtual_bytes);
+  open_fds_.Set(stats->open_fds);
+  max_fds_.Set(stats->max_fds);
+  absl::MutexLock lock(&cpu_mu_);  // a counter only grows: add what is new since the last read
+  if (stats->cpu_seconds > cpu_seen_) {
+    cpu_.Increment(stats->cpu_seconds - cpu_seen_);
+    cpu_seen_ = stats->cpu_seconds;
+  }
 }
 
 }  // namespace deniable::server

@@ -38,13 +38,14 @@ class CallMetrics : public grpc::experimental::Interceptor {
     }
     if (methods->QueryInterceptionHookPoint(InterceptionHookPoints::PRE_SEND_STATUS)) {
       const auto code = static_cast<absl::StatusCode>(methods->GetSendStatus().error_code());
-      counters_->RecordCall("grpc", method_, code);
+      const absl::Duration latency = absl::Now() - start_;
+      counters_->RecordCall("grpc", method_, code, latency);
       if (access_log_) {
         const std::string code_name = absl::StatusCodeToString(code);
         LogAccess({.transport = "grpc",
                    .method = method_,
                    .code = code_name,
-                   .latency = absl::Now() - start_,
+                   .latency = latency,
                    .reports = report_call_ ? reports_ : -1,
                    .import = import_});
       }

@@ -1,8 +1,8 @@
 // A gRPC server interceptor that, for every finished call, counts it by method and status code
-// in ServerCounters (deniable_calls_total{transport="grpc"}) and, when the access log is on,
-// writes its access line (access_log.h: method, code, latency, reports received for the report
-// calls). It only observes: it never changes or ends a call. Thread-safe; the counters must
-// outlive the server.
+// in ServerCounters (deniable_calls_total{transport="grpc"}) with its time from arrival to status
+// (deniable_request_duration_seconds) and, when the access log is on, writes its access line
+// (access_log.h: method, code, latency, reports received for the report calls). It only
+// observes: it never changes or ends a call. Thread-safe; the counters must outlive the server.
 #ifndef DENIABLE_SERVER_SERVICE_CALL_METRICS_H_
 #define DENIABLE_SERVER_SERVICE_CALL_METRICS_H_
 

@@ -15,6 +15,8 @@
 #include "absl/status/status.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
+#include "deniable/common/status_macros.h"
+#include "google/protobuf/descriptor.h"
 #include "server/core/echo.h"
 #include "server/service/call_metrics.h"
 
@@ -164,6 +166,16 @@ absl::StatusOr<std::unique_ptr<CollectorServer>> CollectorServer::Start(
     return absl::UnavailableError(
         absl::StrCat("listen_address: cannot listen on \"", options.listen_address, "\""));
   }
+  // Every method of the served services shows in /metrics (at 0) before its first call.
+  for (const char* service : kHealthServices) {
+    const google::protobuf::ServiceDescriptor* descriptor =
+        google::protobuf::DescriptorPool::generated_pool()->FindServiceByName(service);
+    for (int i = 0; descriptor != nullptr && i < descriptor->method_count(); ++i) {
+      server->counters_.AddMethod("grpc",
+                                  absl::StrCat(service, "/", descriptor->method(i)->name()));
+    }
+  }
+  (void)server->AddMetricSeries();  // a storage error here shows at the first scrape's retry
   grpc::HealthCheckServiceInterface* health = server->server_->GetHealthCheckService();
   for (const char* service : kHealthServices) health->SetServingStatus(service, true);
   health->SetServingStatus(true);  // "" and every service above
@@ -178,6 +190,12 @@ absl::StatusOr<std::unique_ptr<CollectorServer>> CollectorServer::Start(
     server->health_watcher_ = std::thread([raw, interval] { raw->WatchHealth(interval); });
   }
   return server;
+}
+
+absl::Status CollectorServer::AddMetricSeries() {
+  DENIABLE_ASSIGN_OR_RETURN(std::vector<v1::Metric> metrics, registry_.List());
+  for (const v1::Metric& metric : metrics) counters_.AddMetric(metric.name());
+  return absl::OkStatus();
 }
 
 std::shared_ptr<grpc::Channel> CollectorServer::InProcessChannel() {

@@ -145,6 +145,11 @@ class CollectorServer {
   DesignAdvisor* advisor() { return &advisor_; }
   AccessPolicy* policy() { return guard_.policy(); }
   ServerCounters* mutable_counters() { return &counters_; }
+  // Makes the per-metric Prometheus series (ServerCounters::AddMetric) exist, at 0, for every
+  // metric in storage, including those another collector created on a shared database; the
+  // /metrics handler calls it before each scrape (one metric listing). Errors: the storage's
+  // (the series of the metrics already seen stay).
+  absl::Status AddMetricSeries();
   // Applies retention now (what the retention thread does every retention_interval): at the
   // clock's now, keeping the dedup window; records the dropped reports in the counters and logs
   // event=retention_applied. Errors: the storage's (what was dropped before the error stays

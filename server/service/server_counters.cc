@@ -1,6 +1,9 @@
 #include "server/service/server_counters.h"
 
 #include <string>
+#include <utility>
+
+#include "absl/strings/str_cat.h"
 
 namespace deniable::server {
 namespace {
@@ -26,18 +29,26 @@ ServerCounters::ServerCounters(int64_t start_time_seconds,
                         "Report batches (SubmitReports calls, streams) by outcome")),
       reports_(Counters(*registry_, "deniable_reports_total",
                         "Reports by outcome: accepted (stored now), duplicate (already stored), "
-                        "rejected (judged alone, or in a call refused whole)")),
+                        "rejected (judged alone, or in a call refused whole); metric=\"\" counts "
+                        "reports that name no metric of this server or came in a call refused "
+                        "whole")),
       rejected_batches_(Counters(*registry_, "deniable_report_batches_rejected_total",
                                  "Rejected report batches by reason")),
       rejected_reports_(
           Counters(*registry_, "deniable_reports_rejected_total",
-                   "Rejected reports by status code: judged alone, or in a call refused whole")),
+                   "Rejected reports by status code: judged alone, or in a call refused whole; "
+                   "metric=\"\" as in deniable_reports_total")),
       calls_(Counters(*registry_, "deniable_calls_total",
                       "Finished calls by transport, method and status code")),
       imported_(Counters(*registry_, "deniable_imported_reports_total",
                          "Reports of historical imports (x-deniable-import) by outcome: accepted "
                          "(stored now), duplicate (already stored); also in "
                          "deniable_reports_total")),
+      durations_(prometheus::BuildHistogram()
+                     .Name("deniable_request_duration_seconds")
+                     .Help("Time of finished calls from arrival to status, in seconds, by "
+                           "transport, method and status code (a stream: its whole life)")
+                     .Register(*registry_)),
       batches_accepted_(batches_.Add({{"outcome", "accepted"}})),
       batches_rejected_(batches_.Add({{"outcome", "rejected"}})),
       invalid_(rejected_batches_.Add({{"reason", "invalid"}})),
@@ -58,6 +69,43 @@ ServerCounters::ServerCounters(int64_t start_time_seconds,
                         .Register(*registry_)
                         .Add({})) {
   ForMetric("");  // the unattributed series exist (at 0) from the start
+  for (absl::StatusCode code : kReportRejectionCodes) {
+    rejected_reports_.Add({{"code", absl::StatusCodeToString(code)}, {"metric", ""}});
+  }
+}
+
+void ServerCounters::AddMetric(absl::string_view metric) {
+  const std::string name(metric);
+  ForMetric(name);
+  for (absl::StatusCode code : kReportRejectionCodes) {
+    rejected_reports_.Add({{"code", absl::StatusCodeToString(code)}, {"metric", name}});
+  }
+  imported_.Add({{"outcome", "accepted"}, {"metric", name}});
+  imported_.Add({{"outcome", "duplicate"}, {"metric", name}});
+  retention_dropped_.Add({{"metric", name}});
+}
+
+void ServerCounters::AddMethod(absl::string_view transport, absl::string_view method) {
+  ForCall(transport, method, absl::StatusCode::kOk);
+}
+
+ServerCounters::CallSeries ServerCounters::ForCall(absl::string_view transport,
+                                                   absl::string_view method,
+                                                   absl::StatusCode code) {
+  const std::string code_name = absl::StatusCodeToString(code);
+  std::string key = absl::StrCat(transport, " ", method, " ", code_name);
+  absl::MutexLock lock(&calls_mu_);
+  auto it = by_call_.find(key);
+  if (it == by_call_.end()) {
+    const prometheus::Labels labels = {{"transport", std::string(transport)},
+                                       {"method", std::string(method)},
+                                       {"code", code_name}};
+    it = by_call_
+             .emplace(std::move(key), CallSeries{&calls_.Add(labels),
+                                                 &durations_.Add(labels, RequestDurationBuckets())})
+             .first;
+  }
+  return it->second;
 }
 
 ServerCounters::MetricReports ServerCounters::ForMetric(absl::string_view metric) {
@@ -122,11 +170,14 @@ void ServerCounters::RecordRejected(grpc::StatusCode code, int64_t reports, bool
 
 void ServerCounters::RecordCall(absl::string_view transport, absl::string_view method,
                                 absl::StatusCode code) {
-  calls_
-      .Add({{"transport", std::string(transport)},
-            {"method", std::string(method)},
-            {"code", absl::StatusCodeToString(code)}})
-      .Increment();
+  ForCall(transport, method, code).calls->Increment();
+}
+
+void ServerCounters::RecordCall(absl::string_view transport, absl::string_view method,
+                                absl::StatusCode code, absl::Duration duration) {
+  const CallSeries series = ForCall(transport, method, code);
+  series.calls->Increment();
+  series.duration->Observe(absl::ToDoubleSeconds(duration));
 }
 
 void ServerCounters::RecordRetention(const RetentionResult& result) {

@@ -17,11 +17,20 @@
 //   deniable_imported_reports_total{outcome="accepted"|"duplicate", metric}   (historical imports,
 //                              also counted in deniable_reports_total; docs/operations.md)
 //   deniable_calls_total{transport="grpc"|"http", method, code}
+//   deniable_request_duration_seconds{transport, method, code}   histogram of the calls' time from
+//                              arrival to status (kRequestDurationBuckets)
 //   deniable_retention_reports_dropped_total{metric}   reports dropped by retention runs
 //   deniable_streams_shed_total       StreamReports calls refused: too many streams were open
 //   deniable_open_streams             StreamReports calls open now (gauge)
 //
-// Thread-safe (prometheus-cpp counters are atomic).
+// Series that exist from the start, at 0: every unlabelled one, the `outcome` and `reason`
+// values above, and those of metric="" (reports_total by outcome, reports_rejected_total for the
+// codes a single report is refused with: kReportRejectionCodes). AddMetric adds a metric's
+// series (reports_total, reports_rejected_total, imported_reports_total,
+// retention_reports_dropped_total), AddMethod a method's calls_total and duration at code="OK";
+// other codes appear with their first call.
+//
+// Thread-safe (prometheus-cpp counters are atomic; the caches below are locked).
 #ifndef DENIABLE_SERVER_SERVICE_SERVER_COUNTERS_H_
 #define DENIABLE_SERVER_SERVICE_SERVER_COUNTERS_H_
 
@@ -29,23 +38,39 @@
 #include <prometheus/counter.h>
 #include <prometheus/family.h>
 #include <prometheus/gauge.h>
+#include <prometheus/histogram.h>
 #include <prometheus/registry.h>
 
 #include <atomic>
 #include <cstdint>
 #include <memory>
 #include <string>
+#include <vector>
 
 #include "absl/base/thread_annotations.h"
 #include "absl/container/flat_hash_map.h"
 #include "absl/status/status.h"
 #include "absl/strings/string_view.h"
 #include "absl/synchronization/mutex.h"
+#include "absl/time/time.h"
 #include "deniable/v1/admin_service.pb.h"
 #include "deniable/v1/report_service.pb.h"
 #include "server/core/ingestor.h"
 
 namespace deniable::server {
+
+// Upper bounds of deniable_request_duration_seconds's buckets, in seconds: 0.5 ms to 10 s.
+inline const std::vector<double>& RequestDurationBuckets() {
+  static const auto* buckets = new std::vector<double>{
+      0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10};
+  return *buckets;
+}
+
+// The codes one report alone is refused with (SubmitReportsResponse.rejections): its series exist
+// from the start for metric="" and from AddMetric for a metric.
+inline constexpr absl::StatusCode kReportRejectionCodes[] = {absl::StatusCode::kInvalidArgument,
+                                                             absl::StatusCode::kNotFound,
+                                                             absl::StatusCode::kFailedPrecondition};
 
 class ServerCounters : public ReportOutcomeSink {
  public:
@@ -71,8 +96,20 @@ class ServerCounters : public ReportOutcomeSink {
   // A StreamReports call opened (+1) or ended (-1).
   void RecordOpenStreams(int change) { open_streams_.Increment(change); }
   // A finished call of `method` ("deniable.v1.QueryService/GetPrevalence") on `transport`
-  // ("grpc" or "http") with its status code.
+  // ("grpc" or "http") with its status code: deniable_calls_total only.
   void RecordCall(absl::string_view transport, absl::string_view method, absl::StatusCode code);
+  // The same, and its `duration` (arrival to status) in deniable_request_duration_seconds. The
+  // gRPC interceptor (call_metrics.h) calls this one; so should every front end that can time
+  // its calls, so that the histogram's count equals deniable_calls_total.
+  void RecordCall(absl::string_view transport, absl::string_view method, absl::StatusCode code,
+                  absl::Duration duration);
+  // Makes the series of `method` on `transport` exist at 0 with code="OK" (calls_total and the
+  // duration histogram), so that a scrape shows every served method before its first call.
+  void AddMethod(absl::string_view transport, absl::string_view method);
+  // Makes the per-metric series of `metric` (a metric of this server) exist at 0: reports_total
+  // by outcome, reports_rejected_total for kReportRejectionCodes, imported_reports_total by
+  // outcome and retention_reports_dropped_total. Idempotent.
+  void AddMetric(absl::string_view metric);
 
   // A retention run's dropped reports, by metric (ServerStats.reports_dropped_by_retention sums
   // them).
@@ -91,6 +128,16 @@ class ServerCounters : public ReportOutcomeSink {
   prometheus::Family<prometheus::Counter>& rejected_reports_;
   prometheus::Family<prometheus::Counter>& calls_;
   prometheus::Family<prometheus::Counter>& imported_;
+  prometheus::Family<prometheus::Histogram>& durations_;
+  // The series of one (transport, method, code).
+  struct CallSeries {
+    prometheus::Counter* calls;
+    prometheus::Histogram* duration;
+  };
+  CallSeries ForCall(absl::string_view transport, absl::string_view method, absl::StatusCode code)
+      ABSL_LOCKS_EXCLUDED(calls_mu_);
+  absl::Mutex calls_mu_;
+  absl::flat_hash_map<std::string, CallSeries> by_call_ ABSL_GUARDED_BY(calls_mu_);
   prometheus::Counter &batches_accepted_, &batches_rejected_;
   // The report counters of one value of the `metric` label.
   struct MetricReports {

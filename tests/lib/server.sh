@@ -1,12 +1,13 @@
 # Shell helpers for tests that run the real deniable-server. Source it:
 #   . "$(dirname "$0")/lib/server.sh"
-# wait_for_port LOG PID: prints the port the server logged in its event=start line (it listens
-# on port 0, so the kernel picks a free one); fails with the log if the server exits or takes
-# longer than 5 s.
+# wait_for_port LOG PID: prints the port the server logged in its event=start line, text or JSON
+# (it listens on port 0, so the kernel picks a free one); fails with the log if the server exits
+# or takes longer than 5 s.
 wait_for_port() {
   local log=$1 pid=$2 port=
   for _ in $(seq 250); do
-    port=$(sed -n 's/.*event=start .* port=\([0-9][0-9]*\) .*/\1/p' "$log" | head -n1)
+    port=$(sed -n -e 's/.*event=start .* port=\([0-9][0-9]*\) .*/\1/p' \
+      -e 's/.*"event":"start".*"port":\([0-9][0-9]*\).*/\1/p' "$log" | head -n1)
     if [ -n "$port" ]; then echo "$port"; return 0; fi
     kill -0 "$pid" 2>/dev/null || break
     sleep 0.02

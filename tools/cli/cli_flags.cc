@@ -72,8 +72,15 @@ ABSL_FLAG(bool, allow_no_privacy, false,
           "(a = 1, b = 0)");
 // Queries
 ABSL_FLAG(std::string, metric, "", "metric name");
-ABSL_FLAG(int64_t, start, 0, "start of [start, end), Unix seconds; 0 = beginning");
-ABSL_FLAG(int64_t, end, 0, "end of [start, end), Unix seconds; 0 = no end");
+// The time flags are text: ParseTimeFlag (cli_parse.h) reads them and names the accepted forms.
+ABSL_FLAG(std::string, start, "",
+          "start of the range [start, end): 2026-11-01 (00:00 UTC), 2026-11-01T12:00:00Z (RFC "
+          "3339, any offset), now, -90m, -24h, -7d, -2w (before now) or Unix seconds; default: "
+          "prevalence from the first report, series 30 days before --end, difference the second "
+          "window's length before --end (two metrics: 30 days before --end)");
+ABSL_FLAG(std::string, end, "",
+          "end of the range, excluded, in the forms of --start; default: prevalence no end, "
+          "series now, difference --start2 (two metrics: now); 0 = no end");
 ABSL_FLAG(double, level, 0.95, "confidence level in (0, 1)");
 ABSL_FLAG(std::string, method, "",
           "interval: wald | wilson | agresti_coull | jeffreys | clopper_pearson; empty = the "
@@ -90,8 +97,12 @@ ABSL_FLAG(std::string, plot, "",
           "series: also draw the series (estimate, interval band, suppressed buckets, design "
           "version changes) into this .svg or .pdf file");
 ABSL_FLAG(std::string, metric2, "", "difference: the second metric (default: --metric)");
-ABSL_FLAG(int64_t, start2, 0, "difference: start of the second window");
-ABSL_FLAG(int64_t, end2, 0, "difference: end of the second window");
+ABSL_FLAG(std::string, start2, "",
+          "difference: start of the second window, in the forms of --start; default: 30 days "
+          "before --end2 (two metrics without --start2 and --end2: the first window)");
+ABSL_FLAG(std::string, end2, "",
+          "difference: end of the second window, in the forms of --start; default: now; 0 = no "
+          "end");
 ABSL_FLAG(double, prior, 0.5, "design, plan: assumed prevalence in [0, 1] (plan: -1 = unknown)");
 ABSL_FLAG(int64_t, n, 0,
           "design: also print the epsilon against an analyst who sees only the counts of n "

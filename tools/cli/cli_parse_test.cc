@@ -6,6 +6,7 @@
 namespace deniable::tools {
 namespace {
 
+using ::testing::AllOf;
 using ::testing::HasSubstr;
 
 TEST(ParseReportingPeriodTest, ReadsUnits) {
@@ -33,6 +34,153 @@ TEST(ParseRandomizationTest, ReadsBothPoliciesAndRefusesOthers) {
   EXPECT_EQ(*ParseRandomization("fresh"), v1::FRESH_PER_PERIOD);
   EXPECT_THAT(std::string(ParseRandomization("FRESH").status().message()),
               HasSubstr("--randomization"));
+}
+
+// Issue 29: time flags in the forms people write, with "now" passed in.
+const absl::Time kNow = absl::FromUnixSeconds(1793534400);  // 2026-11-01T12:00:00Z
+constexpr int64_t kDay = 86400;
+
+int64_t TimeOf(absl::string_view text) {
+  absl::StatusOr<int64_t> parsed = ParseTimeFlag("--start", text, kNow);
+  EXPECT_TRUE(parsed.ok()) << text << ": " << parsed.status();
+  return parsed.value_or(-1);
+}
+
+TEST(ParseTimeFlagTest, ReadsDatesAsMidnightUtc) {
+  EXPECT_EQ(TimeOf("2026-11-01"), 1793491200);
+  EXPECT_EQ(TimeOf("1970-01-01"), 0);
+}
+
+TEST(ParseTimeFlagTest, ReadsRfc3339DateTimesWithTheirOffset) {
+  EXPECT_EQ(TimeOf("2026-11-01T12:00:00Z"), 1793534400);
+  EXPECT_EQ(TimeOf("2026-11-01t12:00:00z"), 1793534400);
+  EXPECT_EQ(TimeOf("2026-11-01T14:00:00+02:00"), 1793534400);
+  EXPECT_EQ(TimeOf("2026-11-01T07:30:00-04:30"), 1793534400);
+  EXPECT_EQ(TimeOf("2026-11-01T12:00:00.999Z"), 1793534400);  // rounded down
+}
+
+TEST(ParseTimeFlagTest, ReadsTimesBeforeNow) {
+  EXPECT_EQ(TimeOf("now"), 1793534400);
+  EXPECT_EQ(TimeOf("-7d"), 1793534400 - 7 * kDay);
+  EXPECT_EQ(TimeOf("-2w"), 1793534400 - 14 * kDay);
+  EXPECT_EQ(TimeOf("-24h"), 1793534400 - kDay);
+  EXPECT_EQ(TimeOf("-90m"), 1793534400 - 5400);
+  EXPECT_EQ(TimeOf("-1h30m"), 1793534400 - 5400);
+  EXPECT_EQ(TimeOf("-300s"), 1793534400 - 300);
+}
+
+TEST(ParseTimeFlagTest, ReadsUnixSeconds) {
+  EXPECT_EQ(TimeOf("1793491200"), 1793491200);
+  EXPECT_EQ(TimeOf("0"), 0);
+}
+
+TEST(ParseTimeFlagTest, RefusesOtherTextNamingTheFlagAndTheForms) {
+  for (const char* bad : {"",
+                          "yesterday",
+                          "7d",
+                          "+7d",
+                          "-7",
+                          "-0d",
+                          "-0s",
+                          "-d",
+                          "-1.5d",
+                          "-1y",
+                          "-inf",
+                          "2026-11-1",
+                          "2026-13-01",
+                          "2026-11-01T12:00:00",
+                          "2026-11-01 12:00:00Z",
+                          "11/01/2026",
+                          "1e9",
+                          "-1",
+                          "99999999999999999999",
+                          " now"}) {
+    absl::StatusOr<int64_t> parsed = ParseTimeFlag("--end2", bad, kNow);
+    ASSERT_FALSE(parsed.ok()) << bad << " gave " << *parsed;
+    EXPECT_EQ(parsed.status().code(), absl::StatusCode::kInvalidArgument);
+    EXPECT_THAT(std::string(parsed.status().message()),
+                AllOf(HasSubstr("--end2"), HasSubstr("2026-11-01T12:00:00Z"), HasSubstr("-7d"),
+                      HasSubstr("Unix seconds")))
+        << bad;
+  }
+}
+
+TEST(ParseTimeFlagTest, RefusesTimesBefore1970) {
+  absl::StatusOr<int64_t> parsed = ParseTimeFlag("--start", "1969-12-31", kNow);
+  ASSERT_FALSE(parsed.ok());
+  EXPECT_THAT(std::string(parsed.status().message()), HasSubstr("before 1970"));
+}
+
+TEST(TimeWindowTest, PrevalenceDefaultsToEveryReport) {
+  absl::StatusOr<TimeWindow> w = PrevalenceWindow({}, kNow);
+  ASSERT_TRUE(w.ok());
+  EXPECT_EQ(w->start_seconds, 0);
+  EXPECT_EQ(w->end_seconds, 0);
+  w = PrevalenceWindow({.start = "-7d"}, kNow);
+  ASSERT_TRUE(w.ok());
+  EXPECT_EQ(w->start_seconds, 1793534400 - 7 * kDay);
+  EXPECT_EQ(w->end_seconds, 0);
+  EXPECT_THAT(std::string(PrevalenceWindow({.end = "tomorrow"}, kNow).status().message()),
+              HasSubstr("--end"));
+}
+
+TEST(TimeWindowTest, SeriesDefaultsToTheLast30Days) {
+  absl::StatusOr<TimeWindow> w = SeriesWindow({}, kNow);
+  ASSERT_TRUE(w.ok());
+  EXPECT_EQ(w->end_seconds, 1793534400);
+  EXPECT_EQ(w->start_seconds, 1793534400 - 30 * kDay);
+  w = SeriesWindow({.end = "2026-10-01"}, kNow);  // 30 days before a given end
+  ASSERT_TRUE(w.ok());
+  EXPECT_EQ(w->start_seconds, w->end_seconds - 30 * kDay);
+  w = SeriesWindow({.start = "-7d"}, kNow);
+  ASSERT_TRUE(w.ok());
+  EXPECT_EQ(w->start_seconds, 1793534400 - 7 * kDay);
+  EXPECT_EQ(w->end_seconds, 1793534400);
+}
+
+TEST(TimeWindowTest, SeriesRefusesZeroNamingTheFlag) {
+  EXPECT_THAT(std::string(SeriesWindow({.start = "0"}, kNow).status().message()),
+              HasSubstr("--start: a series needs a start"));
+  EXPECT_THAT(std::string(SeriesWindow({.end = "0"}, kNow).status().message()),
+              HasSubstr("--end: a series needs an end"));
+}
+
+TEST(TimeWindowTest, DifferenceOfOneMetricComparesTheLast30DaysWithThe30DaysBefore) {
+  absl::StatusOr<std::pair<TimeWindow, TimeWindow>> w = DifferenceWindows({}, true, kNow);
+  ASSERT_TRUE(w.ok());
+  EXPECT_EQ(w->second.end_seconds, 1793534400);
+  EXPECT_EQ(w->second.start_seconds, 1793534400 - 30 * kDay);
+  EXPECT_EQ(w->first.end_seconds, 1793534400 - 30 * kDay);
+  EXPECT_EQ(w->first.start_seconds, 1793534400 - 60 * kDay);
+}
+
+TEST(TimeWindowTest, DifferenceFirstWindowDefaultsToTheSecondsLengthBeforeIt) {
+  absl::StatusOr<std::pair<TimeWindow, TimeWindow>> w =
+      DifferenceWindows({.start2 = "-7d"}, true, kNow);
+  ASSERT_TRUE(w.ok());
+  EXPECT_EQ(w->second.start_seconds, 1793534400 - 7 * kDay);
+  EXPECT_EQ(w->second.end_seconds, 1793534400);
+  EXPECT_EQ(w->first.end_seconds, 1793534400 - 7 * kDay);
+  EXPECT_EQ(w->first.start_seconds, 1793534400 - 14 * kDay);
+  // Every flag given: taken as written ("0" keeps its meaning: the beginning, no end).
+  w = DifferenceWindows({.start = "0", .end = "2026-10-01", .start2 = "2026-10-01", .end2 = "0"},
+                        true, kNow);
+  ASSERT_TRUE(w.ok());
+  EXPECT_EQ(w->first.start_seconds, 0);
+  EXPECT_EQ(w->first.end_seconds, 1790812800);
+  EXPECT_EQ(w->second.start_seconds, 1790812800);
+  EXPECT_EQ(w->second.end_seconds, 0);
+}
+
+TEST(TimeWindowTest, DifferenceOfTwoMetricsDefaultsToTheSameLast30Days) {
+  absl::StatusOr<std::pair<TimeWindow, TimeWindow>> w = DifferenceWindows({}, false, kNow);
+  ASSERT_TRUE(w.ok());
+  EXPECT_EQ(w->first.start_seconds, 1793534400 - 30 * kDay);
+  EXPECT_EQ(w->first.end_seconds, 1793534400);
+  EXPECT_EQ(w->second.start_seconds, w->first.start_seconds);
+  EXPECT_EQ(w->second.end_seconds, w->first.end_seconds);
+  EXPECT_THAT(std::string(DifferenceWindows({.start2 = "x"}, false, kNow).status().message()),
+              HasSubstr("--start2"));
 }
 
 // Issue 16: a level of 99.9999 % or more was printed as "100 %".

@@ -50,17 +50,20 @@ const std::vector<CommandSpec>& Commands() {
        "than N days, 0 = never; drop_counts: their counts too)",
        {"days", "policy"}},
       {"prevalence",
-       "--metric=N [--start=T --end=T] [--level=0.95] [--method=M] [--combination=C] "
-       "[--group_by=LABEL] [--simultaneous=sidak|bonferroni]",
+       "--metric=N [--start=T] [--end=T] [--level=0.95] [--method=M] [--combination=C] "
+       "[--group_by=LABEL] [--simultaneous=sidak|bonferroni]   (T: 2026-11-01, "
+       "2026-11-01T12:00:00Z, -7d, -24h, now or Unix seconds; default: every report)",
        {"metric", "start", "end", "level", "method", "combination", "group_by", "simultaneous"}},
       {"series",
-       "--metric=N --start=T --end=T [--bucket=hour|day|week] [--level] [--method] "
-       "[--combination] [--plot=FILE.svg|.pdf] [--simultaneous=sidak|bonferroni]",
+       "--metric=N [--start=T] [--end=T] [--bucket=hour|day|week] [--level] [--method] "
+       "[--combination] [--plot=FILE.svg|.pdf] [--simultaneous=sidak|bonferroni]   (T as for "
+       "prevalence; default: the last 30 days)",
        {"metric", "start", "end", "level", "method", "combination", "bucket", "plot",
         "simultaneous"}},
       {"difference",
-       "--metric=N --start=T --end=T [--metric2=M] --start2=T --end2=T [--level] "
-       "[--combination]",
+       "--metric=N [--metric2=M] [--start=T] [--end=T] [--start2=T] [--end2=T] [--level] "
+       "[--combination]   (T as for prevalence; default: the last 30 days against the 30 "
+       "days before)",
        {"metric", "start", "end", "metric2", "start2", "end2", "level", "combination"}},
       {"design",
        "(--design=D [design flags] | --categories=Y,N,U,A [--design=k_rr|oue|olh|categorical] "

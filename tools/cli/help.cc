@@ -13,9 +13,13 @@ namespace {
 
 void PrintFlag(const char* name) {
   const absl::CommandLineFlag* flag = absl::FindCommandLineFlag(name);
-  if (flag == nullptr) return;  // a flag another branch adds (e.g. --plot)
-  std::printf("  --%s (%s; default \"%s\")\n", name, flag->Help().c_str(),
-              flag->DefaultValue().c_str());
+  if (flag == nullptr) return;         // a flag another branch adds (e.g. --plot)
+  if (flag->DefaultValue().empty()) {  // none, or the help says what is meant (time flags)
+    std::printf("  --%s (%s)\n", name, flag->Help().c_str());
+  } else {
+    std::printf("  --%s (%s; default \"%s\")\n", name, flag->Help().c_str(),
+                flag->DefaultValue().c_str());
+  }
 }
 
 }  // namespace

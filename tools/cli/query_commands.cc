@@ -4,12 +4,14 @@
 #include <functional>
 #include <iostream>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "absl/flags/flag.h"
 #include "absl/status/statusor.h"
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
+#include "absl/time/clock.h"
 #include "deniable/v1/query_service.grpc.pb.h"
 #include "server/core/design_advisor.h"
 #include "tools/cli/categorical_flags.h"
@@ -64,6 +66,13 @@ int PrintLocal(const char* what, const absl::StatusOr<Response>& response,
     std::cout << format(*response);
   }
   return 0;
+}
+
+TimeFlagValues TimeFlags() {
+  return {.start = absl::GetFlag(FLAGS_start),
+          .end = absl::GetFlag(FLAGS_end),
+          .start2 = absl::GetFlag(FLAGS_start2),
+          .end2 = absl::GetFlag(FLAGS_end2)};
 }
 
 absl::StatusOr<v1::VersionCombination> CombinationFromFlag() {
@@ -168,8 +177,10 @@ int ListMetrics() {
 int Prevalence() {
   v1::GetPrevalenceRequest request;
   request.set_metric(absl::GetFlag(FLAGS_metric));
-  request.set_start_time_seconds(absl::GetFlag(FLAGS_start));
-  request.set_end_time_seconds(absl::GetFlag(FLAGS_end));
+  absl::StatusOr<TimeWindow> window = PrevalenceWindow(TimeFlags(), absl::Now());
+  if (!window.ok()) return FailUsage(std::string(window.status().message()));
+  request.set_start_time_seconds(window->start_seconds);
+  request.set_end_time_seconds(window->end_seconds);
   request.set_confidence_level(absl::GetFlag(FLAGS_level));
   request.set_group_by(absl::GetFlag(FLAGS_group_by));
   absl::StatusOr<v1::IntervalMethod> method = MethodFromFlag();
@@ -188,8 +199,10 @@ int Prevalence() {
 int Series() {
   v1::GetSeriesRequest request;
   request.set_metric(absl::GetFlag(FLAGS_metric));
-  request.set_start_time_seconds(absl::GetFlag(FLAGS_start));
-  request.set_end_time_seconds(absl::GetFlag(FLAGS_end));
+  absl::StatusOr<TimeWindow> window = SeriesWindow(TimeFlags(), absl::Now());
+  if (!window.ok()) return FailUsage(std::string(window.status().message()));
+  request.set_start_time_seconds(window->start_seconds);
+  request.set_end_time_seconds(window->end_seconds);
   request.set_confidence_level(absl::GetFlag(FLAGS_level));
   const std::string bucket = absl::GetFlag(FLAGS_bucket);
   if (bucket == "hour") {
@@ -236,13 +249,18 @@ int Series() {
 
 int Difference() {
   v1::GetDifferenceRequest request;
-  request.mutable_first()->set_metric(absl::GetFlag(FLAGS_metric));
-  request.mutable_first()->set_start_time_seconds(absl::GetFlag(FLAGS_start));
-  request.mutable_first()->set_end_time_seconds(absl::GetFlag(FLAGS_end));
-  const std::string second = absl::GetFlag(FLAGS_metric2);
-  request.mutable_second()->set_metric(second.empty() ? absl::GetFlag(FLAGS_metric) : second);
-  request.mutable_second()->set_start_time_seconds(absl::GetFlag(FLAGS_start2));
-  request.mutable_second()->set_end_time_seconds(absl::GetFlag(FLAGS_end2));
+  const std::string first = absl::GetFlag(FLAGS_metric);
+  const std::string second =
+      absl::GetFlag(FLAGS_metric2).empty() ? first : absl::GetFlag(FLAGS_metric2);
+  absl::StatusOr<std::pair<TimeWindow, TimeWindow>> windows =
+      DifferenceWindows(TimeFlags(), /*same_metric=*/first == second, absl::Now());
+  if (!windows.ok()) return FailUsage(std::string(windows.status().message()));
+  request.mutable_first()->set_metric(first);
+  request.mutable_first()->set_start_time_seconds(windows->first.start_seconds);
+  request.mutable_first()->set_end_time_seconds(windows->first.end_seconds);
+  request.mutable_second()->set_metric(second);
+  request.mutable_second()->set_start_time_seconds(windows->second.start_seconds);
+  request.mutable_second()->set_end_time_seconds(windows->second.end_seconds);
   absl::StatusOr<v1::VersionCombination> combination = CombinationFromFlag();
   if (!combination.ok()) return FailUsage(std::string(combination.status().message()));
   request.mutable_first()->set_combination(*combination);

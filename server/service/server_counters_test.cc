@@ -1,0 +1,89 @@
+#include "server/service/server_counters.h"
+
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+#include <prometheus/text_serializer.h>
+
+#include <string>
+
+namespace deniable::server {
+namespace {
+
+using ::testing::HasSubstr;
+using ::testing::Not;
+
+std::string Scrape(const ServerCounters& counters) {
+  return prometheus::TextSerializer().Serialize(counters.registry()->Collect());
+}
+
+TEST(ServerCountersTest, UnattributedSeriesExistAtZeroFromTheStart) {
+  ServerCounters counters(/*start_time_seconds=*/1);
+  const std::string text = Scrape(counters);
+  EXPECT_THAT(text, HasSubstr("deniable_reports_total{metric=\"\",outcome=\"accepted\"} 0"));
+  EXPECT_THAT(text, HasSubstr("deniable_reports_rejected_total{code=\"INVALID_ARGUMENT\","
+                              "metric=\"\"} 0"));
+  EXPECT_THAT(text, HasSubstr("deniable_reports_rejected_total{code=\"NOT_FOUND\",metric=\"\"} 0"));
+  EXPECT_THAT(text, HasSubstr("deniable_report_batches_rejected_total{reason=\"invalid\"} 0"));
+  // The HELP line says what metric="" holds.
+  EXPECT_THAT(text, HasSubstr("metric=\"\" counts reports that name no metric of this server"));
+}
+
+TEST(ServerCountersTest, AddMetricMakesItsSeriesExistAtZero) {
+  ServerCounters counters(1);
+  EXPECT_THAT(Scrape(counters), Not(HasSubstr("metric=\"smoking\"")));
+  counters.AddMetric("smoking");
+  counters.AddMetric("smoking");  // idempotent
+  const std::string text = Scrape(counters);
+  for (const char* series :
+       {"deniable_reports_total{metric=\"smoking\",outcome=\"accepted\"} 0",
+        "deniable_reports_total{metric=\"smoking\",outcome=\"duplicate\"} 0",
+        "deniable_reports_total{metric=\"smoking\",outcome=\"rejected\"} 0",
+        "deniable_reports_rejected_total{code=\"FAILED_PRECONDITION\",metric=\"smoking\"} 0",
+        "deniable_imported_reports_total{metric=\"smoking\",outcome=\"accepted\"} 0",
+        "deniable_imported_reports_total{metric=\"smoking\",outcome=\"duplicate\"} 0",
+        "deniable_retention_reports_dropped_total{metric=\"smoking\"} 0"}) {
+    EXPECT_THAT(text, HasSubstr(series));
+  }
+  counters.RecordStored("smoking", 3, 1);
+  EXPECT_EQ(counters.Snapshot().reports_accepted(), 3u);
+  EXPECT_THAT(Scrape(counters),
+              HasSubstr("deniable_reports_total{metric=\"smoking\",outcome=\"accepted\"} 3"));
+}
+
+TEST(ServerCountersTest, AddMethodShowsItsOkSeriesBeforeTheFirstCall) {
+  ServerCounters counters(1);
+  counters.AddMethod("grpc", "deniable.v1.QueryService/ListMetrics");
+  const std::string text = Scrape(counters);
+  EXPECT_THAT(text, HasSubstr("deniable_calls_total{code=\"OK\",method=\"deniable.v1."
+                              "QueryService/ListMetrics\",transport=\"grpc\"} 0"));
+  EXPECT_THAT(text, HasSubstr("deniable_request_duration_seconds_count{code=\"OK\",method=\""
+                              "deniable.v1.QueryService/ListMetrics\",transport=\"grpc\"} 0"));
+}
+
+TEST(ServerCountersTest, TimedCallsFillTheHistogramByMethodAndCode) {
+  ServerCounters counters(1);
+  const char* kMethod = "deniable.v1.QueryService/GetPrevalence";
+  counters.RecordCall("grpc", kMethod, absl::StatusCode::kOk, absl::Milliseconds(3));
+  counters.RecordCall("grpc", kMethod, absl::StatusCode::kOk, absl::Milliseconds(30));
+  counters.RecordCall("grpc", kMethod, absl::StatusCode::kNotFound, absl::Seconds(20));
+  counters.RecordCall("http", kMethod, absl::StatusCode::kOk);  // untimed: counted only
+  const std::string text = Scrape(counters);
+  const std::string ok = "code=\"OK\",method=\"deniable.v1.QueryService/GetPrevalence\"";
+  EXPECT_THAT(
+      text, HasSubstr("deniable_request_duration_seconds_count{" + ok + ",transport=\"grpc\"} 2"));
+  EXPECT_THAT(text, HasSubstr("deniable_request_duration_seconds_sum{" + ok +
+                              ",transport=\"grpc\"} 0.033"));
+  EXPECT_THAT(text, HasSubstr("deniable_request_duration_seconds_bucket{" + ok +
+                              ",transport=\"grpc\",le=\"0.005\"} 1"));
+  EXPECT_THAT(text, HasSubstr("deniable_request_duration_seconds_bucket{" + ok +
+                              ",transport=\"grpc\",le=\"0.05\"} 2"));
+  EXPECT_THAT(text, HasSubstr("deniable_request_duration_seconds_bucket{code=\"NOT_FOUND\","
+                              "method=\"deniable.v1.QueryService/GetPrevalence\",transport="
+                              "\"grpc\",le=\"10\"} 0"));
+  EXPECT_THAT(text, HasSubstr("deniable_calls_total{" + ok + ",transport=\"http\"} 1"));
+  EXPECT_THAT(
+      text, HasSubstr("deniable_request_duration_seconds_count{" + ok + ",transport=\"http\"} 0"));
+}
+
+}  // namespace
+}  // namespace deniable::server
