@@ -85,6 +85,12 @@ ABSL_FLAG(std::string, db, EnvOr("DENIABLE_DB", "deniable.db"),
 ABSL_FLAG(std::string, durability, EnvOr("DENIABLE_DURABILITY", "full"),
           "full: synchronous=FULL, an acknowledged batch survives power loss; normal: survives a "
           "crash of the server, not power loss (env DENIABLE_DURABILITY)");
+ABSL_FLAG(int, sqlite_write_cache_mib, 64,
+          "SQLite: page cache of the writing connection, MiB (bounds the storage's memory; "
+          "docs/operations.md, Memory)");
+ABSL_FLAG(int64_t, max_recent_reports, 4'000'000,
+          "SQLite: ids of recent reports held in memory (about 30 bytes each) before the oldest "
+          "metric-hours move to the keyed table (docs/operations.md, Memory)");
 ABSL_FLAG(int, max_batch_reports, 10000, "largest number of reports in one SubmitReports call");
 ABSL_FLAG(int, max_message_bytes, 2 * 1024 * 1024, "largest request accepted, in bytes");
 ABSL_FLAG(int, max_future_skew_seconds, 3600,
@@ -428,6 +434,15 @@ int main(int argc, char** argv) {
     spdlog::error("--durability must be full or normal, but is \"{}\"", durability);
     return 2;
   }
+  if (absl::GetFlag(FLAGS_sqlite_write_cache_mib) < 1 ||
+      absl::GetFlag(FLAGS_max_recent_reports) < 1) {
+    spdlog::error(
+        "--sqlite_write_cache_mib and --max_recent_reports must be >= 1, but are {} and {}",
+        absl::GetFlag(FLAGS_sqlite_write_cache_mib), absl::GetFlag(FLAGS_max_recent_reports));
+    return 2;
+  }
+  sqlite.write_cache_kib = absl::GetFlag(FLAGS_sqlite_write_cache_mib) * 1024;
+  sqlite.max_recent_reports = absl::GetFlag(FLAGS_max_recent_reports);
 
   deniable::server::ServerOptions options;
   options.listen_address = absl::GetFlag(FLAGS_listen);

@@ -23,6 +23,8 @@ import urllib.request
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.join(HERE, "lib"))
 from test_server import start_collector  # noqa: E402
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "lib"))
+from checks import check  # noqa: E402
 
 SAMPLE = re.compile(r'^([a-zA-Z_:][a-zA-Z0-9_:]*)(\{(.*)\})? (\S+)$')
 LIST = 'method="deniable.v1.QueryService/ListMetrics"'
@@ -41,7 +43,7 @@ def scrape(http):
             helps[name] = help_text
         elif line:
             m = SAMPLE.match(line)
-            assert m, f"not a sample line: {line!r}"
+            check(m, f"not a sample line: {line!r}")
             samples[(m.group(1), m.group(3) or "")] = float(m.group(4))
     return samples, types, helps
 
@@ -56,7 +58,7 @@ def documented():
 def value(samples, name, *labels):
     """The one sample of `name` whose labels contain every one of `labels`."""
     found = [v for (n, l), v in samples.items() if n == name and all(x in l for x in labels)]
-    assert len(found) == 1, f"{name} {labels}: {len(found)} samples"
+    check(len(found) == 1, f"{name} {labels}: {len(found)} samples")
     return found[0]
 
 
@@ -70,7 +72,7 @@ def main():
     try:
         out = subprocess.run([cli, f"--target={target}", "create-metric", "--name=smoking",
                               "--design=two_coin"], capture_output=True, text=True, timeout=60)
-        assert out.returncode == 0, out.stderr
+        check(out.returncode == 0, out.stderr)
     finally:
         proc.terminate()
         proc.wait(timeout=30)
@@ -80,57 +82,70 @@ def main():
     try:
         samples, types, helps = scrape(http)
         table = documented()
-        assert len(table) >= 20, table
+        check(len(table) >= 20, table)
         for name, kind in table:
-            assert types.get(name) == kind, f"{name}: documented as {kind}, scraped {types.get(name)}"
+            check(types.get(name) == kind, f"{name}: documented as {kind}, scraped {types.get(name)}")
         for (name, labels), v in samples.items():
             if name.startswith("deniable_") and (name.endswith("_total") or
                                                   name.endswith("_count")):
-                assert v == 0, f"{name}{{{labels}}} is {v} before any call"
+                check(v == 0, f"{name}{{{labels}}} is {v} before any call")
         for outcome in ("accepted", "duplicate", "rejected"):
             value(samples, "deniable_reports_total", 'metric="smoking"', f'outcome="{outcome}"')
             value(samples, "deniable_reports_total", 'metric=""', f'outcome="{outcome}"')
         value(samples, "deniable_retention_reports_dropped_total", 'metric="smoking"')
         value(samples, "deniable_imported_reports_total", 'metric="smoking"', 'outcome="accepted"')
-        assert 'metric=""' in helps["deniable_reports_total"], helps["deniable_reports_total"]
+        check('metric=""' in helps["deniable_reports_total"], helps["deniable_reports_total"])
         methods = {l for (n, l) in samples if n == "deniable_request_duration_seconds_count"}
-        assert len(methods) >= 14 and all('code="OK"' in l for l in methods), methods
+        check(len(methods) >= 14 and all('code="OK"' in l for l in methods), methods)
         for service, method in (("ReportService", "SubmitReports"),
                                 ("ReportService", "StreamReports"),
                                 ("QueryService", "GetPrevalence"),
                                 ("AdminService", "GetServerStats")):
-            value(samples, "deniable_calls_total", f'method="deniable.v1.{service}/{method}"')
+            value(samples, "deniable_calls_total", f'method="deniable.v1.{service}/{method}"',
+                  'transport="grpc"')
         buckets = [l for (n, l) in samples
                    if n == "deniable_request_duration_seconds_bucket" and LIST in l]
-        assert 'le="0.0005"' in "".join(buckets) and 'le="10"' in "".join(buckets), buckets
+        check('le="0.0005"' in "".join(buckets) and 'le="10"' in "".join(buckets), buckets)
 
         # The process collector's series: this server's figures.
         start = value(samples, "process_start_time_seconds")
-        assert before - 60 <= start <= time.time() + 1, (before, start)
-        assert 0 < value(samples, "process_open_fds") <= value(samples, "process_max_fds")
-        assert value(samples, "process_resident_memory_bytes") > 1e6
-        assert (value(samples, "process_virtual_memory_bytes") >=
-                value(samples, "process_resident_memory_bytes"))
-        assert value(samples, "process_cpu_seconds_total") >= 0
+        check(before - 60 <= start <= time.time() + 1, (before, start))
+        check(0 < value(samples, "process_open_fds") <= value(samples, "process_max_fds"))
+        check(value(samples, "process_resident_memory_bytes") > 1e6)
+        check((value(samples, "process_virtual_memory_bytes") >=
+                value(samples, "process_resident_memory_bytes")))
+        check(value(samples, "process_cpu_seconds_total") >= 0)
 
         # One call: its method's histogram count and counter are 1, no other call moved.
         out = subprocess.run([cli, f"--target={target}", "list-metrics"], capture_output=True,
                              text=True, timeout=60)
-        assert out.returncode == 0, out.stderr
+        check(out.returncode == 0, out.stderr)
         after, _, _ = scrape(http)
-        assert value(after, "deniable_request_duration_seconds_count", LIST, 'code="OK"') == 1
-        assert value(after, "deniable_request_duration_seconds_bucket", LIST, 'le="+Inf"') == 1
-        assert value(after, "deniable_request_duration_seconds_sum", LIST) > 0
-        assert value(after, "deniable_calls_total", LIST, 'code="OK"') == 1
-        assert sum(v for (n, l), v in after.items()
-                   if n == "deniable_calls_total" and 'transport="grpc"' in l) == 1
+        check(value(after, "deniable_request_duration_seconds_count", LIST, 'code="OK"',
+                     'transport="grpc"') == 1)
+        check(value(after, "deniable_request_duration_seconds_bucket", LIST, 'le="+Inf"',
+                     'transport="grpc"') == 1)
+        check(value(after, "deniable_request_duration_seconds_sum", LIST, 'transport="grpc"') > 0)
+        check(value(after, "deniable_calls_total", LIST, 'code="OK"', 'transport="grpc"') == 1)
+        check(sum(v for (n, l), v in after.items()
+                   if n == "deniable_calls_total" and 'transport="grpc"' in l) == 1)
+        # The same call over HTTP/JSON: timed into the histogram with transport="http".
+        request = urllib.request.Request(f"{http}/v1/QueryService/ListMetrics", data=b"{}",
+                                         headers={"Content-Type": "application/json"})
+        with urllib.request.urlopen(request, timeout=10) as r:
+            check(r.status == 200, r.status)
+        after, _, _ = scrape(http)
+        check(value(after, "deniable_request_duration_seconds_count", LIST, 'code="OK"',
+                     'transport="http"') == 1)
+        check(value(after, "deniable_calls_total", LIST, 'code="OK"', 'transport="http"') == 1)
         # A refused call: its code's series appear.
         out = subprocess.run([cli, f"--target={target}", "prevalence", "--metric=no_such"],
                              capture_output=True, text=True, timeout=60)
-        assert out.returncode == 3, out.stderr
+        check(out.returncode == 3, out.stderr)
         after, _, _ = scrape(http)
-        assert value(after, "deniable_request_duration_seconds_count",
-                     'method="deniable.v1.QueryService/GetPrevalence"', 'code="NOT_FOUND"') == 1
+        check(value(after, "deniable_request_duration_seconds_count",
+                     'method="deniable.v1.QueryService/GetPrevalence"', 'code="NOT_FOUND"',
+                     'transport="grpc"') == 1)
     finally:
         proc.terminate()
         proc.wait(timeout=30)

@@ -270,7 +270,8 @@ MHD_Result AdmitCall(const Listener& listener, MHD_Connection* connection, Excha
   const std::optional<absl::string_view> authorization = HeaderOf(connection, "Authorization");
   absl::StatusOr<Caller> caller =
       api.Authorize(method, authorization.value_or(""), Peer(connection), import_header);
-  if (!caller.ok()) return SendReply(connection, exchange, api.Refuse(method, caller.status()));
+  if (!caller.ok())
+    return SendReply(connection, exchange, api.Refuse(method, caller.status(), 0, exchange.start));
   if (IsGuardedRoute(path)) {
     const RequestHeaders headers{.content_type = HeaderOf(connection, "Content-Type"),
                                  .origin = origin,
@@ -279,17 +280,18 @@ MHD_Result AdmitCall(const Listener& listener, MHD_Connection* connection, Excha
                                  .forwarded_proto = HeaderOf(connection, "X-Forwarded-Proto"),
                                  .tls = listener.tls};
     if (absl::Status s = CheckJsonContentType(headers); !s.ok()) {
-      return SendReply(connection, exchange, api.Refuse(method, s, 415));
+      return SendReply(connection, exchange, api.Refuse(method, s, 415, exchange.start));
     }
     if (absl::Status s = CheckSameOrigin(headers); !s.ok()) {
-      return SendReply(connection, exchange, api.Refuse(method, s));
+      return SendReply(connection, exchange, api.Refuse(method, s, 0, exchange.start));
     }
   }
   if (absl::Status s = CheckContentLength(HeaderOf(connection, "Content-Length"),
                                           listener.options.max_body_bytes);
       !s.ok()) {
-    return SendReply(connection, exchange,
-                     api.Refuse(method, s, absl::StartsWith(s.message(), "body:") ? 413 : 0));
+    return SendReply(
+        connection, exchange,
+        api.Refuse(method, s, absl::StartsWith(s.message(), "body:") ? 413 : 0, exchange.start));
   }
   exchange.method = std::move(method);
   exchange.caller = *std::move(caller);
@@ -346,11 +348,12 @@ MHD_Result Access(void* cls, MHD_Connection* connection, const char* url, const 
   if (deadlines != nullptr) listener.deadlines->BodyDone(deadlines);
   const JsonApi& api = *listener.api;
   if (exchange.too_large || !exchange.caller.has_value()) {
-    return SendReply(
-        connection, exchange,
-        api.Refuse(exchange.method, BodyTooLargeError(listener.options.max_body_bytes), 413));
+    return SendReply(connection, exchange,
+                     api.Refuse(exchange.method, BodyTooLargeError(listener.options.max_body_bytes),
+                                413, exchange.start));
   }
-  return SendReply(connection, exchange, api.Run(exchange.method, *exchange.caller, exchange.body));
+  return SendReply(connection, exchange,
+                   api.Run(exchange.method, *exchange.caller, exchange.body, exchange.start));
 }
 
 void* RequestStarted(void* /*cls*/, const char* /*uri*/, MHD_Connection* /*connection*/) {

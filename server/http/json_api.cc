@@ -62,6 +62,7 @@ JsonApi::JsonApi(JsonApiBackends backends) : backends_(backends) {
   auto add = [this](const char* method, Handler handler) {
     order_.push_back(method);
     handlers_.emplace(method, std::move(handler));
+    if (backends_.counters != nullptr) backends_.counters->AddMethod("http", method);
   };
   MetricRegistry* registry = backends_.registry;
   PrevalenceQuery* prevalence = backends_.prevalence;
@@ -206,8 +207,9 @@ absl::StatusOr<Caller> JsonApi::Authorize(absl::string_view method, absl::string
   return backends_.policy->Authorize(method, authorization, peer, import_header);
 }
 
-JsonReply JsonApi::Run(absl::string_view method, const Caller& caller,
-                       absl::string_view body) const {
+JsonReply JsonApi::Run(absl::string_view method, const Caller& caller, absl::string_view body,
+                       absl::Time arrival) const {
+  const absl::Time start = arrival == absl::InfinitePast() ? absl::Now() : arrival;
   JsonReply reply;
   auto it = handlers_.find(method);
   absl::Status status = it == handlers_.end()
@@ -215,7 +217,7 @@ JsonReply JsonApi::Run(absl::string_view method, const Caller& caller,
                             : ForClient(it->second(caller, body, &reply));
   if (backends_.counters != nullptr) {
     backends_.counters->RecordCall("http", it == handlers_.end() ? "unknown" : method,
-                                   status.code());
+                                   status.code(), absl::Now() - start);
   }
   reply.code = status.code();
   if (!status.ok()) {
@@ -225,8 +227,8 @@ JsonReply JsonApi::Run(absl::string_view method, const Caller& caller,
   return reply;
 }
 
-JsonReply JsonApi::Refuse(absl::string_view method, const absl::Status& status,
-                          int http_status) const {
+JsonReply JsonApi::Refuse(absl::string_view method, const absl::Status& status, int http_status,
+                          absl::Time arrival) const {
   const bool served = handlers_.contains(method);
   if (method == "deniable.v1.ReportService/SubmitReports") {
     // As the gRPC guard: a refused batch is logged and counted (its size is not parsed).
@@ -237,7 +239,9 @@ JsonReply JsonApi::Refuse(absl::string_view method, const absl::Status& status,
     }
   }
   if (backends_.counters != nullptr) {
-    backends_.counters->RecordCall("http", served ? method : "unknown", status.code());
+    backends_.counters->RecordCall(
+        "http", served ? method : "unknown", status.code(),
+        arrival == absl::InfinitePast() ? absl::ZeroDuration() : absl::Now() - arrival);
   }
   JsonReply reply;
   reply.code = status.code();

@@ -23,6 +23,7 @@
 #include "absl/container/flat_hash_map.h"
 #include "absl/status/status.h"
 #include "absl/strings/string_view.h"
+#include "absl/time/time.h"
 #include "server/auth/access_policy.h"
 #include "server/core/design_advisor.h"
 #include "server/core/ingestor.h"
@@ -81,14 +82,18 @@ class JsonApi {
                                    std::optional<absl::string_view> import_header) const;
 
   // The second half: runs the call Authorize admitted, with its JSON `body`. Errors as Call's.
-  // Counts the call (ServerCounters::RecordCall).
-  JsonReply Run(absl::string_view method, const Caller& caller, absl::string_view body) const;
+  // Counts the call and its duration from `arrival` (the request's first byte; InfinitePast:
+  // from now, the handler alone) in ServerCounters::RecordCall.
+  JsonReply Run(absl::string_view method, const Caller& caller, absl::string_view body,
+                absl::Time arrival = absl::InfinitePast()) const;
 
   // The answer to a call refused before it ran: Authorize's error, or the listener's own (413
   // body too large, 415 content type, 403 cross-origin). Counted like a call that ran; a refused
   // SubmitReports is also logged and counted as a refused batch, as the gRPC guard does.
   // `http_status` 0: HttpStatusFor(status.code()).
-  JsonReply Refuse(absl::string_view method, const absl::Status& status, int http_status = 0) const;
+  // `arrival` as for Run.
+  JsonReply Refuse(absl::string_view method, const absl::Status& status, int http_status = 0,
+                   absl::Time arrival = absl::InfinitePast()) const;
 
   // Whether `method` (a full name) is served.
   bool Serves(absl::string_view method) const { return handlers_.contains(method); }
