@@ -38,6 +38,10 @@ ServerCounters::ServerCounters(int64_t start_time_seconds,
                          "Reports of historical imports (x-deniable-import) by outcome: accepted "
                          "(stored now), duplicate (already stored); also in "
                          "deniable_reports_total")),
+      label_values_refused_(Counters(*registry_, "deniable_label_values_refused_total",
+                                     "Reports refused because a label key of their metric "
+                                     "already had --max_label_values distinct values; also in "
+                                     "deniable_reports_rejected_total (INVALID_ARGUMENT)")),
       batches_accepted_(batches_.Add({{"outcome", "accepted"}})),
       batches_rejected_(batches_.Add({{"outcome", "rejected"}})),
       invalid_(rejected_batches_.Add({{"reason", "invalid"}})),
@@ -92,6 +96,10 @@ void ServerCounters::RecordImported(absl::string_view metric, int64_t accepted,
       .Increment(static_cast<double>(accepted));
   imported_.Add({{"outcome", "duplicate"}, {"metric", name}})
       .Increment(static_cast<double>(duplicates));
+}
+
+void ServerCounters::RecordLabelValueRefused(absl::string_view metric) {
+  label_values_refused_.Add({{"metric", std::string(metric)}}).Increment();
 }
 
 void ServerCounters::RecordReportRejected(absl::string_view metric, absl::StatusCode code) {

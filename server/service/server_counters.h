@@ -18,6 +18,8 @@
 //                              also counted in deniable_reports_total; docs/operations.md)
 //   deniable_calls_total{transport="grpc"|"http", method, code}
 //   deniable_retention_reports_dropped_total{metric}   reports dropped by retention runs
+//   deniable_label_values_refused_total{metric}   reports refused by the cap on distinct values
+//                              of a label key (--max_label_values; also in reports_rejected)
 //   deniable_streams_shed_total       StreamReports calls refused: too many streams were open
 //   deniable_open_streams             StreamReports calls open now (gauge)
 //
@@ -61,6 +63,7 @@ class ServerCounters : public ReportOutcomeSink {
   void RecordStored(absl::string_view metric, int64_t accepted, int64_t duplicates) override;
   void RecordReportRejected(absl::string_view metric, absl::StatusCode code) override;
   void RecordImported(absl::string_view metric, int64_t accepted, int64_t duplicates) override;
+  void RecordLabelValueRefused(absl::string_view metric) override;
   // A call that stored nothing, with the number of reports it carried (0 if unknown) and whether
   // the rate limit (rather than storage) said RESOURCE_EXHAUSTED. Its reports count with
   // metric="" (not attributed).
@@ -91,6 +94,7 @@ class ServerCounters : public ReportOutcomeSink {
   prometheus::Family<prometheus::Counter>& rejected_reports_;
   prometheus::Family<prometheus::Counter>& calls_;
   prometheus::Family<prometheus::Counter>& imported_;
+  prometheus::Family<prometheus::Counter>& label_values_refused_;
   prometheus::Counter &batches_accepted_, &batches_rejected_;
   // The report counters of one value of the `metric` label.
   struct MetricReports {
