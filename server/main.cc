@@ -95,6 +95,10 @@ ABSL_FLAG(int64_t, max_label_values, deniable::server::kDefaultMaxLabelValues,
           "distinct values each label key of a metric may have: a report bringing a new value "
           "past it is refused (INVALID_ARGUMENT, permanent); labels are public and "
           "low-cardinality, never an identifier; 0: no cap (docs/operations.md, Labels)");
+ABSL_FLAG(int64_t, max_label_keys, deniable::server::kDefaultMaxLabelKeys,
+          "distinct label keys a metric may have: a report bringing another key past it is "
+          "refused (INVALID_ARGUMENT, permanent), so an identifier cannot move into the key; 0: "
+          "no cap (docs/operations.md, Labels)");
 ABSL_FLAG(int64_t, max_import_age_seconds, 0,
           "historical imports (SubmitReports/StreamReports with the x-deniable-import: historical "
           "header and an analyst token) accept reports this old, for example 157680000 (5 "
@@ -360,10 +364,14 @@ int main(int argc, char** argv) {
   }
 
   sqlite.max_label_values = absl::GetFlag(FLAGS_max_label_values);
-  if (sqlite.max_label_values < 0) {
-    spdlog::error("--max_label_values must be >= 0 (0: no cap), but is {}",
-                  sqlite.max_label_values);
-    return 2;
+  sqlite.max_label_keys = absl::GetFlag(FLAGS_max_label_keys);
+  for (const auto& [name, value] :
+       {std::pair<const char*, int64_t>{"max_label_values", sqlite.max_label_values},
+        {"max_label_keys", sqlite.max_label_keys}}) {
+    if (value < 0) {
+      spdlog::error("--{} must be >= 0 (0: no cap), but is {}", name, value);
+      return 2;
+    }
   }
 
   deniable::server::ServerOptions options;
@@ -443,8 +451,10 @@ int main(int argc, char** argv) {
   std::unique_ptr<deniable::server::Storage> storage;
   TokenLister list_tokens;
   if (postgres) {
-    auto opened = deniable::server::PostgresStorage::Open(
-        {.uri = sqlite.path, .max_label_values = sqlite.max_label_values});
+    auto opened =
+        deniable::server::PostgresStorage::Open({.uri = sqlite.path,
+                                                 .max_label_values = sqlite.max_label_values,
+                                                 .max_label_keys = sqlite.max_label_keys});
     if (!opened.ok()) {
       spdlog::error("cannot open the database {}: {}", db_for_log, opened.status().ToString());
       return 1;

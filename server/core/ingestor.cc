@@ -60,12 +60,17 @@ v1::ReportRejection DeletedMetricRejection(int index, absl::string_view metric) 
 
 v1::ReportRejection LabelValueRejection(int index, absl::string_view metric,
                                         const LabelValueRefusal& refusal) {
-  return Rejection(
-      index, absl::InvalidArgumentError(absl::StrCat(
-                 "reports[", index, "].labels[\"", refusal.key, "\"]: metric \"", metric,
-                 "\" already has ", refusal.max_values, " distinct values of label \"", refusal.key,
-                 "\" (--max_label_values); labels must be low-cardinality and never identify a "
-                 "device")));
+  const std::string field = absl::StrCat("reports[", index, "].labels[\"", refusal.key, "\"]: ");
+  constexpr char kContract[] = "labels must be low-cardinality and never identify a device";
+  if (refusal.new_key) {
+    return Rejection(index, absl::InvalidArgumentError(absl::StrCat(
+                                field, "metric \"", metric, "\" already has ", refusal.max_keys,
+                                " distinct label keys (--max_label_keys); ", kContract)));
+  }
+  return Rejection(index, absl::InvalidArgumentError(
+                              absl::StrCat(field, "metric \"", metric, "\" already has ",
+                                           refusal.max_values, " distinct values of label \"",
+                                           refusal.key, "\" (--max_label_values); ", kContract)));
 }
 
 void Ingestor::RejectDeleted(const AppendResult& stored, ValidatedBatch* batch) const {

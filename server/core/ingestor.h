@@ -22,7 +22,8 @@
 //   metric deleted after validation, found by the storage in the append's transaction
 //                                                  NOT_FOUND "reports[i].metric: ... was deleted"
 //   a label value its metric does not have, for a key that already has the storage's
-//   --max_label_values values (label_values.h; decided in the append's transaction)
+//   --max_label_values values, or a key it does not have when it has --max_label_keys
+//   (label_values.h; decided in the append's transaction)
 //                                                  INVALID_ARGUMENT "reports[i].labels[\"key\"]"
 // Categorical metrics (metric_registry.h; docs/statistics.md section 5) add, per report:
 //   `categorical` absent for a categorical metric, or set for a yes/no one
@@ -110,9 +111,10 @@ struct ValidatedBatch {
 // metric back with its id and design fingerprint, and the device's reports count then).
 v1::ReportRejection DeletedMetricRejection(int index, absl::string_view metric);
 
-// The rejection of report `index` of a batch that the storage's cap on label values refused
+// The rejection of report `index` of a batch that the storage's caps on labels refused
 // (AppendResult::label_refusals): INVALID_ARGUMENT "reports[i].labels[\"key\"]: metric \"m\"
-// already has N distinct values of label \"key\" (--max_label_values); ...", permanent.
+// already has N distinct values of label \"key\" (--max_label_values); ..." (or "... already
+// has N distinct label keys (--max_label_keys); ..."), permanent.
 v1::ReportRejection LabelValueRejection(int index, absl::string_view metric,
                                         const LabelValueRefusal& refusal);
 

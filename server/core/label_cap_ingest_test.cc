@@ -122,5 +122,34 @@ TEST_F(LabelCapIngestTest, SubmitAsyncAndStreamsRejectTheRefusedReportAtItsIndex
   EXPECT_EQ(sink_.refused.size(), 2u);
 }
 
+TEST(LabelKeyCapIngestTest, AKeyPastTheCapIsRejectedNamingTheKeyCap) {
+  FakeClock clock(absl::FromUnixSeconds(kNow));
+  MemoryStorage storage(/*max_label_values=*/1000, /*max_label_keys=*/1);
+  MetricRegistry registry(&storage, &clock);
+  Ingestor ingestor(&registry, &storage, &clock, IngestOptions{});
+  v1::CreateMetricRequest create;
+  create.set_name("m");
+  create.mutable_design()->mutable_two_coin();
+  ASSERT_TRUE(registry.Create(create).ok());
+  v1::SubmitReportsRequest request;
+  for (const char* key : {"region", "d41d8cd98f00"}) {
+    v1::Report* r = request.add_reports();
+    r->set_metric("m");
+    r->set_design_version(1);
+    r->set_bit(1);
+    r->set_report_id(std::string(16, key[0]));
+    r->set_event_time_seconds(kNow);
+    (*r->mutable_labels())[key] = "1";
+  }
+  absl::StatusOr<v1::SubmitReportsResponse> response = ingestor.Submit(request);
+  ASSERT_TRUE(response.ok()) << response.status();
+  EXPECT_EQ(response->accepted(), 1u);
+  ASSERT_EQ(response->rejections_size(), 1);
+  EXPECT_TRUE(response->rejections(0).permanent());
+  EXPECT_EQ(response->rejections(0).reason(),
+            "reports[1].labels[\"d41d8cd98f00\"]: metric \"m\" already has 1 distinct label keys "
+            "(--max_label_keys); labels must be low-cardinality and never identify a device");
+}
+
 }  // namespace
 }  // namespace deniable::server

@@ -40,7 +40,8 @@ ServerCounters::ServerCounters(int64_t start_time_seconds,
                          "deniable_reports_total")),
       label_values_refused_(Counters(*registry_, "deniable_label_values_refused_total",
                                      "Reports refused because a label key of their metric "
-                                     "already had --max_label_values distinct values; also in "
+                                     "already had --max_label_values distinct values, or the "
+                                     "metric --max_label_keys keys; also in "
                                      "deniable_reports_rejected_total (INVALID_ARGUMENT)")),
       batches_accepted_(batches_.Add({{"outcome", "accepted"}})),
       batches_rejected_(batches_.Add({{"outcome", "rejected"}})),

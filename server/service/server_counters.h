@@ -18,8 +18,9 @@
 //                              also counted in deniable_reports_total; docs/operations.md)
 //   deniable_calls_total{transport="grpc"|"http", method, code}
 //   deniable_retention_reports_dropped_total{metric}   reports dropped by retention runs
-//   deniable_label_values_refused_total{metric}   reports refused by the cap on distinct values
-//                              of a label key (--max_label_values; also in reports_rejected)
+//   deniable_label_values_refused_total{metric}   reports refused by the caps on distinct values
+//                              of a label key and on distinct keys (--max_label_values,
+//                              --max_label_keys; also in reports_rejected)
 //   deniable_streams_shed_total       StreamReports calls refused: too many streams were open
 //   deniable_open_streams             StreamReports calls open now (gauge)
 //

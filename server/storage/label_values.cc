@@ -37,23 +37,40 @@ absl::StatusOr<int64_t> LabelValueAdmission::Count(int64_t metric_id, absl::stri
   return count;
 }
 
-absl::StatusOr<std::optional<std::string>> LabelValueAdmission::Admit(int64_t metric_id,
-                                                                      absl::string_view labels) {
+absl::StatusOr<int64_t> LabelValueAdmission::Keys(int64_t metric_id) {
+  if (auto it = keys_.find(metric_id); it != keys_.end()) return it->second;
+  DENIABLE_ASSIGN_OR_RETURN(int64_t keys, lookup_.keys(metric_id));
+  keys_.emplace(metric_id, keys);
+  return keys;
+}
+
+absl::StatusOr<std::optional<LabelCapRefusal>> LabelValueAdmission::Admit(
+    int64_t metric_id, absl::string_view labels) {
   std::vector<std::pair<absl::string_view, absl::string_view>> fresh;
+  int64_t new_keys = 0;
   for (const auto& [key, value] : SplitLabels(labels)) {
     DENIABLE_ASSIGN_OR_RETURN(bool known, Known(metric_id, key, value));
     if (known) continue;
     DENIABLE_ASSIGN_OR_RETURN(int64_t count, Count(metric_id, key));
-    if (max_values_ > 0 && count >= max_values_) return std::optional<std::string>(key);
+    if (max_values_ > 0 && count >= max_values_) {
+      return std::optional<LabelCapRefusal>(LabelCapRefusal{std::string(key), false});
+    }
+    if (count == 0) {
+      DENIABLE_ASSIGN_OR_RETURN(int64_t keys, Keys(metric_id));
+      if (max_keys_ > 0 && keys + new_keys >= max_keys_) {
+        return std::optional<LabelCapRefusal>(LabelCapRefusal{std::string(key), true});
+      }
+      ++new_keys;
+    }
     fresh.emplace_back(key, value);
   }
   for (const auto& [key, value] : fresh) {
     Value v{metric_id, std::string(key), std::string(value)};
     known_[v] = true;
-    ++count_[{metric_id, std::string(key)}];
+    if (count_[{metric_id, std::string(key)}]++ == 0) ++keys_[metric_id];
     added_.push_back(std::move(v));
   }
-  return std::optional<std::string>();
+  return std::optional<LabelCapRefusal>();
 }
 
 bool KnownLabelsets::Contains(int64_t metric_id, const std::string& labels) const {

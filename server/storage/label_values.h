@@ -13,11 +13,14 @@
 // (or before it existed) stay accepted. The set lives as long as the metric (DeleteMetric empties
 // it; retention keeps it, as it keeps the counts' labels).
 //
+// The distinct keys of a metric are capped the same way (--max_label_keys), so that an
+// identifier cannot move from the value into the key.
+//
 // Example (inside one transaction):
-//   LabelValueAdmission admission(cap, {.known = ..., .count = ...});
-//   DENIABLE_ASSIGN_OR_RETURN(std::optional<std::string> refused,
+//   LabelValueAdmission admission(max_values, max_keys, {.known = ..., .count = ..., .keys = ...});
+//   DENIABLE_ASSIGN_OR_RETURN(std::optional<LabelCapRefusal> refused,
 //                             admission.Admit(row.metric_id, row.labels));
-//   if (refused) { ... row refused, *refused is the key ... }
+//   if (refused) { ... row refused, refused->key is the label ... }
 //   ... store admission.added() with the rows ...
 #ifndef DENIABLE_SERVER_STORAGE_LABEL_VALUES_H_
 #define DENIABLE_SERVER_STORAGE_LABEL_VALUES_H_
@@ -41,6 +44,16 @@ namespace deniable::server {
 
 // deniable-server --max_label_values's default; 0 means no cap.
 inline constexpr int64_t kDefaultMaxLabelValues = 1000;
+// deniable-server --max_label_keys's default: distinct label keys per metric (without it an
+// identifier could move into the key, d41d8cd98f00=1, past the cap on values); 0 means no cap.
+inline constexpr int64_t kDefaultMaxLabelKeys = 32;
+
+// Why LabelValueAdmission refused a report.
+struct LabelCapRefusal {
+  std::string key;       // the report's label that would pass a cap
+  bool new_key = false;  // true: the metric has max_keys keys and this is another one;
+                         // false: the key has max_values values and this is another one
+};
 
 // The (key, value) pairs of canonical labels "k1=v1,k2=v2" (common/labels.h: keys and values
 // never contain ',' or '='); "" gives none.
@@ -51,36 +64,43 @@ std::vector<std::pair<absl::string_view, absl::string_view>> SplitLabels(
 class LabelValueAdmission {
  public:
   using Value = std::tuple<int64_t, std::string, std::string>;  // metric, key, value
-  // Reads of the transaction's state: whether (metric, key, value) is stored, and how many
-  // values of (metric, key) are stored. Each is asked at most once per argument.
+  // Reads of the transaction's state: whether (metric, key, value) is stored, how many values of
+  // (metric, key) are stored, and how many distinct keys of `metric` are. Each is asked at most
+  // once per argument.
   struct Lookup {
     std::function<absl::StatusOr<bool>(int64_t, absl::string_view, absl::string_view)> known;
     std::function<absl::StatusOr<int64_t>(int64_t, absl::string_view)> count;
+    std::function<absl::StatusOr<int64_t>(int64_t)> keys;
   };
-  // `max_values` 0: no cap (new values are still recorded in added()).
-  LabelValueAdmission(int64_t max_values, Lookup lookup)
-      : max_values_(max_values), lookup_(std::move(lookup)) {}
+  // `max_values`, `max_keys` 0: no cap (new values are still recorded in added()).
+  LabelValueAdmission(int64_t max_values, int64_t max_keys, Lookup lookup)
+      : max_values_(max_values), max_keys_(max_keys), lookup_(std::move(lookup)) {}
 
   // Whether a report of `metric_id` with canonical `labels` may be stored: each of its values is
   // stored, or admitted earlier in this transaction, or its key has fewer than max_values values
-  // (stored plus admitted). When every key passes, the report's new values are admitted (added());
-  // otherwise nothing is, and the first key (in key order) past the cap is returned.
+  // (stored plus admitted) and, when the key has none, the metric has fewer than max_keys keys.
+  // When every label passes, the report's new values are admitted (added()); otherwise nothing
+  // is, and the first label (in key order) past a cap is returned.
   // Errors: those of the lookups.
-  absl::StatusOr<std::optional<std::string>> Admit(int64_t metric_id, absl::string_view labels);
+  absl::StatusOr<std::optional<LabelCapRefusal>> Admit(int64_t metric_id, absl::string_view labels);
 
   // The values admitted in this transaction that were not stored: the caller stores them in the
   // same transaction.
   const std::vector<Value>& added() const { return added_; }
   int64_t max_values() const { return max_values_; }
+  int64_t max_keys() const { return max_keys_; }
 
  private:
   absl::StatusOr<bool> Known(int64_t metric_id, absl::string_view key, absl::string_view value);
   absl::StatusOr<int64_t> Count(int64_t metric_id, absl::string_view key);
+  absl::StatusOr<int64_t> Keys(int64_t metric_id);
 
   const int64_t max_values_;
+  const int64_t max_keys_;
   const Lookup lookup_;
   std::map<Value, bool> known_;                               // stored or admitted
   std::map<std::pair<int64_t, std::string>, int64_t> count_;  // stored plus admitted
+  std::map<int64_t, int64_t> keys_;                           // stored plus admitted
   std::vector<Value> added_;
 };
 

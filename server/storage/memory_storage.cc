@@ -118,7 +118,7 @@ AppendResult MemoryStorage::AppendLocked(absl::Span<const ReportRow> rows) {
   for (const auto& [name, metric] : metrics_) existing.insert(metric.id);
   // The admission remembers what it admitted; its values are stored after the loop.
   LabelValueAdmission labels(
-      max_label_values_,
+      max_label_values_, max_label_keys_,
       {.known = [this](int64_t metric, absl::string_view key, absl::string_view value)
                     ABSL_NO_THREAD_SAFETY_ANALYSIS -> absl::StatusOr<bool> {
          auto m = label_values_.find(metric);
@@ -132,6 +132,10 @@ AppendResult MemoryStorage::AppendLocked(absl::Span<const ReportRow> rows) {
          if (m == label_values_.end()) return 0;
          auto k = m->second.find(key);
          return k == m->second.end() ? 0 : static_cast<int64_t>(k->second.size());
+       },
+       .keys = [this](int64_t metric) ABSL_NO_THREAD_SAFETY_ANALYSIS -> absl::StatusOr<int64_t> {
+         auto m = label_values_.find(metric);
+         return m == label_values_.end() ? 0 : static_cast<int64_t>(m->second.size());
        }});
   for (size_t i = 0; i < rows.size(); ++i) {
     const ReportRow& row = rows[i];
@@ -140,9 +144,10 @@ AppendResult MemoryStorage::AppendLocked(absl::Span<const ReportRow> rows) {
       continue;
     }
     // Admit never fails here: the lookups above always answer.
-    const std::optional<std::string> refused = labels.Admit(row.metric_id, row.labels).value();
+    const std::optional<LabelCapRefusal> refused = labels.Admit(row.metric_id, row.labels).value();
     if (refused.has_value()) {
-      result.label_refusals.push_back({i, row.metric_id, *refused, max_label_values_});
+      result.label_refusals.push_back(
+          {i, row.metric_id, refused->key, max_label_values_, max_label_keys_, refused->new_key});
       continue;
     }
     if (!reports_.insert({row.metric_id, row.event_time_seconds, row.report_id}).second) {

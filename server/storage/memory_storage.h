@@ -17,10 +17,11 @@ namespace deniable::server {
 
 class MemoryStorage : public Storage {
  public:
-  // `max_label_values`: the cap on distinct values of each label key per metric (label_values.h;
-  // 0: none).
-  explicit MemoryStorage(int64_t max_label_values = kDefaultMaxLabelValues)
-      : max_label_values_(max_label_values) {}
+  // `max_label_values`, `max_label_keys`: the caps on distinct values of each label key and on
+  // distinct label keys, per metric (label_values.h; 0: none).
+  explicit MemoryStorage(int64_t max_label_values = kDefaultMaxLabelValues,
+                         int64_t max_label_keys = kDefaultMaxLabelKeys)
+      : max_label_values_(max_label_values), max_label_keys_(max_label_keys) {}
 
   absl::StatusOr<StoredMetric> CreateMetric(StoredMetric metric) override;
   absl::StatusOr<StoredMetric> AddDesignVersion(absl::string_view name,
@@ -55,6 +56,7 @@ class MemoryStorage : public Storage {
 
   int64_t next_id_ ABSL_GUARDED_BY(mu_) = 1;
   const int64_t max_label_values_;
+  const int64_t max_label_keys_;
   // metric -> key -> its stored values.
   std::map<int64_t, std::map<std::string, std::set<std::string>, std::less<>>> label_values_
       ABSL_GUARDED_BY(mu_);

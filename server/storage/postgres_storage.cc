@@ -128,6 +128,7 @@ absl::StatusOr<std::unique_ptr<PostgresStorage>> PostgresStorage::Open(
   }
   storage->uri_ = options.uri;
   storage->max_label_values_ = options.max_label_values;
+  storage->max_label_keys_ = options.max_label_keys;
   storage->shard_ = writers[0]->shard;
   absl::MutexLock lock(&storage->write_mu_);
   storage->idle_writers_ = std::move(writers);
@@ -657,6 +658,12 @@ absl::StatusOr<PostgresStorage::LabelValueState> PostgresStorage::ReadLabelValue
   for (int i = 0; i < counted.rows(); ++i) {
     state.counts[{counted.Int64(i, 0), counted.Text(i, 1)}] = counted.Int64(i, 2);
   }
+  DENIABLE_ASSIGN_OR_RETURN(
+      PgResult keys, w.conn->ExecPrepared("deniable_label_keys_count",
+                                          "SELECT metric_id, count(DISTINCT key) FROM label_values "
+                                          "WHERE metric_id = ANY($1::bigint[]) GROUP BY metric_id",
+                                          {PgIntArray(metrics)}));
+  for (int i = 0; i < keys.rows(); ++i) state.keys[keys.Int64(i, 0)] = keys.Int64(i, 1);
   return state;
 }
 
@@ -674,7 +681,7 @@ absl::StatusOr<std::vector<AppendResult>> PostgresStorage::AppendLocked(
   DENIABLE_ASSIGN_OR_RETURN(const LabelValueState label_state,
                             ReadLabelValues(w, batches, existing));
   LabelValueAdmission labels(
-      max_label_values_,
+      max_label_values_, max_label_keys_,
       {.known = [&](int64_t metric, absl::string_view key,
                     absl::string_view value) -> absl::StatusOr<bool> {
          return label_state.known.contains(
@@ -683,6 +690,10 @@ absl::StatusOr<std::vector<AppendResult>> PostgresStorage::AppendLocked(
        .count = [&](int64_t metric, absl::string_view key) -> absl::StatusOr<int64_t> {
          auto it = label_state.counts.find(std::make_pair(metric, std::string(key)));
          return it == label_state.counts.end() ? 0 : it->second;
+       },
+       .keys = [&](int64_t metric) -> absl::StatusOr<int64_t> {
+         auto it = label_state.keys.find(metric);
+         return it == label_state.keys.end() ? 0 : it->second;
        }});
   // First occurrence of each key in the call; a later one is its batch's duplicate.
   std::vector<Candidate> candidates;
@@ -696,10 +707,11 @@ absl::StatusOr<std::vector<AppendResult>> PostgresStorage::AppendLocked(
         continue;
       }
       if (!row.labels.empty() && !known_labelsets_.Contains(row.metric_id, row.labels)) {
-        DENIABLE_ASSIGN_OR_RETURN(std::optional<std::string> refused,
+        DENIABLE_ASSIGN_OR_RETURN(std::optional<LabelCapRefusal> refused,
                                   labels.Admit(row.metric_id, row.labels));
         if (refused.has_value()) {
-          results[b].label_refusals.push_back({i, row.metric_id, *refused, max_label_values_});
+          results[b].label_refusals.push_back({i, row.metric_id, refused->key, max_label_values_,
+                                               max_label_keys_, refused->new_key});
           continue;
         }
         checked->emplace_back(row.metric_id, row.labels);

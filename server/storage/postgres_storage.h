@@ -80,8 +80,10 @@ struct PostgresOptions {
   // process). Set only by benchmarks and tests (all collectors on one shard = one counts row per
   // key, the layout the shards replace).
   std::optional<int> shard = std::nullopt;
-  // The cap on distinct values of each label key per metric (label_values.h; 0: none).
+  // The caps on distinct values of each label key and on distinct label keys, per metric
+  // (label_values.h; 0: none).
   int64_t max_label_values = kDefaultMaxLabelValues;
+  int64_t max_label_keys = kDefaultMaxLabelKeys;
 };
 
 class PostgresStorage : public Storage {
@@ -162,11 +164,13 @@ class PostgresStorage : public Storage {
       std::vector<std::pair<int64_t, std::string>>* checked);
   // What LabelValueAdmission needs for the rows of `batches` whose (metric, labels) are not in
   // known_labelsets_: which of their values are stored, and, for the keys with a value that is
-  // not, how many are (read under the metrics' label-values locks, which this takes). Inside
+  // not, how many are and how many keys their metric has (read under the metrics' label-values
+  // locks, which this takes). Inside
   // AppendLocked's transaction.
   struct LabelValueState {
     absl::flat_hash_set<LabelValueAdmission::Value> known;
     absl::flat_hash_map<std::pair<int64_t, std::string>, int64_t> counts;
+    absl::flat_hash_map<int64_t, int64_t> keys;  // distinct keys of those metrics
   };
   absl::StatusOr<LabelValueState> ReadLabelValues(
       Writer& w, absl::Span<const absl::Span<const ReportRow>> batches,
@@ -208,6 +212,7 @@ class PostgresStorage : public Storage {
   absl::flat_hash_set<int64_t> partition_days_ ABSL_GUARDED_BY(partition_mu_);  // known to exist
   std::unique_ptr<PgPool> reads_;
   int64_t max_label_values_ = kDefaultMaxLabelValues;
+  int64_t max_label_keys_ = kDefaultMaxLabelKeys;
   KnownLabelsets known_labelsets_;  // (metric, labels) whose values are in label_values
 };
 

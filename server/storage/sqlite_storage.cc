@@ -76,7 +76,7 @@ struct SqliteStorage::WriteStatements {
   SqliteStatement insert_moved, delete_moved, start_move, end_move;
   SqliteStatement upsert_category_count;
   SqliteStatement metric_exists;
-  SqliteStatement label_value_known, label_value_count, insert_label_value;
+  SqliteStatement label_value_known, label_value_count, insert_label_value, label_key_count;
 };
 
 struct SqliteStorage::ReadStatements {
@@ -189,6 +189,9 @@ absl::Status SqliteStorage::Init(const SqliteOptions& options) {
   DENIABLE_ASSIGN_OR_RETURN(
       SqliteStatement insert_label_value,
       prepare_write("INSERT OR IGNORE INTO label_values(metric_id, key, value) VALUES(?, ?, ?)"));
+  DENIABLE_ASSIGN_OR_RETURN(
+      SqliteStatement label_key_count,
+      prepare_write("SELECT count(DISTINCT key) FROM label_values WHERE metric_id = ?"));
   write_.reset(new WriteStatements{std::move(begin),
                                    std::move(commit),
                                    std::move(rollback),
@@ -208,7 +211,8 @@ absl::Status SqliteStorage::Init(const SqliteOptions& options) {
                                    std::move(metric_exists),
                                    std::move(label_value_known),
                                    std::move(label_value_count),
-                                   std::move(insert_label_value)});
+                                   std::move(insert_label_value),
+                                   std::move(label_key_count)});
 
   auto prepare_read = [this](absl::string_view sql) {
     return SqliteStatement::Prepare(read_db_, sql);
@@ -243,6 +247,7 @@ absl::Status SqliteStorage::Init(const SqliteOptions& options) {
                                  std::move(count_reports), std::move(read_category_counts)});
   max_recent_reports_ = options.max_recent_reports;
   max_label_values_ = options.max_label_values;
+  max_label_keys_ = options.max_label_keys;
   background_moves_ = options.background_moves;
   move_chunk_rows_ = static_cast<size_t>(std::max(1, options.move_chunk_rows));
   DENIABLE_RETURN_IF_ERROR(FinishInterruptedMoves());
@@ -538,7 +543,7 @@ absl::StatusOr<std::vector<AppendResult>> SqliteStorage::AppendLocked(
   }
   // The cap on label values, read and written in this transaction (label_values.h).
   LabelValueAdmission labels(
-      max_label_values_,
+      max_label_values_, max_label_keys_,
       {.known = [this](int64_t metric, absl::string_view key, absl::string_view value)
                     ABSL_NO_THREAD_SAFETY_ANALYSIS -> absl::StatusOr<bool> {
          SqliteStatement& st = write_->label_value_known;
@@ -559,6 +564,15 @@ absl::StatusOr<std::vector<AppendResult>> SqliteStorage::AppendLocked(
          st.Reset();
          if (!row.ok()) return row.status();
          return count;
+       },
+       .keys = [this](int64_t metric) ABSL_NO_THREAD_SAFETY_ANALYSIS -> absl::StatusOr<int64_t> {
+         SqliteStatement& st = write_->label_key_count;
+         st.BindInt64(1, metric);
+         absl::StatusOr<bool> row = st.Step();
+         const int64_t count = row.ok() && *row ? st.ColumnInt64(0) : 0;
+         st.Reset();
+         if (!row.ok()) return row.status();
+         return count;
        }});
   std::vector<std::pair<int64_t, std::string>> checked_labelsets;  // known once committed
   // Rows in arrival order: of two equal keys the earlier batch's row is stored. A row is new when
@@ -573,10 +587,11 @@ absl::StatusOr<std::vector<AppendResult>> SqliteStorage::AppendLocked(
         continue;
       }
       if (!row.labels.empty() && !known_labelsets_.Contains(row.metric_id, row.labels)) {
-        DENIABLE_ASSIGN_OR_RETURN(std::optional<std::string> refused,
+        DENIABLE_ASSIGN_OR_RETURN(std::optional<LabelCapRefusal> refused,
                                   labels.Admit(row.metric_id, row.labels));
         if (refused.has_value()) {
-          result.label_refusals.push_back({i, row.metric_id, *refused, max_label_values_});
+          result.label_refusals.push_back({i, row.metric_id, refused->key, max_label_values_,
+                                           max_label_keys_, refused->new_key});
           continue;
         }
         checked_labelsets.emplace_back(row.metric_id, row.labels);

@@ -98,8 +98,10 @@ struct SqliteOptions {
   // Rows per transaction of a move (SqliteStorage::kMoveChunkRows by default); smaller in tests
   // that watch a move chunk by chunk.
   int move_chunk_rows = 50'000;
-  // The cap on distinct values of each label key per metric (label_values.h; 0: none).
+  // The caps on distinct values of each label key and on distinct label keys, per metric
+  // (label_values.h; 0: none).
   int64_t max_label_values = kDefaultMaxLabelValues;
+  int64_t max_label_keys = kDefaultMaxLabelKeys;
 };
 
 class SqliteStorage : public Storage {
@@ -206,6 +208,7 @@ class SqliteStorage : public Storage {
   std::unique_ptr<WriteStatements> write_ ABSL_GUARDED_BY(write_mu_);
   absl::flat_hash_map<std::string, int64_t> labelset_ids_ ABSL_GUARDED_BY(write_mu_);
   int64_t max_label_values_ = kDefaultMaxLabelValues;
+  int64_t max_label_keys_ = kDefaultMaxLabelKeys;
   KnownLabelsets known_labelsets_;  // (metric, labels) whose values are in label_values
   RecentHours recent_ ABSL_GUARDED_BY(write_mu_);
   int64_t next_seq_ ABSL_GUARDED_BY(write_mu_) = 1;

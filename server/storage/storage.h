@@ -118,13 +118,16 @@ struct ReportRow {
   std::vector<uint16_t> supported;
 };
 
-// A report the cap on label values refused (label_values.h): the key of its metric that already
-// has max_values distinct values, none of them the report's.
+// A report the caps on labels refused (label_values.h): `key`, a label of the report, already has
+// max_values distinct values of its metric, none of them the report's; or (new_key) the metric
+// already has max_keys distinct keys, none of them `key`.
 struct LabelValueRefusal {
   size_t row = 0;  // the report's index in its batch (the span passed to the append)
   int64_t metric_id = 0;
   std::string key;
-  int64_t max_values = 0;  // the cap in force (--max_label_values)
+  int64_t max_values = 0;  // the caps in force (--max_label_values, --max_label_keys)
+  int64_t max_keys = 0;
+  bool new_key = false;
 };
 
 // The reports of one metric in an AppendResult.
@@ -148,10 +151,10 @@ struct AppendResult {
   // the append's own transaction, so a metric deleted concurrently is either deleted with the
   // batch's rows or listed here.
   std::vector<int64_t> missing_metrics;
-  // Reports refused by the cap on distinct label values (label_values.h), ascending by row: not
-  // stored, not counted, in neither total above. Decided in the append's own transaction, so two
-  // collectors on one database never both admit a value past the cap. The caller rejects each
-  // with INVALID_ARGUMENT, permanent (Ingestor).
+  // Reports refused by the caps on distinct label values and keys (label_values.h), ascending by
+  // row: not stored, not counted, in neither total above. Decided in the append's own transaction,
+  // so two collectors on one database never both admit a value past the cap. The caller rejects
+  // each with INVALID_ARGUMENT, permanent (Ingestor).
   std::vector<LabelValueRefusal> label_refusals;
 
   // Whether `metric_id` is in missing_metrics.
@@ -231,7 +234,8 @@ class Storage {
   // already stored, in the store or earlier in the same batch, is counted once. Rows of a metric
   // that does not exist (any more) are refused, not stored: AppendResult::missing_metrics. A
   // row carrying a label value its metric does not have yet, for a key that already has the
-  // storage's max_label_values values, is refused alone: AppendResult::label_refusals.
+  // storage's max_label_values values (or a new key when the metric has max_label_keys), is
+  // refused alone: AppendResult::label_refusals.
   // Errors: INTERNAL / UNAVAILABLE / RESOURCE_EXHAUSTED (disk full) with nothing written.
   virtual absl::StatusOr<AppendResult> AppendReports(absl::Span<const ReportRow> rows) = 0;
 

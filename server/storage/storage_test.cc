@@ -788,6 +788,30 @@ TEST_P(StorageTest, DeleteMetricForgetsItsLabelValues) {
   EXPECT_EQ(r->label_refusals[0].metric_id, kept->id);
 }
 
+// The keys are capped as well (--max_label_keys, default 32), so that an identifier cannot move
+// from the value into the key (d41d8cd98f00=1).
+TEST_P(StorageTest, LabelKeyCapRefusesAKeyPastItAndKeepsTheKnownOnes) {
+  std::string handle;
+  std::unique_ptr<Storage> storage = GetParam().make("key_cap", &handle, kDefaultMaxLabelValues);
+  ASSERT_NE(storage, nullptr);
+  absl::StatusOr<StoredMetric> m = storage->CreateMetric(NewMetric("m"));
+  ASSERT_TRUE(m.ok());
+  std::vector<ReportRow> rows;
+  for (int i = 0; i < kDefaultMaxLabelKeys; ++i) {
+    rows.push_back(Row(m->id, i, true, 10, absl::StrCat("k", i, "=1")));
+  }
+  rows.push_back(Row(m->id, 100, true, 10, "d41d8cd98f00=1"));
+  rows.push_back(Row(m->id, 101, true, 10, "k0=2"));  // a known key: a value as any other
+  absl::StatusOr<AppendResult> r = storage->AppendReports(rows);
+  ASSERT_TRUE(r.ok()) << r.status();
+  EXPECT_EQ(r->accepted, kDefaultMaxLabelKeys + 1);
+  ASSERT_EQ(r->label_refusals.size(), 1u);
+  EXPECT_EQ(r->label_refusals[0].row, static_cast<size_t>(kDefaultMaxLabelKeys));
+  EXPECT_EQ(r->label_refusals[0].key, "d41d8cd98f00");
+  EXPECT_TRUE(r->label_refusals[0].new_key);
+  EXPECT_EQ(r->label_refusals[0].max_keys, kDefaultMaxLabelKeys);
+}
+
 // Two collectors on one database admitting new values of one metric at the same time: the cap
 // holds across them (PostgreSQL: the metric's label-values lock).
 TEST_P(StorageTest, LabelValueCapHoldsAcrossConcurrentCollectors) {
