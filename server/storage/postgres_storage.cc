@@ -580,12 +580,16 @@ absl::StatusOr<PostgresStorage::LabelValueState> PostgresStorage::ReadLabelValue
   std::vector<LabelValueAdmission::Value> values;
   {
     absl::flat_hash_set<LabelValueAdmission::Value> seen;
-    for (absl::Span<const ReportRow> batch : batches) {
-      for (const ReportRow& row : batch) {
+    state.check.resize(batches.size());
+    for (size_t b = 0; b < batches.size(); ++b) {
+      state.check[b].assign(batches[b].size(), false);
+      for (size_t i = 0; i < batches[b].size(); ++i) {
+        const ReportRow& row = batches[b][i];
         if (row.labels.empty() || !existing.contains(row.metric_id) ||
             known_labelsets_.Contains(row.metric_id, row.labels)) {
           continue;
         }
+        state.check[b][i] = true;
         for (const auto& [key, value] : SplitLabels(row.labels)) {
           LabelValueAdmission::Value v{row.metric_id, std::string(key), std::string(value)};
           if (seen.insert(v).second) values.push_back(std::move(v));
@@ -706,7 +710,7 @@ absl::StatusOr<std::vector<AppendResult>> PostgresStorage::AppendLocked(
           results[b].missing_metrics.push_back(row.metric_id);
         continue;
       }
-      if (!row.labels.empty() && !known_labelsets_.Contains(row.metric_id, row.labels)) {
+      if (label_state.check[b][i]) {
         DENIABLE_ASSIGN_OR_RETURN(std::optional<LabelCapRefusal> refused,
                                   labels.Admit(row.metric_id, row.labels));
         if (refused.has_value()) {

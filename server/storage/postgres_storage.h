@@ -171,6 +171,8 @@ class PostgresStorage : public Storage {
     absl::flat_hash_set<LabelValueAdmission::Value> known;
     absl::flat_hash_map<std::pair<int64_t, std::string>, int64_t> counts;
     absl::flat_hash_map<int64_t, int64_t> keys;  // distinct keys of those metrics
+    // check[b][i]: row i of batch b goes through the admission (its labels were not known).
+    std::vector<std::vector<bool>> check;
   };
   absl::StatusOr<LabelValueState> ReadLabelValues(
       Writer& w, absl::Span<const absl::Span<const ReportRow>> batches,
