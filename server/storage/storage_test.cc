@@ -826,7 +826,7 @@ TEST_P(StorageTest, LabelValueCapHoldsAcrossConcurrentCollectors) {
   }
   absl::StatusOr<StoredMetric> m = storage->CreateMetric(NewMetric("m"));
   ASSERT_TRUE(m.ok());
-  constexpr int kThreads = 4, kValues = 10;
+  constexpr int kThreads = 4, kValues = 25;
   std::atomic<int> accepted{0}, refused{0}, failed{0};
   std::vector<std::thread> threads;
   for (int t = 0; t < kThreads; ++t) {
