@@ -477,6 +477,13 @@ absl::StatusOr<std::vector<AppendResult>> PostgresStorage::AppendBatches(
   });
   if (!appended.ok()) return appended;
   known_labelsets_.Add(checked);
+  std::vector<std::pair<int64_t, std::string>> full;
+  for (const AppendResult& r : results) {
+    for (const LabelValueRefusal& refusal : r.label_refusals) {
+      if (!refusal.new_key) full.emplace_back(refusal.metric_id, refusal.key);
+    }
+  }
+  full_keys_.Add(full);
   return results;
 }
 
@@ -619,9 +626,16 @@ absl::StatusOr<PostgresStorage::LabelValueState> PostgresStorage::ReadLabelValue
     return absl::OkStatus();
   };
   DENIABLE_RETURN_IF_ERROR(read_known(values));
+  // A new value of a key known to be full is refused without the lock: a key's values only grow
+  // (they leave with their metric, whose id never comes back).
   std::vector<LabelValueAdmission::Value> unknown;
   for (auto& v : values) {
-    if (!state.known.contains(v)) unknown.push_back(std::move(v));
+    if (state.known.contains(v)) continue;
+    if (max_label_values_ > 0 && full_keys_.Contains(std::get<0>(v), std::get<1>(v))) {
+      state.counts[{std::get<0>(v), std::get<1>(v)}] = max_label_values_;
+      continue;
+    }
+    unknown.push_back(std::move(v));
   }
   if (unknown.empty()) return state;
   // New values: take turns with other collectors admitting values of the same metrics (in id

@@ -20,7 +20,8 @@
 //       An append whose rows carry values not stored yet takes the transaction advisory lock
 //       (kLabelValuesLockClass, metric id) of each such metric, in id order, then counts and
 //       inserts them in its transaction: collectors admitting values of one metric take turns, so
-//       the cap holds across them. Rows whose values are all stored take no lock.
+//       the cap holds across them. Rows whose values are all stored take no lock, nor do new
+//       values of a key this collector already found full (refused at once).
 //   auth_tokens (PostgresTokenStore), schema_version, sequence collector_shards.
 //
 // Deleted metrics: AppendBatches first locks the rows of the batch's metrics FOR KEY SHARE in its
@@ -216,6 +217,10 @@ class PostgresStorage : public Storage {
   int64_t max_label_values_ = kDefaultMaxLabelValues;
   int64_t max_label_keys_ = kDefaultMaxLabelKeys;
   KnownLabelsets known_labelsets_;  // (metric, labels) whose values are in label_values
+  // (metric, key) pairs found with max_label_values values: a new value is refused without
+  // taking the metric's label-values lock (an identifier sent by many devices does not make
+  // every append of the metric wait in line).
+  KnownLabelsets full_keys_;
 };
 
 // Reads a metric and its designs through `conn` (shared by the storage and the migration).
