@@ -100,6 +100,14 @@ ABSL_FLAG(int64_t, default_min_reports, 50,
           "without their own min_reports");
 ABSL_FLAG(int, max_report_age_seconds, 30 * 86400,
           "reports whose event time is older than this are rejected (default 30 days)");
+ABSL_FLAG(int64_t, max_label_values, deniable::server::kDefaultMaxLabelValues,
+          "distinct values each label key of a metric may have: a report bringing a new value "
+          "past it is refused (INVALID_ARGUMENT, permanent); labels are public and "
+          "low-cardinality, never an identifier; 0: no cap (docs/operations.md, Labels)");
+ABSL_FLAG(int64_t, max_label_keys, deniable::server::kDefaultMaxLabelKeys,
+          "distinct label keys a metric may have: a report bringing another key past it is "
+          "refused (INVALID_ARGUMENT, permanent), so an identifier cannot move into the key; 0: "
+          "no cap (docs/operations.md, Labels)");
 ABSL_FLAG(int64_t, max_import_age_seconds, 0,
           "historical imports (SubmitReports/StreamReports with the x-deniable-import: historical "
           "header and an analyst token) accept reports this old, for example 157680000 (5 "
@@ -444,6 +452,17 @@ int main(int argc, char** argv) {
   sqlite.write_cache_kib = absl::GetFlag(FLAGS_sqlite_write_cache_mib) * 1024;
   sqlite.max_recent_reports = absl::GetFlag(FLAGS_max_recent_reports);
 
+  sqlite.max_label_values = absl::GetFlag(FLAGS_max_label_values);
+  sqlite.max_label_keys = absl::GetFlag(FLAGS_max_label_keys);
+  for (const auto& [name, value] :
+       {std::pair<const char*, int64_t>{"max_label_values", sqlite.max_label_values},
+        {"max_label_keys", sqlite.max_label_keys}}) {
+    if (value < 0) {
+      spdlog::error("--{} must be >= 0 (0: no cap), but is {}", name, value);
+      return 2;
+    }
+  }
+
   deniable::server::ServerOptions options;
   options.listen_address = absl::GetFlag(FLAGS_listen);
   options.ingest.max_batch_reports = absl::GetFlag(FLAGS_max_batch_reports);
@@ -521,7 +540,10 @@ int main(int argc, char** argv) {
   std::unique_ptr<deniable::server::Storage> storage;
   TokenLister list_tokens;
   if (postgres) {
-    auto opened = deniable::server::PostgresStorage::Open({.uri = sqlite.path});
+    auto opened =
+        deniable::server::PostgresStorage::Open({.uri = sqlite.path,
+                                                 .max_label_values = sqlite.max_label_values,
+                                                 .max_label_keys = sqlite.max_label_keys});
     if (!opened.ok()) {
       spdlog::error("cannot open the database {}: {}", db_for_log, opened.status().ToString());
       return 1;

@@ -317,5 +317,58 @@ TEST_F(ServerGrpcTest, GetDesignCarriesTheMetricsPeriodAndRandomization) {
   EXPECT_EQ(response.randomization(), v1::FRESH_PER_PERIOD);
 }
 
+// Issue 25: a label value past the cap (--max_label_values, here 1) reaches a device over gRPC as
+// a permanent INVALID_ARGUMENT rejection of that report alone, naming the label and the cap, and
+// is counted in /metrics as deniable_label_values_refused_total{metric}.
+TEST(ServerGrpcLabelCapTest, ANewLabelValuePastTheCapIsRejectedPermanentlyAndCounted) {
+  FakeClock clock{absl::FromUnixSeconds(kNow)};
+  server::ServerOptions options;
+  options.listen_address = "";
+  auto server = server::CollectorServer::Start(
+      std::make_unique<server::MemoryStorage>(/*max_label_values=*/1), &clock, options);
+  ASSERT_TRUE(server.ok()) << server.status();
+  auto channel = (*server)->InProcessChannel();
+  auto queries = v1::QueryService::NewStub(channel);
+  auto reports = v1::ReportService::NewStub(channel);
+  v1::CreateMetricRequest create;
+  create.set_name("drugs");
+  create.mutable_design()->mutable_two_coin();
+  v1::Metric metric;
+  grpc::ClientContext create_context;
+  ASSERT_TRUE(queries->CreateMetric(&create_context, create, &metric).ok());
+
+  v1::SubmitReportsRequest request;
+  for (const char* device : {"d41d8cd98f00", "0cc175b9c0f1"}) {
+    v1::Report* r = request.add_reports();
+    r->set_metric("drugs");
+    r->set_design_version(1);
+    r->set_bit(1);
+    r->set_report_id(std::string(16, device[0]));
+    r->set_event_time_seconds(kNow);
+    (*r->mutable_labels())["device"] = device;
+  }
+  v1::SubmitReportsResponse response;
+  grpc::ClientContext context;
+  ASSERT_TRUE(reports->SubmitReports(&context, request, &response).ok());
+  EXPECT_EQ(response.accepted(), 1u);
+  ASSERT_EQ(response.rejections_size(), 1);
+  EXPECT_EQ(response.rejections(0).index(), 1u);
+  EXPECT_EQ(response.rejections(0).code(), grpc::StatusCode::INVALID_ARGUMENT);
+  EXPECT_TRUE(response.rejections(0).permanent());
+  EXPECT_EQ(response.rejections(0).reason(),
+            "reports[1].labels[\"device\"]: metric \"drugs\" already has 1 distinct values of "
+            "label \"device\" (--max_label_values); labels must be low-cardinality and never "
+            "identify a device");
+  double refused = -1;
+  for (const auto& family : (*server)->counters().registry()->Collect()) {
+    if (family.name != "deniable_label_values_refused_total") continue;
+    for (const auto& m : family.metric) {
+      if (m.label.size() == 1 && m.label[0].value == "drugs") refused = m.counter.value;
+    }
+  }
+  EXPECT_EQ(refused, 1);
+  EXPECT_EQ((*server)->counters().Snapshot().reports_rejected(), 1u);
+}
+
 }  // namespace
 }  // namespace deniable

@@ -58,17 +58,43 @@ v1::ReportRejection DeletedMetricRejection(int index, absl::string_view metric) 
                                               "\" was deleted while this batch was being stored")));
 }
 
+v1::ReportRejection LabelValueRejection(int index, absl::string_view metric,
+                                        const LabelValueRefusal& refusal) {
+  const std::string field = absl::StrCat("reports[", index, "].labels[\"", refusal.key, "\"]: ");
+  constexpr char kContract[] = "labels must be low-cardinality and never identify a device";
+  if (refusal.new_key) {
+    return Rejection(index, absl::InvalidArgumentError(absl::StrCat(
+                                field, "metric \"", metric, "\" already has ", refusal.max_keys,
+                                " distinct label keys (--max_label_keys); ", kContract)));
+  }
+  return Rejection(index, absl::InvalidArgumentError(
+                              absl::StrCat(field, "metric \"", metric, "\" already has ",
+                                           refusal.max_values, " distinct values of label \"",
+                                           refusal.key, "\" (--max_label_values); ", kContract)));
+}
+
 void Ingestor::RejectDeleted(const AppendResult& stored, ValidatedBatch* batch) const {
-  if (stored.missing_metrics.empty()) return;
-  for (size_t j = 0; j < batch->rows.size() && j < batch->row_indices.size(); ++j) {
-    const int64_t id = batch->rows[j].metric_id;
-    if (!stored.IsMissing(id)) continue;
+  if (stored.missing_metrics.empty() && stored.label_refusals.empty()) return;
+  const auto name_of = [&](int64_t id) {
     std::string name;
     for (const auto& [named_id, named] : batch->metric_names) {
       if (named_id == id) name = named;
     }
-    batch->rejections.push_back(DeletedMetricRejection(batch->row_indices[j], name));
+    return name;
+  };
+  for (size_t j = 0; j < batch->rows.size() && j < batch->row_indices.size(); ++j) {
+    const int64_t id = batch->rows[j].metric_id;
+    if (!stored.IsMissing(id)) continue;
+    batch->rejections.push_back(DeletedMetricRejection(batch->row_indices[j], name_of(id)));
     batch->rejected_metrics.emplace_back();  // no longer a metric of this server
+  }
+  for (const LabelValueRefusal& refusal : stored.label_refusals) {
+    if (refusal.row >= batch->row_indices.size()) continue;
+    const std::string name = name_of(refusal.metric_id);
+    batch->rejections.push_back(
+        LabelValueRejection(batch->row_indices[refusal.row], name, refusal));
+    batch->rejected_metrics.push_back(name);
+    RecordLabelValueRefused(name);
   }
   // Back in index order, rejected_metrics alongside.
   std::vector<size_t> order(batch->rejections.size());

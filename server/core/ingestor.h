@@ -21,6 +21,10 @@
 //                                                  "reports[i].design_fingerprint"
 //   metric deleted after validation, found by the storage in the append's transaction
 //                                                  NOT_FOUND "reports[i].metric: ... was deleted"
+//   a label value its metric does not have, for a key that already has the storage's
+//   --max_label_values values, or a key it does not have when it has --max_label_keys
+//   (label_values.h; decided in the append's transaction)
+//                                                  INVALID_ARGUMENT "reports[i].labels[\"key\"]"
 // Categorical metrics (metric_registry.h; docs/statistics.md section 5) add, per report:
 //   `categorical` absent for a categorical metric, or set for a yes/no one
 //                                                  INVALID_ARGUMENT "reports[i].categorical"
@@ -107,6 +111,13 @@ struct ValidatedBatch {
 // metric back with its id and design fingerprint, and the device's reports count then).
 v1::ReportRejection DeletedMetricRejection(int index, absl::string_view metric);
 
+// The rejection of report `index` of a batch that the storage's caps on labels refused
+// (AppendResult::label_refusals): INVALID_ARGUMENT "reports[i].labels[\"key\"]: metric \"m\"
+// already has N distinct values of label \"key\" (--max_label_values); ..." (or "... already
+// has N distinct label keys (--max_label_keys); ..."), permanent.
+v1::ReportRejection LabelValueRejection(int index, absl::string_view metric,
+                                        const LabelValueRefusal& refusal);
+
 // Receives the ingestor's verdicts on reports, by metric: the server's counters
 // (ServerCounters, the `metric` label of /metrics). Only names of metrics of this server are
 // passed, so the label's values are bounded by the metrics the server has.
@@ -122,6 +133,9 @@ class ReportOutcomeSink {
   // Of the reports passed to RecordStored, those that came in a historical import (called right
   // after RecordStored with the same figures).
   virtual void RecordImported(absl::string_view metric, int64_t accepted, int64_t duplicates) = 0;
+  // One report of `metric` refused by the cap on label values (also passed to
+  // RecordReportRejected as INVALID_ARGUMENT).
+  virtual void RecordLabelValueRefused(absl::string_view /*metric*/) {}
 };
 
 class Ingestor {
@@ -165,13 +179,20 @@ class Ingestor {
   void RecordStored(const AppendResult& stored,
                     const std::vector<std::pair<int64_t, std::string>>& names,
                     ReportOrigin origin = ReportOrigin::kDevice) const;
+  // Passes one report of `metric` refused by the cap on label values to the sink.
+  void RecordLabelValueRefused(absl::string_view metric) const {
+    if (sink_ != nullptr) sink_->RecordLabelValueRefused(metric);
+  }
   // Passes rejections (and their metrics, parallel) to the sink.
   void RecordRejected(const std::vector<v1::ReportRejection>& rejections,
                       const std::vector<std::string>& metrics) const;
   const IngestOptions& options() const { return options_; }
   // After an append: the rows of `batch` whose metric the storage found deleted
-  // (stored.missing_metrics) become DeletedMetricRejection entries of batch->rejections (kept in
-  // index order, rejected_metrics ""), and those metrics leave the registry's cache.
+  // (stored.missing_metrics) become DeletedMetricRejection entries of batch->rejections
+  // (rejected_metrics ""), and those metrics leave the registry's cache; the rows the cap on
+  // label values refused (stored.label_refusals) become LabelValueRejection entries (rejected
+  // metrics: the metric's name), each passed to the sink's RecordLabelValueRefused. Rejections
+  // are kept in index order.
   void RejectDeleted(const AppendResult& stored, ValidatedBatch* batch) const;
   // Drops the metrics of stored.missing_metrics, named by `names`, from the registry's cache.
   void ForgetDeleted(const AppendResult& stored,

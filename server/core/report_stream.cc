@@ -104,8 +104,9 @@ void ReportStream::Flush(FlushCallback done) {
 void ReportStream::RejectDeleted(const AppendResult& stored, const std::vector<ReportRow>& rows,
                                  const std::vector<Origin>& origins,
                                  const std::vector<std::pair<int64_t, std::string>>& names) {
-  if (stored.missing_metrics.empty()) return;
+  if (stored.missing_metrics.empty() && stored.label_refusals.empty()) return;
   std::vector<v1::ReportRejection> deleted;
+  std::vector<std::string> deleted_metrics;  // parallel: "" for a deleted metric
   for (size_t j = 0; j < rows.size() && j < origins.size(); ++j) {
     const int64_t id = rows[j].metric_id;
     if (!stored.IsMissing(id)) continue;
@@ -118,8 +119,24 @@ void ReportStream::RejectDeleted(const AppendResult& stored, const std::vector<R
     r.set_index(static_cast<uint32_t>(origin.stream_index));
     r.set_reason(absl::StrCat("message ", origin.message, ": ", r.reason()));
     deleted.push_back(std::move(r));
+    deleted_metrics.emplace_back();
   }
-  ingestor_->RecordRejected(deleted, std::vector<std::string>(deleted.size()));
+  // Reports refused by the cap on label values: rejected like the deleted ones.
+  for (const LabelValueRefusal& refusal : stored.label_refusals) {
+    if (refusal.row >= origins.size()) continue;
+    std::string name;
+    for (const auto& [named_id, named] : names) {
+      if (named_id == refusal.metric_id) name = named;
+    }
+    const Origin& origin = origins[refusal.row];
+    v1::ReportRejection r = LabelValueRejection(origin.index_in_message, name, refusal);
+    r.set_index(static_cast<uint32_t>(origin.stream_index));
+    r.set_reason(absl::StrCat("message ", origin.message, ": ", r.reason()));
+    deleted.push_back(std::move(r));
+    deleted_metrics.push_back(name);
+    ingestor_->RecordLabelValueRefused(name);
+  }
+  ingestor_->RecordRejected(deleted, deleted_metrics);
   ingestor_->ForgetDeleted(stored, names);
   absl::MutexLock lock(&mu_);
   for (v1::ReportRejection& r : deleted) {

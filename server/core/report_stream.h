@@ -102,7 +102,8 @@ class ReportStream {
     int index_in_message = 0;
   };
   // Lists (or counts, beyond the cap) the rejections of the flushed `rows` (from `origins`) whose
-  // metric was deleted, and drops those metrics from the registry's cache.
+  // metric was deleted, and drops those metrics from the registry's cache; and those the cap on
+  // label values refused (AppendResult::label_refusals, LabelValueRejection).
   void RejectDeleted(const AppendResult& stored, const std::vector<ReportRow>& rows,
                      const std::vector<Origin>& origins,
                      const std::vector<std::pair<int64_t, std::string>>& names);

@@ -49,6 +49,11 @@ ServerCounters::ServerCounters(int64_t start_time_seconds,
                      .Help("Time of finished calls from arrival to status, in seconds, by "
                            "transport, method and status code (a stream: its whole life)")
                      .Register(*registry_)),
+      label_values_refused_(Counters(*registry_, "deniable_label_values_refused_total",
+                                     "Reports refused because a label key of their metric "
+                                     "already had --max_label_values distinct values, or the "
+                                     "metric --max_label_keys keys; also in "
+                                     "deniable_reports_rejected_total (INVALID_ARGUMENT)")),
       batches_accepted_(batches_.Add({{"outcome", "accepted"}})),
       batches_rejected_(batches_.Add({{"outcome", "rejected"}})),
       invalid_(rejected_batches_.Add({{"reason", "invalid"}})),
@@ -83,6 +88,7 @@ void ServerCounters::AddMetric(absl::string_view metric) {
   imported_.Add({{"outcome", "accepted"}, {"metric", name}});
   imported_.Add({{"outcome", "duplicate"}, {"metric", name}});
   retention_dropped_.Add({{"metric", name}});
+  label_values_refused_.Add({{"metric", name}});
 }
 
 void ServerCounters::AddMethod(absl::string_view transport, absl::string_view method) {
@@ -140,6 +146,10 @@ void ServerCounters::RecordImported(absl::string_view metric, int64_t accepted,
       .Increment(static_cast<double>(accepted));
   imported_.Add({{"outcome", "duplicate"}, {"metric", name}})
       .Increment(static_cast<double>(duplicates));
+}
+
+void ServerCounters::RecordLabelValueRefused(absl::string_view metric) {
+  label_values_refused_.Add({{"metric", std::string(metric)}}).Increment();
 }
 
 void ServerCounters::RecordReportRejected(absl::string_view metric, absl::StatusCode code) {

@@ -20,6 +20,9 @@
 //   deniable_request_duration_seconds{transport, method, code}   histogram of the calls' time from
 //                              arrival to status (kRequestDurationBuckets)
 //   deniable_retention_reports_dropped_total{metric}   reports dropped by retention runs
+//   deniable_label_values_refused_total{metric}   reports refused by the caps on distinct values
+//                              of a label key and on distinct keys (--max_label_values,
+//                              --max_label_keys; also in reports_rejected)
 //   deniable_streams_shed_total       StreamReports calls refused: too many streams were open
 //   deniable_open_streams             StreamReports calls open now (gauge)
 //
@@ -86,6 +89,7 @@ class ServerCounters : public ReportOutcomeSink {
   void RecordStored(absl::string_view metric, int64_t accepted, int64_t duplicates) override;
   void RecordReportRejected(absl::string_view metric, absl::StatusCode code) override;
   void RecordImported(absl::string_view metric, int64_t accepted, int64_t duplicates) override;
+  void RecordLabelValueRefused(absl::string_view metric) override;
   // A call that stored nothing, with the number of reports it carried (0 if unknown) and whether
   // the rate limit (rather than storage) said RESOURCE_EXHAUSTED. Its reports count with
   // metric="" (not attributed).
@@ -138,6 +142,7 @@ class ServerCounters : public ReportOutcomeSink {
       ABSL_LOCKS_EXCLUDED(calls_mu_);
   absl::Mutex calls_mu_;
   absl::flat_hash_map<std::string, CallSeries> by_call_ ABSL_GUARDED_BY(calls_mu_);
+  prometheus::Family<prometheus::Counter>& label_values_refused_;
   prometheus::Counter &batches_accepted_, &batches_rejected_;
   // The report counters of one value of the `metric` label.
   struct MetricReports {

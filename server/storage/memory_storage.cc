@@ -52,6 +52,7 @@ absl::Status MemoryStorage::DeleteMetric(absl::string_view name) {
   std::erase_if(reports_, [id](const ReportKey& k) { return std::get<0>(k) == id; });
   std::erase_if(counts_, [id](const auto& entry) { return std::get<0>(entry.first) == id; });
   std::erase_if(support_, [id](const auto& entry) { return std::get<0>(entry.first) == id; });
+  label_values_.erase(id);
   return absl::OkStatus();
 }
 
@@ -115,9 +116,38 @@ AppendResult MemoryStorage::AppendLocked(absl::Span<const ReportRow> rows) {
   AppendResult result;
   std::set<int64_t> existing;
   for (const auto& [name, metric] : metrics_) existing.insert(metric.id);
-  for (const ReportRow& row : rows) {
+  // The admission remembers what it admitted; its values are stored after the loop.
+  LabelValueAdmission labels(
+      max_label_values_, max_label_keys_,
+      {.known = [this](int64_t metric, absl::string_view key, absl::string_view value)
+                    ABSL_NO_THREAD_SAFETY_ANALYSIS -> absl::StatusOr<bool> {
+         auto m = label_values_.find(metric);
+         if (m == label_values_.end()) return false;
+         auto k = m->second.find(key);
+         return k != m->second.end() && k->second.contains(std::string(value));
+       },
+       .count = [this](int64_t metric, absl::string_view key)
+                    ABSL_NO_THREAD_SAFETY_ANALYSIS -> absl::StatusOr<int64_t> {
+         auto m = label_values_.find(metric);
+         if (m == label_values_.end()) return 0;
+         auto k = m->second.find(key);
+         return k == m->second.end() ? 0 : static_cast<int64_t>(k->second.size());
+       },
+       .keys = [this](int64_t metric) ABSL_NO_THREAD_SAFETY_ANALYSIS -> absl::StatusOr<int64_t> {
+         auto m = label_values_.find(metric);
+         return m == label_values_.end() ? 0 : static_cast<int64_t>(m->second.size());
+       }});
+  for (size_t i = 0; i < rows.size(); ++i) {
+    const ReportRow& row = rows[i];
     if (!existing.contains(row.metric_id)) {  // deleted after validation
       if (!result.IsMissing(row.metric_id)) result.missing_metrics.push_back(row.metric_id);
+      continue;
+    }
+    // Admit never fails here: the lookups above always answer.
+    const std::optional<LabelCapRefusal> refused = labels.Admit(row.metric_id, row.labels).value();
+    if (refused.has_value()) {
+      result.label_refusals.push_back(
+          {i, row.metric_id, refused->key, max_label_values_, max_label_keys_, refused->new_key});
       continue;
     }
     if (!reports_.insert({row.metric_id, row.event_time_seconds, row.report_id}).second) {
@@ -134,6 +164,7 @@ AppendResult MemoryStorage::AppendLocked(absl::Span<const ReportRow> rows) {
     }
     result.Count(row.metric_id, /*duplicate=*/false);
   }
+  for (const auto& [metric, key, value] : labels.added()) label_values_[metric][key].insert(value);
   return result;
 }
 

@@ -3,18 +3,26 @@
 #ifndef DENIABLE_SERVER_STORAGE_MEMORY_STORAGE_H_
 #define DENIABLE_SERVER_STORAGE_MEMORY_STORAGE_H_
 
+#include <functional>
 #include <map>
 #include <set>
 #include <tuple>
 
 #include "absl/base/thread_annotations.h"
 #include "absl/synchronization/mutex.h"
+#include "server/storage/label_values.h"
 #include "server/storage/storage.h"
 
 namespace deniable::server {
 
 class MemoryStorage : public Storage {
  public:
+  // `max_label_values`, `max_label_keys`: the caps on distinct values of each label key and on
+  // distinct label keys, per metric (label_values.h; 0: none).
+  explicit MemoryStorage(int64_t max_label_values = kDefaultMaxLabelValues,
+                         int64_t max_label_keys = kDefaultMaxLabelKeys)
+      : max_label_values_(max_label_values), max_label_keys_(max_label_keys) {}
+
   absl::StatusOr<StoredMetric> CreateMetric(StoredMetric metric) override;
   absl::StatusOr<StoredMetric> AddDesignVersion(absl::string_view name,
                                                 StoredDesign design) override;
@@ -47,6 +55,11 @@ class MemoryStorage : public Storage {
   AppendResult AppendLocked(absl::Span<const ReportRow> rows) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
 
   int64_t next_id_ ABSL_GUARDED_BY(mu_) = 1;
+  const int64_t max_label_values_;
+  const int64_t max_label_keys_;
+  // metric -> key -> its stored values.
+  std::map<int64_t, std::map<std::string, std::set<std::string>, std::less<>>> label_values_
+      ABSL_GUARDED_BY(mu_);
 };
 
 }  // namespace deniable::server

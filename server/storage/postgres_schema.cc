@@ -85,6 +85,19 @@ CREATE UNLOGGED TABLE rate_buckets(
 ALTER TABLE metrics ADD COLUMN retention_days bigint NOT NULL DEFAULT 0;
 ALTER TABLE metrics ADD COLUMN retention_policy integer NOT NULL DEFAULT 1;
 )sql",
+    // 5: each metric's stored label values, for the cap on distinct values of a label key
+    // (label_values.h), filled from the label sets of its counts.
+    R"sql(
+CREATE TABLE label_values(
+  metric_id bigint NOT NULL,
+  key text NOT NULL,
+  value text NOT NULL,
+  PRIMARY KEY (metric_id, key, value));
+INSERT INTO label_values(metric_id, key, value)
+  SELECT DISTINCT c.metric_id, split_part(kv, '=', 1), substr(kv, strpos(kv, '=') + 1)
+  FROM (SELECT DISTINCT metric_id, labels FROM counts WHERE labels <> '') c,
+       unnest(string_to_array(c.labels, ',')) AS kv;
+)sql",
 };
 static_assert(sizeof(kSteps) / sizeof(kSteps[0]) == kPostgresSchemaVersion);
 

@@ -16,11 +16,19 @@ namespace deniable::server {
 //   2  categorical metrics: metrics.categories, category_counts (sharded like counts)
 //   3  rate_buckets: rate limits shared by the collectors (UNLOGGED)
 //   4  retention: metrics.retention_days, metrics.retention_policy (0 and 1: keep everything)
-inline constexpr int kPostgresSchemaVersion = 4;
+//   5  label_values(metric_id, key, value): each metric's stored label values, for the cap on
+//      distinct values of a label key (label_values.h), filled from the counts' label sets
+inline constexpr int kPostgresSchemaVersion = 5;
 
 // Advisory lock key held (session level, pg_try_advisory_lock) by the collector applying
 // retention, so that collectors on one database never run it at the same time.
 inline constexpr int64_t kRetentionLockKey = 0x64656e6961626c03;
+
+// First key of the transaction advisory lock pg_advisory_xact_lock(kLabelValuesLockClass,
+// metric id) an append holds while it admits new label values of that metric (the two-key space
+// does not overlap the one-key locks above): two collectors never both admit a value past the
+// cap. "deni" in ASCII.
+inline constexpr int32_t kLabelValuesLockClass = 0x64656e69;
 
 // Seconds per partition of the reports table: one UTC day.
 inline constexpr int64_t kPartitionSeconds = 86400;

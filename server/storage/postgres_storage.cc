@@ -127,6 +127,8 @@ absl::StatusOr<std::unique_ptr<PostgresStorage>> PostgresStorage::Open(
                             : static_cast<int>(shard.Int64(0, 0) % kCountShards);
   }
   storage->uri_ = options.uri;
+  storage->max_label_values_ = options.max_label_values;
+  storage->max_label_keys_ = options.max_label_keys;
   storage->shard_ = writers[0]->shard;
   absl::MutexLock lock(&storage->write_mu_);
   storage->idle_writers_ = std::move(writers);
@@ -226,6 +228,7 @@ absl::Status PostgresStorage::DeleteMetric(absl::string_view name) {
       for (const char* sql :
            {"DELETE FROM reports WHERE metric_id = $1", "DELETE FROM counts WHERE metric_id = $1",
             "DELETE FROM category_counts WHERE metric_id = $1",
+            "DELETE FROM label_values WHERE metric_id = $1",
             "DELETE FROM designs WHERE metric_id = $1", "DELETE FROM metrics WHERE id = $1"}) {
         DENIABLE_RETURN_IF_ERROR(w.conn->Exec(sql, {id}).status());
       }
@@ -455,10 +458,12 @@ absl::StatusOr<AppendResult> PostgresStorage::AppendReports(absl::Span<const Rep
 absl::StatusOr<std::vector<AppendResult>> PostgresStorage::AppendBatches(
     absl::Span<const absl::Span<const ReportRow>> batches) {
   std::vector<AppendResult> results;
+  std::vector<std::pair<int64_t, std::string>> checked;
   const absl::Status appended = WithWriter([&](Writer& w) -> absl::Status {
     DENIABLE_RETURN_IF_ERROR(EnsurePartitions(w, batches));
     absl::Status s = w.conn->Transaction([&]() -> absl::Status {
-      DENIABLE_ASSIGN_OR_RETURN(results, AppendLocked(w, batches));
+      checked.clear();
+      DENIABLE_ASSIGN_OR_RETURN(results, AppendLocked(w, batches, &checked));
       return absl::OkStatus();
     });
     if (!s.ok()) {
@@ -471,6 +476,14 @@ absl::StatusOr<std::vector<AppendResult>> PostgresStorage::AppendBatches(
     return s;
   });
   if (!appended.ok()) return appended;
+  known_labelsets_.Add(checked);
+  std::vector<std::pair<int64_t, std::string>> full;
+  for (const AppendResult& r : results) {
+    for (const LabelValueRefusal& refusal : r.label_refusals) {
+      if (!refusal.new_key) full.emplace_back(refusal.metric_id, refusal.key);
+    }
+  }
+  full_keys_.Add(full);
   return results;
 }
 
@@ -567,8 +580,114 @@ absl::StatusOr<absl::flat_hash_set<int64_t>> PostgresStorage::LockMetrics(
   return existing;
 }
 
+absl::StatusOr<PostgresStorage::LabelValueState> PostgresStorage::ReadLabelValues(
+    Writer& w, absl::Span<const absl::Span<const ReportRow>> batches,
+    const absl::flat_hash_set<int64_t>& existing) {
+  LabelValueState state;
+  std::vector<LabelValueAdmission::Value> values;
+  {
+    absl::flat_hash_set<LabelValueAdmission::Value> seen;
+    state.check.resize(batches.size());
+    for (size_t b = 0; b < batches.size(); ++b) {
+      state.check[b].assign(batches[b].size(), false);
+      for (size_t i = 0; i < batches[b].size(); ++i) {
+        const ReportRow& row = batches[b][i];
+        if (row.labels.empty() || !existing.contains(row.metric_id) ||
+            known_labelsets_.Contains(row.metric_id, row.labels)) {
+          continue;
+        }
+        state.check[b][i] = true;
+        for (const auto& [key, value] : SplitLabels(row.labels)) {
+          LabelValueAdmission::Value v{row.metric_id, std::string(key), std::string(value)};
+          if (seen.insert(v).second) values.push_back(std::move(v));
+        }
+      }
+    }
+  }
+  if (values.empty()) return state;
+  // Which of `values` are stored (one statement).
+  const auto read_known = [&](const std::vector<LabelValueAdmission::Value>& of) -> absl::Status {
+    std::vector<int64_t> m;
+    std::vector<std::string> k, v;
+    for (const auto& [metric, key, value] : of) {
+      m.push_back(metric);
+      k.push_back(key);
+      v.push_back(value);
+    }
+    DENIABLE_ASSIGN_OR_RETURN(
+        PgResult r,
+        w.conn->ExecPrepared("deniable_label_values_known",
+                             "SELECT l.metric_id, l.key, l.value FROM label_values l JOIN "
+                             "unnest($1::bigint[], $2::text[], $3::text[]) AS u(m, k, v) ON "
+                             "l.metric_id = u.m AND l.key = u.k AND l.value = u.v",
+                             {PgIntArray(m), PgTextArray(k), PgTextArray(v)}));
+    for (int i = 0; i < r.rows(); ++i)
+      state.known.insert({r.Int64(i, 0), r.Text(i, 1), r.Text(i, 2)});
+    return absl::OkStatus();
+  };
+  DENIABLE_RETURN_IF_ERROR(read_known(values));
+  // A new value of a key known to be full is refused without the lock: a key's values only grow
+  // (they leave with their metric, whose id never comes back).
+  std::vector<LabelValueAdmission::Value> unknown;
+  for (auto& v : values) {
+    if (state.known.contains(v)) continue;
+    if (max_label_values_ > 0 && full_keys_.Contains(std::get<0>(v), std::get<1>(v))) {
+      state.counts[{std::get<0>(v), std::get<1>(v)}] = max_label_values_;
+      continue;
+    }
+    unknown.push_back(std::move(v));
+  }
+  if (unknown.empty()) return state;
+  // New values: take turns with other collectors admitting values of the same metrics (in id
+  // order, so two appends never wait on each other in a cycle), then read again what they
+  // committed meanwhile, and count.
+  std::vector<int64_t> metrics;
+  for (const auto& v : unknown) metrics.push_back(std::get<0>(v));
+  std::sort(metrics.begin(), metrics.end());
+  metrics.erase(std::unique(metrics.begin(), metrics.end()), metrics.end());
+  for (int64_t metric : metrics) {
+    DENIABLE_RETURN_IF_ERROR(
+        w.conn
+            ->ExecPrepared("deniable_lock_label_values",
+                           "SELECT pg_advisory_xact_lock($1::integer, $2::integer)",
+                           {absl::StrCat(kLabelValuesLockClass),
+                            absl::StrCat(static_cast<int32_t>(metric % 2147483647))})
+            .status());
+  }
+  DENIABLE_RETURN_IF_ERROR(read_known(unknown));
+  std::vector<int64_t> cm;
+  std::vector<std::string> ck;
+  {
+    absl::flat_hash_set<std::pair<int64_t, std::string>> keys;
+    for (const auto& [metric, key, value] : unknown) {
+      if (keys.insert({metric, key}).second) {
+        cm.push_back(metric);
+        ck.push_back(key);
+      }
+    }
+  }
+  DENIABLE_ASSIGN_OR_RETURN(
+      PgResult counted,
+      w.conn->ExecPrepared("deniable_label_values_count",
+                           "SELECT l.metric_id, l.key, count(*) FROM label_values l JOIN "
+                           "unnest($1::bigint[], $2::text[]) AS u(m, k) ON l.metric_id = u.m AND "
+                           "l.key = u.k GROUP BY l.metric_id, l.key",
+                           {PgIntArray(cm), PgTextArray(ck)}));
+  for (int i = 0; i < counted.rows(); ++i) {
+    state.counts[{counted.Int64(i, 0), counted.Text(i, 1)}] = counted.Int64(i, 2);
+  }
+  DENIABLE_ASSIGN_OR_RETURN(
+      PgResult keys, w.conn->ExecPrepared("deniable_label_keys_count",
+                                          "SELECT metric_id, count(DISTINCT key) FROM label_values "
+                                          "WHERE metric_id = ANY($1::bigint[]) GROUP BY metric_id",
+                                          {PgIntArray(metrics)}));
+  for (int i = 0; i < keys.rows(); ++i) state.keys[keys.Int64(i, 0)] = keys.Int64(i, 1);
+  return state;
+}
+
 absl::StatusOr<std::vector<AppendResult>> PostgresStorage::AppendLocked(
-    Writer& w, absl::Span<const absl::Span<const ReportRow>> batches) {
+    Writer& w, absl::Span<const absl::Span<const ReportRow>> batches,
+    std::vector<std::pair<int64_t, std::string>>* checked) {
   using Key = std::tuple<int64_t, int64_t, std::string>;  // metric, event time, uuid text
   struct Candidate {
     Key key;
@@ -577,15 +696,43 @@ absl::StatusOr<std::vector<AppendResult>> PostgresStorage::AppendLocked(
   };
   std::vector<AppendResult> results(batches.size());
   DENIABLE_ASSIGN_OR_RETURN(const absl::flat_hash_set<int64_t> existing, LockMetrics(w, batches));
+  DENIABLE_ASSIGN_OR_RETURN(const LabelValueState label_state,
+                            ReadLabelValues(w, batches, existing));
+  LabelValueAdmission labels(
+      max_label_values_, max_label_keys_,
+      {.known = [&](int64_t metric, absl::string_view key,
+                    absl::string_view value) -> absl::StatusOr<bool> {
+         return label_state.known.contains(
+             LabelValueAdmission::Value{metric, std::string(key), std::string(value)});
+       },
+       .count = [&](int64_t metric, absl::string_view key) -> absl::StatusOr<int64_t> {
+         auto it = label_state.counts.find(std::make_pair(metric, std::string(key)));
+         return it == label_state.counts.end() ? 0 : it->second;
+       },
+       .keys = [&](int64_t metric) -> absl::StatusOr<int64_t> {
+         auto it = label_state.keys.find(metric);
+         return it == label_state.keys.end() ? 0 : it->second;
+       }});
   // First occurrence of each key in the call; a later one is its batch's duplicate.
   std::vector<Candidate> candidates;
   absl::flat_hash_set<Key> seen;
   for (size_t b = 0; b < batches.size(); ++b) {
-    for (const ReportRow& row : batches[b]) {
+    for (size_t i = 0; i < batches[b].size(); ++i) {
+      const ReportRow& row = batches[b][i];
       if (!existing.contains(row.metric_id)) {  // deleted since the batch was validated
         if (!results[b].IsMissing(row.metric_id))
           results[b].missing_metrics.push_back(row.metric_id);
         continue;
+      }
+      if (label_state.check[b][i]) {
+        DENIABLE_ASSIGN_OR_RETURN(std::optional<LabelCapRefusal> refused,
+                                  labels.Admit(row.metric_id, row.labels));
+        if (refused.has_value()) {
+          results[b].label_refusals.push_back({i, row.metric_id, refused->key, max_label_values_,
+                                               max_label_keys_, refused->new_key});
+          continue;
+        }
+        checked->emplace_back(row.metric_id, row.labels);
       }
       Key key{row.metric_id, row.event_time_seconds, UuidText(row.report_id)};
       if (!seen.insert(key).second) {
@@ -594,6 +741,22 @@ absl::StatusOr<std::vector<AppendResult>> PostgresStorage::AppendLocked(
       }
       candidates.push_back(Candidate{std::move(key), &row, b});
     }
+  }
+  if (!labels.added().empty()) {
+    std::vector<int64_t> lm;
+    std::vector<std::string> lk, lv;
+    for (const auto& [metric, key, value] : labels.added()) {
+      lm.push_back(metric);
+      lk.push_back(key);
+      lv.push_back(value);
+    }
+    DENIABLE_RETURN_IF_ERROR(
+        w.conn
+            ->ExecPrepared("deniable_add_label_values",
+                           "INSERT INTO label_values(metric_id, key, value) SELECT * FROM "
+                           "unnest($1::bigint[], $2::text[], $3::text[]) ON CONFLICT DO NOTHING",
+                           {PgIntArray(lm), PgTextArray(lk), PgTextArray(lv)})
+            .status());
   }
   if (candidates.empty()) return results;
   // Key order: concurrent transactions lock conflicting keys in the same order (no deadlock).

@@ -16,6 +16,12 @@
 //       into one row (kFoldedShard), so reads stay one row per hour and key.
 //   category_counts: categorical metrics' support counts, keyed like counts plus the category
 //       (postgres_categories.h).
+//   label_values(metric_id, key, value): each metric's stored label values (label_values.h).
+//       An append whose rows carry values not stored yet takes the transaction advisory lock
+//       (kLabelValuesLockClass, metric id) of each such metric, in id order, then counts and
+//       inserts them in its transaction: collectors admitting values of one metric take turns, so
+//       the cap holds across them. Rows whose values are all stored take no lock, nor do new
+//       values of a key this collector already found full (refused at once).
 //   auth_tokens (PostgresTokenStore), schema_version, sequence collector_shards.
 //
 // Deleted metrics: AppendBatches first locks the rows of the batch's metrics FOR KEY SHARE in its
@@ -57,8 +63,10 @@
 #include <vector>
 
 #include "absl/base/thread_annotations.h"
+#include "absl/container/flat_hash_map.h"
 #include "absl/container/flat_hash_set.h"
 #include "absl/synchronization/mutex.h"
+#include "server/storage/label_values.h"
 #include "server/storage/postgres_connection.h"
 #include "server/storage/postgres_pool.h"
 #include "server/storage/storage.h"
@@ -73,6 +81,10 @@ struct PostgresOptions {
   // process). Set only by benchmarks and tests (all collectors on one shard = one counts row per
   // key, the layout the shards replace).
   std::optional<int> shard = std::nullopt;
+  // The caps on distinct values of each label key and on distinct label keys, per metric
+  // (label_values.h; 0: none).
+  int64_t max_label_values = kDefaultMaxLabelValues;
+  int64_t max_label_keys = kDefaultMaxLabelKeys;
 };
 
 class PostgresStorage : public Storage {
@@ -147,8 +159,25 @@ class PostgresStorage : public Storage {
   // Runs `body` with a writer of its own (waiting while all are busy).
   absl::Status WithWriter(const std::function<absl::Status(Writer&)>& body);
   absl::Status EnsurePartitions(Writer& w, absl::Span<const absl::Span<const ReportRow>> batches);
+  // `checked`: the (metric, labels) whose values are all stored once the transaction commits.
   absl::StatusOr<std::vector<AppendResult>> AppendLocked(
-      Writer& w, absl::Span<const absl::Span<const ReportRow>> batches);
+      Writer& w, absl::Span<const absl::Span<const ReportRow>> batches,
+      std::vector<std::pair<int64_t, std::string>>* checked);
+  // What LabelValueAdmission needs for the rows of `batches` whose (metric, labels) are not in
+  // known_labelsets_: which of their values are stored, and, for the keys with a value that is
+  // not, how many are and how many keys their metric has (read under the metrics' label-values
+  // locks, which this takes). Inside
+  // AppendLocked's transaction.
+  struct LabelValueState {
+    absl::flat_hash_set<LabelValueAdmission::Value> known;
+    absl::flat_hash_map<std::pair<int64_t, std::string>, int64_t> counts;
+    absl::flat_hash_map<int64_t, int64_t> keys;  // distinct keys of those metrics
+    // check[b][i]: row i of batch b goes through the admission (its labels were not known).
+    std::vector<std::vector<bool>> check;
+  };
+  absl::StatusOr<LabelValueState> ReadLabelValues(
+      Writer& w, absl::Span<const absl::Span<const ReportRow>> batches,
+      const absl::flat_hash_set<int64_t>& existing);
   // The ids among the batches' metrics that exist, each row locked FOR KEY SHARE until the end
   // of AppendLocked's transaction on `w`.
   absl::StatusOr<absl::flat_hash_set<int64_t>> LockMetrics(
@@ -185,6 +214,13 @@ class PostgresStorage : public Storage {
   absl::Mutex partition_mu_;
   absl::flat_hash_set<int64_t> partition_days_ ABSL_GUARDED_BY(partition_mu_);  // known to exist
   std::unique_ptr<PgPool> reads_;
+  int64_t max_label_values_ = kDefaultMaxLabelValues;
+  int64_t max_label_keys_ = kDefaultMaxLabelKeys;
+  KnownLabelsets known_labelsets_;  // (metric, labels) whose values are in label_values
+  // (metric, key) pairs found with max_label_values values: a new value is refused without
+  // taking the metric's label-values lock (an identifier sent by many devices does not make
+  // every append of the metric wait in line).
+  KnownLabelsets full_keys_;
 };
 
 // Reads a metric and its designs through `conn` (shared by the storage and the migration).

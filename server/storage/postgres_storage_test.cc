@@ -91,6 +91,50 @@ TEST_F(PostgresStorageTest, CollectorsStartingTogetherCreateTheSchemaOnce) {
   EXPECT_EQ(v->Int64(0, 1), kPostgresSchemaVersion);
 }
 
+// Schema step 5 on a version 4 database: label_values is filled from the label sets of the
+// counts, so the cap counts the values stored before it existed; DeleteMetric empties a metric's.
+TEST_F(PostgresStorageTest, Version4DatabaseGetsItsLabelValuesFromTheCounts) {
+  int64_t m = 0, other = 0;
+  {
+    auto s = PostgresStorage::Open({.uri = uri_});
+    ASSERT_TRUE(s.ok()) << s.status();
+    absl::StatusOr<StoredMetric> created = (*s)->CreateMetric(NewMetric("m"));
+    absl::StatusOr<StoredMetric> created_other = (*s)->CreateMetric(NewMetric("other"));
+    ASSERT_TRUE(created.ok() && created_other.ok());
+    m = created->id;
+    other = created_other->id;
+    ASSERT_TRUE((*s)->AppendReports({Row(m, 1, true, 10, "device=a,region=N"),
+                                     Row(m, 2, true, 10, "device=b"), Row(other, 3, true, 10)})
+                    .ok());
+  }
+  auto conn = PgConnection::Connect(uri_);
+  ASSERT_TRUE(conn.ok());
+  // Back to version 4, as a database written before the cap.
+  ASSERT_TRUE((*conn)->Exec("DROP TABLE label_values").ok());
+  ASSERT_TRUE((*conn)->Exec("DELETE FROM schema_version WHERE version = 5").ok());
+
+  auto s = PostgresStorage::Open({.uri = uri_, .max_label_values = 2});
+  ASSERT_TRUE(s.ok()) << s.status();
+  absl::StatusOr<PgResult> values = (*conn)->Exec(
+      "SELECT string_agg(metric_id || ':' || key || '=' || value, ' ' ORDER BY key, value) "
+      "FROM label_values");
+  ASSERT_TRUE(values.ok()) << values.status();
+  EXPECT_EQ(values->Text(0, 0), absl::StrCat(m, ":device=a ", m, ":device=b ", m, ":region=N"));
+  absl::StatusOr<AppendResult> r =
+      (*s)->AppendReports({Row(m, 4, true, 10, "device=c"), Row(m, 5, true, 10, "region=S"),
+                           Row(other, 6, true, 10, "device=c")});
+  ASSERT_TRUE(r.ok()) << r.status();
+  EXPECT_EQ(r->accepted, 2);
+  ASSERT_EQ(r->label_refusals.size(), 1u);
+  EXPECT_EQ(r->label_refusals[0].row, 0u);
+
+  ASSERT_TRUE((*s)->DeleteMetric("m").ok());
+  absl::StatusOr<PgResult> left =
+      (*conn)->Exec("SELECT count(*) FROM label_values WHERE metric_id = $1", {absl::StrCat(m)});
+  ASSERT_TRUE(left.ok());
+  EXPECT_EQ(left->Int64(0, 0), 0);
+}
+
 TEST_F(PostgresStorageTest, NewerSchemaIsRefusedNamingBothVersions) {
   ASSERT_TRUE(PostgresStorage::Open({.uri = uri_}).ok());
   auto conn = PgConnection::Connect(uri_);

@@ -9,6 +9,7 @@
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
 #include "deniable/common/status_macros.h"
+#include "server/storage/label_values.h"
 #include "server/storage/sqlite_statement.h"
 
 namespace deniable::server {
@@ -186,9 +187,45 @@ UPDATE sqlite_sequence SET seq = max(seq,
 
 absl::Status MigrateTo3(sqlite3* db) { return SqliteExec(db, kSchema3); }
 
+// Version 3 -> 4: the cap on distinct label values (label_values.h). Each metric's stored
+// (key, value) pairs, filled from the label sets its counts use (every stored report is counted,
+// so these are all the values it has), so the cap counts the values stored before it existed.
+absl::Status MigrateTo4(sqlite3* db) {
+  DENIABLE_RETURN_IF_ERROR(SqliteExec(db, R"sql(
+CREATE TABLE label_values(
+  metric_id INTEGER NOT NULL,
+  key TEXT NOT NULL,
+  value TEXT NOT NULL,
+  PRIMARY KEY (metric_id, key, value)) WITHOUT ROWID;
+)sql"));
+  DENIABLE_ASSIGN_OR_RETURN(
+      SqliteStatement used,
+      SqliteStatement::Prepare(db,
+                               "SELECT DISTINCT c.metric_id, l.canonical FROM counts c JOIN "
+                               "labelsets l ON l.id = c.labelset_id WHERE l.canonical <> ''"));
+  DENIABLE_ASSIGN_OR_RETURN(
+      SqliteStatement insert,
+      SqliteStatement::Prepare(
+          db, "INSERT OR IGNORE INTO label_values(metric_id, key, value) VALUES(?, ?, ?)"));
+  while (true) {
+    DENIABLE_ASSIGN_OR_RETURN(bool row, used.Step());
+    if (!row) break;
+    const int64_t metric_id = used.ColumnInt64(0);
+    const std::string canonical = used.ColumnText(1);
+    for (const auto& [key, value] : SplitLabels(canonical)) {
+      insert.BindInt64(1, metric_id);
+      insert.BindText(2, key);
+      insert.BindText(3, value);
+      DENIABLE_RETURN_IF_ERROR(insert.Run());
+    }
+  }
+  used.Reset();
+  return absl::OkStatus();
+}
+
 // Step i migrates version i to i + 1.
 using Migration = absl::Status (*)(sqlite3*);
-constexpr Migration kMigrations[] = {MigrateTo1, MigrateTo2, MigrateTo3};
+constexpr Migration kMigrations[] = {MigrateTo1, MigrateTo2, MigrateTo3, MigrateTo4};
 static_assert(sizeof(kMigrations) / sizeof(kMigrations[0]) == kCurrentSchemaVersion);
 
 absl::StatusOr<int64_t> PragmaInt(sqlite3* db, const char* pragma) {

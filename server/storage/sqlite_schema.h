@@ -22,6 +22,8 @@
 //   3  metrics.retention_days and metrics.retention_policy (0 and 1: keep everything);
 //      metrics.id is AUTOINCREMENT (ids of deleted metrics are never given again; the table is
 //      rebuilt, sqlite_sequence starts at the largest metric id of any table)
+//   4  label_values(metric_id, key, value): each metric's stored label values, for the cap on
+//      distinct values of a label key (label_values.h), filled from the counts' label sets
 //
 // Thread-compatible: call it on a connection no other thread uses.
 #ifndef DENIABLE_SERVER_STORAGE_SQLITE_SCHEMA_H_
@@ -38,7 +40,7 @@ namespace deniable::server {
 
 inline constexpr int32_t kCollectorApplicationId = 0x444E5331;    // "DNS1"
 inline constexpr int32_t kDeviceStoreApplicationId = 0x444E4231;  // "DNB1": the SDK's file
-inline constexpr int kCurrentSchemaVersion = 3;
+inline constexpr int kCurrentSchemaVersion = 4;
 
 // Checks, creates or migrates the schema of the collector database open on `db`; `path` names
 // it in messages. Errors: FAILED_PRECONDITION naming the path for a database of a newer schema

@@ -195,6 +195,47 @@ TEST(SqliteSchemaTest, MigratesAVersion2DatabaseKeepingItsDataAndNeverReusingMet
   EXPECT_EQ(*(*storage)->IntegrityCheck(), "ok");
 }
 
+// Issue 25: the version 3 -> 4 step fills label_values from the counts' label sets (here of the
+// version 2 fixture: chile_vote_yes has region=N and region=S, chile_vote region=N), so the cap
+// counts the values stored before it existed; DeleteMetric removes a metric's values.
+TEST(SqliteSchemaTest, MigrationFillsLabelValuesFromTheCountsSoTheCapCountsOldValues) {
+  const std::string path = TempDbPath("schema_labels");
+  RunSql(path, Fixture(DENIABLE_SCHEMA_V2_FIXTURE));
+  auto storage =
+      SqliteStorage::Open({.path = path, .background_moves = false, .max_label_values = 2});
+  ASSERT_TRUE(storage.ok()) << storage.status();
+  EXPECT_EQ(ReadHeader(path).version, kCurrentSchemaVersion);
+  absl::StatusOr<StoredMetric> yes_no = (*storage)->GetMetric("chile_vote_yes");
+  absl::StatusOr<StoredMetric> vote = (*storage)->GetMetric("chile_vote");
+  ASSERT_TRUE(yes_no.ok() && vote.ok());
+  absl::StatusOr<AppendResult> r = (*storage)->AppendReports(
+      {testing_util::Row(yes_no->id, 100, true, 472223, "region=E"),
+       testing_util::CategoricalRow(vote->id, 101, {1}, 472223, "region=E"),
+       testing_util::CategoricalRow(vote->id, 102, {1}, 472223, "region=W")});
+  ASSERT_TRUE(r.ok()) << r.status();
+  EXPECT_EQ(r->accepted, 1);
+  ASSERT_EQ(r->label_refusals.size(), 2u);
+  EXPECT_EQ(r->label_refusals[0].row, 0u);
+  EXPECT_EQ(r->label_refusals[0].key, "region");
+  EXPECT_EQ(r->label_refusals[1].row, 2u);
+  ASSERT_TRUE((*storage)->DeleteMetric("chile_vote").ok());
+  storage->reset();
+
+  sqlite3* db = nullptr;
+  ASSERT_EQ(sqlite3_open(path.c_str(), &db), SQLITE_OK);
+  sqlite3_stmt* st = nullptr;
+  ASSERT_EQ(sqlite3_prepare_v2(db,
+                               "SELECT group_concat(metric_id || ':' || key || '=' || value, ' ') "
+                               "FROM (SELECT * FROM label_values ORDER BY 1, 2, 3)",
+                               -1, &st, nullptr),
+            SQLITE_OK);
+  ASSERT_EQ(sqlite3_step(st), SQLITE_ROW);
+  EXPECT_EQ(std::string(reinterpret_cast<const char*>(sqlite3_column_text(st, 0))),
+            "1:region=N 1:region=S");
+  sqlite3_finalize(st);
+  sqlite3_close(db);
+}
+
 TEST(SqliteSchemaTest, ANewDatabaseGetsTheApplicationIdAndTheCurrentVersion) {
   const std::string path = TempDbPath("schema_new");
   ASSERT_TRUE(SqliteStorage::Open({.path = path}).ok());

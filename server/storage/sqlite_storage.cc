@@ -76,6 +76,7 @@ struct SqliteStorage::WriteStatements {
   SqliteStatement insert_moved, delete_moved, start_move, end_move;
   SqliteStatement upsert_category_count;
   SqliteStatement metric_exists;
+  SqliteStatement label_value_known, label_value_count, insert_label_value, label_key_count;
 };
 
 struct SqliteStorage::ReadStatements {
@@ -179,13 +180,39 @@ absl::Status SqliteStorage::Init(const SqliteOptions& options) {
                     "support + excluded.support"));
   DENIABLE_ASSIGN_OR_RETURN(SqliteStatement metric_exists,
                             prepare_write("SELECT 1 FROM metrics WHERE id = ?"));
-  write_.reset(new WriteStatements{
-      std::move(begin), std::move(commit), std::move(rollback), std::move(insert_metric),
-      std::move(insert_design), std::move(insert_labelset), std::move(find_labelset),
-      std::move(insert_recent), std::move(find_report), std::move(hour_has_reports),
-      std::move(upsert_count), std::move(insert_moved), std::move(delete_moved),
-      std::move(start_move), std::move(end_move), std::move(upsert_category_count),
-      std::move(metric_exists)});
+  DENIABLE_ASSIGN_OR_RETURN(
+      SqliteStatement label_value_known,
+      prepare_write("SELECT 1 FROM label_values WHERE metric_id = ? AND key = ? AND value = ?"));
+  DENIABLE_ASSIGN_OR_RETURN(
+      SqliteStatement label_value_count,
+      prepare_write("SELECT count(*) FROM label_values WHERE metric_id = ? AND key = ?"));
+  DENIABLE_ASSIGN_OR_RETURN(
+      SqliteStatement insert_label_value,
+      prepare_write("INSERT OR IGNORE INTO label_values(metric_id, key, value) VALUES(?, ?, ?)"));
+  DENIABLE_ASSIGN_OR_RETURN(
+      SqliteStatement label_key_count,
+      prepare_write("SELECT count(DISTINCT key) FROM label_values WHERE metric_id = ?"));
+  write_.reset(new WriteStatements{std::move(begin),
+                                   std::move(commit),
+                                   std::move(rollback),
+                                   std::move(insert_metric),
+                                   std::move(insert_design),
+                                   std::move(insert_labelset),
+                                   std::move(find_labelset),
+                                   std::move(insert_recent),
+                                   std::move(find_report),
+                                   std::move(hour_has_reports),
+                                   std::move(upsert_count),
+                                   std::move(insert_moved),
+                                   std::move(delete_moved),
+                                   std::move(start_move),
+                                   std::move(end_move),
+                                   std::move(upsert_category_count),
+                                   std::move(metric_exists),
+                                   std::move(label_value_known),
+                                   std::move(label_value_count),
+                                   std::move(insert_label_value),
+                                   std::move(label_key_count)});
 
   auto prepare_read = [this](absl::string_view sql) {
     return SqliteStatement::Prepare(read_db_, sql);
@@ -219,6 +246,8 @@ absl::Status SqliteStorage::Init(const SqliteOptions& options) {
                                  std::move(get_designs), std::move(read_counts),
                                  std::move(count_reports), std::move(read_category_counts)});
   max_recent_reports_ = options.max_recent_reports;
+  max_label_values_ = options.max_label_values;
+  max_label_keys_ = options.max_label_keys;
   background_moves_ = options.background_moves;
   move_chunk_rows_ = static_cast<size_t>(std::max(1, options.move_chunk_rows));
   DENIABLE_RETURN_IF_ERROR(FinishInterruptedMoves());
@@ -512,15 +541,60 @@ absl::StatusOr<std::vector<AppendResult>> SqliteStorage::AppendLocked(
       exists[row.metric_id] = *found;
     }
   }
+  // The cap on label values, read and written in this transaction (label_values.h).
+  LabelValueAdmission labels(
+      max_label_values_, max_label_keys_,
+      {.known = [this](int64_t metric, absl::string_view key, absl::string_view value)
+                    ABSL_NO_THREAD_SAFETY_ANALYSIS -> absl::StatusOr<bool> {
+         SqliteStatement& st = write_->label_value_known;
+         st.BindInt64(1, metric);
+         st.BindText(2, key);
+         st.BindText(3, value);
+         absl::StatusOr<bool> found = st.Step();
+         st.Reset();
+         return found;
+       },
+       .count = [this](int64_t metric, absl::string_view key)
+                    ABSL_NO_THREAD_SAFETY_ANALYSIS -> absl::StatusOr<int64_t> {
+         SqliteStatement& st = write_->label_value_count;
+         st.BindInt64(1, metric);
+         st.BindText(2, key);
+         absl::StatusOr<bool> row = st.Step();
+         const int64_t count = row.ok() && *row ? st.ColumnInt64(0) : 0;
+         st.Reset();
+         if (!row.ok()) return row.status();
+         return count;
+       },
+       .keys = [this](int64_t metric) ABSL_NO_THREAD_SAFETY_ANALYSIS -> absl::StatusOr<int64_t> {
+         SqliteStatement& st = write_->label_key_count;
+         st.BindInt64(1, metric);
+         absl::StatusOr<bool> row = st.Step();
+         const int64_t count = row.ok() && *row ? st.ColumnInt64(0) : 0;
+         st.Reset();
+         if (!row.ok()) return row.status();
+         return count;
+       }});
+  std::vector<std::pair<int64_t, std::string>> checked_labelsets;  // known once committed
   // Rows in arrival order: of two equal keys the earlier batch's row is stored. A row is new when
   // its id is neither among its metric-hour's recent ids (this transaction's included) nor, if
   // that metric-hour has moved rows, in the keyed table.
   for (size_t b = 0; b < batches.size(); ++b) {
     AppendResult& result = results[b];
-    for (const ReportRow& row : batches[b]) {
+    for (size_t i = 0; i < batches[b].size(); ++i) {
+      const ReportRow& row = batches[b][i];
       if (!exists[row.metric_id]) {
         if (!result.IsMissing(row.metric_id)) result.missing_metrics.push_back(row.metric_id);
         continue;
+      }
+      if (!row.labels.empty() && !known_labelsets_.Contains(row.metric_id, row.labels)) {
+        DENIABLE_ASSIGN_OR_RETURN(std::optional<LabelCapRefusal> refused,
+                                  labels.Admit(row.metric_id, row.labels));
+        if (refused.has_value()) {
+          result.label_refusals.push_back({i, row.metric_id, refused->key, max_label_values_,
+                                           max_label_keys_, refused->new_key});
+          continue;
+        }
+        checked_labelsets.emplace_back(row.metric_id, row.labels);
       }
       const HourKey key{row.metric_id, row.event_time_seconds};
       RecentHours::Hour* hour = recent_.Find(key);
@@ -592,8 +666,16 @@ absl::StatusOr<std::vector<AppendResult>> SqliteStorage::AppendLocked(
     up.BindInt64(6, support);
     DENIABLE_RETURN_IF_ERROR(up.Run());
   }
+  for (const auto& [metric, key, value] : labels.added()) {
+    SqliteStatement& st = write_->insert_label_value;
+    st.BindInt64(1, metric);
+    st.BindText(2, key);
+    st.BindText(3, value);
+    DENIABLE_RETURN_IF_ERROR(st.Run());
+  }
   DENIABLE_RETURN_IF_ERROR(write_->commit.Run());
   for (const auto& [canonical, id] : new_labelsets) labelset_ids_.emplace(canonical, id);
+  known_labelsets_.Add(checked_labelsets);
   return results;
 }
 
@@ -828,7 +910,8 @@ absl::Status SqliteStorage::DeleteMetric(absl::string_view name) {
           "DELETE FROM reports WHERE metric_id = ?", "DELETE FROM moving WHERE metric_id = ?",
           "DELETE FROM counts WHERE metric_id = ?",
           "DELETE FROM category_counts WHERE metric_id = ?",
-          "DELETE FROM designs WHERE metric_id = ?", "DELETE FROM metrics WHERE id = ?"}) {
+          "DELETE FROM label_values WHERE metric_id = ?", "DELETE FROM designs WHERE metric_id = ?",
+          "DELETE FROM metrics WHERE id = ?"}) {
       DENIABLE_ASSIGN_OR_RETURN(SqliteStatement st, SqliteStatement::Prepare(write_db_, sql));
       st.BindInt64(1, id);
       DENIABLE_RETURN_IF_ERROR(st.Run());

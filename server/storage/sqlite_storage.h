@@ -24,6 +24,9 @@
 //   moving(metric_id, event_time): metric-hours whose move has started and not finished.
 //   counts(metric_id, event_time, version, labelset_id, n, yes)              WITHOUT ROWID
 //       maintained in the same transaction as the reports: queries never scan reports.
+//   label_values(metric_id, key, value)                                      WITHOUT ROWID
+//       each metric's stored label values, for the cap on distinct values of a label key
+//       (label_values.h), written and counted in the append's transaction.
 //
 // Durability: AppendReports returns after COMMIT. With Durability::kFull (synchronous=FULL, the
 // default) a committed batch survives power loss; with kNormal it survives a crash of the
@@ -47,6 +50,7 @@
 #include "absl/container/flat_hash_map.h"
 #include "absl/synchronization/mutex.h"
 #include "server/storage/database_lock.h"
+#include "server/storage/label_values.h"
 #include "server/storage/recent_hours.h"
 #include "server/storage/sqlite_statement.h"
 #include "server/storage/storage.h"
@@ -94,6 +98,10 @@ struct SqliteOptions {
   // Rows per transaction of a move (SqliteStorage::kMoveChunkRows by default); smaller in tests
   // that watch a move chunk by chunk.
   int move_chunk_rows = 50'000;
+  // The caps on distinct values of each label key and on distinct label keys, per metric
+  // (label_values.h; 0: none).
+  int64_t max_label_values = kDefaultMaxLabelValues;
+  int64_t max_label_keys = kDefaultMaxLabelKeys;
 };
 
 class SqliteStorage : public Storage {
@@ -199,6 +207,9 @@ class SqliteStorage : public Storage {
   sqlite3* write_db_ ABSL_GUARDED_BY(write_mu_) = nullptr;
   std::unique_ptr<WriteStatements> write_ ABSL_GUARDED_BY(write_mu_);
   absl::flat_hash_map<std::string, int64_t> labelset_ids_ ABSL_GUARDED_BY(write_mu_);
+  int64_t max_label_values_ = kDefaultMaxLabelValues;
+  int64_t max_label_keys_ = kDefaultMaxLabelKeys;
+  KnownLabelsets known_labelsets_;  // (metric, labels) whose values are in label_values
   RecentHours recent_ ABSL_GUARDED_BY(write_mu_);
   int64_t next_seq_ ABSL_GUARDED_BY(write_mu_) = 1;
   int64_t max_recent_reports_ = 0;

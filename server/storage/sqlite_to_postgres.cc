@@ -111,11 +111,15 @@ absl::StatusOr<MigrationSummary> MigrateSqliteToPostgres(
         absl::StrCat("from: the SQLite database \"", sqlite_path, "\" does not exist"));
   }
   MigrationSummary summary;
-  // Opening the SqliteStorage takes the writer lock: no collector writes while we copy.
+  // Opening the SqliteStorage takes the writer lock: no collector writes while we copy. The
+  // target has no cap on label values: it takes every report the source stored (a source whose
+  // keys have more values than --max_label_values stored them before the cap or under a larger
+  // one, or in more keys than --max_label_keys), and rebuilds its label_values from them.
   DENIABLE_ASSIGN_OR_RETURN(std::unique_ptr<SqliteStorage> source,
                             SqliteStorage::Open({.path = sqlite_path}));
-  DENIABLE_ASSIGN_OR_RETURN(std::unique_ptr<PostgresStorage> target,
-                            PostgresStorage::Open({.uri = uri}));
+  DENIABLE_ASSIGN_OR_RETURN(
+      std::unique_ptr<PostgresStorage> target,
+      PostgresStorage::Open({.uri = uri, .max_label_values = 0, .max_label_keys = 0}));
   progress(absl::StrCat("migrate: from ", sqlite_path, " to ", RedactedConninfo(uri), "\n"));
 
   DENIABLE_ASSIGN_OR_RETURN(std::vector<StoredMetric> metrics, source->ListMetrics());

@@ -12,6 +12,7 @@
 #define DENIABLE_SERVER_STORAGE_STORAGE_H_
 
 #include <array>
+#include <cstddef>
 #include <cstdint>
 #include <string>
 #include <vector>
@@ -117,6 +118,18 @@ struct ReportRow {
   std::vector<uint16_t> supported;
 };
 
+// A report the caps on labels refused (label_values.h): `key`, a label of the report, already has
+// max_values distinct values of its metric, none of them the report's; or (new_key) the metric
+// already has max_keys distinct keys, none of them `key`.
+struct LabelValueRefusal {
+  size_t row = 0;  // the report's index in its batch (the span passed to the append)
+  int64_t metric_id = 0;
+  std::string key;
+  int64_t max_values = 0;  // the caps in force (--max_label_values, --max_label_keys)
+  int64_t max_keys = 0;
+  bool new_key = false;
+};
+
 // The reports of one metric in an AppendResult.
 struct MetricAppendCount {
   int64_t metric_id = 0;
@@ -138,6 +151,11 @@ struct AppendResult {
   // the append's own transaction, so a metric deleted concurrently is either deleted with the
   // batch's rows or listed here.
   std::vector<int64_t> missing_metrics;
+  // Reports refused by the caps on distinct label values and keys (label_values.h), ascending by
+  // row: not stored, not counted, in neither total above. Decided in the append's own transaction,
+  // so two collectors on one database never both admit a value past the cap. The caller rejects
+  // each with INVALID_ARGUMENT, permanent (Ingestor).
+  std::vector<LabelValueRefusal> label_refusals;
 
   // Whether `metric_id` is in missing_metrics.
   bool IsMissing(int64_t metric_id) const {
@@ -214,7 +232,10 @@ class Storage {
   // the counts updated, or nothing changes. Returns only once the batch is durable under the
   // storage's durability setting. A row whose (metric_id, event_time_seconds, report_id) is
   // already stored, in the store or earlier in the same batch, is counted once. Rows of a metric
-  // that does not exist (any more) are refused, not stored: AppendResult::missing_metrics.
+  // that does not exist (any more) are refused, not stored: AppendResult::missing_metrics. A
+  // row carrying a label value its metric does not have yet, for a key that already has the
+  // storage's max_label_values values (or a new key when the metric has max_label_keys), is
+  // refused alone: AppendResult::label_refusals.
   // Errors: INTERNAL / UNAVAILABLE / RESOURCE_EXHAUSTED (disk full) with nothing written.
   virtual absl::StatusOr<AppendResult> AppendReports(absl::Span<const ReportRow> rows) = 0;
 
@@ -242,7 +263,8 @@ class Storage {
   virtual absl::StatusOr<std::vector<CountRow>> ReadCounts(int64_t metric_id, int64_t start_seconds,
                                                            int64_t end_seconds) = 0;
 
-  // Deletes the metric named `name` with all its design versions, reports and counts, in ONE
+  // Deletes the metric named `name` with all its design versions, reports, counts and label
+  // values (label_values.h), in ONE
   // transaction: either everything of the metric is gone (its name is free for a new metric) or
   // nothing changed. Other metrics are untouched. A report appended afterwards with the deleted
   // metric's id (validated against a cached metric) is refused by the append

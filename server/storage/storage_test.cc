@@ -8,6 +8,7 @@
 #include <map>
 #include <memory>
 #include <random>
+#include <set>
 #include <string>
 #include <thread>
 #include <tuple>
@@ -43,7 +44,10 @@ struct StorageFactory {
   std::string name;
   // Opens a second storage on the same database (as a second collector would); nullptr when the
   // backend has no shared database (memory).
-  std::function<std::unique_ptr<Storage>(const std::string& test, std::string* handle)> make;
+  // `max_label_values`: the cap on distinct values of each label key (label_values.h).
+  std::function<std::unique_ptr<Storage>(const std::string& test, std::string* handle,
+                                         int64_t max_label_values)>
+      make;
   bool shared_database = false;
   friend void PrintTo(const StorageFactory& f, std::ostream* os) { *os << f.name; }
 };
@@ -52,7 +56,7 @@ class StorageTest : public ::testing::TestWithParam<StorageFactory> {
  protected:
   void SetUp() override {
     if (GetParam().name == "postgresql") DENIABLE_SKIP_WITHOUT_POSTGRES();
-    storage_ = GetParam().make("param", &handle_);
+    storage_ = GetParam().make("param", &handle_, kDefaultMaxLabelValues);
     ASSERT_NE(storage_, nullptr);
   }
   std::string handle_;  // the database: a file path or a PostgreSQL URI
@@ -652,34 +656,233 @@ TEST_P(StorageTest, ApplyRetentionDropsExpiredReportsAndOnlyDropCountsMetricsCou
   EXPECT_EQ(resent_expired->accepted, 6);
 }
 
+// The label sets counted for `metric_id`, each once.
+std::set<std::string> CountedLabels(Storage& storage, int64_t metric_id) {
+  absl::StatusOr<std::vector<CountRow>> counts = storage.ReadCounts(metric_id, 0, 1 << 30);
+  EXPECT_TRUE(counts.ok()) << counts.status();
+  std::set<std::string> labels;
+  if (counts.ok()) {
+    for (const CountRow& row : *counts) labels.insert(row.labels);
+  }
+  return labels;
+}
+
+// Issue 25: label values that identify devices were stored. With a cap of 2 values per key, a
+// third value of `device` is refused alone (nothing of it stored or counted) while its batch's
+// other reports, the values already stored, other keys and other metrics go on.
+TEST_P(StorageTest, LabelValueCapRefusesANewValuePastItAndOnlyThatReport) {
+  std::string handle;
+  std::unique_ptr<Storage> storage = GetParam().make("cap", &handle, 2);
+  ASSERT_NE(storage, nullptr);
+  absl::StatusOr<StoredMetric> m = storage->CreateMetric(NewMetric("m"));
+  absl::StatusOr<StoredMetric> other = storage->CreateMetric(NewMetric("other"));
+  ASSERT_TRUE(m.ok() && other.ok());
+  absl::StatusOr<AppendResult> first = storage->AppendReports(
+      {Row(m->id, 1, true, 10, "device=a"), Row(m->id, 2, true, 10, "device=b")});
+  ASSERT_TRUE(first.ok()) << first.status();
+  EXPECT_EQ(first->accepted, 2);
+  EXPECT_TRUE(first->label_refusals.empty());
+
+  const std::vector<ReportRow> batch = {
+      Row(m->id, 3, true, 10, "device=a"),            // a stored value: accepted
+      Row(m->id, 4, true, 10, "device=c"),            // a third value: refused
+      Row(m->id, 5, false, 11, "region=N"),           // another key: accepted
+      Row(other->id, 6, true, 10, "device=c"),        // another metric: accepted
+      Row(m->id, 7, false, 10, "device=d,region=S"),  // refused whole: region=S not admitted
+      Row(m->id, 8, true, 10, "device=b,region=T"),   // accepted: region's second value
+  };
+  absl::StatusOr<AppendResult> second = storage->AppendReports(batch);
+  ASSERT_TRUE(second.ok()) << second.status();
+  EXPECT_EQ(second->accepted, 4);
+  EXPECT_EQ(second->duplicates, 0);
+  ASSERT_EQ(second->label_refusals.size(), 2u);
+  EXPECT_EQ(second->label_refusals[0].row, 1u);
+  EXPECT_EQ(second->label_refusals[0].metric_id, m->id);
+  EXPECT_EQ(second->label_refusals[0].key, "device");
+  EXPECT_EQ(second->label_refusals[0].max_values, 2);
+  EXPECT_EQ(second->label_refusals[1].row, 4u);
+  EXPECT_EQ(second->label_refusals[1].key, "device");
+  EXPECT_EQ(CountedLabels(*storage, m->id),
+            (std::set<std::string>{"device=a", "device=b", "region=N", "device=b,region=T"}));
+  EXPECT_EQ(CountedLabels(*storage, other->id), (std::set<std::string>{"device=c"}));
+
+  // Refused again when re-sent (nothing of it was stored: not a duplicate), while the stored
+  // reports are duplicates and region now has its two values (N, T): S stays refused.
+  absl::StatusOr<AppendResult> again = storage->AppendReports(batch);
+  ASSERT_TRUE(again.ok()) << again.status();
+  EXPECT_EQ(again->accepted, 0);
+  EXPECT_EQ(again->duplicates, 4);
+  ASSERT_EQ(again->label_refusals.size(), 2u);
+  absl::StatusOr<AppendResult> region =
+      storage->AppendReports({Row(m->id, 9, true, 12, "region=S")});
+  ASSERT_TRUE(region.ok()) << region.status();
+  ASSERT_EQ(region->label_refusals.size(), 1u);
+  EXPECT_EQ(region->label_refusals[0].key, "region");
+  absl::StatusOr<std::vector<CountRow>> counts = storage->ReadCounts(m->id, 0, 1 << 30);
+  ASSERT_TRUE(counts.ok());
+  int64_t n = 0;
+  for (const CountRow& row : *counts) n += row.n;
+  EXPECT_EQ(n, 5);  // ids 1, 2, 3, 5, 8
+}
+
+// Within one transaction the cap counts the values admitted earlier in it, also across the
+// batches of one AppendBatches call.
+TEST_P(StorageTest, LabelValueCapCountsValuesAdmittedEarlierInTheSameCall) {
+  std::string handle;
+  std::unique_ptr<Storage> storage = GetParam().make("cap_call", &handle, 2);
+  ASSERT_NE(storage, nullptr);
+  absl::StatusOr<StoredMetric> m = storage->CreateMetric(NewMetric("m"));
+  ASSERT_TRUE(m.ok());
+  const std::vector<ReportRow> one = {Row(m->id, 1, true, 10, "k=x"),
+                                      Row(m->id, 2, true, 10, "k=y")};
+  const std::vector<ReportRow> two = {Row(m->id, 3, true, 10, "k=z"),
+                                      Row(m->id, 4, true, 10, "k=x")};
+  const absl::Span<const ReportRow> batches[] = {one, two};
+  absl::StatusOr<std::vector<AppendResult>> results = storage->AppendBatches(batches);
+  if (absl::IsUnimplemented(results.status())) {
+    results = std::vector<AppendResult>{*storage->AppendReports(one), *storage->AppendReports(two)};
+  }
+  ASSERT_TRUE(results.ok()) << results.status();
+  ASSERT_EQ(results->size(), 2u);
+  EXPECT_EQ((*results)[0].accepted, 2);
+  EXPECT_EQ((*results)[1].accepted, 1);
+  ASSERT_EQ((*results)[1].label_refusals.size(), 1u);
+  EXPECT_EQ((*results)[1].label_refusals[0].row, 0u);
+  EXPECT_EQ(CountedLabels(*storage, m->id), (std::set<std::string>{"k=x", "k=y"}));
+}
+
+TEST_P(StorageTest, LabelValueCapZeroStoresEveryValue) {
+  std::string handle;
+  std::unique_ptr<Storage> storage = GetParam().make("cap_none", &handle, 0);
+  ASSERT_NE(storage, nullptr);
+  absl::StatusOr<StoredMetric> m = storage->CreateMetric(NewMetric("m"));
+  ASSERT_TRUE(m.ok());
+  std::vector<ReportRow> rows;
+  for (int i = 0; i < 50; ++i) rows.push_back(Row(m->id, i, true, 10, absl::StrCat("v=", i)));
+  absl::StatusOr<AppendResult> r = storage->AppendReports(rows);
+  ASSERT_TRUE(r.ok()) << r.status();
+  EXPECT_EQ(r->accepted, 50);
+  EXPECT_TRUE(r->label_refusals.empty());
+}
+
+// A deleted metric's values go with it: a metric created afterwards (a new id) starts with none,
+// and the other metric keeps its own.
+TEST_P(StorageTest, DeleteMetricForgetsItsLabelValues) {
+  std::string handle;
+  std::unique_ptr<Storage> storage = GetParam().make("cap_delete", &handle, 1);
+  ASSERT_NE(storage, nullptr);
+  absl::StatusOr<StoredMetric> m = storage->CreateMetric(NewMetric("m"));
+  absl::StatusOr<StoredMetric> kept = storage->CreateMetric(NewMetric("kept"));
+  ASSERT_TRUE(m.ok() && kept.ok());
+  ASSERT_TRUE(
+      storage->AppendReports({Row(m->id, 1, true, 10, "k=x"), Row(kept->id, 2, true, 10, "k=x")})
+          .ok());
+  ASSERT_TRUE(storage->DeleteMetric("m").ok());
+  absl::StatusOr<StoredMetric> again = storage->CreateMetric(NewMetric("m"));
+  ASSERT_TRUE(again.ok());
+  absl::StatusOr<AppendResult> r = storage->AppendReports(
+      {Row(again->id, 3, true, 10, "k=y"), Row(kept->id, 4, true, 10, "k=y")});
+  ASSERT_TRUE(r.ok()) << r.status();
+  EXPECT_EQ(r->accepted, 1);
+  ASSERT_EQ(r->label_refusals.size(), 1u);
+  EXPECT_EQ(r->label_refusals[0].metric_id, kept->id);
+}
+
+// The keys are capped as well (--max_label_keys, default 32), so that an identifier cannot move
+// from the value into the key (d41d8cd98f00=1).
+TEST_P(StorageTest, LabelKeyCapRefusesAKeyPastItAndKeepsTheKnownOnes) {
+  std::string handle;
+  std::unique_ptr<Storage> storage = GetParam().make("key_cap", &handle, kDefaultMaxLabelValues);
+  ASSERT_NE(storage, nullptr);
+  absl::StatusOr<StoredMetric> m = storage->CreateMetric(NewMetric("m"));
+  ASSERT_TRUE(m.ok());
+  std::vector<ReportRow> rows;
+  for (int i = 0; i < kDefaultMaxLabelKeys; ++i) {
+    rows.push_back(Row(m->id, i, true, 10, absl::StrCat("k", i, "=1")));
+  }
+  rows.push_back(Row(m->id, 100, true, 10, "d41d8cd98f00=1"));
+  rows.push_back(Row(m->id, 101, true, 10, "k0=2"));  // a known key: a value as any other
+  absl::StatusOr<AppendResult> r = storage->AppendReports(rows);
+  ASSERT_TRUE(r.ok()) << r.status();
+  EXPECT_EQ(r->accepted, kDefaultMaxLabelKeys + 1);
+  ASSERT_EQ(r->label_refusals.size(), 1u);
+  EXPECT_EQ(r->label_refusals[0].row, static_cast<size_t>(kDefaultMaxLabelKeys));
+  EXPECT_EQ(r->label_refusals[0].key, "d41d8cd98f00");
+  EXPECT_TRUE(r->label_refusals[0].new_key);
+  EXPECT_EQ(r->label_refusals[0].max_keys, kDefaultMaxLabelKeys);
+}
+
+// Two collectors on one database admitting new values of one metric at the same time: the cap
+// holds across them (PostgreSQL: the metric's label-values lock).
+TEST_P(StorageTest, LabelValueCapHoldsAcrossConcurrentCollectors) {
+  std::string handle;
+  std::unique_ptr<Storage> storage = GetParam().make("cap_race", &handle, 5);
+  ASSERT_NE(storage, nullptr);
+  std::unique_ptr<Storage> second;
+  if (GetParam().shared_database) {
+    auto opened = PostgresStorage::Open({.uri = handle, .max_label_values = 5});
+    ASSERT_TRUE(opened.ok()) << opened.status();
+    second = *std::move(opened);
+  }
+  absl::StatusOr<StoredMetric> m = storage->CreateMetric(NewMetric("m"));
+  ASSERT_TRUE(m.ok());
+  constexpr int kThreads = 4, kValues = 25;
+  std::atomic<int> accepted{0}, refused{0}, failed{0};
+  std::vector<std::thread> threads;
+  for (int t = 0; t < kThreads; ++t) {
+    Storage* s = (second != nullptr && t % 2 == 1) ? second.get() : storage.get();
+    threads.emplace_back([&, s, t] {
+      for (int v = 0; v < kValues; ++v) {
+        const int id = t * kValues + v;
+        absl::StatusOr<AppendResult> r =
+            s->AppendReports({Row(m->id, id, true, 10, absl::StrCat("device=d", id))});
+        if (!r.ok()) {
+          ++failed;
+          continue;
+        }
+        accepted += static_cast<int>(r->accepted);
+        refused += static_cast<int>(r->label_refusals.size());
+      }
+    });
+  }
+  for (std::thread& t : threads) t.join();
+  EXPECT_EQ(failed.load(), 0);
+  EXPECT_EQ(accepted.load(), 5);
+  EXPECT_EQ(refused.load(), kThreads * kValues - 5);
+  EXPECT_EQ(CountedLabels(*storage, m->id).size(), 5u);
+}
+
 INSTANTIATE_TEST_SUITE_P(
     AllStorages, StorageTest,
-    ::testing::Values(
-        StorageFactory{"memory",
-                       [](const std::string&, std::string*) -> std::unique_ptr<Storage> {
-                         return std::make_unique<MemoryStorage>();
-                       }},
-        StorageFactory{
-            "sqlite",
-            [](const std::string& test, std::string* handle) -> std::unique_ptr<Storage> {
-              *handle = TempDbPath(test);
-              auto s = SqliteStorage::Open({.path = *handle});
-              EXPECT_TRUE(s.ok()) << s.status();
-              return s.ok() ? *std::move(s) : nullptr;
-            }},
-        StorageFactory{"postgresql",
-                       [](const std::string&, std::string* handle) -> std::unique_ptr<Storage> {
-                         TestPostgres* pg = TestPostgres::Shared();
-                         if (pg == nullptr) return nullptr;
-                         absl::StatusOr<std::string> uri = pg->NewDatabase();
-                         EXPECT_TRUE(uri.ok()) << uri.status();
-                         if (!uri.ok()) return nullptr;
-                         *handle = *uri;
-                         auto s = PostgresStorage::Open({.uri = *uri});
-                         EXPECT_TRUE(s.ok()) << s.status();
-                         return s.ok() ? *std::move(s) : nullptr;
-                       },
-                       /*shared_database=*/true}),
+    ::testing::Values(StorageFactory{"memory",
+                                     [](const std::string&, std::string*,
+                                        int64_t max_label_values) -> std::unique_ptr<Storage> {
+                                       return std::make_unique<MemoryStorage>(max_label_values);
+                                     }},
+                      StorageFactory{"sqlite",
+                                     [](const std::string& test, std::string* handle,
+                                        int64_t max_label_values) -> std::unique_ptr<Storage> {
+                                       *handle = TempDbPath(test);
+                                       auto s = SqliteStorage::Open(
+                                           {.path = *handle, .max_label_values = max_label_values});
+                                       EXPECT_TRUE(s.ok()) << s.status();
+                                       return s.ok() ? *std::move(s) : nullptr;
+                                     }},
+                      StorageFactory{"postgresql",
+                                     [](const std::string&, std::string* handle,
+                                        int64_t max_label_values) -> std::unique_ptr<Storage> {
+                                       TestPostgres* pg = TestPostgres::Shared();
+                                       if (pg == nullptr) return nullptr;
+                                       absl::StatusOr<std::string> uri = pg->NewDatabase();
+                                       EXPECT_TRUE(uri.ok()) << uri.status();
+                                       if (!uri.ok()) return nullptr;
+                                       *handle = *uri;
+                                       auto s = PostgresStorage::Open(
+                                           {.uri = *uri, .max_label_values = max_label_values});
+                                       EXPECT_TRUE(s.ok()) << s.status();
+                                       return s.ok() ? *std::move(s) : nullptr;
+                                     },
+                                     /*shared_database=*/true}),
     [](const ::testing::TestParamInfo<StorageFactory>& param) { return param.param.name; });
 
 TEST(SqliteStorageTest, ReportsAndCountsSurviveReopen) {
