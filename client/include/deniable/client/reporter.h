@@ -397,7 +397,7 @@ class Reporter {
   void DropReports(const std::vector<int64_t>& sequences, const DeliveryCounters& drops,
                    const std::string& reason);
   // Logs queue-full evictions made by Report() since the last call.
-  void LogQueueFullDrops();
+  void LogQueueFullDrops() ABSL_EXCLUSIVE_LOCKS_REQUIRED(send_mu_);
   std::unique_ptr<BackoffPolicy> NewBackoff();
   void RefreshStaleDesigns();
   void SenderLoop();
