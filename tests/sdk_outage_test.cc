@@ -133,5 +133,42 @@ TEST_F(SdkOutageTest, QueueDrainsAfterTheCollectorComesBack) {
   EXPECT_GE(stats->failed_attempts, 3);
 }
 
+// Issue 25: now() + microseconds(ToInt64Microseconds(InfiniteDuration())) overflowed (undefined
+// behaviour) and put the deadline in the past, so an infinite timeout failed every call at once
+// with DEADLINE_EXCEEDED; the server's Shutdown(InfiniteDuration()) likewise cancelled at once.
+TEST_F(SdkOutageTest, AnInfiniteTimeoutMeansNoDeadline) {
+  StartServer(0);
+  auto queries = v1::QueryService::NewStub(server_->InProcessChannel());
+  v1::CreateMetricRequest create;
+  create.set_name("m");
+  create.mutable_design()->mutable_two_coin();
+  grpc::ClientContext context;
+  v1::Metric metric;
+  ASSERT_TRUE(queries->CreateMetric(&context, create, &metric).ok());
+
+  std::shared_ptr<client::ReportTransport> transport =
+      client::MakeGrpcTransport(server_->InProcessChannel());
+  for (absl::Duration timeout : {absl::InfiniteDuration(), absl::Hours(24 * 365 * 100'000)}) {
+    absl::StatusOr<v1::GetDesignResponse> design = transport->GetDesign("m", timeout);
+    ASSERT_TRUE(design.ok()) << design.status() << " with timeout " << timeout;
+    EXPECT_EQ(design->design().version(), 1u);
+  }
+  v1::SubmitReportsRequest request;
+  v1::Report* report = request.add_reports();
+  report->set_metric("m");
+  report->set_design_version(1);
+  report->set_bit(1);
+  report->set_report_id(std::string(16, 'i'));
+  report->set_event_time_seconds(absl::ToUnixSeconds(absl::Now()) / 3600 * 3600);
+  absl::StatusOr<v1::SubmitReportsResponse> submitted =
+      transport->SubmitReports(request, absl::InfiniteDuration());
+  ASSERT_TRUE(submitted.ok()) << submitted.status();
+  EXPECT_EQ(submitted->accepted(), 1u);
+  EXPECT_EQ(Stored(), 1);
+
+  server_->Shutdown(absl::InfiniteDuration());  // nothing in flight: returns
+  server_->Wait();
+}
+
 }  // namespace
 }  // namespace deniable

@@ -23,9 +23,11 @@ absl::Status FromGrpcStatus(const grpc::Status& status) {
   return absl::Status(static_cast<absl::StatusCode>(status.error_code()), status.error_message());
 }
 
+// absl's Time arithmetic and ToChronoTime saturate: an infinite or huge timeout becomes
+// time_point::max(), which gRPC reads as no deadline (now() + microseconds(INT64_MAX)
+// overflowed and put the deadline in the past).
 void SetDeadline(grpc::ClientContext* context, absl::Duration timeout) {
-  context->set_deadline(std::chrono::system_clock::now() +
-                        std::chrono::microseconds(absl::ToInt64Microseconds(timeout)));
+  context->set_deadline(absl::ToChronoTime(absl::Now() + timeout));
 }
 
 class GrpcTransport : public ReportTransport {

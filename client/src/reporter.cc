@@ -108,19 +108,35 @@ Reporter::Reporter(std::shared_ptr<ReportTransport> transport, std::unique_ptr<D
 }
 
 Reporter::~Reporter() {
+  absl::Status closed = Close(options_.shutdown_drain_timeout);
+  if (!closed.ok()) {
+    Log(LogLevel::kWarning,
+        absl::StrCat("shutdown: ", pending(),
+                     " reports stay queued for the next start: ", closed.ToString()));
+  }
+}
+
+absl::Status Reporter::Close(absl::Duration timeout) {
   {
     absl::MutexLock lock(&mu_);
+    if (closed_) return absl::OkStatus();
+    closed_ = true;
     stop_ = true;
   }
   if (sender_.joinable()) sender_.join();
-  if (options_status_.ok() && pending() > 0) {
-    absl::Status drained = Flush(options_.shutdown_drain_timeout);
-    if (!drained.ok()) {
-      Log(LogLevel::kWarning,
-          absl::StrCat("shutdown: ", pending(),
-                       " reports stay queued for the next start: ", drained.ToString()));
-    }
-  }
+  if (!options_status_.ok() || pending() == 0) return absl::OkStatus();
+  return Drain(timeout, /*refresh_designs=*/false);
+}
+
+absl::Status Reporter::CheckOpen() const {
+  DENIABLE_RETURN_IF_ERROR(options_status_);
+  absl::MutexLock lock(&mu_);
+  if (closed_) return ClosedError();
+  return absl::OkStatus();
+}
+
+absl::Status Reporter::ClosedError() {
+  return absl::FailedPreconditionError("reporter: closed (Close() was called); nothing queued");
 }
 
 void Reporter::Log(LogLevel level, const std::string& message) const {
@@ -172,19 +188,17 @@ absl::StatusOr<Reporter::CachedDesign> Reporter::FetchDesign(const std::string& 
                                                              absl::Duration timeout) {
   DENIABLE_ASSIGN_OR_RETURN(v1::GetDesignResponse response, transport_->GetDesign(metric, timeout));
   DENIABLE_ASSIGN_OR_RETURN(CachedDesign cached, ParseDesign(response));
-  bool disowned = false;
-  {
-    absl::MutexLock lock(&mu_);
-    disowned = disowned_.contains(metric);
-  }
-  if (disowned) {
+  absl::Status saved = store_->SaveDesign(metric, response.SerializeAsString());
+  if (!saved.ok()) Log(LogLevel::kWarning, absl::StrCat("cannot cache design: ", saved.message()));
+  // The disowned check, the forgetting and the install under one lock: a disown that lands
+  // while the design was being fetched or saved is seen here, never erased unseen.
+  absl::MutexLock lock(&mu_);
+  if (disowned_.contains(metric)) {
     // The bits memoized for this version were drawn with the design the collector disowned:
     // the next report of this version draws with the collector's design.
     DENIABLE_RETURN_IF_ERROR(store_->ForgetMemo(metric, cached.version));
   }
-  absl::Status saved = store_->SaveDesign(metric, response.SerializeAsString());
-  if (!saved.ok()) Log(LogLevel::kWarning, absl::StrCat("cannot cache design: ", saved.message()));
-  absl::MutexLock lock(&mu_);
+  cached.generation = ++design_generation_;
   designs_[metric] = cached;
   disowned_.erase(metric);
   return cached;
@@ -205,8 +219,10 @@ absl::StatusOr<Reporter::CachedDesign> Reporter::DesignFor(const std::string& me
     v1::GetDesignResponse response;
     if (response.ParseFromString(*stored)) {
       absl::StatusOr<CachedDesign> cached = ParseDesign(response);
-      if (cached.ok()) {
-        absl::MutexLock lock(&mu_);
+      absl::MutexLock lock(&mu_);
+      // Disowned while it was read: the stored copy is the design the collector refused.
+      if (cached.ok() && !disowned_.contains(metric)) {
+        cached->generation = ++design_generation_;
         designs_[metric] = *cached;
         return cached;
       }
@@ -224,6 +240,7 @@ absl::StatusOr<Reporter::CachedDesign> Reporter::DesignFor(const std::string& me
 }
 
 absl::Status Reporter::Prefetch(const std::vector<std::string>& metrics, absl::Duration timeout) {
+  DENIABLE_RETURN_IF_ERROR(CheckOpen());
   absl::Status first;
   for (const std::string& metric : metrics) first.Update(FetchDesign(metric, timeout).status());
   return first;
@@ -272,7 +289,7 @@ absl::Status Reporter::ReportCategoryIndex(const std::string& metric, int index,
 }
 
 absl::StatusOr<std::vector<std::string>> Reporter::Categories(const std::string& metric) {
-  DENIABLE_RETURN_IF_ERROR(options_status_);
+  DENIABLE_RETURN_IF_ERROR(CheckOpen());
   DENIABLE_ASSIGN_OR_RETURN(CachedDesign design, DesignFor(metric));
   return design.categories;
 }
@@ -280,8 +297,23 @@ absl::StatusOr<std::vector<std::string>> Reporter::Categories(const std::string&
 absl::Status Reporter::ReportAnswer(const std::string& metric, const TrueAnswer& answer,
                                     const std::map<std::string, std::string>& extra_labels,
                                     std::string* report_id) {
+  constexpr int kAttempts = 3;
+  for (int attempt = 0; attempt < kAttempts; ++attempt) {
+    bool design_changed = false;
+    absl::Status status =
+        ReportAnswerOnce(metric, answer, extra_labels, report_id, &design_changed);
+    if (!design_changed) return status;
+  }
+  return absl::UnavailableError(absl::StrCat("metric \"", metric, "\": its design changed ",
+                                             kAttempts,
+                                             " times while reporting; nothing queued, try again"));
+}
+
+absl::Status Reporter::ReportAnswerOnce(const std::string& metric, const TrueAnswer& answer,
+                                        const std::map<std::string, std::string>& extra_labels,
+                                        std::string* report_id, bool* design_changed) {
   if (report_id != nullptr) report_id->clear();
-  DENIABLE_RETURN_IF_ERROR(options_status_);
+  DENIABLE_RETURN_IF_ERROR(CheckOpen());
   std::map<std::string, std::string> labels = extra_labels;
   labels.insert(options_.labels.begin(), options_.labels.end());  // per-report values win
   if (!extra_labels.empty()) {
@@ -329,6 +361,14 @@ absl::Status Reporter::ReportAnswer(const std::string& metric, const TrueAnswer&
   commit.max_queued_reports = options_.max_queued_reports;
 
   absl::MutexLock lock(&mu_);
+  if (closed_) return ClosedError();
+  if (auto current = designs_.find(metric);
+      current == designs_.end() || current->second.generation != design.generation) {
+    // Disowned or replaced since it was looked up: a draw with it could be memoized after
+    // the memo of its version was forgotten, then sent under the new design.
+    *design_changed = true;
+    return absl::OkStatus();
+  }
   auto period = periods_.find(metric);
   if (period == periods_.end()) {
     DENIABLE_ASSIGN_OR_RETURN(auto ledger, store_->ReadLedger());
@@ -628,7 +668,11 @@ void Reporter::RefreshStaleDesigns() {
 }
 
 absl::Status Reporter::Flush(absl::Duration timeout) {
-  DENIABLE_RETURN_IF_ERROR(options_status_);
+  DENIABLE_RETURN_IF_ERROR(CheckOpen());
+  return Drain(timeout, /*refresh_designs=*/true);
+}
+
+absl::Status Reporter::Drain(absl::Duration timeout, bool refresh_designs) {
   const absl::Time deadline = absl::Now() + timeout;
   absl::Status first_drop;
   std::unique_ptr<RetryPolicy> retry = retry_prototype_->clone();
@@ -644,7 +688,7 @@ absl::Status Reporter::Flush(absl::Duration timeout) {
     absl::Status error;
     switch (SendOneBatch(std::min(left, options_.rpc_timeout), &error)) {
       case SendOutcome::kEmpty:
-        RefreshStaleDesigns();
+        if (refresh_designs) RefreshStaleDesigns();
         return first_drop;
       case SendOutcome::kSent:
       case SendOutcome::kSplit:

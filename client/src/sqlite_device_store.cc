@@ -141,7 +141,7 @@ class SqliteDeviceStore : public DeviceStore {
 
   absl::Status CommitReport(const ReportCommit& commit) override {
     absl::MutexLock lock(&mu_);
-    return InTransaction([&]() -> absl::Status {
+    return InTransaction([&]() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) -> absl::Status {
       const std::string& metric = commit.report.metric();
       if (commit.memo.has_value()) {
         Stmt s(db_, "INSERT OR REPLACE INTO memo VALUES (?1, ?2, ?3, ?4)");
@@ -202,7 +202,7 @@ class SqliteDeviceStore : public DeviceStore {
   absl::Status RemoveReports(const std::vector<int64_t>& sequences, bool acknowledged,
                              const DeliveryCounters& increments) override {
     absl::MutexLock lock(&mu_);
-    return InTransaction([&]() -> absl::Status {
+    return InTransaction([&]() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) -> absl::Status {
       for (int64_t sequence : sequences) {
         if (acknowledged) {
           Stmt s(db_,
@@ -220,7 +220,7 @@ class SqliteDeviceStore : public DeviceStore {
 
   absl::Status CountRepeatedReport(const std::string& metric) override {
     absl::MutexLock lock(&mu_);
-    return InTransaction([&]() -> absl::Status {
+    return InTransaction([&]() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) -> absl::Status {
       DENIABLE_ASSIGN_OR_RETURN(MetricLedger ledger, ReadLedgerRow(metric));
       ++ledger.reports_repeated_in_period;
       return WriteLedgerRow(metric, ledger);
@@ -290,7 +290,7 @@ class SqliteDeviceStore : public DeviceStore {
 
   absl::Status ForgetMemo(const std::string& metric, uint32_t design_version) override {
     absl::MutexLock lock(&mu_);
-    return InTransaction([&]() -> absl::Status {
+    return InTransaction([&]() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) -> absl::Status {
       for (const char* sql : {"DELETE FROM memo WHERE metric = ?1 AND version = ?2",
                               "DELETE FROM category_memo WHERE metric = ?1 AND version = ?2"}) {
         Stmt s(db_, sql);

@@ -209,8 +209,8 @@ void CollectorServer::Shutdown(absl::Duration grace) {
     stopping_ = true;  // the watcher never turns the status back to SERVING
     server_->GetHealthCheckService()->SetServingStatus(false);
   }
-  server_->Shutdown(std::chrono::system_clock::now() +
-                    std::chrono::milliseconds(absl::ToInt64Milliseconds(grace)));
+  // Saturating (InfiniteDuration: wait for every call; now() + milliseconds(INT64_MAX) overflowed).
+  server_->Shutdown(absl::ToChronoTime(absl::Now() + grace));
 }
 
 absl::Status CollectorServer::ServingStatus(absl::string_view service) {

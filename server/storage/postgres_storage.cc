@@ -351,6 +351,7 @@ absl::Status PostgresStorage::DropExpiredPartitions(const std::vector<StoredMetr
     if (!droppable) continue;
     std::vector<std::pair<int64_t, int64_t>> dropped;  // metric id, reports
     const absl::Status dropped_ok = retention_->Transaction([&]() -> absl::Status {
+      retention_mu_.AssertHeld();  // run with it held (-Wthread-safety cannot see it)
       dropped.clear();
       DENIABLE_ASSIGN_OR_RETURN(PgResult counted,
                                 retention_->Exec(absl::StrCat("SELECT metric_id, count(*) FROM ",
@@ -389,6 +390,7 @@ absl::StatusOr<RetentionResult> PostgresStorage::ApplyRetention(const RetentionO
                                                               {absl::StrCat(kRetentionLockKey)}));
   if (!locked.Bool(0, 0)) return result;  // another collector is applying retention
   absl::Status s = [&]() -> absl::Status {
+    retention_mu_.AssertHeld();  // run with it held (-Wthread-safety cannot see it)
     DENIABLE_RETURN_IF_ERROR(DropExpiredPartitions(metrics, options, &result));
     for (const StoredMetric& m : metrics) {
       if (m.retention_days == 0) continue;

@@ -122,6 +122,7 @@ absl::Status SqliteStorage::Init(const SqliteOptions& options) {
   DENIABLE_ASSIGN_OR_RETURN(read_db_, OpenConnection(options));
 
   auto prepare_write = [this](absl::string_view sql) {
+    write_mu_.AssertHeld();  // run with it held (-Wthread-safety cannot see it)
     return SqliteStatement::Prepare(write_db_, sql);
   };
   DENIABLE_ASSIGN_OR_RETURN(SqliteStatement begin, prepare_write("BEGIN IMMEDIATE"));
@@ -215,6 +216,7 @@ absl::Status SqliteStorage::Init(const SqliteOptions& options) {
                                    std::move(label_key_count)});
 
   auto prepare_read = [this](absl::string_view sql) {
+    read_mu_.AssertHeld();  // run with it held (-Wthread-safety cannot see it)
     return SqliteStatement::Prepare(read_db_, sql);
   };
   constexpr char kMetricColumns[] =
@@ -389,6 +391,7 @@ absl::StatusOr<StoredMetric> SqliteStorage::CreateMetric(StoredMetric metric) {
   }
   DENIABLE_RETURN_IF_ERROR(write_->begin.Run());
   auto body = [&]() -> absl::Status {
+    write_mu_.AssertHeld();  // run with it held (-Wthread-safety cannot see it)
     write_->insert_metric.BindText(1, metric.name);
     write_->insert_metric.BindText(2, metric.description);
     write_->insert_metric.BindInt64(3, metric.created_time_seconds);
@@ -771,6 +774,7 @@ absl::Status SqliteStorage::MoveHour(const HourKey& key) {
     if (recent_.Find(key) == nullptr) return absl::OkStatus();
     last_seq = next_seq_ - 1;
     DENIABLE_RETURN_IF_ERROR(RunInTransaction([&] {
+      write_mu_.AssertHeld();  // run with it held (-Wthread-safety cannot see it)
       write_->start_move.BindInt64(1, key.metric_id);
       write_->start_move.BindInt64(2, key.event_time);
       return write_->start_move.Run();
@@ -825,6 +829,7 @@ absl::Status SqliteStorage::MoveHour(const HourKey& key) {
     absl::MutexLock lock(&write_mu_);
     if (stop_) return absl::CancelledError("storage is closing; the move resumes at next open");
     auto write_chunk = [&]() -> absl::Status {
+      write_mu_.AssertHeld();  // run with it held (-Wthread-safety cannot see it)
       SqliteStatement& ins = write_->insert_moved;
       SqliteStatement& del = write_->delete_moved;
       for (const Moved& m : chunk) {
@@ -897,6 +902,7 @@ absl::Status SqliteStorage::DeleteMetric(absl::string_view name) {
   absl::MutexLock lock(&write_mu_);
   int64_t id = 0;
   absl::Status s = RunInTransaction([&]() -> absl::Status {
+    write_mu_.AssertHeld();  // run with it held (-Wthread-safety cannot see it)
     DENIABLE_ASSIGN_OR_RETURN(
         SqliteStatement find,
         SqliteStatement::Prepare(write_db_, "SELECT id FROM metrics WHERE name = ?"));
@@ -959,6 +965,7 @@ absl::StatusOr<int64_t> SqliteStorage::DeleteExpired(const char* table, const ch
     absl::MutexLock lock(&write_mu_);
     int64_t deleted = 0;
     const absl::Status done = RunInTransaction([&]() -> absl::Status {
+      write_mu_.AssertHeld();  // run with it held (-Wthread-safety cannot see it)
       DENIABLE_ASSIGN_OR_RETURN(SqliteStatement st, SqliteStatement::Prepare(write_db_, sql));
       st.BindInt64(1, metric_id);
       st.BindInt64(2, cutoff);

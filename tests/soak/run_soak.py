@@ -9,7 +9,7 @@ warning):
 
 Setup: TLS with a throw-away CA (openssl), tokens on (--token_reload_seconds=1). The server's
 database lives on a 48 MiB tmpfs. Each device (soak_device) has its own SQLite device store and
-reads its bearer token from a file on every call; a rotation revokes the old token first (the
+reads its bearer token from a file every 100 ms; a rotation revokes the old token first (the
 devices get UNAUTHENTICATED and must keep their reports), then writes a new one to the file.
 Bounded: SECONDS (default 60) of faults, then at most 90 s of draining.
 """

@@ -1,6 +1,6 @@
 // One device of the soak (tests/soak/run_soak.py): reports COUNT answers, one every INTERVAL_MS,
 // through a Reporter over a SQLite device store and a TLS channel whose bearer token is read
-// from TOKEN_FILE on every call (so the soak can rotate it), printing each accepted report's id
+// from TOKEN_FILE every 100 ms (so the soak can rotate it), printing each accepted report's id
 // (hex) on its own line after Report() returned OK. Then it flushes until the queue is empty or
 // DRAIN_SECONDS passed and prints one line of figures:
 //   made=N pending=P acknowledged=A duplicates=D dropped_rejected=R dropped_queue_full=Q
@@ -16,33 +16,17 @@
 #include <memory>
 #include <sstream>
 #include <string>
+#include <thread>
 
 #include "absl/strings/escaping.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/strip.h"
+#include "absl/synchronization/mutex.h"
 #include "absl/time/clock.h"
 #include "deniable/client/grpc_transport.h"
 #include "deniable/client/reporter.h"
 
 namespace {
-
-// Sends "authorization: Bearer <token>" with the token file's current content.
-class TokenFilePlugin : public grpc::MetadataCredentialsPlugin {
- public:
-  explicit TokenFilePlugin(std::string path) : path_(std::move(path)) {}
-  grpc::Status GetMetadata(grpc::string_ref, grpc::string_ref, const grpc::AuthContext&,
-                           std::multimap<grpc::string, grpc::string>* metadata) override {
-    std::ifstream in(path_);
-    std::stringstream content;
-    content << in.rdbuf();
-    const std::string token(absl::StripAsciiWhitespace(content.str()));
-    if (!token.empty()) metadata->emplace("authorization", "Bearer " + token);
-    return grpc::Status::OK;
-  }
-
- private:
-  const std::string path_;
-};
 
 std::string ReadFile(const std::string& path) {
   std::ifstream in(path);
@@ -50,6 +34,62 @@ std::string ReadFile(const std::string& path) {
   content << in.rdbuf();
   return content.str();
 }
+
+// The token file's content, re-read every 100 ms on a thread of its own, so that the
+// credentials plugin below neither reads files nor waits.
+class TokenFile {
+ public:
+  explicit TokenFile(std::string path) : path_(std::move(path)), token_(Read()) {
+    thread_ = std::thread([this] {
+      while (true) {
+        std::string token = Read();
+        absl::MutexLock lock(&mu_);
+        token_ = std::move(token);
+        if (mu_.AwaitWithTimeout(absl::Condition(&stop_), absl::Milliseconds(100))) return;
+      }
+    });
+  }
+  ~TokenFile() {
+    {
+      absl::MutexLock lock(&mu_);
+      stop_ = true;
+    }
+    thread_.join();
+  }
+  std::string Get() const {
+    absl::MutexLock lock(&mu_);
+    return token_;
+  }
+
+ private:
+  std::string Read() const { return std::string(absl::StripAsciiWhitespace(ReadFile(path_))); }
+
+  const std::string path_;
+  mutable absl::Mutex mu_;
+  std::string token_ ABSL_GUARDED_BY(mu_);
+  bool stop_ ABSL_GUARDED_BY(mu_) = false;
+  std::thread thread_;
+};
+
+// Sends "authorization: Bearer <token>" with the token file's content of the last 100 ms.
+// Non-blocking (issue 25): gRPC calls it inline and never parks the call on a plugin thread. A
+// blocking plugin ran on gRPC's thread pool while the SDK's deadline could cancel the call,
+// and one soak device crashed in grpc's LoadBalancedCall destructor under
+// grpc_plugin_credentials::PendingRequest::RequestMetadataReady.
+class TokenFilePlugin : public grpc::MetadataCredentialsPlugin {
+ public:
+  explicit TokenFilePlugin(std::shared_ptr<const TokenFile> token) : token_(std::move(token)) {}
+  bool IsBlocking() const override { return false; }
+  grpc::Status GetMetadata(grpc::string_ref, grpc::string_ref, const grpc::AuthContext&,
+                           std::multimap<grpc::string, grpc::string>* metadata) override {
+    const std::string token = token_->Get();
+    if (!token.empty()) metadata->emplace("authorization", "Bearer " + token);
+    return grpc::Status::OK;
+  }
+
+ private:
+  const std::shared_ptr<const TokenFile> token_;
+};
 
 }  // namespace
 
@@ -70,7 +110,8 @@ int main(int argc, char** argv) {
   ssl.pem_root_certs = ReadFile(ca_file);
   auto credentials = grpc::CompositeChannelCredentials(
       grpc::SslCredentials(ssl),
-      grpc::MetadataCredentialsFromPlugin(std::make_unique<TokenFilePlugin>(token_file)));
+      grpc::MetadataCredentialsFromPlugin(
+          std::make_unique<TokenFilePlugin>(std::make_shared<const TokenFile>(token_file))));
   grpc::ChannelArguments args;
   args.SetInt(GRPC_ARG_MAX_RECONNECT_BACKOFF_MS, 200);
   auto channel = grpc::CreateCustomChannel(target, credentials, args);

@@ -1,6 +1,7 @@
 #include "tools/cli/cli_common.h"
 
 #include <chrono>
+#include <cmath>
 #include <cstdio>
 #include <fstream>
 #include <iostream>
@@ -9,6 +10,7 @@
 
 #include "absl/flags/flag.h"
 #include "absl/strings/str_cat.h"
+#include "absl/time/time.h"
 #include "deniable/client/grpc_transport.h"
 #include "deniable/common/interval.h"
 #include "deniable/common/status_macros.h"
@@ -61,9 +63,11 @@ absl::StatusOr<std::shared_ptr<grpc::Channel>> Channel() {
 }
 
 void SetDeadline(grpc::ClientContext* context) {
-  context->set_deadline(
-      std::chrono::system_clock::now() +
-      std::chrono::milliseconds(static_cast<int64_t>(absl::GetFlag(FLAGS_timeout_seconds) * 1000)));
+  // Saturating: --timeout_seconds=inf (or 1e300) means no deadline; NaN means none left.
+  const double seconds = absl::GetFlag(FLAGS_timeout_seconds);
+  const absl::Duration timeout =
+      std::isnan(seconds) ? absl::ZeroDuration() : absl::Seconds(seconds);
+  context->set_deadline(absl::ToChronoTime(absl::Now() + timeout));
   if (!UseTls() && !absl::GetFlag(FLAGS_token).empty()) {
     context->AddMetadata("authorization", "Bearer " + absl::GetFlag(FLAGS_token));
   }

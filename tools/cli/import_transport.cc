@@ -74,8 +74,7 @@ ImportTransport::ImportTransport(std::shared_ptr<grpc::Channel> channel,
 
 void ImportTransport::Prepare(grpc::ClientContext* context, absl::Duration timeout) const {
   if (prepare_) prepare_(context);
-  context->set_deadline(std::chrono::system_clock::now() +
-                        std::chrono::microseconds(absl::ToInt64Microseconds(timeout)));
+  context->set_deadline(absl::ToChronoTime(absl::Now() + timeout));  // saturates, never overflows
 }
 
 absl::StatusOr<v1::GetDesignResponse> ImportTransport::GetDesign(const std::string& metric,

@@ -241,8 +241,21 @@ class Reporter {
                                                     const Clock* clock,
                                                     std::unique_ptr<DeviceStore> store = nullptr);
 
-  // Stops the sender, then flushes for at most shutdown_drain_timeout.
+  // Close(shutdown_drain_timeout) unless Close() was called; logs (ReporterOptions::log) what
+  // it leaves queued.
   ~Reporter();
+
+  // Ends the reporter's work: from its first instant every Report(), Flush(), Prefetch() and
+  // Categories() returns FAILED_PRECONDITION "reporter: closed" (nothing queued); then it stops
+  // the background sender and sends what is queued for at most `timeout` on the calling thread
+  // (no design is fetched). Returns OK when the queue is empty, else what Flush() returns
+  // (DEADLINE_EXCEEDED at the bound, the last transient failure, the first drop); unsent
+  // reports stay in the store for the next Open(). A second call returns OK at once. Pending(),
+  // Ledger() and Stats() still work after it. Thread-safe.
+  // The exit path (docs/sdk.md "Exit"): a reporter that lives until the process ends (a static,
+  // a global, a leaked singleton) must be closed before main() returns or exit() is called,
+  // while gRPC is still up; its destructor would otherwise send during static destruction.
+  absl::Status Close(absl::Duration timeout);
 
   // Randomizes `answer` with the metric's design (or takes its memoized bit) and commits the
   // randomized report to the store; OK means it is durable and will be sent. When the metric's
@@ -252,7 +265,9 @@ class Reporter {
   // the design fetch's status for a metric never seen (NOT_FOUND, UNAVAILABLE,
   // DEADLINE_EXCEEDED; INVALID_ARGUMENT if the server sent a design the SDK cannot verify);
   // FAILED_PRECONDITION for a FRESH_PER_PERIOD metric without max_epsilon_per_metric;
-  // RESOURCE_EXHAUSTED when a draw would exceed max_epsilon_per_metric; the store's error.
+  // RESOURCE_EXHAUSTED when a draw would exceed max_epsilon_per_metric; the store's error;
+  // FAILED_PRECONDITION "reporter: closed" after Close(); UNAVAILABLE when the metric's design
+  // was replaced three times while this call ran (the collector disowned it meanwhile).
   // `report_id`, if not null, receives the 16 random bytes that identify the queued report on
   // the server (for delivery tracing; they carry no information about the answer), or is
   // cleared when the call queued nothing.
@@ -303,7 +318,7 @@ class Reporter {
   absl::StatusOr<std::vector<std::string>> Categories(const std::string& metric);
 
   // Fetches and caches the designs of `metrics`, each call bounded by `timeout`. Returns the
-  // first error (the others are still fetched).
+  // first error (the others are still fetched); FAILED_PRECONDITION after Close().
   absl::Status Prefetch(const std::vector<std::string>& metrics, absl::Duration timeout);
 
   // Sends queued reports on the calling thread until the queue is empty (OK), `timeout` has
@@ -311,7 +326,7 @@ class Reporter {
   // failure's status, for example UNAVAILABLE or UNAUTHENTICATED). Unsent reports stay queued.
   // Reports dropped under the delivery contract (b) or (c) are counted and Flush continues; it
   // then returns the first such drop's status (INVALID_ARGUMENT, NOT_FOUND, ...; the message
-  // says "dropped") if the queue emptied.
+  // says "dropped") if the queue emptied. FAILED_PRECONDITION after Close().
   absl::Status Flush(absl::Duration timeout = absl::InfiniteDuration());
 
   // Reports queued and not yet acknowledged (0 if the store cannot be read).
@@ -333,6 +348,9 @@ class Reporter {
     // above are then the design's support channel (p*, q*) and epsilon).
     std::vector<std::string> categories;
     std::optional<CategoricalDesign> categorical;
+    // Stamped from design_generation_ when installed in designs_: a report checks, under mu_,
+    // that the design it drew with is still the installed one.
+    uint64_t generation = 0;
   };
   // The true answer of one Report() call: a yes/no value, or a category by name or by index.
   struct TrueAnswer {
@@ -359,6 +377,16 @@ class Reporter {
   absl::Status ReportAnswer(const std::string& metric, const TrueAnswer& answer,
                             const std::map<std::string, std::string>& extra_labels,
                             std::string* report_id);
+  // One attempt of ReportAnswer; sets *design_changed (and queues nothing) when the design was
+  // disowned or replaced between its lookup and the commit.
+  absl::Status ReportAnswerOnce(const std::string& metric, const TrueAnswer& answer,
+                                const std::map<std::string, std::string>& extra_labels,
+                                std::string* report_id, bool* design_changed);
+  // options_status_, then FAILED_PRECONDITION once closed.
+  absl::Status CheckOpen() const;
+  static absl::Status ClosedError();
+  // Flush() without the closed check; refresh_designs: fetch stale designs once empty.
+  absl::Status Drain(absl::Duration timeout, bool refresh_designs);
   static absl::StatusOr<CachedDesign> ParseDesign(const v1::GetDesignResponse& response);
   absl::StatusOr<CachedDesign> DesignFor(const std::string& metric);
   absl::StatusOr<CachedDesign> FetchDesign(const std::string& metric, absl::Duration timeout);
@@ -369,7 +397,7 @@ class Reporter {
   void DropReports(const std::vector<int64_t>& sequences, const DeliveryCounters& drops,
                    const std::string& reason);
   // Logs queue-full evictions made by Report() since the last call.
-  void LogQueueFullDrops();
+  void LogQueueFullDrops() ABSL_EXCLUSIVE_LOCKS_REQUIRED(send_mu_);
   std::unique_ptr<BackoffPolicy> NewBackoff();
   void RefreshStaleDesigns();
   void SenderLoop();
@@ -393,8 +421,10 @@ class Reporter {
   // Metrics whose cached design the collector disowned (fingerprint mismatch): DesignFor skips
   // the memory and store caches until a fetch succeeds.
   absl::flat_hash_set<std::string> disowned_ ABSL_GUARDED_BY(mu_);
+  uint64_t design_generation_ ABSL_GUARDED_BY(mu_) = 0;  // the last CachedDesign::generation
   bool wake_ ABSL_GUARDED_BY(mu_) = false;
   bool stop_ ABSL_GUARDED_BY(mu_) = false;
+  bool closed_ ABSL_GUARDED_BY(mu_) = false;  // Close() was called
 
   absl::Mutex send_mu_;  // one batch in flight at a time, so a batch is never sent twice at once
   // Reports per call now: max_batch_reports, halved on a whole-batch permanent rejection,
