@@ -44,7 +44,7 @@ int ThreadCount() {
   return n;
 }
 
-using testing_util::Eventually;
+using ::deniable::testing_util::Eventually;
 
 // One open StreamReports call from the test's side.
 struct OpenStream {

@@ -15,19 +15,12 @@
 #include "gtest/gtest.h"
 #include "server/service/collector_server.h"
 #include "server/storage/sqlite_storage.h"
+#include "tests/support/eventually.h"
 
 namespace deniable {
 namespace {
 
-template <typename F>
-bool Eventually(F done, absl::Duration limit = absl::Seconds(20)) {
-  const absl::Time end = absl::Now() + limit;
-  while (absl::Now() < end) {
-    if (done()) return true;
-    absl::SleepFor(absl::Milliseconds(10));
-  }
-  return done();
-}
+using ::deniable::testing_util::Eventually;
 
 class SdkOutageTest : public ::testing::Test {
  protected:

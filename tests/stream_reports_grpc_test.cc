@@ -24,7 +24,7 @@ namespace deniable {
 namespace {
 
 using ::testing::HasSubstr;
-using testing_util::Eventually;
+using ::deniable::testing_util::Eventually;
 
 constexpr int64_t kNow = 1'700'000'000 - 1'700'000'000 % 3600;
 

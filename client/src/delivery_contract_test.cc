@@ -12,6 +12,7 @@
 #include "deniable/client/retry_policy.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
+#include "tests/support/eventually.h"
 
 namespace deniable::client {
 namespace {
@@ -55,14 +56,7 @@ class DeliveryTest : public ::testing::Test {
   std::vector<std::string> errors_ ABSL_GUARDED_BY(log_mu_);
 };
 
-template <typename F>
-bool Eventually(F done) {
-  for (int i = 0; i < 2000; ++i) {
-    if (done()) return true;
-    absl::SleepFor(absl::Milliseconds(5));
-  }
-  return done();
-}
+using ::deniable::testing_util::Eventually;
 
 // Every non-OK canonical code, answered for a whole batch three times in a row.
 class EveryCodeTest : public DeliveryTest, public ::testing::WithParamInterface<absl::StatusCode> {

@@ -15,6 +15,7 @@
 #include "deniable/convert/design_convert.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
+#include "tests/support/eventually.h"
 
 namespace deniable::client {
 namespace {
@@ -228,15 +229,7 @@ TEST_F(ReporterTest, ConcurrentReportsAreAllSentWithDistinctIds) {
 
 // ---- Delivery: the background sender, drops, bounds, deadlines ----
 
-// Waits (bounded) until `done` holds; false on timeout.
-template <typename F>
-bool Eventually(F done) {
-  for (int i = 0; i < 1000; ++i) {
-    if (done()) return true;
-    absl::SleepFor(absl::Milliseconds(5));
-  }
-  return done();
-}
+using ::deniable::testing_util::Eventually;
 
 TEST_F(ReporterTest, BackgroundSenderDeliversWithoutFlush) {
   options_.background_sending = true;

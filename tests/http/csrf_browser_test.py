@@ -24,7 +24,7 @@ import urllib.request
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "lib"))
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from checks import check  # noqa: E402
+from checks import check, eventually  # noqa: E402
 from components import absent  # noqa: E402
 from test_server import start_collector  # noqa: E402
 from dashboard_browser_test import CHROMEDRIVER, CHROMIUM, browser  # noqa: E402
@@ -32,17 +32,6 @@ from dashboard_browser_test import CHROMEDRIVER, CHROMIUM, browser  # noqa: E402
 HOUR = 3600
 REPORTS = 50
 
-
-
-def eventually(condition, timeout, what, interval=0.05):
-    deadline = time.monotonic() + timeout
-    while True:
-        value = condition()
-        if value:
-            return value
-        if time.monotonic() > deadline:
-            raise AssertionError(f"not within {timeout} s: {what}")
-        time.sleep(interval)
 
 
 def api(base, method, body):

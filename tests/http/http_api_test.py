@@ -22,11 +22,13 @@ from checks import check  # noqa: E402
 HOUR = 3600
 
 
-def call(base, method, body=None, token=None, raw=None):
-    """POSTs to /v1/<method>; returns (HTTP status, parsed JSON body)."""
+def call(base, method, body=None, token=None, raw=None, headers=None):
+    """POSTs to /v1/<method>; returns (HTTP status, parsed JSON body). `headers` replaces the
+    default {"Content-Type": "application/json"}."""
     data = raw if raw is not None else json.dumps(body if body is not None else {}).encode()
     request = urllib.request.Request(f"{base}/v1/{method}", data=data, method="POST",
-                                     headers={"Content-Type": "application/json"})
+                                     headers=headers if headers is not None else
+                                     {"Content-Type": "application/json"})
     if token:
         request.add_header("Authorization", f"Bearer {token}")
     try:

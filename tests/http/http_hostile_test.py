@@ -35,25 +35,13 @@ import urllib.request
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "lib"))
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from checks import check  # noqa: E402
+from checks import check, eventually  # noqa: E402
 from test_server import start_collector  # noqa: E402
-from http_api_test import add_token  # noqa: E402
+from http_api_test import add_token, call  # noqa: E402
 
 MIB = 1024 * 1024
 HOUR = 3600
 
-
-
-def eventually(condition, timeout, what, interval=0.05):
-    """Polls `condition` until it is true; fails after `timeout` seconds."""
-    deadline = time.monotonic() + timeout
-    while True:
-        value = condition()
-        if value:
-            return value
-        if time.monotonic() > deadline:
-            raise AssertionError(f"not within {timeout} s: {what}")
-        time.sleep(interval)
 
 
 def rss_bytes(pid):
@@ -65,17 +53,7 @@ def rss_bytes(pid):
 
 def post(base, method, body, token=None, headers=None, raw=None):
     """POSTs to /v1/<method>; returns (HTTP status, parsed JSON body)."""
-    data = raw if raw is not None else json.dumps(body).encode()
-    request = urllib.request.Request(f"{base}/v1/{method}", data=data, method="POST",
-                                     headers=headers if headers is not None else
-                                     {"Content-Type": "application/json"})
-    if token:
-        request.add_header("Authorization", f"Bearer {token}")
-    try:
-        with urllib.request.urlopen(request, timeout=10) as answer:
-            return answer.status, json.loads(answer.read())
-    except urllib.error.HTTPError as error:
-        return error.code, json.loads(error.read())
+    return call(base, method, body, token=token, raw=raw, headers=headers)
 
 
 def host_port(base):
