@@ -27,21 +27,13 @@ def local_target(target: Optional[str]) -> str:
     return target or os.environ.get("DENIABLE_TARGET") or LOCAL_TARGET
 
 
+@dataclasses.dataclass(frozen=True)
 class Endpoint:
-    """Where a channel made by make_channel goes, for error messages (target "host:port", tls
-    False for plaintext), and whether it is connected (grpc.Channel.subscribe)."""
-
-    def __init__(self, channel: grpc.Channel, target: str, tls: bool) -> None:
-        self.target = target
-        self.tls = tls
-        self._state: Optional[grpc.ChannelConnectivity] = None
-        channel.subscribe(self._on_state, try_to_connect=False)
-
-    def _on_state(self, state: grpc.ChannelConnectivity) -> None:
-        self._state = state
-
-    def connected(self) -> bool:
-        return self._state == grpc.ChannelConnectivity.READY
+    """Where a channel made by make_channel goes, for error messages: target "host:port", tls
+    False for plaintext. (Not grpc.Channel.subscribe to watch the connection: its polling
+    thread kept a program whose channel was never closed from exiting.)"""
+    target: str
+    tls: bool
 
 
 def make_channel(target: Optional[str], credentials: Optional[grpc.ChannelCredentials] = None,
@@ -114,7 +106,8 @@ def call(method: Method, request: Any, timeout: float) -> Any:
     instead of failing at once; with fail-fast calls, grpcio 1.51 took about 10 s to notice a
     collector that came back (measured), so a queue drained late after an outage. When such a
     call fails unconnected, one fail-fast attempt (PROBE_TIMEOUT_SECONDS) reads the transport's
-    last error (only on a channel made by make_channel that is not connected), and the
+    last error (only on a channel made by make_channel; against a connected but slow collector
+    it ends at DEADLINE_EXCEEDED as before), and the
     DeniableError (UNAVAILABLE) says what to do: "cannot reach
     127.0.0.1:50051: ...", or TLS against a plaintext server. The attempt re-sends the same
     request (report ids are counted once); its answer is returned when it succeeds."""
@@ -123,7 +116,7 @@ def call(method: Method, request: Any, timeout: float) -> Any:
     except grpc.RpcError as e:
         code, details = e.code(), e.details() or ""
     where = method.where
-    if where is not None and not where.connected() and \
+    if where is not None and \
             code in (grpc.StatusCode.DEADLINE_EXCEEDED, grpc.StatusCode.UNAVAILABLE):
         try:
             return method.stub(request, timeout=min(timeout, PROBE_TIMEOUT_SECONDS),

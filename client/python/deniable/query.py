@@ -236,7 +236,7 @@ class QueryClient:
         self._own = channel is None
         self._timeout = timeout
         q = query_service_pb2
-        where = _rpc.Endpoint(self._channel, target, not insecure) \
+        where = _rpc.Endpoint(target, not insecure) \
             if channel is None and target else None
 
         def stub(method: str, request: Any, response: Any) -> _rpc.Method:

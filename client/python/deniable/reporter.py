@@ -230,7 +230,7 @@ class Reporter:
                                 f"{max_epsilon_per_metric}")
         self._channel = channel or _rpc.make_channel(target, credentials, bearer_token, insecure)
         self._own_channel = channel is None
-        where = _rpc.Endpoint(self._channel, target, not insecure) \
+        where = _rpc.Endpoint(target, not insecure) \
             if channel is None and target else None
         self._get_design = _rpc.unary(self._channel, "ReportService", "GetDesign",
                                       report_service_pb2.GetDesignRequest,
