@@ -10,11 +10,14 @@ the real deniable-server (plaintext, port 0):
    "Deadline Exceeded", from report() and from flush().
 3. TLS (the default) against the plaintext server: UNAVAILABLE naming TLS, "wrong version
    number", and suggesting insecure=True.
+4. insecure=True against a TLS server: UNAVAILABLE "in plaintext: the server closed the
+   connection (does it expect TLS? ...)".
 
 Usage: python_dev_mode_test.py SERVER_BINARY   (run with the venv's python)
 """
 import os
 import socket
+import subprocess
 import sys
 import tempfile
 
@@ -88,6 +91,23 @@ def main():
                              f"cannot reach {target} over TLS", "plaintext",
                              "wrong version number", "insecure=True")
             print(f"TLS against plaintext: {e}")
+    finally:
+        server.kill()
+        server.wait()
+
+    # 4. Plaintext against a TLS server.
+    cert, key = os.path.join(work, "server.crt"), os.path.join(work, "server.key")
+    subprocess.run(["openssl", "req", "-x509", "-newkey", "rsa:2048", "-nodes", "-days", "1",
+                    "-subj", "/CN=localhost", "-addext", "subjectAltName=IP:127.0.0.1",
+                    "-keyout", key, "-out", cert], check=True, capture_output=True)
+    server, target = start_server(server_bin, os.path.join(work, "tls.db"),
+                                  os.path.join(work, "tls.log"), f"--tls_cert_file={cert}",
+                                  f"--tls_key_file={key}")
+    try:
+        with deniable.QueryClient(target, insecure=True, timeout=2.0) as q:
+            e = expect_error(lambda: q.list_metrics(), grpc.StatusCode.UNAVAILABLE,
+                             f"cannot reach {target} in plaintext", "expect TLS")
+            print(f"plaintext against TLS: {e}")
     finally:
         server.kill()
         server.wait()
