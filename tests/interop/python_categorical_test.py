@@ -90,7 +90,7 @@ def main():
                 r = deniable.Reporter(channel=channel, background_sending=False,
                                       labels={"half": "a" if device % 2 else "b"},
                                       shutdown_drain_timeout=0)
-                check(r.report(metric, NAMES[truth]) is not None)
+                check(r.report(metric, NAMES[truth]).outcome == deniable.ReportOutcome.QUEUED)
                 r.flush(10)
                 r.close()
             sent = recorder.reports[first:]

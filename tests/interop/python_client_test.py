@@ -61,9 +61,10 @@ def main():
             raise AssertionError("reported an unknown metric")
         except deniable.DeniableError as e:
             check(e.code == grpc.StatusCode.NOT_FOUND, e)
-        rid = r.report("py_contract", True)
+        rid = r.report("py_contract", True).report_id
         check(isinstance(rid, bytes) and len(rid) == 16, rid)
-        check(r.report("py_contract", False) is None)  # the period's report is queued
+        # the period's report is queued: a distinct outcome, nothing sent
+        check(r.report("py_contract", False).outcome == deniable.ReportOutcome.ALREADY_REPORTED)
         check(r.pending() == 1)
         r.flush(10)
         ledger = r.ledger()["py_contract"]
@@ -73,7 +74,8 @@ def main():
         r.close()
         check(oct(os.stat(device).st_mode & 0o777) == "0o600")
         r = deniable.Reporter(target, device, insecure=True, background_sending=False)
-        check(r.report("py_contract", True) is None)  # still this period, after a restart
+        # still this period, after a restart
+        check(r.report("py_contract", True).outcome == deniable.ReportOutcome.ALREADY_REPORTED)
         check(r.ledger()["py_contract"].reports_repeated_in_period == 2)
         r.close()
 

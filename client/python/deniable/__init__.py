@@ -12,6 +12,9 @@
     deniable.to_dataframe(q.prevalence("uses_drugs", group_by="region").groups)  # with pandas
 
     reporter.report("vote", "U")     # a metric with categories: the true category by name
+    # report() returns a ReportResult: QUEUED (with report_id) or ALREADY_REPORTED ("already
+    # reported this period; nothing sent", falsy). Development: deniable.Reporter.local()
+    # and deniable.QueryClient.local() talk plaintext to 127.0.0.1:50051.
     q.prevalence("vote").shares      # [CategoryShare]: estimate, consistent share, intervals
 
 The Reporter keeps the C++ SDK's contract (docs/sdk.md): the true answer is randomized on the
@@ -21,12 +24,13 @@ OLH: deniable.categorical); one report per metric per reporting period; the priv
 SQLite queue; only INVALID_ARGUMENT is permanent, per-report rejections are honoured.
 """
 from deniable.errors import DeniableError, StatusCode
-from deniable.reporter import DeliveryStats, MetricLedger, Reporter
+from deniable.reporter import DeliveryStats, MetricLedger, Reporter, ReportOutcome, ReportResult
 from deniable.query import (CategoryDifference, CategoryShare, Difference, GroupPrevalence,
                             Metric, Prevalence, QueryClient, SeriesPoint, SurveyPlan,
                             to_dataframe)
 
-__all__ = ["DeniableError", "StatusCode", "Reporter", "MetricLedger", "DeliveryStats",
+__all__ = ["DeniableError", "StatusCode", "Reporter", "ReportOutcome", "ReportResult",
+           "MetricLedger", "DeliveryStats",
            "QueryClient", "Metric", "Prevalence", "GroupPrevalence", "SeriesPoint",
            "Difference", "SurveyPlan", "to_dataframe", "CategoryShare", "CategoryDifference"]
 __version__ = "0.1.0"

@@ -5,15 +5,16 @@ StatusCode = grpc.StatusCode
 
 
 class DeniableError(Exception):
-    """Raised by the SDK. `code` is a grpc.StatusCode; `message` names the field or cause."""
+    """Raised by the SDK. `code` is a grpc.StatusCode; `message` names the field or cause, and
+    for an unreachable collector says what to do ("cannot reach 127.0.0.1:50051: ...")."""
 
-    def __init__(self, code, message):
+    def __init__(self, code: grpc.StatusCode, message: str) -> None:
         super().__init__(f"{code.name}: {message}")
         self.code = code
         self.message = message
 
 
-def code_from_number(number):
+def code_from_number(number: int) -> grpc.StatusCode:
     """grpc.StatusCode for a numeric code (ReportRejection.code); UNKNOWN if out of range."""
     for code in grpc.StatusCode:
         if code.value[0] == number:
@@ -21,6 +22,6 @@ def code_from_number(number):
     return grpc.StatusCode.UNKNOWN
 
 
-def is_permanent_batch_error(code):
+def is_permanent_batch_error(code: grpc.StatusCode) -> bool:
     """The delivery contract's one traits function: only INVALID_ARGUMENT is permanent."""
     return code == grpc.StatusCode.INVALID_ARGUMENT

@@ -15,7 +15,7 @@ Errors are DeniableError with the server's code and message (which names the fie
 Thread-safe (a gRPC channel is).
 """
 import dataclasses
-from typing import List
+from typing import Any, List, Optional, Sequence, Tuple
 
 from deniable import _rpc
 from deniable.errors import DeniableError, StatusCode
@@ -229,15 +229,18 @@ class QueryClient:
     """Analyst calls over gRPC. target/credentials/bearer_token/insecure as Reporter;
     timeout: seconds per call."""
 
-    def __init__(self, target=None, *, channel=None, credentials=None, bearer_token=None,
-                 insecure=False, timeout=10.0):
+    def __init__(self, target: Optional[str] = None, *, channel: Any = None,
+                 credentials: Any = None, bearer_token: Optional[str] = None,
+                 insecure: bool = False, timeout: float = 10.0) -> None:
         self._channel = channel or _rpc.make_channel(target, credentials, bearer_token, insecure)
         self._own = channel is None
         self._timeout = timeout
         q = query_service_pb2
+        where = _rpc.Endpoint(target, not insecure) \
+            if channel is None and target else None
 
-        def stub(method, request, response):
-            return _rpc.unary(self._channel, "QueryService", method, request, response)
+        def stub(method: str, request: Any, response: Any) -> _rpc.Method:
+            return _rpc.unary(self._channel, "QueryService", method, request, response, where)
         self._create = stub("CreateMetric", q.CreateMetricRequest, metric_pb2.Metric)
         self._list = stub("ListMetrics", q.ListMetricsRequest, q.ListMetricsResponse)
         self._prevalence = stub("GetPrevalence", q.GetPrevalenceRequest, q.Prevalence)
@@ -245,18 +248,27 @@ class QueryClient:
         self._difference = stub("GetDifference", q.GetDifferenceRequest, q.Difference)
         self._plan = stub("PlanSurvey", q.PlanSurveyRequest, q.SurveyPlan)
 
-    def close(self):
+    @classmethod
+    def local(cls, target: Optional[str] = None, **options: Any) -> "QueryClient":
+        """Development mode: QueryClient(target, insecure=True, **options) for a local
+        plaintext deniable-server, target defaulting to $DENIABLE_TARGET, else
+        127.0.0.1:50051 (as Reporter.local)."""
+        return cls(_rpc.local_target(target), insecure=True, **options)
+
+    def close(self) -> None:
         if self._own:
             self._channel.close()
 
-    def __enter__(self):
+    def __enter__(self) -> "QueryClient":
         return self
 
-    def __exit__(self, *exc):
+    def __exit__(self, *exc: object) -> None:
         self.close()
 
-    def create_metric(self, name, *, description="", reporting_period_seconds=0,
-                      randomization=None, min_reports=0, categories=None, **design):
+    def create_metric(self, name: str, *, description: str = "",
+                      reporting_period_seconds: int = 0, randomization: Optional[str] = None,
+                      min_reports: int = 0, categories: Optional[Sequence[str]] = None,
+                      **design: Any) -> str:
         """Creates a metric; design keywords as design_parameters(). categories: the names of
         a question with k answers (2 to 256), with categorical=epsilon. Returns the raw Metric
         message's name. Errors: ALREADY_EXISTS, INVALID_ARGUMENT naming the field."""
@@ -269,7 +281,7 @@ class QueryClient:
 
     def list_metrics(self) -> List[Metric]:
         response = _rpc.call(self._list, query_service_pb2.ListMetricsRequest(), self._timeout)
-        out = []
+        out: List[Metric] = []
         for m in response.metrics:
             d = m.design
             out.append(Metric(name=m.name, description=m.description, design_version=d.version,
@@ -281,8 +293,10 @@ class QueryClient:
                                   d.parameters.categorical.mechanism) if m.categories else ""))
         return out
 
-    def prevalence(self, metric, *, level=0.95, method=None, group_by="", start=0, end=0,
-                   combination=None, simultaneous=None) -> Prevalence:
+    def prevalence(self, metric: str, *, level: float = 0.95, method: Optional[str] = None,
+                   group_by: str = "", start: int = 0, end: int = 0,
+                   combination: Optional[str] = None,
+                   simultaneous: Optional[str] = None) -> Prevalence:
         """The debiased prevalence of `metric` over [start, end) (Unix seconds; 0: open); for a
         metric with categories, `shares` (simultaneous: "SIDAK", the default, or
         "BONFERRONI")."""
@@ -295,8 +309,9 @@ class QueryClient:
             combination=_enum(query_service_pb2.VersionCombination, combination, "combination"))
         return _prevalence(_rpc.call(self._prevalence, request, self._timeout))
 
-    def series(self, metric, *, start, end, bucket="DAY", level=0.95,
-               method=None, simultaneous=None) -> List[SeriesPoint]:
+    def series(self, metric: str, *, start: int, end: int, bucket: str = "DAY",
+               level: float = 0.95, method: Optional[str] = None,
+               simultaneous: Optional[str] = None) -> List[SeriesPoint]:
         """One point per bucket (HOUR, DAY, WEEK) of [start, end); with `shares` for a metric
         with categories."""
         request = query_service_pb2.GetSeriesRequest(
@@ -314,8 +329,9 @@ class QueryClient:
                             shares=_shares(b.shares))
                 for b in series.buckets]
 
-    def difference(self, metric, first, second, *, metric2=None, level=0.95,
-                   combination=None) -> Difference:
+    def difference(self, metric: str, first: Tuple[int, int], second: Tuple[int, int], *,
+                   metric2: Optional[str] = None, level: float = 0.95,
+                   combination: Optional[str] = None) -> Difference:
         """The prevalence of `metric` over first = (start, end) minus that of `metric2`
         (default: the same metric) over second = (start, end); Unix seconds, 0: open. Errors:
         NOT_FOUND for an unknown metric, INVALID_ARGUMENT naming the field, FAILED_PRECONDITION
@@ -341,8 +357,8 @@ class QueryClient:
                                                      ci_lower=s.ci_lower, ci_upper=s.ci_upper)
                                   for s in d.shares])
 
-    def plan(self, *, half_width, level=0.95, assumed_prevalence=None,
-             **design) -> SurveyPlan:
+    def plan(self, *, half_width: float, level: float = 0.95,
+             assumed_prevalence: Optional[float] = None, **design: Any) -> SurveyPlan:
         """Reports needed for a confidence interval of +- half_width (in (0, 1)) with the
         design given by keywords as design_parameters(); assumed_prevalence in [0, 1] or None
         for the worst case. Errors: INVALID_ARGUMENT naming the field."""
@@ -357,16 +373,17 @@ class QueryClient:
                           confidence_level=p.confidence_level)
 
 
-def to_dataframe(rows, pandas_module=None):
+def to_dataframe(rows: Sequence[Any], pandas_module: Any = None) -> Any:
     """A pandas.DataFrame of a list of dataclasses (groups, series points, metrics) or of one
     Prevalence (one row, without its groups). Raises ImportError naming pandas when it is not
     installed (apt-get install python3-pandas)."""
     if pandas_module is None:
         try:
-            import pandas as pandas_module
+            import pandas
         except ImportError:
             raise ImportError("to_dataframe needs pandas (apt-get install python3-pandas or "
                               "pip install deniable[pandas]); the dataclasses work without it")
+        pandas_module = pandas
     if dataclasses.is_dataclass(rows):
         rows = [rows]
     records = []

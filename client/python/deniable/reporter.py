@@ -9,7 +9,9 @@ Same contract as the C++ Reporter (client/include/deniable/client/reporter.h, do
 * MEMOIZED metrics (the default): one draw per (metric, design version, true value), stored and
   re-sent. FRESH_PER_PERIOD: a new draw each period, only with max_epsilon_per_metric set.
 * One report per metric per reporting period (periods aligned to the Unix epoch); later calls
-  in the period queue nothing and count in MetricLedger.reports_repeated_in_period.
+  in the period queue nothing, return ReportResult(outcome=ReportOutcome.ALREADY_REPORTED)
+  ("already reported this period; nothing sent": falsy, no report id) and count in
+  MetricLedger.reports_repeated_in_period.
 * Delivery: a background thread sends the queue oldest first. A report leaves the device file
   only when acknowledged (stored or duplicate), rejected for good (a rejection with
   permanent=True, or a batch of one rejected whole with INVALID_ARGUMENT), or dropped by a
@@ -33,11 +35,13 @@ Same contract as the C++ Reporter (client/include/deniable/client/reporter.h, do
 Thread-safe: every method may be called from any thread. One Reporter per device file.
 """
 import dataclasses
+import enum
 import math
 import random
 import secrets
 import threading
 import time
+from typing import Any, Callable, Dict, Iterable, List, Mapping, Optional, Union
 
 import grpc
 
@@ -60,6 +64,33 @@ class MetricLedger:
     period_start_seconds: int = 0
     reports_this_period: int = 0
     reports_repeated_in_period: int = 0
+
+
+class ReportOutcome(enum.Enum):
+    """What report() did."""
+    QUEUED = "queued"  # randomized (or memoized) and committed to the device file
+    ALREADY_REPORTED = "already reported this period; nothing sent"
+
+
+@dataclasses.dataclass(frozen=True)
+class ReportResult:
+    """report()'s answer. True (bool) when a report was queued; False for ALREADY_REPORTED
+    (one report per metric per period: nothing queued, nothing spent, nothing sent)."""
+    outcome: ReportOutcome
+    metric: str
+    report_id: Optional[bytes]  # 16 bytes when QUEUED, else None
+    period_start_seconds: int   # the reporting period's start (Unix seconds)
+
+    def __bool__(self) -> bool:
+        return self.outcome is ReportOutcome.QUEUED
+
+    def __str__(self) -> str:
+        if self.outcome is ReportOutcome.QUEUED:
+            return f"metric \"{self.metric}\": report queued (id {self.report_id.hex()})" \
+                if self.report_id else f"metric \"{self.metric}\": report queued"
+        return (f"metric \"{self.metric}\": already reported this period; nothing sent (the "
+                f"period started at {self.period_start_seconds}; one report per metric per "
+                "period)")
 
 
 @dataclasses.dataclass
@@ -174,14 +205,20 @@ class Reporter:
     messages never contain a true answer. seed: tests and simulations only.
     """
 
-    def __init__(self, target=None, store_path=None, *, channel=None, credentials=None,
-                 bearer_token=None, insecure=False, labels=None, max_epsilon_per_metric=0.0,
-                 one_report_per_period=True, rpc_timeout=10.0, max_batch_reports=1000,
-                 max_queued_reports=100000, max_report_age=30 * 86400.0,
-                 background_sending=True, send_interval=0.2, first_design_wait=2.0,
-                 initial_backoff=0.1, max_backoff=5.0, max_attempts=5,
-                 shutdown_drain_timeout=2.0, sync_every_report=True, log=None, clock=time.time,
-                 seed=None):
+    def __init__(self, target: Optional[str] = None, store_path: Optional[str] = None, *,
+                 channel: Optional[grpc.Channel] = None,
+                 credentials: Optional[grpc.ChannelCredentials] = None,
+                 bearer_token: Optional[str] = None, insecure: bool = False,
+                 labels: Optional[Mapping[str, str]] = None,
+                 max_epsilon_per_metric: float = 0.0, one_report_per_period: bool = True,
+                 rpc_timeout: float = 10.0, max_batch_reports: int = 1000,
+                 max_queued_reports: int = 100000, max_report_age: float = 30 * 86400.0,
+                 background_sending: bool = True, send_interval: float = 0.2,
+                 first_design_wait: float = 2.0, initial_backoff: float = 0.1,
+                 max_backoff: float = 5.0, max_attempts: int = 5,
+                 shutdown_drain_timeout: float = 2.0, sync_every_report: bool = True,
+                 log: Optional[Callable[[str, str], None]] = None,
+                 clock: Callable[[], float] = time.time, seed: Optional[int] = None) -> None:
         for name, value in (("max_batch_reports", max_batch_reports),
                             ("max_queued_reports", max_queued_reports),
                             ("rpc_timeout", rpc_timeout), ("send_interval", send_interval),
@@ -193,12 +230,14 @@ class Reporter:
                                 f"{max_epsilon_per_metric}")
         self._channel = channel or _rpc.make_channel(target, credentials, bearer_token, insecure)
         self._own_channel = channel is None
+        where = _rpc.Endpoint(target, not insecure) \
+            if channel is None and target else None
         self._get_design = _rpc.unary(self._channel, "ReportService", "GetDesign",
                                       report_service_pb2.GetDesignRequest,
-                                      report_service_pb2.GetDesignResponse)
+                                      report_service_pb2.GetDesignResponse, where)
         self._submit = _rpc.unary(self._channel, "ReportService", "SubmitReports",
                                   report_service_pb2.SubmitReportsRequest,
-                                  report_service_pb2.SubmitReportsResponse)
+                                  report_service_pb2.SubmitReportsResponse, where)
         self._store = DeviceStore(store_path, sync_every_report)
         self._labels = dict(labels or {})
         self._max_epsilon = float(max_epsilon_per_metric)
@@ -215,11 +254,12 @@ class Reporter:
         self._drain = shutdown_drain_timeout
         self._log_fn = log
         self._clock = clock
-        self._rng = _SecureRandom() if seed is None else _SeededRandom(seed)
+        self._rng: Union[_SecureRandom, _SeededRandom] = \
+            _SecureRandom() if seed is None else _SeededRandom(seed)
         self._mu = threading.Lock()          # report(): lookup-randomize-commit; caches
         self._send_mu = threading.Lock()     # one batch in flight at a time
-        self._designs = {}
-        self._stale = set()
+        self._designs: Dict[str, _Design] = {}
+        self._stale: set = set()
         self._session = DeliveryStats()
         self._wake = threading.Event()
         self._stop = threading.Event()
@@ -230,12 +270,22 @@ class Reporter:
                                             daemon=True)
             self._sender.start()
 
+    @classmethod
+    def local(cls, store_path: Optional[str] = None, target: Optional[str] = None,
+              **options: Any) -> "Reporter":
+        """Development mode: a Reporter for a local plaintext deniable-server started without
+        TLS (`deniable-server --db=dev.db`): Reporter(target, store_path, insecure=True,
+        **options), target defaulting to $DENIABLE_TARGET, else 127.0.0.1:50051. Never for
+        production: reports would cross the network unencrypted."""
+        return cls(_rpc.local_target(target), store_path, insecure=True, **options)
+
     # ---- public API ----
-    def report(self, metric, answer):
+    def report(self, metric: str, answer: Union[bool, str]) -> ReportResult:
         """Randomizes `answer` and queues the randomized report durably. `answer` is a bool for
         a yes/no metric, or the true category's name (str, case sensitive) for a metric with
-        categories. Returns the 16-byte report id, or None when this period's report is queued
-        already (nothing is queued). Raises DeniableError (nothing queued, nothing spent):
+        categories. Returns a ReportResult: outcome QUEUED with the 16-byte report_id, or
+        ALREADY_REPORTED ("already reported this period; nothing sent"; falsy) when this
+        period's report is queued or sent already (nothing is queued). Raises DeniableError (nothing queued, nothing spent):
         INVALID_ARGUMENT for a bad metric name, and "category: not one of the categories ..."
         for an unknown category (the message lists the metric's categories and never repeats
         the value passed); FAILED_PRECONDITION for a category on a yes/no metric or a bool on
@@ -253,8 +303,10 @@ class Reporter:
             if (self._one_per_period and ledger.get("period_start_seconds") == period_start
                     and ledger.get("reports_this_period", 0) > 0):
                 self._store.count_repeated(metric)
-                return None
-            memo = None
+                self._log("info", f"metric \"{metric}\": already reported this period; "
+                                  "nothing sent")
+                return ReportResult(ReportOutcome.ALREADY_REPORTED, metric, None, period_start)
+            memo: Any = None
             if not design.fresh:
                 if design.categorical is not None:
                     memo = self._store.lookup_category_memo(metric, design.version, value)
@@ -289,7 +341,7 @@ class Reporter:
                 memo_entry = ("category", design.version, value, drawn.SerializeToString())
             else:
                 bit = int(self._rng.bernoulli(design.a if value else design.b)) \
-                    if randomized else memo
+                    if randomized else int(memo)
                 report.bit = bit
                 memo_entry = ("bit", design.version, value, bit)
             evicted = self._store.commit_report(
@@ -300,14 +352,14 @@ class Reporter:
         if evicted:
             self._log("error", f"dropped {evicted} reports: queue full (max_queued_reports "
                                f"{self._max_queued}), oldest first")
-        return report_id
+        return ReportResult(ReportOutcome.QUEUED, metric, report_id, period_start)
 
-    def categories(self, metric):
+    def categories(self, metric: str) -> List[str]:
         """The category names of `metric` in its order (empty for a yes/no metric), from its
         design (fetched if needed; errors as report())."""
         return list(self._design_for(metric, self._first_design_wait).categories)
 
-    def prefetch(self, metrics, timeout=5.0):
+    def prefetch(self, metrics: Iterable[str], timeout: float = 5.0) -> None:
         """Fetches and caches the designs; raises the first error after trying them all."""
         first = None
         for metric in metrics:
@@ -318,7 +370,7 @@ class Reporter:
         if first is not None:
             raise first
 
-    def flush(self, timeout=None):
+    def flush(self, timeout: Optional[float] = None) -> None:
         """Sends on this thread until the queue is empty. Raises DeniableError:
         DEADLINE_EXCEEDED at the timeout (seconds; None: none), the last failure's code once
         max_attempts - 1 transient failures in a row were tolerated, or, once the queue is
@@ -355,22 +407,22 @@ class Reporter:
                     wait = min(wait, max(0.0, deadline - time.monotonic()))
                 time.sleep(wait)
 
-    def pending(self):
+    def pending(self) -> int:
         """Reports queued and not yet acknowledged."""
         return self._store.queue_size()
 
-    def ledger(self):
+    def ledger(self) -> Dict[str, MetricLedger]:
         """{metric: MetricLedger}: the privacy ledger (persisted in the device file)."""
         return {m: MetricLedger(**v) for m, v in self._store.ledger().items()}
 
-    def stats(self):
+    def stats(self) -> DeliveryStats:
         """DeliveryStats: queue length, persisted counters and this session's attempts."""
         with self._mu:
             session = dataclasses.replace(self._session)
         counters = self._store.counters()
         return dataclasses.replace(session, queued=self.pending(), **counters)
 
-    def close(self):
+    def close(self) -> None:
         """Stops the sender, flushes for at most shutdown_drain_timeout; what is left stays
         in the device file. Idempotent."""
         if self._closed:
@@ -389,10 +441,10 @@ class Reporter:
         if self._own_channel:
             self._channel.close()
 
-    def __enter__(self):
+    def __enter__(self) -> "Reporter":
         return self
 
-    def __exit__(self, *exc):
+    def __exit__(self, *exc: object) -> None:
         self.close()
 
     # ---- internals ----
@@ -501,29 +553,29 @@ class Reporter:
         try:
             response = _rpc.call(self._submit,
                                  report_service_pb2.SubmitReportsRequest(reports=reports), timeout)
-        except DeniableError as error:
+        except DeniableError as failure:
             self._count(failed_attempts=1)
-            if not is_permanent_batch_error(error.code):
-                self._log("info", f"batch of {size} reports not delivered, will retry: {error}")
-                return "transient", error
+            if not is_permanent_batch_error(failure.code):
+                self._log("info", f"batch of {size} reports not delivered, will retry: {failure}")
+                return "transient", failure
             if size > 1:  # too large for this server, or one bad report in it: halve
                 self._batch_limit = size // 2
                 self._count(batch_splits=1)
-                self._log("warning", f"batch of {size} reports rejected whole ({error}); "
+                self._log("warning", f"batch of {size} reports rejected whole ({failure}); "
                                      f"re-sending in batches of {self._batch_limit}")
                 return "split", None
-            reason = f"rejected by the collector for good: {error}"
+            reason = f"rejected by the collector for good: {failure}"
             self._drop(live, "dropped_rejected", reason)
-            return "permanent", DeniableError(error.code, f"dropped 1 report: {reason}")
+            return "permanent", DeniableError(failure.code, f"dropped 1 report: {reason}")
         self._batch_limit = min(self._max_batch, self._batch_limit * 2)
         rejected = {}
         for r in response.rejections:
             if r.index >= size or r.index in rejected:
-                error = DeniableError(grpc.StatusCode.UNAVAILABLE,
-                                      f"malformed response: rejection index {r.index} in a batch"
-                                      f" of {size}; nothing removed, will retry")
-                self._log("warning", str(error))
-                return "transient", error
+                malformed = DeniableError(grpc.StatusCode.UNAVAILABLE,
+                                          f"malformed response: rejection index {r.index} in a "
+                                          f"batch of {size}; nothing removed, will retry")
+                self._log("warning", str(malformed))
+                return "transient", malformed
             rejected[r.index] = r
         acknowledged = [e for i, e in enumerate(live) if i not in rejected]
         self._store.remove(acknowledged, True, {"acknowledged": len(acknowledged),
@@ -531,7 +583,8 @@ class Reporter:
         if response.stale_metrics:
             with self._mu:
                 self._stale.update(response.stale_metrics)
-        outcome, error = "sent", None
+        outcome: str = "sent"
+        error: Optional[DeniableError] = None
         mismatch = grpc.StatusCode.FAILED_PRECONDITION.value[0]
         mismatched = [(live[i], reports[i]) for i, r in sorted(rejected.items())
                       if r.code == mismatch]

@@ -233,7 +233,7 @@ class CategoricalReporterTest(unittest.TestCase):
             c = FakeCollector(mechanism=mechanism, names=[f"c{i}" for i in range(k)],
                               epsilon=1.5)
             r = reporter(c)
-            rid = r.report("vote", "c3")
+            rid = r.report("vote", "c3").report_id
             self.assertEqual(len(rid), 16)
             r.flush(5)
             (sent,) = c.received
@@ -267,8 +267,8 @@ class CategoricalReporterTest(unittest.TestCase):
         r = reporter(c, clock=lambda: now[0])
         for day, answer in enumerate(["Y", "N", "Y", "Y", "N"]):
             now[0] = T0 + day * 86400
-            self.assertIsNotNone(r.report("vote", answer))
-            self.assertIsNone(r.report("vote", "U"))  # the period's report is queued already
+            self.assertTrue(r.report("vote", answer))
+            self.assertIs(r.report("vote", "U").outcome, deniable.ReportOutcome.ALREADY_REPORTED)  # the period's report is queued already
         r.flush(5)
         sent = [x.categorical.bits for x in c.received]
         self.assertEqual(len(sent), 5)

@@ -95,8 +95,9 @@ class ReporterTest(unittest.TestCase):
         c = FakeCollector()
         with mock.patch.object(secrets, "randbelow", wraps=secrets.randbelow) as draws, \
                 mock.patch.object(secrets, "token_bytes", wraps=secrets.token_bytes) as ids:
-            rid = reporter(c).report("m", True)
-        self.assertEqual(len(rid), 16)
+            result = reporter(c).report("m", True)
+        self.assertIs(result.outcome, deniable.ReportOutcome.QUEUED)
+        self.assertEqual(len(result.report_id), 16)
         self.assertEqual(draws.call_count, 1)
         self.assertEqual(ids.call_count, 1)
 
@@ -117,11 +118,16 @@ class ReporterTest(unittest.TestCase):
         now = [T0]
         c = FakeCollector(period=3600)
         r = reporter(c, clock=lambda: now[0])
-        self.assertIsNotNone(r.report("m", True))
-        self.assertIsNone(r.report("m", False))
+        self.assertTrue(r.report("m", True))
+        again = r.report("m", False)
+        self.assertFalse(again)
+        self.assertIs(again.outcome, deniable.ReportOutcome.ALREADY_REPORTED)
+        self.assertIsNone(again.report_id)
+        self.assertIn("already reported this period", str(again))
+        self.assertIn("nothing sent", str(again))
         self.assertEqual(r.ledger()["m"].reports_repeated_in_period, 1)
         now[0] += 3600
-        self.assertIsNotNone(r.report("m", True))
+        self.assertTrue(r.report("m", True))
         r.flush(5)
         self.assertEqual([x.bit for x in c.received][0], [x.bit for x in c.received][1])
         self.assertEqual(c.received[1].event_time_seconds, T0 + 3600)
