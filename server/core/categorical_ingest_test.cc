@@ -65,6 +65,22 @@ class CategoricalTest : public ::testing::Test {
 
   // Submits `bad` after a valid report of `metric` and expects `bad` alone rejected,
   // INVALID_ARGUMENT, permanent, naming `field`.
+  // "krr" (k = 4), "oue" (k = 10) and "olh" (k = 10, g = 4), one per mechanism.
+  void CreateOneMetricPerMechanism() {
+    ASSERT_TRUE(registry_.Create(Categorical("krr", Names(4), 1.0, v1::K_RR)).ok());
+    ASSERT_TRUE(registry_.Create(Categorical("oue", Names(10), 1.0, v1::OUE)).ok());
+    ASSERT_TRUE(registry_.Create(Categorical("olh", Names(10), std::log(3.0), v1::OLH)).ok());
+  }
+
+  // A valid report of "olh" (hash 12345 x + 678, bucket 3) with report id `id` x 16.
+  v1::Report OlhReport(char id) {
+    v1::Report olh = Report("olh", id);
+    olh.mutable_categorical()->set_hash_a(12345);
+    olh.mutable_categorical()->set_hash_b(678);
+    olh.mutable_categorical()->set_bucket(3);
+    return olh;
+  }
+
   void ExpectRejected(const v1::Report& valid, const v1::Report& bad, const std::string& field) {
     v1::SubmitReportsRequest request;
     *request.add_reports() = valid;
@@ -240,9 +256,7 @@ TEST_F(CategoricalTest, StoresValidReportsOfEachMechanismWithTheirSupport) {
 }
 
 TEST_F(CategoricalTest, RejectsInvalidReportsPerMechanismNamingTheField) {
-  ASSERT_TRUE(registry_.Create(Categorical("krr", Names(4), 1.0, v1::K_RR)).ok());
-  ASSERT_TRUE(registry_.Create(Categorical("oue", Names(10), 1.0, v1::OUE)).ok());
-  ASSERT_TRUE(registry_.Create(Categorical("olh", Names(10), std::log(3.0), v1::OLH)).ok());
+  CreateOneMetricPerMechanism();
   v1::CreateMetricRequest yes_no;
   yes_no.set_name("yn");
   yes_no.mutable_design()->mutable_two_coin();
@@ -270,10 +284,7 @@ TEST_F(CategoricalTest, RejectsInvalidReportsPerMechanismNamingTheField) {
   bad.mutable_categorical()->set_bits(std::string("\x05\x04", 2));  // bit 10 of k = 10
   ExpectRejected(oue, bad, "reports[1].categorical.bits: bit 10 is set");
 
-  v1::Report olh = Report("olh", 'e');
-  olh.mutable_categorical()->set_hash_a(12345);
-  olh.mutable_categorical()->set_hash_b(678);
-  olh.mutable_categorical()->set_bucket(3);
+  v1::Report olh = OlhReport('e');
   bad = olh;
   bad.set_report_id(std::string(16, 'f'));
   bad.mutable_categorical()->set_hash_a(0);
@@ -293,9 +304,7 @@ TEST_F(CategoricalTest, RejectsInvalidReportsPerMechanismNamingTheField) {
 // A report carrying another mechanism's fields was made for another design: reading only the
 // mechanism's own fields would count it (a k-RR metric would count an OLH report as category 0).
 TEST_F(CategoricalTest, RejectsReportsCarryingAnotherMechanismsFields) {
-  ASSERT_TRUE(registry_.Create(Categorical("krr", Names(4), 1.0, v1::K_RR)).ok());
-  ASSERT_TRUE(registry_.Create(Categorical("oue", Names(10), 1.0, v1::OUE)).ok());
-  ASSERT_TRUE(registry_.Create(Categorical("olh", Names(10), std::log(3.0), v1::OLH)).ok());
+  CreateOneMetricPerMechanism();
 
   v1::Report krr = Report("krr", 'a');
   krr.mutable_categorical()->set_category(2);
@@ -318,10 +327,7 @@ TEST_F(CategoricalTest, RejectsReportsCarryingAnotherMechanismsFields) {
   bad.mutable_categorical()->set_category(3);
   ExpectRejected(oue, bad, "reports[1].categorical.category: must be unset");
 
-  v1::Report olh = Report("olh", 'e');
-  olh.mutable_categorical()->set_hash_a(12345);
-  olh.mutable_categorical()->set_hash_b(678);
-  olh.mutable_categorical()->set_bucket(3);
+  v1::Report olh = OlhReport('e');
   bad = olh;
   bad.set_report_id(std::string(16, 'f'));
   bad.mutable_categorical()->set_category(1);
