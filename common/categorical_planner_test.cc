@@ -169,9 +169,9 @@ TEST(CategoricalPlannerTest, TwoCategoryKrrNeedsNoSimultaneousAdjustment) {
   EXPECT_EQ(plan->reports_needed_simultaneous_worst_case, plan->reports_needed_worst_case);
   EXPECT_EQ(plan->reports_needed_simultaneous_worst_case, 1537);
   // OUE with k = 2 sends two independent bits: the adjustment stays.
-  absl::StatusOr<CategoricalPlan> oue = PlanCategoricalSurvey(
-      Make(CategoricalMechanism::kOptimizedUnaryEncoding, 2, 1.0986), 0.05, 0.95,
-      SimultaneousMethod::kSidak, {});
+  absl::StatusOr<CategoricalPlan> oue =
+      PlanCategoricalSurvey(Make(CategoricalMechanism::kOptimizedUnaryEncoding, 2, 1.0986), 0.05,
+                            0.95, SimultaneousMethod::kSidak, {});
   ASSERT_TRUE(oue.ok()) << oue.status();
   EXPECT_GT(oue->reports_needed_simultaneous_worst_case, oue->reports_needed_worst_case);
 }

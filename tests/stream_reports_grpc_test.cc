@@ -23,8 +23,8 @@
 namespace deniable {
 namespace {
 
-using ::testing::HasSubstr;
 using ::deniable::testing_util::Eventually;
+using ::testing::HasSubstr;
 
 constexpr int64_t kNow = 1'700'000'000 - 1'700'000'000 % 3600;
 
