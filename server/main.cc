@@ -140,6 +140,10 @@ ABSL_FLAG(std::vector<std::string>, http_cors_origins,
           "comma-separated web origins (https://app.example, or *) whose pages may call "
           "ReportService over the HTTP listener: the browser SDK on a page the collector does "
           "not serve; empty (the default): no CORS (env DENIABLE_HTTP_CORS_ORIGINS)");
+ABSL_FLAG(std::string, metrics_token, EnvOr("DENIABLE_METRICS_TOKEN", ""),
+          "a bearer token that GET /metrics then requires (it lists every metric's name and "
+          "counts); empty (the default): /metrics is open to whoever reaches the HTTP port. "
+          "Prefer the environment (env DENIABLE_METRICS_TOKEN): a flag shows in the process list");
 ABSL_FLAG(int, http_header_timeout_seconds, 10,
           "HTTP listener: a request's headers must arrive within this many seconds of the "
           "connection opening or finishing its previous request (slow clients and idle "
@@ -659,7 +663,8 @@ int main(int argc, char** argv) {
          .max_connections_per_address = absl::GetFlag(FLAGS_http_max_connections_per_address),
          .on_connection_cut = [&http_connections_cut] { http_connections_cut.Increment(); },
          .cors_origins = absl::GetFlag(FLAGS_http_cors_origins),
-         .access_log = options.access_log},
+         .access_log = options.access_log,
+         .metrics_token = absl::GetFlag(FLAGS_metrics_token)},
         json_api.get(),
         [&process_metrics, metrics, collector = server->get()] {
           process_metrics.Update();

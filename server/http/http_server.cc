@@ -5,6 +5,7 @@
 #include <microhttpd.h>
 #include <netdb.h>
 #include <netinet/in.h>
+#include <openssl/crypto.h>
 #include <spdlog/spdlog.h>
 #include <sys/socket.h>
 
@@ -184,6 +185,14 @@ bool ClientCertificateVerified(MHD_Connection* connection) {
          status == 0;
 }
 
+// Whether `authorization` is "Bearer <token>", compared in constant time (CRYPTO_memcmp).
+bool BearerMatches(std::optional<absl::string_view> authorization, const std::string& token) {
+  if (!authorization.has_value()) return false;
+  absl::string_view given = *authorization;
+  if (!absl::ConsumePrefix(&given, "Bearer ") || given.size() != token.size()) return false;
+  return CRYPTO_memcmp(given.data(), token.data(), token.size()) == 0;
+}
+
 MHD_Result NotFound(MHD_Connection* connection, Exchange& exchange, absl::string_view path) {
   return SendError(connection, exchange,
                    absl::NotFoundError(absl::StrCat("path: no page or method at ", EchoValue(path),
@@ -195,6 +204,12 @@ MHD_Result Get(const Listener& listener, MHD_Connection* connection, Exchange& e
   const std::vector<Header> no_store = {{"Cache-Control", "no-store"}};
   if (path == "/metrics") {
     exchange.route = "/metrics";
+    if (!listener.options.metrics_token.empty() &&
+        !BearerMatches(HeaderOf(connection, "Authorization"), listener.options.metrics_token)) {
+      return SendError(connection, exchange,
+                       absl::UnauthenticatedError(
+                           "authorization: /metrics needs the bearer token of --metrics_token"));
+    }
     return Send(connection, exchange, 200, listener.metrics_text(),
                 "text/plain; version=0.0.4; charset=utf-8");
   }

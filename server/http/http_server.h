@@ -2,8 +2,8 @@
 // endpoint and the dashboard, off unless --http_listen is given (docs/http.md).
 //
 //   POST /v1/<Service>/<Method>   JsonApi::Call for "deniable.v1.<Service>/<Method>"
-//   GET  /metrics                 Prometheus text format 0.0.4 (unauthenticated, like the
-//                                 gRPC health check: it holds counts, never a report or token)
+//   GET  /metrics                 Prometheus text format 0.0.4 (it holds counts, never a report
+//                                 or token; open unless HttpOptions::metrics_token is set)
 //   GET  /, /dashboard.js, ...    the dashboard's static files (DashboardAsset)
 //   OPTIONS /v1/ReportService/*   CORS preflight, only with cors_origins (browser SDKs)
 //   GET  /healthz[?service=NAME]  readiness: 200 {"status":"SERVING"} or 503
@@ -74,6 +74,10 @@ struct HttpOptions {
   std::vector<std::string> cors_origins;
   // One access line per request (method or route, code, HTTP status, latency, reports).
   bool access_log = false;
+  // Non-empty: GET /metrics needs "Authorization: Bearer <metrics_token>" (401 otherwise). The
+  // scrape lists every metric's name and its report counts; a Prometheus server sends the token
+  // with `authorization: {credentials: ...}` (docs/security.md). Empty: /metrics is open.
+  std::string metrics_token;
 };
 
 // The health of `service` ("" for the whole server) for /healthz: OK (SERVING), UNAVAILABLE

@@ -392,6 +392,44 @@ def mutual_tls(server_bin, work):
         server.wait(timeout=30)
 
 
+def metrics_behind_a_token(server_bin, work):
+    """--metrics_token (here from DENIABLE_METRICS_TOKEN, as docs/security.md advises): /metrics
+    answers 401 without the bearer token or with another, 200 with it, and names no metric then."""
+    token = "scrape-" + base64.urlsafe_b64encode(os.urandom(18)).decode()
+    os.environ["DENIABLE_METRICS_TOKEN"] = token
+    try:
+        server, _, base = start_collector(server_bin, os.path.join(work, "metrics.db"),
+                                          os.path.join(work, "metrics.log"))
+    finally:
+        del os.environ["DENIABLE_METRICS_TOKEN"]
+    try:
+        check(post(base, "QueryService/CreateMetric",
+                   {"name": "uses_drugs", "design": {"twoCoin": {}}})[0] == 200, "create")
+        host, port = host_port(base)
+        for authorization in (None, "Bearer wrong", f"Basic {token}", f"Bearer {token}x"):
+            connection = http.client.HTTPConnection(host, port, timeout=10)
+            connection.request("GET", "/metrics",
+                               headers={} if authorization is None else
+                               {"Authorization": authorization})
+            answer = connection.getresponse()
+            body = answer.read().decode()
+            connection.close()
+            check(answer.status == 401, (authorization, answer.status))
+            check("uses_drugs" not in body and "--metrics_token" in body, body)
+        connection = http.client.HTTPConnection(host, port, timeout=10)
+        connection.request("GET", "/metrics", headers={"Authorization": f"Bearer {token}"})
+        answer = connection.getresponse()
+        body = answer.read().decode()
+        connection.close()
+        check(answer.status == 200 and 'metric="uses_drugs"' in body, answer.status)
+        # The health endpoints stay open: probes carry no token.
+        check(timed_get(base, "/livez")[0] == 200, "livez")
+    finally:
+        server.terminate()
+        server.wait(timeout=30)
+    print("metrics token: 401 without it (4 forms), 200 with it")
+
+
 def main():
     server_bin = sys.argv[1]
     work = tempfile.mkdtemp(prefix="deniable_hostile_")
@@ -399,6 +437,7 @@ def main():
     slow_loris(server_bin, work)
     mutual_tls(server_bin, work)
     forgery(server_bin, work)
+    metrics_behind_a_token(server_bin, work)
     print("http hostile: OK")
 
 
