@@ -51,6 +51,16 @@ class SdkOutageTest : public ::testing::Test {
     ASSERT_TRUE(server.ok()) << server.status();
     server_ = *std::move(server);
   }
+  // Creates the two-coin metric "m" through the collector's in-process channel.
+  void CreateMetricM() {
+    auto queries = v1::QueryService::NewStub(server_->InProcessChannel());
+    v1::CreateMetricRequest create;
+    create.set_name("m");
+    create.mutable_design()->mutable_two_coin();
+    grpc::ClientContext context;
+    v1::Metric metric;
+    ASSERT_TRUE(queries->CreateMetric(&context, create, &metric).ok());
+  }
   int64_t Stored() {
     absl::StatusOr<int64_t> n = storage_->ReportCount();
     return n.ok() ? *n : -1;
@@ -64,15 +74,7 @@ class SdkOutageTest : public ::testing::Test {
 TEST_F(SdkOutageTest, QueueDrainsAfterTheCollectorComesBack) {
   StartServer(0);
   const int port = server_->port();
-  {
-    auto queries = v1::QueryService::NewStub(server_->InProcessChannel());
-    v1::CreateMetricRequest create;
-    create.set_name("m");
-    create.mutable_design()->mutable_two_coin();
-    grpc::ClientContext context;
-    v1::Metric metric;
-    ASSERT_TRUE(queries->CreateMetric(&context, create, &metric).ok());
-  }
+  CreateMetricM();
   auto store = client::OpenSqliteDeviceStore({.path = prefix_ + "device.db"});
   ASSERT_TRUE(store.ok()) << store.status();
   client::ReporterOptions options;
@@ -131,13 +133,7 @@ TEST_F(SdkOutageTest, QueueDrainsAfterTheCollectorComesBack) {
 // with DEADLINE_EXCEEDED; the server's Shutdown(InfiniteDuration()) likewise cancelled at once.
 TEST_F(SdkOutageTest, AnInfiniteTimeoutMeansNoDeadline) {
   StartServer(0);
-  auto queries = v1::QueryService::NewStub(server_->InProcessChannel());
-  v1::CreateMetricRequest create;
-  create.set_name("m");
-  create.mutable_design()->mutable_two_coin();
-  grpc::ClientContext context;
-  v1::Metric metric;
-  ASSERT_TRUE(queries->CreateMetric(&context, create, &metric).ok());
+  CreateMetricM();
 
   std::shared_ptr<client::ReportTransport> transport =
       client::MakeGrpcTransport(server_->InProcessChannel());

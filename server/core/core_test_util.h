@@ -5,9 +5,18 @@
 #include <cstdint>
 #include <string>
 
+#include "deniable/v1/query_service.pb.h"
 #include "deniable/v1/report_service.pb.h"
 
 namespace deniable::server::testing_util {
+
+// A CreateMetricRequest for a yes/no metric `name` with the two-coin design.
+inline v1::CreateMetricRequest TwoCoinMetric(const std::string& name) {
+  v1::CreateMetricRequest create;
+  create.set_name(name);
+  create.mutable_design()->mutable_two_coin();
+  return create;
+}
 
 // A batch of `yes` reports with bit 1 followed by `no` with bit 0 for `metric` and design
 // `version` at `event_time` (seconds), labelled region = `region` unless it is empty. Report ids

@@ -7,6 +7,7 @@
 
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
+#include "server/core/core_test_util.h"
 #include "server/core/ingestor.h"
 #include "server/core/metric_registry.h"
 #include "server/core/report_stream.h"
@@ -38,10 +39,7 @@ class LabelCapIngestTest : public ::testing::Test {
         ingestor_(&registry_, &storage_, &clock_, IngestOptions{}) {}
 
   void SetUp() override {
-    v1::CreateMetricRequest create;
-    create.set_name("m");
-    create.mutable_design()->mutable_two_coin();
-    ASSERT_TRUE(registry_.Create(create).ok());
+    ASSERT_TRUE(registry_.Create(testing_util::TwoCoinMetric("m")).ok());
     ingestor_.set_outcome_sink(&sink_);
   }
 
@@ -127,10 +125,7 @@ TEST(LabelKeyCapIngestTest, AKeyPastTheCapIsRejectedNamingTheKeyCap) {
   MemoryStorage storage(/*max_label_values=*/1000, /*max_label_keys=*/1);
   MetricRegistry registry(&storage, &clock);
   Ingestor ingestor(&registry, &storage, &clock, IngestOptions{});
-  v1::CreateMetricRequest create;
-  create.set_name("m");
-  create.mutable_design()->mutable_two_coin();
-  ASSERT_TRUE(registry.Create(create).ok());
+  ASSERT_TRUE(registry.Create(testing_util::TwoCoinMetric("m")).ok());
   v1::SubmitReportsRequest request;
   for (const char* key : {"region", "d41d8cd98f00"}) {
     v1::Report* r = request.add_reports();

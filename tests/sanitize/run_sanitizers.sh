@@ -19,15 +19,7 @@
 set -euo pipefail
 root=$(cd "$(dirname "$0")/../.." && pwd)
 here=$root/tests/sanitize
-for p in clang-14 libclang-rt-14-dev; do  # installed by tools/install-deps.sh --ci
-  if ! dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed"; then
-    sudo=; [ "$(id -u)" -eq 0 ] || sudo=sudo
-    $sudo apt-get update
-    DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -o DPkg::Lock::Timeout=600 \
-      clang-14 libclang-rt-14-dev
-    break
-  fi
-done
+bash "$root/tools/install-clang.sh"  # also installed by tools/install-deps.sh --ci
 jobs=${SANITIZE_JOBS:-$(nproc)}
 soak_seconds=${SANITIZE_SOAK_SECONDS:-20}
 kinds=("$@")
