@@ -215,7 +215,9 @@ http_checks() {
   curl -fsS "$base/metrics" >"$OUT/metrics.txt" || fail "GET /metrics failed"
   grep -q '^deniable_build_info{version=' "$OUT/metrics.txt" || fail "/metrics lacks build info"
   grep -q '^deniable_commit_seconds_count' "$OUT/metrics.txt" || fail "/metrics lacks commit histogram"
-  curl -fsS "$base/" | grep -q '<title>Deniable dashboard</title>' || fail "GET / is not the dashboard"
+  # To a file first: with pipefail, `curl | grep -q` fails when grep stops reading early (curl 23).
+  curl -fsS "$base/" >"$OUT/dashboard.html" || fail "GET / failed"
+  grep -q '<title>Deniable dashboard</title>' "$OUT/dashboard.html" || fail "GET / is not the dashboard"
   curl -fsS "$base/chart.min.js" >/dev/null || fail "GET /chart.min.js failed"
   curl -fsS -H 'Content-Type: application/json' "$base/v1/QueryService/GetPrevalence" -d "{\"metric\":\"$METRIC\"}" >"$OUT/http.json" \
     || fail "POST /v1/QueryService/GetPrevalence failed"
