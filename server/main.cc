@@ -26,6 +26,7 @@
 #include <fstream>
 #include <functional>
 #include <memory>
+#include <optional>
 #include <sstream>
 #include <string>
 #include <thread>
@@ -39,14 +40,13 @@
 #include "absl/flags/usage_config.h"
 #include "absl/strings/match.h"
 #include "absl/strings/numbers.h"
+#include "absl/strings/str_cat.h"
 #include "absl/strings/str_split.h"
 #include "absl/synchronization/mutex.h"
 #include "absl/time/clock.h"
 #include "absl/time/time.h"
 #include "deniable/common/clock.h"
 #include "server/auth/authenticator.h"
-#include "server/auth/postgres_rate_buckets.h"
-#include "server/auth/postgres_token_store.h"
 #include "server/auth/token_store.h"
 #include "server/env_flags.h"
 #include "server/http/http_server.h"
@@ -56,10 +56,10 @@
 #include "server/metrics/process_metrics.h"
 #include "server/server_logging.h"
 #include "server/service/collector_server.h"
+#include "server/storage/backend.h"
 #include "server/storage/group_commit_storage.h"
-#include "server/storage/postgres_storage.h"
+#include "server/storage/postgres_connection.h"
 #include "server/storage/sqlite_backup.h"
-#include "server/storage/sqlite_storage.h"
 #include "server/storage/sqlite_to_postgres.h"
 
 namespace {
@@ -199,22 +199,20 @@ ABSL_FLAG(std::string, out, "",
 
 namespace {
 
+namespace server = deniable::server;
 using deniable::server::IsPostgresUri;
-using deniable::server::PostgresTokenStore;
-using deniable::server::Role;
-using deniable::server::TokenStore;
 
-// The tokens subcommands on a TokenStore or a PostgresTokenStore (same methods).
-template <typename Store>
-int RunTokensOn(const std::vector<char*>& args,
-                const absl::StatusOr<std::unique_ptr<Store>>& store) {
+// The tokens subcommands on the token store of --db (SQLite or PostgreSQL alike).
+int RunTokens(const std::vector<char*>& args) {
   const std::string command = args.size() > 2 ? args[2] : "";
+  const absl::StatusOr<std::unique_ptr<server::TokenStore>> store =
+      server::OpenTokenStore(absl::GetFlag(FLAGS_db));
   if (!store.ok()) {
     std::fprintf(stderr, "error: %s\n", store.status().ToString().c_str());
     return 1;
   }
   if (command == "add") {
-    auto role = deniable::server::ParseRole(absl::GetFlag(FLAGS_role));
+    auto role = server::ParseRole(absl::GetFlag(FLAGS_role));
     if (!role.ok()) {
       std::fprintf(stderr, "error: --%s\n", std::string(role.status().message()).c_str());
       return 2;
@@ -308,12 +306,6 @@ bool AsksForHelp(int argc, char** argv) {
   return false;
 }
 
-int RunTokens(const std::vector<char*>& args) {
-  const std::string db = absl::GetFlag(FLAGS_db);
-  if (IsPostgresUri(db)) return RunTokensOn(args, PostgresTokenStore::Open(db));
-  return RunTokensOn(args, TokenStore::Open(db));
-}
-
 // migrate: SQLite -> PostgreSQL with progress on stderr; 0 when the counts verify.
 int RunMigrate() {
   const std::string from = absl::GetFlag(FLAGS_from);
@@ -370,9 +362,6 @@ int RunBackup() {
   return 0;
 }
 
-// Lists the tokens of either store (the authenticator reloads through it).
-using TokenLister = std::function<absl::StatusOr<std::vector<deniable::server::TokenRecord>>()>;
-
 bool ReadFile(const std::string& path, std::string* out) {
   std::ifstream in(path, std::ios::binary);
   if (!in) return false;
@@ -387,9 +376,9 @@ bool IsLoopback(const std::string& address) {
          absl::StartsWith(address, "localhost:") || absl::StartsWith(address, "unix:");
 }
 
-}  // namespace
-
-int main(int argc, char** argv) {
+// Sets the usage and version texts, answers --help, applies DENIABLE_<FLAG>, parses the flags
+// into `args` and configures logging. Returns the exit code when the process is done already.
+std::optional<int> ParseCommandLine(int argc, char** argv, std::vector<char*>* args) {
   absl::SetProgramUsageMessage(
       "The Deniable collector: stores randomized-response reports in SQLite and serves "
       "debiased prevalence over gRPC.\n  deniable-server --listen=127.0.0.1:50051 "
@@ -406,13 +395,13 @@ int main(int argc, char** argv) {
   };
   absl::SetFlagsUsageConfig(usage_config);
   // Every flag of this file also from DENIABLE_<FLAG> (docs/operations.md); the command line wins.
-  if (absl::Status env = deniable::server::ApplyEnvironmentToFlags("server/main.cc"); !env.ok()) {
+  if (absl::Status env = server::ApplyEnvironmentToFlags("server/main.cc"); !env.ok()) {
     spdlog::error("{}", std::string(env.message()));
     return 2;
   }
-  std::vector<char*> args = absl::ParseCommandLine(argc, argv);
-  if (absl::Status logging = deniable::server::ConfigureLogging(absl::GetFlag(FLAGS_log_level),
-                                                                absl::GetFlag(FLAGS_log_format));
+  *args = absl::ParseCommandLine(argc, argv);
+  if (absl::Status logging =
+          server::ConfigureLogging(absl::GetFlag(FLAGS_log_level), absl::GetFlag(FLAGS_log_format));
       !logging.ok()) {
     spdlog::error("{}", std::string(logging.message()));
     return 2;
@@ -420,70 +409,99 @@ int main(int argc, char** argv) {
   // Debian's Abseil checks every lock for deadlock cycles (a debug aid costing a graph update
   // per lock on the ingestion path); the server's lock order is fixed, so skip the check.
   absl::SetMutexDeadlockDetectionMode(absl::OnDeadlockCycle::kIgnore);
-  if (args.size() > 1 && std::string(args[1]) == "tokens") return RunTokens(args);
-  if (args.size() > 1 && std::string(args[1]) == "migrate") return RunMigrate();
-  if (args.size() > 1 && std::string(args[1]) == "backup") return RunBackup();
-  if (args.size() > 1) {
-    spdlog::error("unknown command \"{}\" (see --help)", args[1]);
-    return 2;
-  }
+  return std::nullopt;
+}
 
-  // Block the stop signals in every thread; one thread waits for them below.
+// tokens, migrate, backup; args[1] is the command.
+int RunCommand(const std::vector<char*>& args) {
+  const std::string command = args[1];
+  if (command == "tokens") return RunTokens(args);
+  if (command == "migrate") return RunMigrate();
+  if (command == "backup") return RunBackup();
+  spdlog::error("unknown command \"{}\" (see --help)", args[1]);
+  return 2;
+}
+
+// Blocks the stop signals in every thread (threads started later inherit the mask); one thread
+// waits for them (ServeUntilStopped).
+sigset_t BlockStopSignals() {
   sigset_t stop_signals;
   sigemptyset(&stop_signals);
   sigaddset(&stop_signals, SIGTERM);
   sigaddset(&stop_signals, SIGINT);
   pthread_sigmask(SIG_BLOCK, &stop_signals, nullptr);
+  return stop_signals;
+}
 
-  deniable::server::SqliteOptions sqlite;
-  sqlite.path = absl::GetFlag(FLAGS_db);
-  const std::string durability = absl::GetFlag(FLAGS_durability);
-  if (durability == "full") {
-    sqlite.durability = deniable::server::Durability::kFull;
-  } else if (durability == "normal") {
-    sqlite.durability = deniable::server::Durability::kNormal;
+// Everything serving needs, read from the flags in one place.
+struct ServeOptions {
+  std::string db;
+  std::string durability;  // as given, for the start line
+  server::BackendOptions backend;
+  server::ServerOptions server;  // authenticator, rate_limit.shared, metric_cache_age: later
+  std::string tls_cert_file, tls_key_file, tls_client_ca_file;
+  bool tls = false;
+  bool insecure = false;
+  server::http::HttpOptions http;  // listen_address empty: no HTTP listener
+  absl::Duration token_reload_interval;
+  absl::Duration memory_trim_interval;
+  absl::Duration shutdown_grace;
+  bool text_logs = true;  // --log_format=text: the insecure warning gets a banner
+};
+
+// A refused flag value: the message main logs before it exits with 2.
+absl::Status FlagError(const std::string& message) { return absl::InvalidArgumentError(message); }
+
+// The flags into ServeOptions, in the order they are checked. Errors: INVALID_ARGUMENT with the
+// message to log (a flag's value refused, or a TLS file that cannot be read).
+absl::StatusOr<ServeOptions> ServeOptionsFromFlags() {
+  ServeOptions o;
+  o.db = absl::GetFlag(FLAGS_db);
+  server::SqliteOptions& sqlite = o.backend.sqlite;
+  o.durability = absl::GetFlag(FLAGS_durability);
+  if (o.durability == "full") {
+    sqlite.durability = server::Durability::kFull;
+  } else if (o.durability == "normal") {
+    sqlite.durability = server::Durability::kNormal;
   } else {
-    spdlog::error("--durability must be full or normal, but is \"{}\"", durability);
-    return 2;
+    return FlagError(
+        absl::StrCat("--durability must be full or normal, but is \"", o.durability, "\""));
   }
   if (absl::GetFlag(FLAGS_sqlite_write_cache_mib) < 1 ||
       absl::GetFlag(FLAGS_max_recent_reports) < 1) {
-    spdlog::error(
-        "--sqlite_write_cache_mib and --max_recent_reports must be >= 1, but are {} and {}",
-        absl::GetFlag(FLAGS_sqlite_write_cache_mib), absl::GetFlag(FLAGS_max_recent_reports));
-    return 2;
+    return FlagError(
+        absl::StrCat("--sqlite_write_cache_mib and --max_recent_reports must be >= 1, but are ",
+                     absl::GetFlag(FLAGS_sqlite_write_cache_mib), " and ",
+                     absl::GetFlag(FLAGS_max_recent_reports)));
   }
   sqlite.write_cache_kib = absl::GetFlag(FLAGS_sqlite_write_cache_mib) * 1024;
   sqlite.max_recent_reports = absl::GetFlag(FLAGS_max_recent_reports);
-
   sqlite.max_label_values = absl::GetFlag(FLAGS_max_label_values);
   sqlite.max_label_keys = absl::GetFlag(FLAGS_max_label_keys);
   for (const auto& [name, value] :
        {std::pair<const char*, int64_t>{"max_label_values", sqlite.max_label_values},
         {"max_label_keys", sqlite.max_label_keys}}) {
     if (value < 0) {
-      spdlog::error("--{} must be >= 0 (0: no cap), but is {}", name, value);
-      return 2;
+      return FlagError(absl::StrCat("--", name, " must be >= 0 (0: no cap), but is ", value));
     }
   }
 
-  deniable::server::ServerOptions options;
+  server::ServerOptions& options = o.server;
   options.listen_address = absl::GetFlag(FLAGS_listen);
   options.ingest.max_batch_reports = absl::GetFlag(FLAGS_max_batch_reports);
   options.ingest.max_future_skew = absl::Seconds(absl::GetFlag(FLAGS_max_future_skew_seconds));
   options.ingest.max_report_age = absl::Seconds(absl::GetFlag(FLAGS_max_report_age_seconds));
   if (const int64_t import_age = absl::GetFlag(FLAGS_max_import_age_seconds); import_age < 0) {
-    spdlog::error("--max_import_age_seconds must be >= 0 (0: imports off), but is {}", import_age);
-    return 2;
+    return FlagError(absl::StrCat("--max_import_age_seconds must be >= 0 (0: imports off), but is ",
+                                  import_age));
   } else if (import_age > 0) {
     options.ingest.max_import_age = absl::Seconds(import_age);
     spdlog::info("event=imports_enabled max_import_age_seconds={} (analyst tokens only)",
                  import_age);
   }
   if (absl::GetFlag(FLAGS_retention_interval_seconds) < 0) {
-    spdlog::error("--retention_interval_seconds must be >= 0 (0: never), but is {}",
-                  absl::GetFlag(FLAGS_retention_interval_seconds));
-    return 2;
+    return FlagError(absl::StrCat("--retention_interval_seconds must be >= 0 (0: never), but is ",
+                                  absl::GetFlag(FLAGS_retention_interval_seconds)));
   }
   options.retention_interval = absl::Seconds(absl::GetFlag(FLAGS_retention_interval_seconds));
   options.max_receive_message_bytes = absl::GetFlag(FLAGS_max_message_bytes);
@@ -498,8 +516,7 @@ int main(int argc, char** argv) {
         {"max_concurrent_streams", absl::GetFlag(FLAGS_max_concurrent_streams)},
         {"max_streams_per_connection", absl::GetFlag(FLAGS_max_streams_per_connection)}}) {
     if (value < 0) {
-      spdlog::error("--{} must be >= 0 (0: no limit), but is {}", name, value);
-      return 2;
+      return FlagError(absl::StrCat("--", name, " must be >= 0 (0: no limit), but is ", value));
     }
   }
   options.max_threads = absl::GetFlag(FLAGS_max_threads);
@@ -507,218 +524,252 @@ int main(int argc, char** argv) {
       static_cast<int64_t>(absl::GetFlag(FLAGS_max_grpc_memory_mib)) * 1024 * 1024;
   options.max_concurrent_streams = absl::GetFlag(FLAGS_max_concurrent_streams);
   options.max_streams_per_connection = absl::GetFlag(FLAGS_max_streams_per_connection);
-  if (deniable::server::IsPostgresUri(absl::GetFlag(FLAGS_db))) {
-    options.metric_cache_age = absl::Seconds(absl::GetFlag(FLAGS_metric_cache_seconds));
-  }
+  o.backend.shared_rate_limit = options.rate_limit.reports_per_second > 0;
+  o.backend.metric_cache_age = absl::Seconds(absl::GetFlag(FLAGS_metric_cache_seconds));
 
   // TLS.
-  const std::string cert_file = absl::GetFlag(FLAGS_tls_cert_file);
-  const std::string key_file = absl::GetFlag(FLAGS_tls_key_file);
-  const std::string ca_file = absl::GetFlag(FLAGS_tls_client_ca_file);
-  const bool tls = !cert_file.empty() || !key_file.empty();
-  if (tls) {
+  o.tls_cert_file = absl::GetFlag(FLAGS_tls_cert_file);
+  o.tls_key_file = absl::GetFlag(FLAGS_tls_key_file);
+  o.tls_client_ca_file = absl::GetFlag(FLAGS_tls_client_ca_file);
+  o.tls = !o.tls_cert_file.empty() || !o.tls_key_file.empty();
+  if (o.tls) {
     grpc::SslServerCredentialsOptions ssl;
     grpc::SslServerCredentialsOptions::PemKeyCertPair pair;
-    if (!ReadFile(cert_file, &pair.cert_chain) || !ReadFile(key_file, &pair.private_key)) {
-      spdlog::error("--tls_cert_file and --tls_key_file must both name readable PEM files");
-      return 2;
+    if (!ReadFile(o.tls_cert_file, &pair.cert_chain) ||
+        !ReadFile(o.tls_key_file, &pair.private_key)) {
+      return FlagError("--tls_cert_file and --tls_key_file must both name readable PEM files");
     }
     ssl.pem_key_cert_pairs.push_back(std::move(pair));
-    if (!ca_file.empty()) {
-      if (!ReadFile(ca_file, &ssl.pem_root_certs)) {
-        spdlog::error("--tls_client_ca_file: cannot read \"{}\"", ca_file);
-        return 2;
+    if (!o.tls_client_ca_file.empty()) {
+      if (!ReadFile(o.tls_client_ca_file, &ssl.pem_root_certs)) {
+        return FlagError(
+            absl::StrCat("--tls_client_ca_file: cannot read \"", o.tls_client_ca_file, "\""));
       }
       ssl.client_certificate_request = GRPC_SSL_REQUEST_AND_REQUIRE_CLIENT_CERTIFICATE_AND_VERIFY;
     }
     options.credentials = grpc::SslServerCredentials(ssl);
-  } else if (!ca_file.empty()) {
-    spdlog::error("--tls_client_ca_file needs --tls_cert_file and --tls_key_file");
-    return 2;
+  } else if (!o.tls_client_ca_file.empty()) {
+    return FlagError("--tls_client_ca_file needs --tls_cert_file and --tls_key_file");
   }
+  o.insecure = absl::GetFlag(FLAGS_insecure);
 
-  // SQLite file or PostgreSQL URI; a URI is logged without its password.
-  const bool postgres = IsPostgresUri(sqlite.path);
-  const std::string db_for_log =
-      postgres ? deniable::server::RedactedConninfo(sqlite.path) : sqlite.path;
-  std::unique_ptr<deniable::server::Storage> storage;
-  TokenLister list_tokens;
-  if (postgres) {
-    auto opened =
-        deniable::server::PostgresStorage::Open({.uri = sqlite.path,
-                                                 .max_label_values = sqlite.max_label_values,
-                                                 .max_label_keys = sqlite.max_label_keys});
-    if (!opened.ok()) {
-      spdlog::error("cannot open the database {}: {}", db_for_log, opened.status().ToString());
-      return 1;
-    }
-    spdlog::info("event=postgres db={} shard={}", db_for_log, (*opened)->shard());
-    storage = *std::move(opened);
-    auto token_store = PostgresTokenStore::Open(sqlite.path);
-    if (!token_store.ok()) {
-      spdlog::error("cannot open the token table: {}", token_store.status().ToString());
-      return 1;
-    }
-    std::shared_ptr<PostgresTokenStore> tokens = *std::move(token_store);
-    list_tokens = [tokens] { return tokens->List(); };
-    if (options.rate_limit.reports_per_second > 0) {
-      // A token's rate limit holds over all collectors on the database together.
-      auto buckets = deniable::server::PostgresRateBuckets::Open(sqlite.path);
-      if (!buckets.ok()) {
-        spdlog::error("cannot open the rate-limit table: {}", buckets.status().ToString());
-        return 1;
-      }
-      options.rate_limit.shared = *std::move(buckets);
-    }
-  } else {
-    auto opened = deniable::server::SqliteStorage::Open(sqlite);
-    if (!opened.ok()) {
-      spdlog::error("cannot open the database: {}", opened.status().ToString());
-      return 1;
-    }
-    storage = *std::move(opened);
-    auto token_store = TokenStore::Open(sqlite.path);
-    if (!token_store.ok()) {
-      spdlog::error("cannot open the token table: {}", token_store.status().ToString());
-      return 1;
-    }
-    std::shared_ptr<TokenStore> tokens = *std::move(token_store);
-    list_tokens = [tokens] { return tokens->List(); };
-  }
+  o.http = {.listen_address = absl::GetFlag(FLAGS_http_listen),
+            .tls_cert_file = o.tls_cert_file,
+            .tls_key_file = o.tls_key_file,
+            .tls_client_ca_file = o.tls_client_ca_file,
+            .max_body_bytes = static_cast<size_t>(options.max_receive_message_bytes),
+            .header_timeout = absl::Seconds(absl::GetFlag(FLAGS_http_header_timeout_seconds)),
+            .request_timeout = absl::Seconds(absl::GetFlag(FLAGS_http_request_timeout_seconds)),
+            .idle_timeout = absl::Seconds(absl::GetFlag(FLAGS_http_idle_timeout_seconds)),
+            .max_connections = absl::GetFlag(FLAGS_http_max_connections),
+            .max_connections_per_address = absl::GetFlag(FLAGS_http_max_connections_per_address),
+            .on_connection_cut = nullptr,
+            .cors_origins = absl::GetFlag(FLAGS_http_cors_origins),
+            .access_log = options.access_log,
+            .metrics_token = absl::GetFlag(FLAGS_metrics_token)};
+  o.token_reload_interval = absl::Seconds(absl::GetFlag(FLAGS_token_reload_seconds));
+  o.memory_trim_interval = absl::Seconds(std::max(0, absl::GetFlag(FLAGS_memory_trim_seconds)));
+  o.shutdown_grace = absl::Seconds(absl::GetFlag(FLAGS_shutdown_grace_seconds));
+  o.text_logs = absl::GetFlag(FLAGS_log_format) == "text";
+  return o;
+}
 
-  // Tokens: on as soon as one was ever added (revoking the last one does not open the server).
-  // The authenticator always runs, so a token added while the server runs turns tokens on live
-  // (SQLite or PostgreSQL token table alike).
-  auto authenticator = deniable::server::Authenticator::Create(
-      list_tokens, deniable::SystemClock::Default(),
-      absl::Seconds(absl::GetFlag(FLAGS_token_reload_seconds)));
-  if (!authenticator.ok()) {
-    spdlog::error("cannot load tokens: {}", authenticator.status().ToString());
-    return 1;
-  }
+// Tokens: on as soon as one was ever added (revoking the last one does not open the server).
+// The authenticator always runs, so a token added while the server runs turns tokens on live
+// (SQLite or PostgreSQL token table alike). Returns whether tokens are required now.
+absl::StatusOr<bool> StartAuthenticator(std::shared_ptr<server::TokenStore> tokens,
+                                        ServeOptions& options) {
+  auto authenticator = server::Authenticator::Create([tokens] { return tokens->List(); },
+                                                     deniable::SystemClock::Default(),
+                                                     options.token_reload_interval);
+  if (!authenticator.ok()) return authenticator.status();
   const bool auth = (*authenticator)->TokensRequired();
-  options.authenticator = *std::move(authenticator);
-  const std::string http_listen = absl::GetFlag(FLAGS_http_listen);
-  for (const std::string& address : {options.listen_address, http_listen}) {
-    if ((!tls || !auth) && !IsLoopback(address) && !address.empty() &&
-        !absl::GetFlag(FLAGS_insecure)) {
-      spdlog::error(
-          "refusing to serve {} on the non-loopback address {}: add tokens (deniable-server "
-          "tokens add) and TLS (--tls_cert_file, --tls_key_file), or pass --insecure",
-          !tls && !auth ? "plaintext and tokenless" : (!tls ? "plaintext" : "tokenless"), address);
-      return 2;
+  options.server.authenticator = *std::move(authenticator);
+  return auth;
+}
+
+// Without TLS or tokens the listeners stay on loopback addresses unless --insecure.
+// Errors: FAILED_PRECONDITION naming the address and what is missing.
+absl::Status CheckExposure(const ServeOptions& options, bool auth) {
+  for (const std::string& address : {options.server.listen_address, options.http.listen_address}) {
+    if ((!options.tls || !auth) && !IsLoopback(address) && !address.empty() && !options.insecure) {
+      return absl::FailedPreconditionError(absl::StrCat(
+          "refusing to serve ",
+          !options.tls && !auth ? "plaintext and tokenless"
+                                : (!options.tls ? "plaintext" : "tokenless"),
+          " on the non-loopback address ", address,
+          ": add tokens (deniable-server tokens add) and TLS (--tls_cert_file, --tls_key_file), "
+          "or pass --insecure"));
     }
   }
+  return absl::OkStatus();
+}
 
+// What runs until the stop signal, in the order it is stopped (HTTP first: its calls end before
+// the core objects they use go away; then the collector, which closes the database after its
+// last call).
+struct Running {
+  std::shared_ptr<prometheus::Registry> metrics;
+  std::unique_ptr<server::CollectorServer> collector;
+  std::unique_ptr<server::MemoryTrimmer> memory_trimmer;
+  std::unique_ptr<server::ProcessMetrics> process_metrics;
+  std::unique_ptr<server::http::JsonApi> json_api;
+  std::unique_ptr<server::http::HttpServer> http_server;
+};
+
+// Storage behind group commit and its metrics, then the gRPC collector, memory trimming and the
+// process gauges. Errors: the collector's Start.
+absl::Status StartCollector(server::Backend backend, const ServeOptions& options,
+                            Running& running) {
   // Concurrent SubmitReports calls share transactions (and their fsync); MeteredStorage times
-  // each group transaction for /metrics.
-  auto metrics = std::make_shared<prometheus::Registry>();
-  // On PostgreSQL one group per writing session commits at once.
-  deniable::server::GroupCommitOptions group_options;
-  if (postgres) group_options.committers = deniable::server::PostgresStorage::kWriteConnections;
-  auto group_commit = std::make_unique<deniable::server::GroupCommitStorage>(
-      std::make_unique<deniable::server::MeteredStorage>(std::move(storage), *metrics),
+  // each group transaction for /metrics. On PostgreSQL one group per writing session commits
+  // at once.
+  running.metrics = std::make_shared<prometheus::Registry>();
+  server::GroupCommitOptions group_options;
+  group_options.committers = backend.traits.group_committers;
+  auto group_commit = std::make_unique<server::GroupCommitStorage>(
+      std::make_unique<server::MeteredStorage>(std::move(backend.storage), *running.metrics),
       group_options);
-  deniable::server::GroupCommitStorage* committer = group_commit.get();
-  options.metrics_registry = metrics;
-  auto server = deniable::server::CollectorServer::Start(std::move(group_commit),
-                                                         deniable::SystemClock::Default(), options);
-  if (!server.ok()) {
-    spdlog::error("cannot start: {}", server.status().ToString());
-    return 1;
-  }
-  const deniable::server::MemoryTrimmer memory_trimmer(
-      absl::Seconds(std::max(0, absl::GetFlag(FLAGS_memory_trim_seconds))));
-  deniable::server::ProcessMetrics process_metrics(
-      *metrics, postgres ? "" : sqlite.path, [committer] { return committer->QueuedCalls(); },
-      DENIABLE_VERSION);
+  server::GroupCommitStorage* committer = group_commit.get();
+  server::ServerOptions server_options = options.server;
+  server_options.metrics_registry = running.metrics;
+  server_options.metric_cache_age = backend.traits.metric_cache_age;
+  server_options.rate_limit.shared = backend.rate_buckets;
+  auto collector = server::CollectorServer::Start(std::move(group_commit),
+                                                  deniable::SystemClock::Default(), server_options);
+  if (!collector.ok()) return collector.status();
+  running.collector = *std::move(collector);
+  running.memory_trimmer = std::make_unique<server::MemoryTrimmer>(options.memory_trim_interval);
+  running.process_metrics = std::make_unique<server::ProcessMetrics>(
+      *running.metrics, backend.traits.sqlite_path,
+      [committer] { return committer->QueuedCalls(); }, DENIABLE_VERSION);
+  return absl::OkStatus();
+}
+
+// The HTTP listener (JSON API, /metrics, dashboard, health) over the collector, when
+// --http_listen is set. Errors: HttpServer::Start's.
+absl::Status StartHttp(const ServeOptions& options, Running& running) {
   prometheus::Counter& http_connections_cut =
       prometheus::BuildCounter()
           .Name("deniable_http_connections_cut_total")
           .Help(
               "HTTP connections shut down for missing their header or request deadline "
               "(--http_header_timeout_seconds, --http_request_timeout_seconds): slow clients")
-          .Register(*metrics)
+          .Register(*running.metrics)
           .Add({});
-  std::unique_ptr<deniable::server::http::JsonApi> json_api;
-  std::unique_ptr<deniable::server::http::HttpServer> http_server;
-  if (!http_listen.empty()) {
-    json_api = std::make_unique<deniable::server::http::JsonApi>(
-        deniable::server::http::JsonApiBackends{.registry = (*server)->registry(),
-                                                .ingestor = (*server)->ingestor(),
-                                                .prevalence = (*server)->prevalence(),
-                                                .advisor = (*server)->advisor(),
-                                                .policy = (*server)->policy(),
-                                                .counters = (*server)->mutable_counters()});
-    auto started = deniable::server::http::HttpServer::Start(
-        {.listen_address = http_listen,
-         .tls_cert_file = cert_file,
-         .tls_key_file = key_file,
-         .tls_client_ca_file = ca_file,
-         .max_body_bytes = static_cast<size_t>(options.max_receive_message_bytes),
-         .header_timeout = absl::Seconds(absl::GetFlag(FLAGS_http_header_timeout_seconds)),
-         .request_timeout = absl::Seconds(absl::GetFlag(FLAGS_http_request_timeout_seconds)),
-         .idle_timeout = absl::Seconds(absl::GetFlag(FLAGS_http_idle_timeout_seconds)),
-         .max_connections = absl::GetFlag(FLAGS_http_max_connections),
-         .max_connections_per_address = absl::GetFlag(FLAGS_http_max_connections_per_address),
-         .on_connection_cut = [&http_connections_cut] { http_connections_cut.Increment(); },
-         .cors_origins = absl::GetFlag(FLAGS_http_cors_origins),
-         .access_log = options.access_log,
-         .metrics_token = absl::GetFlag(FLAGS_metrics_token)},
-        json_api.get(),
-        [&process_metrics, metrics, collector = server->get()] {
-          process_metrics.Update();
-          // Every metric's series at 0 from its creation, also one another collector made.
-          const absl::Status listed = collector->AddMetricSeries();
-          if (!listed.ok())
-            spdlog::debug("event=metrics_list_failed reason=\"{}\"", std::string(listed.message()));
-          return prometheus::TextSerializer().Serialize(metrics->Collect());
-        },
-        [collector = server->get()](absl::string_view service) {
-          return collector->ServingStatus(service);
-        });
-    if (!started.ok()) {
-      spdlog::error("cannot start the HTTP listener: {}", started.status().ToString());
-      return 1;
-    }
-    http_server = *std::move(started);
-  }
+  if (options.http.listen_address.empty()) return absl::OkStatus();
+  server::CollectorServer* collector = running.collector.get();
+  running.json_api = std::make_unique<server::http::JsonApi>(
+      server::http::JsonApiBackends{.registry = collector->registry(),
+                                    .ingestor = collector->ingestor(),
+                                    .prevalence = collector->prevalence(),
+                                    .advisor = collector->advisor(),
+                                    .policy = collector->policy(),
+                                    .counters = collector->mutable_counters()});
+  server::http::HttpOptions http = options.http;
+  http.on_connection_cut = [&http_connections_cut] { http_connections_cut.Increment(); };
+  auto started = server::http::HttpServer::Start(
+      http, running.json_api.get(),
+      [process_metrics = running.process_metrics.get(), metrics = running.metrics, collector] {
+        process_metrics->Update();
+        // Every metric's series at 0 from its creation, also one another collector made.
+        const absl::Status listed = collector->AddMetricSeries();
+        if (!listed.ok())
+          spdlog::debug("event=metrics_list_failed reason=\"{}\"", std::string(listed.message()));
+        return prometheus::TextSerializer().Serialize(metrics->Collect());
+      },
+      [collector](absl::string_view service) { return collector->ServingStatus(service); });
+  if (!started.ok()) return started.status();
+  running.http_server = *std::move(started);
+  return absl::OkStatus();
+}
+
+// The start line, and a loud warning when serving without TLS or without tokens.
+void LogStart(const ServeOptions& options, const server::BackendTraits& traits, bool auth,
+              const Running& running) {
+  const bool tls = options.tls;
+  const std::string& http_listen = options.http.listen_address;
   const char* mode = tls && auth ? "" : " INSECURE";
   spdlog::warn(
       "event=start listen={} port={} http_listen={} http_port={} db={} durability={} tls={} "
       "mtls={} auth={} rate_limit={} reflection={}{}",
-      options.listen_address, (*server)->port(), http_listen.empty() ? "off" : http_listen,
-      http_server != nullptr ? http_server->port() : 0, db_for_log, durability, tls ? "on" : "off",
-      !ca_file.empty() ? "on" : "off", auth ? "tokens" : "off",
-      options.rate_limit.reports_per_second, options.reflection ? "on" : "off", mode);
-  if (!tls || !auth) {
-    // A banner in text logs; in JSON logs one record, without the lines of stars.
-    const bool banner = absl::GetFlag(FLAGS_log_format) == "text";
-    constexpr char kStars[] =
-        "**************************************************************************";
-    if (banner) spdlog::warn(kStars);
-    spdlog::warn("{}INSECURE: {}{}{} -- for local development only.", banner ? "** " : "",
-                 tls ? "" : "plaintext (no TLS: reports and tokens travel in clear)",
-                 !tls && !auth ? "; " : "",
-                 auth ? ""
-                      : "tokenless until a token is added (anyone who can connect may submit and "
-                        "query)");
-    if (banner) spdlog::warn(kStars);
-  }
+      options.server.listen_address, running.collector->port(),
+      http_listen.empty() ? "off" : http_listen,
+      running.http_server != nullptr ? running.http_server->port() : 0, traits.db_for_log,
+      options.durability, tls ? "on" : "off", !options.tls_client_ca_file.empty() ? "on" : "off",
+      auth ? "tokens" : "off", options.server.rate_limit.reports_per_second,
+      options.server.reflection ? "on" : "off", mode);
+  if (tls && auth) return;
+  // A banner in text logs; in JSON logs one record, without the lines of stars.
+  const bool banner = options.text_logs;
+  constexpr char kStars[] =
+      "**************************************************************************";
+  if (banner) spdlog::warn(kStars);
+  spdlog::warn("{}INSECURE: {}{}{} -- for local development only.", banner ? "** " : "",
+               tls ? "" : "plaintext (no TLS: reports and tokens travel in clear)",
+               !tls && !auth ? "; " : "",
+               auth ? ""
+                    : "tokenless until a token is added (anyone who can connect may submit and "
+                      "query)");
+  if (banner) spdlog::warn(kStars);
+}
 
-  std::thread signal_waiter([&server, &http_server, &stop_signals] {
+// Serves until SIGTERM or SIGINT, drains (HTTP first, then gRPC within the grace period) and
+// stops everything. Returns the exit code.
+int ServeUntilStopped(const sigset_t& stop_signals, absl::Duration grace, Running& running) {
+  std::thread signal_waiter([&running, &stop_signals, grace] {
     int signal = 0;
     sigwait(&stop_signals, &signal);
-    spdlog::info("event=draining signal={} grace_seconds={}", signal,
-                 absl::GetFlag(FLAGS_shutdown_grace_seconds));
+    spdlog::info("event=draining signal={} grace_seconds={}", signal, absl::ToInt64Seconds(grace));
     // HTTP first: its calls end before the core objects they use go away.
-    if (http_server != nullptr) http_server->Stop();
-    (*server)->Shutdown(absl::Seconds(absl::GetFlag(FLAGS_shutdown_grace_seconds)));
+    if (running.http_server != nullptr) running.http_server->Stop();
+    running.collector->Shutdown(grace);
   });
-  (*server)->Wait();
+  running.collector->Wait();
   signal_waiter.join();
-  http_server.reset();
-  server->reset();  // closes the database after the last call has finished
+  running.http_server.reset();
+  running.collector.reset();  // closes the database after the last call has finished
   spdlog::info("event=stopped");
   return 0;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  std::vector<char*> args;
+  if (const std::optional<int> done = ParseCommandLine(argc, argv, &args)) return *done;
+  if (args.size() > 1) return RunCommand(args);
+  const sigset_t stop_signals = BlockStopSignals();
+  absl::StatusOr<ServeOptions> options = ServeOptionsFromFlags();
+  if (!options.ok()) {
+    spdlog::error("{}", std::string(options.status().message()));
+    return 2;
+  }
+  absl::StatusOr<server::Backend> backend = server::OpenBackend(options->db, options->backend);
+  if (!backend.ok()) {
+    spdlog::error("{}", std::string(backend.status().message()));
+    return 1;
+  }
+  const server::BackendTraits traits = backend->traits;
+  const absl::StatusOr<bool> auth = StartAuthenticator(backend->tokens, *options);
+  if (!auth.ok()) {
+    spdlog::error("cannot load tokens: {}", auth.status().ToString());
+    return 1;
+  }
+  if (absl::Status exposure = CheckExposure(*options, *auth); !exposure.ok()) {
+    spdlog::error("{}", std::string(exposure.message()));
+    return 2;
+  }
+  Running running;
+  if (absl::Status started = StartCollector(*std::move(backend), *options, running);
+      !started.ok()) {
+    spdlog::error("cannot start: {}", started.ToString());
+    return 1;
+  }
+  if (absl::Status started = StartHttp(*options, running); !started.ok()) {
+    spdlog::error("cannot start the HTTP listener: {}", started.ToString());
+    return 1;
+  }
+  LogStart(*options, traits, *auth, running);
+  return ServeUntilStopped(stop_signals, options->shutdown_grace, running);
 }

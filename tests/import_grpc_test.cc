@@ -13,9 +13,9 @@
 #include "deniable/v1/report_service.grpc.pb.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
-#include "server/auth/token_store.h"
 #include "server/service/collector_server.h"
 #include "server/storage/memory_storage.h"
+#include "server/storage/sqlite_token_store.h"
 
 namespace deniable {
 namespace {
@@ -31,7 +31,7 @@ class ImportGrpcTest : public ::testing::Test {
     char tmpl[] = "/tmp/deniable-import-XXXXXX";
     ASSERT_NE(mkdtemp(tmpl), nullptr);
     dir_ = tmpl;
-    auto store = server::TokenStore::Open(dir_ + "/tokens.db");
+    auto store = server::SqliteTokenStore::Open(dir_ + "/tokens.db");
     ASSERT_TRUE(store.ok()) << store.status();
     store_ = *std::move(store);
     auto reporter = store_->Add(server::Role::kReporter, "app", absl::FromUnixSeconds(kNow));

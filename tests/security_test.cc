@@ -18,9 +18,9 @@
 #include "gmock/gmock.h"
 #include "grpc/health/v1/health.grpc.pb.h"
 #include "gtest/gtest.h"
-#include "server/auth/token_store.h"
 #include "server/service/collector_server.h"
 #include "server/storage/memory_storage.h"
+#include "server/storage/sqlite_token_store.h"
 #include "tests/support/test_tls.h"
 
 namespace deniable {
@@ -52,7 +52,7 @@ class SecurityTest : public ::testing::Test {
     char tmpl[] = "/tmp/deniable-security-XXXXXX";
     ASSERT_NE(mkdtemp(tmpl), nullptr);
     dir_ = tmpl;
-    auto store = server::TokenStore::Open(dir_ + "/tokens.db");
+    auto store = server::SqliteTokenStore::Open(dir_ + "/tokens.db");
     ASSERT_TRUE(store.ok()) << store.status();
     store_ = *std::move(store);
     auto reporter = store_->Add(server::Role::kReporter, "app", absl::FromUnixSeconds(kNow));

@@ -31,27 +31,9 @@
 #include "absl/synchronization/mutex.h"
 #include "absl/time/time.h"
 #include "deniable/common/clock.h"
+#include "server/auth/shared_rate_buckets.h"
 
 namespace deniable::server {
-
-// What a shared bucket held after one SharedRateBuckets::Take.
-struct SharedTake {
-  bool admitted = false;  // the reports were taken
-  double level = 0;       // reports left in the bucket after the refill (and the take)
-};
-
-// Token buckets kept outside the process, one per key, shared by every collector that uses the
-// same store (PostgresRateBuckets). Implementations are thread-safe.
-class SharedRateBuckets {
- public:
-  virtual ~SharedRateBuckets() = default;
-  // Atomically: refills `key`'s bucket (a new key starts full, at `burst`) by `rate` reports per
-  // second of the store's clock since its last take, capped at `burst`, then takes `wanted`
-  // reports if it holds at least that many. `wanted` <= `burst` (the caller checks).
-  // Errors: UNAVAILABLE when the store cannot be reached (nothing taken).
-  virtual absl::StatusOr<SharedTake> Take(absl::string_view key, double wanted, double rate,
-                                          double burst) = 0;
-};
 
 struct RateLimitOptions {
   double reports_per_second = 0;  // refill rate; 0 turns the limit off

@@ -1,32 +1,25 @@
-// Bearer tokens and their roles, stored hashed in the server's SQLite database.
-//
-// Table (created on open, beside the collector's tables; its own connection):
-//   auth_tokens(id INTEGER PRIMARY KEY, hash BLOB UNIQUE, role TEXT, label TEXT,
-//               created_time_seconds INTEGER, revoked_time_seconds INTEGER NULL)
+// Bearer tokens and their roles: the records, the hashing and drawing of tokens, and the
+// TokenStore interface that keeps them. The stores are storage's (no SQL here): SqliteTokenStore
+// (server/storage/sqlite_token_store.h, table auth_tokens beside the collector's tables) and
+// PostgresTokenStore (server/storage/postgres_token_store.h, shared by every collector on the
+// database); OpenBackend (server/storage/backend.h) opens the one --db names.
 // Only SHA-256(token) is stored; the token itself is shown once, by Add, and never again.
 //
 // Example (what `deniable-server tokens add --role=reporter` does):
-//   auto store = TokenStore::Open("deniable.db");
+//   auto store = OpenTokenStore("deniable.db");  // server/storage/backend.h
 //   auto added = (*store)->Add(Role::kReporter, "android-app", absl::Now());
 //   std::cout << added->token;  // "dn_..." -- give it to the app, it cannot be read back
-//
-// Thread-safe (one mutex around the connection).
 #ifndef DENIABLE_SERVER_AUTH_TOKEN_STORE_H_
 #define DENIABLE_SERVER_AUTH_TOKEN_STORE_H_
 
-#include <sqlite3.h>
-
 #include <array>
 #include <cstdint>
-#include <memory>
 #include <optional>
 #include <string>
 #include <vector>
 
-#include "absl/base/thread_annotations.h"
 #include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"
-#include "absl/synchronization/mutex.h"
 #include "absl/time/time.h"
 
 namespace deniable::server {
@@ -64,29 +57,22 @@ struct NewToken {
 // random generator fails.
 absl::StatusOr<NewToken> NewRandomToken(Role role, absl::string_view label, absl::Time now);
 
+// Where tokens are kept. Implementations are thread-safe.
 class TokenStore {
  public:
-  // Opens (creating if needed) the database file and the auth_tokens table.
-  // Errors: INVALID_ARGUMENT for an empty path; INTERNAL / UNAVAILABLE if SQLite fails.
-  static absl::StatusOr<std::unique_ptr<TokenStore>> Open(const std::string& path);
-  ~TokenStore();
+  virtual ~TokenStore() = default;
 
   // Draws a new random token, stores its hash and returns it (the only time it is visible).
   // `label` is at most 64 printable ASCII characters. Errors: INVALID_ARGUMENT "label: ...";
   // INTERNAL if the random generator fails; storage errors.
-  absl::StatusOr<NewToken> Add(Role role, absl::string_view label, absl::Time now);
+  virtual absl::StatusOr<NewToken> Add(Role role, absl::string_view label, absl::Time now) = 0;
 
   // Marks the token revoked; the running server stops accepting it within its reload interval.
   // Errors: NOT_FOUND "id: ..." if no such token or already revoked; storage errors.
-  absl::Status Revoke(int64_t id, absl::Time now);
+  virtual absl::Status Revoke(int64_t id, absl::Time now) = 0;
 
   // Every token ever added (revoked ones included), ordered by id.
-  absl::StatusOr<std::vector<TokenRecord>> List();
-
- private:
-  TokenStore() = default;
-  absl::Mutex mu_;
-  sqlite3* db_ ABSL_GUARDED_BY(mu_) = nullptr;
+  virtual absl::StatusOr<std::vector<TokenRecord>> List() = 0;
 };
 
 }  // namespace deniable::server

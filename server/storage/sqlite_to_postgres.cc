@@ -14,11 +14,11 @@
 #include "absl/status/status.h"
 #include "absl/strings/str_cat.h"
 #include "deniable/common/status_macros.h"
-#include "server/auth/postgres_token_store.h"
-#include "server/auth/token_store.h"
 #include "server/storage/postgres_storage.h"
+#include "server/storage/postgres_token_store.h"
 #include "server/storage/sqlite_statement.h"
 #include "server/storage/sqlite_storage.h"
+#include "server/storage/sqlite_token_store.h"
 
 namespace deniable::server {
 namespace {
@@ -132,7 +132,8 @@ absl::StatusOr<MigrationSummary> MigrateSqliteToPostgres(
                         ", versions added ", summary.versions_added, ")\n"));
 
   {
-    DENIABLE_ASSIGN_OR_RETURN(std::unique_ptr<TokenStore> tokens, TokenStore::Open(sqlite_path));
+    DENIABLE_ASSIGN_OR_RETURN(std::unique_ptr<SqliteTokenStore> tokens,
+                              SqliteTokenStore::Open(sqlite_path));
     DENIABLE_ASSIGN_OR_RETURN(std::unique_ptr<PostgresTokenStore> pg_tokens,
                               PostgresTokenStore::Open(uri));
     DENIABLE_ASSIGN_OR_RETURN(std::vector<TokenRecord> records, tokens->List());

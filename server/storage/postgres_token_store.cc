@@ -1,4 +1,4 @@
-#include "server/auth/postgres_token_store.h"
+#include "server/storage/postgres_token_store.h"
 
 #include <algorithm>
 #include <utility>

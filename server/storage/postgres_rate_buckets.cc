@@ -1,4 +1,4 @@
-#include "server/auth/postgres_rate_buckets.h"
+#include "server/storage/postgres_rate_buckets.h"
 
 #include <utility>
 
