@@ -659,13 +659,7 @@ absl::Status StartHttp(const ServeOptions& options, Running& running) {
           .Add({});
   if (options.http.listen_address.empty()) return absl::OkStatus();
   server::CollectorServer* collector = running.collector.get();
-  running.json_api = std::make_unique<server::http::JsonApi>(
-      server::http::JsonApiBackends{.registry = collector->registry(),
-                                    .ingestor = collector->ingestor(),
-                                    .prevalence = collector->prevalence(),
-                                    .advisor = collector->advisor(),
-                                    .policy = collector->policy(),
-                                    .counters = collector->mutable_counters()});
+  running.json_api = std::make_unique<server::http::JsonApi>(collector->core());
   server::http::HttpOptions http = options.http;
   http.on_connection_cut = [&http_connections_cut] { http_connections_cut.Increment(); };
   auto started = server::http::HttpServer::Start(

@@ -10,7 +10,11 @@
 // deniable.v1.AdminService/GetServerStats.
 // StreamReports is gRPC-only (a client stream has no JSON form).
 //
-// Thread-safe. Does not own its backends, which must outlive it.
+// A translator only: each method parses its JSON into the request message, calls the
+// CollectorCore (service/collector_core.h) that the gRPC services call too, and prints the
+// answer; the audit lines, the batch accounting and the counters are the core's.
+//
+// Thread-safe. Does not own the core, which must outlive it.
 #ifndef DENIABLE_SERVER_HTTP_JSON_API_H_
 #define DENIABLE_SERVER_HTTP_JSON_API_H_
 
@@ -25,22 +29,9 @@
 #include "absl/strings/string_view.h"
 #include "absl/time/time.h"
 #include "server/auth/access_policy.h"
-#include "server/core/design_advisor.h"
-#include "server/core/ingestor.h"
-#include "server/core/metric_registry.h"
-#include "server/core/prevalence_query.h"
-#include "server/service/server_counters.h"
+#include "server/service/collector_core.h"
 
 namespace deniable::server::http {
-
-struct JsonApiBackends {
-  MetricRegistry* registry = nullptr;
-  Ingestor* ingestor = nullptr;
-  PrevalenceQuery* prevalence = nullptr;
-  DesignAdvisor* advisor = nullptr;
-  AccessPolicy* policy = nullptr;
-  ServerCounters* counters = nullptr;  // may be null
-};
 
 // One answer: the HTTP status and the JSON body (the response message, or ErrorBody).
 struct JsonReply {
@@ -53,7 +44,7 @@ struct JsonReply {
 
 class JsonApi {
  public:
-  explicit JsonApi(JsonApiBackends backends);
+  explicit JsonApi(CollectorCore* core);
 
   // Runs `method` ("deniable.v1.QueryService/GetPrevalence") with the JSON `body` ("" means
   // "{}"): Authorize, then Run or Refuse. `authorization` is the Authorization header ("" when
@@ -106,7 +97,7 @@ class JsonApi {
   using Handler = std::function<absl::Status(const Caller&, absl::string_view, JsonReply*)>;
   absl::Status SubmitReports(const Caller& caller, absl::string_view body, JsonReply* out) const;
 
-  JsonApiBackends backends_;
+  CollectorCore* const core_;
   std::vector<std::string> order_;
   absl::flat_hash_map<std::string, Handler> handlers_;
 };

@@ -37,25 +37,19 @@ class WithoutReflection : public grpc::ServerBuilderOption {
 
 CollectorServer::CollectorServer(std::unique_ptr<Storage> storage, const Clock* clock,
                                  const ServerOptions& options)
-    : storage_(std::move(storage)),
-      registry_(storage_.get(), clock, options.metric_cache_age),
-      ingestor_(&registry_, storage_.get(), clock, options.ingest),
-      prevalence_(&registry_, storage_.get(), options.query),
-      advisor_(&registry_),
-      report_service_(&registry_, &ingestor_, &counters_, options.max_concurrent_streams,
-                      options.max_stream_buffered_rows),
-      query_service_(&registry_, &prevalence_, &advisor_),
-      authenticator_(options.authenticator),
-      limiter_(options.rate_limit, clock),
-      counters_(absl::ToUnixSeconds(clock->Now()), options.metrics_registry),
-      guard_(authenticator_.get(), &limiter_, &counters_),
+    : core_(std::move(storage), clock,
+            {.ingest = options.ingest,
+             .query = options.query,
+             .authenticator = options.authenticator,
+             .rate_limit = options.rate_limit,
+             .metric_cache_age = options.metric_cache_age,
+             .metrics_registry = options.metrics_registry}),
+      report_service_(&core_, options.max_concurrent_streams, options.max_stream_buffered_rows),
+      query_service_(&core_),
+      guard_(&core_),
       guarded_reports_(&report_service_, &guard_),
       guarded_queries_(&query_service_, &guard_),
-      admin_service_(&guard_),
-      clock_(clock),
-      dedup_window_(options.ingest.max_report_age) {
-  ingestor_.set_outcome_sink(&counters_);
-}
+      admin_service_(&guard_) {}
 
 CollectorServer::~CollectorServer() {
   Shutdown(absl::ZeroDuration());
@@ -65,27 +59,6 @@ CollectorServer::~CollectorServer() {
   }
   if (health_watcher_.joinable()) health_watcher_.join();
   if (retention_thread_.joinable()) retention_thread_.join();
-}
-
-absl::StatusOr<RetentionResult> CollectorServer::ApplyRetention() {
-  RetentionOptions options;
-  options.now_seconds = absl::ToUnixSeconds(clock_->Now());
-  options.dedup_window_seconds = absl::ToInt64Seconds(dedup_window_);
-  absl::StatusOr<RetentionResult> result = storage_->ApplyRetention(options);
-  if (!result.ok()) {
-    spdlog::error("event=retention_failed reason=\"{}\"", std::string(result.status().message()));
-    return result;
-  }
-  counters_.RecordRetention(*result);
-  if (result->reports_dropped > 0 || result->count_rows_dropped > 0 ||
-      result->count_rows_folded > 0) {
-    spdlog::info(
-        "event=retention_applied reports_dropped={} count_rows_dropped={} partitions_dropped={} "
-        "count_rows_folded={}",
-        result->reports_dropped, result->count_rows_dropped, result->partitions_dropped,
-        result->count_rows_folded);
-  }
-  return result;
 }
 
 void CollectorServer::RetentionLoop(absl::Duration interval) {
@@ -102,7 +75,7 @@ void CollectorServer::WatchHealth(absl::Duration interval) {
   bool healthy = true;
   while (!health_mu_.AwaitWithTimeout(absl::Condition(&stopping_), interval)) {
     health_mu_.Unlock();
-    const absl::Status status = storage_->Health();
+    const absl::Status status = core_.storage()->Health();
     health_mu_.Lock();
     if (stopping_) break;
     if (status.ok() == healthy) continue;
@@ -156,7 +129,7 @@ absl::StatusOr<std::unique_ptr<CollectorServer>> CollectorServer::Start(
   }
   std::vector<std::unique_ptr<grpc::experimental::ServerInterceptorFactoryInterface>> interceptors;
   interceptors.push_back(
-      std::make_unique<CallMetricsFactory>(&server->counters_, options.access_log));
+      std::make_unique<CallMetricsFactory>(server->core_.counters(), options.access_log));
   builder.experimental().SetInterceptorCreators(std::move(interceptors));
   builder.RegisterService(&server->guarded_reports_);
   builder.RegisterService(&server->guarded_queries_);
@@ -171,8 +144,8 @@ absl::StatusOr<std::unique_ptr<CollectorServer>> CollectorServer::Start(
     const google::protobuf::ServiceDescriptor* descriptor =
         google::protobuf::DescriptorPool::generated_pool()->FindServiceByName(service);
     for (int i = 0; descriptor != nullptr && i < descriptor->method_count(); ++i) {
-      server->counters_.AddMethod("grpc",
-                                  absl::StrCat(service, "/", descriptor->method(i)->name()));
+      server->core_.AddMethod(Transport::kGrpc,
+                              absl::StrCat(service, "/", descriptor->method(i)->name()));
     }
   }
   (void)server->AddMetricSeries();  // a storage error here shows at the first scrape's retry
@@ -192,11 +165,7 @@ absl::StatusOr<std::unique_ptr<CollectorServer>> CollectorServer::Start(
   return server;
 }
 
-absl::Status CollectorServer::AddMetricSeries() {
-  DENIABLE_ASSIGN_OR_RETURN(std::vector<v1::Metric> metrics, registry_.List());
-  for (const v1::Metric& metric : metrics) counters_.AddMetric(metric.name());
-  return absl::OkStatus();
-}
+absl::Status CollectorServer::AddMetricSeries() { return core_.AddMetricSeries(); }
 
 std::shared_ptr<grpc::Channel> CollectorServer::InProcessChannel() {
   return server_->InProcessChannel(grpc::ChannelArguments());

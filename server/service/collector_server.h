@@ -1,7 +1,9 @@
-// Assembles the collector: storage -> core (registry, ingestor, query) -> gRPC services behind
-// the access guard (guarded_services.h) -> a running grpc::Server with the standard health
-// service (unauthenticated), AdminService and, optionally, server reflection. Used by
-// deniable-server's main and by in-process tests.
+// Assembles the collector: storage -> CollectorCore (collector_core.h: registry, ingestor,
+// queries, advisor, access policy, counters) -> gRPC services behind the access guard
+// (guarded_services.h) -> a running grpc::Server with the standard health service
+// (unauthenticated), AdminService and, optionally, server reflection. The HTTP/JSON front end
+// (server/http) takes the same core (core()). Used by deniable-server's main and by in-process
+// tests.
 //
 // Example (a test on an ephemeral port):
 //   auto server = CollectorServer::Start(std::make_unique<MemoryStorage>(), &clock,
@@ -27,10 +29,9 @@
 #include "deniable/common/clock.h"
 #include "server/auth/authenticator.h"
 #include "server/auth/rate_limiter.h"
-#include "server/core/design_advisor.h"
 #include "server/core/ingestor.h"
-#include "server/core/metric_registry.h"
 #include "server/core/prevalence_query.h"
+#include "server/service/collector_core.h"
 #include "server/service/guarded_services.h"
 #include "server/service/query_service.h"
 #include "server/service/report_service.h"
@@ -132,19 +133,14 @@ class CollectorServer {
   // (the storage check failed, or the server is draining). Thread-safe.
   absl::Status ServingStatus(absl::string_view service);
 
-  Storage* storage() { return storage_.get(); }
+  Storage* storage() { return core_.storage(); }
   // Open StreamReports calls and the rows their buffers hold (for tests and /metrics).
   const StreamLimits& stream_limits() const { return report_service_.stream_limits(); }
   // The accepted / rejected counters that AdminService serves.
-  const ServerCounters& counters() const { return counters_; }
-  // The core objects and the access policy, for the HTTP/JSON front end (server/http), which
-  // serves the same calls behind the same checks and counters.
-  MetricRegistry* registry() { return &registry_; }
-  Ingestor* ingestor() { return &ingestor_; }
-  PrevalenceQuery* prevalence() { return &prevalence_; }
-  DesignAdvisor* advisor() { return &advisor_; }
-  AccessPolicy* policy() { return guard_.policy(); }
-  ServerCounters* mutable_counters() { return &counters_; }
+  const ServerCounters& counters() const { return core_.counters(); }
+  // The core under the gRPC services, for the HTTP/JSON front end (server/http), which serves
+  // the same calls behind the same checks, audit lines and counters.
+  CollectorCore* core() { return &core_; }
   // Makes the per-metric Prometheus series (ServerCounters::AddMetric) exist, at 0, for every
   // metric in storage, including those another collector created on a shared database; the
   // /metrics handler calls it before each scrape (one metric listing). Errors: the storage's
@@ -154,22 +150,15 @@ class CollectorServer {
   // clock's now, keeping the dedup window; records the dropped reports in the counters and logs
   // event=retention_applied. Errors: the storage's (what was dropped before the error stays
   // dropped and counted).
-  absl::StatusOr<RetentionResult> ApplyRetention();
+  absl::StatusOr<RetentionResult> ApplyRetention() { return core_.ApplyRetention(); }
 
  private:
   CollectorServer(std::unique_ptr<Storage> storage, const Clock* clock,
                   const ServerOptions& options);
 
-  std::unique_ptr<Storage> storage_;
-  MetricRegistry registry_;
-  Ingestor ingestor_;
-  PrevalenceQuery prevalence_;
-  DesignAdvisor advisor_;
+  CollectorCore core_;
   ReportServiceImpl report_service_;
   QueryServiceImpl query_service_;
-  std::shared_ptr<Authenticator> authenticator_;
-  RateLimiter limiter_;
-  ServerCounters counters_;
   CallGuard guard_;
   GuardedReportService guarded_reports_;
   GuardedQueryService guarded_queries_;
@@ -177,8 +166,6 @@ class CollectorServer {
   std::unique_ptr<grpc::Server> server_;
   int port_ = 0;
 
-  const Clock* const clock_;
-  const absl::Duration dedup_window_;
   // Runs ApplyRetention at once and then every `interval` until the destructor.
   void RetentionLoop(absl::Duration interval);
   std::thread retention_thread_;

@@ -7,9 +7,7 @@
 #include <string>
 
 #include "absl/strings/str_cat.h"
-#include "server/core/ingestor.h"
 #include "server/service/grpc_status.h"
-#include "server/storage/storage_error.h"
 
 namespace deniable::server {
 namespace {
@@ -57,30 +55,13 @@ absl::StatusOr<Caller> CallGuard::Check(const grpc::ServerContextBase& context,
   if (md.find(grpc::string_ref(kImportHeader.data(), kImportHeader.size())) != md.end()) {
     import_header = Metadata(context, kImportHeader);
   }
-  return policy_.Authorize(method, Metadata(context, "authorization"), context.peer(),
-                           import_header);
+  return core_->Authorize(method, Metadata(context, "authorization"), context.peer(),
+                          import_header);
 }
-
-namespace {
-
-// An import admitted by the policy (Caller::import) becomes an import of the report service.
-ReportCall CallOf(const Caller& caller) {
-  ReportCall call;
-  if (caller.import) {
-    call.origin = ReportOrigin::kImport;
-    if (caller.principal.has_value()) call.token_id = caller.principal->token_id;
-  }
-  return call;
-}
-
-}  // namespace
 
 grpc::Status GuardedReportService::Reject(const absl::Status& status, int64_t reports,
                                           bool rate_limited) {
-  spdlog::warn("event=batch_rejected reports={} code={} reason=\"{}\"", reports,
-               absl::StatusCodeToString(status.code()), std::string(status.message()));
-  guard_->counters()->RecordRejected(
-      static_cast<grpc::StatusCode>(ClientVisibleStatus(status).code()), reports, rate_limited);
+  guard_->core()->RejectBatch(Transport::kGrpc, status, reports, rate_limited);
   return ToGrpcStatus(status);
 }
 
@@ -109,7 +90,7 @@ grpc::ServerUnaryReactor* GuardedReportService::SubmitReports(
     reactor->Finish(Reject(refused, size, rate_limited));
     return reactor;
   }
-  return inner_->SubmitReportsFrom(context, request, response, CallOf(*caller));
+  return inner_->SubmitReportsFrom(context, request, response, ReportCallOf(*caller));
 }
 
 grpc::ServerReadReactor<v1::SubmitReportsRequest>* GuardedReportService::StreamReports(
@@ -123,7 +104,7 @@ grpc::ServerReadReactor<v1::SubmitReportsRequest>* GuardedReportService::StreamR
   // context outlives the reactor, which outlives every call of this function.
   CallGuard* guard = guard_;
   GuardedReportService* self = this;
-  const ReportCall call = CallOf(*caller);
+  const ReportCall call = ReportCallOf(*caller);
   return inner_->StreamReportsAdmitted(
       context, response,
       [guard, self, context, principal = *std::move(caller)](int64_t reports) -> absl::Status {
@@ -166,7 +147,7 @@ grpc::Status AdminServiceImpl::GetServerStats(grpc::ServerContext* context,
   absl::StatusOr<Caller> caller =
       guard_->Check(*context, "deniable.v1.AdminService/GetServerStats");
   if (!caller.ok()) return ToGrpcStatus(caller.status());
-  *response = guard_->counters()->Snapshot();
+  *response = guard_->core()->GetServerStats();
   return grpc::Status::OK;
 }
 

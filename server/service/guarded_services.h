@@ -6,11 +6,12 @@
 // plaintext port or an in-process channel). A decorator rejects before any core code runs, on
 // every transport, and fails closed: a method it does not forward answers UNIMPLEMENTED.
 //
-// Policy: the role table and the rate limit live in server/auth/access_policy.h, shared with the
-// HTTP/JSON front end (server/http); grpc.health.v1.Health is not guarded.
+// Policy: the role table and the rate limit live in server/auth/access_policy.h, held by the
+// CollectorCore and shared with the HTTP/JSON front end (server/http); grpc.health.v1.Health is
+// not guarded.
 // Rejections: UNAUTHENTICATED / PERMISSION_DENIED / RESOURCE_EXHAUSTED with a message starting
 // "authorization:" or "reports:"; each rejected report batch is logged (reason and size, never a
-// bit, token or address) and counted.
+// bit, token or address) and counted by CollectorCore::RejectBatch.
 //
 // Thread-safe. Does not own its arguments.
 #ifndef DENIABLE_SERVER_SERVICE_GUARDED_SERVICES_H_
@@ -24,35 +25,29 @@
 #include "deniable/v1/query_service.grpc.pb.h"
 #include "deniable/v1/report_service.grpc.pb.h"
 #include "server/auth/access_policy.h"
-#include "server/auth/authenticator.h"
-#include "server/auth/rate_limiter.h"
+#include "server/service/collector_core.h"
 #include "server/service/report_service.h"
-#include "server/service/server_counters.h"
 
 namespace deniable::server {
 
-// The checks shared by the guarded services: AccessPolicy fed with gRPC's metadata and peer.
+// The checks shared by the guarded services: the core's AccessPolicy fed with gRPC's metadata and
+// peer.
 class CallGuard {
  public:
-  // `authenticator` null: tokenless mode. `limiter` may be disabled.
-  CallGuard(Authenticator* authenticator, RateLimiter* limiter, ServerCounters* counters)
-      : policy_(authenticator, limiter), counters_(counters) {}
+  explicit CallGuard(CollectorCore* core) : core_(core) {}
 
   // `method` is the full name ("deniable.v1.QueryService/GetPrevalence").
   // Errors: UNAUTHENTICATED, PERMISSION_DENIED (see AccessPolicy::Authorize).
   absl::StatusOr<Caller> Check(const grpc::ServerContextBase& context, absl::string_view method);
   // Rate limit keyed by the token, else by a salted hash of the peer. Errors: RESOURCE_EXHAUSTED.
   absl::Status AdmitReports(const Caller& caller, int64_t reports) {
-    return policy_.AdmitReports(caller, reports);
+    return core_->AdmitReports(caller, reports);
   }
 
-  ServerCounters* counters() { return counters_; }
-  // The policy, for other front ends (the HTTP/JSON API) sharing the same tokens and buckets.
-  AccessPolicy* policy() { return &policy_; }
+  CollectorCore* core() { return core_; }
 
  private:
-  AccessPolicy policy_;
-  ServerCounters* const counters_;
+  CollectorCore* const core_;
 };
 
 // SubmitReports and StreamReports stay on gRPC's callback API like the inner service: the check

@@ -1,19 +1,16 @@
-// gRPC handlers of deniable.v1.QueryService: each converts and delegates to the core.
-// Thread-safe; does not own the core objects.
+// gRPC handlers of deniable.v1.QueryService: each converts and delegates to the CollectorCore
+// (which writes the audit lines). Thread-safe; does not own the core.
 #ifndef DENIABLE_SERVER_SERVICE_QUERY_SERVICE_H_
 #define DENIABLE_SERVER_SERVICE_QUERY_SERVICE_H_
 
 #include "deniable/v1/query_service.grpc.pb.h"
-#include "server/core/design_advisor.h"
-#include "server/core/metric_registry.h"
-#include "server/core/prevalence_query.h"
+#include "server/service/collector_core.h"
 
 namespace deniable::server {
 
 class QueryServiceImpl final : public v1::QueryService::Service {
  public:
-  QueryServiceImpl(MetricRegistry* registry, PrevalenceQuery* prevalence, DesignAdvisor* advisor)
-      : registry_(registry), prevalence_(prevalence), advisor_(advisor) {}
+  explicit QueryServiceImpl(CollectorCore* core) : core_(core) {}
 
   grpc::Status CreateMetric(grpc::ServerContext* context, const v1::CreateMetricRequest* request,
                             v1::Metric* response) override;
@@ -33,16 +30,13 @@ class QueryServiceImpl final : public v1::QueryService::Service {
                               v1::DesignDescription* response) override;
   grpc::Status PlanSurvey(grpc::ServerContext* context, const v1::PlanSurveyRequest* request,
                           v1::SurveyPlan* response) override;
-  // MetricRegistry::Delete; logs event=metric_deleted with the metric's name.
   grpc::Status DeleteMetric(grpc::ServerContext* context, const v1::DeleteMetricRequest* request,
                             v1::DeleteMetricResponse* response) override;
   grpc::Status SetRetention(grpc::ServerContext* context, const v1::SetRetentionRequest* request,
                             v1::Metric* response) override;
 
  private:
-  MetricRegistry* const registry_;
-  PrevalenceQuery* const prevalence_;
-  DesignAdvisor* const advisor_;
+  CollectorCore* const core_;
 };
 
 }  // namespace deniable::server

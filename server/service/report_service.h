@@ -1,15 +1,13 @@
-// gRPC handlers of deniable.v1.ReportService: each converts and delegates to the core.
-// Thread-safe; does not own the core objects.
+// gRPC handlers of deniable.v1.ReportService: each converts and delegates to the CollectorCore,
+// which logs and counts the batches. Thread-safe; does not own the core.
 #ifndef DENIABLE_SERVER_SERVICE_REPORT_SERVICE_H_
 #define DENIABLE_SERVER_SERVICE_REPORT_SERVICE_H_
 
 #include <cstdint>
 
 #include "deniable/v1/report_service.grpc.pb.h"
-#include "server/core/ingestor.h"
-#include "server/core/metric_registry.h"
+#include "server/service/collector_core.h"
 #include "server/service/report_stream_reactor.h"
-#include "server/service/server_counters.h"
 
 namespace deniable::server {
 
@@ -21,16 +19,11 @@ using ReportServiceCallbackBase = v1::ReportService::WithCallbackMethod_SubmitRe
 
 class ReportServiceImpl final : public ReportServiceCallbackBase {
  public:
-  // `counters` (may be null) records each batch's outcome after validation and commit.
   // `max_streams`: StreamReports calls open at once (0: no limit); `max_buffered_rows`: rows
   // buffered by all streams together before a stream stores early (see StreamLimits).
-  ReportServiceImpl(MetricRegistry* registry, Ingestor* ingestor,
-                    ServerCounters* counters = nullptr, int max_streams = 0,
-                    int64_t max_buffered_rows = 0)
-      : registry_(registry),
-        ingestor_(ingestor),
-        counters_(counters),
-        stream_limits_(max_streams, max_buffered_rows) {}
+  explicit ReportServiceImpl(CollectorCore* core, int max_streams = 0,
+                             int64_t max_buffered_rows = 0)
+      : core_(core), stream_limits_(max_streams, max_buffered_rows) {}
 
   grpc::Status GetDesign(grpc::ServerContext* context, const v1::GetDesignRequest* request,
                          v1::GetDesignResponse* response) override;
@@ -58,9 +51,7 @@ class ReportServiceImpl final : public ReportServiceCallbackBase {
   const StreamLimits& stream_limits() const { return stream_limits_; }
 
  private:
-  MetricRegistry* const registry_;
-  Ingestor* const ingestor_;
-  ServerCounters* const counters_;
+  CollectorCore* const core_;
   StreamLimits stream_limits_;
 };
 

@@ -14,14 +14,6 @@
 
 namespace deniable::server {
 
-void LogImport(absl::string_view method, const ReportCall& call,
-               const v1::SubmitReportsResponse& response) {
-  spdlog::info(
-      "event=historical_import method={} token_id={} accepted={} duplicates={} rejected={}",
-      std::string(method), call.token_id, response.accepted(), response.duplicates(),
-      response.rejections_size() + response.rejections_omitted());
-}
-
 bool StreamLimits::TryOpen() {
   const int open = open_.fetch_add(1, std::memory_order_relaxed) + 1;
   if (max_streams_ > 0 && open > max_streams_) {
@@ -187,7 +179,8 @@ void ReportStreamReactor::FinalFlush() {
           absl::StatusCodeToString(static_cast<absl::StatusCode>(response_->rejections(0).code())),
           response_->rejections(0).reason());
     }
-    if (call_.origin == ReportOrigin::kImport) LogImport("StreamReports", call_, *response_);
+    if (call_.origin == ReportOrigin::kImport)
+      LogImport(Transport::kGrpc, "StreamReports", call_, *response_);
     if (counters_ != nullptr) counters_->RecordAccepted(*response_);
     Finish(grpc::Status::OK);
   });

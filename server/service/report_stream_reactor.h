@@ -51,21 +51,10 @@
 #include "deniable/v1/report_service.grpc.pb.h"
 #include "server/core/ingestor.h"
 #include "server/core/report_stream.h"
+#include "server/service/collector_core.h"
 #include "server/service/server_counters.h"
 
 namespace deniable::server {
-
-// Who sent a report call: a device (the default) or an analyst's historical import admitted by
-// AccessPolicy, with the analyst token's id for the log line (0 when unknown).
-struct ReportCall {
-  ReportOrigin origin = ReportOrigin::kDevice;
-  int64_t token_id = 0;
-};
-
-// Writes the log line of a historical import that committed (`event=historical_import`: method,
-// token id, reports and their outcome; never a bit, label or address).
-void LogImport(absl::string_view method, const ReportCall& call,
-               const v1::SubmitReportsResponse& response);
 
 class StreamLimits {
  public:

@@ -1,0 +1,239 @@
+#include "server/service/collector_core.h"
+
+#include <spdlog/spdlog.h>
+
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "deniable/common/design.h"
+#include "deniable/common/status_macros.h"
+#include "server/storage/storage_error.h"
+
+namespace deniable::server {
+namespace {
+
+// The field the HTTP side's log lines carry after their event name (the gRPC side's carry none).
+const char* TransportField(Transport transport) {
+  return transport == Transport::kHttp ? " transport=http" : "";
+}
+
+// Warns in the log when an analyst created a design with no privacy (allow_no_privacy).
+void WarnIfNoPrivacy(const v1::Metric& metric) {
+  if (RevealsEveryAnswer(Channel{metric.design().a(), metric.design().b()})) {
+    spdlog::warn(
+        "event=design_without_privacy metric={} design_version={} warning=\"every report reveals "
+        "its true answer\"",
+        metric.name(), metric.design().version());
+  }
+}
+
+// One line per batch with rejected reports: how many, and the first reason (bounded by
+// EchoValue, never a bit).
+void LogRejections(Transport transport, const v1::SubmitReportsResponse& response) {
+  if (response.rejections_size() == 0) return;
+  spdlog::warn(
+      "event=reports_rejected{} rejected={} accepted={} first_index={} first_code={} "
+      "first_reason=\"{}\"",
+      TransportField(transport), response.rejections_size(), response.accepted(),
+      response.rejections(0).index(),
+      absl::StatusCodeToString(static_cast<absl::StatusCode>(response.rejections(0).code())),
+      response.rejections(0).reason());
+}
+
+}  // namespace
+
+const char* TransportName(Transport transport) {
+  return transport == Transport::kHttp ? "http" : "grpc";
+}
+
+ReportCall ReportCallOf(const Caller& caller) {
+  ReportCall call;
+  if (caller.import) {
+    call.origin = ReportOrigin::kImport;
+    if (caller.principal.has_value()) call.token_id = caller.principal->token_id;
+  }
+  return call;
+}
+
+void LogImport(Transport transport, absl::string_view method, const ReportCall& call,
+               const v1::SubmitReportsResponse& response) {
+  spdlog::info(
+      "event=historical_import{} method={} token_id={} accepted={} duplicates={} rejected={}",
+      TransportField(transport), std::string(method), call.token_id, response.accepted(),
+      response.duplicates(), response.rejections_size() + response.rejections_omitted());
+}
+
+CollectorCore::CollectorCore(std::unique_ptr<Storage> storage, const Clock* clock,
+                             const CoreOptions& options)
+    : storage_(std::move(storage)),
+      clock_(clock),
+      dedup_window_(options.ingest.max_report_age),
+      registry_(storage_.get(), clock, options.metric_cache_age),
+      ingestor_(&registry_, storage_.get(), clock, options.ingest),
+      prevalence_(&registry_, storage_.get(), options.query),
+      advisor_(&registry_),
+      authenticator_(options.authenticator),
+      limiter_(options.rate_limit, clock),
+      policy_(authenticator_.get(), &limiter_),
+      counters_(absl::ToUnixSeconds(clock->Now()), options.metrics_registry) {
+  ingestor_.set_outcome_sink(&counters_);
+}
+
+absl::StatusOr<Caller> CollectorCore::Authorize(absl::string_view method,
+                                                absl::string_view authorization,
+                                                absl::string_view peer,
+                                                std::optional<absl::string_view> import_header) {
+  return policy_.Authorize(method, authorization, peer, import_header);
+}
+
+absl::Status CollectorCore::AdmitReports(const Caller& caller, int64_t reports) {
+  return policy_.AdmitReports(caller, reports);
+}
+
+absl::StatusOr<v1::GetDesignResponse> CollectorCore::GetDesign(
+    const v1::GetDesignRequest& request) {
+  return DesignForDevice(registry_, request.metric());
+}
+
+void CollectorCore::SubmitReports(Transport transport, const Caller& caller,
+                                  const v1::SubmitReportsRequest& request, SubmitDone done) {
+  if (absl::Status admitted = AdmitReports(caller, request.reports_size()); !admitted.ok()) {
+    RejectBatch(transport, admitted, request.reports_size(), /*rate_limited=*/true);
+    done(admitted);
+    return;
+  }
+  SubmitAdmitted(transport, ReportCallOf(caller), request, std::move(done));
+}
+
+void CollectorCore::SubmitAdmitted(Transport transport, const ReportCall& call,
+                                   const v1::SubmitReportsRequest& request, SubmitDone done) {
+  const int64_t size = request.reports_size();
+  ingestor_.SubmitAsync(request, call.origin,
+                        [this, transport, call, size,
+                         done = std::move(done)](absl::StatusOr<v1::SubmitReportsResponse> result) {
+                          if (!result.ok()) {
+                            RejectBatch(transport, result.status(), size, /*rate_limited=*/false);
+                          } else {
+                            LogRejections(transport, *result);
+                            if (call.origin == ReportOrigin::kImport) {
+                              LogImport(transport, "SubmitReports", call, *result);
+                            }
+                            counters_.RecordAccepted(*result);
+                          }
+                          done(std::move(result));
+                        });
+}
+
+void CollectorCore::RejectBatch(Transport transport, const absl::Status& status, int64_t reports,
+                                bool rate_limited) {
+  // The reason names a field and value, never a bit; no peer address is logged.
+  spdlog::warn("event=batch_rejected{} reports={} code={} reason=\"{}\"", TransportField(transport),
+               reports, absl::StatusCodeToString(status.code()), std::string(status.message()));
+  counters_.RecordRejected(static_cast<grpc::StatusCode>(ClientVisibleStatus(status).code()),
+                           reports, rate_limited);
+}
+
+absl::StatusOr<v1::Metric> CollectorCore::CreateMetric(const v1::CreateMetricRequest& request) {
+  absl::StatusOr<v1::Metric> metric = registry_.Create(request);
+  if (!metric.ok()) return metric;
+  spdlog::info("event=metric_created metric={} design_version={} epsilon={}", metric->name(),
+               metric->design().version(), metric->design().epsilon());
+  WarnIfNoPrivacy(*metric);
+  return metric;
+}
+
+absl::StatusOr<v1::ListMetricsResponse> CollectorCore::ListMetrics(
+    const v1::ListMetricsRequest& /*request*/) {
+  DENIABLE_ASSIGN_OR_RETURN(std::vector<v1::Metric> metrics, registry_.List());
+  v1::ListMetricsResponse response;
+  for (v1::Metric& m : metrics) *response.add_metrics() = std::move(m);
+  return response;
+}
+
+absl::StatusOr<v1::Metric> CollectorCore::AddDesignVersion(
+    const v1::AddDesignVersionRequest& request) {
+  absl::StatusOr<v1::Metric> metric = registry_.AddVersion(request);
+  if (!metric.ok()) return metric;
+  spdlog::info("event=design_version_added metric={} design_version={} epsilon={}", metric->name(),
+               metric->design().version(), metric->design().epsilon());
+  WarnIfNoPrivacy(*metric);
+  return metric;
+}
+
+absl::StatusOr<v1::DeleteMetricResponse> CollectorCore::DeleteMetric(
+    const v1::DeleteMetricRequest& request) {
+  DENIABLE_RETURN_IF_ERROR(registry_.Delete(request.metric()));
+  spdlog::warn("event=metric_deleted metric={}", request.metric());
+  return v1::DeleteMetricResponse();
+}
+
+absl::StatusOr<v1::Metric> CollectorCore::SetRetention(const v1::SetRetentionRequest& request) {
+  absl::StatusOr<v1::Metric> metric = registry_.SetRetention(request);
+  if (!metric.ok()) return metric;
+  spdlog::warn("event=retention_set metric={} retention_days={} retention_policy={}",
+               metric->name(), metric->retention_days(),
+               v1::RetentionPolicy_Name(metric->retention_policy()));
+  return metric;
+}
+
+absl::StatusOr<v1::Prevalence> CollectorCore::GetPrevalence(
+    const v1::GetPrevalenceRequest& request) {
+  return prevalence_.Get(request);
+}
+
+absl::StatusOr<v1::Series> CollectorCore::GetSeries(const v1::GetSeriesRequest& request) {
+  return prevalence_.Series(request);
+}
+
+absl::StatusOr<v1::Difference> CollectorCore::GetDifference(
+    const v1::GetDifferenceRequest& request) {
+  return prevalence_.Difference(request);
+}
+
+absl::StatusOr<v1::DesignDescription> CollectorCore::DescribeDesign(
+    const v1::DescribeDesignRequest& request) {
+  return advisor_.Describe(request);
+}
+
+absl::StatusOr<v1::SurveyPlan> CollectorCore::PlanSurvey(const v1::PlanSurveyRequest& request) {
+  return advisor_.Plan(request);
+}
+
+void CollectorCore::AddMethod(Transport transport, absl::string_view method) {
+  counters_.AddMethod(TransportName(transport), method);
+}
+
+void CollectorCore::RecordCall(Transport transport, absl::string_view method, absl::StatusCode code,
+                               absl::Duration duration) {
+  counters_.RecordCall(TransportName(transport), method, code, duration);
+}
+
+absl::Status CollectorCore::AddMetricSeries() {
+  DENIABLE_ASSIGN_OR_RETURN(std::vector<v1::Metric> metrics, registry_.List());
+  for (const v1::Metric& metric : metrics) counters_.AddMetric(metric.name());
+  return absl::OkStatus();
+}
+
+absl::StatusOr<RetentionResult> CollectorCore::ApplyRetention() {
+  RetentionOptions options;
+  options.now_seconds = absl::ToUnixSeconds(clock_->Now());
+  options.dedup_window_seconds = absl::ToInt64Seconds(dedup_window_);
+  absl::StatusOr<RetentionResult> result = storage_->ApplyRetention(options);
+  if (!result.ok()) {
+    spdlog::error("event=retention_failed reason=\"{}\"", std::string(result.status().message()));
+    return result;
+  }
+  counters_.RecordRetention(*result);
+  if (result->reports_dropped > 0 || result->count_rows_dropped > 0 ||
+      result->count_rows_folded > 0) {
+    spdlog::info(
+        "event=retention_applied reports_dropped={} count_rows_dropped={} partitions_dropped={} "
+        "count_rows_folded={}",
+        result->reports_dropped, result->count_rows_dropped, result->partitions_dropped,
+        result->count_rows_folded);
+  }
+  return result;
+}
+
+}  // namespace deniable::server

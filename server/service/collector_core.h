@@ -1,0 +1,168 @@
+// The collector's core under both front ends (tensorflow/serving's ServerCore): it owns the
+// storage, the metric registry, the ingestor, the queries, the design advisor, the access policy
+// (tokens, roles, rate limit) and the counters, and it is the one place that writes the audit log
+// lines (metric_created, design_version_added, metric_deleted, retention_set,
+// design_without_privacy, historical_import) and accounts for report batches (batch_rejected,
+// reports_rejected; ServerCounters::RecordRejected / RecordAccepted). The gRPC services
+// (query_service.h, report_service.h, guarded_services.h) and the HTTP/JSON API
+// (server/http/json_api.h) only translate: they parse their transport's request, call one method
+// here and write its answer.
+//
+// Its interface speaks absl::Status and the deniable.v1 messages, never a transport's types;
+// `Transport` names the front end in log lines and counters only.
+//
+// Example (what CollectorServer does):
+//   CollectorCore core(std::make_unique<MemoryStorage>(), &clock, {.ingest = {}, .query = {}});
+//   absl::StatusOr<v1::Metric> metric = core.CreateMetric(request);  // logged once, here
+//
+// Thread-safe. Owns the storage; does not own the clock, which must outlive it.
+#ifndef DENIABLE_SERVER_SERVICE_COLLECTOR_CORE_H_
+#define DENIABLE_SERVER_SERVICE_COLLECTOR_CORE_H_
+
+#include <prometheus/registry.h>
+
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <optional>
+
+#include "absl/status/status.h"
+#include "absl/status/statusor.h"
+#include "absl/strings/string_view.h"
+#include "absl/time/time.h"
+#include "deniable/common/clock.h"
+#include "deniable/v1/admin_service.pb.h"
+#include "deniable/v1/query_service.pb.h"
+#include "deniable/v1/report_service.pb.h"
+#include "server/auth/access_policy.h"
+#include "server/auth/authenticator.h"
+#include "server/auth/rate_limiter.h"
+#include "server/core/design_advisor.h"
+#include "server/core/ingestor.h"
+#include "server/core/metric_registry.h"
+#include "server/core/prevalence_query.h"
+#include "server/service/server_counters.h"
+#include "server/storage/storage.h"
+
+namespace deniable::server {
+
+// The front end a call came through: the `transport` label of the call counters, and a
+// "transport=http" field in the HTTP side's log lines (the gRPC side's lines have none).
+enum class Transport { kGrpc, kHttp };
+
+// "grpc" or "http".
+const char* TransportName(Transport transport);
+
+// Who sent a report call: a device (the default) or an analyst's historical import admitted by
+// AccessPolicy, with the analyst token's id for the log line (0 when unknown).
+struct ReportCall {
+  ReportOrigin origin = ReportOrigin::kDevice;
+  int64_t token_id = 0;
+};
+
+// The report call an authorized caller makes (Caller::import makes it an import).
+ReportCall ReportCallOf(const Caller& caller);
+
+// Writes the log line of a historical import that committed (`event=historical_import`: method,
+// token id, reports and their outcome; never a bit, label or address).
+void LogImport(Transport transport, absl::string_view method, const ReportCall& call,
+               const v1::SubmitReportsResponse& response);
+
+struct CoreOptions {
+  IngestOptions ingest;
+  QueryOptions query;
+  // Bearer-token check; null: tokenless (every call passes; for local development only).
+  std::shared_ptr<Authenticator> authenticator;
+  // Per-token (tokenless: per salted peer hash) limit on reports; off by default.
+  RateLimitOptions rate_limit;
+  // See ServerOptions::metric_cache_age.
+  absl::Duration metric_cache_age = absl::InfiniteDuration();
+  // Where the counters register their Prometheus metrics; null: a registry of their own.
+  std::shared_ptr<prometheus::Registry> metrics_registry;
+};
+
+class CollectorCore {
+ public:
+  CollectorCore(std::unique_ptr<Storage> storage, const Clock* clock, const CoreOptions& options);
+  CollectorCore(const CollectorCore&) = delete;
+  CollectorCore& operator=(const CollectorCore&) = delete;
+
+  // Access: see AccessPolicy::Authorize (UNAUTHENTICATED, PERMISSION_DENIED, INVALID_ARGUMENT
+  // "x-deniable-import: ..."). Counts nothing; a refused report batch goes to RejectBatch.
+  absl::StatusOr<Caller> Authorize(absl::string_view method, absl::string_view authorization,
+                                   absl::string_view peer,
+                                   std::optional<absl::string_view> import_header);
+  // The caller's rate limit for `reports` (see AccessPolicy::AdmitReports); counts nothing.
+  absl::Status AdmitReports(const Caller& caller, int64_t reports);
+
+  // ReportService.GetDesign (DesignForDevice).
+  absl::StatusOr<v1::GetDesignResponse> GetDesign(const v1::GetDesignRequest& request);
+
+  using SubmitDone = std::function<void(absl::StatusOr<v1::SubmitReportsResponse>)>;
+  // ReportService.SubmitReports for an authorized caller: takes the batch from the caller's rate
+  // limit (a refusal: RESOURCE_EXHAUSTED, counted as rate-limited), then SubmitAdmitted.
+  void SubmitReports(Transport transport, const Caller& caller,
+                     const v1::SubmitReportsRequest& request, SubmitDone done);
+  // The batch, admitted, to the ingestor; `done` runs once, after the commit (on the group
+  // committer's thread) or at once for a batch refused whole. A refused batch is RejectBatch-ed;
+  // an accepted one logs its rejected reports (event=reports_rejected), an import's line
+  // (LogImport) and is counted (RecordAccepted). Errors, in `done`: the ingestor's.
+  void SubmitAdmitted(Transport transport, const ReportCall& call,
+                      const v1::SubmitReportsRequest& request, SubmitDone done);
+  // Accounts for a report batch of `reports` refused whole (before or by the core): one
+  // event=batch_rejected warning (reason and size, never a bit, token or address) and
+  // ServerCounters::RecordRejected with the code a client sees.
+  void RejectBatch(Transport transport, const absl::Status& status, int64_t reports,
+                   bool rate_limited);
+
+  // QueryService, each with its audit line where it changes something.
+  absl::StatusOr<v1::Metric> CreateMetric(const v1::CreateMetricRequest& request);
+  absl::StatusOr<v1::ListMetricsResponse> ListMetrics(const v1::ListMetricsRequest& request);
+  absl::StatusOr<v1::Metric> AddDesignVersion(const v1::AddDesignVersionRequest& request);
+  absl::StatusOr<v1::DeleteMetricResponse> DeleteMetric(const v1::DeleteMetricRequest& request);
+  absl::StatusOr<v1::Metric> SetRetention(const v1::SetRetentionRequest& request);
+  absl::StatusOr<v1::Prevalence> GetPrevalence(const v1::GetPrevalenceRequest& request);
+  absl::StatusOr<v1::Series> GetSeries(const v1::GetSeriesRequest& request);
+  absl::StatusOr<v1::Difference> GetDifference(const v1::GetDifferenceRequest& request);
+  absl::StatusOr<v1::DesignDescription> DescribeDesign(const v1::DescribeDesignRequest& request);
+  absl::StatusOr<v1::SurveyPlan> PlanSurvey(const v1::PlanSurveyRequest& request);
+  // AdminService.GetServerStats: the counters.
+  v1::ServerStats GetServerStats() const { return counters_.Snapshot(); }
+
+  // A front end's calls: `method` is the full name. AddMethod makes its series exist at 0.
+  void AddMethod(Transport transport, absl::string_view method);
+  void RecordCall(Transport transport, absl::string_view method, absl::StatusCode code,
+                  absl::Duration duration);
+
+  // Makes the per-metric Prometheus series exist, at 0, for every metric in storage (see
+  // CollectorServer::AddMetricSeries). Errors: the storage's.
+  absl::Status AddMetricSeries();
+  // Applies retention now at the clock's now, keeping the dedup window; records the dropped
+  // reports in the counters and logs event=retention_applied. Errors: the storage's.
+  absl::StatusOr<RetentionResult> ApplyRetention();
+
+  // The parts, for what is not a call (the stream reactor's flushing, tests, /metrics).
+  Storage* storage() { return storage_.get(); }
+  MetricRegistry* registry() { return &registry_; }
+  Ingestor* ingestor() { return &ingestor_; }
+  AccessPolicy* policy() { return &policy_; }
+  ServerCounters* counters() { return &counters_; }
+  const ServerCounters& counters() const { return counters_; }
+
+ private:
+  std::unique_ptr<Storage> storage_;
+  const Clock* const clock_;
+  const absl::Duration dedup_window_;
+  MetricRegistry registry_;
+  Ingestor ingestor_;
+  PrevalenceQuery prevalence_;
+  DesignAdvisor advisor_;
+  std::shared_ptr<Authenticator> authenticator_;
+  RateLimiter limiter_;
+  AccessPolicy policy_;
+  ServerCounters counters_;
+};
+
+}  // namespace deniable::server
+
+#endif  // DENIABLE_SERVER_SERVICE_COLLECTOR_CORE_H_
