@@ -200,7 +200,6 @@ ABSL_FLAG(std::string, out, "",
 namespace {
 
 namespace server = deniable::server;
-using deniable::server::IsPostgresUri;
 
 // The tokens subcommands on the token store of --db (SQLite or PostgreSQL alike).
 int RunTokens(const std::vector<char*>& args) {
@@ -310,7 +309,7 @@ bool AsksForHelp(int argc, char** argv) {
 int RunMigrate() {
   const std::string from = absl::GetFlag(FLAGS_from);
   const std::string to = absl::GetFlag(FLAGS_to);
-  if (from.empty() || !IsPostgresUri(to)) {
+  if (from.empty() || server::BackendKindOf(to) != server::BackendKind::kPostgres) {
     std::fprintf(stderr,
                  "usage: deniable-server migrate --from=FILE.db --to=postgresql://user@host/db\n");
     return 2;
@@ -335,7 +334,7 @@ int RunMigrate() {
 // backup: an online, verified copy of a SQLite database (a server may be running on it).
 int RunBackup() {
   const std::string db = absl::GetFlag(FLAGS_db);
-  if (IsPostgresUri(db)) {
+  if (server::BackendKindOf(db) == server::BackendKind::kPostgres) {
     std::fprintf(stderr,
                  "error: --db is a PostgreSQL database: back it up with PostgreSQL's own tools, "
                  "for example pg_dump --format=custom --file=deniable.dump \"%s\" "

@@ -63,12 +63,17 @@ absl::StatusOr<Backend> OpenSqlite(const std::string& path, const BackendOptions
 
 }  // namespace
 
+BackendKind BackendKindOf(absl::string_view uri) {
+  return IsPostgresUri(uri) ? BackendKind::kPostgres : BackendKind::kSqlite;
+}
+
 absl::StatusOr<Backend> OpenBackend(const std::string& uri, const BackendOptions& options) {
-  return IsPostgresUri(uri) ? OpenPostgres(uri, options) : OpenSqlite(uri, options);
+  return BackendKindOf(uri) == BackendKind::kPostgres ? OpenPostgres(uri, options)
+                                                      : OpenSqlite(uri, options);
 }
 
 absl::StatusOr<std::unique_ptr<TokenStore>> OpenTokenStore(const std::string& uri) {
-  if (IsPostgresUri(uri)) return PostgresTokenStore::Open(uri);
+  if (BackendKindOf(uri) == BackendKind::kPostgres) return PostgresTokenStore::Open(uri);
   return SqliteTokenStore::Open(uri);
 }
 

@@ -21,6 +21,7 @@
 #include <string>
 
 #include "absl/status/statusor.h"
+#include "absl/strings/string_view.h"
 #include "absl/time/time.h"
 #include "server/auth/shared_rate_buckets.h"
 #include "server/auth/token_store.h"
@@ -30,6 +31,10 @@
 namespace deniable::server {
 
 enum class BackendKind { kSqlite, kPostgres };
+
+// Which backend `uri` names: PostgreSQL for a libpq URI ("postgresql://...", "postgres://..."),
+// else a SQLite file. The one place the server tells them apart (IsPostgresUri).
+BackendKind BackendKindOf(absl::string_view uri);
 
 // What differs between the backends, for the steps after opening.
 struct BackendTraits {
