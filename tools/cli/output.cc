@@ -197,8 +197,8 @@ std::string FormatPrevalence(const v1::Prevalence& p) {
     for (const v1::Prevalence& g : p.groups()) {
       const std::string value = g.group_value().empty() ? "(none)" : g.group_value();
       if (g.suppressed()) {
-        absl::StrAppend(
-            &out, absl::StrFormat("%-12s %8d %10s %24s\n", value, g.n(), "-", "(too few reports)"));
+        absl::StrAppend(&out, absl::StrFormat("%-12s %8d %10s %24s\n", value, g.n(), kSuppressed,
+                                              "(too few reports)"));
       } else {
         absl::StrAppend(
             &out, absl::StrFormat(
@@ -221,8 +221,8 @@ std::string FormatSeries(const v1::Series& series) {
     const std::string start = absl::FormatTime(
         "%Y-%m-%d %H:%M", absl::FromUnixSeconds(b.start_time_seconds()), absl::UTCTimeZone());
     if (b.suppressed()) {
-      absl::StrAppend(
-          &out, absl::StrFormat("%-20s %8d %10s %24s\n", start, b.n(), "-", "(too few reports)"));
+      absl::StrAppend(&out, absl::StrFormat("%-20s %8d %10s %24s\n", start, b.n(), kSuppressed,
+                                            "(too few reports)"));
     } else {
       absl::StrAppend(
           &out, absl::StrFormat(
@@ -233,18 +233,26 @@ std::string FormatSeries(const v1::Series& series) {
   return out;
 }
 
+std::string ChangeWords(double second_minus_first) {
+  const double points = 100.0 * second_minus_first;
+  if (std::abs(points) < 0.005) return "unchanged (0.00 points)";
+  return absl::StrFormat("%s by %.2f points", points > 0 ? "rose" : "fell", std::abs(points));
+}
+
 std::string FormatDifference(const v1::Difference& d) {
   if (d.shares_size() > 0) return FormatCategoricalDifference(d);
+  const double change = -d.difference();  // the wire's is first - second
   return absl::StrFormat(
       "first                %s: %s (n = %d)\n"
       "second               %s: %s (n = %d)\n"
-      "difference           %+.2f percentage points (standard error %.2f)\n"
+      "change               %+.2f percentage points, second minus first: %s "
+      "(standard error %.2f)\n"
       "%-20s [%+.2f, %+.2f] percentage points (Wald)\n",
       d.first().metric(), Percent(d.first().estimate_unbiased()), d.first().n(),
-      d.second().metric(), Percent(d.second().estimate_unbiased()), d.second().n(),
-      100.0 * d.difference(), 100.0 * d.standard_error(),
-      absl::StrFormat("%s %% interval", LevelLabel(d.confidence_level())), 100.0 * d.ci_lower(),
-      100.0 * d.ci_upper());
+      d.second().metric(), Percent(d.second().estimate_unbiased()), d.second().n(), 100.0 * change,
+      ChangeWords(change), 100.0 * d.standard_error(),
+      absl::StrFormat("%s %% interval", LevelLabel(d.confidence_level())), -100.0 * d.ci_upper(),
+      -100.0 * d.ci_lower());
 }
 
 std::string CentralPrivacyLine(const v1::DesignDescription& d) {
@@ -336,8 +344,8 @@ std::string FormatReplay(const ReplayResult& result, const SurveySpec& spec,
               : Percent(static_cast<double>(it->second.second) / it->second.first);
       const std::string value = g.group_value().empty() ? "(none)" : g.group_value();
       if (g.suppressed()) {
-        absl::StrAppend(&out, absl::StrFormat("%-8s %6d %10s %24s %12s\n", value, g.n(), "-",
-                                              "(too few reports)", true_share));
+        absl::StrAppend(&out, absl::StrFormat("%-8s %6d %10s %24s %12s\n", value, g.n(),
+                                              kSuppressed, "(too few reports)", true_share));
         continue;
       }
       absl::StrAppend(
