@@ -40,7 +40,7 @@ def check_shares_table(driver, expected):
     for row, s in zip(rows, expected["shares"]):
         cells = row.find_elements(By.TAG_NAME, "td")
         check(cells[0].text == s["category"], (cells[0].text, s))
-        check(cells[1].text == s["supportCount"], (cells[1].text, s))
+        check(cells[1].text == str(s["supportCount"]), (cells[1].text, s))
         for i, field in ((2, "estimateUnbiased"), (3, "estimateConsistent"),
                          (4, "standardError")):
             check(float(cells[i].get_attribute("data-value")) == s[field], (field, s))
@@ -75,7 +75,7 @@ def main():
                         f"--csv={csv}", "--column=vote", "--label_columns=region",
                         "--spread=3d"], check=True, capture_output=True)
         expected = api(base, "QueryService/GetPrevalence", {"metric": "chile_vote"}, "")
-        check(expected["n"] == "2532", expected)
+        check(expected["n"] == 2532, expected)  # int64 counts: JSON numbers
         check([s["category"] for s in expected["shares"]] == VOTE, expected)
         bonferroni = api(base, "QueryService/GetPrevalence",
                          {"metric": "chile_vote", "simultaneous": "BONFERRONI"}, "")
@@ -130,9 +130,9 @@ def main():
         rows = driver.find_elements(By.CSS_SELECTOR, "#series-table tbody tr")
         check(len(rows) == len(buckets), (len(rows), len(buckets)))
         for row, b in zip(rows, buckets):
-            check(row.get_attribute("data-start") == b["startTimeSeconds"], (row.text, b))
+            check(row.get_attribute("data-start") == str(b["startTimeSeconds"]), (row.text, b))
             cells = row.find_elements(By.TAG_NAME, "td")
-            check(cells[1].text == b["n"], (cells[1].text, b))
+            check(cells[1].text == str(b["n"]), (cells[1].text, b))
             if b["suppressed"]:  # too few reports: no figure
                 check([c.text for c in cells[2:6]] == ["suppressed"] * 4, row.text)
                 continue
@@ -164,7 +164,7 @@ def main():
         for g in regions["groups"]:
             cells = driver.find_elements(
                 By.CSS_SELECTOR, f'#groups-table tbody tr[data-group="{g["groupValue"]}"] td')
-            check(cells[1].text == g["n"], (cells[1].text, g))
+            check(cells[1].text == str(g["n"]), (cells[1].text, g))
             for v, s in enumerate(g["shares"]):
                 check(float(cells[2 + v].get_attribute("data-value")) == s["estimateUnbiased"])
                 check(float(cells[2 + v].get_attribute("data-lower")) == s["simultaneousLower"])
