@@ -87,7 +87,7 @@ export class QueryClient {
   }
 
   /** GetPrevalence of `metric` over [start, end) (open when absent). */
-  getPrevalence(o) {
+  async getPrevalence(o) {
     const body = { metric: o.metric, ...this.#common(o) };
     const start = toSeconds(o.start, 'start', this.now);
     const end = toSeconds(o.end, 'end', this.now);
@@ -104,7 +104,7 @@ export class QueryClient {
   }
 
   /** GetSeries over [start, end) (default: the last 30 days to now) in buckets (default DAY). */
-  getSeries(o) {
+  async getSeries(o) {
     const end = toSeconds(o.end, 'end', this.now) ?? Math.floor(this.now() / 1000);
     const start = toSeconds(o.start, 'start', this.now) ?? end - 30 * DAY_SECONDS;
     return this.#call('GetSeries', {
