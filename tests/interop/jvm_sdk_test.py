@@ -103,6 +103,12 @@ def run_contract(java, classpath, jni, collector, cli_bin, work):
 
 def run_sample(java, sample_classpath, jni, collector, cli_bin, work):
     """docs/sdk.md's first report: the metric created with the CLI, the sample run, the count."""
+    repo = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..")
+    with open(os.path.join(repo, "client", "java", "examples", "FirstReport.java")) as f:
+        sample = f.read()
+    with open(os.path.join(repo, "docs", "sdk.md")) as f:
+        check("```java\n" + sample + "```" in f.read(),
+              "docs/sdk.md must show client/java/examples/FirstReport.java unchanged")
     started = time.monotonic()
     cli(cli_bin, collector.target, "create-metric", "--name=first_metric",
         "--design=symmetric_epsilon", "--epsilon=1", "--min_reports=1")
