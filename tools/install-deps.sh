@@ -27,6 +27,7 @@ packages=(
   python3-yaml python3-jsonschema  # tests/kubernetes: the example manifest's schema check
   python3-setuptools python3-wheel python3-mypy  # the Python SDK wheel (built offline) and its type check
   openjdk-17-jdk-headless libjsr305-java  # the JVM SDK (client/java): javac, jni.h, nullability annotations
+  kotlin  # kotlinc: the JVM SDK's Kotlin sample (CTest kotlin_sample)
 )
 [ "$ci" = 0 ] || packages+=(docker.io docker-compose debootstrap clang-14 libclang-rt-14-dev)
 missing=()

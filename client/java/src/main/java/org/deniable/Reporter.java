@@ -1,5 +1,6 @@
 package org.deniable;
 
+import java.io.Closeable;
 import java.io.File;
 import java.util.Collection;
 import java.util.Collections;
@@ -30,8 +31,11 @@ import javax.annotation.Nullable;
  * waits for calls in progress, and calls after it throw FAILED_PRECONDITION. One reporter per
  * store directory (per process). Errors are {@link DeniableException} with the code each method
  * names.
+ *
+ * <p>{@link Closeable} (an {@link AutoCloseable} whose close() throws nothing here), so that
+ * Kotlin's {@code use { }} applies with the plain standard library, not only kotlin-stdlib-jdk7.
  */
-public final class Reporter implements AutoCloseable {
+public final class Reporter implements Closeable {
   /** The file kept in the store directory: the queue, the memoized bits and the ledger. */
   public static final String STORE_FILE_NAME = "deniable.db";
 
