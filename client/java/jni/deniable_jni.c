@@ -72,6 +72,8 @@ static int GetLabels(JNIEnv* env, jobjectArray keys, jobjectArray values, Labels
     Throw(env, DENIABLE_INVALID_ARGUMENT, "labels: keys and values differ in number");
     return 0;
   }
+  /* Each label holds two local references until FreeLabels (Android allows 512 by default). */
+  if ((*env)->EnsureLocalCapacity(env, 2 * n + 8) != 0) return 0;
   out->labels = calloc((size_t)n, sizeof(deniable_label));
   out->strings = calloc(2 * (size_t)n, sizeof(Utf));
   if (out->labels == NULL || out->strings == NULL) {
@@ -161,6 +163,7 @@ JNIEXPORT void JNICALL Java_org_deniable_NativeBridge_prefetch(JNIEnv* env, jcla
                                                                jlong timeout_ms) {
   (void)cls;
   jsize n = (*env)->GetArrayLength(env, metrics);
+  if ((*env)->EnsureLocalCapacity(env, n + 8) != 0) return; /* OutOfMemoryError pending */
   Utf* names = calloc((size_t)n + 1, sizeof(Utf));
   const char** c = calloc((size_t)n + 1, sizeof(const char*));
   jsize got = 0;

@@ -108,6 +108,17 @@ public final class JvmSdkTest {
       expectError(StatusCode.NOT_FOUND, () -> r.report("no_such_metric", true));
       e = expectError(StatusCode.INVALID_ARGUMENT, () -> r.report("", true));
       check(e.getMessage().contains("metric"), e.getMessage());
+      Map<String, String> nullValue = new TreeMap<>();
+      nullValue.put("screen", null); // what a Kotlin caller cannot pass, a Java one can
+      e = expectError(StatusCode.INVALID_ARGUMENT, () -> r.report("jvm_count", true, nullValue));
+      check(e.getMessage().contains("labels"), e.getMessage());
+      e =
+          expectError(
+              StatusCode.INVALID_ARGUMENT,
+              () -> r.report("jvm_count", true, Map.of("Bad Key", "x")));
+      check(e.getMessage().contains("labels"), e.getMessage());
+      expectError(
+          StatusCode.NOT_FOUND, () -> r.prefetch(List.of("jvm_count", "no_such_metric"), 5_000));
       check(r.pending() == 0, r.pending());
     }
 
