@@ -15,7 +15,7 @@ Without a JDK the build leaves the JVM SDK out (DENIABLE_BUILD_JAVA=OFF) and CMa
 script with --absent WHAT: skipped (77) on a developer's machine, failed in CI.
 
 Usage: jvm_sdk_test.py SERVER CLI JAVA SDK_JAR TEST_JAR SAMPLE_JAR JNI_LIBRARY
-       jvm_sdk_test.py --absent WHAT
+       jvm_sdk_test.py --absent WHY
 """
 import json
 import os
@@ -128,7 +128,7 @@ def run_sample(java, sample_classpath, jni, collector, cli_bin, work):
 
 def main():
     if sys.argv[1] == "--absent":
-        absent(f"the JVM SDK (DENIABLE_BUILD_JAVA=OFF: missing {sys.argv[2]})")
+        absent(f"the JVM SDK (not built: {sys.argv[2]})")
     server_bin, cli_bin, java, sdk_jar, test_jar, sample_jar, jni = sys.argv[1:8]
     sdk_jar, test_jar, sample_jar, jni = map(os.path.abspath, (sdk_jar, test_jar, sample_jar, jni))
     classpath = os.pathsep.join([test_jar, sdk_jar])

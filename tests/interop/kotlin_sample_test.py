@@ -6,7 +6,7 @@ then run against the real server: one report counted, with its per-report label,
 ALREADY_REPORTED.
 
 Usage: kotlin_sample_test.py SERVER CLI JAVA SDK_JAR JNI_LIBRARY KOTLINC
-       kotlin_sample_test.py --absent WHAT
+       kotlin_sample_test.py --absent WHY
 """
 import os
 import subprocess
@@ -24,7 +24,7 @@ REPO = os.path.abspath(os.path.join(os.path.dirname(os.path.abspath(__file__)), 
 
 def main():
     if sys.argv[1] == "--absent":
-        absent(f"the Kotlin sample's tools ({sys.argv[2]})")
+        absent(f"the JVM SDK, which the Kotlin sample needs (not built: {sys.argv[2]})")
     server_bin, cli_bin, java, sdk_jar, jni, kotlinc = sys.argv[1:7]
     if not kotlinc or not os.path.exists(kotlinc):
         absent("kotlinc (Debian: kotlin)")
