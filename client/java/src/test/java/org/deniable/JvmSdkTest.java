@@ -70,7 +70,8 @@ public final class JvmSdkTest {
     } else if (args.length == 5 && args[0].equals("matrix")) {
       matrix(args[1], args[2], Integer.parseInt(args[3]), Double.parseDouble(args[4]));
     } else {
-      System.err.println("usage: JvmSdkTest contract TARGET WORK_DIR | matrix TARGET METRIC N SHARE");
+      System.err.println(
+          "usage: JvmSdkTest contract TARGET WORK_DIR | matrix TARGET METRIC N SHARE");
       System.exit(2);
     }
   }
