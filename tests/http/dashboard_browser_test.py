@@ -161,8 +161,9 @@ def main():
         check(driver.find_element(By.ID, "p-upper").text == pct(cp["ciUpper"]))
         wait.until(lambda d: d.find_element(By.ID, "design-figures").text)
         check("posterior" in driver.find_element(By.ID, "design-figures").text)
-        Select(driver.find_element(By.ID, "method")).select_by_value("WILSON")
+        Select(driver.find_element(By.ID, "method")).select_by_value("")  # the server's default
         wait.until(lambda d: d.find_element(By.ID, "p-lower").text == pct(expected["ciLower"]))
+        check("default" in figure("p-method").text, figure("p-method").text)
         wait.until(lambda d: d.find_elements(By.CSS_SELECTOR, "#groups-table tbody tr"))
         driver.execute_script("window.scrollTo(0, 0)")
         driver.save_screenshot(screenshot)

@@ -240,6 +240,9 @@ def main():
               "band" in el("series-legend").text, el("series-legend").text)
         y = chart(driver, "series-chart", "[c.scales.y.min, c.scales.y.max]")
         check(y[0] == 0, y)
+        wait.until(lambda d: panel_state(d, "prevalence") == "ready")
+        page = driver.find_element(By.ID, "detail").text
+        check(not re.search(r"\d\.\d{6,}", page), re.findall(r"\d\.\d{6,}", page))
         el("series-chart").screenshot(os.path.join(shots, "after-categorical-series.png"))
 
         # Phone width: no sideways scroll, tables scroll in their own box.

@@ -29,6 +29,8 @@ function points(v) {
   const text = Math.abs(x).toFixed(2);
   return (Number(text) === 0 ? "" : x > 0 ? "+" : "\u2212") + text;
 }
+// The server's sentences with long decimals ("level 0.987259") rounded to 4 significant digits.
+function roundProse(text) { return String(text).replace(/\d+\.\d{5,}/g, (m) => round(m, 4)); }
 function interval(lo, hi) { return `[${pct(lo)}, ${pct(hi)}]`; }
 // A bucket, group or prevalence without an estimate (too few reports): the old form sets
 // `suppressed` (estimates 0, method INTERVAL_METHOD_UNSPECIFIED), the new one also gives null.
@@ -385,8 +387,8 @@ async function loadPrevalence() {
     setFigure("p-method", methodText(p), p.method, `${p.method}${p.methodReason ? ": " + p.methodReason : ""}`);
     setFigure("p-epsilon", round(p.epsilon, 5), p.epsilon, String(p.epsilon));
     setFigure("p-central", p.centralMethod === "shuffle_numerical"
-      ? `${round(p.centralEpsilon, 5)} at delta = ${p.centralDelta} over ${count(p.centralN)} reports, against an analyst who sees only counts`
-      : `not amplified (local epsilon only)${p.centralNote ? ": " + p.centralNote : ""}`, p.centralEpsilon, p.centralMethod);
+      ? `${round(p.centralEpsilon, 5)} at delta = ${num(p.centralDelta) > 0 && num(p.centralDelta) < 1e-3 ? num(p.centralDelta).toExponential(0) : round(p.centralDelta)} over ${count(p.centralN)} reports, against an analyst who sees only counts`
+      : `not amplified (local epsilon only)${p.centralNote ? ": " + roundProse(p.centralNote) : ""}`, p.centralEpsilon, p.centralMethod);
     if (p.shares && p.shares.length) showShares(p); else showYesNo(p);
     showExtra(p);
     ready("prevalence", gen);
@@ -419,7 +421,7 @@ function showExtra(p) {
     const dt = document.createElement("dt"); dt.textContent = label; dt.title = key;
     const dd = document.createElement("dd");
     dd.textContent = key === "periods" ? count(p[key]) : humanize(p[key]);
-    if (key === "methodReason" || key === "intervalConstruction") dd.textContent = VALUE_NAMES[p[key]] || String(p[key]);
+    if (key === "methodReason" || key === "intervalConstruction") dd.textContent = VALUE_NAMES[p[key]] || roundProse(p[key]);
     dd.title = `${key}: ${p[key]}`;
     dd.dataset.field = key;
     dd.dataset.value = p[key];
