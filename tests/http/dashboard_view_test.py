@@ -11,6 +11,8 @@
 - The view in the address: a link reopens the same metric, range, bucket, breakdown, method and
   level (relative and custom ranges).
 - CSV of every table; the breakdown's CSV equals the API's groups, and the button downloads it.
+- A breakdown by a label no report carries shows the collector's refusal (naming the labels
+  there are) and no bars.
 - Both JSON forms: int64 as numbers and suppressed values as null read as the strings-and-zeros
   form does.
 - Phone width (360 and 500 px): the page never scrolls sideways.
@@ -203,6 +205,17 @@ def main():
         eventually(lambda: os.path.exists(saved) and open(saved, newline="").read() == text,
                    10, f"{saved} holding the breakdown's CSV")
 
+        # A label no report carries: the collector's refusal naming the labels there are, and
+        # no bars (not one blank group holding everything).
+        el("group-by").clear()
+        el("group-by").send_keys("city")
+        el("group-go").click()
+        wait.until(lambda d: panel_state(d, "groups") == "error")
+        status = el("groups-status").text
+        check('"city"' in status and "region" in status, status)
+        check(not rows("groups-table") and chart(driver, "groups-chart", "1") is None)
+        check("by=city" in driver.current_url, driver.current_url)
+
         # The new JSON form (numbers, null for suppressed) reads as the old one.
         driver.execute_script("sessionStorage.setItem('test.newForm', '1')")
         driver.get("about:blank")
@@ -256,9 +269,8 @@ def main():
                 sizes = driver.execute_script(
                     "return [document.scrollingElement.scrollWidth, innerWidth]")
                 check(sizes[0] <= sizes[1] == width, (width, metric, sizes))
-            if width == 500:
-                driver.execute_script("document.getElementById('detail').scrollIntoView()")
-                driver.save_screenshot(os.path.join(shots, "after-phone-width.png"))
+            driver.execute_script("document.getElementById('detail').scrollIntoView()")
+            driver.save_screenshot(os.path.join(shots, f"after-phone-width-{width}.png"))
         print(f"dashboard view: OK (screenshots in {shots})")
     finally:
         if driver is not None:
