@@ -208,13 +208,23 @@ def main():
             "second": {"metric": "chile_vote", "startTimeSeconds": at, "endTimeSeconds": end}},
             "")
         rows = driver.find_elements(By.CSS_SELECTOR, "#diff-shares tbody tr")
-        for row, s in zip(rows, diff["shares"]):
+        check(len(rows) == 4)
+        for v, (row, s) in enumerate(zip(rows, diff["shares"])):
             cells = row.find_elements(By.TAG_NAME, "td")
             check(cells[0].text == s["category"])
-            check(float(cells[3].get_attribute("data-value")) == -s["difference"], (s, row.text))
-            check(float(cells[4].get_attribute("data-lower")) == -s["ciUpper"], s)
-            check(float(cells[4].get_attribute("data-upper")) == -s["ciLower"], s)
-            words = "rose by" if s["difference"] < 0 else "fell by"
+            # The page shows second minus first whichever way the API's field runs (its proto
+            # says first - second).
+            change = (diff["second"]["shares"][v]["estimateUnbiased"] -
+                      diff["first"]["shares"][v]["estimateUnbiased"])
+            flipped = abs(s["difference"] + change) < abs(s["difference"] - change)
+            lower, upper = (-s["ciUpper"], -s["ciLower"]) if flipped else (s["ciLower"],
+                                                                          s["ciUpper"])
+            check(abs(float(cells[3].get_attribute("data-value")) - change) < 1e-12,
+                  (s, row.text))
+            check(float(cells[4].get_attribute("data-lower")) == lower, s)
+            check(float(cells[4].get_attribute("data-upper")) == upper, s)
+            words = ("did not change" if f"{abs(change) * 100:.2f}" == "0.00" else
+                     f"{'rose' if change > 0 else 'fell'} by {abs(change) * 100:.2f} points")
             check(words in cells[5].text, (s, cells[5].text))
 
         driver.execute_script("document.getElementById('detail').scrollIntoView()")

@@ -143,10 +143,12 @@ def main():
         result = el("diff-result")
         check(abs(float(result.get_attribute("data-value")) - change) < 1e-12,
               (result.get_attribute("data-value"), change))
-        words = f"{'rose' if change > 0 else 'fell'} by {abs(change) * 100:.2f} points"
-        sign = "+" if change > 0 else "\u2212"
+        size = f"{abs(change) * 100:.2f}"
+        words = ("did not change" if size == "0.00" else
+                 f"{'rose' if change > 0 else 'fell'} by {size} points")
+        sign = "" if size == "0.00" else "+" if change > 0 else "\u2212"
         check(words in result.text and "second minus first" in result.text and
-              f"{sign}{abs(change) * 100:.2f} percentage points" in result.text, result.text)
+              f"{sign}{size} percentage points" in result.text, result.text)
 
         # The view in the address, and a link that reopens it.
         select("range", "7d")
