@@ -10,7 +10,10 @@ minimum of 50, so its prevalence is refused and its buckets are suppressed).
 
 The page's fetch is wrapped before the dashboard's script runs:
   window.__requests: [{method, body}] of every API call, in order;
-  window.__hold[method] = true: calls to that method wait until window.__release(method);
+  window.__hold[method] = true: calls to that method wait until window.__release(method) (all of
+    them) or window.__releaseNewest(method) (the newest);
+  window.__answered: the methods of the calls whose answers the page has read, in order (the
+    page's handling of an answer finishes in the same task, before any later timer);
   sessionStorage "test.newForm" = "1": answers are rewritten to the JSON form where int64 counts
     are numbers and suppressed buckets and groups carry null estimates and intervals.
 """
@@ -36,6 +39,12 @@ window.__release = (method) => {
   window.__waiting = window.__waiting.filter((w) => w.method !== method);
   waiting.forEach((w) => w.go());
 };
+// Releases only the newest held call of `method` (the others stay held).
+window.__releaseNewest = (method) => {
+  const i = window.__waiting.map((w) => w.method).lastIndexOf(method);
+  if (i >= 0) window.__waiting.splice(i, 1)[0].go();
+};
+window.__answered = [];
 const INT64 = new Set(["n", "yesCount", "startTimeSeconds", "endTimeSeconds", "centralN", "periods",
   "reportingPeriodSeconds", "supportCount"]);
 const NULLED = ["estimateUnbiased", "estimateClipped", "standardError", "ciLower", "ciUpper", "yesShare",
@@ -55,10 +64,14 @@ window.fetch = async (url, init) => {
   const method = String(url).replace(/^.*\/v1\//, "");
   window.__requests.push({ method, body: init && init.body ? JSON.parse(init.body) : null });
   if (window.__hold[method]) await new Promise((go) => window.__waiting.push({ method, go }));
-  const response = await realFetch(url, init);
-  if (sessionStorage.getItem("test.newForm") !== "1" || !response.ok) return response;
-  const body = newForm(await response.json());
-  return new Response(JSON.stringify(body), { status: response.status, headers: response.headers });
+  let response = await realFetch(url, init);
+  if (sessionStorage.getItem("test.newForm") === "1" && response.ok) {
+    const body = newForm(await response.json());
+    response = new Response(JSON.stringify(body), { status: response.status, headers: response.headers });
+  }
+  const json = response.json.bind(response);
+  response.json = async () => { const b = await json(); window.__answered.push(method); return b; };
+  return response;
 };
 """
 

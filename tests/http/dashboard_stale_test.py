@@ -8,7 +8,9 @@ Chromium against the real collector.
    prevalence panel marked as an error with the API's refusal.
 2. A panel is emptied the moment its request starts: with GetPrevalence held, switching from
    chile_vote_yes to the categorical chile_vote leaves n, the estimate and the shares table empty
-   (panel "loading") until the answer is released; then they are the API's.
+   (panel "loading") until the answer is released; then they are the API's. With GetSeries held
+   for chile_vote_yes and then few_reports, releasing the newer and then the older shows
+   few_reports's buckets only.
 3. A call that fails (GetSeries blocked in the browser): the series table and chart are emptied
    and the panel says why, both when switching metric and when changing the bucket of the same
    metric; the other panels hold the current metric's figures.
@@ -110,6 +112,31 @@ def main():
         check(panel_state(driver, "prevalence") == "ready")
         for row, s in zip(rows("shares-table"), expected["shares"]):
             check(row.find_elements(By.TAG_NAME, "td")[2].text == pct(s["estimateUnbiased"]))
+
+        # An older answer arriving after a newer request never fills the panel: chile_vote_yes's
+        # and then few_reports's series held, both released together.
+        driver.execute_script("window.__hold['QueryService/GetSeries'] = true")
+        pick(driver, wait, "chile_vote_yes")
+        wait.until(lambda d: text("metric-name") == "chile_vote_yes")
+        pick(driver, wait, "few_reports")
+        wait.until(lambda d: text("metric-name") == "few_reports")
+        check(panel_state(driver, "series") == "loading" and not rows("series-table"))
+        answered = lambda: driver.execute_script(  # noqa: E731
+            "return window.__answered.filter(m => m === 'QueryService/GetSeries').length")
+        before = answered()
+        driver.execute_script("window.__releaseNewest('QueryService/GetSeries')")
+        wait.until(lambda d: panel_state(d, "series") == "ready")
+        driver.execute_script("window.__release('QueryService/GetSeries')")  # the older one
+        wait.until(lambda d: answered() == before + 2)
+        # Its handler ran (microtasks after the read) before this timer fires.
+        driver.execute_script("return new Promise(r => setTimeout(r, 0))")
+        check(driver.execute_script(
+            "return window.__requests.filter(r => r.method === 'QueryService/GetSeries')"
+            ".slice(-2).map(r => r.body.metric)") == ["chile_vote_yes", "few_reports"])
+        check(sum(int(r.find_elements(By.TAG_NAME, "td")[1].text)
+                  for r in rows("series-table")) == 10, [r.text for r in rows("series-table")])
+        pick(driver, wait, "chile_vote")
+        wait.until(lambda d: panel_state(d, "series") == "ready" and rows("series-table"))
 
         # 3. A call that fails: GetSeries blocked in the browser.
         driver.execute_cdp_cmd("Network.enable", {})

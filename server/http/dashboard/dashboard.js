@@ -237,6 +237,7 @@ function drawSeries(buckets) {
       { ...SUPPRESSED_MARK, data: buckets.map((b) => (suppressed(b) ? 0 : null)) },
     ],
   };
+  destroyChart("series-chart");
   new Chart($("series-chart"), {
     type: "line", data,
     options: { animation: false, maintainAspectRatio: false,
@@ -279,6 +280,7 @@ function drawShareSeries(buckets) {
     borderColor: categoryColor(v), backgroundColor: categoryColor(v), fill: false, spanGaps: false }));
   datasets.push({ ...SUPPRESSED_MARK, data: buckets.map((b) => (suppressed(b) ? 0 : null)) });
   const bounds = axisBounds(datasets.filter((d) => d.category !== undefined).flatMap((d) => d.data.map((y) => (y === null ? null : y / 100))));
+  destroyChart("series-chart");
   new Chart($("series-chart"), {
     type: "line", data: { labels: buckets.map((b) => bucketLabel(b.startTimeSeconds)), datasets },
     options: { animation: false, maintainAspectRatio: false,
@@ -344,6 +346,7 @@ function drawGroups(key, groups) {
   const shown = groups.filter((g) => !suppressed(g));
   const bounds = axisBounds(shown.flatMap((g) => [g.ciLower, g.ciUpper, g.estimateUnbiased]));
   $("groups-legend").textContent = `Bars: estimate by ${key}; whiskers: ${levelText($("level").value)} interval; suppressed groups have too few reports.`;
+  destroyChart("groups-chart");
   new Chart($("groups-chart"), {
     type: "bar",
     data: { labels: groups.map(name),
@@ -373,6 +376,7 @@ function drawShareGroups(key, groups) {
   const all = groups.flatMap((g) => names.map((n, v) => share(g, v)).filter(Boolean));
   const bounds = axisBounds(all.flatMap((s) => [s.simultaneousLower, s.simultaneousUpper, s.estimateUnbiased]));
   $("groups-legend").textContent = `Bars: each category's unbiased estimate by ${key}; whiskers: simultaneous ${levelText($("level").value)} intervals.`;
+  destroyChart("groups-chart");
   new Chart($("groups-chart"), {
     type: "bar",
     data: { labels: groups.map((g) => (g.groupValue || "(no value)") + (suppressed(g) ? " (suppressed)" : "")),
