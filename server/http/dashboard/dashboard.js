@@ -63,7 +63,11 @@ function drawMetrics() {
     try { range = rangeRequest(); } catch (e) { n.textContent = "—"; return; }
     api("QueryService/GetPrevalence", { metric: m.name, ...range })
       .then((p) => { if (request !== countsRequest) return; n.textContent = count(p.n); n.dataset.value = num(p.n); state.tables.metrics.rows[i][5] = num(p.n); })
-      .catch((e) => { if (request !== countsRequest) return; n.textContent = "too few"; n.title = e.message; });
+      .catch((e) => {
+        if (request !== countsRequest) return;
+        n.textContent = e.message.includes("FAILED_PRECONDITION") ? "too few" : "error";
+        n.title = e.message;
+      });
   });
 }
 
@@ -188,7 +192,7 @@ function showShares(p) {
   });
   fillTable("shares-table", ["category", { name: "supporting reports", cls: "num" }, { name: "unbiased estimate", cls: "num" },
     { name: "consistent share", cls: "num", title: p.consistentMethod }, { name: "standard error", cls: "num" },
-    { name: "interval (this category)", cls: "num", csv: "lower,upper" }, { name: "simultaneous interval (all categories)", cls: "num", csv: "simultaneous_lower,simultaneous_upper" }],
+    { name: "interval (this category)", cls: "num" }, { name: "simultaneous interval (all categories)", cls: "num" }],
   shares.map((s) => ({ data: { category: s.category },
     csv: [s.category, num(s.supportCount), num(s.estimateUnbiased), num(s.estimateConsistent), num(s.standardError), num(s.ciLower), num(s.ciUpper), num(s.simultaneousLower), num(s.simultaneousUpper)],
     cells: [{ text: s.category }, { text: count(s.supportCount), cls: "num", data: { value: num(s.supportCount) } },
