@@ -22,8 +22,7 @@ TEST(CalendarWindowsTest, FirstsFollowThePreviousReport) {
   EXPECT_EQ(WindowFirsts(kMonday, kMonday + 86400), kFirstInDay);
   EXPECT_EQ(WindowFirsts(kMonday, kMonday + 7 * 86400), kFirstInDay | kFirstInWeek);
   // 2026-11-30 (Monday) -> 2026-12-01 (Tuesday): new day and month, same week.
-  EXPECT_EQ(WindowFirsts(kMonday + 28 * 86400, kMonday + 29 * 86400),
-            kFirstInDay | kFirstInMonth);
+  EXPECT_EQ(WindowFirsts(kMonday + 28 * 86400, kMonday + 29 * 86400), kFirstInDay | kFirstInMonth);
 }
 
 TEST(CalendarWindowsTest, ExactAndWholeWindows) {

@@ -45,8 +45,8 @@ PRAGMA user_version = 3;
 )sql";
 // Schema history (PRAGMA user_version): 0 or 1, the first release (memo of bits only); 2 adds
 // category_memo (metrics with categories); 3 adds ledger.last_report (the event time of the
-// metric's last queued report, for the window flags; 0 in an older store). Every step is additive, so opening an older file
-// with kSchema above migrates it in place and keeps all of its rows.
+// metric's last queued report, for the window flags; 0 in an older store). Every step is additive,
+// so opening an older file with kSchema above migrates it in place and keeps all of its rows.
 
 // Columns added to the ledger after the first release; a store written before gains them with
 // these defaults when it is opened.
