@@ -109,9 +109,15 @@ TEST_F(PostgresStorageTest, Version4DatabaseGetsItsLabelValuesFromTheCounts) {
   }
   auto conn = PgConnection::Connect(uri_);
   ASSERT_TRUE(conn.ok());
-  // Back to version 4, as a database written before the cap.
+  // Back to version 4, as a database written before the cap (and before the window flags of
+  // version 6, issue 26).
   ASSERT_TRUE((*conn)->Exec("DROP TABLE label_values").ok());
-  ASSERT_TRUE((*conn)->Exec("DELETE FROM schema_version WHERE version = 5").ok());
+  ASSERT_TRUE((*conn)->Exec("DROP TABLE first_counts").ok());
+  ASSERT_TRUE((*conn)
+                  ->Exec("ALTER TABLE metrics DROP COLUMN window_firsts_off, DROP COLUMN "
+                         "reporting_once")
+                  .ok());
+  ASSERT_TRUE((*conn)->Exec("DELETE FROM schema_version WHERE version >= 5").ok());
 
   auto s = PostgresStorage::Open({.uri = uri_, .max_label_values = 2});
   ASSERT_TRUE(s.ok()) << s.status();
@@ -127,6 +133,19 @@ TEST_F(PostgresStorageTest, Version4DatabaseGetsItsLabelValuesFromTheCounts) {
   EXPECT_EQ(r->accepted, 2);
   ASSERT_EQ(r->label_refusals.size(), 1u);
   EXPECT_EQ(r->label_refusals[0].row, 0u);
+  // Version 6: the old metrics keep the flags on; a flagged report counts its first.
+  absl::StatusOr<StoredMetric> migrated = (*s)->GetMetric("other");
+  ASSERT_TRUE(migrated.ok()) << migrated.status();
+  EXPECT_FALSE(migrated->window_firsts_off);
+  EXPECT_FALSE(migrated->reporting_once);
+  ReportRow flagged = Row(other, 7, true, 11);
+  flagged.window_firsts = 7;
+  ASSERT_TRUE((*s)->AppendReports({flagged}).ok());
+  absl::StatusOr<std::vector<CountRow>> counts = (*s)->ReadCounts(other, 11 * 3600, 12 * 3600);
+  ASSERT_TRUE(counts.ok()) << counts.status();
+  ASSERT_EQ(counts->size(), 1u);
+  EXPECT_EQ((*counts)[0].firsts[2].n, 1);
+  EXPECT_EQ((*counts)[0].firsts[2].yes, 1);
 
   ASSERT_TRUE((*s)->DeleteMetric("m").ok());
   absl::StatusOr<PgResult> left =

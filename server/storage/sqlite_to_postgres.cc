@@ -165,7 +165,7 @@ absl::StatusOr<MigrationSummary> MigrateSqliteToPostgres(
       SqliteStatement reports,
       SqliteStatement::Prepare(db.get(),
                                "SELECT r.metric_id, r.event_time, r.report_id, r.version, r.bit, "
-                               "l.canonical, r.support FROM stored_reports r "
+                               "l.canonical, r.support, r.firsts FROM stored_reports r "
                                "JOIN labelsets l ON l.id = r.labelset_id"));
   std::vector<ReportRow> chunk;
   auto flush = [&]() -> absl::Status {
@@ -202,6 +202,8 @@ absl::StatusOr<MigrationSummary> MigrateSqliteToPostgres(
       r.categorical = true;
       r.supported = DecodeSupport(reports.ColumnBlob(6));
     }
+    // Its window flags: PostgreSQL counts its firsts again.
+    if (!reports.ColumnIsNull(7)) r.window_firsts = static_cast<int>(reports.ColumnInt64(7));
     chunk.push_back(std::move(r));
     if (chunk.size() == kChunkReports) DENIABLE_RETURN_IF_ERROR(flush());
   }

@@ -127,9 +127,10 @@ async function selectMetric(name) {
   await Promise.all([loadPrevalence(), loadSeries(), loadGroups(), loadDesign()]);
 }
 
-// Fields some collectors add to Prevalence (estimand, combination, method_reason, ...): shown as
+// Fields some collectors add to Prevalence (estimand, combination, method_reason, the window and
+// the explanation sentence of docs/statistics.md section 4.4, ...): shown as
 // they come when present.
-const EXTRA_FIELDS = ["estimand", "combination", "methodReason"];
+const EXTRA_FIELDS = ["estimand", "combination", "methodReason", "varianceBound", "window", "explanation"];
 
 async function loadPrevalence() {
   try {
