@@ -40,8 +40,9 @@ class WindowQueryTest : public ::testing::Test {
     ASSERT_TRUE(registry_.Create(create).ok());
   }
 
-  // One report of `metric` at `time` with bit `bit` and window flags `firsts` (-1: none).
-  void Add(const std::string& metric, int64_t time, bool bit, int firsts) {
+  // One report of `metric` at `time` with bit `bit` and window flags `firsts` (-1: none), and
+  // for a categorical metric the k-RR category `category` (-1: none).
+  void Add(const std::string& metric, int64_t time, bool bit, int firsts, int category = -1) {
     v1::Report* r = batch_.add_reports();
     r->set_metric(metric);
     r->set_design_version(1);
@@ -56,6 +57,7 @@ class WindowQueryTest : public ::testing::Test {
       r->mutable_window_firsts()->set_week((firsts & kFirstInWeek) != 0);
       r->mutable_window_firsts()->set_month((firsts & kFirstInMonth) != 0);
     }
+    if (category >= 0) r->mutable_categorical()->set_category(static_cast<uint32_t>(category));
     if (batch_.reports_size() == 5000) Flush();
   }
   void Flush() {
@@ -181,6 +183,38 @@ TEST_F(WindowQueryTest, ASurveySpreadOverFourWeeksGetsTheIntervalOfItsRespondent
       "[%.4f, %.4f]\n",
       old.standard_error(), old.ci_lower(), old.ci_upper(), flags.standard_error(),
       once.standard_error(), once.ci_lower(), once.ci_upper());
+}
+
+// Categorical metrics: the week counts each device's first report's category once.
+TEST_F(WindowQueryTest, CategorySharesOfAWeekCountEachDeviceOnce) {
+  v1::CreateMetricRequest create;
+  create.set_name("vote");
+  for (const char* c : {"a", "b", "c"}) create.add_categories(c);
+  create.mutable_design()->mutable_categorical()->set_mechanism(v1::K_RR);
+  create.mutable_design()->mutable_categorical()->set_epsilon(1.0);
+  ASSERT_TRUE(registry_.Create(create).ok());
+  std::mt19937_64 rng(3);
+  std::uniform_int_distribution<int> category(0, 2);
+  constexpr int kDevices = 600;
+  int64_t first_b = 0;
+  for (int i = 0; i < kDevices; ++i) {
+    const int memo = category(rng);  // the device's memoized report
+    first_b += memo == 1;
+    for (int d = 0; d < 7; ++d) {
+      Add("vote", kMonday + d * kDay, false, WindowFirsts(d == 0 ? 0 : kMonday, kMonday + d * kDay),
+          memo);
+    }
+  }
+  Flush();
+  const v1::Prevalence week = Get("vote", kMonday, kMonday + 7 * kDay);
+  EXPECT_EQ(week.estimand(), "active_device_prevalence");
+  EXPECT_EQ(week.window(), "week");
+  EXPECT_EQ(week.n(), kDevices);
+  ASSERT_EQ(week.shares_size(), 3);
+  EXPECT_EQ(week.shares(1).support_count(), first_b);
+  const v1::Prevalence day = Get("vote", kMonday, kMonday + kDay);
+  ASSERT_EQ(day.shares_size(), 3);
+  EXPECT_NEAR(week.shares(1).standard_error(), day.shares(1).standard_error(), 1e-12);
 }
 
 TEST_F(WindowQueryTest, AFirstInItsWeekThatIsNotFirstInItsDayIsRefused) {
