@@ -114,6 +114,7 @@ TEST_F(WindowQueryTest, AWeekOfADailyFleetCountsEachDeviceOnce) {
   EXPECT_EQ(week.n(), kDevices);
   EXPECT_EQ(week.explanation(), "2000 devices active in the week of 2026-11-02, each counted once");
   EXPECT_EQ(day.window(), "day");
+  EXPECT_THAT(week.interval_construction(), HasSubstr("on the week's first reports"));
   EXPECT_NEAR(week.standard_error() / day.standard_error(), 1.0, 0.10);
   const double truth = static_cast<double>(truly_yes) / kDevices;
   EXPECT_LT(std::abs(week.estimate_unbiased() - truth), 3 * week.standard_error());

@@ -3,6 +3,7 @@
 #include <string>
 
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_replace.h"
 #include "absl/time/time.h"
 
 namespace deniable::server {
@@ -62,6 +63,16 @@ void DescribeWindowEstimate(const WindowChoice& choice, int64_t start, v1::Preva
   p->set_window(choice.once ? "once" : CalendarWindowName(choice.kind));
   p->set_windows(choice.once ? 1 : p->periods());
   const bool several = !choice.once && p->periods() > 1;
+  // The interval was built per window where EstimateFromPeriods says per period.
+  std::string construction = p->interval_construction();
+  const std::string unit = choice.once ? "reports (one per device)"
+                                       : absl::StrCat(CalendarWindowName(choice.kind),
+                                                      "'s first reports (one per device)");
+  construction = absl::StrReplaceAll(
+      construction, {{"the period's reports", absl::StrCat("the ", unit)},
+                     {" periods, ends averaged",
+                      absl::StrCat(" ", CalendarWindowName(choice.kind), "s, ends averaged")}});
+  p->set_interval_construction(construction);
   p->set_variance_bound(several ? "minkowski_across_windows" : "independent_devices");
   if (choice.once) {
     p->set_explanation(absl::StrCat(p->n(),
