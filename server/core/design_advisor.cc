@@ -11,6 +11,7 @@
 #include "deniable/common/categorical.h"
 #include "deniable/common/categorical_planner.h"
 #include "deniable/common/categorical_privacy.h"
+#include "deniable/common/echo.h"
 #include "deniable/common/interval.h"
 #include "deniable/common/planner.h"
 #include "deniable/common/privacy.h"
@@ -219,6 +220,32 @@ absl::StatusOr<v1::DesignDescription> DesignAdvisor::Describe(
 }
 
 absl::StatusOr<v1::SurveyPlan> DesignAdvisor::Plan(const v1::PlanSurveyRequest& request) {
+  const std::string& window = request.window();
+  if (!window.empty() && window != "day" && window != "week" && window != "month" &&
+      window != "once") {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "window: must be day, week, month, once or empty, but is ", EchoValue(window)));
+  }
+  const double per_device = request.reports_per_device() == 0 ? 1 : request.reports_per_device();
+  if (!std::isfinite(per_device) || per_device < 1) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "reports_per_device: must be >= 1 (0 means 1), but is ", request.reports_per_device()));
+  }
+  DENIABLE_ASSIGN_OR_RETURN(v1::SurveyPlan plan, PlanReports(request));
+  if (window.empty()) return plan;
+  // A whole-window query counts each active device once (one first report each), so the n that
+  // gives the half-width is devices; the reports they send do not narrow it.
+  const int64_t devices =
+      plan.categories_size() > 0 ? plan.reports_needed_simultaneous() : plan.reports_needed();
+  plan.set_window(window);
+  plan.set_reports_per_device(window == "once" ? 1 : per_device);
+  plan.set_devices_needed(devices);
+  plan.set_reports_sent(static_cast<int64_t>(
+      std::ceil(static_cast<double>(devices) * plan.reports_per_device() - 1e-9)));
+  return plan;
+}
+
+absl::StatusOr<v1::SurveyPlan> DesignAdvisor::PlanReports(const v1::PlanSurveyRequest& request) {
   DENIABLE_ASSIGN_OR_RETURN(std::optional<NamedCategoricalDesign> named,
                             CategoricalFromRequest(request));
   if (named.has_value()) return PlanCategorical(request, named->design, named->names);

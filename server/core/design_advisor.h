@@ -54,9 +54,12 @@ class DesignAdvisor {
   // Errors: INVALID_ARGUMENT naming "design...", "k", "categories[i]", "half_width",
   // "confidence_level", "assumed_prevalence", "assumed_shares" / "assumed_shares[v]" or
   // "simultaneous"; OUT_OF_RANGE naming "half_width" when n exceeds int64.
+  // With request.window: the plan in devices active in the window (SurveyPlan.devices_needed,
+  // reports_sent); INVALID_ARGUMENT naming "window" or "reports_per_device" (< 0 or not finite).
   absl::StatusOr<v1::SurveyPlan> Plan(const v1::PlanSurveyRequest& request);
 
  private:
+  absl::StatusOr<v1::SurveyPlan> PlanReports(const v1::PlanSurveyRequest& request);
   absl::StatusOr<v1::SurveyPlan> PlanCategorical(const v1::PlanSurveyRequest& request,
                                                  const CategoricalDesign& design,
                                                  const std::vector<std::string>& names);

@@ -9,6 +9,7 @@
 #include "absl/container/flat_hash_map.h"
 #include "absl/status/status.h"
 #include "absl/strings/str_cat.h"
+#include "deniable/common/calendar_windows.h"
 #include "deniable/common/categorical.h"
 #include "deniable/common/labels.h"
 #include "deniable/common/status_macros.h"
@@ -365,6 +366,21 @@ absl::StatusOr<ReportRow> Ingestor::ValidateReport(const v1::Report& report,
         "\"'s retention of ", days, " days (earliest importable is ", bounds.now - days * 86400,
         "); set a longer retention first (deniable set-retention)"));
   }
+  // Window flags (docs/statistics.md section 4.4): a first in its week or month is a first in
+  // its day (a new week or month starts a new day). Kept only when the metric asks for them.
+  int window_firsts = -1;
+  if (report.has_window_firsts()) {
+    const v1::WindowFirsts& f = report.window_firsts();
+    if ((f.week() || f.month()) && !f.day()) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          field, ".window_firsts.day: must be true when week or month is (a report first in its ",
+          f.week() ? "week" : "month", " is first in its day)"));
+    }
+    if (!metric.proto.window_firsts_off()) {
+      window_firsts = (f.day() ? kFirstInDay : 0) | (f.week() ? kFirstInWeek : 0) |
+                      (f.month() ? kFirstInMonth : 0);
+    }
+  }
   DENIABLE_ASSIGN_OR_RETURN(std::string labels,
                             CanonicalLabels(report.labels(), absl::StrCat(field, ".labels")));
   ReportRow row;
@@ -376,6 +392,7 @@ absl::StatusOr<ReportRow> Ingestor::ValidateReport(const v1::Report& report,
   row.labels = std::move(labels);
   row.categorical = metric.categorical();
   row.supported = std::move(supported);
+  row.window_firsts = window_firsts;
   return row;
 }
 

@@ -213,6 +213,8 @@ absl::StatusOr<v1::Metric> MetricRegistry::Create(const v1::CreateMetricRequest&
   stored.reporting_period_seconds = policy.period_seconds;
   stored.randomization = policy.randomization;
   stored.categories.assign(request.categories().begin(), request.categories().end());
+  stored.window_firsts_off = request.window_firsts_off();
+  stored.reporting_once = request.reporting_once();
   stored.designs.push_back(StoredDesign{1, parsed.parameters, parsed.design.channel().a,
                                         parsed.design.channel().b, now});
   DENIABLE_ASSIGN_OR_RETURN(StoredMetric created, storage_->CreateMetric(std::move(stored)));
@@ -352,6 +354,8 @@ absl::StatusOr<std::shared_ptr<const MetricInfo>> MetricRegistry::Build(
   info->proto.set_retention_policy(stored.retention_policy == kRetentionDropCounts
                                        ? v1::DROP_REPORTS_AND_COUNTS
                                        : v1::DROP_REPORTS_KEEP_COUNTS);
+  info->proto.set_window_firsts_off(stored.window_firsts_off);
+  info->proto.set_reporting_once(stored.reporting_once);
   *info->proto.mutable_design() = info->current().wire;
   for (const MetricVersion& v : info->versions) *info->proto.add_versions() = v.wire;
   return std::shared_ptr<const MetricInfo>(std::move(info));
@@ -371,6 +375,8 @@ absl::StatusOr<v1::GetDesignResponse> DesignForDevice(MetricRegistry& registry,
   for (const std::string& c : (*found)->proto.categories()) response.add_categories(c);
   response.set_retention_days((*found)->proto.retention_days());
   response.set_retention_policy((*found)->proto.retention_policy());
+  response.set_window_firsts_off((*found)->proto.window_firsts_off());
+  response.set_reporting_once((*found)->proto.reporting_once());
   return response;
 }
 

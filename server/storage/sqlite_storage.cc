@@ -53,6 +53,8 @@ StoredMetric MetricFromRow(const SqliteStatement& st) {
   m.categories = SplitCategories(st.ColumnText(8));
   m.retention_days = static_cast<uint32_t>(st.ColumnInt64(9));
   m.retention_policy = static_cast<int>(st.ColumnInt64(10));
+  m.window_firsts_off = st.ColumnInt64(11) != 0;
+  m.reporting_once = st.ColumnInt64(12) != 0;
   return m;
 }
 
@@ -75,6 +77,7 @@ struct SqliteStorage::WriteStatements {
   SqliteStatement insert_recent, find_report, hour_has_reports, upsert_count;
   SqliteStatement insert_moved, delete_moved, start_move, end_move;
   SqliteStatement upsert_category_count;
+  SqliteStatement upsert_first_count;  // first_counts (sqlite_schema.h version 5)
   SqliteStatement metric_exists;
   SqliteStatement label_value_known, label_value_count, insert_label_value, label_key_count;
 };
@@ -82,6 +85,7 @@ struct SqliteStorage::WriteStatements {
 struct SqliteStorage::ReadStatements {
   SqliteStatement get_metric, list_metrics, get_designs, read_counts, count_reports;
   SqliteStatement read_category_counts;
+  SqliteStatement read_first_counts;
 };
 
 absl::StatusOr<std::unique_ptr<SqliteStorage>> SqliteStorage::Open(const SqliteOptions& options) {
@@ -132,8 +136,9 @@ absl::Status SqliteStorage::Init(const SqliteOptions& options) {
       SqliteStatement insert_metric,
       prepare_write("INSERT INTO metrics(name, description, created_time_seconds, "
                     "time_precision_seconds, min_reports, reporting_period_seconds, "
-                    "randomization, categories, retention_days, retention_policy) "
-                    "VALUES(?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"));
+                    "randomization, categories, retention_days, retention_policy, "
+                    "window_firsts_off, reporting_once) "
+                    "VALUES(?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"));
   DENIABLE_ASSIGN_OR_RETURN(
       SqliteStatement insert_design,
       prepare_write("INSERT INTO designs(metric_id, version, parameters, a, b, "
@@ -145,7 +150,7 @@ absl::Status SqliteStorage::Init(const SqliteOptions& options) {
   DENIABLE_ASSIGN_OR_RETURN(
       SqliteStatement insert_recent,
       prepare_write("INSERT INTO recent_reports(metric_id, event_time, seq, report_id, version, "
-                    "bit, labelset_id, support) VALUES(?, ?, ?, ?, ?, ?, ?, ?)"));
+                    "bit, labelset_id, support, firsts) VALUES(?, ?, ?, ?, ?, ?, ?, ?, ?)"));
   DENIABLE_ASSIGN_OR_RETURN(
       SqliteStatement find_report,
       prepare_write("SELECT 1 FROM reports WHERE metric_id = ? AND event_time = ? AND "
@@ -157,7 +162,7 @@ absl::Status SqliteStorage::Init(const SqliteOptions& options) {
   DENIABLE_ASSIGN_OR_RETURN(
       SqliteStatement insert_moved,
       prepare_write("INSERT OR IGNORE INTO reports(metric_id, event_time, report_id, version, "
-                    "bit, labelset_id, support) VALUES(?, ?, ?, ?, ?, ?, ?)"));
+                    "bit, labelset_id, support, firsts) VALUES(?, ?, ?, ?, ?, ?, ?, ?)"));
   DENIABLE_ASSIGN_OR_RETURN(
       SqliteStatement delete_moved,
       prepare_write("DELETE FROM recent_reports WHERE metric_id = ? AND event_time = ? AND "
@@ -179,6 +184,12 @@ absl::Status SqliteStorage::Init(const SqliteOptions& options) {
                     "category, support) VALUES(?, ?, ?, ?, ?, ?) ON CONFLICT(metric_id, "
                     "event_time, version, labelset_id, category) DO UPDATE SET support = "
                     "support + excluded.support"));
+  DENIABLE_ASSIGN_OR_RETURN(
+      SqliteStatement upsert_first_count,
+      prepare_write("INSERT INTO first_counts(metric_id, event_time, version, labelset_id, win, "
+                    "category, count) VALUES(?, ?, ?, ?, ?, ?, ?) ON CONFLICT(metric_id, "
+                    "event_time, version, labelset_id, win, category) DO UPDATE SET count = "
+                    "count + excluded.count"));
   DENIABLE_ASSIGN_OR_RETURN(SqliteStatement metric_exists,
                             prepare_write("SELECT 1 FROM metrics WHERE id = ?"));
   DENIABLE_ASSIGN_OR_RETURN(
@@ -209,6 +220,7 @@ absl::Status SqliteStorage::Init(const SqliteOptions& options) {
                                    std::move(start_move),
                                    std::move(end_move),
                                    std::move(upsert_category_count),
+                                   std::move(upsert_first_count),
                                    std::move(metric_exists),
                                    std::move(label_value_known),
                                    std::move(label_value_count),
@@ -221,8 +233,8 @@ absl::Status SqliteStorage::Init(const SqliteOptions& options) {
   };
   constexpr char kMetricColumns[] =
       "SELECT id, name, description, created_time_seconds, time_precision_seconds, min_reports, "
-      "reporting_period_seconds, randomization, categories, retention_days, retention_policy "
-      "FROM metrics";
+      "reporting_period_seconds, randomization, categories, retention_days, retention_policy, "
+      "window_firsts_off, reporting_once FROM metrics";
   DENIABLE_ASSIGN_OR_RETURN(SqliteStatement get_metric,
                             prepare_read(absl::StrCat(kMetricColumns, " WHERE name = ?")));
   DENIABLE_ASSIGN_OR_RETURN(SqliteStatement list_metrics,
@@ -244,9 +256,15 @@ absl::Status SqliteStorage::Init(const SqliteOptions& options) {
       prepare_read("SELECT c.version, c.event_time, l.canonical, c.category, c.support FROM "
                    "category_counts c JOIN labelsets l ON l.id = c.labelset_id WHERE "
                    "c.metric_id = ? AND c.event_time >= ? AND c.event_time < ?"));
+  DENIABLE_ASSIGN_OR_RETURN(
+      SqliteStatement read_first_counts,
+      prepare_read("SELECT c.version, c.event_time, l.canonical, c.win, c.category, c.count FROM "
+                   "first_counts c JOIN labelsets l ON l.id = c.labelset_id WHERE "
+                   "c.metric_id = ? AND c.event_time >= ? AND c.event_time < ?"));
   read_.reset(new ReadStatements{std::move(get_metric), std::move(list_metrics),
                                  std::move(get_designs), std::move(read_counts),
-                                 std::move(count_reports), std::move(read_category_counts)});
+                                 std::move(count_reports), std::move(read_category_counts),
+                                 std::move(read_first_counts)});
   max_recent_reports_ = options.max_recent_reports;
   max_label_values_ = options.max_label_values;
   max_label_keys_ = options.max_label_keys;
@@ -405,6 +423,8 @@ absl::StatusOr<StoredMetric> SqliteStorage::CreateMetric(StoredMetric metric) {
     write_->insert_metric.BindText(8, JoinCategories(metric.categories));
     write_->insert_metric.BindInt64(9, metric.retention_days);
     write_->insert_metric.BindInt64(10, metric.retention_policy);
+    write_->insert_metric.BindInt64(11, metric.window_firsts_off ? 1 : 0);
+    write_->insert_metric.BindInt64(12, metric.reporting_once ? 1 : 0);
     if (absl::Status s = write_->insert_metric.Run(); !s.ok()) {
       if (absl::IsAlreadyExists(s)) {
         return absl::AlreadyExistsError(
@@ -530,6 +550,8 @@ absl::StatusOr<std::vector<AppendResult>> SqliteStorage::AppendLocked(
   std::map<std::tuple<int64_t, int64_t, uint32_t, int64_t>, std::pair<int64_t, int64_t>> delta;
   // The same key plus a category -> support, for categorical reports.
   std::map<std::tuple<int64_t, int64_t, uint32_t, int64_t, uint16_t>, int64_t> category_delta;
+  // The same key plus a window and a category (-2: n, -1: yes, v: support) -> first reports.
+  std::map<std::tuple<int64_t, int64_t, uint32_t, int64_t, int, int>, int64_t> first_delta;
   absl::flat_hash_map<std::string, int64_t> new_labelsets;
   SqliteStatement& ins = write_->insert_recent;
   // Each metric of the call must still exist, checked in this (the one writer's) transaction: a
@@ -637,6 +659,11 @@ absl::StatusOr<std::vector<AppendResult>> SqliteStorage::AppendLocked(
       } else {
         ins.BindNull(8);
       }
+      if (row.window_firsts >= 0) {
+        ins.BindInt64(9, row.window_firsts);
+      } else {
+        ins.BindNull(9);
+      }
       DENIABLE_RETURN_IF_ERROR(ins.Run());
       recent_.Insert(key, *hour, row.report_id);
       result.Count(row.metric_id, /*duplicate=*/false);
@@ -649,6 +676,16 @@ absl::StatusOr<std::vector<AppendResult>> SqliteStorage::AppendLocked(
           ++category_delta[{row.metric_id, row.event_time_seconds, row.design_version, labelset_id,
                             v}];
         }
+      }
+      for (int w = 0; w < 3 && row.window_firsts > 0; ++w) {
+        if ((row.window_firsts & (1 << w)) == 0) continue;
+        const auto first_key = [&](int category) {
+          return std::make_tuple(row.metric_id, row.event_time_seconds, row.design_version,
+                                 labelset_id, w, category);
+        };
+        ++first_delta[first_key(-2)];
+        if (row.bit) ++first_delta[first_key(-1)];
+        for (uint16_t v : row.supported) ++first_delta[first_key(v)];
       }
     }
   }
@@ -670,6 +707,17 @@ absl::StatusOr<std::vector<AppendResult>> SqliteStorage::AppendLocked(
     up.BindInt64(4, std::get<3>(key));
     up.BindInt64(5, std::get<4>(key));
     up.BindInt64(6, support);
+    DENIABLE_RETURN_IF_ERROR(up.Run());
+  }
+  for (const auto& [key, count] : first_delta) {
+    SqliteStatement& up = write_->upsert_first_count;
+    up.BindInt64(1, std::get<0>(key));
+    up.BindInt64(2, std::get<1>(key));
+    up.BindInt64(3, std::get<2>(key));
+    up.BindInt64(4, std::get<3>(key));
+    up.BindInt64(5, std::get<4>(key));
+    up.BindInt64(6, std::get<5>(key));
+    up.BindInt64(7, count);
     DENIABLE_RETURN_IF_ERROR(up.Run());
   }
   for (const auto& [metric, key, value] : labels.added()) {
@@ -786,8 +834,8 @@ absl::Status SqliteStorage::MoveHour(const HourKey& key) {
   DENIABLE_ASSIGN_OR_RETURN(
       SqliteStatement read,
       SqliteStatement::Prepare(move_db_,
-                               "SELECT report_id, version, bit, labelset_id, seq, support FROM "
-                               "recent_reports "
+                               "SELECT report_id, version, bit, labelset_id, seq, support, firsts "
+                               "FROM recent_reports "
                                "WHERE metric_id = ? AND event_time = ? AND seq <= ? AND "
                                "report_id > ? ORDER BY report_id"));
   // Reads the rows after `after` (all at first: every id is > the empty blob); a new read
@@ -805,6 +853,7 @@ absl::Status SqliteStorage::MoveHour(const HourKey& key) {
     ReportId id;
     int64_t version, bit, labelset_id, seq;
     std::optional<std::string> support;  // categorical reports only
+    std::optional<int64_t> firsts;       // window flags, when the device sent them
   };
   std::vector<Moved> chunk;
   std::vector<ReportId> ids;
@@ -823,6 +872,7 @@ absl::Status SqliteStorage::MoveHour(const HourKey& key) {
       m.labelset_id = read.ColumnInt64(3);
       m.seq = read.ColumnInt64(4);
       if (!read.ColumnIsNull(5)) m.support = read.ColumnBlob(5);
+      if (!read.ColumnIsNull(6)) m.firsts = read.ColumnInt64(6);
       chunk.push_back(m);
     }
     // Ends the read transaction before the last write; and before each write while a WAL
@@ -846,6 +896,11 @@ absl::Status SqliteStorage::MoveHour(const HourKey& key) {
           ins.BindBlob(7, m.support->data(), static_cast<int>(m.support->size()));
         } else {
           ins.BindNull(7);
+        }
+        if (m.firsts.has_value()) {
+          ins.BindInt64(8, *m.firsts);
+        } else {
+          ins.BindNull(8);
         }
         DENIABLE_RETURN_IF_ERROR(ins.Run());
         // In the same transaction: a reader sees each row in exactly one of the two tables.
@@ -919,6 +974,7 @@ absl::Status SqliteStorage::DeleteMetric(absl::string_view name) {
           "DELETE FROM reports WHERE metric_id = ?", "DELETE FROM moving WHERE metric_id = ?",
           "DELETE FROM counts WHERE metric_id = ?",
           "DELETE FROM category_counts WHERE metric_id = ?",
+          "DELETE FROM first_counts WHERE metric_id = ?",
           "DELETE FROM label_values WHERE metric_id = ?", "DELETE FROM designs WHERE metric_id = ?",
           "DELETE FROM metrics WHERE id = ?"}) {
       DENIABLE_ASSIGN_OR_RETURN(SqliteStatement st, SqliteStatement::Prepare(write_db_, sql));
@@ -1014,6 +1070,9 @@ absl::StatusOr<RetentionResult> SqliteStorage::ApplyRetention(const RetentionOpt
     DENIABLE_RETURN_IF_ERROR(DeleteExpired("category_counts", "version, labelset_id, category",
                                            m.id, cutoff, batch, nullptr)
                                  .status());
+    DENIABLE_RETURN_IF_ERROR(DeleteExpired("first_counts", "version, labelset_id, win, category",
+                                           m.id, cutoff, batch, nullptr)
+                                 .status());
   }
   return result;
 }
@@ -1054,6 +1113,7 @@ absl::StatusOr<std::vector<CountRow>> SqliteStorage::ReadCountsLocked(int64_t me
                             st.ColumnText(2),
                             st.ColumnInt64(3),
                             st.ColumnInt64(4),
+                            {},
                             {}});
   }
   st.Reset();
@@ -1084,6 +1144,40 @@ absl::StatusOr<std::vector<CountRow>> SqliteStorage::ReadCountsLocked(int64_t me
                        cat.ColumnInt64(4));
   }
   cat.Reset();
+  // The window-first counts (first_counts), merged the same way.
+  SqliteStatement& fc = read_->read_first_counts;
+  fc.BindInt64(1, metric_id);
+  fc.BindInt64(2, start_seconds);
+  fc.BindInt64(3, end_seconds);
+  first = index.empty();
+  while (true) {
+    absl::StatusOr<bool> row = fc.Step();
+    if (!row.ok()) return row.status();
+    if (!*row) break;
+    if (first) {
+      for (size_t i = 0; i < rows.size(); ++i) {
+        index[{rows[i].design_version, rows[i].event_time_seconds, rows[i].labels}] = i;
+      }
+      first = false;
+    }
+    auto it =
+        index.find({static_cast<uint32_t>(fc.ColumnInt64(0)), fc.ColumnInt64(1), fc.ColumnText(2)});
+    const int64_t w = fc.ColumnInt64(3);
+    if (it == index.end() || w < 0 || w > 2) {
+      return absl::DataLossError(
+          absl::StrCat("metric ", metric_id, ": first counts without counts in the database"));
+    }
+    CountRow::Firsts& f = rows[it->second].firsts[static_cast<size_t>(w)];
+    const int64_t category = fc.ColumnInt64(4);
+    if (category == -2) {
+      f.n += fc.ColumnInt64(5);
+    } else if (category == -1) {
+      f.yes += fc.ColumnInt64(5);
+    } else {
+      AddCategorySupport(&f.support, static_cast<size_t>(category), fc.ColumnInt64(5));
+    }
+  }
+  fc.Reset();
   return rows;
 }
 

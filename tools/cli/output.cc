@@ -136,10 +136,22 @@ std::string EstimandText(const v1::Prevalence& p) {
     out =
         "a precision-weighted mix of the design versions' prevalences (equal to the prevalence "
         "only if it did not change between versions)";
+  } else if (p.estimand() == "active_device_prevalence") {
+    out = p.window() == "once"
+              ? "the share among the devices that answered (each device answers once)"
+              : absl::StrFormat(
+                    "the share among the devices active in the %s, each counted once at its "
+                    "first report in it%s",
+                    p.window(),
+                    p.windows() > 1 ? absl::StrFormat(" (%d %ss combined by the Minkowski bound)",
+                                                      p.windows(), p.window())
+                                    : "");
   } else {
     out = absl::StrFormat("the prevalence among devices reporting in one %s reporting period",
                           period);
   }
+  // The sentence a person reads first (Prevalence.explanation).
+  if (!p.explanation().empty()) absl::StrAppend(&out, "\ncounted              ", p.explanation());
   return out;
 }
 
@@ -287,8 +299,25 @@ std::string FormatDesignDescription(const v1::DesignDescription& d) {
   return out;
 }
 
+namespace {
+
+// The plan in devices (SurveyPlan.window): empty without a window.
+std::string DevicesLine(const v1::SurveyPlan& p) {
+  if (p.window().empty()) return "";
+  if (p.window() == "once") {
+    return absl::StrFormat("devices needed              %d, each answering once\n",
+                           p.devices_needed());
+  }
+  return absl::StrFormat(
+      "devices needed              %d active in the %s, each counted once (they send %d reports "
+      "at %g per device and %s; more reports per device do not narrow the interval)\n",
+      p.devices_needed(), p.window(), p.reports_sent(), p.reports_per_device(), p.window());
+}
+
+}  // namespace
+
 std::string FormatPlan(const v1::SurveyPlan& p) {
-  if (p.categories_size() > 0) return FormatCategoricalPlan(p);
+  if (p.categories_size() > 0) return FormatCategoricalPlan(p) + DevicesLine(p);
   std::string out = absl::StrFormat(
       "design                      %s\n"
       "target                      +/- %.2f percentage points at %s %%\n"
@@ -300,6 +329,7 @@ std::string FormatPlan(const v1::SurveyPlan& p) {
     absl::StrAppend(&out,
                     absl::StrFormat("variance vs direct question %.2fx\n", p.variance_inflation()));
   }
+  absl::StrAppend(&out, DevicesLine(p));
   return out;
 }
 

@@ -126,5 +126,29 @@ TEST(FormatSeriesTest, PrintsSuppressedBucketsAsSuppressed) {
   EXPECT_THAT(FormatPrevalence(p), HasSubstr("X                   3 suppressed"));
 }
 
+// Issue 26: a whole-window estimate says what n counts, in words, and plan answers in devices.
+TEST(OutputTest, WindowEstimateAndPlanSayWhatIsCounted) {
+  v1::Prevalence p;
+  p.set_n(2000);
+  *p.mutable_design() = TwoCoinWire();
+  p.set_estimand("active_device_prevalence");
+  p.set_window("week");
+  p.set_windows(1);
+  p.set_explanation("2000 devices active in the week of 2026-11-02, each counted once");
+  const std::string out = FormatPrevalence(p);
+  EXPECT_THAT(out, HasSubstr("the share among the devices active in the week, each counted once"));
+  EXPECT_THAT(out, HasSubstr("counted              2000 devices active in the week of "
+                             "2026-11-02, each counted once\n"));
+  v1::SurveyPlan plan;
+  *plan.mutable_design() = TwoCoinWire();
+  plan.set_reports_needed(4269);
+  plan.set_window("week");
+  plan.set_reports_per_device(7);
+  plan.set_devices_needed(4269);
+  plan.set_reports_sent(29883);
+  EXPECT_THAT(FormatPlan(plan), HasSubstr("devices needed              4269 active in the week, "
+                                          "each counted once (they send 29883 reports"));
+}
+
 }  // namespace
 }  // namespace deniable::tools

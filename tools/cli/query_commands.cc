@@ -92,9 +92,13 @@ int CreateMetric() {
   request.set_time_precision_seconds(
       static_cast<uint32_t>(absl::GetFlag(FLAGS_time_precision_seconds)));
   request.set_min_reports(static_cast<uint32_t>(absl::GetFlag(FLAGS_min_reports)));
-  absl::StatusOr<uint32_t> period = ParseReportingPeriod(absl::GetFlag(FLAGS_reporting_period));
+  const std::string period_text = absl::GetFlag(FLAGS_reporting_period);
+  request.set_reporting_once(period_text == "once");
+  absl::StatusOr<uint32_t> period =
+      ParseReportingPeriod(request.reporting_once() ? "" : period_text);
   if (!period.ok()) return FailUsage(std::string(period.status().message()));
   request.set_reporting_period_seconds(*period);
+  request.set_window_firsts_off(!absl::GetFlag(FLAGS_window_flags));
   absl::StatusOr<v1::Randomization> randomization =
       ParseRandomization(absl::GetFlag(FLAGS_randomization));
   if (!randomization.ok()) return FailUsage(std::string(randomization.status().message()));
@@ -341,6 +345,8 @@ int Plan() {
   request.set_half_width(absl::GetFlag(FLAGS_half_width));
   request.set_confidence_level(absl::GetFlag(FLAGS_level));
   request.set_assumed_prevalence(absl::GetFlag(FLAGS_prior));
+  request.set_window(absl::GetFlag(FLAGS_window));
+  request.set_reports_per_device(absl::GetFlag(FLAGS_reports_per_device));
   server::DesignAdvisor advisor(/*registry=*/nullptr);  // pure math: no server needed
   return PrintLocal("plan", advisor.Plan(request), &FormatPlan);
 }

@@ -53,6 +53,9 @@ export interface WireReport {
   bit: 0 | 1;
   /** Metrics with categories only: the randomized report. */
   categorical?: WireCategoricalReport;
+  /** Whether this is the device's first report of the metric in its UTC day, ISO week and
+   * month (docs/statistics.md section 4.4); absent when the metric turned them off. */
+  windowFirsts?: { day: boolean; week: boolean; month: boolean };
   reportId: string;        // base64 of 16 random bytes
   eventTimeSeconds: string; // rounded down to the metric's time precision
   labels: Record<string, string>;
@@ -111,6 +114,7 @@ export interface MetricLedger {
   periodStartSeconds: number;   // the period of the last queued report (Unix seconds)
   reportsThisPeriod: number;
   reportsRepeatedInPeriod: number; // report() calls that queued nothing
+  lastReportSeconds: number; // event time of the last queued report (window flags); 0: none
 }
 
 export interface DeliveryStats {

@@ -147,7 +147,8 @@ function showYesNo(p) {
 
 // Fields some collectors add to Prevalence, shown in words with the raw name and value in tooltips.
 const EXTRA_FIELDS = [["estimand", "estimate of"], ["periods", "reporting periods"], ["combination", "design versions"],
-  ["varianceBound", "variance"], ["intervalConstruction", "interval built as"], ["methodReason", "why this method"]];
+  ["varianceBound", "variance"], ["intervalConstruction", "interval built as"], ["methodReason", "why this method"],
+  ["window", "window"], ["explanation", "counted"]];
 function showExtra(p) {
   const extra = $("p-extra");
   extra.innerHTML = "";
@@ -155,7 +156,8 @@ function showExtra(p) {
     if (p[key] === "" || p[key] === undefined || p[key] === null) continue;
     const dt = document.createElement("dt"); dt.textContent = label; dt.title = key;
     const dd = document.createElement("dd");
-    dd.textContent = key === "periods" ? count(p[key]) : humanize(p[key]);
+    // The window sentence of docs/statistics.md section 4.4 is prose already: shown as written.
+    dd.textContent = key === "periods" ? count(p[key]) : key === "explanation" ? p[key] : humanize(p[key]);
     if (key === "methodReason" || key === "intervalConstruction") dd.textContent = VALUE_NAMES[p[key]] || roundProse(p[key]);
     dd.title = `${key}: ${p[key]}`;
     dd.dataset.field = key;
