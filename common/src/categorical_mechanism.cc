@@ -29,8 +29,8 @@ absl::Status InCategorical(const absl::Status& status, absl::string_view field) 
 }  // namespace
 
 absl::StatusOr<WireAnswer> CategoricalReportMechanism::Randomize(int32_t value,
-                                                                 absl::BitGenRef gen) const {
-  DENIABLE_ASSIGN_OR_RETURN(CategoricalReport drawn, RandomizeCategory(design_, value, gen));
+                                                                 Draws& draws) const {
+  DENIABLE_ASSIGN_OR_RETURN(CategoricalReport drawn, RandomizeCategory(design_, value, draws));
   WireAnswer out;
   out.has_categorical = true;
   out.categorical = CategoricalReportToWire(design_, drawn);

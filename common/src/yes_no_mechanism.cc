@@ -21,13 +21,13 @@ double YesNoMechanism::CloneProbability() const {
   return BinaryCloneProbability(design_.channel());
 }
 
-absl::StatusOr<WireAnswer> YesNoMechanism::Randomize(int32_t value, absl::BitGenRef gen) const {
+absl::StatusOr<WireAnswer> YesNoMechanism::Randomize(int32_t value, Draws& draws) const {
   if (value != 0 && value != 1) {
     return absl::InvalidArgumentError(
         absl::StrCat("value: a yes/no answer must be 0 or 1, but is ", value));
   }
   WireAnswer out;
-  out.bit = RandomizeAnswer(design_.channel(), value == 1, gen) ? 1 : 0;
+  out.bit = RandomizeAnswer(design_.channel(), value == 1, draws) ? 1 : 0;
   return out;
 }
 

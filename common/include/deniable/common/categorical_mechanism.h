@@ -27,7 +27,8 @@ class CategoricalReportMechanism final : public Mechanism {
   Channel ChannelOf(int /*j*/) const override { return design_.SupportChannel(); }
   double Epsilon() const override { return design_.epsilon(); }
   double CloneProbability() const override { return design_.CloneProbability(); }
-  absl::StatusOr<WireAnswer> Randomize(int32_t value, absl::BitGenRef gen) const override;
+  using Mechanism::Randomize;
+  absl::StatusOr<WireAnswer> Randomize(int32_t value, Draws& draws) const override;
   absl::StatusOr<CounterIncrements> Validate(const WireAnswer& answer, absl::string_view field,
                                              absl::string_view metric) const override;
   absl::StatusOr<MechanismPrivacy> Privacy(const PrivacyQuestion& question) const override;

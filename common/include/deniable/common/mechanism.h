@@ -38,6 +38,7 @@
 #include "deniable/common/categorical_privacy.h"
 #include "deniable/common/combine.h"
 #include "deniable/common/design.h"
+#include "deniable/common/draws.h"
 #include "deniable/common/interval.h"
 #include "deniable/common/privacy.h"
 #include "deniable/common/wire_report.h"
@@ -147,7 +148,13 @@ class Mechanism {
 
   // Draws the wire answer for true value `value` (yes/no: 0 or 1; categorical: the category).
   // Errors: INVALID_ARGUMENT naming "value" (yes/no: not 0 or 1) or "category" (outside [0, k)).
-  virtual absl::StatusOr<WireAnswer> Randomize(int32_t value, absl::BitGenRef gen) const = 0;
+  // The draws are made in the order draws.h and categorical.h give (the SDKs' contract).
+  virtual absl::StatusOr<WireAnswer> Randomize(int32_t value, Draws& draws) const = 0;
+  // The same on a generator (BitGenDraws).
+  absl::StatusOr<WireAnswer> Randomize(int32_t value, absl::BitGenRef gen) const {
+    BitGenDraws draws(gen);
+    return Randomize(value, draws);
+  }
 
   // Checks a wire answer and returns what it adds to the counters. `field` prefixes the messages
   // ("reports[3]"), `metric` is the name of the metric whose design it is (messages say

@@ -25,7 +25,8 @@ class YesNoMechanism final : public Mechanism {
   Channel ChannelOf(int /*j*/) const override { return design_.channel(); }
   double Epsilon() const override;
   double CloneProbability() const override;
-  absl::StatusOr<WireAnswer> Randomize(int32_t value, absl::BitGenRef gen) const override;
+  using Mechanism::Randomize;
+  absl::StatusOr<WireAnswer> Randomize(int32_t value, Draws& draws) const override;
   absl::StatusOr<CounterIncrements> Validate(const WireAnswer& answer, absl::string_view field,
                                              absl::string_view metric) const override;
   absl::StatusOr<MechanismPrivacy> Privacy(const PrivacyQuestion& question) const override;
