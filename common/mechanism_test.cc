@@ -322,7 +322,7 @@ TEST(MechanismTest, CategoricalRandomizeAndValidateCountTheSupportedCategories) 
       for (int v = 0; v < d.k(); ++v) {
         if (Supports(d, want, v)) supported.push_back(static_cast<uint16_t>(v));
       }
-      EXPECT_EQ(inc->ones, supported);
+      EXPECT_EQ(std::vector<uint16_t>(inc->ones.begin(), inc->ones.end()), supported);
       std::vector<int64_t> counters(static_cast<size_t>(m->Layout().length()), 0);
       inc->AddTo(counters);
       EXPECT_EQ(counters[0], 1);

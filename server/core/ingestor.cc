@@ -330,7 +330,7 @@ absl::StatusOr<ReportRow> Ingestor::ValidateReport(const v1::Report& report,
   // Storage keeps yes/no counts and category support apart (ReportRow): a yes/no report's
   // increment is its bit, a categorical one's the categories it supports.
   row.categorical = version->mechanism->kind() == ReportKind::kCategorical;
-  if (row.categorical) row.supported = std::move(increments.ones);
+  if (row.categorical) row.supported.assign(increments.ones.begin(), increments.ones.end());
   return row;
 }
 

@@ -29,6 +29,7 @@
 #include <string>
 #include <vector>
 
+#include "absl/container/inlined_vector.h"
 #include "absl/random/bit_gen_ref.h"
 #include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"
@@ -61,7 +62,9 @@ struct CounterLayout {
 
 // What one valid report adds: 1 to n (index 0) and 1 to y_j (index 1 + j) for each j in `ones`.
 struct CounterIncrements {
-  std::vector<uint16_t> ones;  // ascending, distinct, each < Layout().coordinates
+  // Ascending, distinct, each < Layout().coordinates. Inline for a few coordinates: a yes/no
+  // report's increment costs no allocation on the ingestion path.
+  absl::InlinedVector<uint16_t, 8> ones;
   // Adds the increments to `counters`. REQUIRES: counters.size() == Layout().length().
   void AddTo(std::span<int64_t> counters) const;
 };
