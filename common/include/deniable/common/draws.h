@@ -11,6 +11,12 @@
 // BitGenDraws makes the same draws from an absl generator with absl::Bernoulli and absl::Uniform
 // (exact, no modulo bias), as the randomizers always have.
 //
+// Example:
+//   const std::vector<double> uniforms = {0.3, 0.9};
+//   deniable::UniformDraws draws(uniforms);
+//   bool bit = deniable::RandomizeAnswer(deniable::Design::TwoCoin().channel(), true, draws);
+//   // bit == true (0.3 < a = 0.75); draws.used() == 1
+//
 // Not thread-safe: one Draws per thread.
 #ifndef DENIABLE_COMMON_DRAWS_H_
 #define DENIABLE_COMMON_DRAWS_H_

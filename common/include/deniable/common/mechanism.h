@@ -17,6 +17,15 @@
 // the three categorical mechanisms (categorical.h). The design's `oneof` is mapped to its
 // mechanism by MechanismFor (and proto/convert/mechanism_convert.h for the wire message).
 //
+// Example:
+//   auto m = deniable::MechanismFor(deniable::Design::TwoCoin());
+//   std::vector<int64_t> counters(m->Layout().length(), 0);  // [n, yes]
+//   absl::StatusOr<deniable::CounterIncrements> inc =
+//       m->Validate(answer, "reports[0]", "crash");
+//   if (!inc.ok()) return inc.status();
+//   inc->AddTo(counters);
+//   absl::StatusOr<deniable::MechanismEstimate> e = m->Estimate(counters, {});
+//
 // Mechanisms are immutable; every method is const and thread-safe (a generator passed to
 // Randomize must not be shared between threads without locking).
 #ifndef DENIABLE_COMMON_MECHANISM_H_
