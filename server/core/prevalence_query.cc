@@ -100,7 +100,8 @@ absl::StatusOr<VersionCombination> CombinationFromProto(v1::VersionCombination c
 
 // The central (shuffle-amplified) epsilon of one served estimate (docs/privacy.md): the numerical
 // bound of common/shuffle.h on its n reports at delta = kDefaultCentralDelta, with the clone
-// probability of its binary channel (categorical: CategoricalDesign::CloneProbability) when one
+// probability of its design's mechanism (common/mechanism.h: the binary channel's, or
+// CategoricalDesign::CloneProbability) when one
 // design version is present, else the generic
 // e^-eps0 for the largest local epsilon (FMT21 allow a different eps0-LDP randomizer per
 // report). Only for one reporting period: over several, a device may have sent several reports,
@@ -122,8 +123,8 @@ absl::Status SetCentralPrivacy(const MetricInfo& metric, v1::Prevalence* p) {
   double gamma = GenericCloneProbability(eps0);
   if (p->versions_size() == 1) {
     const MetricVersion* v = metric.Find(p->versions(0).design_version());
-    gamma = v != nullptr && v->categorical.has_value()
-                ? v->categorical->CloneProbability()
+    gamma = v != nullptr && v->mechanism != nullptr
+                ? v->mechanism->CloneProbability()
                 : BinaryCloneProbability(Channel{p->versions(0).a(), p->versions(0).b()});
   }
   DENIABLE_ASSIGN_OR_RETURN(CentralPrivacy c,

@@ -12,8 +12,8 @@
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "absl/time/clock.h"
+#include "deniable/convert/design_advice.h"
 #include "deniable/v1/query_service.grpc.pb.h"
-#include "server/core/design_advisor.h"
 #include "tools/cli/categorical_flags.h"
 #include "tools/cli/categorical_output.h"
 #include "tools/cli/cli_common.h"
@@ -315,15 +315,14 @@ int DescribeDesign() {
     if (!usage.empty()) return FailUsage(usage);
   }
   request.set_prior(absl::GetFlag(FLAGS_prior));
-  if (absl::GetFlag(FLAGS_n) < 0 || absl::GetFlag(FLAGS_n) > server::kMaxDescribedReports) {
-    return FailUsage(absl::StrCat("--n must be in [0, ", server::kMaxDescribedReports,
+  if (absl::GetFlag(FLAGS_n) < 0 || absl::GetFlag(FLAGS_n) > kMaxDescribedReports) {
+    return FailUsage(absl::StrCat("--n must be in [0, ", kMaxDescribedReports,
                                   "] (reports; 0 = not shown), but is ", absl::GetFlag(FLAGS_n)));
   }
   request.set_n(absl::GetFlag(FLAGS_n));
   auto format = +[](const v1::DesignDescription& d) { return FormatDesignDescription(d); };
-  if (request.has_design()) {  // pure math: the server's own DesignAdvisor, without a server
-    server::DesignAdvisor advisor(/*registry=*/nullptr);
-    return PrintLocal("design", advisor.Describe(request), format);
+  if (request.has_design()) {  // pure math (proto/convert/design_advice.h), without a server
+    return PrintLocal("design", ::deniable::DescribeDesign(request), format);
   }
   return Call("design", &v1::QueryService::Stub::DescribeDesign, request, format);
 }
@@ -347,8 +346,8 @@ int Plan() {
   request.set_assumed_prevalence(absl::GetFlag(FLAGS_prior));
   request.set_window(absl::GetFlag(FLAGS_window));
   request.set_reports_per_device(absl::GetFlag(FLAGS_reports_per_device));
-  server::DesignAdvisor advisor(/*registry=*/nullptr);  // pure math: no server needed
-  return PrintLocal("plan", advisor.Plan(request), &FormatPlan);
+  // Pure math (proto/convert/design_advice.h): no server needed.
+  return PrintLocal("plan", ::deniable::PlanSurvey(request), &FormatPlan);
 }
 
 }  // namespace deniable::tools

@@ -4,7 +4,8 @@
 import { categoricalDesignFromWire, drawsFrom, randomizeCategory } from './categorical.js';
 import { DeniableError, codeName, isPermanentBatchError } from './errors.js';
 import { HttpTransport, toBase64 } from './http_transport.js';
-import { bernoulli, secureRandom } from './random.js';
+import { secureRandom } from './random.js';
+import { randomizeAnswer } from './randomizer.js';
 import { MemoryStore } from './stores.js';
 
 const DEFAULTS = {
@@ -198,7 +199,7 @@ export class Reporter {
       if (categorical) {
         drawn = randomized ? randomizeCategory(design.categorical, value, drawsFrom(o.random)) : memo;
       } else {
-        drawn = randomized ? (bernoulli(o.random, value ? design.a : design.b) ? 1 : 0) : memo;
+        drawn = randomized ? randomizeAnswer(design.a, design.b, value, drawsFrom(o.random)) : memo;
       }
       if (randomized && !design.fresh) {
         if (categorical) (state.categoryMemo ??= {})[key] = drawn;

@@ -46,7 +46,7 @@ from typing import Any, Callable, Dict, Iterable, List, Mapping, Optional, Union
 
 import grpc
 
-from deniable import _rpc, categorical
+from deniable import _rpc, categorical, randomizer
 from deniable.errors import DeniableError, code_from_number, is_permanent_batch_error
 from deniable.store import DeviceStore
 from deniable.v1 import design_pb2, report_service_pb2
@@ -363,7 +363,7 @@ class Reporter:
                 report.categorical.CopyFrom(drawn)
                 memo_entry = ("category", design.version, value, drawn.SerializeToString())
             else:
-                bit = int(self._rng.bernoulli(design.a if value else design.b)) \
+                bit = randomizer.randomize_answer(design.a, design.b, value, self._rng) \
                     if randomized else int(memo)
                 report.bit = bit
                 memo_entry = ("bit", design.version, value, bit)
