@@ -73,6 +73,8 @@ ABSL_FLAG(int, hours, 720, "hours the stored reports are spread over (and the se
 ABSL_FLAG(int, load_batch, 50'000, "reports per transaction of the bulk load");
 ABSL_FLAG(int64_t, hour_fill_reports, 8'000'000,
           "reports appended into one metric-hour to show how the cost grows with its size");
+ABSL_FLAG(bool, hour_fill_only, false,
+          "run only the hour-fill phase (one metric-hour filled to --hour_fill_reports) and stop");
 ABSL_FLAG(bool, reuse_db, false, "reuse the large database if a previous run left it complete");
 ABSL_FLAG(double, seconds, 5, "duration of each throughput measurement");
 ABSL_FLAG(int, repeat, 3, "repetitions of the throughput phases (figures are medians)");
@@ -365,6 +367,7 @@ int Run(const Config& config) {
     absl::PrintF("\n");
     hour_fill[name] = *std::move(fill);
   }
+  if (absl::GetFlag(FLAGS_hour_fill_only)) return 0;
 
   const bool reuse = absl::GetFlag(FLAGS_reuse_db) && std::filesystem::exists(marker) &&
                      std::filesystem::exists(large_path);

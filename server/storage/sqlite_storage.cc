@@ -733,7 +733,9 @@ absl::StatusOr<std::vector<AppendResult>> SqliteStorage::AppendBatches(
   absl::StatusOr<std::vector<AppendResult>> results;
   DENIABLE_RETURN_IF_ERROR(Health());
   {
+    appends_waiting_.fetch_add(1, std::memory_order_relaxed);
     absl::MutexLock lock(&write_mu_);
+    appends_waiting_.fetch_sub(1, std::memory_order_relaxed);
     DENIABLE_RETURN_IF_ERROR(write_->begin.Run());
     recent_.Begin();
     results = AppendLocked(batches);
@@ -783,7 +785,7 @@ absl::Status SqliteStorage::MoveHours(const std::vector<HourKey>& keys) {
 // deletes recent rows holds move_mu_), and sorted in memory (24 bytes a row), so no read
 // transaction of the move holds a snapshot for long (a long one kept the writer's RESTART
 // checkpoint from restarting the WAL). Deleting in id order touches the hour's recent pages at
-// random places, so the rows per transaction adapt to keep each commit's WAL near a quarter of
+// random places, so the rows per transaction adapt to keep each commit's WAL near half of
 // the checkpoint interval (at most move_chunk_rows_).
 absl::Status SqliteStorage::MoveHour(const HourKey& key) {
   int64_t last_seq = 0;
@@ -838,7 +840,7 @@ absl::Status SqliteStorage::MoveHour(const HourKey& key) {
   std::sort(pending.begin(), pending.end(),
             [](const Pending& a, const Pending& b) { return a.id < b.id; });
 
-  const int64_t target_pages = std::max(1, wal_checkpoint_pages_ / 4);
+  const int64_t target_pages = std::max(1, wal_checkpoint_pages_ / 2);
   // At most about one page per row: a first chunk of target_pages rows stays near the target.
   size_t rows_per_chunk = std::min(move_chunk_rows_, static_cast<size_t>(target_pages));
   std::vector<ReportId> ids;
@@ -846,7 +848,12 @@ absl::Status SqliteStorage::MoveHour(const HourKey& key) {
   for (bool done = false; !done;) {
     const size_t end = std::min(pending.size(), next + rows_per_chunk);
     done = end == pending.size();
-    absl::MutexLock lock(&write_mu_);
+    // Appends waiting for the writer go first: a move has no pause of its own between chunks.
+    absl::MutexLock lock(&write_mu_, absl::Condition(
+                                         +[](std::atomic<int>* waiting) {
+                                           return waiting->load(std::memory_order_relaxed) == 0;
+                                         },
+                                         &appends_waiting_));
     if (stop_) return absl::CancelledError("storage is closing; the move resumes at next open");
     ids.clear();
     auto write_chunk = [&]() -> absl::Status {

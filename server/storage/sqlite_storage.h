@@ -98,7 +98,7 @@ struct SqliteOptions {
   // The most rows per transaction of a move (SqliteStorage::kMoveChunkRows by default; smaller
   // in tests that watch a move chunk by chunk). Fewer when the metric-hour is large: a move's
   // rows leave recent_reports from random places of the hour, so each transaction is sized to
-  // write about wal_autocheckpoint_pages / 4 pages to the WAL (measured on the previous one),
+  // write about wal_autocheckpoint_pages / 2 pages to the WAL (measured on the previous one),
   // which keeps one commit from carrying the WAL far past the checkpoint interval.
   int move_chunk_rows = 50'000;
   // The caps on distinct values of each label key and on distinct label keys, per metric
@@ -234,6 +234,8 @@ class SqliteStorage : public Storage {
   CheckpointCounts checkpoints_ ABSL_GUARDED_BY(write_mu_);
   int last_wal_pages_ ABSL_GUARDED_BY(write_mu_) = 0;     // the WAL's size after the last commit
   int last_commit_pages_ ABSL_GUARDED_BY(write_mu_) = 0;  // the pages the last commit wrote
+  // Appends waiting for write_mu_: a move's next chunk waits for them (MoveHour).
+  std::atomic<int> appends_waiting_{0};
   int busy_timeout_millis_ = 5000;
 
   // Moves read the metric-hour in key order on their own connection, so neither appends nor
