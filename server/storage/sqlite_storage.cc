@@ -616,7 +616,9 @@ absl::StatusOr<std::vector<AppendResult>> SqliteStorage::AppendLocked(
         hour = &recent_.Create(key, sorted);
       }
       bool stored = hour->ids.contains(row.report_id);
-      if (!stored && hour->may_have_sorted_rows) {
+      // The moved ids' filter rules most new ids out of `reports` without a B-tree lookup.
+      if (!stored && hour->may_have_sorted_rows &&
+          (hour->moved == nullptr || hour->moved->MayContain(row.report_id))) {
         DENIABLE_ASSIGN_OR_RETURN(stored, IsStored(key, row));
       }
       if (stored) {
@@ -791,7 +793,12 @@ absl::Status SqliteStorage::MoveHour(const HourKey& key) {
   int64_t last_seq = 0;
   {
     absl::MutexLock lock(&write_mu_);
-    if (recent_.Find(key) == nullptr) return absl::OkStatus();
+    RecentHours::Hour* hour = recent_.Find(key);
+    if (hour == nullptr) return absl::OkStatus();
+    // Nothing of the hour is in `reports` yet: a filter of what moves put there is complete.
+    if (!hour->may_have_sorted_rows && hour->moved == nullptr) {
+      hour->moved = std::make_unique<MovedIdsFilter>();
+    }
     last_seq = next_seq_ - 1;
     DENIABLE_RETURN_IF_ERROR(RunInTransaction([&] {
       write_mu_.AssertHeld();  // run with it held (-Wthread-safety cannot see it)
@@ -911,6 +918,9 @@ absl::Status SqliteStorage::MoveHour(const HourKey& key) {
     RecentHours::Hour* hour = recent_.Find(key);
     if (hour == nullptr) continue;  // cannot happen: only moves erase, and they hold move_mu_
     hour->may_have_sorted_rows = true;
+    if (hour->moved != nullptr) {
+      for (const ReportId& id : ids) hour->moved->Add(id);
+    }
     recent_.EraseIds(*hour, ids);
     if (done && hour->ids.empty()) recent_.Erase(key);
   }
