@@ -344,6 +344,7 @@ void SqliteStorage::CheckpointLocked(int pages) ABSL_NO_THREAD_SAFETY_ANALYSIS {
   if (rc == SQLITE_OK) {
     ++checkpoints_.restarted;
     next_restart_pages_ = 0;
+    last_wal_pages_ = 0;  // the next commit writes from the WAL's beginning
   } else {
     ++checkpoints_.busy;
     next_restart_pages_ = pages + std::max(1, wal_checkpoint_pages_ / 4);
