@@ -899,9 +899,9 @@ absl::Status SqliteStorage::MoveHour(const HourKey& key) {
 
   const int64_t target_pages = std::max(1, wal_checkpoint_pages_ / 2);
   // At most about one page per row: a first chunk of target_pages rows stays near the target.
-  size_t rows_per_chunk =
-      bound_move_wal_ ? std::min(move_chunk_rows_, static_cast<size_t>(target_pages))
-                      : move_chunk_rows_;
+  size_t rows_per_chunk = bound_move_wal_
+                              ? std::min(move_chunk_rows_, static_cast<size_t>(target_pages))
+                              : move_chunk_rows_;
   std::vector<ReportId> ids;
   size_t next = 0;
   for (bool done = false; !done;) {
@@ -967,13 +967,13 @@ absl::Status SqliteStorage::MoveHour(const HourKey& key) {
     if (!bound_move_wal_) {
       rows_per_chunk = move_chunk_rows_;
     } else {
-    const size_t chunk_rows = end - next;
-    const size_t aimed =
-        static_cast<size_t>(static_cast<double>(chunk_rows) * static_cast<double>(target_pages) /
-                            static_cast<double>(wrote));
-    rows_per_chunk =
-        std::clamp(std::min(aimed, 4 * std::max<size_t>(1, chunk_rows)),
-                   std::min(move_chunk_rows_, static_cast<size_t>(target_pages)), move_chunk_rows_);
+      const size_t chunk_rows = end - next;
+      const size_t aimed =
+          static_cast<size_t>(static_cast<double>(chunk_rows) * static_cast<double>(target_pages) /
+                              static_cast<double>(wrote));
+      rows_per_chunk = std::clamp(std::min(aimed, 4 * std::max<size_t>(1, chunk_rows)),
+                                  std::min(move_chunk_rows_, static_cast<size_t>(target_pages)),
+                                  move_chunk_rows_);
     }
     next = end;
     RecentHours::Hour* hour = recent_.Find(key);
