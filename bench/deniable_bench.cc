@@ -73,7 +73,11 @@ ABSL_FLAG(int, hours, 720, "hours the stored reports are spread over (and the se
 ABSL_FLAG(int, load_batch, 50'000, "reports per transaction of the bulk load");
 ABSL_FLAG(int64_t, hour_fill_reports, 8'000'000,
           "reports appended into one metric-hour to show how the cost grows with its size");
+ABSL_FLAG(bool, hour_fill_only, false,
+          "run only the hour-fill phase (one metric-hour filled to --hour_fill_reports) and stop");
 ABSL_FLAG(bool, reuse_db, false, "reuse the large database if a previous run left it complete");
+ABSL_FLAG(bool, sqlite_bound_move_wal, false,
+          "SQLite: size move transactions to keep the WAL bounded (SqliteOptions::bound_move_wal)");
 ABSL_FLAG(double, seconds, 5, "duration of each throughput measurement");
 ABSL_FLAG(int, repeat, 3, "repetitions of the throughput phases (figures are medians)");
 ABSL_FLAG(double, query_seconds, 10, "duration of the query phase");
@@ -154,6 +158,7 @@ absl::StatusOr<std::unique_ptr<server::SqliteStorage>> OpenSqlite(const std::str
   server::SqliteOptions options;
   options.path = path;
   options.durability = config.durability;
+  options.bound_move_wal = absl::GetFlag(FLAGS_sqlite_bound_move_wal);
   return server::SqliteStorage::Open(options);
 }
 
@@ -232,6 +237,10 @@ struct QueryFigures {
   int64_t series_buckets = 0;
   double ingest_reports_per_second = 0;
   int64_t wal_max_bytes = 0;  // the largest -wal file seen between queries
+  // The writer's checkpoints during the phase (differences; the largest sizes over the
+  // collector's life), and the reports still recent (not yet moved) before and after it.
+  server::SqliteStorage::CheckpointCounts checkpoints;
+  int64_t recent_before = 0, recent_after = 0;
 };
 
 // Latencies of the queries while batched ingestion runs at `ingest_hour`.
@@ -246,6 +255,8 @@ absl::StatusOr<QueryFigures> MeasureQueries(Collector& c, const std::string& db_
   auto queries = v1::QueryService::NewStub(MakeChannels(c.target, 1).front());
   const Channel channel = Design::TwoCoin().channel();
   LoadResult load;
+  const server::SqliteStorage::CheckpointCounts before = c.sqlite->Checkpoints();
+  f.recent_before = c.sqlite->RecentReportCount();
   std::thread ingestion([&] { load = RunUnary(MakeChannels(c.target, channels), ingest, ids); });
   const absl::Time deadline = absl::Now() + ingest.duration;
   v1::GetPrevalenceRequest request;
@@ -297,6 +308,12 @@ absl::StatusOr<QueryFigures> MeasureQueries(Collector& c, const std::string& db_
   ingestion.join();
   DENIABLE_RETURN_IF_ERROR(failure);
   f.ingest_reports_per_second = load.reports_per_second();
+  f.checkpoints = c.sqlite->Checkpoints();
+  f.checkpoints.attempts -= before.attempts;
+  f.checkpoints.restarted -= before.restarted;
+  f.checkpoints.busy -= before.busy;
+  f.checkpoints.passive -= before.passive;
+  f.recent_after = c.sqlite->RecentReportCount();
   return f;
 }
 
@@ -353,6 +370,7 @@ int Run(const Config& config) {
     absl::PrintF("\n");
     hour_fill[name] = *std::move(fill);
   }
+  if (absl::GetFlag(FLAGS_hour_fill_only)) return 0;
 
   const bool reuse = absl::GetFlag(FLAGS_reuse_db) && std::filesystem::exists(marker) &&
                      std::filesystem::exists(large_path);
@@ -547,6 +565,13 @@ int Run(const Config& config) {
       Percentile(q->prevalence_ms, 1.0), Percentile(q->series_ms, 1.0),
       q->ingest_reports_per_second, static_cast<double>(q->wal_max_bytes) / (1 << 20));
   absl::PrintF(
+      "query checkpoints: %d RESTART attempts, %d restarted, %d found a reader in the way, %d "
+      "PASSIVE; largest WAL after a commit %d pages, largest commit %d pages; recent reports %d "
+      "before, %d after\n",
+      q->checkpoints.attempts, q->checkpoints.restarted, q->checkpoints.busy,
+      q->checkpoints.passive, q->checkpoints.largest_wal_pages, q->checkpoints.largest_commit_pages,
+      q->recent_before, q->recent_after);
+  absl::PrintF(
       "memory: peak RSS %d KiB, SQLite heap high-water %d KiB; large db %d bytes "
       "after load, %d bytes at the end\n",
       hwm_kib, sqlite_hwm / 1024, large_bytes, large_now_bytes);
@@ -564,6 +589,12 @@ int Run(const Config& config) {
   SetNumber(details, "query_series_buckets", static_cast<double>(q->series_buckets));
   SetNumber(details, "query_ingest_reports_per_second", q->ingest_reports_per_second);
   SetNumber(details, "query_wal_max_bytes", static_cast<double>(q->wal_max_bytes));
+  SetNumber(details, "query_checkpoint_attempts", static_cast<double>(q->checkpoints.attempts));
+  SetNumber(details, "query_checkpoint_restarted", static_cast<double>(q->checkpoints.restarted));
+  SetNumber(details, "query_checkpoint_busy", static_cast<double>(q->checkpoints.busy));
+  SetNumber(details, "query_checkpoint_passive", static_cast<double>(q->checkpoints.passive));
+  SetNumber(details, "wal_largest_commit_pages",
+            static_cast<double>(q->checkpoints.largest_commit_pages));
   SetNumber(details, "sqlite_heap_highwater_kib", static_cast<double>(sqlite_hwm) / 1024);
   for (const auto& [name, ns] : sdk) SetNumber(details, "sdk_ns_" + name, ns);
   for (const auto& [name, fill] : hour_fill) {

@@ -88,6 +88,10 @@ ABSL_FLAG(std::string, durability, EnvOr("DENIABLE_DURABILITY", "full"),
 ABSL_FLAG(int, sqlite_write_cache_mib, 64,
           "SQLite: page cache of the writing connection, MiB (bounds the storage's memory; "
           "docs/operations.md, Memory)");
+ABSL_FLAG(bool, sqlite_bound_move_wal, false,
+          "SQLite: size the transactions that move a metric-hour's reports so the WAL stays "
+          "below 64 MiB while they run, at about 3x slower ingestion of a hot hour past "
+          "--max_recent_reports (docs/performance.md, 'The WAL and the hot hour')");
 ABSL_FLAG(int64_t, max_recent_reports, 4'000'000,
           "SQLite: ids of recent reports held in memory (about 30 bytes each) before the oldest "
           "metric-hours move to the keyed table (docs/operations.md, Memory)");
@@ -475,6 +479,7 @@ absl::StatusOr<ServeOptions> ServeOptionsFromFlags() {
   }
   sqlite.write_cache_kib = absl::GetFlag(FLAGS_sqlite_write_cache_mib) * 1024;
   sqlite.max_recent_reports = absl::GetFlag(FLAGS_max_recent_reports);
+  sqlite.bound_move_wal = absl::GetFlag(FLAGS_sqlite_bound_move_wal);
   sqlite.max_label_values = absl::GetFlag(FLAGS_max_label_values);
   sqlite.max_label_keys = absl::GetFlag(FLAGS_max_label_keys);
   for (const auto& [name, value] :

@@ -92,7 +92,7 @@ import json, math, sys
 d = json.load(open("describe.json"))
 assert d["reported"][2]["category"] == "U" and abs(d["reported"][2]["posterior"][2] - 0.5) < 1e-12, d
 assert abs(d["categoricalMutualInformationBits"] - 0.5 * math.log2(4 / 3)) < 1e-12, d
-assert 0 < d["centralEpsilon"] < 0.11 and d["centralN"] == "2532", d
+assert 0 < d["centralEpsilon"] < 0.11 and d["centralN"] == 2532, d  # int64: a JSON number
 p = json.load(open("plan.json"))
 assert p["categories"] == ["0", "1", "2", "3"] and int(p["reportsNeededSimultaneous"]) == 5585, p
 assert sys.argv[1] == "400", sys.argv[1]

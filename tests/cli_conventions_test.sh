@@ -3,10 +3,12 @@
 # both binaries, a command rejects another command's flag naming it, exit codes tell usage,
 # NOT_FOUND and UNAVAILABLE apart, --json covers health, stats and errors, and design and plan
 # compute without a server, and the time flags take dates, RFC 3339 date-times, times before now
-# and Unix seconds, with the default ranges of docs/cli.md (issue 29).
+# and Unix seconds, with the default ranges of docs/cli.md (issue 29); differences print second
+# minus first with their words and small groups "suppressed" (issue 29).
 # Usage: cli_conventions_test.sh SERVER_BINARY CLI_BINARY
 set -euo pipefail
 . "$(dirname "$0")/lib/server.sh"
+lib_dir=$(cd "$(dirname "$0")/lib" && pwd)
 server_bin=$1 cli_bin=$2
 enter_work_dir
 unset DENIABLE_TOKEN DENIABLE_TARGET || true
@@ -115,4 +117,41 @@ for bad in yesterday 2026-11-01T12:00:00 7d 11/01/2026; do
 done
 expect_exit 2 "${cli[@]}" difference --metric=timed --end2=soon --json
 python3 -c 'import json; e=json.load(open("out.txt"))["error"]; assert e["exitCode"]==2 and "--end2" in e["message"], e'
+
+# Differences and suppressed groups (issue 29): the change printed as second minus first (the
+# wire's difference is first minus second), with its words; a group below min_reports says
+# "suppressed" where its estimate would be.
+yday=$(date -u -d '-1 day' +%F) today=$(date -u +%F)
+{
+  echo "answer,region,day"
+  for i in $(seq 20); do echo "$([ $((i % 2)) = 0 ] && echo yes || echo no),N,$yday"; done
+  for i in $(seq 20); do echo "$([ $((i % 4)) = 0 ] && echo yes || echo no),S,$today"; done
+  echo "yes,X,$today"; echo "no,X,$today"
+} >windows.csv
+expect_exit 0 "${cli[@]}" create-metric --name=windows --design=two_coin --min_reports=5
+expect_exit 0 "${cli[@]}" replay --metric=windows --csv=windows.csv --column=answer --yes=yes \
+  --label_columns=region --time_column=day
+expect_exit 0 "${cli[@]}" prevalence --metric=windows --group_by=region
+grep -Eq '^X +2 suppressed +\(too few reports\)' out.txt || { cat out.txt; exit 1; }
+windows=(--metric=windows --start="$yday" --end="$today" --start2="$today" --end2=now)
+expect_exit 0 "${cli[@]}" difference "${windows[@]}" --json
+cp out.txt difference.json
+expect_exit 0 "${cli[@]}" difference "${windows[@]}"
+cat out.txt
+python3 - difference.json out.txt "$lib_dir" <<'PY'
+import json, re, sys
+sys.path.insert(0, sys.argv[3])
+from checks import check
+d = json.load(open(sys.argv[1]))
+text = open(sys.argv[2]).read()
+m = re.search(r"change +([-+]\d+\.\d\d) percentage points, second minus first: (.*) \(standard", text)
+check(m, text)
+change = -100 * d["difference"]  # the wire's is first - second
+check(m.group(1) == f"{change:+.2f}", (m.group(1), change, text))
+words = ("rose" if change > 0 else "fell") + f" by {abs(change):.2f} points"
+check(m.group(2) == words or (abs(change) < 0.005 and m.group(2).startswith("unchanged")),
+      (m.group(2), words))
+lo, hi = -100 * d["ciUpper"], -100 * d["ciLower"]
+check(f"[{lo:+.2f}, {hi:+.2f}] percentage points (Wald)" in text, (lo, hi, text))
+PY
 echo "cli conventions: OK"

@@ -44,8 +44,9 @@ for _ in $(seq 50); do "${cli[@]}" health >/dev/null 2>&1 && break; sleep 0.2; d
 
 echo "== collector listening on 127.0.0.1:$port, database $demo/deniable.db"
 echo
-echo "== deniable create-metric (two-coin randomized response, epsilon = ln 3)"
-"${cli[@]}" create-metric --name=chile_vote_yes --design=two_coin \
+echo "== deniable create-metric (two-coin randomized response, epsilon = ln 3), asked once per"
+echo "   device (a survey: every selection counts independent respondents)"
+"${cli[@]}" create-metric --name=chile_vote_yes --design=two_coin --reporting_period=once \
   --description="Will you vote Yes (for Pinochet) in the 1988 plebiscite?"
 echo
 echo "== deniable replay: 2532 respondents, each randomizes its own answer on the device;"
@@ -56,7 +57,7 @@ echo
 echo "== deniable create-metric with 4 categories (Y yes, N no, U undecided, A abstain), epsilon"
 echo "   = ln 3; --design=categorical lets the server pick the mechanism of least variance"
 "${cli[@]}" create-metric --name=chile_vote --categories=Y,N,U,A --design=categorical \
-  --epsilon=1.0986122886681098 \
+  --epsilon=1.0986122886681098 --reporting_period=once \
   --description="How will you vote in the 1988 plebiscite? Y, N, U (undecided), A (abstain)"
 echo
 echo "== deniable replay of the 4-answer vote: each respondent's device randomizes its category"

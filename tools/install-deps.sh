@@ -26,6 +26,9 @@ packages=(
   libplplot-dev  # series --plot (PLplot: svg and pdf drivers)
   python3-yaml python3-jsonschema  # tests/kubernetes: the example manifest's schema check
   python3-setuptools python3-wheel python3-mypy  # the Python SDK wheel (built offline) and its type check
+  python3-pandas  # the Python SDK's to_dataframe (its UTC index tested in python_sdk_unit)
+  openjdk-17-jdk-headless libjsr305-java  # the JVM SDK (client/java): javac, jni.h, nullability annotations
+  kotlin  # kotlinc: the JVM SDK's Kotlin sample (CTest kotlin_sample)
 )
 [ "$ci" = 0 ] || packages+=(docker.io docker-compose debootstrap clang-14 libclang-rt-14-dev)
 missing=()

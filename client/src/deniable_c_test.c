@@ -70,6 +70,18 @@ int main(int argc, char** argv) {
   CHECK(code == DENIABLE_INVALID_ARGUMENT && strstr(error.message, "metric") != NULL,
         "report(NULL): %s", error.message);
   CHECK(deniable_reporter_pending(reporter) == 0, "queued after a refused report");
+  /* Per-report labels: a NULL value and a label the collector would refuse queue nothing. */
+  const deniable_label null_value[] = {{"screen", NULL}};
+  code = deniable_reporter_report_labeled(reporter, metric, 1, NULL, null_value, 1, NULL, NULL,
+                                          &error);
+  CHECK(code == DENIABLE_INVALID_ARGUMENT && strstr(error.message, "labels[0]") != NULL,
+        "report_labeled(NULL value): %s", error.message);
+  const deniable_label bad_key[] = {{"Bad Key", "x"}};
+  code = deniable_reporter_report_labeled(reporter, metric, 1, NULL, bad_key, 1, NULL, NULL,
+                                          &error);
+  CHECK(code == DENIABLE_INVALID_ARGUMENT && strstr(error.message, "labels") != NULL,
+        "report_labeled(bad key): %s", error.message);
+  CHECK(deniable_reporter_pending(reporter) == 0, "queued after a refused labeled report");
 
   uint8_t id[16];
   size_t id_size = 99;

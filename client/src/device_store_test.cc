@@ -179,6 +179,7 @@ TEST(SqliteDeviceStoreTest, MigratesAStoreWrittenBySchemaOne) {
     EXPECT_EQ(l.reports_acknowledged, 1);
     EXPECT_EQ(l.randomizations, 1);
     EXPECT_DOUBLE_EQ(l.epsilon_spent, std::log(3.0));
+    EXPECT_EQ(l.last_report_seconds, 0);  // unknown: the next report is first in every window
     EXPECT_TRUE((*store)->LookupMemo("m", 1, true)->has_value());
     EXPECT_FALSE((*store)->LookupMemo("m", 1, false)->has_value());
     absl::StatusOr<std::optional<std::string>> design = (*store)->LoadDesign("m");
@@ -192,10 +193,12 @@ TEST(SqliteDeviceStoreTest, MigratesAStoreWrittenBySchemaOne) {
     ReportCommit c = Commit("vote", "1");
     c.report.mutable_categorical()->set_category(3);
     c.category_memo = ReportCommit::CategoryMemoEntry{1, 2, c.report.categorical()};
+    c.report_time_seconds = 1793577600;
     ASSERT_TRUE((*store)->CommitReport(c).ok());
   }
   auto store = OpenSqliteDeviceStore({.path = path});  // migrated once, opens again
   ASSERT_TRUE(store.ok()) << store.status();
+  EXPECT_EQ((*store)->ReadLedger()->at("vote").last_report_seconds, 1793577600);
   EXPECT_EQ((*(*store)->LookupCategoryMemo("vote", 1, 2))->category(), 3u);
   EXPECT_EQ(*(*store)->QueueSize(), 1);
   EXPECT_TRUE((*store)->LookupMemo("m", 1, true)->has_value());

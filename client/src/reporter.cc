@@ -9,6 +9,7 @@
 #include "absl/random/distributions.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
+#include "deniable/common/calendar_windows.h"
 #include "deniable/common/labels.h"
 #include "deniable/common/randomizer.h"
 #include "deniable/common/status_macros.h"
@@ -170,6 +171,8 @@ absl::StatusOr<Reporter::CachedDesign> Reporter::ParseDesign(
   // An older server sends no period (0): one day, what it documented.
   cached.period_seconds =
       response.reporting_period_seconds() == 0 ? 86400 : response.reporting_period_seconds();
+  cached.window_firsts = !response.window_firsts_off();
+  cached.reporting_once = response.reporting_once();
   switch (response.randomization()) {
     case v1::RANDOMIZATION_UNSPECIFIED:
     case v1::MEMOIZED:
@@ -376,10 +379,20 @@ absl::Status Reporter::ReportAnswerOnce(const std::string& metric, const TrueAns
     period = periods_.emplace(metric, std::make_pair(l.period_start_seconds, l.reports_this_period))
                  .first;
   }
+  auto history = history_.find(metric);
+  if (history == history_.end()) {
+    DENIABLE_ASSIGN_OR_RETURN(auto ledger, store_->ReadLedger());
+    const MetricLedger& l = ledger[metric];
+    history =
+        history_.emplace(metric, std::make_pair(l.last_report_seconds, l.reports_accepted > 0))
+            .first;
+  }
   const int64_t in_period =
       period->second.first == commit.period_start_seconds ? period->second.second : 0;
-  if (options_.one_report_per_period && in_period > 0) {
-    // The period's report is queued already: nothing changes on the wire.
+  if ((options_.one_report_per_period && in_period > 0) ||
+      (design.reporting_once && history->second.second)) {
+    // The period's report (or the metric's only report) is queued already: nothing changes on
+    // the wire.
     return store_->CountRepeatedReport(metric);
   }
   // The only uses of `answer` / `category`: the memo key and the randomizer; only the
@@ -442,9 +455,18 @@ absl::Status Reporter::ReportAnswerOnce(const std::string& metric, const TrueAns
   report.set_design_fingerprint(design.fingerprint);
   report.set_report_id(reinterpret_cast<const char*>(id_words), sizeof(id_words));
   report.set_event_time_seconds(RoundDownToPrecision(now, design.time_precision_seconds));
+  commit.report_time_seconds = report.event_time_seconds();
+  if (design.window_firsts) {
+    const uint8_t firsts = WindowFirsts(history->second.first, commit.report_time_seconds);
+    v1::WindowFirsts* flags = report.mutable_window_firsts();
+    flags->set_day((firsts & kFirstInDay) != 0);
+    flags->set_week((firsts & kFirstInWeek) != 0);
+    flags->set_month((firsts & kFirstInMonth) != 0);
+  }
   for (const auto& [key, value] : labels) (*report.mutable_labels())[key] = value;
   DENIABLE_RETURN_IF_ERROR(store_->CommitReport(commit));
   period->second = {commit.period_start_seconds, in_period + 1};
+  history->second = {commit.report_time_seconds, true};
   if (report_id != nullptr) *report_id = report.report_id();
   return absl::OkStatus();
 }

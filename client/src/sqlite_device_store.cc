@@ -41,11 +41,12 @@ CREATE TABLE IF NOT EXISTS designs(metric TEXT PRIMARY KEY, response BLOB NOT NU
 CREATE TABLE IF NOT EXISTS category_memo(
   metric TEXT NOT NULL, version INTEGER NOT NULL, category INTEGER NOT NULL, report BLOB NOT NULL,
   PRIMARY KEY (metric, version, category)) WITHOUT ROWID;
-PRAGMA user_version = 2;
+PRAGMA user_version = 3;
 )sql";
 // Schema history (PRAGMA user_version): 0 or 1, the first release (memo of bits only); 2 adds
-// category_memo (metrics with categories). Every step is additive, so opening an older file
-// with kSchema above migrates it in place and keeps all of its rows.
+// category_memo (metrics with categories); 3 adds ledger.last_report (the event time of the
+// metric's last queued report, for the window flags; 0 in an older store). Every step is additive,
+// so opening an older file with kSchema above migrates it in place and keeps all of its rows.
 
 // Columns added to the ledger after the first release; a store written before gains them with
 // these defaults when it is opened.
@@ -54,6 +55,7 @@ constexpr struct {
   const char* definition;
 } kLedgerColumnsAdded[] = {
     {"repeated", "INTEGER NOT NULL DEFAULT 0"},
+    {"last_report", "INTEGER NOT NULL DEFAULT 0"},
 };
 
 // RAII over one prepared statement; reset on destruction. Used under the store's mutex only.
@@ -348,7 +350,7 @@ class SqliteDeviceStore : public DeviceStore {
       ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) {
     Stmt s(db_,
            "SELECT accepted, acknowledged, randomizations, epsilon_spent, epsilon_if_fresh, "
-           "period_start, period_reports, repeated FROM ledger WHERE metric = ?1");
+           "period_start, period_reports, repeated, last_report FROM ledger WHERE metric = ?1");
     s.Bind(1, metric);
     MetricLedger l;
     DENIABLE_ASSIGN_OR_RETURN(bool row, s.Step());
@@ -361,6 +363,7 @@ class SqliteDeviceStore : public DeviceStore {
     l.period_start_seconds = s.Int(5);
     l.reports_this_period = s.Int(6);
     l.reports_repeated_in_period = s.Int(7);
+    l.last_report_seconds = s.Int(8);
     return l;
   }
 
@@ -368,8 +371,8 @@ class SqliteDeviceStore : public DeviceStore {
       ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) {
     Stmt s(db_,
            "INSERT OR REPLACE INTO ledger(metric, accepted, acknowledged, randomizations, "
-           "epsilon_spent, epsilon_if_fresh, period_start, period_reports, repeated) "
-           "VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9)");
+           "epsilon_spent, epsilon_if_fresh, period_start, period_reports, repeated, "
+           "last_report) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10)");
     return s.Bind(1, metric)
         .Bind(2, l.reports_accepted)
         .Bind(3, l.reports_acknowledged)
@@ -379,6 +382,7 @@ class SqliteDeviceStore : public DeviceStore {
         .Bind(7, l.period_start_seconds)
         .Bind(8, l.reports_this_period)
         .Bind(9, l.reports_repeated_in_period)
+        .Bind(10, l.last_report_seconds)
         .Run();
   }
 

@@ -164,6 +164,12 @@ uint32_t LocalHash(uint32_t a, uint32_t b, uint32_t v, uint32_t g) {
 
 absl::StatusOr<CategoricalReport> RandomizeCategory(const CategoricalDesign& design,
                                                     int32_t category, absl::BitGenRef gen) {
+  BitGenDraws draws(gen);
+  return RandomizeCategory(design, category, draws);
+}
+
+absl::StatusOr<CategoricalReport> RandomizeCategory(const CategoricalDesign& design,
+                                                    int32_t category, Draws& draws) {
   const int k = design.k();
   if (category < 0 || category >= k) {
     return absl::InvalidArgumentError(
@@ -172,10 +178,10 @@ absl::StatusOr<CategoricalReport> RandomizeCategory(const CategoricalDesign& des
   CategoricalReport r;
   switch (design.mechanism()) {
     case CategoricalMechanism::kDirectEncoding: {
-      if (absl::Bernoulli(gen, design.p_star())) {
+      if (draws.Bernoulli(design.p_star())) {
         r.category = category;
       } else {  // uniform over the k - 1 other categories
-        const int32_t other = absl::Uniform<int32_t>(gen, 0, k - 1);
+        const int32_t other = static_cast<int32_t>(draws.Below(static_cast<uint32_t>(k - 1)));
         r.category = other >= category ? other + 1 : other;
       }
       break;
@@ -183,20 +189,20 @@ absl::StatusOr<CategoricalReport> RandomizeCategory(const CategoricalDesign& des
     case CategoricalMechanism::kOptimizedUnaryEncoding: {
       r.bits.resize(k);
       for (int v = 0; v < k; ++v) {
-        r.bits[v] = absl::Bernoulli(gen, v == category ? design.p_star() : design.q_star()) ? 1 : 0;
+        r.bits[v] = draws.Bernoulli(v == category ? design.p_star() : design.q_star()) ? 1 : 0;
       }
       break;
     }
     case CategoricalMechanism::kOptimizedLocalHashing: {
       const uint32_t g = static_cast<uint32_t>(design.hash_buckets());
-      r.hash_a = absl::Uniform(absl::IntervalClosedClosed, gen, 1u, kLocalHashPrime - 1);
-      r.hash_b = absl::Uniform(absl::IntervalClosedClosed, gen, 0u, kLocalHashPrime - 1);
+      r.hash_a = draws.Between(1u, kLocalHashPrime - 1);
+      r.hash_b = draws.Between(0u, kLocalHashPrime - 1);
       const uint32_t h = LocalHash(r.hash_a, r.hash_b, static_cast<uint32_t>(category), g);
       const double e = std::exp(design.epsilon());
-      if (absl::Bernoulli(gen, e / (e + g - 1.0))) {
+      if (draws.Bernoulli(e / (e + g - 1.0))) {
         r.bucket = static_cast<int32_t>(h);
       } else {  // uniform over the g - 1 other buckets
-        const uint32_t other = absl::Uniform<uint32_t>(gen, 0u, g - 1);
+        const uint32_t other = draws.Below(g - 1);
         r.bucket = static_cast<int32_t>(other >= h ? other + 1 : other);
       }
       break;

@@ -1,11 +1,14 @@
 #include "deniable/common/randomizer.h"
 
-#include "absl/random/distributions.h"
-
 namespace deniable {
 
+bool RandomizeAnswer(const Channel& channel, bool true_answer, Draws& draws) {
+  return draws.Bernoulli(true_answer ? channel.a : channel.b);
+}
+
 bool RandomizeAnswer(const Channel& channel, bool true_answer, absl::BitGenRef gen) {
-  return absl::Bernoulli(gen, true_answer ? channel.a : channel.b);
+  BitGenDraws draws(gen);
+  return RandomizeAnswer(channel, true_answer, draws);
 }
 
 }  // namespace deniable

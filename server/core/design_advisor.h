@@ -1,27 +1,23 @@
 // Privacy figures of a design and survey planning (statistics.md sections 2 and 3), for the
-// DescribeDesign and PlanSurvey calls. Pure computation over common/privacy.h,
-// common/planner.h and their categorical counterparts (categorical_privacy.h,
-// categorical_planner.h); reads a metric's design from the registry when asked by name.
+// DescribeDesign and PlanSurvey calls. The arithmetic is proto/convert/design_advice.h's (the
+// design's mechanism, common/mechanism.h), which the CLI also uses; the advisor adds reading a
+// metric's design from the registry when asked by name.
 //
 // Thread-safe. Does not own the registry.
 #ifndef DENIABLE_SERVER_CORE_DESIGN_ADVISOR_H_
 #define DENIABLE_SERVER_CORE_DESIGN_ADVISOR_H_
 
 #include <cstdint>
-#include <string>
-#include <vector>
 
 #include "absl/status/statusor.h"
-#include "deniable/common/categorical.h"
+#include "deniable/convert/design_advice.h"
 #include "deniable/v1/query_service.pb.h"
 #include "server/core/metric_registry.h"
 
 namespace deniable::server {
 
-// The largest n DescribeDesign computes a central epsilon for: the numerical shuffle bound's cost
-// grows with n (about 1 s at 10^10, minutes at 10^14), and a billion reports in one selection is
-// beyond any deployment this collector serves.
-inline constexpr int64_t kMaxDescribedReports = 1'000'000'000;
+// The largest n DescribeDesign computes a central epsilon for (proto/convert/design_advice.h).
+using ::deniable::kMaxDescribedReports;
 
 class DesignAdvisor {
  public:
@@ -57,10 +53,6 @@ class DesignAdvisor {
   absl::StatusOr<v1::SurveyPlan> Plan(const v1::PlanSurveyRequest& request);
 
  private:
-  absl::StatusOr<v1::SurveyPlan> PlanCategorical(const v1::PlanSurveyRequest& request,
-                                                 const CategoricalDesign& design,
-                                                 const std::vector<std::string>& names);
-
   MetricRegistry* const registry_;
 };
 

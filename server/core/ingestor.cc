@@ -9,10 +9,11 @@
 #include "absl/container/flat_hash_map.h"
 #include "absl/status/status.h"
 #include "absl/strings/str_cat.h"
-#include "deniable/common/categorical.h"
+#include "deniable/common/calendar_windows.h"
 #include "deniable/common/labels.h"
+#include "deniable/common/mechanism.h"
 #include "deniable/common/status_macros.h"
-#include "deniable/convert/categorical_convert.h"
+#include "deniable/convert/mechanism_convert.h"
 #include "server/core/design_fingerprint.h"
 
 namespace deniable::server {
@@ -36,18 +37,6 @@ v1::SubmitReportsResponse Response(const AppendResult& stored, ValidatedBatch& b
   for (std::string& name : batch.stale_metrics) response.add_stale_metrics(std::move(name));
   for (v1::ReportRejection& r : batch.rejections) *response.add_rejections() = std::move(r);
   return response;
-}
-
-// "reports[i].categorical.bucket: must be ..." from common's "bucket must be ..." (categorical.h
-// names the field first).
-absl::Status InCategorical(const absl::Status& status, absl::string_view field) {
-  const absl::string_view message = status.message();
-  const size_t space = message.find(' ');
-  if (space == absl::string_view::npos) {
-    return absl::Status(status.code(), absl::StrCat(field, ".categorical: ", message));
-  }
-  return absl::Status(status.code(), absl::StrCat(field, ".categorical.", message.substr(0, space),
-                                                  ":", message.substr(space)));
 }
 
 }  // namespace
@@ -118,39 +107,6 @@ void Ingestor::ForgetDeleted(const AppendResult& stored,
   for (const auto& [id, name] : names) {
     if (stored.IsMissing(id)) registry_->Forget(name, id);
   }
-}
-
-absl::StatusOr<std::vector<uint16_t>> SupportedCategories(const MetricInfo& metric,
-                                                          const MetricVersion& version,
-                                                          const v1::Report& report,
-                                                          absl::string_view field) {
-  if (!version.categorical.has_value()) {
-    return absl::InvalidArgumentError(
-        absl::StrCat(field, ".categorical: metric \"", metric.proto.name(),
-                     "\" is a yes/no metric: its reports carry `bit` and no categorical report"));
-  }
-  if (!report.has_categorical()) {
-    return absl::InvalidArgumentError(absl::StrCat(
-        field, ".categorical: metric \"", metric.proto.name(), "\" has ", version.categorical->k(),
-        " categories: a report must carry its categorical report (and bit 0)"));
-  }
-  if (report.bit() != 0) {
-    return absl::InvalidArgumentError(
-        absl::StrCat(field, ".bit: must be 0 in a report of categorical metric \"",
-                     metric.proto.name(), "\" (the answer is in ", field, ".categorical)"));
-  }
-  const CategoricalDesign& design = *version.categorical;
-  absl::StatusOr<CategoricalReport> parsed =
-      CategoricalReportFromProto(design, report.categorical(), absl::StrCat(field, ".categorical"));
-  if (!parsed.ok()) return parsed.status();
-  if (absl::Status valid = ValidateCategoricalReport(design, *parsed); !valid.ok()) {
-    return InCategorical(valid, field);
-  }
-  std::vector<uint16_t> supported;
-  for (int v = 0; v < design.k(); ++v) {
-    if (Supports(design, *parsed, v)) supported.push_back(static_cast<uint16_t>(v));
-  }
-  return supported;
 }
 
 absl::StatusOr<std::string> CanonicalLabels(
@@ -326,13 +282,11 @@ absl::StatusOr<ReportRow> Ingestor::ValidateReport(const v1::Report& report,
         report.design_version(), " on this collector (", FingerprintHex(version->fingerprint),
         "): the bit was randomized with another design; fetch the design again"));
   }
-  std::vector<uint16_t> supported;
-  if (metric.categorical() || report.has_categorical()) {
-    DENIABLE_ASSIGN_OR_RETURN(supported, SupportedCategories(metric, *version, report, field));
-  } else if (report.bit() > 1) {
-    return absl::InvalidArgumentError(
-        absl::StrCat(field, ".bit: must be 0 or 1, but is ", report.bit()));
-  }
+  // The design's mechanism checks the answer fields (`bit`, `categorical`) and says which
+  // counters the report adds to.
+  DENIABLE_ASSIGN_OR_RETURN(
+      CounterIncrements increments,
+      version->mechanism->Validate(WireAnswerFromProto(report), field, metric.proto.name()));
   if (report.report_id().size() != 16) {
     return absl::InvalidArgumentError(absl::StrCat(field, ".report_id: must be 16 bytes, but is ",
                                                    report.report_id().size(), " bytes"));
@@ -365,6 +319,21 @@ absl::StatusOr<ReportRow> Ingestor::ValidateReport(const v1::Report& report,
         "\"'s retention of ", days, " days (earliest importable is ", bounds.now - days * 86400,
         "); set a longer retention first (deniable set-retention)"));
   }
+  // Window flags (docs/statistics.md section 4.4): a first in its week or month is a first in
+  // its day (a new week or month starts a new day). Kept only when the metric asks for them.
+  int window_firsts = -1;
+  if (report.has_window_firsts()) {
+    const v1::WindowFirsts& f = report.window_firsts();
+    if ((f.week() || f.month()) && !f.day()) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          field, ".window_firsts.day: must be true when week or month is (a report first in its ",
+          f.week() ? "week" : "month", " is first in its day)"));
+    }
+    if (!metric.proto.window_firsts_off()) {
+      window_firsts = (f.day() ? kFirstInDay : 0) | (f.week() ? kFirstInWeek : 0) |
+                      (f.month() ? kFirstInMonth : 0);
+    }
+  }
   DENIABLE_ASSIGN_OR_RETURN(std::string labels,
                             CanonicalLabels(report.labels(), absl::StrCat(field, ".labels")));
   ReportRow row;
@@ -374,8 +343,11 @@ absl::StatusOr<ReportRow> Ingestor::ValidateReport(const v1::Report& report,
   std::memcpy(row.report_id.data(), report.report_id().data(), row.report_id.size());
   row.event_time_seconds = t;
   row.labels = std::move(labels);
-  row.categorical = metric.categorical();
-  row.supported = std::move(supported);
+  // Storage keeps yes/no counts and category support apart (ReportRow): a yes/no report's
+  // increment is its bit, a categorical one's the categories it supports.
+  row.categorical = version->mechanism->kind() == ReportKind::kCategorical;
+  if (row.categorical) row.supported.assign(increments.ones.begin(), increments.ones.end());
+  row.window_firsts = window_firsts;
   return row;
 }
 

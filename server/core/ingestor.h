@@ -218,14 +218,6 @@ class Ingestor {
   ReportOutcomeSink* sink_ = nullptr;
 };
 
-// The categories that `report`, of `version` of categorical metric `metric`, supports (ascending),
-// after checking it as the file comment says. Errors: INVALID_ARGUMENT naming `field` +
-// ".categorical..." or ".bit" (also when `metric` is a yes/no metric).
-absl::StatusOr<std::vector<uint16_t>> SupportedCategories(const MetricInfo& metric,
-                                                          const MetricVersion& version,
-                                                          const v1::Report& report,
-                                                          absl::string_view field);
-
 // Validates labels and returns their canonical form "k1=v1,k2=v2" sorted by key ("" for none):
 // deniable::CanonicalLabels (common/include/deniable/common/labels.h, the rules the SDK checks
 // too). Keys match [a-z][a-z0-9_]{0,31}, values [A-Za-z0-9_.:-]{1,32}, at most 4 labels.

@@ -30,8 +30,6 @@ absl::Status CheckPrivacy(const Design& design, bool allow_no_privacy) {
                    "allow_no_privacy to create it anyway"));
 }
 
-constexpr size_t kMaxCategoryNameLength = 32;
-
 // A design parsed from a request for a metric with k categories (0: yes/no), with what storage
 // keeps of it.
 struct ParsedDesign {
@@ -68,34 +66,6 @@ absl::StatusOr<ParsedDesign> ParseDesign(const v1::DesignParameters& parameters,
 }
 
 }  // namespace
-
-absl::Status ValidateCategories(const google::protobuf::RepeatedPtrField<std::string>& categories) {
-  const int k = categories.size();
-  if (k < kMinCategories || k > kMaxCategories) {
-    return absl::InvalidArgumentError(absl::StrCat("categories: a metric with categories names ",
-                                                   kMinCategories, " to ", kMaxCategories,
-                                                   " of them, but ", k, " are given"));
-  }
-  for (int i = 0; i < k; ++i) {
-    const std::string& name = categories[i];
-    bool ok = !name.empty() && name.size() <= kMaxCategoryNameLength;
-    for (char c : name) {
-      ok = ok && (absl::ascii_isalnum(c) || c == '_' || c == '.' || c == ':' || c == '-');
-    }
-    if (!ok) {
-      return absl::InvalidArgumentError(absl::StrCat(
-          "categories[", i, "]: must match [A-Za-z0-9_.:-]{1,32}, but is ", EchoValue(name)));
-    }
-    for (int j = 0; j < i; ++j) {
-      if (categories[j] == name) {
-        return absl::InvalidArgumentError(absl::StrCat("categories[", i, "]: \"", name,
-                                                       "\" is already categories[", j,
-                                                       "]; category names must be distinct"));
-      }
-    }
-  }
-  return absl::OkStatus();
-}
 
 absl::StatusOr<ReportingPolicy> ValidateReportingPolicy(uint32_t reporting_period_seconds,
                                                         v1::Randomization randomization,
@@ -213,6 +183,8 @@ absl::StatusOr<v1::Metric> MetricRegistry::Create(const v1::CreateMetricRequest&
   stored.reporting_period_seconds = policy.period_seconds;
   stored.randomization = policy.randomization;
   stored.categories.assign(request.categories().begin(), request.categories().end());
+  stored.window_firsts_off = request.window_firsts_off();
+  stored.reporting_once = request.reporting_once();
   stored.designs.push_back(StoredDesign{1, parsed.parameters, parsed.design.channel().a,
                                         parsed.design.channel().b, now});
   DENIABLE_ASSIGN_OR_RETURN(StoredMetric created, storage_->CreateMetric(std::move(stored)));
@@ -327,12 +299,14 @@ absl::StatusOr<std::shared_ptr<const MetricInfo>> MetricRegistry::Build(
                                      "stored design"));
       MetricVersion version{d.version, SupportDesign(c), {}, DesignFingerprint(stored, d), c};
       CategoricalDesignToProto(c, d.version, &version.wire);
+      version.mechanism = MechanismFor(c);
       info->versions.push_back(std::move(version));
       continue;
     }
     DENIABLE_ASSIGN_OR_RETURN(Design design, DesignFromProto(parameters, "stored design"));
     MetricVersion version{d.version, design, {}, DesignFingerprint(stored, d)};
     DesignToProto(design, d.version, &version.wire);
+    version.mechanism = MechanismFor(design);
     info->versions.push_back(std::move(version));
   }
   if (info->versions.empty()) {
@@ -352,6 +326,8 @@ absl::StatusOr<std::shared_ptr<const MetricInfo>> MetricRegistry::Build(
   info->proto.set_retention_policy(stored.retention_policy == kRetentionDropCounts
                                        ? v1::DROP_REPORTS_AND_COUNTS
                                        : v1::DROP_REPORTS_KEEP_COUNTS);
+  info->proto.set_window_firsts_off(stored.window_firsts_off);
+  info->proto.set_reporting_once(stored.reporting_once);
   *info->proto.mutable_design() = info->current().wire;
   for (const MetricVersion& v : info->versions) *info->proto.add_versions() = v.wire;
   return std::shared_ptr<const MetricInfo>(std::move(info));
@@ -371,6 +347,8 @@ absl::StatusOr<v1::GetDesignResponse> DesignForDevice(MetricRegistry& registry,
   for (const std::string& c : (*found)->proto.categories()) response.add_categories(c);
   response.set_retention_days((*found)->proto.retention_days());
   response.set_retention_policy((*found)->proto.retention_policy());
+  response.set_window_firsts_off((*found)->proto.window_firsts_off());
+  response.set_reporting_once((*found)->proto.reporting_once());
   return response;
 }
 

@@ -19,6 +19,8 @@
 #include "deniable/common/categorical.h"
 #include "deniable/common/clock.h"
 #include "deniable/common/design.h"
+#include "deniable/common/mechanism.h"
+#include "deniable/convert/categorical_convert.h"
 #include "deniable/v1/metric.pb.h"
 #include "deniable/v1/query_service.pb.h"
 #include "deniable/v1/report_service.pb.h"
@@ -38,6 +40,9 @@ struct MetricVersion {
   uint64_t fingerprint = 0;
   // Categorical metrics only: the design (its concrete mechanism, k and epsilon).
   std::optional<CategoricalDesign> categorical = std::nullopt;
+  // The mechanism of this version's design (common/mechanism.h): how a report is validated and
+  // what it adds to the counters. Set by the registry for every version it loads.
+  std::shared_ptr<const Mechanism> mechanism = nullptr;
 };
 
 // An immutable snapshot of a metric.
@@ -147,10 +152,8 @@ absl::StatusOr<ReportingPolicy> ValidateReportingPolicy(uint32_t reporting_perio
 absl::StatusOr<v1::GetDesignResponse> DesignForDevice(MetricRegistry& registry,
                                                       absl::string_view metric);
 
-// Checks a categorical metric's category names: between kMinCategories (2) and kMaxCategories
-// (256) of them, each matching [A-Za-z0-9_.:-]{1,32}, all distinct. Errors: INVALID_ARGUMENT
-// naming "categories" (count) or "categories[i]" (name, duplicate).
-absl::Status ValidateCategories(const google::protobuf::RepeatedPtrField<std::string>& categories);
+// ValidateCategories (the rules for category names) lives with the wire conversion.
+using ::deniable::ValidateCategories;
 
 // A metric's retention settings as stored (StoredMetric.retention_days / retention_policy):
 // UNSPECIFIED policy means DROP_REPORTS_KEEP_COUNTS. Errors: INVALID_ARGUMENT naming

@@ -18,6 +18,7 @@
 #include "deniable/common/status_macros.h"
 #include "deniable/convert/interval_method_convert.h"
 #include "server/core/categorical_query.h"
+#include "server/core/window_selection.h"
 
 namespace deniable::server {
 namespace {
@@ -99,7 +100,8 @@ absl::StatusOr<VersionCombination> CombinationFromProto(v1::VersionCombination c
 
 // The central (shuffle-amplified) epsilon of one served estimate (docs/privacy.md): the numerical
 // bound of common/shuffle.h on its n reports at delta = kDefaultCentralDelta, with the clone
-// probability of its binary channel (categorical: CategoricalDesign::CloneProbability) when one
+// probability of its design's mechanism (common/mechanism.h: the binary channel's, or
+// CategoricalDesign::CloneProbability) when one
 // design version is present, else the generic
 // e^-eps0 for the largest local epsilon (FMT21 allow a different eps0-LDP randomizer per
 // report). Only for one reporting period: over several, a device may have sent several reports,
@@ -121,8 +123,8 @@ absl::Status SetCentralPrivacy(const MetricInfo& metric, v1::Prevalence* p) {
   double gamma = GenericCloneProbability(eps0);
   if (p->versions_size() == 1) {
     const MetricVersion* v = metric.Find(p->versions(0).design_version());
-    gamma = v != nullptr && v->categorical.has_value()
-                ? v->categorical->CloneProbability()
+    gamma = v != nullptr && v->mechanism != nullptr
+                ? v->mechanism->CloneProbability()
                 : BinaryCloneProbability(Channel{p->versions(0).a(), p->versions(0).b()});
   }
   DENIABLE_ASSIGN_OR_RETURN(CentralPrivacy c,
@@ -140,6 +142,10 @@ absl::Status SetCentralPrivacy(const MetricInfo& metric, v1::Prevalence* p) {
 struct PrevalenceQuery::Tally {
   PeriodCounts counts;
   PeriodSupport support;
+  // Set when the selection is counted by devices (window_selection.h): the counts above are then
+  // keyed by window and hold each window's first reports.
+  std::optional<WindowChoice> window;
+  int64_t start = 0;  // the selection's start, for the window's name
 };
 
 struct PrevalenceQuery::Selection {
@@ -152,8 +158,13 @@ struct PrevalenceQuery::Selection {
   int64_t period_seconds = 0;  // the metric's reporting period (0: the default day)
   int64_t min_reports = 1;
 
-  // Adds `row` to `tally` under its reporting period and design version.
+  // Adds `row` to `tally` under its reporting period and design version (or, in the window
+  // form, its window's first reports under its window).
   void Add(const CountRow& row, Tally& tally) const {
+    if (tally.window.has_value()) {
+      AddWindowCounts(row, *tally.window, &tally.counts, &tally.support);
+      return;
+    }
     const int64_t period = PeriodStart(row.event_time_seconds, period_seconds);
     auto& [n, yes] = tally.counts[period][row.design_version];
     n += row.n;
@@ -165,10 +176,32 @@ struct PrevalenceQuery::Selection {
 };
 
 absl::StatusOr<v1::Prevalence> PrevalenceQuery::Estimate(const Selection& s, const Tally& t) {
-  if (s.metric->categorical()) {
-    return EstimateSharesFromPeriods(*s.metric, t.counts, t.support, s.options, s.simultaneous);
+  absl::StatusOr<v1::Prevalence> p =
+      s.metric->categorical()
+          ? EstimateSharesFromPeriods(*s.metric, t.counts, t.support, s.options, s.simultaneous)
+          : EstimateFromPeriods(*s.metric, t.counts, s.options);
+  if (!p.ok()) return p;
+  if (t.window.has_value()) {
+    DescribeWindowEstimate(*t.window, t.start, &*p);
+  } else {
+    DescribePeriodEstimate(&*p);
   }
-  return EstimateFromPeriods(*s.metric, t.counts, s.options);
+  return p;
+}
+
+// The tally of a selection [start, end): in the window form when ChooseWindow gives one and its
+// devices sent window flags (some first reports counted), else in the period form.
+PrevalenceQuery::Tally PrevalenceQuery::NewTally(const Selection& s, int64_t start, int64_t end,
+                                                 const std::vector<const CountRow*>& rows) {
+  Tally t;
+  t.start = start;
+  t.window = ChooseWindow(*s.metric, start, end);
+  if (t.window.has_value() && !t.window->once) {
+    int64_t firsts = 0;
+    for (const CountRow* row : rows) firsts += row->firsts[static_cast<size_t>(t.window->kind)].n;
+    if (firsts == 0) t.window.reset();  // no device sent flags: the period form
+  }
+  return t;
 }
 
 absl::StatusOr<v1::Prevalence> PrevalenceQuery::EstimateOrSuppress(const Selection& s,
@@ -226,11 +259,20 @@ absl::StatusOr<v1::Prevalence> PrevalenceQuery::Get(const v1::GetPrevalenceReque
       Selection s, Select(request.metric(), request.start_time_seconds(),
                           request.end_time_seconds(), request.confidence_level(), request.method(),
                           request.combination(), request.simultaneous()));
-  Tally all;
+  std::vector<const CountRow*> all_rows;
+  for (const CountRow& row : s.rows) all_rows.push_back(&row);
+  Tally all = NewTally(s, s.start, s.end, all_rows);
   std::map<std::string, Tally> groups;
   for (const CountRow& row : s.rows) {
     s.Add(row, all);
-    if (!request.group_by().empty()) s.Add(row, groups[LabelValue(row.labels, request.group_by())]);
+    if (!request.group_by().empty()) {
+      auto [g, added] = groups.try_emplace(LabelValue(row.labels, request.group_by()));
+      if (added) {  // a group is counted in the form of the whole selection
+        g->second.window = all.window;
+        g->second.start = all.start;
+      }
+      s.Add(row, g->second);
+    }
   }
   if (!request.group_by().empty() && groups.size() == 1 && groups.begin()->first.empty()) {
     // No report of the selection carries the label: one blank group holding everything would
@@ -283,9 +325,19 @@ absl::StatusOr<v1::Series> PrevalenceQuery::Series(const v1::GetSeriesRequest& r
                                                    " buckets, more than the limit of ",
                                                    options_.max_series_buckets));
   }
+  // Rows by bucket; a bucket wholly inside the range that is a day or an ISO week is counted by
+  // devices when the metric's devices send window flags (window_selection.h).
+  std::map<int64_t, std::vector<const CountRow*>> rows_by_bucket;
+  for (const CountRow& row : s.rows) {
+    rows_by_bucket[BucketStart(row.event_time_seconds, width)].push_back(&row);
+  }
   std::map<int64_t, Tally> by_bucket;
-  for (const CountRow& row : s.rows)
-    s.Add(row, by_bucket[BucketStart(row.event_time_seconds, width)]);
+  for (const auto& [bucket, rows] : rows_by_bucket) {
+    const bool whole = width != v1::HOUR && bucket >= s.start && bucket + step <= s.end;
+    Tally& t = by_bucket[bucket];
+    if (whole) t = NewTally(s, bucket, bucket + step, rows);
+    for (const CountRow* row : rows) s.Add(*row, t);
+  }
   v1::Series out;
   out.set_metric(request.metric());
   out.set_bucket(width);

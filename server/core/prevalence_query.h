@@ -5,6 +5,13 @@
 // Reads only the counts table (one row per metric, hour, design version and label set), never
 // the reports, so a query's cost does not grow with the number of reports.
 //
+// Devices counted once per calendar window (window_selection.h, docs/statistics.md section 4.4):
+// a selection (or series bucket) that is exactly whole UTC days, ISO weeks or calendar months is
+// estimated from the windows' first reports when the metric's devices send window flags, and a
+// reporting_once metric's selections as independent devices; Prevalence.window and explanation
+// say so. The rest of this comment describes the reporting-period form, which every other
+// selection keeps.
+//
 // Reporting periods: counts are grouped by the metric's reporting period
 // (Metric.reporting_period_seconds, 0 meaning 86400; periods aligned to the Unix epoch). A device
 // sends at most one report per metric and period, so within one period n counts devices and the
@@ -114,6 +121,8 @@ class PrevalenceQuery {
   static absl::StatusOr<v1::Prevalence> Estimate(const Selection& s, const Tally& counts);
   // The estimate for one group or bucket, or only its n with `suppressed` below min_reports.
   static absl::StatusOr<v1::Prevalence> EstimateOrSuppress(const Selection& s, const Tally& counts);
+  static Tally NewTally(const Selection& s, int64_t start, int64_t end,
+                        const std::vector<const CountRow*>& rows);
   absl::StatusOr<Selection> Select(const std::string& metric, int64_t start, int64_t end,
                                    double level, v1::IntervalMethod method,
                                    v1::VersionCombination combination,

@@ -10,6 +10,7 @@
 #include "google/protobuf/util/json_util.h"
 #include "server/core/echo.h"
 #include "server/http/http_status.h"
+#include "server/http/json_print.h"
 #include "server/service/grpc_status.h"
 #include "server/storage/storage_error.h"
 
@@ -34,11 +35,9 @@ absl::Status ParseJson(absl::string_view body, google::protobuf::Message* messag
   return absl::OkStatus();
 }
 
+// Counts as JSON numbers, missing values as null (json_print.h).
 void PrintJson(const google::protobuf::Message& message, std::string* out) {
-  google::protobuf::util::JsonPrintOptions options;
-  options.always_print_primitive_fields = true;
-  options.always_print_enums_as_ints = false;
-  (void)google::protobuf::util::MessageToJsonString(message, out, options);
+  *out = PrintApiJson(message);
 }
 
 // A handler for a unary core call `call(request) -> StatusOr<Response>`.

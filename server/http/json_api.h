@@ -1,8 +1,9 @@
 // The HTTP/JSON API's calls, independent of the HTTP library: POST /v1/<Service>/<Method> with
 // a request message in protobuf's JSON mapping becomes the same core call the gRPC front end
 // makes, behind the same AccessPolicy (tokens, roles, rate limit), and its answer a response
-// message in the same mapping (lowerCamelCase names, 64-bit integers as strings, enums by name,
-// fields at their default value included).
+// message in the same mapping (lowerCamelCase names, enums by name, fields at their default value
+// included) but for 64-bit integers as JSON numbers where they fit in 2^53 and values the server
+// does not have (a suppressed bucket's estimate) as null (json_print.h).
 //
 // Methods (docs/http.md): deniable.v1.ReportService/{GetDesign, SubmitReports};
 // deniable.v1.QueryService/{CreateMetric, ListMetrics, AddDesignVersion, GetPrevalence,

@@ -3,6 +3,7 @@
 #ifndef DENIABLE_SERVER_STORAGE_MEMORY_STORAGE_H_
 #define DENIABLE_SERVER_STORAGE_MEMORY_STORAGE_H_
 
+#include <array>
 #include <functional>
 #include <map>
 #include <set>
@@ -52,6 +53,8 @@ class MemoryStorage : public Storage {
   std::set<ReportKey> reports_ ABSL_GUARDED_BY(mu_);
   std::map<CountKey, std::pair<int64_t, int64_t>> counts_ ABSL_GUARDED_BY(mu_);  // n, yes
   std::map<CountKey, std::vector<int64_t>> support_ ABSL_GUARDED_BY(mu_);        // categorical
+  // The window-first counts of the same keys (CountRow::firsts), only where a first was counted.
+  std::map<CountKey, std::array<CountRow::Firsts, 3>> firsts_ ABSL_GUARDED_BY(mu_);
   AppendResult AppendLocked(absl::Span<const ReportRow> rows) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
 
   int64_t next_id_ ABSL_GUARDED_BY(mu_) = 1;

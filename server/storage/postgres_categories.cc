@@ -42,4 +42,44 @@ absl::Status AddPostgresCategoryCounts(PgConnection& conn,
       .status();
 }
 
+absl::Status AddPostgresFirstCounts(PgConnection& conn, const std::vector<const ReportRow*>& rows,
+                                    int shard) {
+  // (metric, event time, version, labels, window, category) -> count, in key order.
+  std::map<std::tuple<int64_t, int64_t, int64_t, std::string, int64_t, int64_t>, int64_t> delta;
+  for (const ReportRow* row : rows) {
+    for (int64_t w = 0; w < 3 && row->window_firsts > 0; ++w) {
+      if ((row->window_firsts & (1 << w)) == 0) continue;
+      const auto key = [&](int64_t category) {
+        return std::make_tuple(row->metric_id, row->event_time_seconds,
+                               int64_t{row->design_version}, row->labels, w, category);
+      };
+      ++delta[key(-2)];
+      if (row->bit) ++delta[key(-1)];
+      for (uint16_t v : row->supported) ++delta[key(v)];
+    }
+  }
+  if (delta.empty()) return absl::OkStatus();
+  std::vector<int64_t> metric, time, version, win, category, count;
+  std::vector<std::string> labels;
+  for (const auto& [key, n] : delta) {
+    metric.push_back(std::get<0>(key));
+    time.push_back(std::get<1>(key));
+    version.push_back(std::get<2>(key));
+    labels.push_back(std::get<3>(key));
+    win.push_back(std::get<4>(key));
+    category.push_back(std::get<5>(key));
+    count.push_back(n);
+  }
+  return conn
+      .Exec(
+          "INSERT INTO first_counts(metric_id, event_time, version, labels, shard, win, category, "
+          "count) SELECT m, t, v, l, $8, w, c, n FROM unnest($1::bigint[], $2::bigint[], "
+          "$3::integer[], $4::text[], $5::integer[], $6::integer[], $7::bigint[]) AS u(m, t, v, "
+          "l, w, c, n) ON CONFLICT (metric_id, event_time, version, labels, shard, win, category) "
+          "DO UPDATE SET count = first_counts.count + EXCLUDED.count",
+          {PgIntArray(metric), PgIntArray(time), PgIntArray(version), PgTextArray(labels),
+           PgIntArray(win), PgIntArray(category), PgIntArray(count), absl::StrCat(shard)})
+      .status();
+}
+
 }  // namespace deniable::server

@@ -23,6 +23,12 @@ namespace deniable::server {
 absl::Status AddPostgresCategoryCounts(PgConnection& conn,
                                        const std::vector<const ReportRow*>& rows, int shard);
 
+// Adds the window-first counts of `rows` (newly stored reports with ReportRow::window_firsts set)
+// to first_counts (schema version 6) under `shard`, in the caller's transaction and in key order,
+// as above. Errors: from PostgreSQL.
+absl::Status AddPostgresFirstCounts(PgConnection& conn, const std::vector<const ReportRow*>& rows,
+                                    int shard);
+
 }  // namespace deniable::server
 
 #endif  // DENIABLE_SERVER_STORAGE_POSTGRES_CATEGORIES_H_

@@ -72,7 +72,7 @@ CREATE TABLE category_counts(
   support bigint NOT NULL,
   PRIMARY KEY (metric_id, event_time, version, labels, shard, category));
 )sql",
-    // 3: rate-limit buckets shared by the collectors (server/auth/postgres_rate_buckets.h).
+    // 3: rate-limit buckets shared by the collectors (server/storage/postgres_rate_buckets.h).
     // UNLOGGED: no WAL per take; a crash empties it and buckets come back full.
     R"sql(
 CREATE UNLOGGED TABLE rate_buckets(
@@ -97,6 +97,24 @@ INSERT INTO label_values(metric_id, key, value)
   SELECT DISTINCT c.metric_id, split_part(kv, '=', 1), substr(kv, strpos(kv, '=') + 1)
   FROM (SELECT DISTINCT metric_id, labels FROM counts WHERE labels <> '') c,
        unnest(string_to_array(c.labels, ',')) AS kv;
+)sql",
+    // 6: window flags (issue 26; sqlite_schema.h version 5): the metric options (existing
+    // metrics: flags on, periodic reports) and per count key, shard and window (0 day, 1 week,
+    // 2 month) the reports first in it (category -2), their yes count (-1) and their support of
+    // category v (v >= 0).
+    R"sql(
+ALTER TABLE metrics ADD COLUMN window_firsts_off integer NOT NULL DEFAULT 0;
+ALTER TABLE metrics ADD COLUMN reporting_once integer NOT NULL DEFAULT 0;
+CREATE TABLE first_counts(
+  metric_id bigint NOT NULL,
+  event_time bigint NOT NULL,
+  version integer NOT NULL,
+  labels text COLLATE "C" NOT NULL,
+  shard integer NOT NULL,
+  win integer NOT NULL,
+  category integer NOT NULL,
+  count bigint NOT NULL,
+  PRIMARY KEY (metric_id, event_time, version, labels, shard, win, category));
 )sql",
 };
 static_assert(sizeof(kSteps) / sizeof(kSteps[0]) == kPostgresSchemaVersion);

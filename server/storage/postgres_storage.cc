@@ -24,7 +24,8 @@ namespace {
 
 constexpr char kMetricColumns[] =
     "id, name, description, created_time_seconds, time_precision_seconds, min_reports, "
-    "reporting_period_seconds, randomization, categories, retention_days, retention_policy";
+    "reporting_period_seconds, randomization, categories, retention_days, retention_policy, "
+    "window_firsts_off, reporting_once";
 
 StoredMetric MetricFromRow(const PgResult& r, int row) {
   StoredMetric m;
@@ -39,6 +40,8 @@ StoredMetric MetricFromRow(const PgResult& r, int row) {
   m.categories = SplitCategories(r.Text(row, 8));
   m.retention_days = static_cast<uint32_t>(r.Int64(row, 9));
   m.retention_policy = static_cast<int>(r.Int64(row, 10));
+  m.window_firsts_off = r.Int64(row, 11) != 0;
+  m.reporting_once = r.Int64(row, 12) != 0;
   return m;
 }
 
@@ -73,7 +76,10 @@ constexpr char kReadCounts[] =
     "WHERE metric_id = $1 AND event_time >= $2 AND event_time < $3 "
     "UNION ALL "
     "SELECT 1, event_time, version, labels, category::bigint, support "
-    "FROM category_counts WHERE metric_id = $1 AND event_time >= $2 AND event_time < $3";
+    "FROM category_counts WHERE metric_id = $1 AND event_time >= $2 AND event_time < $3 "
+    "UNION ALL "
+    "SELECT 2, event_time, version, labels, (win * 1000 + category + 2)::bigint, count "
+    "FROM first_counts WHERE metric_id = $1 AND event_time >= $2 AND event_time < $3";
 
 std::string DoubleText(double v) { return absl::StrFormat("%.17g", v); }
 
@@ -162,13 +168,15 @@ absl::StatusOr<StoredMetric> PostgresStorage::CreateMetric(StoredMetric metric) 
           w.conn->Exec(
               "INSERT INTO metrics(name, description, created_time_seconds, "
               "time_precision_seconds, min_reports, reporting_period_seconds, "
-              "randomization, categories, retention_days, retention_policy) VALUES ($1, $2, $3, "
-              "$4, $5, $6, $7, $8, $9, $10) RETURNING id",
+              "randomization, categories, retention_days, retention_policy, window_firsts_off, "
+              "reporting_once) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12) "
+              "RETURNING id",
               {metric.name, metric.description, absl::StrCat(metric.created_time_seconds),
                absl::StrCat(metric.time_precision_seconds), absl::StrCat(metric.min_reports),
                absl::StrCat(metric.reporting_period_seconds), absl::StrCat(metric.randomization),
                JoinCategories(metric.categories), absl::StrCat(metric.retention_days),
-               absl::StrCat(metric.retention_policy)}));
+               absl::StrCat(metric.retention_policy), metric.window_firsts_off ? "1" : "0",
+               metric.reporting_once ? "1" : "0"}));
       metric.id = r.Int64(0, 0);
       return InsertDesign(*w.conn, metric.id, metric.designs[0]);
     });
@@ -228,6 +236,7 @@ absl::Status PostgresStorage::DeleteMetric(absl::string_view name) {
       for (const char* sql :
            {"DELETE FROM reports WHERE metric_id = $1", "DELETE FROM counts WHERE metric_id = $1",
             "DELETE FROM category_counts WHERE metric_id = $1",
+            "DELETE FROM first_counts WHERE metric_id = $1",
             "DELETE FROM label_values WHERE metric_id = $1",
             "DELETE FROM designs WHERE metric_id = $1", "DELETE FROM metrics WHERE id = $1"}) {
         DENIABLE_RETURN_IF_ERROR(w.conn->Exec(sql, {id}).status());
@@ -401,6 +410,7 @@ absl::StatusOr<RetentionResult> PostgresStorage::ApplyRetention(const RetentionO
       DENIABLE_ASSIGN_OR_RETURN(int64_t counts, DeleteExpired("counts", m.id, cutoff, batch));
       result.count_rows_dropped += counts;
       DENIABLE_RETURN_IF_ERROR(DeleteExpired("category_counts", m.id, cutoff, batch).status());
+      DENIABLE_RETURN_IF_ERROR(DeleteExpired("first_counts", m.id, cutoff, batch).status());
     }
     // The hours that ended kFoldAfterSeconds ago: [.., fold) with fold on an hour boundary.
     const int64_t fold = (options.now_seconds - kFoldAfterSeconds) / 3600 * 3600;
@@ -783,6 +793,7 @@ absl::StatusOr<std::vector<AppendResult>> PostgresStorage::AppendLocked(
   // (metric, event time, version, labels) -> (n, yes), in key order (see above).
   std::map<std::tuple<int64_t, int64_t, int64_t, std::string>, std::pair<int64_t, int64_t>> delta;
   std::vector<const ReportRow*> categorical;  // stored categorical rows (postgres_categories.h)
+  std::vector<const ReportRow*> with_firsts;  // stored rows first in some window
   for (const Candidate& c : candidates) {
     if (!fresh.contains(c.key)) {
       results[c.batch].Count(c.row->metric_id, /*duplicate=*/true);
@@ -790,6 +801,7 @@ absl::StatusOr<std::vector<AppendResult>> PostgresStorage::AppendLocked(
     }
     results[c.batch].Count(c.row->metric_id, /*duplicate=*/false);
     if (c.row->categorical) categorical.push_back(c.row);
+    if (c.row->window_firsts > 0) with_firsts.push_back(c.row);
     auto& [n, yes] =
         delta[{c.row->metric_id, c.row->event_time_seconds, c.row->design_version, c.row->labels}];
     ++n;
@@ -819,6 +831,7 @@ absl::StatusOr<std::vector<AppendResult>> PostgresStorage::AppendLocked(
                PgIntArray(cy), absl::StrCat(w.shard)})
           .status());
   DENIABLE_RETURN_IF_ERROR(AddPostgresCategoryCounts(*w.conn, categorical, w.shard));
+  DENIABLE_RETURN_IF_ERROR(AddPostgresFirstCounts(*w.conn, with_firsts, w.shard));
   return results;
 }
 
@@ -848,6 +861,21 @@ absl::StatusOr<std::vector<CountRow>> PostgresStorage::ReadCounts(int64_t metric
     if (it == summed.end()) {
       return absl::DataLossError(absl::StrCat(
           "metric ", metric_id, ": category counts without counts in the PostgreSQL database"));
+    }
+    if (r.Int64(i, 0) == 2) {  // first_counts: win * 1000 + category + 2
+      const int64_t code = r.Int64(i, 4);
+      const int64_t w = code / 1000;
+      const int64_t category = code % 1000 - 2;
+      if (w < 0 || w > 2) return absl::DataLossError("first_counts: window out of range");
+      CountRow::Firsts& f = it->second.firsts[static_cast<size_t>(w)];
+      if (category == -2) {
+        f.n += r.Int64(i, 5);
+      } else if (category == -1) {
+        f.yes += r.Int64(i, 5);
+      } else {
+        AddCategorySupport(&f.support, static_cast<size_t>(category), r.Int64(i, 5));
+      }
+      continue;
     }
     AddCategorySupport(&it->second.support, static_cast<size_t>(r.Int64(i, 4)), r.Int64(i, 5));
   }

@@ -22,6 +22,8 @@
 #include "server/storage/postgres_rate_buckets.h"
 #include "server/storage/postgres_schema.h"
 #include "server/storage/postgres_token_store.h"
+#include "server/storage/sqlite_storage.h"
+#include "server/storage/sqlite_to_postgres.h"
 #include "server/storage/storage_test_util.h"
 #include "server/storage/testing/test_postgres.h"
 
@@ -32,6 +34,7 @@ using ::testing::HasSubstr;
 using ::testing::Not;
 using testing_util::NewMetric;
 using testing_util::Row;
+using testing_util::TempDbPath;
 using testing_util::TestPostgres;
 
 class PostgresStorageTest : public ::testing::Test {
@@ -109,9 +112,15 @@ TEST_F(PostgresStorageTest, Version4DatabaseGetsItsLabelValuesFromTheCounts) {
   }
   auto conn = PgConnection::Connect(uri_);
   ASSERT_TRUE(conn.ok());
-  // Back to version 4, as a database written before the cap.
+  // Back to version 4, as a database written before the cap (and before the window flags of
+  // version 6, issue 26).
   ASSERT_TRUE((*conn)->Exec("DROP TABLE label_values").ok());
-  ASSERT_TRUE((*conn)->Exec("DELETE FROM schema_version WHERE version = 5").ok());
+  ASSERT_TRUE((*conn)->Exec("DROP TABLE first_counts").ok());
+  ASSERT_TRUE((*conn)
+                  ->Exec("ALTER TABLE metrics DROP COLUMN window_firsts_off, DROP COLUMN "
+                         "reporting_once")
+                  .ok());
+  ASSERT_TRUE((*conn)->Exec("DELETE FROM schema_version WHERE version >= 5").ok());
 
   auto s = PostgresStorage::Open({.uri = uri_, .max_label_values = 2});
   ASSERT_TRUE(s.ok()) << s.status();
@@ -127,12 +136,62 @@ TEST_F(PostgresStorageTest, Version4DatabaseGetsItsLabelValuesFromTheCounts) {
   EXPECT_EQ(r->accepted, 2);
   ASSERT_EQ(r->label_refusals.size(), 1u);
   EXPECT_EQ(r->label_refusals[0].row, 0u);
+  // Version 6: the old metrics keep the flags on; a flagged report counts its first.
+  absl::StatusOr<StoredMetric> migrated = (*s)->GetMetric("other");
+  ASSERT_TRUE(migrated.ok()) << migrated.status();
+  EXPECT_FALSE(migrated->window_firsts_off);
+  EXPECT_FALSE(migrated->reporting_once);
+  ReportRow flagged = Row(other, 7, true, 11);
+  flagged.window_firsts = 7;
+  ASSERT_TRUE((*s)->AppendReports({flagged}).ok());
+  absl::StatusOr<std::vector<CountRow>> counts = (*s)->ReadCounts(other, 11 * 3600, 12 * 3600);
+  ASSERT_TRUE(counts.ok()) << counts.status();
+  ASSERT_EQ(counts->size(), 1u);
+  EXPECT_EQ((*counts)[0].firsts[2].n, 1);
+  EXPECT_EQ((*counts)[0].firsts[2].yes, 1);
 
   ASSERT_TRUE((*s)->DeleteMetric("m").ok());
   absl::StatusOr<PgResult> left =
       (*conn)->Exec("SELECT count(*) FROM label_values WHERE metric_id = $1", {absl::StrCat(m)});
   ASSERT_TRUE(left.ok());
   EXPECT_EQ(left->Int64(0, 0), 0);
+}
+
+// Issue 26: `deniable-server migrate` carries each report's window flags, so PostgreSQL counts
+// the same first reports as the SQLite database (and the verification compares them).
+TEST_F(PostgresStorageTest, MigrationFromSqliteCarriesTheWindowFirsts) {
+  const std::string path = TempDbPath("migrate_firsts");
+  int64_t id = 0;
+  {
+    auto sqlite = SqliteStorage::Open({.path = path, .background_moves = false});
+    ASSERT_TRUE(sqlite.ok()) << sqlite.status();
+    absl::StatusOr<StoredMetric> m = (*sqlite)->CreateMetric(NewMetric("m"));
+    ASSERT_TRUE(m.ok());
+    id = m->id;
+    ReportRow first = Row(id, 1, true, 10);
+    first.window_firsts = 7;
+    ReportRow day = Row(id, 2, false, 10);
+    day.window_firsts = 1;
+    ASSERT_TRUE((*sqlite)->AppendReports({first, day, Row(id, 3, true, 10)}).ok());
+    ASSERT_TRUE((*sqlite)->MoveRecentReports().ok());  // one moved, one recent
+    ReportRow recent = Row(id, 4, true, 11);
+    recent.window_firsts = 3;
+    ASSERT_TRUE((*sqlite)->AppendReports({recent}).ok());
+  }
+  absl::StatusOr<MigrationSummary> summary =
+      MigrateSqliteToPostgres(path, uri_, [](const std::string&) {});
+  ASSERT_TRUE(summary.ok()) << summary.status();
+  auto pg = PostgresStorage::Open({.uri = uri_});
+  ASSERT_TRUE(pg.ok()) << pg.status();
+  absl::StatusOr<StoredMetric> m = (*pg)->GetMetric("m");
+  ASSERT_TRUE(m.ok());
+  absl::StatusOr<std::vector<CountRow>> counts = (*pg)->ReadCounts(m->id, 0, 1 << 30);
+  ASSERT_TRUE(counts.ok()) << counts.status();
+  ASSERT_EQ(counts->size(), 2u);
+  EXPECT_EQ((*counts)[0].firsts[0].n, 2);
+  EXPECT_EQ((*counts)[0].firsts[0].yes, 1);
+  EXPECT_EQ((*counts)[0].firsts[2].n, 1);
+  EXPECT_EQ((*counts)[1].firsts[1].n, 1);
 }
 
 TEST_F(PostgresStorageTest, NewerSchemaIsRefusedNamingBothVersions) {

@@ -16,12 +16,14 @@
 #define DENIABLE_SERVER_STORAGE_RECENT_HOURS_H_
 
 #include <cstdint>
+#include <memory>
 #include <utility>
 #include <vector>
 
 #include "absl/container/flat_hash_set.h"
 #include "absl/container/node_hash_map.h"
 #include "absl/types/span.h"
+#include "server/storage/moved_ids_filter.h"
 #include "server/storage/storage.h"
 
 namespace deniable::server {
@@ -46,6 +48,9 @@ class RecentHours {
     absl::flat_hash_set<ReportId> ids;  // seeded hash: ids come from clients
     bool may_have_sorted_rows = false;  // the keyed `reports` table may hold this metric-hour
     uint64_t last_write = 0;            // Tick() of the last transaction that added an id
+    // The ids moves have put into `reports` for this metric-hour, when the entry has existed
+    // since before the hour's first move (else null, and every new id is looked up there).
+    std::unique_ptr<MovedIdsFilter> moved;
   };
 
   // The metric-hour's entry, or nullptr. The pointer stays valid until that entry is erased.

@@ -223,9 +223,35 @@ CREATE TABLE label_values(
   return absl::OkStatus();
 }
 
+// Version 4 -> 5: window flags (sqlite_schema.h). Reports stored before carry no flags (NULL) and
+// count as no window's first, so the estimates over their windows keep the period form.
+constexpr char kSchema5[] = R"sql(
+ALTER TABLE metrics ADD COLUMN window_firsts_off INTEGER NOT NULL DEFAULT 0;
+ALTER TABLE metrics ADD COLUMN reporting_once INTEGER NOT NULL DEFAULT 0;
+ALTER TABLE reports ADD COLUMN firsts INTEGER;
+ALTER TABLE recent_reports ADD COLUMN firsts INTEGER;
+DROP VIEW IF EXISTS stored_reports;
+CREATE VIEW stored_reports AS
+  SELECT metric_id, event_time, report_id, version, bit, labelset_id, support, firsts FROM reports
+  UNION ALL
+  SELECT metric_id, event_time, report_id, version, bit, labelset_id, support, firsts
+    FROM recent_reports;
+CREATE TABLE first_counts(
+  metric_id INTEGER NOT NULL,
+  event_time INTEGER NOT NULL,
+  version INTEGER NOT NULL,
+  labelset_id INTEGER NOT NULL,
+  win INTEGER NOT NULL,
+  category INTEGER NOT NULL,
+  count INTEGER NOT NULL,
+  PRIMARY KEY (metric_id, event_time, version, labelset_id, win, category)) WITHOUT ROWID;
+)sql";
+
+absl::Status MigrateTo5(sqlite3* db) { return SqliteExec(db, kSchema5); }
+
 // Step i migrates version i to i + 1.
 using Migration = absl::Status (*)(sqlite3*);
-constexpr Migration kMigrations[] = {MigrateTo1, MigrateTo2, MigrateTo3, MigrateTo4};
+constexpr Migration kMigrations[] = {MigrateTo1, MigrateTo2, MigrateTo3, MigrateTo4, MigrateTo5};
 static_assert(sizeof(kMigrations) / sizeof(kMigrations[0]) == kCurrentSchemaVersion);
 
 absl::StatusOr<int64_t> PragmaInt(sqlite3* db, const char* pragma) {

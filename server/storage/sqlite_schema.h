@@ -2,7 +2,7 @@
 //
 // A collector database is marked by `PRAGMA application_id` = kCollectorApplicationId ("DNS1")
 // and carries its schema version in `PRAGMA user_version`. Opening one (SqliteStorage::Open,
-// TokenStore::Open) calls EnsureCollectorSchema, which in ONE transaction (BEGIN IMMEDIATE):
+// SqliteTokenStore::Open) calls EnsureCollectorSchema, which in ONE transaction (BEGIN IMMEDIATE):
 //   - creates the current schema in an empty file;
 //   - migrates forward, step by step, a database of an older version, including the unversioned
 //     databases written before versions existed (application_id 0 and only Deniable's tables:
@@ -24,6 +24,12 @@
 //      rebuilt, sqlite_sequence starts at the largest metric id of any table)
 //   4  label_values(metric_id, key, value): each metric's stored label values, for the cap on
 //      distinct values of a label key (label_values.h), filled from the counts' label sets
+//   5  window flags (issue 26): metrics.window_firsts_off and metrics.reporting_once (0: flags
+//      on, periodic reports, what every metric did before); reports.firsts and
+//      recent_reports.firsts (a report's window flags, NULL: unknown, as for every report stored
+//      before); table first_counts(metric_id, event_time, version, labelset_id, win, category,
+//      count): per count key and window (0 day, 1 week, 2 month) the reports first in it
+//      (category -2), their yes count (-1) and their support of category v (v >= 0)
 //
 // Thread-compatible: call it on a connection no other thread uses.
 #ifndef DENIABLE_SERVER_STORAGE_SQLITE_SCHEMA_H_
@@ -40,7 +46,7 @@ namespace deniable::server {
 
 inline constexpr int32_t kCollectorApplicationId = 0x444E5331;    // "DNS1"
 inline constexpr int32_t kDeviceStoreApplicationId = 0x444E4231;  // "DNB1": the SDK's file
-inline constexpr int kCurrentSchemaVersion = 4;
+inline constexpr int kCurrentSchemaVersion = 5;
 
 // Checks, creates or migrates the schema of the collector database open on `db`; `path` names
 // it in messages. Errors: FAILED_PRECONDITION naming the path for a database of a newer schema

@@ -171,6 +171,11 @@ TEST(SqliteSchemaTest, MigratesAVersion2DatabaseKeepingItsDataAndNeverReusingMet
   ASSERT_EQ(cat->size(), 1u);
   EXPECT_EQ((*cat)[0].n, 2);
   EXPECT_EQ((*cat)[0].support, (std::vector<int64_t>{0, 2, 0, 1}));
+  // Version 5: reports stored before carry no window flags, so no first is counted; the metrics
+  // keep flags on and are periodic.
+  EXPECT_EQ((*cat)[0].firsts[0].n, 0);
+  EXPECT_FALSE(vote->window_firsts_off);
+  EXPECT_FALSE(vote->reporting_once);
   // A recent report of the old file is still a duplicate.
   ReportRow old = testing_util::CategoricalRow(vote->id, 0, {1}, 1700002800 / 3600);
   old.report_id.fill(0);
@@ -186,6 +191,16 @@ TEST(SqliteSchemaTest, MigratesAVersion2DatabaseKeepingItsDataAndNeverReusingMet
       (*storage)->SetRetention("chile_vote_yes", 30, kRetentionDropCounts);
   ASSERT_TRUE(set.ok()) << set.status();
   EXPECT_EQ(set->retention_days, 30u);
+  // A flagged report appended to the migrated database counts its first.
+  ReportRow flagged = testing_util::Row(yes_no->id, 200, true, 500000);  // an hour of its own
+  flagged.window_firsts = 1;
+  ASSERT_TRUE((*storage)->AppendReports({flagged}).ok());
+  absl::StatusOr<std::vector<CountRow>> yes_no_counts =
+      (*storage)->ReadCounts(yes_no->id, int64_t{500000} * 3600, int64_t{500001} * 3600);
+  ASSERT_TRUE(yes_no_counts.ok()) << yes_no_counts.status();
+  ASSERT_EQ(yes_no_counts->size(), 1u);
+  EXPECT_EQ((*yes_no_counts)[0].firsts[0].n, 1);
+  EXPECT_EQ((*yes_no_counts)[0].firsts[0].yes, 1);
 
   // The newest metric deleted: its id is not given to the next one (version 2 gave it).
   ASSERT_TRUE((*storage)->DeleteMetric("chile_vote").ok());

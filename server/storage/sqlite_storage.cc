@@ -53,6 +53,8 @@ StoredMetric MetricFromRow(const SqliteStatement& st) {
   m.categories = SplitCategories(st.ColumnText(8));
   m.retention_days = static_cast<uint32_t>(st.ColumnInt64(9));
   m.retention_policy = static_cast<int>(st.ColumnInt64(10));
+  m.window_firsts_off = st.ColumnInt64(11) != 0;
+  m.reporting_once = st.ColumnInt64(12) != 0;
   return m;
 }
 
@@ -73,8 +75,9 @@ struct SqliteStorage::WriteStatements {
   SqliteStatement begin, commit, rollback;
   SqliteStatement insert_metric, insert_design, insert_labelset, find_labelset;
   SqliteStatement insert_recent, find_report, hour_has_reports, upsert_count;
-  SqliteStatement insert_moved, delete_moved, start_move, end_move;
+  SqliteStatement insert_moved, take_recent, start_move, end_move;
   SqliteStatement upsert_category_count;
+  SqliteStatement upsert_first_count;  // first_counts (sqlite_schema.h version 5)
   SqliteStatement metric_exists;
   SqliteStatement label_value_known, label_value_count, insert_label_value, label_key_count;
 };
@@ -82,6 +85,7 @@ struct SqliteStorage::WriteStatements {
 struct SqliteStorage::ReadStatements {
   SqliteStatement get_metric, list_metrics, get_designs, read_counts, count_reports;
   SqliteStatement read_category_counts;
+  SqliteStatement read_first_counts;
 };
 
 absl::StatusOr<std::unique_ptr<SqliteStorage>> SqliteStorage::Open(const SqliteOptions& options) {
@@ -132,8 +136,9 @@ absl::Status SqliteStorage::Init(const SqliteOptions& options) {
       SqliteStatement insert_metric,
       prepare_write("INSERT INTO metrics(name, description, created_time_seconds, "
                     "time_precision_seconds, min_reports, reporting_period_seconds, "
-                    "randomization, categories, retention_days, retention_policy) "
-                    "VALUES(?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"));
+                    "randomization, categories, retention_days, retention_policy, "
+                    "window_firsts_off, reporting_once) "
+                    "VALUES(?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"));
   DENIABLE_ASSIGN_OR_RETURN(
       SqliteStatement insert_design,
       prepare_write("INSERT INTO designs(metric_id, version, parameters, a, b, "
@@ -145,7 +150,7 @@ absl::Status SqliteStorage::Init(const SqliteOptions& options) {
   DENIABLE_ASSIGN_OR_RETURN(
       SqliteStatement insert_recent,
       prepare_write("INSERT INTO recent_reports(metric_id, event_time, seq, report_id, version, "
-                    "bit, labelset_id, support) VALUES(?, ?, ?, ?, ?, ?, ?, ?)"));
+                    "bit, labelset_id, support, firsts) VALUES(?, ?, ?, ?, ?, ?, ?, ?, ?)"));
   DENIABLE_ASSIGN_OR_RETURN(
       SqliteStatement find_report,
       prepare_write("SELECT 1 FROM reports WHERE metric_id = ? AND event_time = ? AND "
@@ -157,11 +162,11 @@ absl::Status SqliteStorage::Init(const SqliteOptions& options) {
   DENIABLE_ASSIGN_OR_RETURN(
       SqliteStatement insert_moved,
       prepare_write("INSERT OR IGNORE INTO reports(metric_id, event_time, report_id, version, "
-                    "bit, labelset_id, support) VALUES(?, ?, ?, ?, ?, ?, ?)"));
+                    "bit, labelset_id, support, firsts) VALUES(?, ?, ?, ?, ?, ?, ?, ?)"));
   DENIABLE_ASSIGN_OR_RETURN(
-      SqliteStatement delete_moved,
+      SqliteStatement take_recent,
       prepare_write("DELETE FROM recent_reports WHERE metric_id = ? AND event_time = ? AND "
-                    "seq = ?"));
+                    "seq = ? RETURNING version, bit, labelset_id, support, firsts"));
   DENIABLE_ASSIGN_OR_RETURN(
       SqliteStatement start_move,
       prepare_write("INSERT OR IGNORE INTO moving(metric_id, event_time) VALUES(?, ?)"));
@@ -179,6 +184,12 @@ absl::Status SqliteStorage::Init(const SqliteOptions& options) {
                     "category, support) VALUES(?, ?, ?, ?, ?, ?) ON CONFLICT(metric_id, "
                     "event_time, version, labelset_id, category) DO UPDATE SET support = "
                     "support + excluded.support"));
+  DENIABLE_ASSIGN_OR_RETURN(
+      SqliteStatement upsert_first_count,
+      prepare_write("INSERT INTO first_counts(metric_id, event_time, version, labelset_id, win, "
+                    "category, count) VALUES(?, ?, ?, ?, ?, ?, ?) ON CONFLICT(metric_id, "
+                    "event_time, version, labelset_id, win, category) DO UPDATE SET count = "
+                    "count + excluded.count"));
   DENIABLE_ASSIGN_OR_RETURN(SqliteStatement metric_exists,
                             prepare_write("SELECT 1 FROM metrics WHERE id = ?"));
   DENIABLE_ASSIGN_OR_RETURN(
@@ -205,10 +216,11 @@ absl::Status SqliteStorage::Init(const SqliteOptions& options) {
                                    std::move(hour_has_reports),
                                    std::move(upsert_count),
                                    std::move(insert_moved),
-                                   std::move(delete_moved),
+                                   std::move(take_recent),
                                    std::move(start_move),
                                    std::move(end_move),
                                    std::move(upsert_category_count),
+                                   std::move(upsert_first_count),
                                    std::move(metric_exists),
                                    std::move(label_value_known),
                                    std::move(label_value_count),
@@ -221,8 +233,8 @@ absl::Status SqliteStorage::Init(const SqliteOptions& options) {
   };
   constexpr char kMetricColumns[] =
       "SELECT id, name, description, created_time_seconds, time_precision_seconds, min_reports, "
-      "reporting_period_seconds, randomization, categories, retention_days, retention_policy "
-      "FROM metrics";
+      "reporting_period_seconds, randomization, categories, retention_days, retention_policy, "
+      "window_firsts_off, reporting_once FROM metrics";
   DENIABLE_ASSIGN_OR_RETURN(SqliteStatement get_metric,
                             prepare_read(absl::StrCat(kMetricColumns, " WHERE name = ?")));
   DENIABLE_ASSIGN_OR_RETURN(SqliteStatement list_metrics,
@@ -244,14 +256,21 @@ absl::Status SqliteStorage::Init(const SqliteOptions& options) {
       prepare_read("SELECT c.version, c.event_time, l.canonical, c.category, c.support FROM "
                    "category_counts c JOIN labelsets l ON l.id = c.labelset_id WHERE "
                    "c.metric_id = ? AND c.event_time >= ? AND c.event_time < ?"));
+  DENIABLE_ASSIGN_OR_RETURN(
+      SqliteStatement read_first_counts,
+      prepare_read("SELECT c.version, c.event_time, l.canonical, c.win, c.category, c.count FROM "
+                   "first_counts c JOIN labelsets l ON l.id = c.labelset_id WHERE "
+                   "c.metric_id = ? AND c.event_time >= ? AND c.event_time < ?"));
   read_.reset(new ReadStatements{std::move(get_metric), std::move(list_metrics),
                                  std::move(get_designs), std::move(read_counts),
-                                 std::move(count_reports), std::move(read_category_counts)});
+                                 std::move(count_reports), std::move(read_category_counts),
+                                 std::move(read_first_counts)});
   max_recent_reports_ = options.max_recent_reports;
   max_label_values_ = options.max_label_values;
   max_label_keys_ = options.max_label_keys;
   background_moves_ = options.background_moves;
   move_chunk_rows_ = static_cast<size_t>(std::max(1, options.move_chunk_rows));
+  bound_move_wal_ = options.bound_move_wal;
   DENIABLE_RETURN_IF_ERROR(FinishInterruptedMoves());
   return LoadRecent();
 }
@@ -322,21 +341,29 @@ int SqliteStorage::OnWalCommit(void* self, sqlite3* /*db*/, const char* /*schema
 // Called from inside a commit of write_db_, which only runs under write_mu_; the analysis
 // cannot follow the call through SQLite.
 void SqliteStorage::CheckpointLocked(int pages) ABSL_NO_THREAD_SAFETY_ANALYSIS {
+  // After a restart the WAL starts again at frame 0: a smaller size is one commit's frames.
+  const int wrote = pages > last_wal_pages_ ? pages - last_wal_pages_ : pages;
+  last_wal_pages_ = pages;
+  last_commit_pages_ = wrote;
+  checkpoints_.largest_wal_pages = std::max<int64_t>(checkpoints_.largest_wal_pages, pages);
+  checkpoints_.largest_commit_pages = std::max<int64_t>(checkpoints_.largest_commit_pages, wrote);
   if (pages < wal_checkpoint_pages_) return;
   if (pages < next_restart_pages_) {
+    ++checkpoints_.passive;
     (void)sqlite3_wal_checkpoint_v2(write_db_, nullptr, SQLITE_CHECKPOINT_PASSIVE, nullptr,
                                     nullptr);
     return;
   }
+  ++checkpoints_.attempts;
   int tries = wal_restart_wait_tries_;
   sqlite3_busy_handler(write_db_, &BoundedBusy, &tries);
   const int rc =
       sqlite3_wal_checkpoint_v2(write_db_, nullptr, SQLITE_CHECKPOINT_RESTART, nullptr, nullptr);
   sqlite3_busy_timeout(write_db_, busy_timeout_millis_);
-  restart_pending_.store(rc != SQLITE_OK, std::memory_order_relaxed);
   if (rc == SQLITE_OK) {
     ++checkpoints_.restarted;
     next_restart_pages_ = 0;
+    last_wal_pages_ = 0;  // the next commit writes from the WAL's beginning
   } else {
     ++checkpoints_.busy;
     next_restart_pages_ = pages + std::max(1, wal_checkpoint_pages_ / 4);
@@ -405,6 +432,8 @@ absl::StatusOr<StoredMetric> SqliteStorage::CreateMetric(StoredMetric metric) {
     write_->insert_metric.BindText(8, JoinCategories(metric.categories));
     write_->insert_metric.BindInt64(9, metric.retention_days);
     write_->insert_metric.BindInt64(10, metric.retention_policy);
+    write_->insert_metric.BindInt64(11, metric.window_firsts_off ? 1 : 0);
+    write_->insert_metric.BindInt64(12, metric.reporting_once ? 1 : 0);
     if (absl::Status s = write_->insert_metric.Run(); !s.ok()) {
       if (absl::IsAlreadyExists(s)) {
         return absl::AlreadyExistsError(
@@ -530,6 +559,8 @@ absl::StatusOr<std::vector<AppendResult>> SqliteStorage::AppendLocked(
   std::map<std::tuple<int64_t, int64_t, uint32_t, int64_t>, std::pair<int64_t, int64_t>> delta;
   // The same key plus a category -> support, for categorical reports.
   std::map<std::tuple<int64_t, int64_t, uint32_t, int64_t, uint16_t>, int64_t> category_delta;
+  // The same key plus a window and a category (-2: n, -1: yes, v: support) -> first reports.
+  std::map<std::tuple<int64_t, int64_t, uint32_t, int64_t, int, int>, int64_t> first_delta;
   absl::flat_hash_map<std::string, int64_t> new_labelsets;
   SqliteStatement& ins = write_->insert_recent;
   // Each metric of the call must still exist, checked in this (the one writer's) transaction: a
@@ -609,7 +640,9 @@ absl::StatusOr<std::vector<AppendResult>> SqliteStorage::AppendLocked(
         hour = &recent_.Create(key, sorted);
       }
       bool stored = hour->ids.contains(row.report_id);
-      if (!stored && hour->may_have_sorted_rows) {
+      // The moved ids' filter rules most new ids out of `reports` without a B-tree lookup.
+      if (!stored && hour->may_have_sorted_rows &&
+          (hour->moved == nullptr || hour->moved->MayContain(row.report_id))) {
         DENIABLE_ASSIGN_OR_RETURN(stored, IsStored(key, row));
       }
       if (stored) {
@@ -637,6 +670,11 @@ absl::StatusOr<std::vector<AppendResult>> SqliteStorage::AppendLocked(
       } else {
         ins.BindNull(8);
       }
+      if (row.window_firsts >= 0) {
+        ins.BindInt64(9, row.window_firsts);
+      } else {
+        ins.BindNull(9);
+      }
       DENIABLE_RETURN_IF_ERROR(ins.Run());
       recent_.Insert(key, *hour, row.report_id);
       result.Count(row.metric_id, /*duplicate=*/false);
@@ -649,6 +687,16 @@ absl::StatusOr<std::vector<AppendResult>> SqliteStorage::AppendLocked(
           ++category_delta[{row.metric_id, row.event_time_seconds, row.design_version, labelset_id,
                             v}];
         }
+      }
+      for (int w = 0; w < 3 && row.window_firsts > 0; ++w) {
+        if ((row.window_firsts & (1 << w)) == 0) continue;
+        const auto first_key = [&](int category) {
+          return std::make_tuple(row.metric_id, row.event_time_seconds, row.design_version,
+                                 labelset_id, w, category);
+        };
+        ++first_delta[first_key(-2)];
+        if (row.bit) ++first_delta[first_key(-1)];
+        for (uint16_t v : row.supported) ++first_delta[first_key(v)];
       }
     }
   }
@@ -670,6 +718,17 @@ absl::StatusOr<std::vector<AppendResult>> SqliteStorage::AppendLocked(
     up.BindInt64(4, std::get<3>(key));
     up.BindInt64(5, std::get<4>(key));
     up.BindInt64(6, support);
+    DENIABLE_RETURN_IF_ERROR(up.Run());
+  }
+  for (const auto& [key, count] : first_delta) {
+    SqliteStatement& up = write_->upsert_first_count;
+    up.BindInt64(1, std::get<0>(key));
+    up.BindInt64(2, std::get<1>(key));
+    up.BindInt64(3, std::get<2>(key));
+    up.BindInt64(4, std::get<3>(key));
+    up.BindInt64(5, std::get<4>(key));
+    up.BindInt64(6, std::get<5>(key));
+    up.BindInt64(7, count);
     DENIABLE_RETURN_IF_ERROR(up.Run());
   }
   for (const auto& [metric, key, value] : labels.added()) {
@@ -726,7 +785,9 @@ absl::StatusOr<std::vector<AppendResult>> SqliteStorage::AppendBatches(
   absl::StatusOr<std::vector<AppendResult>> results;
   DENIABLE_RETURN_IF_ERROR(Health());
   {
+    appends_waiting_.fetch_add(1, std::memory_order_relaxed);
     absl::MutexLock lock(&write_mu_);
+    appends_waiting_.fetch_sub(1, std::memory_order_relaxed);
     DENIABLE_RETURN_IF_ERROR(write_->begin.Run());
     recent_.Begin();
     results = AppendLocked(batches);
@@ -765,16 +826,29 @@ absl::Status SqliteStorage::MoveHours(const std::vector<HourKey>& keys) {
 }
 
 // Moves the metric-hour's recent rows (those appended so far) into the keyed table in key order,
-// kMoveChunkRows per transaction: each transaction inserts its chunk into `reports` and deletes
-// the same rows from `recent_reports`, so no reader ever sees a row in both tables (ReportCount,
-// stored_reports stay exact during a move). Each chunk's ids are dropped from memory once it has
-// committed (from then on the keyed lookup finds them). Appends to the same metric-hour go on
-// between the transactions and stay recent.
+// in transactions that each take a chunk of them out of `recent_reports` (DELETE ... RETURNING,
+// by seq) and insert it into `reports`, so no reader ever sees a row in both tables
+// (ReportCount, stored_reports stay exact during a move). Each chunk's ids are dropped from
+// memory once it has committed (from then on the keyed lookup finds them). Appends to the same
+// metric-hour go on between the transactions and stay recent.
+//
+// The hour's (id, seq) pairs are read first, in seq order and in pieces of kMoveReadRows, each
+// its own short read transaction (no row with seq <= last_seq changes meanwhile: everything that
+// deletes recent rows holds move_mu_), and sorted in memory (24 bytes a row), so no read
+// transaction of the move holds a snapshot for long (a long one kept the writer's RESTART
+// checkpoint from restarting the WAL). Deleting in id order touches the hour's recent pages at
+// random places, so the rows per transaction adapt to keep each commit's WAL near half of
+// the checkpoint interval (at most move_chunk_rows_).
 absl::Status SqliteStorage::MoveHour(const HourKey& key) {
   int64_t last_seq = 0;
   {
     absl::MutexLock lock(&write_mu_);
-    if (recent_.Find(key) == nullptr) return absl::OkStatus();
+    RecentHours::Hour* hour = recent_.Find(key);
+    if (hour == nullptr) return absl::OkStatus();
+    // Nothing of the hour is in `reports` yet: a filter of what moves put there is complete.
+    if (!hour->may_have_sorted_rows && hour->moved == nullptr) {
+      hour->moved = std::make_unique<MovedIdsFilter>();
+    }
     last_seq = next_seq_ - 1;
     DENIABLE_RETURN_IF_ERROR(RunInTransaction([&] {
       write_mu_.AssertHeld();  // run with it held (-Wthread-safety cannot see it)
@@ -786,73 +860,100 @@ absl::Status SqliteStorage::MoveHour(const HourKey& key) {
   DENIABLE_ASSIGN_OR_RETURN(
       SqliteStatement read,
       SqliteStatement::Prepare(move_db_,
-                               "SELECT report_id, version, bit, labelset_id, seq, support FROM "
-                               "recent_reports "
-                               "WHERE metric_id = ? AND event_time = ? AND seq <= ? AND "
-                               "report_id > ? ORDER BY report_id"));
-  // Reads the rows after `after` (all at first: every id is > the empty blob); a new read
-  // transaction, and a new sort of the rest of the hour.
-  static constexpr char kNoId[] = "";
-  auto start_reading = [&](const void* after, int size) {
-    read.Reset();
+                               "SELECT seq, report_id FROM recent_reports WHERE metric_id = ? "
+                               "AND event_time = ? AND seq > ? AND seq <= ? ORDER BY seq "
+                               "LIMIT ?"));
+  struct Pending {
+    ReportId id;
+    int64_t seq;
+  };
+  std::vector<Pending> pending;
+  for (int64_t after = 0;;) {
     read.BindInt64(1, key.metric_id);
     read.BindInt64(2, key.event_time);
-    read.BindInt64(3, last_seq);
-    read.BindBlob(4, after, size);
-  };
-  start_reading(kNoId, 0);
-  struct Moved {
-    ReportId id;
-    int64_t version, bit, labelset_id, seq;
-    std::optional<std::string> support;  // categorical reports only
-  };
-  std::vector<Moved> chunk;
-  std::vector<ReportId> ids;
-  for (bool done = false; !done;) {
-    chunk.clear();
-    while (chunk.size() < move_chunk_rows_) {
-      DENIABLE_ASSIGN_OR_RETURN(bool has_row, read.Step());
-      if (!has_row) {
-        done = true;
-        break;
+    read.BindInt64(3, after);
+    read.BindInt64(4, last_seq);
+    read.BindInt64(5, kMoveReadRows);
+    int64_t rows = 0;
+    while (true) {
+      absl::StatusOr<bool> has_row = read.Step();
+      if (!has_row.ok()) {
+        read.Reset();
+        return has_row.status();
       }
-      Moved m{};
-      DENIABLE_ASSIGN_OR_RETURN(m.id, ColumnReportId(read, 0));
-      m.version = read.ColumnInt64(1);
-      m.bit = read.ColumnInt64(2);
-      m.labelset_id = read.ColumnInt64(3);
-      m.seq = read.ColumnInt64(4);
-      if (!read.ColumnIsNull(5)) m.support = read.ColumnBlob(5);
-      chunk.push_back(m);
+      if (!*has_row) break;
+      absl::StatusOr<ReportId> id = ColumnReportId(read, 1);
+      if (!id.ok()) {
+        read.Reset();
+        return id.status();
+      }
+      after = read.ColumnInt64(0);
+      pending.push_back(Pending{*id, after});
+      ++rows;
     }
-    // Ends the read transaction before the last write; and before each write while a WAL
-    // restart waits for readers (CheckpointLocked): the next chunk is read afresh after it.
-    const bool reread = !done && !chunk.empty() && restart_pending_.load(std::memory_order_relaxed);
-    if (done || reread) read.Reset();
-    absl::MutexLock lock(&write_mu_);
+    read.Reset();
+    if (rows < kMoveReadRows) break;
+  }
+  std::sort(pending.begin(), pending.end(),
+            [](const Pending& a, const Pending& b) { return a.id < b.id; });
+
+  const int64_t target_pages = std::max(1, wal_checkpoint_pages_ / 2);
+  // At most about one page per row: a first chunk of target_pages rows stays near the target.
+  size_t rows_per_chunk = bound_move_wal_
+                              ? std::min(move_chunk_rows_, static_cast<size_t>(target_pages))
+                              : move_chunk_rows_;
+  std::vector<ReportId> ids;
+  size_t next = 0;
+  for (bool done = false; !done;) {
+    const size_t end = std::min(pending.size(), next + rows_per_chunk);
+    done = end == pending.size();
+    // Appends waiting for the writer go first: a move has no pause of its own between chunks.
+    absl::MutexLock lock(&write_mu_, absl::Condition(
+                                         +[](std::atomic<int>* waiting) {
+                                           return waiting->load(std::memory_order_relaxed) == 0;
+                                         },
+                                         &appends_waiting_));
     if (stop_) return absl::CancelledError("storage is closing; the move resumes at next open");
+    ids.clear();
     auto write_chunk = [&]() -> absl::Status {
       write_mu_.AssertHeld();  // run with it held (-Wthread-safety cannot see it)
+      SqliteStatement& take = write_->take_recent;
       SqliteStatement& ins = write_->insert_moved;
-      SqliteStatement& del = write_->delete_moved;
-      for (const Moved& m : chunk) {
+      for (size_t i = next; i < end; ++i) {
+        const Pending& p = pending[i];
+        // In the same transaction: a reader sees each row in exactly one of the two tables.
+        take.BindInt64(1, key.metric_id);
+        take.BindInt64(2, key.event_time);
+        take.BindInt64(3, p.seq);
+        absl::StatusOr<bool> taken = take.Step();
+        if (!taken.ok()) {
+          take.Reset();
+          return taken.status();
+        }
+        if (!*taken) {   // cannot happen: only moves, retention and deletion (under move_mu_)
+          take.Reset();  // delete recent rows
+          continue;
+        }
         ins.BindInt64(1, key.metric_id);
         ins.BindInt64(2, key.event_time);
-        ins.BindBlob(3, m.id.data(), static_cast<int>(m.id.size()));
-        ins.BindInt64(4, m.version);
-        ins.BindInt64(5, m.bit);
-        ins.BindInt64(6, m.labelset_id);
-        if (m.support.has_value()) {
-          ins.BindBlob(7, m.support->data(), static_cast<int>(m.support->size()));
-        } else {
+        ins.BindBlob(3, p.id.data(), static_cast<int>(p.id.size()));
+        ins.BindInt64(4, take.ColumnInt64(0));
+        ins.BindInt64(5, take.ColumnInt64(1));
+        ins.BindInt64(6, take.ColumnInt64(2));
+        if (take.ColumnIsNull(3)) {
           ins.BindNull(7);
+        } else {
+          const std::string support = take.ColumnBlob(3);
+          ins.BindBlob(7, support.data(), static_cast<int>(support.size()));
         }
+        if (take.ColumnIsNull(4)) {  // no window flags from the device
+          ins.BindNull(8);
+        } else {
+          ins.BindInt64(8, take.ColumnInt64(4));
+        }
+        take.Reset();
         DENIABLE_RETURN_IF_ERROR(ins.Run());
-        // In the same transaction: a reader sees each row in exactly one of the two tables.
-        del.BindInt64(1, key.metric_id);
-        del.BindInt64(2, key.event_time);
-        del.BindInt64(3, m.seq);
-        DENIABLE_RETURN_IF_ERROR(del.Run());
+        ids.push_back(p.id);
       }
       if (!done) return absl::OkStatus();
       write_->end_move.BindInt64(1, key.metric_id);
@@ -860,12 +961,27 @@ absl::Status SqliteStorage::MoveHour(const HourKey& key) {
       return write_->end_move.Run();
     };
     DENIABLE_RETURN_IF_ERROR(RunInTransaction(write_chunk));
-    if (reread) start_reading(chunk.back().id.data(), static_cast<int>(chunk.back().id.size()));
+    // The WAL hook has just measured this commit: aim the next chunk at target_pages (growing at
+    // most fourfold a chunk, and never below one page per row).
+    const int64_t wrote = std::max<int64_t>(1, last_commit_pages_);
+    if (!bound_move_wal_) {
+      rows_per_chunk = move_chunk_rows_;
+    } else {
+      const size_t chunk_rows = end - next;
+      const size_t aimed =
+          static_cast<size_t>(static_cast<double>(chunk_rows) * static_cast<double>(target_pages) /
+                              static_cast<double>(wrote));
+      rows_per_chunk = std::clamp(std::min(aimed, 4 * std::max<size_t>(1, chunk_rows)),
+                                  std::min(move_chunk_rows_, static_cast<size_t>(target_pages)),
+                                  move_chunk_rows_);
+    }
+    next = end;
     RecentHours::Hour* hour = recent_.Find(key);
     if (hour == nullptr) continue;  // cannot happen: only moves erase, and they hold move_mu_
     hour->may_have_sorted_rows = true;
-    ids.clear();
-    for (const Moved& m : chunk) ids.push_back(m.id);
+    if (hour->moved != nullptr) {
+      for (const ReportId& id : ids) hour->moved->Add(id);
+    }
     recent_.EraseIds(*hour, ids);
     if (done && hour->ids.empty()) recent_.Erase(key);
   }
@@ -919,6 +1035,7 @@ absl::Status SqliteStorage::DeleteMetric(absl::string_view name) {
           "DELETE FROM reports WHERE metric_id = ?", "DELETE FROM moving WHERE metric_id = ?",
           "DELETE FROM counts WHERE metric_id = ?",
           "DELETE FROM category_counts WHERE metric_id = ?",
+          "DELETE FROM first_counts WHERE metric_id = ?",
           "DELETE FROM label_values WHERE metric_id = ?", "DELETE FROM designs WHERE metric_id = ?",
           "DELETE FROM metrics WHERE id = ?"}) {
       DENIABLE_ASSIGN_OR_RETURN(SqliteStatement st, SqliteStatement::Prepare(write_db_, sql));
@@ -1014,6 +1131,9 @@ absl::StatusOr<RetentionResult> SqliteStorage::ApplyRetention(const RetentionOpt
     DENIABLE_RETURN_IF_ERROR(DeleteExpired("category_counts", "version, labelset_id, category",
                                            m.id, cutoff, batch, nullptr)
                                  .status());
+    DENIABLE_RETURN_IF_ERROR(DeleteExpired("first_counts", "version, labelset_id, win, category",
+                                           m.id, cutoff, batch, nullptr)
+                                 .status());
   }
   return result;
 }
@@ -1054,6 +1174,7 @@ absl::StatusOr<std::vector<CountRow>> SqliteStorage::ReadCountsLocked(int64_t me
                             st.ColumnText(2),
                             st.ColumnInt64(3),
                             st.ColumnInt64(4),
+                            {},
                             {}});
   }
   st.Reset();
@@ -1084,6 +1205,40 @@ absl::StatusOr<std::vector<CountRow>> SqliteStorage::ReadCountsLocked(int64_t me
                        cat.ColumnInt64(4));
   }
   cat.Reset();
+  // The window-first counts (first_counts), merged the same way.
+  SqliteStatement& fc = read_->read_first_counts;
+  fc.BindInt64(1, metric_id);
+  fc.BindInt64(2, start_seconds);
+  fc.BindInt64(3, end_seconds);
+  first = index.empty();
+  while (true) {
+    absl::StatusOr<bool> row = fc.Step();
+    if (!row.ok()) return row.status();
+    if (!*row) break;
+    if (first) {
+      for (size_t i = 0; i < rows.size(); ++i) {
+        index[{rows[i].design_version, rows[i].event_time_seconds, rows[i].labels}] = i;
+      }
+      first = false;
+    }
+    auto it =
+        index.find({static_cast<uint32_t>(fc.ColumnInt64(0)), fc.ColumnInt64(1), fc.ColumnText(2)});
+    const int64_t w = fc.ColumnInt64(3);
+    if (it == index.end() || w < 0 || w > 2) {
+      return absl::DataLossError(
+          absl::StrCat("metric ", metric_id, ": first counts without counts in the database"));
+    }
+    CountRow::Firsts& f = rows[it->second].firsts[static_cast<size_t>(w)];
+    const int64_t category = fc.ColumnInt64(4);
+    if (category == -2) {
+      f.n += fc.ColumnInt64(5);
+    } else if (category == -1) {
+      f.yes += fc.ColumnInt64(5);
+    } else {
+      AddCategorySupport(&f.support, static_cast<size_t>(category), fc.ColumnInt64(5));
+    }
+  }
+  fc.Reset();
   return rows;
 }
 

@@ -15,9 +15,9 @@
 //       instead of one page per report at random places. An in-memory set of each metric-hour's
 //       recent ids (recent_hours.h) deduplicates them. When more than
 //       SqliteOptions::max_recent_reports are recent, a background thread moves the least
-//       recently written metric-hours into `reports` in key order, in transactions of
-//       kMoveChunkRows between which appends go on: a sorted bulk insert that writes each page of
-//       the metric-hour once per move. Each transaction of a move inserts its chunk into
+//       recently written metric-hours into `reports` in key order, in transactions of at most
+//       kMoveChunkRows (sized to the WAL they write) between which appends go on: a sorted bulk
+//       insert. Each transaction of a move inserts its chunk into
 //       `reports` and deletes it from `recent_reports`, so every report is in exactly one of the
 //       two tables at every moment, for every reader; the view stored_reports is their union.
 //       (docs/performance.md, "Deduplication")
@@ -78,9 +78,9 @@ struct SqliteOptions {
   // the WAL, so that the next write starts the WAL from its beginning. A PASSIVE checkpoint never
   // waits, so with queries running beside ingestion some reader always held an old snapshot,
   // the WAL was never restarted and grew without bound (2.35 GB in deniable-bench). Readers here
-  // use short transactions (one statement each; a move re-reads after each chunk when a restart
-  // waits for it), so the wait is short. If it times out the checkpoint still copies what it
-  // can, and the restart is tried again once the WAL has grown by a quarter of this size.
+  // use short transactions (one statement each; a move lists its rows in short read
+  // transactions, see MoveHour), so the wait is short. If it times out the checkpoint still copies
+  // what it can, and the restart is tried again once the WAL has grown by a quarter of this size.
   int wal_autocheckpoint_pages = 10000;
   int wal_restart_wait_tries = 200;
   // PRAGMA journal_size_limit: when the WAL restarts, its file is truncated to this size, so
@@ -95,9 +95,17 @@ struct SqliteOptions {
   // true: a background thread moves metric-hours while appends go on. false: the append that
   // exceeded max_recent_reports moves them before it returns (deterministic, for tests).
   bool background_moves = true;
-  // Rows per transaction of a move (SqliteStorage::kMoveChunkRows by default); smaller in tests
-  // that watch a move chunk by chunk.
+  // The rows per transaction of a move (SqliteStorage::kMoveChunkRows by default; smaller in
+  // tests that watch a move chunk by chunk).
   int move_chunk_rows = 50'000;
+  // true: fewer rows per move transaction when the metric-hour is large. A move's rows leave
+  // recent_reports from random places of the hour, so each transaction is sized to write about
+  // wal_autocheckpoint_pages / 2 pages to the WAL (measured on the previous one), which keeps
+  // the WAL below wal_size_limit_bytes while moves run, at a cost: a hot metric-hour past
+  // max_recent_reports then ingests about 3x slower (docs/performance.md, "The WAL and the hot
+  // hour"). false (default): move_chunk_rows per transaction; the WAL can pass its limit
+  // (about 105 MiB measured) while a large hour moves, and shrinks back after.
+  bool bound_move_wal = false;
   // The caps on distinct values of each label key and on distinct label keys, per metric
   // (label_values.h; 0: none).
   int64_t max_label_values = kDefaultMaxLabelValues;
@@ -138,18 +146,26 @@ class SqliteStorage : public Storage {
   // Reports in recent_reports, not yet moved to the keyed table.
   int64_t RecentReportCount();
   // Checkpoints run by the writer (see SqliteOptions::wal_autocheckpoint_pages): how many
-  // restarted the WAL and how many found a reader in the way (and copied what they could).
+  // RESTART checkpoints were attempted, how many restarted the WAL and how many found a reader in
+  // the way (and copied what they could); PASSIVE ones run between a busy attempt and the next;
+  // the largest WAL the writer saw after a commit, and the most WAL pages one commit wrote.
   struct CheckpointCounts {
+    int64_t attempts = 0;
     int64_t restarted = 0;
     int64_t busy = 0;
+    int64_t passive = 0;
+    int64_t largest_wal_pages = 0;
+    int64_t largest_commit_pages = 0;
   };
   CheckpointCounts Checkpoints();
   // Moves every recent metric-hour into the keyed table now, on the calling thread. Not needed
   // for correctness; for tests, benchmarks and an orderly compaction. Errors: as AppendReports;
   // a failed move leaves the rest of that metric-hour recent.
   absl::Status MoveRecentReports();
-  // Rows per transaction of a move.
+  // The most rows per transaction of a move.
   static constexpr int kMoveChunkRows = 50'000;
+  // Rows per read transaction when a move lists a metric-hour's recent rows.
+  static constexpr int kMoveReadRows = 65'536;
   // "ok" when PRAGMA integrity_check finds no problem, else its findings.
   absl::StatusOr<std::string> IntegrityCheck();
 
@@ -215,16 +231,18 @@ class SqliteStorage : public Storage {
   int64_t max_recent_reports_ = 0;
   bool background_moves_ = true;
   size_t move_chunk_rows_ = kMoveChunkRows;
+  bool bound_move_wal_ = false;
   bool stop_ ABSL_GUARDED_BY(write_mu_) = false;
   int wal_checkpoint_pages_ = 10000;
   int wal_restart_wait_tries_ = 200;
   // After a restart found a reader in the way: no new wait before the WAL reaches this size.
   int next_restart_pages_ ABSL_GUARDED_BY(write_mu_) = 0;
   CheckpointCounts checkpoints_ ABSL_GUARDED_BY(write_mu_);
+  int last_wal_pages_ ABSL_GUARDED_BY(write_mu_) = 0;     // the WAL's size after the last commit
+  int last_commit_pages_ ABSL_GUARDED_BY(write_mu_) = 0;  // the pages the last commit wrote
+  // Appends waiting for write_mu_: a move's next chunk waits for them (MoveHour).
+  std::atomic<int> appends_waiting_{0};
   int busy_timeout_millis_ = 5000;
-  // Set when a restart found a reader in the way, until one succeeds: a move then ends its read
-  // transaction after each chunk (MoveHour), so it is not the reader in the way next time.
-  std::atomic<bool> restart_pending_{false};
 
   // Moves read the metric-hour in key order on their own connection, so neither appends nor
   // queries wait for the sort.

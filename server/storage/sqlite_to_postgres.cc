@@ -76,6 +76,47 @@ absl::StatusOr<CountMap> SqliteCounts(sqlite3* db, int64_t metric_id) {
 }
 
 using SupportMap = std::map<CountKey, std::vector<int64_t>>;
+// (version, event time, labels, window, category: -2 n, -1 yes, v support) -> first reports
+// (sqlite_schema.h version 5), without zeros.
+using FirstsMap = std::map<std::tuple<uint32_t, int64_t, std::string, int64_t, int64_t>, int64_t>;
+
+absl::StatusOr<FirstsMap> SqliteFirsts(sqlite3* db, int64_t metric_id) {
+  DENIABLE_ASSIGN_OR_RETURN(
+      SqliteStatement st,
+      SqliteStatement::Prepare(db,
+                               "SELECT c.version, c.event_time, l.canonical, c.win, c.category, "
+                               "c.count FROM first_counts c JOIN labelsets l ON l.id = "
+                               "c.labelset_id WHERE c.metric_id = ? AND c.count <> 0"));
+  st.BindInt64(1, metric_id);
+  FirstsMap out;
+  while (true) {
+    DENIABLE_ASSIGN_OR_RETURN(bool row, st.Step());
+    if (!row) break;
+    out[{static_cast<uint32_t>(st.ColumnInt64(0)), st.ColumnInt64(1), st.ColumnText(2),
+         st.ColumnInt64(3), st.ColumnInt64(4)}] += st.ColumnInt64(5);
+  }
+  return out;
+}
+
+// The same map from the target's count rows.
+FirstsMap FirstsOf(const std::vector<CountRow>& rows) {
+  FirstsMap out;
+  for (const CountRow& c : rows) {
+    for (size_t w = 0; w < c.firsts.size(); ++w) {
+      const CountRow::Firsts& f = c.firsts[w];
+      const auto key = [&](int64_t category) {
+        return std::make_tuple(c.design_version, c.event_time_seconds, c.labels,
+                               static_cast<int64_t>(w), category);
+      };
+      if (f.n != 0) out[key(-2)] = f.n;
+      if (f.yes != 0) out[key(-1)] = f.yes;
+      for (size_t v = 0; v < f.support.size(); ++v) {
+        if (f.support[v] != 0) out[key(static_cast<int64_t>(v))] = f.support[v];
+      }
+    }
+  }
+  return out;
+}
 
 // The category support counts of a categorical metric (empty for a yes/no metric).
 absl::StatusOr<SupportMap> SqliteSupport(sqlite3* db, int64_t metric_id) {
@@ -166,7 +207,7 @@ absl::StatusOr<MigrationSummary> MigrateSqliteToPostgres(
       SqliteStatement reports,
       SqliteStatement::Prepare(db.get(),
                                "SELECT r.metric_id, r.event_time, r.report_id, r.version, r.bit, "
-                               "l.canonical, r.support FROM stored_reports r "
+                               "l.canonical, r.support, r.firsts FROM stored_reports r "
                                "JOIN labelsets l ON l.id = r.labelset_id"));
   std::vector<ReportRow> chunk;
   auto flush = [&]() -> absl::Status {
@@ -203,6 +244,8 @@ absl::StatusOr<MigrationSummary> MigrateSqliteToPostgres(
       r.categorical = true;
       r.supported = DecodeSupport(reports.ColumnBlob(6));
     }
+    // Its window flags: PostgreSQL counts its firsts again.
+    if (!reports.ColumnIsNull(7)) r.window_firsts = static_cast<int>(reports.ColumnInt64(7));
     chunk.push_back(std::move(r));
     if (chunk.size() == kChunkReports) DENIABLE_RETURN_IF_ERROR(flush());
   }
@@ -221,6 +264,12 @@ absl::StatusOr<MigrationSummary> MigrateSqliteToPostgres(
         got_support[{c.design_version, c.event_time_seconds, c.labels}] = c.support;
     }
     DENIABLE_ASSIGN_OR_RETURN(SupportMap want_support, SqliteSupport(db.get(), m.id));
+    DENIABLE_ASSIGN_OR_RETURN(FirstsMap want_firsts, SqliteFirsts(db.get(), m.id));
+    if (FirstsOf(rows) != want_firsts) {
+      return absl::FailedPreconditionError(absl::StrCat(
+          "verification failed: metric \"", m.name,
+          "\" has window-first counts in PostgreSQL that differ from the SQLite database"));
+    }
     if (got_support != want_support) {
       return absl::FailedPreconditionError(absl::StrCat(
           "verification failed: metric \"", m.name,

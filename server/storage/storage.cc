@@ -24,6 +24,18 @@ void RetentionResult::Count(const StoredMetric& metric, int64_t reports) {
   per_metric.push_back({metric.id, metric.name, reports});
 }
 
+void AddWindowFirsts(CountRow* row, int window_firsts, bool bit,
+                     const std::vector<uint16_t>& supported) {
+  if (window_firsts <= 0) return;
+  for (size_t w = 0; w < row->firsts.size(); ++w) {
+    if ((window_firsts & (1 << w)) == 0) continue;
+    CountRow::Firsts& f = row->firsts[w];
+    ++f.n;
+    f.yes += bit ? 1 : 0;
+    for (uint16_t v : supported) AddCategorySupport(&f.support, v, 1);
+  }
+}
+
 absl::Status CheckRetention(uint32_t days, int policy) {
   if (days > kMaxRetentionDays) {
     return absl::InvalidArgumentError(

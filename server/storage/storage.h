@@ -51,6 +51,10 @@ struct StoredMetric {
   uint32_t retention_days = 0;
   // kRetentionKeepCounts or kRetentionDropCounts (deniable.v1.RetentionPolicy values).
   int retention_policy = 1;
+  // Devices send no window flags for this metric (deniable.v1.Metric.window_firsts_off).
+  bool window_firsts_off = false;
+  // Each device reports this metric once ever (deniable.v1.Metric.reporting_once).
+  bool reporting_once = false;
 };
 
 // StoredMetric.retention_policy: DROP_REPORTS_KEEP_COUNTS drops only the reports (estimates over
@@ -116,6 +120,9 @@ struct ReportRow {
   // mechanism: the ingestor computed the supported categories (categorical.h: Supports).
   bool categorical = false;
   std::vector<uint16_t> supported;
+  // The report's window flags (calendar_windows.h: kFirstInDay | kFirstInWeek | kFirstInMonth);
+  // -1 when unknown (an older SDK, or a metric with the flags off): never counted as a first.
+  int window_firsts = -1;
 };
 
 // A report the caps on labels refused (label_values.h): `key`, a label of the report, already has
@@ -189,7 +196,21 @@ struct CountRow {
   // largest category index with a non-zero count plus one (shorter than k, or empty, when the
   // last categories have no support); empty for yes/no metrics.
   std::vector<int64_t> support;
+  // The same counts over the reports of the row that were their device's first in the UTC day
+  // (firsts[0]), ISO week (firsts[1]) and calendar month (firsts[2]) of the metric
+  // (ReportRow::window_firsts): n, yes and, for categorical metrics, support as above.
+  struct Firsts {
+    int64_t n = 0;
+    int64_t yes = 0;
+    std::vector<int64_t> support;
+  };
+  std::array<Firsts, 3> firsts;
 };
+
+// Adds one report's window flags to `row.firsts` (for storage implementations): `bit`, its yes
+// count, and its supported categories.
+void AddWindowFirsts(CountRow* row, int window_firsts, bool bit,
+                     const std::vector<uint16_t>& supported);
 
 // Adds `count` to category v of `support`, growing it as needed (for storage implementations).
 void AddCategorySupport(std::vector<int64_t>* support, size_t v, int64_t count);

@@ -119,6 +119,60 @@ TEST_P(StorageTest, AppendCountsEachReportIdOnce) {
   EXPECT_EQ((*counts)[0].yes, 1);
 }
 
+// Issue 26: first-in-day/week/month reports are counted beside the counts, in the same append
+// and dedup (a duplicate adds no first), with their yes and support counts; unknown flags (-1)
+// count as no first; the metric options round-trip.
+TEST_P(StorageTest, WindowFirstsAreCountedWithTheirReportOnce) {
+  StoredMetric once = NewMetric("survey");
+  once.reporting_once = true;
+  once.window_firsts_off = true;
+  absl::StatusOr<StoredMetric> survey = storage_->CreateMetric(once);
+  absl::StatusOr<StoredMetric> m = storage_->CreateMetric(NewMetric("m"));
+  absl::StatusOr<StoredMetric> vote = storage_->CreateMetric(NewCategoricalMetric("vote"));
+  ASSERT_TRUE(survey.ok() && m.ok() && vote.ok());
+  EXPECT_TRUE(survey->reporting_once && survey->window_firsts_off);
+  EXPECT_TRUE(storage_->GetMetric("survey")->reporting_once);
+  EXPECT_TRUE(storage_->GetMetric("survey")->window_firsts_off);
+  EXPECT_FALSE(storage_->GetMetric("m")->reporting_once);
+  auto with = [](ReportRow r, int firsts) {
+    r.window_firsts = firsts;
+    return r;
+  };
+  std::vector<ReportRow> batch = {with(Row(m->id, 1, true, 10), 7),
+                                  with(Row(m->id, 2, false, 10), 1),
+                                  with(Row(m->id, 3, true, 10), 0),
+                                  Row(m->id, 4, true, 10),
+                                  with(Row(m->id, 1, true, 10), 7),  // a duplicate: no first
+                                  with(CategoricalRow(vote->id, 5, {1, 3}, 10), 3),
+                                  with(CategoricalRow(vote->id, 6, {3}, 10), 1)};
+  absl::StatusOr<AppendResult> r = storage_->AppendReports(batch);
+  ASSERT_TRUE(r.ok()) << r.status();
+  EXPECT_EQ(r->accepted, 6);
+  ASSERT_TRUE(storage_->AppendReports({with(Row(m->id, 2, false, 10), 1)}).ok());  // a retry
+  absl::StatusOr<std::vector<CountRow>> counts = storage_->ReadCounts(m->id, 0, 1 << 30);
+  ASSERT_TRUE(counts.ok()) << counts.status();
+  ASSERT_EQ(counts->size(), 1u);
+  const CountRow& c = (*counts)[0];
+  EXPECT_EQ(c.n, 4);
+  EXPECT_EQ(c.firsts[0].n, 2);  // day: ids 1 and 2
+  EXPECT_EQ(c.firsts[0].yes, 1);
+  EXPECT_EQ(c.firsts[1].n, 1);  // week: id 1
+  EXPECT_EQ(c.firsts[2].n, 1);  // month: id 1
+  EXPECT_EQ(c.firsts[2].yes, 1);
+  absl::StatusOr<std::vector<CountRow>> cat = storage_->ReadCounts(vote->id, 0, 1 << 30);
+  ASSERT_TRUE(cat.ok()) << cat.status();
+  ASSERT_EQ(cat->size(), 1u);
+  EXPECT_EQ((*cat)[0].firsts[0].n, 2);
+  EXPECT_THAT((*cat)[0].firsts[0].support, ElementsAre(0, 1, 0, 2));
+  EXPECT_EQ((*cat)[0].firsts[1].n, 1);
+  EXPECT_THAT((*cat)[0].firsts[1].support, ElementsAre(0, 1, 0, 1));
+  EXPECT_EQ((*cat)[0].firsts[2].n, 0);
+  ASSERT_TRUE(storage_->DeleteMetric("m").ok());
+  absl::StatusOr<StoredMetric> again = storage_->CreateMetric(NewMetric("m"));
+  ASSERT_TRUE(again.ok());
+  EXPECT_TRUE(storage_->ReadCounts(again->id, 0, 1 << 30)->empty());
+}
+
 TEST_P(StorageTest, ReadCountsKeepsHalfOpenRangeAndLabels) {
   absl::StatusOr<StoredMetric> m = storage_->CreateMetric(NewMetric("m"));
   absl::StatusOr<StoredMetric> other = storage_->CreateMetric(NewMetric("other"));
@@ -952,6 +1006,40 @@ TEST(SqliteStorageTest, CategoricalSupportSurvivesTheRecentReportsMoveAndReopen)
   sqlite3_finalize(st);
   sqlite3_close(db);
   EXPECT_THAT(supports, ElementsAre(ElementsAre(2), ElementsAre(), ElementsAre(0, 3)));
+}
+
+// Window flags survive the move to the keyed table and a reopen (what sqlite_to_postgres copies).
+TEST(SqliteStorageTest, WindowFirstsSurviveTheRecentReportsMoveAndReopen) {
+  const std::string path = TempDbPath("firsts_move");
+  int64_t id = 0;
+  {
+    auto s = SqliteStorage::Open({.path = path, .background_moves = false, .move_chunk_rows = 1});
+    ASSERT_TRUE(s.ok()) << s.status();
+    absl::StatusOr<StoredMetric> m = (*s)->CreateMetric(NewMetric("m"));
+    ASSERT_TRUE(m.ok());
+    id = m->id;
+    ReportRow first = Row(id, 1, true, 5);
+    first.window_firsts = 3;
+    ASSERT_TRUE((*s)->AppendReports({first, Row(id, 2, true, 5)}).ok());
+    ASSERT_TRUE((*s)->MoveRecentReports().ok());
+  }
+  auto s = SqliteStorage::Open({.path = path});
+  ASSERT_TRUE(s.ok()) << s.status();
+  absl::StatusOr<std::vector<CountRow>> counts = (*s)->ReadCounts(id, 0, 1 << 30);
+  ASSERT_TRUE(counts.ok());
+  ASSERT_EQ(counts->size(), 1u);
+  EXPECT_EQ((*counts)[0].firsts[1].n, 1);
+  sqlite3* db = nullptr;
+  ASSERT_EQ(sqlite3_open(path.c_str(), &db), SQLITE_OK);
+  sqlite3_stmt* st = nullptr;
+  ASSERT_EQ(sqlite3_prepare_v2(db, "SELECT coalesce(firsts, -1) FROM reports ORDER BY report_id",
+                               -1, &st, nullptr),
+            SQLITE_OK);
+  std::vector<int64_t> firsts;
+  while (sqlite3_step(st) == SQLITE_ROW) firsts.push_back(sqlite3_column_int64(st, 0));
+  sqlite3_finalize(st);
+  sqlite3_close(db);
+  EXPECT_THAT(firsts, ElementsAre(3, -1));
 }
 
 TEST(SupportEncodingTest, RoundTripsAndTellsNoSupportFromYesNo) {

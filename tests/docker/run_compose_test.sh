@@ -61,6 +61,7 @@ UP=0
 
 compose() {
   DENIABLE_IMAGE=$IMAGE DENIABLE_PORT=$PORT PGPASSWORD=$PGPASSWORD_CI \
+    DENIABLE_HTTP_PORT=$HTTP_PORT DENIABLE_HTTP_PORT2=$HTTP_PORT2 \
     DENIABLE_POSTGRES_IMAGE=$DEPS_IMAGE DENIABLE_BALANCER_IMAGE=$DEPS_IMAGE \
     docker-compose -p "$PROJECT" -f "$COMPOSE_FILE" "$@"
 }
@@ -106,6 +107,9 @@ trap 'exit 130' INT TERM
 ROWS=$(($(grep -c . "$CSV") - 1))
 PORT=${DENIABLE_COMPOSE_PORT:-$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')}
 TARGET=127.0.0.1:$PORT
+free_port() { python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])'; }
+HTTP_PORT=$(free_port)    # collector1's HTTP listener (dashboard, /metrics), on loopback
+HTTP_PORT2=$(free_port)   # collector2's
 PGPASSWORD_CI=$(head -c 12 /dev/urandom | od -An -tx1 | tr -d ' \n')
 
 
@@ -179,6 +183,18 @@ start_all() {
   compose_up
   wait_healthy postgres collector1 collector2 balancer
   wait_balancer
+  # Each collector serves the dashboard and its own /metrics by default (loopback-published).
+  local port
+  for port in "$HTTP_PORT" "$HTTP_PORT2"; do
+    curl -fsS --retry 10 --retry-connrefused --retry-delay 1 "http://127.0.0.1:$port/metrics" >"$OUT/metrics-$port.txt" \
+      || fail "GET /metrics on 127.0.0.1:$port failed"
+    grep -q '^deniable_build_info{version=' "$OUT/metrics-$port.txt" \
+      || fail "/metrics on 127.0.0.1:$port lacks build info"
+    curl -fsS "http://127.0.0.1:$port/" >"$OUT/dashboard-$port.html" || fail "GET / on $port failed"
+    grep -q '<title>Deniable dashboard</title>' "$OUT/dashboard-$port.html" \
+      || fail "GET / on 127.0.0.1:$port is not the dashboard"
+  done
+  echo "HTTP: dashboard and /metrics on 127.0.0.1:$HTTP_PORT and :$HTTP_PORT2"
 }
 
 # replay METRIC LABEL: create the two-coin metric and replay the survey through nginx; the

@@ -102,6 +102,8 @@ check_image_config() {
   [[ " $vol " == *" /var/lib/deniable "* ]] || fail "no VOLUME /var/lib/deniable"
   [[ " $port " == *" 50051/tcp "* ]] || fail "port 50051 not exposed"
   [[ " $port " == *" 8080/tcp "* ]] || fail "port 8080 (HTTP) not exposed"
+  $DOCKER image inspect -f '{{range .Config.Env}}{{println .}}{{end}}' "$IMAGE" \
+    | grep -qx 'DENIABLE_HTTP_LISTEN=0.0.0.0:8080' || fail "the image does not serve HTTP by default"
   [ -n "$hc" ] || fail "no HEALTHCHECK"
   $DOCKER run --rm --entrypoint sh "$IMAGE" -c \
     'test -w /var/lib/deniable && ls -ld /var/lib/deniable' || fail "/var/lib/deniable not writable by the image user"
@@ -130,10 +132,11 @@ check_labels() {
 
 
 start_container() {
-  # $1: container name. The port is published on loopback only. The image's HEALTHCHECK command
+  # $1: container name. The ports are published on loopback only. The image's HEALTHCHECK command
   # runs as built; only its interval is shortened (10 s -> 2 s) so CI does not wait 10 s per start.
+  # No DENIABLE_HTTP_LISTEN: the image serves HTTP (dashboard, /metrics) on 8080 by default.
   $DOCKER run -d --name "$1" -v "$VOLUME:/var/lib/deniable" -p "127.0.0.1:$PORT:50051" \
-    -e DENIABLE_HTTP_LISTEN=0.0.0.0:8080 -p "127.0.0.1:$HTTP_PORT:8080" \
+    -p "127.0.0.1:$HTTP_PORT:8080" \
     --health-interval=2s --stop-timeout=20 "$IMAGE" >/dev/null
 }
 
@@ -221,7 +224,8 @@ http_checks() {
   curl -fsS "$base/chart.min.js" >/dev/null || fail "GET /chart.min.js failed"
   curl -fsS -H 'Content-Type: application/json' "$base/v1/QueryService/GetPrevalence" -d "{\"metric\":\"$METRIC\"}" >"$OUT/http.json" \
     || fail "POST /v1/QueryService/GetPrevalence failed"
-  python3 -c 'import json,sys; assert json.load(open(sys.argv[1]))["n"] == sys.argv[2]' \
+  # int64 counts are JSON numbers over HTTP (docs/http.md).
+  python3 -c 'import json,sys; assert json.load(open(sys.argv[1]))["n"] == int(sys.argv[2])' \
     "$OUT/http.json" "$N0" || fail "HTTP prevalence n differs from gRPC n=$N0"
   echo "HTTP: /metrics, dashboard and JSON prevalence (n=$N0) OK"
 }
@@ -286,6 +290,18 @@ for name, s in services.items():
         continue
     missing = [k for k in ("healthcheck", "mem_limit", "cpus", "pids_limit") if k not in s]
     assert not missing and not s["healthcheck"].get("disable"), f"{name}: missing {missing}"
+    if name in ("server", "collector1", "collector2"):
+        # The dashboard and /metrics by default, published on loopback only.
+        env = s.get("environment", {})
+        assert env.get("DENIABLE_HTTP_LISTEN") == "0.0.0.0:8080", f"{name}: no HTTP listener"
+        def host_and_target(p):  # "127.0.0.1:8080:8080/tcp" (docker-compose 1.29) or long form
+            if isinstance(p, dict):
+                return p.get("host_ip"), int(p["target"])
+            parts = str(p).split("/")[0].split(":")
+            return (parts[0] if len(parts) == 3 else None), int(parts[-1])
+        http = [host_and_target(p) for p in s.get("ports", []) if host_and_target(p)[1] == 8080]
+        assert http and all(ip == "127.0.0.1" for ip, _ in http), \
+            f"{name}: HTTP port not published on 127.0.0.1: {s.get('ports')}"
     print(f"  {name}: mem_limit={s['mem_limit']} cpus={s['cpus']} pids_limit={s['pids_limit']}"
           f" healthcheck={s['healthcheck']['test']}")
 PY

@@ -80,7 +80,7 @@ def main():
             {"metric": "m", "designVersion": 1, "bit": i % 2,
              "reportId": base64.b64encode(i.to_bytes(16, "big")).decode(),
              "eventTimeSeconds": str(now)} for i in range(REPORTS)]})
-        check(api(base, "QueryService/GetPrevalence", {"metric": "m"})["n"] == str(REPORTS),
+        check(api(base, "QueryService/GetPrevalence", {"metric": "m"})["n"] == REPORTS,
               "reports not stored")
 
         driver = browser(work)
@@ -103,7 +103,7 @@ def main():
         metrics = [m["name"] for m in api(base, "QueryService/ListMetrics", {})["metrics"]]
         check(metrics == ["m"], f"the metric is gone: {metrics}")
         n = api(base, "QueryService/GetPrevalence", {"metric": "m"})["n"]
-        check(n == str(REPORTS), f"{n} reports left of {REPORTS}")
+        check(n == REPORTS, f"{n} reports left of {REPORTS}")
         print(f"forged fetch and form post from {evil_base}: both refused 415, metric m kept "
               f"with its {REPORTS} reports")
     finally:

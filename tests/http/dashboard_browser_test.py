@@ -96,7 +96,7 @@ def main():
         expected = api(base, "QueryService/GetPrevalence", {"metric": "chile_vote_yes"}, analyst)
         regions = api(base, "QueryService/GetPrevalence",
                       {"metric": "chile_vote_yes", "groupBy": "region"}, analyst)
-        check(expected["n"] == "2532", expected)
+        check(expected["n"] == 2532, expected)  # int64 counts: JSON numbers
 
         driver = browser(work)
         wait = WebDriverWait(driver, 20)
@@ -119,7 +119,7 @@ def main():
         wait.until(lambda d: row.find_element(By.CSS_SELECTOR, ".reports").text == "2532")
         check(driver.find_element(By.ID, "error").is_displayed() is False)
         row.click()
-        wait.until(lambda d: d.find_element(By.ID, "p-n").text == expected["n"])
+        wait.until(lambda d: d.find_element(By.ID, "p-n").text == str(expected["n"]))
         figure = lambda i: driver.find_element(By.ID, i)  # noqa: E731
         check(float(figure("p-estimate").get_attribute("data-value")) == \
             expected["estimateUnbiased"])
@@ -128,7 +128,10 @@ def main():
         check(float(figure("p-upper").get_attribute("data-value")) == expected["ciUpper"])
         check(figure("p-lower").text == pct(expected["ciLower"]))
         check(figure("p-upper").text == pct(expected["ciUpper"]))
-        check(figure("p-method").text.startswith("WILSON"))
+        # The server's default for the design (no method sent), named in words.
+        check(figure("p-method").get_attribute("data-value") == expected["method"])
+        check(figure("p-method").text.startswith("Wilson at 95 %"), figure("p-method").text)
+        check("default" in figure("p-method").text, figure("p-method").text)
 
         # Region breakdown: bars with whiskers and a table equal to the API's groups.
         driver.find_element(By.ID, "group-go").click()
@@ -137,7 +140,7 @@ def main():
         for g in regions["groups"]:
             cells = driver.find_elements(
                 By.CSS_SELECTOR, f'#groups-table tbody tr[data-group="{g["groupValue"]}"] td')
-            check(cells[1].text == g["n"], (cells[1].text, g))
+            check(cells[1].text == str(g["n"]), (cells[1].text, g))
             check(float(cells[2].get_attribute("data-value")) == g["estimateUnbiased"])
             check(float(cells[3].get_attribute("data-lower")) == g["ciLower"])
             check(float(cells[3].get_attribute("data-upper")) == g["ciUpper"])
@@ -158,8 +161,9 @@ def main():
         check(driver.find_element(By.ID, "p-upper").text == pct(cp["ciUpper"]))
         wait.until(lambda d: d.find_element(By.ID, "design-figures").text)
         check("posterior" in driver.find_element(By.ID, "design-figures").text)
-        Select(driver.find_element(By.ID, "method")).select_by_value("WILSON")
+        Select(driver.find_element(By.ID, "method")).select_by_value("")  # the server's default
         wait.until(lambda d: d.find_element(By.ID, "p-lower").text == pct(expected["ciLower"]))
+        check("default" in figure("p-method").text, figure("p-method").text)
         wait.until(lambda d: d.find_elements(By.CSS_SELECTOR, "#groups-table tbody tr"))
         driver.execute_script("window.scrollTo(0, 0)")
         driver.save_screenshot(screenshot)

@@ -40,7 +40,7 @@ def check_shares_table(driver, expected):
     for row, s in zip(rows, expected["shares"]):
         cells = row.find_elements(By.TAG_NAME, "td")
         check(cells[0].text == s["category"], (cells[0].text, s))
-        check(cells[1].text == s["supportCount"], (cells[1].text, s))
+        check(cells[1].text == str(s["supportCount"]), (cells[1].text, s))
         for i, field in ((2, "estimateUnbiased"), (3, "estimateConsistent"),
                          (4, "standardError")):
             check(float(cells[i].get_attribute("data-value")) == s[field], (field, s))
@@ -75,7 +75,7 @@ def main():
                         f"--csv={csv}", "--column=vote", "--label_columns=region",
                         "--spread=3d"], check=True, capture_output=True)
         expected = api(base, "QueryService/GetPrevalence", {"metric": "chile_vote"}, "")
-        check(expected["n"] == "2532", expected)
+        check(expected["n"] == 2532, expected)  # int64 counts: JSON numbers
         check([s["category"] for s in expected["shares"]] == VOTE, expected)
         bonferroni = api(base, "QueryService/GetPrevalence",
                          {"metric": "chile_vote", "simultaneous": "BONFERRONI"}, "")
@@ -103,7 +103,8 @@ def main():
         central = driver.find_element(By.ID, "p-central")
         check(float(central.get_attribute("data-value")) == expected["centralEpsilon"])
         check(canvas_drawn(driver, "shares-chart"))
-        check(not driver.find_element(By.ID, "error").is_displayed())
+        check(not driver.find_element(By.ID, "error").is_displayed(),
+              driver.find_element(By.ID, "error").text)
 
         # Bonferroni: wider simultaneous intervals, the API's.
         Select(driver.find_element(By.ID, "simultaneous")).select_by_value("BONFERRONI")
@@ -116,23 +117,26 @@ def main():
             "data-method") == "sidak")
         check_shares_table(driver, expected)
 
-        # The daily series: one line per category; the table equals the API's buckets (the
-        # request the page makes: the last 53 weeks up to the next hour but one).
+        # The daily series (the page's 30-day range, automatic buckets: days): one line per
+        # category from the consistent shares, a band per category; the table equals the API's.
         wait.until(lambda d: d.find_elements(By.CSS_SELECTOR, "#series-table tbody tr"))
         now = int(time.time())
+        range_text = driver.find_element(By.ID, "range-text")
+        start, end = range_text.get_attribute("data-start"), range_text.get_attribute("data-end")
+        check(int(end) - int(start) == 30 * 24 * HOUR and int(end) % HOUR == 0, (start, end))
+        check(driver.find_element(By.ID, "series-chart").get_attribute("data-bucket") == "DAY")
         series = api(base, "QueryService/GetSeries", {
-            "metric": "chile_vote", "bucket": "DAY",
-            "startTimeSeconds": str((now - 53 * 7 * 24 * HOUR) // HOUR * HOUR),
-            "endTimeSeconds": str((now // HOUR + 2) * HOUR)}, "")
+            "metric": "chile_vote", "bucket": "DAY", "startTimeSeconds": start,
+            "endTimeSeconds": end}, "")
         buckets = series["buckets"]
         check(len([b for b in buckets if not b["suppressed"]]) >= 3, buckets)
         check(sum(int(b["n"]) for b in buckets) == 2532, buckets)
         rows = driver.find_elements(By.CSS_SELECTOR, "#series-table tbody tr")
         check(len(rows) == len(buckets), (len(rows), len(buckets)))
         for row, b in zip(rows, buckets):
-            check(row.get_attribute("data-start") == b["startTimeSeconds"], (row.text, b))
+            check(row.get_attribute("data-start") == str(b["startTimeSeconds"]), (row.text, b))
             cells = row.find_elements(By.TAG_NAME, "td")
-            check(cells[1].text == b["n"], (cells[1].text, b))
+            check(cells[1].text == str(b["n"]), (cells[1].text, b))
             if b["suppressed"]:  # too few reports: no figure
                 check([c.text for c in cells[2:6]] == ["suppressed"] * 4, row.text)
                 continue
@@ -140,22 +144,23 @@ def main():
             for v, s in enumerate(b["shares"]):
                 c = cells[2 + v]
                 check(c.get_attribute("data-category") == VOTE[v])
-                check(float(c.get_attribute("data-value")) == s["estimateUnbiased"], (v, b))
+                check(float(c.get_attribute("data-value")) == s["estimateConsistent"], (v, b))
+                check(float(c.get_attribute("data-unbiased")) == s["estimateUnbiased"], (v, b))
                 check(float(c.get_attribute("data-lower")) == s["ciLower"], (v, b))
                 check(float(c.get_attribute("data-upper")) == s["ciUpper"], (v, b))
-                check(c.text.startswith(pct(s["estimateUnbiased"])), c.text)
+                check(c.text.startswith(pct(s["estimateConsistent"])), c.text)
         check(driver.execute_script(
             "return Chart.getChart('series-chart').data.datasets"
-            ".filter(d => d.type !== 'scatter' && !d.label.startsWith('interval'))"
-            ".map(d => d.label)") == VOTE)
+            ".filter(d => d.line).map(d => d.label)") == VOTE)
         check(canvas_drawn(driver, "series-chart"))
-        # The band follows the category chosen.
-        Select(driver.find_element(By.ID, "series-band")).select_by_visible_text("U")
-        wait.until(lambda d: "band: U's interval" in d.find_element(By.ID, "series-legend").text)
-        upper = driver.execute_script(
-            "return Chart.getChart('series-chart').data.datasets[0].data")
-        check(upper == [None if b["suppressed"] else b["shares"][2]["ciUpper"] * 100
-                         for b in buckets], upper)
+        # Each category's band: its interval in percent, clipped to [0, 100].
+        for v, name in enumerate(VOTE):
+            upper = driver.execute_script(
+                "return Chart.getChart('series-chart').data.datasets"
+                ".find(d => d.label === arguments[0] + ' interval upper').data", name)
+            check(upper == [None if b["suppressed"] else
+                            min(100, max(0, b["shares"][v]["ciUpper"] * 100)) for b in buckets],
+                  (name, upper))
 
         # The region breakdown: each group's shares, the API's.
         driver.find_element(By.ID, "group-go").click()
@@ -164,7 +169,7 @@ def main():
         for g in regions["groups"]:
             cells = driver.find_elements(
                 By.CSS_SELECTOR, f'#groups-table tbody tr[data-group="{g["groupValue"]}"] td')
-            check(cells[1].text == g["n"], (cells[1].text, g))
+            check(cells[1].text == str(g["n"]), (cells[1].text, g))
             for v, s in enumerate(g["shares"]):
                 check(float(cells[2 + v].get_attribute("data-value")) == s["estimateUnbiased"])
                 check(float(cells[2 + v].get_attribute("data-lower")) == s["simultaneousLower"])
@@ -190,22 +195,37 @@ def main():
         check(not driver.find_element(By.ID, "error").is_displayed(), \
             driver.find_element(By.ID, "error").text)
 
-        # The difference per category.
-        driver.find_element(By.ID, "diff-split").clear()
+        # The difference per category, second window minus first, in percentage points.
         split = time.strftime("%Y-%m-%dT%H:00", time.gmtime(now - 36 * HOUR))
         driver.execute_script("document.getElementById('diff-split').value = arguments[0]", split)
         driver.find_element(By.ID, "diff-go").click()
-        wait.until(lambda d: len(d.find_elements(By.CSS_SELECTOR, "#diff-shares tbody tr")) == 4)
         at = str((now - 36 * HOUR) // HOUR * HOUR)
+        wait.until(lambda d: f"to {time.strftime('%Y-%m-%d %H:00', time.gmtime(int(at)))}" in
+                   d.find_element(By.ID, "diff-result").text)
+        wait.until(lambda d: len(d.find_elements(By.CSS_SELECTOR, "#diff-shares tbody tr")) == 4)
         diff = api(base, "QueryService/GetDifference", {
-            "first": {"metric": "chile_vote", "endTimeSeconds": at},
-            "second": {"metric": "chile_vote", "startTimeSeconds": at}}, "")
+            "first": {"metric": "chile_vote", "startTimeSeconds": start, "endTimeSeconds": at},
+            "second": {"metric": "chile_vote", "startTimeSeconds": at, "endTimeSeconds": end}},
+            "")
         rows = driver.find_elements(By.CSS_SELECTOR, "#diff-shares tbody tr")
-        for row, s in zip(rows, diff["shares"]):
+        check(len(rows) == 4)
+        for v, (row, s) in enumerate(zip(rows, diff["shares"])):
             cells = row.find_elements(By.TAG_NAME, "td")
             check(cells[0].text == s["category"])
-            check(float(cells[3].get_attribute("data-value")) == s["difference"], (s, row.text))
-            check(float(cells[4].get_attribute("data-lower")) == s["ciLower"], s)
+            # The page shows second minus first whichever way the API's field runs (its proto
+            # says first - second).
+            change = (diff["second"]["shares"][v]["estimateUnbiased"] -
+                      diff["first"]["shares"][v]["estimateUnbiased"])
+            flipped = abs(s["difference"] + change) < abs(s["difference"] - change)
+            lower, upper = (-s["ciUpper"], -s["ciLower"]) if flipped else (s["ciLower"],
+                                                                          s["ciUpper"])
+            check(abs(float(cells[3].get_attribute("data-value")) - change) < 1e-12,
+                  (s, row.text))
+            check(float(cells[4].get_attribute("data-lower")) == lower, s)
+            check(float(cells[4].get_attribute("data-upper")) == upper, s)
+            words = ("did not change" if f"{abs(change) * 100:.2f}" == "0.00" else
+                     f"{'rose' if change > 0 else 'fell'} by {abs(change) * 100:.2f} points")
+            check(words in cells[5].text, (s, cells[5].text))
 
         driver.execute_script("document.getElementById('detail').scrollIntoView()")
         driver.save_screenshot(screenshot)

@@ -1,13 +1,17 @@
 #!/usr/bin/env python3
 """Interop matrix: C++ (tests/interop/cpp_devices.cc, gRPC), Python (the deniable package,
-gRPC), Node and the browser (the JS SDK over HTTP/JSON, the page in headless Chromium) report
-one metric to one collector. Every device reports once; device i of each language answers "yes"
-when i < DEVICES * 0.3; all randomness is seeded (fixed seeds: a reproducible test). The
+gRPC), Node and the browser (the JS SDK over HTTP/JSON, the page in headless Chromium) and the
+JVM (client/java over JNI and the C API, gRPC) report one metric to one collector. Every device
+reports once; device i of each language answers "yes" when i < DEVICES * 0.3; the randomness
+is seeded (fixed seeds: a reproducible test), except the JVM's: the C API randomizes with
+OpenSSL's generator and takes no seed, so the JVM row varies run to run (|z| < 5 fails with
+probability 6e-7). The
 server's count per language must be exact, and the debiased estimate of each language and of
 all of them within 5 standard errors of the known truth. Prints the matrix.
 
-Usage: interop_matrix_test.py SERVER_BINARY CLI_BINARY CPP_DEVICES   (run with the Python SDK's
-venv python; without chromium the browser column is left out and said so)
+Usage: interop_matrix_test.py SERVER_BINARY CLI_BINARY CPP_DEVICES [JAVA SDK_JAR TEST_JAR JNI]
+(run with the Python SDK's venv python; without chromium the browser column is left out and
+said so, and so is the JVM's without the JVM arguments: a build without a JDK)
 """
 import json
 import math
@@ -46,6 +50,7 @@ def python_devices(target):
 
 def main():
     server_bin, cli_bin, cpp_devices = sys.argv[1:4]
+    jvm = sys.argv[4:8]
     work = tempfile.mkdtemp(prefix="deniable_matrix_")
     pages, origin = serve_directory(os.path.join(REPO, "client", "js"))
     server, target, base = start_collector(server_bin, work, f"--http_cors_origins={origin}")
@@ -70,6 +75,16 @@ def main():
             seen["browser"] = result["acknowledged"]
         else:
             print("chromium absent: the browser column is left out")
+
+        if jvm:
+            java, sdk_jar, test_jar, jni = jvm
+            out = subprocess.run([java, f"-Ddeniable.jni.library={jni}", "-cp",
+                                  os.pathsep.join([test_jar, sdk_jar]), "org.deniable.JvmSdkTest",
+                                  "matrix", target, METRIC, str(DEVICES), str(SHARE)],
+                                 check=True, capture_output=True, text=True, timeout=120)
+            seen["jvm"] = json.loads(out.stdout.strip().splitlines()[-1])["acknowledged"]
+        else:
+            print("no JDK in this build: the JVM column is left out")
 
         p = q.prevalence(METRIC, group_by="lang")
         groups = {g.group.split("=", 1)[-1]: g for g in p.groups}

@@ -16,6 +16,7 @@ the real deniable-server:
 
 Usage: python_client_test.py SERVER_BINARY   (run with the venv's python)
 """
+import math
 import os
 import re
 import secrets
@@ -191,6 +192,29 @@ def main():
         check(out.accepted == 1 and len(out.rejections) == 1, out)
         check(out.rejections[0].index == 1 and out.rejections[0].permanent)
         check(re.search(r"reports\[1\]\.bit", out.rejections[0].reason), out.rejections[0])
+
+        # 6. Missing values are NaN (issue 29): a group below min_reports keeps its n only;
+        # series frames are indexed by UTC datetimes.
+        q.create_metric("py_small", symmetric_epsilon=1.0, min_reports=5)
+        small = [report_service_pb2.Report(
+            metric="py_small", design_version=1, bit=i % 2, report_id=secrets.token_bytes(16),
+            event_time_seconds=hour, labels={"g": "big" if i < 6 else "small"})
+            for i in range(8)]
+        check(submit(report_service_pb2.SubmitReportsRequest(reports=small),
+                      timeout=10).accepted == 8)
+        groups = {g.group: g for g in q.prevalence("py_small", group_by="g").groups}
+        check(groups["small"].suppressed and groups["small"].n == 2, groups)
+        check(all(math.isnan(x) for x in (groups["small"].estimate, groups["small"].ci_lower,
+                                          groups["small"].ci_upper)), groups["small"])
+        check(not math.isnan(groups["big"].estimate), groups["big"])
+        points = q.series("py_small", start=hour - 86400, end=hour + 3600, bucket="HOUR")
+        check([(pt.n, pt.suppressed) for pt in points] == [(8, False)], points)
+        try:
+            import pandas
+            frame = deniable.to_dataframe(points)
+            check(frame.index[0] == pandas.Timestamp(hour, unit="s", tz="UTC"), frame.index)
+        except ImportError:
+            print("pandas not installed: the frame's index is checked by python_sdk_unit")
         wire.close()
         q.close()
     finally:

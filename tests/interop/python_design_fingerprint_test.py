@@ -113,6 +113,12 @@ def difference_and_plan(target):
     check(abs(d.difference - (p1.estimate - p2.estimate)) < 1e-12, (d, p1, p2))
     check(abs(d.standard_error - math.hypot(p1.standard_error, p2.standard_error)) < 1e-12)
     check(d.ci_lower < d.difference < d.ci_upper and d.confidence_level == 0.9, d)
+    # The change as second minus first (issue 29): 0.8246 then 0.1754 fell by 64.92 points.
+    check(abs(d.change - (p2.estimate - p1.estimate)) < 1e-12 and d.change < 0, d)
+    check(d.change_text == f"fell by {-100 * d.change:.2f} points" == "fell by 64.92 points",
+          d.change_text)
+    check(d.change_ci_lower < d.change < d.change_ci_upper == -d.ci_lower, d)
+    check(p1.estimand != "" and p1.method_reason != "" and p1.periods >= 1, p1)
     try:
         q.difference("diff", first, (1, 2, 3))
         raise AssertionError("a bad window was accepted")

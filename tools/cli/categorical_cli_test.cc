@@ -197,7 +197,7 @@ TEST(CategoricalOutputTest, GroupsAndSuppressedGroupsAreShown) {
   small->set_suppressed(true);
   const std::string out = FormatPrevalence(p);
   EXPECT_THAT(out, HasSubstr("group N (n = 500)"));
-  EXPECT_THAT(out, HasSubstr("group X (n = 3)\n  (too few reports)"));
+  EXPECT_THAT(out, HasSubstr("group X (n = 3)\n  suppressed (too few reports)"));
 }
 
 TEST(CategoricalOutputTest, SeriesAndDifferenceShowOneRowPerCategory) {
@@ -223,9 +223,11 @@ TEST(CategoricalOutputTest, SeriesAndDifferenceShowOneRowPerCategory) {
   c->set_standard_error(0.035);
   c->set_ci_lower(-0.0563);
   c->set_ci_upper(0.0809);
+  // The wire's difference is first - second (+1.23 points): printed as second minus first.
   const std::string diff = FormatDifference(d);
-  EXPECT_THAT(diff, HasSubstr("Y               34.12 %    34.12 %        +1.23      3.50  "
-                              "[-5.63, +8.09]"));
+  EXPECT_THAT(diff, HasSubstr("change               second minus first, in percentage points"));
+  EXPECT_THAT(diff, HasSubstr("Y               34.12 %    34.12 %     -1.23      3.50  "
+                              "[-8.09, +5.63]    fell by 1.23 points"));
 }
 
 TEST(CategoricalOutputTest, ReplayPrintsEachShareBesideTheTruthAndCountsCoverage) {

@@ -188,7 +188,7 @@ std::string FormatCategoricalPrevalence(const v1::Prevalence& p) {
                                           p.versions_size()));
   }
   if (p.suppressed()) {
-    absl::StrAppend(&out, "\n(too few reports: the shares are not served)\n");
+    absl::StrAppend(&out, "\nsuppressed (too few reports: the shares are not served)\n");
   } else if (p.shares_size() > 0) {
     absl::StrAppend(&out, "\n", ShareTable(p));
   }
@@ -196,7 +196,7 @@ std::string FormatCategoricalPrevalence(const v1::Prevalence& p) {
     const std::string value = g.group_value().empty() ? "(none)" : g.group_value();
     absl::StrAppend(&out, absl::StrFormat("\ngroup %s (n = %d)\n", value, g.n()));
     if (g.suppressed() || g.shares_size() == 0) {
-      absl::StrAppend(&out, "  (too few reports)\n");
+      absl::StrAppend(&out, "  suppressed (too few reports)\n");
     } else {
       absl::StrAppend(&out, ShareTable(g));
     }
@@ -219,7 +219,8 @@ std::string FormatCategoricalSeries(const v1::Series& series) {
     const std::string start = absl::FormatTime(
         "%Y-%m-%d %H:%M", absl::FromUnixSeconds(b.start_time_seconds()), absl::UTCTimeZone());
     if (b.suppressed() || b.shares_size() == 0) {
-      absl::StrAppend(&out, absl::StrFormat("%-18s %8d  %s\n", start, b.n(), "(too few reports)"));
+      absl::StrAppend(
+          &out, absl::StrFormat("%-18s %8d  %s\n", start, b.n(), "suppressed (too few reports)"));
       continue;
     }
     for (int i = 0; i < b.shares_size(); ++i) {
@@ -238,21 +239,24 @@ std::string FormatCategoricalDifference(const v1::Difference& d) {
   std::string out = absl::StrFormat(
       "first                %s (n = %d)\n"
       "second               %s (n = %d)\n"
-      "%-12s %10s %10s %12s %9s  %s\n",
+      "change               second minus first, in percentage points\n"
+      "%-12s %10s %10s %9s %9s  %-16s  %s\n",
       d.first().metric(), d.first().n(), d.second().metric(), d.second().n(), "CATEGORY", "FIRST",
-      "SECOND", "DIFFERENCE", "SE",
-      absl::StrCat(LevelLabel(d.confidence_level()),
-                   " % INTERVAL (percentage points, Wald, alone)"));
+      "SECOND", "CHANGE", "SE", absl::StrCat(LevelLabel(d.confidence_level()), " % INTERVAL"),
+      "IN WORDS (Wald interval of each category alone)");
   for (int i = 0; i < d.shares_size(); ++i) {
     const v1::CategoryDifference& c = d.shares(i);
     const double first =
         i < d.first().shares_size() ? d.first().shares(i).estimate_unbiased() : NAN;
     const double second =
         i < d.second().shares_size() ? d.second().shares(i).estimate_unbiased() : NAN;
-    absl::StrAppend(&out, absl::StrFormat("%-12s %10s %10s %+12.2f %9.2f  [%+.2f, %+.2f]\n",
-                                          c.category(), Percent(first), Percent(second),
-                                          100.0 * c.difference(), 100.0 * c.standard_error(),
-                                          100.0 * c.ci_lower(), 100.0 * c.ci_upper()));
+    const double change = -c.difference();  // the wire's is first - second
+    absl::StrAppend(
+        &out, absl::StrFormat(
+                  "%-12s %10s %10s %+9.2f %9.2f  %-16s  %s\n", c.category(), Percent(first),
+                  Percent(second), 100.0 * change, 100.0 * c.standard_error(),
+                  absl::StrFormat("[%+.2f, %+.2f]", -100.0 * c.ci_upper(), -100.0 * c.ci_lower()),
+                  ChangeWords(change)));
   }
   return out;
 }

@@ -54,7 +54,12 @@ ABSL_FLAG(int, min_reports, 0,
           "create-metric: reports needed before a prevalence is served; 0 = server default");
 ABSL_FLAG(std::string, reporting_period, "",
           "create-metric: each device reports at most once per period, e.g. 1d, 12h, 3600s, 1w "
-          "(a multiple of the time precision, at most 366d); empty = 1d");
+          "(a multiple of the time precision, at most 366d); empty = 1d; once = one report per "
+          "device ever (a survey question: every selection counts independent devices)");
+ABSL_FLAG(bool, window_flags, true,
+          "create-metric: devices mark their first report in each UTC day, ISO week and month, "
+          "so whole-window queries count devices once (docs/privacy.md, \"Window flags\"); "
+          "--nowindow_flags turns that off");
 ABSL_FLAG(std::string, randomization, "",
           "create-metric: memoized (one bit per answer, re-sent every period; default) | fresh "
           "(a new bit each period, spending epsilon each period)");
@@ -108,6 +113,11 @@ ABSL_FLAG(int64_t, n, 0,
           "design: also print the epsilon against an analyst who sees only the counts of n "
           "reports (shuffle amplification, docs/privacy.md); 0 = not shown");
 ABSL_FLAG(double, half_width, 0.05, "plan: target half-width of the interval, e.g. 0.03");
+ABSL_FLAG(std::string, window, "",
+          "plan: day | week | month | once: answer in devices active in that window, each counted "
+          "once (docs/statistics.md section 4.4); empty = reports");
+ABSL_FLAG(double, reports_per_device, 1,
+          "plan: reports each device sends per --window (e.g. 7 for a daily metric over a week)");
 ABSL_FLAG(std::string, service, "",
           "health: the service to check (deniable.v1.ReportService, deniable.v1.QueryService, "
           "deniable.v1.AdminService); empty = the whole server");

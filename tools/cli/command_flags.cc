@@ -31,12 +31,13 @@ const std::vector<CommandSpec>& Commands() {
   static const auto* commands = new std::vector<CommandSpec>{
       {"create-metric",
        "--name=N --design=D [design flags] [--categories=Y,N,U,A] [--description=TEXT] "
-       "[--min_reports=K] [--time_precision_seconds=S] [--reporting_period=1d] "
-       "[--randomization=memoized|fresh] [--allow_no_privacy] [--retention_days=N "
+       "[--min_reports=K] [--time_precision_seconds=S] [--reporting_period=1d|once] "
+       "[--nowindow_flags] [--randomization=memoized|fresh] [--allow_no_privacy] "
+       "[--retention_days=N "
        "[--retention_policy=keep_counts|drop_counts]]",
        {"name", "description", "design", "epsilon", "p", "q", "pi_b", "gamma", "categories",
-        "time_precision_seconds", "min_reports", "reporting_period", "randomization",
-        "allow_no_privacy", "retention_days", "retention_policy"}},
+        "time_precision_seconds", "min_reports", "reporting_period", "window_flags",
+        "randomization", "allow_no_privacy", "retention_days", "retention_policy"}},
       {"add-version",
        "--metric=N --design=D [design flags] [--allow_no_privacy]",
        {"metric", "design", "epsilon", "p", "q", "pi_b", "gamma", "allow_no_privacy"}},
@@ -75,9 +76,10 @@ const std::vector<CommandSpec>& Commands() {
       {"plan",
        "--design=D [design flags] --half_width=H [--prior=PI|-1] [--level] | --categories=Y,N,U,A "
        "[--design=k_rr|oue|olh|categorical] --epsilon=E --half_width=H [--shares=F,...] "
-       "[--simultaneous=sidak|bonferroni] [--level]   (computed locally, no server)",
+       "[--simultaneous=sidak|bonferroni] [--level] [--window=day|week|month|once "
+       "[--reports_per_device=R]]   (computed locally, no server)",
        {"design", "epsilon", "p", "q", "pi_b", "gamma", "categories", "shares", "simultaneous",
-        "half_width", "prior", "level"}},
+        "half_width", "prior", "level", "window", "reports_per_device"}},
       {"replay",
        "--metric=N --csv=F --column=C [--yes=V] [--label_columns=a,b] [--group_by=a] "
        "[--blank=no|skip] [--simultaneous=sidak|bonferroni] [--time_column=C [--time_format=F] | "

@@ -136,10 +136,22 @@ std::string EstimandText(const v1::Prevalence& p) {
     out =
         "a precision-weighted mix of the design versions' prevalences (equal to the prevalence "
         "only if it did not change between versions)";
+  } else if (p.estimand() == "active_device_prevalence") {
+    out = p.window() == "once"
+              ? "the share among the devices that answered (each device answers once)"
+              : absl::StrFormat(
+                    "the share among the devices active in the %s, each counted once at its "
+                    "first report in it%s",
+                    p.window(),
+                    p.windows() > 1 ? absl::StrFormat(" (%d %ss combined by the Minkowski bound)",
+                                                      p.windows(), p.window())
+                                    : "");
   } else {
     out = absl::StrFormat("the prevalence among devices reporting in one %s reporting period",
                           period);
   }
+  // The sentence a person reads first (Prevalence.explanation).
+  if (!p.explanation().empty()) absl::StrAppend(&out, "\ncounted              ", p.explanation());
   return out;
 }
 
@@ -197,8 +209,8 @@ std::string FormatPrevalence(const v1::Prevalence& p) {
     for (const v1::Prevalence& g : p.groups()) {
       const std::string value = g.group_value().empty() ? "(none)" : g.group_value();
       if (g.suppressed()) {
-        absl::StrAppend(
-            &out, absl::StrFormat("%-12s %8d %10s %24s\n", value, g.n(), "-", "(too few reports)"));
+        absl::StrAppend(&out, absl::StrFormat("%-12s %8d %10s %24s\n", value, g.n(), kSuppressed,
+                                              "(too few reports)"));
       } else {
         absl::StrAppend(
             &out, absl::StrFormat(
@@ -221,8 +233,8 @@ std::string FormatSeries(const v1::Series& series) {
     const std::string start = absl::FormatTime(
         "%Y-%m-%d %H:%M", absl::FromUnixSeconds(b.start_time_seconds()), absl::UTCTimeZone());
     if (b.suppressed()) {
-      absl::StrAppend(
-          &out, absl::StrFormat("%-20s %8d %10s %24s\n", start, b.n(), "-", "(too few reports)"));
+      absl::StrAppend(&out, absl::StrFormat("%-20s %8d %10s %24s\n", start, b.n(), kSuppressed,
+                                            "(too few reports)"));
     } else {
       absl::StrAppend(
           &out, absl::StrFormat(
@@ -233,18 +245,26 @@ std::string FormatSeries(const v1::Series& series) {
   return out;
 }
 
+std::string ChangeWords(double second_minus_first) {
+  const double points = 100.0 * second_minus_first;
+  if (std::abs(points) < 0.005) return "unchanged (0.00 points)";
+  return absl::StrFormat("%s by %.2f points", points > 0 ? "rose" : "fell", std::abs(points));
+}
+
 std::string FormatDifference(const v1::Difference& d) {
   if (d.shares_size() > 0) return FormatCategoricalDifference(d);
+  const double change = -d.difference();  // the wire's is first - second
   return absl::StrFormat(
       "first                %s: %s (n = %d)\n"
       "second               %s: %s (n = %d)\n"
-      "difference           %+.2f percentage points (standard error %.2f)\n"
+      "change               %+.2f percentage points, second minus first: %s "
+      "(standard error %.2f)\n"
       "%-20s [%+.2f, %+.2f] percentage points (Wald)\n",
       d.first().metric(), Percent(d.first().estimate_unbiased()), d.first().n(),
-      d.second().metric(), Percent(d.second().estimate_unbiased()), d.second().n(),
-      100.0 * d.difference(), 100.0 * d.standard_error(),
-      absl::StrFormat("%s %% interval", LevelLabel(d.confidence_level())), 100.0 * d.ci_lower(),
-      100.0 * d.ci_upper());
+      d.second().metric(), Percent(d.second().estimate_unbiased()), d.second().n(), 100.0 * change,
+      ChangeWords(change), 100.0 * d.standard_error(),
+      absl::StrFormat("%s %% interval", LevelLabel(d.confidence_level())), -100.0 * d.ci_upper(),
+      -100.0 * d.ci_lower());
 }
 
 std::string CentralPrivacyLine(const v1::DesignDescription& d) {
@@ -279,8 +299,25 @@ std::string FormatDesignDescription(const v1::DesignDescription& d) {
   return out;
 }
 
+namespace {
+
+// The plan in devices (SurveyPlan.window): empty without a window.
+std::string DevicesLine(const v1::SurveyPlan& p) {
+  if (p.window().empty()) return "";
+  if (p.window() == "once") {
+    return absl::StrFormat("devices needed              %d, each answering once\n",
+                           p.devices_needed());
+  }
+  return absl::StrFormat(
+      "devices needed              %d active in the %s, each counted once (they send %d reports "
+      "at %g per device and %s; more reports per device do not narrow the interval)\n",
+      p.devices_needed(), p.window(), p.reports_sent(), p.reports_per_device(), p.window());
+}
+
+}  // namespace
+
 std::string FormatPlan(const v1::SurveyPlan& p) {
-  if (p.categories_size() > 0) return FormatCategoricalPlan(p);
+  if (p.categories_size() > 0) return FormatCategoricalPlan(p) + DevicesLine(p);
   std::string out = absl::StrFormat(
       "design                      %s\n"
       "target                      +/- %.2f percentage points at %s %%\n"
@@ -292,6 +329,7 @@ std::string FormatPlan(const v1::SurveyPlan& p) {
     absl::StrAppend(&out,
                     absl::StrFormat("variance vs direct question %.2fx\n", p.variance_inflation()));
   }
+  absl::StrAppend(&out, DevicesLine(p));
   return out;
 }
 
@@ -336,8 +374,8 @@ std::string FormatReplay(const ReplayResult& result, const SurveySpec& spec,
               : Percent(static_cast<double>(it->second.second) / it->second.first);
       const std::string value = g.group_value().empty() ? "(none)" : g.group_value();
       if (g.suppressed()) {
-        absl::StrAppend(&out, absl::StrFormat("%-8s %6d %10s %24s %12s\n", value, g.n(), "-",
-                                              "(too few reports)", true_share));
+        absl::StrAppend(&out, absl::StrFormat("%-8s %6d %10s %24s %12s\n", value, g.n(),
+                                              kSuppressed, "(too few reports)", true_share));
         continue;
       }
       absl::StrAppend(

@@ -35,7 +35,16 @@ std::string EstimandText(const v1::Prevalence& prevalence);
 std::string CentralText(const v1::Prevalence& prevalence);
 // One row per bucket: start (UTC), n, estimate, interval.
 std::string FormatSeries(const v1::Series& series);
+// A difference as "second minus first" (the wire's Difference.difference is first minus second):
+// the change in percentage points with its sign, its words, and its Wald interval, negated from
+// the wire's. Categorical metrics: one row per category (FormatCategoricalDifference).
 std::string FormatDifference(const v1::Difference& difference);
+// The change from the first selection to the second in words, from `second_minus_first` as a
+// share (0.0166 is 1.66 percentage points): "rose by 1.66 points", "fell by 1.66 points", or
+// "unchanged (0.00 points)" when it rounds to 0.00.
+std::string ChangeWords(double second_minus_first);
+// Rows of suppressed buckets and groups print this word where the estimate would be.
+inline constexpr char kSuppressed[] = "suppressed";
 // The figures of DescribeDesign; a categorical design's by FormatCategoricalDescription. With
 // central_n > 0 also the epsilon against an analyst who sees only the counts of that many reports
 // (CentralPrivacyLine), beside the local one.

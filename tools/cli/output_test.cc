@@ -75,5 +75,80 @@ TEST(FormatPrevalenceTest, PrintsTheCentralEpsilonOnlyWhenSet) {
               HasSubstr("central epsilon      = local epsilon 1.0986 nats: the reports span 3"));
 }
 
+// The Chile windows of issue 29: 34.32 % then 32.66 %. The wire's difference is first - second
+// (+1.66 points); the CLI printed it unsigned as a rise. It prints second minus first.
+TEST(FormatDifferenceTest, StatesSecondMinusFirstWithSignUnitAndWords) {
+  v1::Difference d;
+  d.mutable_first()->set_metric("uses_drugs");
+  d.mutable_first()->set_estimate_unbiased(0.3432);
+  d.mutable_first()->set_n(1266);
+  d.mutable_second()->set_metric("uses_drugs");
+  d.mutable_second()->set_estimate_unbiased(0.3266);
+  d.mutable_second()->set_n(1266);
+  d.set_difference(0.0166);
+  d.set_standard_error(0.0133);
+  d.set_ci_lower(-0.0095);
+  d.set_ci_upper(0.0427);
+  d.set_confidence_level(0.95);
+  const std::string out = FormatDifference(d);
+  EXPECT_THAT(out, HasSubstr("change               -1.66 percentage points, second minus first: "
+                             "fell by 1.66 points (standard error 1.33)"));
+  EXPECT_THAT(out, HasSubstr("95 % interval        [-4.27, +0.95] percentage points (Wald)"));
+  EXPECT_THAT(out, Not(HasSubstr("+1.66")));
+}
+
+TEST(FormatDifferenceTest, ChangeWordsNameTheDirection) {
+  EXPECT_EQ(ChangeWords(0.0166), "rose by 1.66 points");
+  EXPECT_EQ(ChangeWords(-0.0166), "fell by 1.66 points");
+  EXPECT_EQ(ChangeWords(0.00001), "unchanged (0.00 points)");
+}
+
+// A bucket or group below min_reports: the word "suppressed", never an estimate of 0.
+TEST(FormatSeriesTest, PrintsSuppressedBucketsAsSuppressed) {
+  v1::Series series;
+  series.set_metric("m");
+  series.set_bucket(v1::DAY);
+  v1::Prevalence* small = series.add_buckets();
+  small->set_start_time_seconds(86400);
+  small->set_n(3);
+  small->set_suppressed(true);
+  const std::string out = FormatSeries(series);
+  EXPECT_THAT(out, HasSubstr("1970-01-02 00:00            3 suppressed"));
+  EXPECT_THAT(out, Not(HasSubstr("0.00 %")));
+
+  v1::Prevalence p;
+  p.set_n(500);
+  *p.mutable_design() = TwoCoinWire();
+  v1::Prevalence* g = p.add_groups();
+  g->set_group_value("X");
+  g->set_n(3);
+  g->set_suppressed(true);
+  EXPECT_THAT(FormatPrevalence(p), HasSubstr("X                   3 suppressed"));
+}
+
+// Issue 26: a whole-window estimate says what n counts, in words, and plan answers in devices.
+TEST(OutputTest, WindowEstimateAndPlanSayWhatIsCounted) {
+  v1::Prevalence p;
+  p.set_n(2000);
+  *p.mutable_design() = TwoCoinWire();
+  p.set_estimand("active_device_prevalence");
+  p.set_window("week");
+  p.set_windows(1);
+  p.set_explanation("2000 devices active in the week of 2026-11-02, each counted once");
+  const std::string out = FormatPrevalence(p);
+  EXPECT_THAT(out, HasSubstr("the share among the devices active in the week, each counted once"));
+  EXPECT_THAT(out, HasSubstr("counted              2000 devices active in the week of "
+                             "2026-11-02, each counted once\n"));
+  v1::SurveyPlan plan;
+  *plan.mutable_design() = TwoCoinWire();
+  plan.set_reports_needed(4269);
+  plan.set_window("week");
+  plan.set_reports_per_device(7);
+  plan.set_devices_needed(4269);
+  plan.set_reports_sent(29883);
+  EXPECT_THAT(FormatPlan(plan), HasSubstr("devices needed              4269 active in the week, "
+                                          "each counted once (they send 29883 reports"));
+}
+
 }  // namespace
 }  // namespace deniable::tools

@@ -12,8 +12,8 @@
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "absl/time/clock.h"
+#include "deniable/convert/design_advice.h"
 #include "deniable/v1/query_service.grpc.pb.h"
-#include "server/core/design_advisor.h"
 #include "tools/cli/categorical_flags.h"
 #include "tools/cli/categorical_output.h"
 #include "tools/cli/cli_common.h"
@@ -92,9 +92,13 @@ int CreateMetric() {
   request.set_time_precision_seconds(
       static_cast<uint32_t>(absl::GetFlag(FLAGS_time_precision_seconds)));
   request.set_min_reports(static_cast<uint32_t>(absl::GetFlag(FLAGS_min_reports)));
-  absl::StatusOr<uint32_t> period = ParseReportingPeriod(absl::GetFlag(FLAGS_reporting_period));
+  const std::string period_text = absl::GetFlag(FLAGS_reporting_period);
+  request.set_reporting_once(period_text == "once");
+  absl::StatusOr<uint32_t> period =
+      ParseReportingPeriod(request.reporting_once() ? "" : period_text);
   if (!period.ok()) return FailUsage(std::string(period.status().message()));
   request.set_reporting_period_seconds(*period);
+  request.set_window_firsts_off(!absl::GetFlag(FLAGS_window_flags));
   absl::StatusOr<v1::Randomization> randomization =
       ParseRandomization(absl::GetFlag(FLAGS_randomization));
   if (!randomization.ok()) return FailUsage(std::string(randomization.status().message()));
@@ -311,15 +315,14 @@ int DescribeDesign() {
     if (!usage.empty()) return FailUsage(usage);
   }
   request.set_prior(absl::GetFlag(FLAGS_prior));
-  if (absl::GetFlag(FLAGS_n) < 0 || absl::GetFlag(FLAGS_n) > server::kMaxDescribedReports) {
-    return FailUsage(absl::StrCat("--n must be in [0, ", server::kMaxDescribedReports,
+  if (absl::GetFlag(FLAGS_n) < 0 || absl::GetFlag(FLAGS_n) > kMaxDescribedReports) {
+    return FailUsage(absl::StrCat("--n must be in [0, ", kMaxDescribedReports,
                                   "] (reports; 0 = not shown), but is ", absl::GetFlag(FLAGS_n)));
   }
   request.set_n(absl::GetFlag(FLAGS_n));
   auto format = +[](const v1::DesignDescription& d) { return FormatDesignDescription(d); };
-  if (request.has_design()) {  // pure math: the server's own DesignAdvisor, without a server
-    server::DesignAdvisor advisor(/*registry=*/nullptr);
-    return PrintLocal("design", advisor.Describe(request), format);
+  if (request.has_design()) {  // pure math (proto/convert/design_advice.h), without a server
+    return PrintLocal("design", ::deniable::DescribeDesign(request), format);
   }
   return Call("design", &v1::QueryService::Stub::DescribeDesign, request, format);
 }
@@ -341,8 +344,10 @@ int Plan() {
   request.set_half_width(absl::GetFlag(FLAGS_half_width));
   request.set_confidence_level(absl::GetFlag(FLAGS_level));
   request.set_assumed_prevalence(absl::GetFlag(FLAGS_prior));
-  server::DesignAdvisor advisor(/*registry=*/nullptr);  // pure math: no server needed
-  return PrintLocal("plan", advisor.Plan(request), &FormatPlan);
+  request.set_window(absl::GetFlag(FLAGS_window));
+  request.set_reports_per_device(absl::GetFlag(FLAGS_reports_per_device));
+  // Pure math (proto/convert/design_advice.h): no server needed.
+  return PrintLocal("plan", ::deniable::PlanSurvey(request), &FormatPlan);
 }
 
 }  // namespace deniable::tools

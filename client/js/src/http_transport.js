@@ -36,39 +36,55 @@ export class HttpTransport {
     return this.#call('SubmitReports', { reports }, timeoutMs);
   }
 
-  async #call(method, body, timeoutMs) {
-    const headers = { 'Content-Type': 'application/json' };
-    if (this.token) headers.Authorization = `Bearer ${this.token}`;
-    const abort = new AbortController();
-    const timer = setTimeout(() => abort.abort(), timeoutMs);
-    let response;
-    let text;
-    try {
-      response = await this.fetch(`${this.baseUrl}/v1/ReportService/${method}`, {
-        method: 'POST', headers, body: JSON.stringify(body), signal: abort.signal,
-      });
-      text = await response.text();
-    } catch (e) {
-      // No answer: the network, CORS, or the deadline. Transient by the delivery contract.
-      if (abort.signal.aborted) {
-        throw new DeniableError('DEADLINE_EXCEEDED', `${method}: no answer within ${timeoutMs} ms`);
-      }
-      throw new DeniableError('UNAVAILABLE', `${method}: ${e && e.message ? e.message : e}`);
-    } finally {
-      clearTimeout(timer);
-    }
-    let json;
-    try {
-      json = text ? JSON.parse(text) : {};
-    } catch {
-      json = undefined;
-    }
-    if (response.ok && json !== undefined) return json;
-    const error = json && json.error;
-    if (error && typeof error.status === 'string') {
-      throw new DeniableError(error.status, String(error.message ?? ''));
-    }
-    throw new DeniableError(response.ok ? 'UNAVAILABLE' : codeFromHttp(response.status),
-      `${method}: HTTP ${response.status} without a collector answer`);
+  #call(method, body, timeoutMs) {
+    return postJson(this, `ReportService/${method}`, body, timeoutMs);
   }
+}
+
+/**
+ * POSTs `body` to `${baseUrl}/v1/${path}` ("QueryService/GetPrevalence") and returns the answer
+ * (JSON), or rejects with a DeniableError: the collector's own code and message, else one mapped
+ * from the HTTP status; UNAVAILABLE (with a hint about the port) or DEADLINE_EXCEEDED when no
+ * answer came.
+ * @param {{baseUrl: string, token?: string, fetch: typeof fetch}} client
+ */
+export async function postJson({ baseUrl, token, fetch: fetchImpl }, path, body, timeoutMs) {
+  const method = path.slice(path.indexOf('/') + 1);
+  const headers = { 'Content-Type': 'application/json' };
+  if (token) headers.Authorization = `Bearer ${token}`;
+  const abort = new AbortController();
+  const timer = setTimeout(() => abort.abort(), timeoutMs);
+  let response;
+  let text;
+  try {
+    response = await fetchImpl(`${baseUrl}/v1/${path}`, {
+      method: 'POST', headers, body: JSON.stringify(body), signal: abort.signal,
+    });
+    text = await response.text();
+  } catch (e) {
+    // No answer: the network, CORS, or the deadline. Transient by the delivery contract.
+    if (abort.signal.aborted) {
+      throw new DeniableError('DEADLINE_EXCEEDED', `${method}: no answer within ${timeoutMs} ms`);
+    }
+    // A gRPC port answers HTTP/1.1 with a closed connection ("fetch failed"): say which port.
+    throw new DeniableError('UNAVAILABLE', `${method}: ${e && e.message ? e.message : e} ` +
+      `(no HTTP answer from ${baseUrl}: baseUrl must be the collector's HTTP listener, which ` +
+      'deniable-server serves only when started with --http_listen=HOST:PORT, e.g. ' +
+      'http://127.0.0.1:8080; its gRPC port, --listen, 50051 by default, does not speak HTTP/JSON)');
+  } finally {
+    clearTimeout(timer);
+  }
+  let json;
+  try {
+    json = text ? JSON.parse(text) : {};
+  } catch {
+    json = undefined;
+  }
+  if (response.ok && json !== undefined) return json;
+  const error = json && json.error;
+  if (error && typeof error.status === 'string') {
+    throw new DeniableError(error.status, String(error.message ?? ''));
+  }
+  throw new DeniableError(response.ok ? 'UNAVAILABLE' : codeFromHttp(response.status),
+    `${method}: HTTP ${response.status} without a collector answer`);
 }

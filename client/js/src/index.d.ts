@@ -53,6 +53,9 @@ export interface WireReport {
   bit: 0 | 1;
   /** Metrics with categories only: the randomized report. */
   categorical?: WireCategoricalReport;
+  /** Whether this is the device's first report of the metric in its UTC day, ISO week and
+   * month (docs/statistics.md section 4.4); absent when the metric turned them off. */
+  windowFirsts?: { day: boolean; week: boolean; month: boolean };
   reportId: string;        // base64 of 16 random bytes
   eventTimeSeconds: string; // rounded down to the metric's time precision
   labels: Record<string, string>;
@@ -111,6 +114,7 @@ export interface MetricLedger {
   periodStartSeconds: number;   // the period of the last queued report (Unix seconds)
   reportsThisPeriod: number;
   reportsRepeatedInPeriod: number; // report() calls that queued nothing
+  lastReportSeconds: number; // event time of the last queued report (window flags); 0: none
 }
 
 export interface DeliveryStats {
@@ -231,3 +235,73 @@ export declare function parseDesign(response: any): {
   version: number; a: number; b: number; epsilon: number; precision: number; period: number;
   fresh: boolean; categories: string[]; categorical: CategoricalDesign | null;
 };
+
+// ---- QueryClient (src/query_client.js): the analyst's calls over the HTTP/JSON API. ----
+/** A time: a Date, Unix seconds, or a time before now ("-7d", "-24h", "-90m", "-2w"). */
+export type TimeArg = Date | number | string;
+export type IntervalMethod = 'WALD' | 'WILSON' | 'AGRESTI_COULL' | 'JEFFREYS' | 'CLOPPER_PEARSON';
+/** One category's share (CategoryShare in query_service.proto). */
+export interface CategoryShare {
+  category: string; supportCount: number; supportShare: number; estimateUnbiased: number;
+  estimateConsistent: number; standardError: number; ciLower: number; ciUpper: number;
+  simultaneousLower: number; simultaneousUpper: number;
+}
+export interface VersionEstimate {
+  designVersion: number; n: number; yesCount: number; estimateUnbiased: number;
+  standardError: number; a: number; b: number; weight: number;
+}
+/**
+ * Prevalence as the HTTP API serves it: null where the server has no value (a suppressed
+ * bucket or group: all but metric, n, its range, groupValue and suppressed; a metric with
+ * categories: the yes/no fields, see `shares`).
+ */
+export interface Prevalence {
+  metric: string; n: number; yesCount: number | null; yesShare: number | null;
+  estimateUnbiased: number | null; estimateClipped: number | null; standardError: number | null;
+  ciLower: number | null; ciUpper: number | null; intervalClipped: boolean | null;
+  method: IntervalMethod | null; confidenceLevel: number | null; design?: any;
+  epsilon: number | string | null; estimatedYesCount: number | null;
+  startTimeSeconds: number; endTimeSeconds: number; versions: VersionEstimate[];
+  combination: string | null; groupValue: string; groups: Prevalence[]; suppressed: boolean;
+  estimand: string | null; periods: number | null; reportingPeriodSeconds: number | null;
+  varianceBound: string | null; methodReason: string | null; intervalConstruction: string | null;
+  centralEpsilon: number | string | null; centralDelta: number | null; centralN: number | null;
+  centralMethod: string | null; centralNote: string | null; shares: CategoryShare[];
+  simultaneousMethod: string | null; perCategoryLevel: number | null;
+  consistentMethod: string | null;
+}
+export interface Series { metric: string; bucket: 'HOUR' | 'DAY' | 'WEEK'; buckets: Prevalence[] }
+/** The change as second minus first, beside the wire's `difference` (first minus second). */
+export interface Change {
+  /** second - first, as a share (-0.0166 is -1.66 percentage points); null when absent. */
+  change: number | null; changeCiLower: number | null; changeCiUpper: number | null;
+  /** "fell by 1.66 points", "rose by ...", "unchanged (0.00 points)", "unknown". */
+  changeText: string;
+}
+export interface CategoryDifference extends Change {
+  category: string; difference: number; standardError: number; ciLower: number; ciUpper: number;
+}
+export interface Difference extends Change {
+  first: Prevalence; second: Prevalence;
+  /** The wire's first - second; null for a metric with categories (see `shares`). */
+  difference: number | null; standardError: number | null; ciLower: number | null;
+  ciUpper: number | null; confidenceLevel: number; shares: CategoryDifference[];
+}
+export interface QueryOptions {
+  metric: string; level?: number; method?: IntervalMethod;
+  simultaneous?: 'SIDAK' | 'BONFERRONI'; combination?: 'BY_REPORTS' | 'INVERSE_VARIANCE';
+}
+export declare function changeWords(secondMinusFirst: number | null): string;
+export declare class QueryClient {
+  /** baseUrl: the collector's HTTP listener (deniable-server --http_listen), not its gRPC port. */
+  constructor(options: { baseUrl: string; token?: string; fetch?: typeof fetch; timeoutMs?: number; now?: () => number });
+  getPrevalence(options: QueryOptions & { start?: TimeArg; end?: TimeArg; groupBy?: string }): Promise<Prevalence>;
+  /** GetPrevalence's groups for the label `groupBy`. */
+  getBreakdown(options: QueryOptions & { groupBy: string; start?: TimeArg; end?: TimeArg }): Promise<Prevalence[]>;
+  /** Default range: the last 30 days to now; bucket DAY. */
+  getSeries(options: QueryOptions & { start?: TimeArg; end?: TimeArg; bucket?: 'HOUR' | 'DAY' | 'WEEK' }): Promise<Series>;
+  getDifference(options: Omit<QueryOptions, 'method' | 'simultaneous'> & {
+    first: [TimeArg | undefined, TimeArg | undefined]; second: [TimeArg | undefined, TimeArg | undefined];
+    metric2?: string;
+  }): Promise<Difference>;
+}

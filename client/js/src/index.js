@@ -2,6 +2,7 @@
 // "deniable-sdk/node" so that this entry point loads in browsers without node: modules.
 export { Reporter, epsilonOf, parseDesign } from './reporter.js';
 export { HttpTransport } from './http_transport.js';
+export { QueryClient, changeWords } from './query_client.js';
 export { MemoryStore, IndexedDbStore, emptyState } from './stores.js';
 export { DeniableError, StatusCode, codeName, isPermanentBatchError } from './errors.js';
 export { secureRandom, seededRandom } from './random.js';

@@ -4,7 +4,8 @@
 import { categoricalDesignFromWire, drawsFrom, randomizeCategory } from './categorical.js';
 import { DeniableError, codeName, isPermanentBatchError } from './errors.js';
 import { HttpTransport, toBase64 } from './http_transport.js';
-import { bernoulli, secureRandom } from './random.js';
+import { secureRandom } from './random.js';
+import { randomizeAnswer } from './randomizer.js';
 import { MemoryStore } from './stores.js';
 
 const DEFAULTS = {
@@ -61,7 +62,20 @@ export function parseDesign(response) {
     fresh: randomization === 'FRESH_PER_PERIOD' || randomization === 2,
     // fixed64 in the JSON mapping: a decimal string, kept as is; '0' from older collectors.
     fingerprint: String(response.designFingerprint ?? '0'),
+    windowFirsts: !response.windowFirstsOff,  // send Report.windowFirsts
+    once: Boolean(response.reportingOnce),     // one report of the metric ever
   };
+}
+
+// Whether a report at `now` (Unix seconds) is the device's first of its metric in its UTC day,
+// ISO week (from Monday) and calendar month, its previous one being at `previous` (0: none).
+// docs/statistics.md section 4.4; the C++ SDK's WindowFirsts.
+export function windowFirsts(previous, now) {
+  if (!(previous > 0)) return { day: true, week: true, month: true };
+  const day = (t) => Math.floor(t / 86400);
+  const week = (t) => Math.floor((day(t) - 4) / 7);  // 1970-01-05 was a Monday
+  const month = (t) => { const d = new Date(t * 1000); return d.getUTCFullYear() * 12 + d.getUTCMonth(); };
+  return { day: day(previous) !== day(now), week: week(previous) !== week(now), month: month(previous) !== month(now) };
 }
 
 // The memo key of a true answer: the boolean of a yes/no metric, or the index of a category.
@@ -90,6 +104,7 @@ function emptyLedger() {
   return {
     reportsAccepted: 0, reportsAcknowledged: 0, randomizations: 0, epsilonSpent: 0,
     epsilonIfFresh: 0, periodStartSeconds: 0, reportsThisPeriod: 0, reportsRepeatedInPeriod: 0,
+    lastReportSeconds: 0,
   };
 }
 
@@ -153,7 +168,8 @@ export class Reporter {
     const result = await this.#store.mutate((state) => {
       // Checks first, changes after: a throw leaves the state as it was.
       const ledger = state.ledger[metric] ?? emptyLedger();
-      if (o.onePerPeriod && ledger.periodStartSeconds === periodStart && ledger.reportsThisPeriod > 0) {
+      if ((o.onePerPeriod && ledger.periodStartSeconds === periodStart && ledger.reportsThisPeriod > 0) ||
+          (design.once && ledger.reportsAccepted > 0)) {
         state.ledger[metric] = ledger;
         ledger.reportsRepeatedInPeriod += 1;  // the period's report is queued: nothing sent
         return { id: null, evicted: 0 };
@@ -183,7 +199,7 @@ export class Reporter {
       if (categorical) {
         drawn = randomized ? randomizeCategory(design.categorical, value, drawsFrom(o.random)) : memo;
       } else {
-        drawn = randomized ? (bernoulli(o.random, value ? design.a : design.b) ? 1 : 0) : memo;
+        drawn = randomized ? randomizeAnswer(design.a, design.b, value, drawsFrom(o.random)) : memo;
       }
       if (randomized && !design.fresh) {
         if (categorical) (state.categoryMemo ??= {})[key] = drawn;
@@ -197,6 +213,9 @@ export class Reporter {
         designFingerprint: design.fingerprint,
       };
       if (categorical) report.categorical = { ...drawn };
+      const eventTime = nowSeconds - (nowSeconds % design.precision);
+      if (design.windowFirsts) report.windowFirsts = windowFirsts(ledger.lastReportSeconds ?? 0, eventTime);
+      ledger.lastReportSeconds = eventTime;  // added in SDK 0.3: absent (0) in older stores
       state.queue.push({ sequence: state.nextSequence++, metric, report });
       ledger.reportsAccepted += 1;
       if (randomized) {

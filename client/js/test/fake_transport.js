@@ -22,6 +22,7 @@ export class FakeTransport {
     return {
       metric, timePrecisionSeconds: 3600, reportingPeriodSeconds: this.period,
       randomization: this.randomization, designFingerprint: this.fingerprint,
+      windowFirstsOff: this.windowFirstsOff ?? false, reportingOnce: this.reportingOnce ?? false,
       design: { version: 1, a: EPS1.a, b: EPS1.b, epsilon: 1 },
     };
   }

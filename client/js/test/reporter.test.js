@@ -45,7 +45,36 @@ test('memoizes one bit per (metric, version, answer) and counts epsilon once', a
   assert.ok(Math.abs(l.epsilonSpent - 1) < 1e-12);
   assert.ok(Math.abs(l.epsilonIfFresh - 200) < 1e-9);
   assert.ok(t.received.every((x) => !('answer' in x) && Object.keys(x).sort().join() ===
-    'bit,designFingerprint,designVersion,eventTimeSeconds,labels,metric,reportId'));
+    'bit,designFingerprint,designVersion,eventTimeSeconds,labels,metric,reportId,windowFirsts'));
+});
+
+test('window flags follow the UTC calendar; a metric can turn them off; once sends one report', async () => {
+  let now = T0;  // Monday 2026-11-23 12:00 UTC
+  const t = new FakeTransport({ period: 3600 });
+  const r = new Reporter({ transport: t, now: () => now, ...quiet });
+  for (const step of [0, 3600, 86400, 7 * 86400]) {  // same day; next day; Tue 1 Dec
+    now += step * 1000;
+    assert.ok(await r.report('m', true));
+  }
+  await r.flush(1000);
+  assert.deepEqual(t.received.map((x) => x.windowFirsts), [
+    { day: true, week: true, month: true }, { day: false, week: false, month: false },
+    { day: true, week: false, month: false }, { day: true, week: true, month: true }]);
+  const off = new FakeTransport();
+  off.windowFirstsOff = true;
+  const r2 = reporter(off);
+  await r2.report('m', true);
+  await r2.flush(1000);
+  assert.equal(off.received[0].windowFirsts, undefined);
+  const once = new FakeTransport();
+  once.reportingOnce = true;
+  now = T0;
+  const r3 = new Reporter({ transport: once, now: () => now, ...quiet });
+  assert.ok(await r3.report('m', true));
+  now += 30 * 86400 * 1000;
+  assert.equal(await r3.report('m', true), null);
+  await r3.flush(1000);
+  assert.equal(once.received.length, 1);
 });
 
 test('one report per metric per period; the next period sends the memoized bit again', async () => {

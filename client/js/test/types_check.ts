@@ -19,3 +19,16 @@ async function example(): Promise<number> {
   return (id?.length ?? 0) + (vote?.length ?? 0) + names.length + ledger['uses_drugs'].epsilonSpent;
 }
 void example;
+
+// The query client: typed answers, nulls where the server has no value.
+import { QueryClient, changeWords, type Prevalence, type Difference } from 'deniable-sdk';
+async function analyst(): Promise<string> {
+  const q = new QueryClient({ baseUrl: 'http://127.0.0.1:8080', token: 'analyst' });
+  const p: Prevalence = await q.getPrevalence({ metric: 'uses_drugs', method: 'WILSON', start: '-7d' });
+  const s = await q.getSeries({ metric: 'uses_drugs', start: new Date(0), bucket: 'WEEK' });
+  const shown: (number | null)[] = s.buckets.map((b) => (b.suppressed ? null : b.estimateUnbiased));
+  const groups: Prevalence[] = await q.getBreakdown({ metric: 'uses_drugs', groupBy: 'region' });
+  const d: Difference = await q.getDifference({ metric: 'uses_drugs', first: ['-14d', '-7d'], second: ['-7d', undefined] });
+  return `${p.n} ${shown.length} ${groups.length} ${d.change ?? 0} ${d.changeText} ${changeWords(d.change)}`;
+}
+void analyst;

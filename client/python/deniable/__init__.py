@@ -27,10 +27,11 @@ from deniable.errors import DeniableError, StatusCode
 from deniable.reporter import DeliveryStats, MetricLedger, Reporter, ReportOutcome, ReportResult
 from deniable.query import (CategoryDifference, CategoryShare, Difference, GroupPrevalence,
                             Metric, Prevalence, QueryClient, SeriesPoint, SurveyPlan,
-                            to_dataframe)
+                            VersionEstimate, change_words, to_dataframe)
 
 __all__ = ["DeniableError", "StatusCode", "Reporter", "ReportOutcome", "ReportResult",
            "MetricLedger", "DeliveryStats",
            "QueryClient", "Metric", "Prevalence", "GroupPrevalence", "SeriesPoint",
-           "Difference", "SurveyPlan", "to_dataframe", "CategoryShare", "CategoryDifference"]
+           "Difference", "SurveyPlan", "to_dataframe", "CategoryShare", "CategoryDifference",
+           "VersionEstimate", "change_words"]
 __version__ = "0.1.0"

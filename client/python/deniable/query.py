@@ -5,16 +5,20 @@
     p = q.prevalence("uses_drugs", level=0.95, method="WILSON")   # Prevalence
     by_region = q.prevalence("uses_drugs", group_by="region").groups  # [GroupPrevalence]
     points = q.series("uses_drugs", start=t0, end=t1, bucket="DAY")   # [SeriesPoint]
-    d = q.difference("uses_drugs", (t1, t2), (t0, t1))  # Difference: this week - last week
+    d = q.difference("uses_drugs", (t0, t1), (t1, t2))  # d.change: this week - last week
+    d.change_text                                        # "fell by 1.66 points"
     plan = q.plan(half_width=0.03, symmetric_epsilon=1.0)   # SurveyPlan: reports needed
-    to_dataframe(points)   # a pandas.DataFrame, where pandas is installed
+    to_dataframe(points)   # a pandas.DataFrame indexed by the buckets' UTC start times
     q.create_metric("vote", categories=["Y", "N", "U", "A"], categorical=1.1)  # k-RR here
     q.prevalence("vote").shares   # [CategoryShare]: estimates, consistent shares, intervals
 
+Missing values are NaN: a bucket or group suppressed below min_reports has its n and NaN
+estimates; a metric with categories has NaN yes/no fields (its figures are in `shares`).
 Errors are DeniableError with the server's code and message (which names the field).
 Thread-safe (a gRPC channel is).
 """
 import dataclasses
+import math
 from typing import Any, List, Optional, Sequence, Tuple
 
 from deniable import _rpc
@@ -56,14 +60,46 @@ class CategoryShare:
     simultaneous_upper: float
 
 
+def change_words(second_minus_first: float) -> str:
+    """A change as a share (0.0166 is 1.66 percentage points) in words: "rose by 1.66 points",
+    "fell by 1.66 points", or "unchanged (0.00 points)" when it rounds to 0.00; "unknown" for
+    NaN. The CLI's words (tools/cli/output.h ChangeWords)."""
+    points = 100.0 * second_minus_first
+    if math.isnan(points):
+        return "unknown"
+    if abs(points) < 0.005:
+        return "unchanged (0.00 points)"
+    return f"{'rose' if points > 0 else 'fell'} by {abs(points):.2f} points"
+
+
 @dataclasses.dataclass
 class CategoryDifference:
-    """One category's first - second (Wald interval, this category alone)."""
+    """One category's change, stated as second minus first: change = second share - first share
+    in [change_ci_lower, change_ci_upper] (Wald interval, this category alone). `difference`,
+    ci_lower and ci_upper are the wire's first - second (CategoryDifference in
+    query_service.proto)."""
     category: str
     difference: float
     standard_error: float
     ci_lower: float
     ci_upper: float
+
+    @property
+    def change(self) -> float:
+        return -self.difference
+
+    @property
+    def change_ci_lower(self) -> float:
+        return -self.ci_upper
+
+    @property
+    def change_ci_upper(self) -> float:
+        return -self.ci_lower
+
+    @property
+    def change_text(self) -> str:
+        """"fell by 1.66 points" (change_words)."""
+        return change_words(self.change)
 
 
 @dataclasses.dataclass
@@ -111,6 +147,39 @@ class Prevalence:
     central_delta: float = 0.0
     central_method: str = ""
     central_note: str = ""
+    # What the estimate is of ("period_prevalence", "mean_period_prevalence",
+    # "precision_weighted_prevalence"), over how many reporting periods of what length.
+    estimand: str = ""
+    periods: int = 0
+    reporting_period_seconds: int = 0
+    # How the standard error is bounded ("independent_devices", "minkowski"), why this interval
+    # method ("requested", or the design's default and why) and how the interval was built.
+    variance_bound: str = ""
+    method_reason: str = ""
+    interval_construction: str = ""
+    yes_share: float = 0.0  # lambda_hat = yes_count / n, the observed share of "yes" bits
+    estimated_yes_count: float = 0.0  # n * estimate
+    interval_clipped: bool = False  # an end of the interval was clipped to [0, 1]
+    combination: str = ""  # how design versions were combined ("single_version", ...)
+    design_version: int = 0  # the design the reports were randomized with
+    design_a: float = 0.0
+    design_b: float = 0.0
+    versions: List["VersionEstimate"] = dataclasses.field(default_factory=list)
+    suppressed: bool = False
+
+
+@dataclasses.dataclass
+class VersionEstimate:
+    """One design version's part of a combined estimate (VersionEstimate in
+    query_service.proto); weight is its share of the combination."""
+    design_version: int
+    n: int
+    yes_count: int
+    estimate: float
+    standard_error: float
+    a: float
+    b: float
+    weight: float
 
 
 @dataclasses.dataclass
@@ -129,9 +198,11 @@ class SeriesPoint:
 
 @dataclasses.dataclass
 class Difference:
-    """first - second of two selections (Difference in query_service.proto): difference =
-    first.estimate - second.estimate, standard_error = sqrt(se1^2 + se2^2) (independent reports),
-    [ci_lower, ci_upper] the Wald interval, within [-1, 1]."""
+    """The change between two selections, stated as second minus first: change =
+    second.estimate - first.estimate in [change_ci_lower, change_ci_upper] (Wald, within
+    [-1, 1]), change_text "fell by 1.66 points". standard_error = sqrt(se1^2 + se2^2)
+    (independent reports). `difference`, ci_lower and ci_upper are the wire's first - second
+    (Difference in query_service.proto); NaN for a metric with categories (see `shares`)."""
     first: Prevalence
     second: Prevalence
     difference: float
@@ -140,6 +211,23 @@ class Difference:
     ci_upper: float
     confidence_level: float
     shares: List[CategoryDifference] = dataclasses.field(default_factory=list)
+
+    @property
+    def change(self) -> float:
+        return -self.difference
+
+    @property
+    def change_ci_lower(self) -> float:
+        return -self.ci_upper
+
+    @property
+    def change_ci_upper(self) -> float:
+        return -self.ci_lower
+
+    @property
+    def change_text(self) -> str:
+        """"fell by 1.66 points" (change_words)."""
+        return change_words(self.change)
 
 
 @dataclasses.dataclass
@@ -166,25 +254,59 @@ def _shares(shares):
                           simultaneous_upper=s.simultaneous_upper) for s in shares]
 
 
+_NAN = float("nan")
+
+
+def _missing(p) -> bool:
+    """Whether the yes/no figures of Prevalence `p` are absent: suppressed, or categorical."""
+    return p.suppressed or len(p.shares) > 0
+
+
+def _or_nan(p, value):
+    return _NAN if _missing(p) else value
+
+
+def _group(g):
+    return GroupPrevalence(group=g.group_value, n=g.n, estimate=_or_nan(g, g.estimate_unbiased),
+                           standard_error=_or_nan(g, g.standard_error),
+                           ci_lower=_or_nan(g, g.ci_lower), ci_upper=_or_nan(g, g.ci_upper),
+                           suppressed=g.suppressed, shares=_shares(g.shares))
+
+
 def _prevalence(p):
-    nan = float("nan")
+    suppressed = p.suppressed
     return Prevalence(
-        metric=p.metric, n=p.n, yes_count=p.yes_count, estimate=p.estimate_unbiased,
-        estimate_clipped=p.estimate_clipped, standard_error=p.standard_error,
-        ci_lower=p.ci_lower, ci_upper=p.ci_upper, confidence_level=p.confidence_level,
-        method=query_service_pb2.IntervalMethod.Name(p.method), epsilon=p.epsilon,
-        start_time_seconds=p.start_time_seconds, end_time_seconds=p.end_time_seconds,
-        groups=[GroupPrevalence(group=g.group_value, n=g.n,
-                                estimate=nan if g.suppressed else g.estimate_unbiased,
-                                standard_error=nan if g.suppressed else g.standard_error,
-                                ci_lower=nan if g.suppressed else g.ci_lower,
-                                ci_upper=nan if g.suppressed else g.ci_upper,
-                                suppressed=g.suppressed, shares=_shares(g.shares))
-                for g in p.groups],
+        metric=p.metric, n=p.n, yes_count=p.yes_count, estimate=_or_nan(p, p.estimate_unbiased),
+        estimate_clipped=_or_nan(p, p.estimate_clipped),
+        standard_error=_or_nan(p, p.standard_error),
+        ci_lower=_or_nan(p, p.ci_lower), ci_upper=_or_nan(p, p.ci_upper),
+        confidence_level=_NAN if suppressed else p.confidence_level,
+        method="" if suppressed else query_service_pb2.IntervalMethod.Name(p.method),
+        epsilon=p.epsilon, start_time_seconds=p.start_time_seconds,
+        end_time_seconds=p.end_time_seconds, groups=[_group(g) for g in p.groups],
         shares=_shares(p.shares), simultaneous_method=p.simultaneous_method,
         per_category_level=p.per_category_level, consistent_method=p.consistent_method,
         central_epsilon=p.central_epsilon, central_delta=p.central_delta,
-        central_method=p.central_method, central_note=p.central_note)
+        central_method=p.central_method, central_note=p.central_note,
+        estimand=p.estimand, periods=p.periods, reporting_period_seconds=p.reporting_period_seconds,
+        variance_bound=p.variance_bound, method_reason=p.method_reason,
+        interval_construction=p.interval_construction, yes_share=_or_nan(p, p.yes_share),
+        estimated_yes_count=_or_nan(p, p.estimated_yes_count),
+        interval_clipped=p.interval_clipped, combination=p.combination,
+        design_version=p.design.version, design_a=p.design.a, design_b=p.design.b,
+        versions=[VersionEstimate(design_version=v.design_version, n=v.n, yes_count=v.yes_count,
+                                  estimate=v.estimate_unbiased, standard_error=v.standard_error,
+                                  a=v.a, b=v.b, weight=v.weight) for v in p.versions],
+        suppressed=suppressed)
+
+
+def _point(b):
+    return SeriesPoint(start_time_seconds=b.start_time_seconds,
+                       end_time_seconds=b.end_time_seconds, n=b.n,
+                       estimate=_or_nan(b, b.estimate_unbiased),
+                       standard_error=_or_nan(b, b.standard_error),
+                       ci_lower=_or_nan(b, b.ci_lower), ci_upper=_or_nan(b, b.ci_upper),
+                       suppressed=b.suppressed, shares=_shares(b.shares))
 
 
 def _enum(enum_type, name, field):
@@ -322,18 +444,14 @@ class QueryClient:
             simultaneous=_enum(query_service_pb2.SimultaneousMethod, simultaneous,
                                "simultaneous"))
         series = _rpc.call(self._series, request, self._timeout)
-        return [SeriesPoint(start_time_seconds=b.start_time_seconds,
-                            end_time_seconds=b.end_time_seconds, n=b.n,
-                            estimate=b.estimate_unbiased, standard_error=b.standard_error,
-                            ci_lower=b.ci_lower, ci_upper=b.ci_upper, suppressed=b.suppressed,
-                            shares=_shares(b.shares))
-                for b in series.buckets]
+        return [_point(b) for b in series.buckets]
 
     def difference(self, metric: str, first: Tuple[int, int], second: Tuple[int, int], *,
                    metric2: Optional[str] = None, level: float = 0.95,
                    combination: Optional[str] = None) -> Difference:
-        """The prevalence of `metric` over first = (start, end) minus that of `metric2`
-        (default: the same metric) over second = (start, end); Unix seconds, 0: open. Errors:
+        """The change from `metric` over first = (start, end) to `metric2` (default: the same
+        metric) over second = (start, end), as second minus first (Difference.change; Unix
+        seconds, 0: open). Errors:
         NOT_FOUND for an unknown metric, INVALID_ARGUMENT naming the field, FAILED_PRECONDITION
         when a selection has too few reports."""
         comb = _enum(query_service_pb2.VersionCombination, combination, "combination")
@@ -348,9 +466,14 @@ class QueryClient:
             first=selection(metric, first, "first"),
             second=selection(metric2 or metric, second, "second"), confidence_level=level)
         d = _rpc.call(self._difference, request, self._timeout)
+        missing = len(d.shares) > 0  # categorical: the figures are per category
+
+        def value(x: float) -> float:
+            return _NAN if missing else x
         return Difference(first=_prevalence(d.first), second=_prevalence(d.second),
-                          difference=d.difference, standard_error=d.standard_error,
-                          ci_lower=d.ci_lower, ci_upper=d.ci_upper,
+                          difference=value(d.difference),
+                          standard_error=value(d.standard_error),
+                          ci_lower=value(d.ci_lower), ci_upper=value(d.ci_upper),
                           confidence_level=d.confidence_level,
                           shares=[CategoryDifference(category=s.category, difference=s.difference,
                                                      standard_error=s.standard_error,
@@ -375,8 +498,11 @@ class QueryClient:
 
 def to_dataframe(rows: Sequence[Any], pandas_module: Any = None) -> Any:
     """A pandas.DataFrame of a list of dataclasses (groups, series points, metrics) or of one
-    Prevalence (one row, without its groups). Raises ImportError naming pandas when it is not
-    installed (apt-get install python3-pandas)."""
+    Prevalence (one row, without its groups, shares and versions). Series points are indexed by
+    their bucket's start as a UTC DatetimeIndex named "start", with an "end" column of UTC
+    datetimes in place of the Unix seconds. Suppressed buckets and groups keep their n and have
+    NaN estimates. Raises ImportError naming pandas when it is not installed (apt-get install
+    python3-pandas)."""
     if pandas_module is None:
         try:
             import pandas
@@ -391,6 +517,12 @@ def to_dataframe(rows: Sequence[Any], pandas_module: Any = None) -> Any:
         record = dataclasses.asdict(row)
         record.pop("groups", None)
         record.pop("shares", None)
+        record.pop("versions", None)
         records.append(record)
-    return pandas_module.DataFrame.from_records(records)
-
+    frame = pandas_module.DataFrame.from_records(records)
+    if rows and all(isinstance(row, SeriesPoint) for row in rows):
+        start = pandas_module.to_datetime(frame.pop("start_time_seconds"), unit="s", utc=True)
+        frame["end"] = pandas_module.to_datetime(frame.pop("end_time_seconds"), unit="s",
+                                                 utc=True)
+        frame.index = pandas_module.DatetimeIndex(start, name="start")
+    return frame

@@ -35,6 +35,7 @@ Same contract as the C++ Reporter (client/include/deniable/client/reporter.h, do
 Thread-safe: every method may be called from any thread. One Reporter per device file.
 """
 import dataclasses
+import datetime
 import enum
 import math
 import random
@@ -45,7 +46,7 @@ from typing import Any, Callable, Dict, Iterable, List, Mapping, Optional, Union
 
 import grpc
 
-from deniable import _rpc, categorical
+from deniable import _rpc, categorical, randomizer
 from deniable.errors import DeniableError, code_from_number, is_permanent_batch_error
 from deniable.store import DeviceStore
 from deniable.v1 import design_pb2, report_service_pb2
@@ -64,6 +65,7 @@ class MetricLedger:
     period_start_seconds: int = 0
     reports_this_period: int = 0
     reports_repeated_in_period: int = 0
+    last_report_seconds: int = 0  # event time of the last queued report (window flags)
 
 
 class ReportOutcome(enum.Enum):
@@ -120,6 +122,20 @@ class _Design:
     fingerprint: int = 0  # GetDesignResponse.design_fingerprint; 0 from older collectors
     categories: tuple = ()  # the metric's category names; empty for a yes/no metric
     categorical: object = None  # categorical.CategoricalDesign for a metric with categories
+    window_firsts: bool = True  # send Report.window_firsts (GetDesignResponse.window_firsts_off)
+    once: bool = False  # one report of the metric ever (GetDesignResponse.reporting_once)
+
+
+def window_firsts(previous, now):
+    """(day, week, month): whether a report at `now` (Unix seconds) is the device's first of its
+    metric in its UTC day, ISO week (from Monday) and calendar month, when its previous report was
+    at `previous` (0: none). docs/statistics.md section 4.4; the C++ SDK's WindowFirsts."""
+    if previous <= 0:
+        return True, True, True
+    a = datetime.datetime.fromtimestamp(previous, datetime.timezone.utc).date()
+    b = datetime.datetime.fromtimestamp(now, datetime.timezone.utc).date()
+    return (a != b, a - datetime.timedelta(days=a.weekday()) != b - datetime.timedelta(
+        days=b.weekday()), (a.year, a.month) != (b.year, b.month))
 
 
 def epsilon_of(a, b):
@@ -150,7 +166,8 @@ def parse_design(response):
                    period=response.reporting_period_seconds or 86400,
                    fresh=randomization == design_pb2.FRESH_PER_PERIOD,
                    fingerprint=response.design_fingerprint, categories=categories,
-                   categorical=cat)
+                   categorical=cat, window_firsts=not response.window_firsts_off,
+                   once=response.reporting_once)
 
 
 class _SecureRandom:
@@ -300,8 +317,9 @@ class Reporter:
         period_start = now - now % design.period
         with self._mu:
             ledger = self._store.ledger().get(metric, {})
-            if (self._one_per_period and ledger.get("period_start_seconds") == period_start
-                    and ledger.get("reports_this_period", 0) > 0):
+            if ((self._one_per_period and ledger.get("period_start_seconds") == period_start
+                    and ledger.get("reports_this_period", 0) > 0)
+                    or (design.once and ledger.get("reports_accepted", 0) > 0)):
                 self._store.count_repeated(metric)
                 self._log("info", f"metric \"{metric}\": already reported this period; "
                                   "nothing sent")
@@ -332,6 +350,11 @@ class Reporter:
                 metric=metric, design_version=design.version, report_id=report_id,
                 event_time_seconds=now - now % design.precision, labels=self._labels,
                 design_fingerprint=design.fingerprint)
+            if design.window_firsts:
+                day, week, month = window_firsts(ledger.get("last_report_seconds", 0),
+                                                 report.event_time_seconds)
+                report.window_firsts.day, report.window_firsts.week = day, week
+                report.window_firsts.month = month
             if design.categorical is not None:
                 if randomized:
                     drawn = categorical.randomize(design.categorical, value, self._rng)
@@ -340,7 +363,7 @@ class Reporter:
                 report.categorical.CopyFrom(drawn)
                 memo_entry = ("category", design.version, value, drawn.SerializeToString())
             else:
-                bit = int(self._rng.bernoulli(design.a if value else design.b)) \
+                bit = randomizer.randomize_answer(design.a, design.b, value, self._rng) \
                     if randomized else int(memo)
                 report.bit = bit
                 memo_entry = ("bit", design.version, value, bit)
@@ -348,7 +371,7 @@ class Reporter:
                 metric, report.SerializeToString(),
                 memo=memo_entry if randomized and not design.fresh else None,
                 randomized=randomized, epsilon=design.epsilon, period_start=period_start,
-                max_queued=self._max_queued)
+                max_queued=self._max_queued, report_time=report.event_time_seconds)
         if evicted:
             self._log("error", f"dropped {evicted} reports: queue full (max_queued_reports "
                                f"{self._max_queued}), oldest first")

@@ -33,7 +33,7 @@ COUNTERS = ("acknowledged", "duplicates", "dropped_rejected", "dropped_queue_ful
             "dropped_too_old", "dropped_design_mismatch")
 LEDGER_FIELDS = ("reports_accepted", "reports_acknowledged", "randomizations", "epsilon_spent",
                  "epsilon_if_fresh", "period_start_seconds", "reports_this_period",
-                 "reports_repeated_in_period")
+                 "reports_repeated_in_period", "last_report_seconds")
 
 
 class DeviceStore:
@@ -53,7 +53,13 @@ class DeviceStore:
             self._db.execute(f"PRAGMA synchronous={'FULL' if sync_every_report else 'NORMAL'}")
         with self._lock:
             self._db.executescript(SCHEMA)
-            self._db.execute("INSERT OR REPLACE INTO deniable_py_meta VALUES ('format', '2')")
+            # Format 3: the event time of each metric's last queued report (window flags); a
+            # store written before gets 0 (its next report is first in every window).
+            columns = [r[1] for r in self._db.execute("PRAGMA table_info(ledger)")]
+            if "last_report_seconds" not in columns:
+                self._db.execute("ALTER TABLE ledger ADD COLUMN last_report_seconds INTEGER "
+                                 "NOT NULL DEFAULT 0")
+            self._db.execute("INSERT OR REPLACE INTO deniable_py_meta VALUES ('format', '3')")
 
     def close(self):
         with self._lock:
@@ -81,7 +87,7 @@ class DeviceStore:
         return {r[0]: dict(zip(LEDGER_FIELDS, r[1:])) for r in rows}
 
     def commit_report(self, metric, report_bytes, *, memo, randomized, epsilon, period_start,
-                      max_queued):
+                      max_queued, report_time=0):
         """One transaction: the report queued, the memo entry (("bit", version, value, bit) or
         ("category", version, index, report bytes)), the ledger; evicts the oldest reports
         beyond max_queued (counted). Returns how many were evicted."""
@@ -98,9 +104,9 @@ class DeviceStore:
                 " epsilon_if_fresh = epsilon_if_fresh + ?,"
                 " reports_this_period = CASE WHEN period_start_seconds = ?"
                 "   THEN reports_this_period + 1 ELSE 1 END,"
-                " period_start_seconds = ? WHERE metric = ?",
+                " period_start_seconds = ?, last_report_seconds = ? WHERE metric = ?",
                 (1 if randomized else 0, epsilon if randomized else 0.0, epsilon, period_start,
-                 period_start, metric))
+                 period_start, report_time, metric))
             (size,) = db.execute("SELECT COUNT(*) FROM queue").fetchone()
             evicted = max(0, size - max_queued)
             if evicted:

@@ -36,6 +36,7 @@ class FakeCollector:
         self.randomization, self.period = randomization, period
         self.script, self.received, self.stored, self.calls = [], [], set(), 0
         self.fingerprint, self.design_calls = 0x77, 0
+        self.window_firsts_off, self.reporting_once = False, False
 
     def unary_unary(self, path, request_serializer, response_deserializer):
         return self._design if path.endswith("GetDesign") else self._submit
@@ -51,6 +52,7 @@ class FakeCollector:
             design_fingerprint=self.fingerprint,
             metric=request.metric, time_precision_seconds=3600,
             reporting_period_seconds=self.period, randomization=self.randomization,
+            window_firsts_off=self.window_firsts_off, reporting_once=self.reporting_once,
             design=design_pb2.Design(version=1, a=A, b=B, epsilon=1.0))
 
     def _submit(self, request, timeout=None, wait_for_ready=None):
@@ -131,6 +133,34 @@ class ReporterTest(unittest.TestCase):
         r.flush(5)
         self.assertEqual([x.bit for x in c.received][0], [x.bit for x in c.received][1])
         self.assertEqual(c.received[1].event_time_seconds, T0 + 3600)
+
+    def test_window_flags_follow_the_calendar_and_once_sends_one_report(self):
+        now = [T0]  # Monday 2026-11-23 12:00 UTC
+        c = FakeCollector(period=3600)
+        r = reporter(c, clock=lambda: now[0])
+        for step in (0, 3600, 86400, 7 * 86400):  # same day; next day; Tue 1 Dec
+            now[0] += step
+            self.assertTrue(r.report("m", True))
+        r.flush(5)
+        flags = [(x.window_firsts.day, x.window_firsts.week, x.window_firsts.month)
+                 for x in c.received]
+        self.assertEqual(flags, [(True, True, True), (False, False, False),
+                                 (True, False, False), (True, True, True)])
+        off = FakeCollector()
+        off.window_firsts_off = True
+        r = reporter(off)
+        r.report("m", True)
+        r.flush(5)
+        self.assertFalse(off.received[0].HasField("window_firsts"))
+        once = FakeCollector()
+        once.reporting_once = True
+        now = [T0]
+        r = reporter(once, clock=lambda: now[0])
+        self.assertTrue(r.report("m", True))
+        now[0] += 30 * 86400
+        self.assertFalse(r.report("m", True))
+        r.flush(5)
+        self.assertEqual(len(once.received), 1)
 
     def test_fresh_randomization_needs_a_cap_and_stops_at_it(self):
         fresh = design_pb2.FRESH_PER_PERIOD

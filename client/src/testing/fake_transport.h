@@ -33,6 +33,8 @@ class FakeTransport : public ReportTransport {
     response.set_randomization(randomization);
     response.set_design_fingerprint(fingerprint);
     for (const std::string& c : categories) response.add_categories(c);
+    response.set_window_firsts_off(window_firsts_off);
+    response.set_reporting_once(reporting_once);
     return response;
   }
 
@@ -92,6 +94,8 @@ class FakeTransport : public ReportTransport {
   v1::Randomization randomization = v1::RANDOMIZATION_UNSPECIFIED;
   uint64_t fingerprint = 0;             // GetDesignResponse.design_fingerprint
   std::vector<std::string> categories;  // GetDesignResponse.categories
+  bool window_firsts_off = false;       // GetDesignResponse.window_firsts_off
+  bool reporting_once = false;          // GetDesignResponse.reporting_once
   int design_calls = 0;
   absl::Status design_failure;
   std::vector<v1::SubmitReportsRequest> submits;

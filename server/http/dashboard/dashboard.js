@@ -1,573 +1,557 @@
-// The Deniable dashboard: plain JavaScript over the collector's JSON API (docs/http.md).
-// Every number shown comes from an API answer; each displayed figure keeps the raw value in
-// its data-value attribute. The token is kept in sessionStorage (gone when the tab closes).
+// The Deniable dashboard: plain JavaScript over the collector's JSON API (docs/http.md,
+// docs/dashboard.md). Every number shown comes from the answer to the panel's newest request:
+// a panel is emptied the moment its request starts and stays empty (with the error) if it fails.
+// Each displayed figure keeps the raw value in its data-value attribute. The token is kept in
+// sessionStorage (gone when the tab closes); the view is kept in the address's hash.
+// Loaded after common.js, panels.js, charts.js and view.js (index.html), whose names it uses.
 "use strict";
 
-const $ = (id) => document.getElementById(id);
-const HOUR = 3600;
-const state = { metric: null, metrics: [], seriesChart: null, groupsChart: null, sharesChart: null };
+// How each panel is emptied (panels.js: begin, fail, idle).
+const CLEAR = {
+  metrics: () => {},
+  prevalence: clearPrevalence,
+  series: () => { destroyChart("series-chart"); clearTable("series-table"); $("series-legend").textContent = ""; },
+  groups: () => { destroyChart("groups-chart"); clearTable("groups-table"); $("groups-legend").textContent = ""; },
+  diff: () => { $("diff-result").textContent = ""; delete $("diff-result").dataset.value; clearTable("diff-shares"); },
+  design: () => { $("design-figures").innerHTML = ""; $("plan").innerHTML = ""; },
+};
 
-function token() { return sessionStorage.getItem("deniable.token") || ""; }
-
-function showError(message) {
-  const box = $("error");
-  box.textContent = message;
-  box.hidden = false;
-}
-function clearError() { $("error").hidden = true; $("error").textContent = ""; }
-
-// POST /v1/<method> with the JSON request; resolves with the answer or rejects with an Error
-// whose message is the API's error message (it names the field).
-async function api(method, request) {
-  const headers = { "Content-Type": "application/json" };
-  if (token()) headers["Authorization"] = "Bearer " + token();
-  let response;
-  try {
-    response = await fetch("/v1/" + method, { method: "POST", headers, body: JSON.stringify(request || {}) });
-  } catch (e) {
-    throw new Error("cannot reach the collector: " + e.message);
-  }
-  const body = await response.json().catch(() => ({}));
-  if (!response.ok) {
-    const err = body.error || {};
-    throw new Error(`${method}: ${response.status} ${err.status || ""}: ${err.message || response.statusText}`);
-  }
-  return body;
-}
-
-const pct = (x) => (x * 100).toFixed(2) + " %";
-function setFigure(id, text, value) {
-  const el = $(id);
-  el.textContent = text;
-  el.dataset.value = value === undefined ? "" : String(value);
-}
-function designName(design) {
-  const p = (design && design.parameters) || {};
-  return Object.keys(p)[0] || "?";
-}
-function cell(row, text, cls) {
-  const td = row.insertCell();
-  td.textContent = text;
-  if (cls) td.className = cls;
-  return td;
-}
-function interval(p) { return `[${pct(p.ciLower)}, ${pct(p.ciUpper)}]`; }
-function simultaneous(s) { return `[${pct(s.simultaneousLower)}, ${pct(s.simultaneousUpper)}]`; }
-function selected(id) { return $(id).value; }
-function queryOptions() {
-  const options = { method: selected("method"), confidenceLevel: Number(selected("level")) };
-  if (isCategorical()) options.simultaneous = selected("simultaneous");
-  return options;
-}
-// The selected metric's category names; empty for a yes/no metric.
-function categories() {
-  const m = state.metrics.find((x) => x.name === state.metric);
-  return (m && m.categories) || [];
-}
-function isCategorical() { return categories().length > 0; }
-// A distinct colour per category (k up to 256): hues spread by the golden angle.
-function categoryColor(i, alpha) { return `hsla(${Math.round((i * 137.508) % 360)}, 65%, 42%, ${alpha === undefined ? 1 : alpha})`; }
-// Replaces a table's header with one row of `names`.
-function setHeader(table, names) {
-  const head = $(table).tHead;
-  head.innerHTML = "";
-  const row = head.insertRow();
-  for (const name of names) {
-    const th = document.createElement("th");
-    th.textContent = name;
-    row.appendChild(th);
-  }
-}
-
-async function loadMetrics() {
-  clearError();
+// ---- Metrics list.
+async function loadMetrics(wanted) {
+  const gen = begin("metrics");
   let answer;
   try {
     answer = await api("QueryService/ListMetrics", {});
   } catch (e) {
-    showError(e.message);
-    $("metrics").tBodies[0].innerHTML = "";
+    state.metrics = [];
+    drawMetrics();
+    for (const p of ["prevalence", "series", "groups", "diff", "design"]) idle(p);
     $("detail").hidden = true;
+    fail("metrics", gen, e);
     return;
   }
+  if (!current("metrics", gen)) return;
   state.metrics = answer.metrics || [];
+  drawMetrics();
+  if (state.metrics.length === 0) setStatus("metrics", "ready", "No metrics yet: create one with deniable create-metric.");
+  else ready("metrics", gen);
+  const name = wanted || state.metric;
+  if (name && state.metrics.some((m) => m.name === name)) selectMetric(name);
+  else loadDesign();
+}
+let countsRequest = 0;
+function drawMetrics() {
+  const request = ++countsRequest;
+  fillTable("metrics", ["metric", "question", "design", { name: "version", cls: "num" }, { name: "epsilon (nats)", cls: "num" },
+    { name: "reports", cls: "num", title: "reports in the time range", csv: "reports_in_range" }],
+  state.metrics.map((m) => {
+    const k = (m.categories || []).length;
+    return { data: { metric: m.name }, cells: [
+      { text: m.name }, { text: m.description || "" },
+      { text: designName(m.design) + (k ? ` (${k} categories)` : ""), title: designKey(m.design), raw: designKey(m.design) },
+      { text: String(m.design.version), cls: "num" },
+      { text: m.design.epsilonInfinite ? "infinite" : round(m.design.epsilon, 5), cls: "num", title: String(m.design.epsilon), raw: m.design.epsilonInfinite ? "inf" : m.design.epsilon },
+      { text: "\u2026", cls: "num reports", raw: "" }] };
+  }));
   const body = $("metrics").tBodies[0];
-  body.innerHTML = "";
-  for (const m of state.metrics) {
-    const row = body.insertRow();
-    row.dataset.metric = m.name;
-    cell(row, m.name);
-    cell(row, m.description);
-    cell(row, designName(m.design) + (m.categories && m.categories.length ? ` (${m.categories.length} categories)` : ""));
-    cell(row, String(m.design.version), "num");
-    cell(row, m.design.epsilonInfinite ? "infinite" : Number(m.design.epsilon).toFixed(4), "num");
-    const n = cell(row, "…", "num");
-    n.className = "num reports";
+  [...body.rows].forEach((row, i) => {
+    const m = state.metrics[i];
+    row.classList.toggle("selected", m.name === state.metric);
     row.addEventListener("click", () => selectMetric(m.name));
-    api("QueryService/GetPrevalence", { metric: m.name })
-      .then((p) => { n.textContent = p.n; n.dataset.value = p.n; })
-      .catch((e) => { n.textContent = "below minimum"; n.title = e.message; });
-  }
-  if (state.metrics.length === 0) showError("No metrics yet: create one with deniable create-metric.");
-  if (state.metric) selectMetric(state.metric);
+    const n = row.querySelector(".reports");
+    let range;
+    try { range = rangeRequest(); } catch (e) { n.textContent = "—"; return; }
+    api("QueryService/GetPrevalence", { metric: m.name, ...range })
+      .then((p) => { if (request !== countsRequest) return; n.textContent = count(p.n); n.dataset.value = num(p.n); state.tables.metrics.rows[i][5] = num(p.n); })
+      .catch((e) => {
+        if (request !== countsRequest) return;
+        n.textContent = e.message.includes("FAILED_PRECONDITION") ? "too few" : "error";
+        n.title = e.message;
+      });
+  });
 }
 
-async function selectMetric(name) {
+function selectMetric(name) {
   state.metric = name;
   for (const row of $("metrics").tBodies[0].rows) row.classList.toggle("selected", row.dataset.metric === name);
-  const m = state.metrics.find((x) => x.name === name) || {};
+  const m = metricInfo() || {};
   $("metric-name").textContent = name;
   $("metric-question").textContent = m.description || "";
   $("detail").hidden = false;
   const categorical = isCategorical();
   for (const el of document.querySelectorAll("#prevalence .yes-no")) el.hidden = categorical;
   $("shares").hidden = !categorical;
-  $("diff-shares").hidden = true;
-  $("diff-result").textContent = "";
-  await Promise.all([loadPrevalence(), loadSeries(), loadGroups(), loadDesign()]);
+  saveView();
+  return loadAll();
+}
+function loadAll() {
+  showRange();
+  if (!state.metric) return loadDesign();
+  // The difference runs once a split time is chosen (Compare, or a link that holds one).
+  const diff = $("diff-split").value ? loadDifference() : idle("diff", "choose where the first window ends and press Compare");
+  return Promise.all([loadPrevalence(), loadSeries(), loadGroups(), diff, loadDesign()]);
 }
 
-// Fields some collectors add to Prevalence (estimand, combination, method_reason, ...): shown as
-// they come when present.
-const EXTRA_FIELDS = ["estimand", "combination", "methodReason"];
+// ---- Prevalence (and a categorical metric's shares).
+function setFigure(id, text, value, title) {
+  const el = $(id);
+  el.textContent = text;
+  el.dataset.value = value === undefined || value === null ? "" : String(value);
+  if (title) el.title = title; else el.removeAttribute("title");
+}
+function clearPrevalence() {
+  for (const dd of document.querySelectorAll("#prevalence dd")) { dd.textContent = ""; dd.dataset.value = ""; dd.removeAttribute("title"); }
+  $("p-extra").innerHTML = "";
+  $("shares-legend").textContent = "";
+  delete $("shares-legend").dataset.method;
+  delete $("shares-legend").dataset.perCategoryLevel;
+  destroyChart("shares-chart");
+  clearTable("shares-table");
+}
+function methodText(p) {
+  const chosen = p.methodReason === "requested";
+  return `${methodName(p.method)} at ${levelText(p.confidenceLevel)}${p.methodReason ? (chosen ? " (your choice)" : " (the design's default)") : ""}`;
+}
 
 async function loadPrevalence() {
+  const gen = begin("prevalence");
   try {
-    clearError();
     const p = await api("QueryService/GetPrevalence", { metric: state.metric, ...queryOptions() });
-    setFigure("p-n", p.n, p.n);
-    setFigure("p-method", `${p.method} at ${(p.confidenceLevel * 100).toFixed(1)} %`, p.method);
-    setFigure("p-epsilon", Number(p.epsilon).toFixed(4), p.epsilon);
+    if (!current("prevalence", gen)) return;
+    setFigure("p-n", count(p.n), num(p.n));
+    setFigure("p-method", methodText(p), p.method, `${p.method}${p.methodReason ? ": " + p.methodReason : ""}`);
+    setFigure("p-epsilon", round(p.epsilon, 5), p.epsilon, String(p.epsilon));
     setFigure("p-central", p.centralMethod === "shuffle_numerical"
-      ? `${Number(p.centralEpsilon).toFixed(4)} at delta = ${p.centralDelta} over ${p.centralN} reports, against an analyst who sees only counts`
-      : `not amplified (local epsilon only)${p.centralNote ? ": " + p.centralNote : ""}`, p.centralEpsilon);
-    if (p.shares && p.shares.length) {
-      showShares(p);
-    } else {
-      showYesNo(p);
-    }
+      ? `${round(p.centralEpsilon, 5)} at delta = ${num(p.centralDelta) > 0 && num(p.centralDelta) < 1e-3 ? num(p.centralDelta).toExponential(0) : round(p.centralDelta)} over ${count(p.centralN)} reports, against an analyst who sees only counts`
+      : `not amplified (local epsilon only)${p.centralNote ? ": " + roundProse(p.centralNote) : ""}`, p.centralEpsilon, p.centralMethod);
+    if (p.shares && p.shares.length) showShares(p); else showYesNo(p);
     showExtra(p);
+    ready("prevalence", gen);
   } catch (e) {
-    showError(e.message);
+    fail("prevalence", gen, e);
   }
 }
 
 function showYesNo(p) {
-  setFigure("p-estimate", pct(p.estimateUnbiased) + (p.estimateClipped !== p.estimateUnbiased ? ` (clipped ${pct(p.estimateClipped)})` : ""), p.estimateUnbiased);
-  setFigure("p-lower", pct(p.ciLower), p.ciLower);
-  setFigure("p-upper", pct(p.ciUpper), p.ciUpper);
+  const unbiased = num(p.estimateUnbiased), clipped = num(p.estimateClipped);
+  setFigure("p-estimate", pct(unbiased) + (clipped !== null && clipped !== unbiased ? ` (clipped to [0, 1]: ${pct(clipped)})` : ""), unbiased);
+  const iv = $("p-interval");
+  iv.innerHTML = "";
+  const lo = document.createElement("span"), hi = document.createElement("span");
+  lo.id = "p-lower"; hi.id = "p-upper";
+  lo.textContent = pct(p.ciLower); lo.dataset.value = num(p.ciLower);
+  hi.textContent = pct(p.ciUpper); hi.dataset.value = num(p.ciUpper);
+  iv.append("[", lo, ", ", hi, "]");
   setFigure("p-se", pct(p.standardError), p.standardError);
 }
 
+// Fields some collectors add to Prevalence, shown in words with the raw name and value in tooltips.
+const EXTRA_FIELDS = [["estimand", "estimate of"], ["periods", "reporting periods"], ["combination", "design versions"],
+  ["varianceBound", "variance"], ["intervalConstruction", "interval built as"], ["methodReason", "why this method"],
+  ["window", "window"], ["explanation", "counted"]];
 function showExtra(p) {
   const extra = $("p-extra");
   extra.innerHTML = "";
-  for (const key of Object.keys(p)) {
-    if (!EXTRA_FIELDS.includes(key) && !(key.startsWith("estimand") || key.startsWith("methodReason"))) continue;
-    if (p[key] === "" || p[key] === undefined) continue;
-    const dt = document.createElement("dt"); dt.textContent = key;
-    const dd = document.createElement("dd"); dd.textContent = typeof p[key] === "object" ? JSON.stringify(p[key]) : p[key];
+  for (const [key, label] of EXTRA_FIELDS) {
+    if (p[key] === "" || p[key] === undefined || p[key] === null) continue;
+    const dt = document.createElement("dt"); dt.textContent = label; dt.title = key;
+    const dd = document.createElement("dd");
+    // The window sentence of docs/statistics.md section 4.4 is prose already: shown as written.
+    dd.textContent = key === "periods" ? count(p[key]) : key === "explanation" ? p[key] : humanize(p[key]);
+    if (key === "methodReason" || key === "intervalConstruction") dd.textContent = VALUE_NAMES[p[key]] || roundProse(p[key]);
+    dd.title = `${key}: ${p[key]}`;
     dd.dataset.field = key;
+    dd.dataset.value = p[key];
     extra.append(dt, dd);
   }
 }
 
-// A categorical metric's shares (Prevalence.shares): bars of the unbiased estimate and of the
-// consistent (norm-sub) share, whiskers for the per-category and the simultaneous interval, and
-// a table with every figure (raw values in data-* attributes).
+// A categorical metric's shares: bars of the unbiased estimate and of the consistent share,
+// whiskers for the per-category and the simultaneous interval (the axis holds them all).
 function showShares(p) {
   const shares = p.shares;
-  const level = (p.confidenceLevel * 100).toFixed(1);
+  const level = levelText(p.confidenceLevel);
   const method = p.simultaneousMethod === "bonferroni" ? "Bonferroni" : "Sidak";
-  $("shares-legend").textContent = `bars: unbiased estimate and consistent share (${p.consistentMethod}: ` +
-    `projected onto the simplex, non-negative, summing to 100 %); thick whisker: ${level} % interval of ` +
-    `each category alone; thin whisker: simultaneous ${level} % intervals (${method}, each at ` +
-    `${(p.perCategoryLevel * 100).toFixed(2)} %: all ${shares.length} cover together)`;
+  $("shares-legend").textContent = `Bars: unbiased estimate, and consistent share (${p.consistentMethod}: ` +
+    `projected onto the simplex, never below 0, summing to 100 %). Thick whisker: ${level} interval of ` +
+    `each category alone; thin whisker: simultaneous ${level} intervals (${method}, each at ` +
+    `${levelText(p.perCategoryLevel)}: all ${shares.length} cover together).`;
   $("shares-legend").dataset.method = p.simultaneousMethod;
   $("shares-legend").dataset.perCategoryLevel = p.perCategoryLevel;
-  if (state.sharesChart) state.sharesChart.destroy();
-  state.sharesChart = new Chart($("shares-chart"), {
+  const bounds = axisBounds(shares.flatMap((s) => [s.simultaneousLower, s.simultaneousUpper, s.ciLower, s.ciUpper, s.estimateUnbiased, s.estimateConsistent]));
+  destroyChart("shares-chart");
+  new Chart($("shares-chart"), {
     type: "bar",
     data: { labels: shares.map((s) => s.category),
       datasets: [
-        { label: "unbiased estimate (%)", data: shares.map((s) => s.estimateUnbiased * 100), backgroundColor: "rgba(54,112,196,0.6)" },
-        { label: `consistent share, ${p.consistentMethod} (%)`, data: shares.map((s) => s.estimateConsistent * 100), backgroundColor: "rgba(230,145,56,0.6)" },
+        { label: "unbiased estimate (%)", data: shares.map((s) => num(s.estimateUnbiased) * 100), backgroundColor: "rgba(54,112,196,0.6)" },
+        { label: `consistent share, ${p.consistentMethod} (%)`, data: shares.map((s) => num(s.estimateConsistent) * 100), backgroundColor: "rgba(230,145,56,0.6)" },
       ] },
     options: { animation: false, maintainAspectRatio: false,
-      scales: { y: { title: { display: true, text: "share (%)" }, min: Math.min(0, ...shares.map((s) => s.simultaneousLower * 100)),
-        suggestedMax: Math.max(...shares.map((s) => s.simultaneousUpper * 100)) } },
+      scales: { y: { title: { display: true, text: "share (%)" }, min: bounds.min, max: bounds.max } },
       plugins: { shareWhiskers: { shares } } },
     plugins: [shareWhiskers],
   });
-  const body = $("shares-table").tBodies[0];
-  body.innerHTML = "";
-  for (const s of shares) {
-    const row = body.insertRow();
-    row.dataset.category = s.category;
-    cell(row, s.category);
-    cell(row, s.supportCount, "num").dataset.value = s.supportCount;
-    cell(row, pct(s.estimateUnbiased), "num").dataset.value = s.estimateUnbiased;
-    cell(row, pct(s.estimateConsistent), "num").dataset.value = s.estimateConsistent;
-    cell(row, pct(s.standardError), "num").dataset.value = s.standardError;
-    const iv = cell(row, interval(s), "num");
-    iv.dataset.lower = s.ciLower; iv.dataset.upper = s.ciUpper;
-    const sim = cell(row, simultaneous(s), "num");
-    sim.dataset.lower = s.simultaneousLower; sim.dataset.upper = s.simultaneousUpper;
-  }
+  fillTable("shares-table", ["category", { name: "supporting reports", cls: "num" }, { name: "unbiased estimate", cls: "num" },
+    { name: "consistent share", cls: "num", title: p.consistentMethod }, { name: "standard error", cls: "num" },
+    { name: "interval (this category)", cls: "num" }, { name: "simultaneous interval (all categories)", cls: "num" }],
+  shares.map((s) => ({ data: { category: s.category },
+    csv: [s.category, num(s.supportCount), num(s.estimateUnbiased), num(s.estimateConsistent), num(s.standardError), num(s.ciLower), num(s.ciUpper), num(s.simultaneousLower), num(s.simultaneousUpper)],
+    cells: [{ text: s.category }, { text: count(s.supportCount), cls: "num", data: { value: num(s.supportCount) } },
+      { text: pct(s.estimateUnbiased), cls: "num", data: { value: num(s.estimateUnbiased) } },
+      { text: pct(s.estimateConsistent), cls: "num", data: { value: num(s.estimateConsistent) } },
+      { text: pct(s.standardError), cls: "num", data: { value: num(s.standardError) } },
+      { text: interval(s.ciLower, s.ciUpper), cls: "num", data: { lower: num(s.ciLower), upper: num(s.ciUpper) } },
+      { text: interval(s.simultaneousLower, s.simultaneousUpper), cls: "num", data: { lower: num(s.simultaneousLower), upper: num(s.simultaneousUpper) } }] })));
+  // The CSV header splits the interval columns into their ends.
+  state.tables["shares-table"].columns = ["category", "supporting_reports", "estimate_unbiased", "estimate_consistent", "standard_error",
+    "ci_lower", "ci_upper", "simultaneous_lower", "simultaneous_upper"];
 }
 
-// Draws, over the first dataset's bars, the per-category interval (thick) and the simultaneous
-// interval (thin, wider caps) of chart.options.plugins.shareWhiskers.shares.
-const shareWhiskers = {
-  id: "shareWhiskers",
-  afterDatasetsDraw(chart, args, options) {
-    const shares = (options && options.shares) || [];
-    const bars = chart.getDatasetMeta(0).data;
-    const { ctx, scales } = chart;
-    ctx.save();
-    shares.forEach((s, i) => {
-      if (!bars[i]) return;
-      const x = bars[i].x;
-      const draw = (lo, hi, cap, width, color) => {
-        const y0 = scales.y.getPixelForValue(lo * 100), y1 = scales.y.getPixelForValue(hi * 100);
-        ctx.strokeStyle = color; ctx.lineWidth = width;
-        ctx.beginPath();
-        ctx.moveTo(x, y0); ctx.lineTo(x, y1);
-        ctx.moveTo(x - cap, y0); ctx.lineTo(x + cap, y0);
-        ctx.moveTo(x - cap, y1); ctx.lineTo(x + cap, y1);
-        ctx.stroke();
-      };
-      draw(s.simultaneousLower, s.simultaneousUpper, 10, 1, "#555");
-      draw(s.ciLower, s.ciUpper, 5, 3, "#111");
-    });
-    ctx.restore();
-  },
-};
-
-// Draws dashed vertical lines at the indexes in chart.options.plugins.versionMarks.
-const versionMarks = {
-  id: "versionMarks",
-  afterDatasetsDraw(chart, args, options) {
-    const marks = (options && options.indexes) || [];
-    const { ctx, chartArea, scales } = chart;
-    ctx.save();
-    ctx.setLineDash([5, 4]);
-    ctx.strokeStyle = "#b35900";
-    for (const m of marks) {
-      const x = scales.x.getPixelForValue(m.index) - (m.index > 0 ? (scales.x.getPixelForValue(m.index) - scales.x.getPixelForValue(m.index - 1)) / 2 : 0);
-      ctx.beginPath(); ctx.moveTo(x, chartArea.top); ctx.lineTo(x, chartArea.bottom); ctx.stroke();
-      ctx.fillStyle = "#b35900"; ctx.fillText("design v" + m.version, x + 3, chartArea.top + 10);
-    }
-    ctx.restore();
-  },
-};
-
-// Draws an interval whisker over each bar (chart.options.plugins.whiskers.intervals).
-const whiskers = {
-  id: "whiskers",
-  afterDatasetsDraw(chart, args, options) {
-    const intervals = (options && options.intervals) || [];
-    const { ctx, scales } = chart;
-    ctx.save();
-    ctx.strokeStyle = "#222";
-    intervals.forEach((iv, i) => {
-      if (!iv) return;
-      const x = scales.x.getPixelForValue(i), lo = scales.y.getPixelForValue(iv[0] * 100), hi = scales.y.getPixelForValue(iv[1] * 100);
-      ctx.beginPath();
-      ctx.moveTo(x, lo); ctx.lineTo(x, hi);
-      ctx.moveTo(x - 6, lo); ctx.lineTo(x + 6, lo);
-      ctx.moveTo(x - 6, hi); ctx.lineTo(x + 6, hi);
-      ctx.stroke();
-    });
-    ctx.restore();
-  },
-};
-
-function utc(seconds) { return new Date(Number(seconds) * 1000).toISOString().slice(0, 16).replace("T", " "); }
-
+// ---- Series.
 async function loadSeries() {
-  const bucket = selected("bucket");
-  const now = Math.floor(Date.now() / 1000);
-  const span = bucket === "HOUR" ? 7 * 24 * HOUR : 53 * 7 * 24 * HOUR;
-  let series;
+  const gen = begin("series");
+  let series, bucket;
   try {
-    series = await api("QueryService/GetSeries", {
-      metric: state.metric, startTimeSeconds: String(Math.floor((now - span) / HOUR) * HOUR),
-      endTimeSeconds: String((Math.floor(now / HOUR) + 2) * HOUR), bucket, ...queryOptions() });
+    bucket = bucketWidth();
+    series = await api("QueryService/GetSeries", { metric: state.metric, bucket, ...queryOptions() });
   } catch (e) {
-    showError(e.message);
+    fail("series", gen, e);
     return;
   }
+  if (!current("series", gen)) return;
   const buckets = series.buckets || [];
-  $("series-band-label").hidden = !isCategorical();
-  if (isCategorical()) {
-    drawShareSeries(buckets);
-    return;
-  }
-  $("series-legend").textContent = "line: estimate; band: interval; \u25B2 suppressed bucket (too few reports); dashed line: new design version";
-  setHeader("series-table", ["bucket start (UTC)", "n", "estimate", "interval", "design"]);
-  const labels = buckets.map((b) => utc(b.startTimeSeconds));
-  const value = (b, f) => (b.suppressed ? null : b[f] * 100);
-  const marks = [];
-  buckets.forEach((b, i) => {
-    const v = b.design && b.design.version;
-    if (i > 0 && v && buckets[i - 1].design && buckets[i - 1].design.version !== v) marks.push({ index: i, version: v });
-  });
+  state.bucket = bucket;
+  if (isCategorical()) drawShareSeries(buckets); else drawSeries(buckets);
+  $("series-chart").dataset.buckets = String(buckets.length);
+  $("series-chart").dataset.bucket = bucket;
+  if (buckets.length === 0) setStatus("series", "ready", "no reports in the time range");
+  else ready("series", gen);
+}
+
+function drawSeries(buckets) {
+  $("series-legend").textContent = "Line: estimate; shaded band: its interval; \u25B2 suppressed bucket (too few reports); dashed line: new design version.";
+  const value = (b, f) => (suppressed(b) ? null : num(b[f]) * 100);
+  const shown = buckets.filter((b) => !suppressed(b));
+  const bounds = axisBounds(shown.flatMap((b) => [b.ciLower, b.ciUpper, b.estimateUnbiased]));
   const data = {
-    labels,
+    labels: buckets.map((b) => bucketLabel(b.startTimeSeconds)),
     datasets: [
       { label: "interval upper", data: buckets.map((b) => value(b, "ciUpper")), borderWidth: 0, pointRadius: 0, fill: "+1", backgroundColor: "rgba(54,112,196,0.2)" },
       { label: "interval lower", data: buckets.map((b) => value(b, "ciLower")), borderWidth: 0, pointRadius: 0, fill: false },
       { label: "estimate", data: buckets.map((b) => value(b, "estimateUnbiased")), borderColor: "#1f4e96", backgroundColor: "#1f4e96", fill: false, spanGaps: false },
-      { label: "suppressed", type: "scatter", data: buckets.map((b) => (b.suppressed ? 0 : null)), pointStyle: "triangle", pointRadius: 7, backgroundColor: "#c0392b", borderColor: "#c0392b" },
+      { ...SUPPRESSED_MARK, data: buckets.map((b) => (suppressed(b) ? 0 : null)) },
     ],
   };
-  if (state.seriesChart) state.seriesChart.destroy();
-  state.seriesChart = new Chart($("series-chart"), {
+  destroyChart("series-chart");
+  new Chart($("series-chart"), {
     type: "line", data,
     options: { animation: false, maintainAspectRatio: false,
-      scales: { y: { title: { display: true, text: "prevalence (%)" } } },
-      plugins: { legend: { labels: { filter: (item) => !item.text.startsWith("interval") } }, versionMarks: { indexes: marks } } },
-    plugins: [versionMarks],
-  });
-  const body = $("series-table").tBodies[0];
-  body.innerHTML = "";
-  for (const b of buckets) {
-    const row = body.insertRow();
-    cell(row, utc(b.startTimeSeconds));
-    cell(row, b.n, "num");
-    cell(row, b.suppressed ? "suppressed" : pct(b.estimateUnbiased), "num");
-    cell(row, b.suppressed ? "" : interval(b), "num");
-    cell(row, b.design ? "v" + b.design.version : "");
-  }
-  $("series-chart").dataset.buckets = String(buckets.length);
-}
-
-function designMarks(buckets) {
-  const marks = [];
-  buckets.forEach((b, i) => {
-    const v = b.design && b.design.version;
-    if (i > 0 && v && buckets[i - 1].design && buckets[i - 1].design.version !== v) marks.push({ index: i, version: v });
-  });
-  return marks;
-}
-
-// A categorical metric's series: one line per category (unbiased estimate), the interval band of
-// the category chosen in "Band for", and a table with every category's estimate per bucket.
-function drawShareSeries(buckets) {
-  const names = categories();
-  const band = $("series-band");
-  if (band.options.length !== names.length || [...band.options].some((o, i) => o.value !== String(i))) {
-    band.innerHTML = "";
-    names.forEach((name, i) => band.add(new Option(name, String(i))));
-  }
-  const chosen = Number(band.value || 0);
-  $("series-legend").textContent = `one line per category: unbiased estimate; band: ${names[chosen]}'s interval; ` +
-    "\u25B2 suppressed bucket (too few reports); dashed line: new design version";
-  const labels = buckets.map((b) => utc(b.startTimeSeconds));
-  const share = (b, v, f) => (b.suppressed || !b.shares || !b.shares[v] ? null : b.shares[v][f] * 100);
-  const datasets = [
-    { label: "interval upper", data: buckets.map((b) => share(b, chosen, "ciUpper")), borderWidth: 0, pointRadius: 0, fill: "+1", backgroundColor: categoryColor(chosen, 0.18) },
-    { label: "interval lower", data: buckets.map((b) => share(b, chosen, "ciLower")), borderWidth: 0, pointRadius: 0, fill: false },
-  ];
-  names.forEach((name, v) => datasets.push({ label: name, data: buckets.map((b) => share(b, v, "estimateUnbiased")),
-    borderColor: categoryColor(v), backgroundColor: categoryColor(v), fill: false, spanGaps: false }));
-  datasets.push({ label: "suppressed", type: "scatter", data: buckets.map((b) => (b.suppressed ? 0 : null)), pointStyle: "triangle", pointRadius: 7, backgroundColor: "#c0392b", borderColor: "#c0392b" });
-  if (state.seriesChart) state.seriesChart.destroy();
-  state.seriesChart = new Chart($("series-chart"), {
-    type: "line", data: { labels, datasets },
-    options: { animation: false, maintainAspectRatio: false,
-      scales: { y: { title: { display: true, text: "share (%)" } } },
+      scales: { y: { title: { display: true, text: "prevalence (%)" }, min: bounds.min, max: bounds.max } },
       plugins: { legend: { labels: { filter: (item) => !item.text.startsWith("interval") } }, versionMarks: { indexes: designMarks(buckets) } } },
     plugins: [versionMarks],
   });
-  setHeader("series-table", ["bucket start (UTC)", "n", ...names.map((n) => `${n}: estimate [interval]`), "design"]);
-  const body = $("series-table").tBodies[0];
-  body.innerHTML = "";
-  for (const b of buckets) {
-    const row = body.insertRow();
-    row.dataset.start = b.startTimeSeconds;
-    cell(row, utc(b.startTimeSeconds));
-    cell(row, b.n, "num");
-    names.forEach((name, v) => {
-      const s = b.shares && b.shares[v];
-      const td = cell(row, b.suppressed || !s ? (b.suppressed ? "suppressed" : "") : `${pct(s.estimateUnbiased)} ${interval(s)}`, "num");
-      td.dataset.category = name;
-      if (s && !b.suppressed) { td.dataset.value = s.estimateUnbiased; td.dataset.lower = s.ciLower; td.dataset.upper = s.ciUpper; }
-    });
-    cell(row, b.design ? "v" + b.design.version : "");
-  }
-  $("series-chart").dataset.buckets = String(buckets.length);
+  fillTable("series-table", ["bucket start (UTC)", { name: "n", cls: "num" }, { name: "estimate", cls: "num" }, { name: "interval", cls: "num" }, "design"],
+    buckets.map((b) => {
+      const off = suppressed(b);
+      return { data: { start: num(b.startTimeSeconds) },
+        csv: [num(b.startTimeSeconds), num(b.n), off ? null : num(b.estimateUnbiased), off ? null : num(b.ciLower), off ? null : num(b.ciUpper), b.design ? b.design.version : null],
+        cells: [{ text: utc(b.startTimeSeconds) }, { text: count(b.n), cls: "num" },
+          { text: off ? "suppressed" : pct(b.estimateUnbiased), cls: "num", data: { value: off ? "" : num(b.estimateUnbiased) } },
+          { text: off ? "" : interval(b.ciLower, b.ciUpper), cls: "num", data: off ? {} : { lower: num(b.ciLower), upper: num(b.ciUpper) } },
+          { text: b.design ? "v" + b.design.version : "" }] };
+    }));
+  state.tables["series-table"].columns = ["start_time_seconds", "n", "estimate_unbiased", "ci_lower", "ci_upper", "design_version"];
 }
 
-// Each loadGroups call gets a number; only the newest draws, and the table is emptied at once, so
-// a slow earlier answer never overwrites a newer one nor leaves rows that are about to be replaced.
-let groupsRequest = 0;
+// A categorical metric's series: one line per category from the consistent shares (never below
+// 0, summing to 100 %), each with its own interval band in its colour (clipped to [0, 100] %).
+function drawShareSeries(buckets) {
+  const names = categories();
+  const level = levelText($("level").value);
+  $("series-legend").textContent = `One line per category: its consistent share (norm_sub: never below 0, summing to 100 %); ` +
+    `shaded band in the line's colour: that category's ${level} interval (clipped to 0-100 %); ` +
+    "\u25B2 suppressed bucket (too few reports); dashed line: new design version. Click a category to hide its line and band.";
+  const share = (b, v) => (suppressed(b) || !b.shares || !b.shares[v] ? null : b.shares[v]);
+  const clip = (x) => Math.min(100, Math.max(0, num(x) * 100));
+  const datasets = [];
+  names.forEach((name, v) => {
+    datasets.push({ label: `${name} interval upper`, category: v, data: buckets.map((b) => (share(b, v) ? clip(share(b, v).ciUpper) : null)),
+      borderWidth: 0, pointRadius: 0, fill: "+1", backgroundColor: categoryColor(v, 0.13) });
+    datasets.push({ label: `${name} interval lower`, category: v, data: buckets.map((b) => (share(b, v) ? clip(share(b, v).ciLower) : null)),
+      borderWidth: 0, pointRadius: 0, fill: false });
+  });
+  names.forEach((name, v) => datasets.push({ label: name, category: v, line: true,
+    data: buckets.map((b) => (share(b, v) ? clip(share(b, v).estimateConsistent) : null)),
+    borderColor: categoryColor(v), backgroundColor: categoryColor(v), fill: false, spanGaps: false }));
+  datasets.push({ ...SUPPRESSED_MARK, data: buckets.map((b) => (suppressed(b) ? 0 : null)) });
+  const bounds = axisBounds(datasets.filter((d) => d.category !== undefined).flatMap((d) => d.data.map((y) => (y === null ? null : y / 100))));
+  destroyChart("series-chart");
+  new Chart($("series-chart"), {
+    type: "line", data: { labels: buckets.map((b) => bucketLabel(b.startTimeSeconds)), datasets },
+    options: { animation: false, maintainAspectRatio: false,
+      scales: { y: { title: { display: true, text: "share (%)" }, min: bounds.min, max: bounds.max } },
+      plugins: {
+        legend: { labels: { filter: (item) => !item.text.includes(" interval ") },
+          // A category's line and its band are shown or hidden together.
+          onClick: (event, item, legend) => {
+            const chart = legend.chart, clicked = chart.data.datasets[item.datasetIndex];
+            const hide = chart.isDatasetVisible(item.datasetIndex);
+            chart.data.datasets.forEach((d, i) => {
+              if (i === item.datasetIndex || (clicked.category !== undefined && d.category === clicked.category)) chart.setDatasetVisibility(i, !hide);
+            });
+            chart.update();
+          } },
+        versionMarks: { indexes: designMarks(buckets) } } },
+    plugins: [versionMarks],
+  });
+  fillTable("series-table", ["bucket start (UTC)", { name: "n", cls: "num" },
+    ...names.map((n) => ({ name: `${n}: share [interval]`, cls: "num", title: "consistent share (norm_sub) and the category's interval" })), "design"],
+  buckets.map((b) => ({ data: { start: num(b.startTimeSeconds) },
+    csv: [num(b.startTimeSeconds), num(b.n), ...names.flatMap((n, v) => {
+      const s = share(b, v);
+      return s ? [num(s.estimateConsistent), num(s.estimateUnbiased), num(s.ciLower), num(s.ciUpper)] : [null, null, null, null];
+    }), b.design ? b.design.version : null],
+    cells: [{ text: utc(b.startTimeSeconds) }, { text: count(b.n), cls: "num" },
+      ...names.map((name, v) => {
+        const s = share(b, v);
+        if (!s) return { text: suppressed(b) ? "suppressed" : "", cls: "num", data: { category: name } };
+        return { text: `${pct(s.estimateConsistent)} ${interval(s.ciLower, s.ciUpper)}`, cls: "num",
+          title: `unbiased estimate ${pct(s.estimateUnbiased)}`,
+          data: { category: name, value: num(s.estimateConsistent), unbiased: num(s.estimateUnbiased), lower: num(s.ciLower), upper: num(s.ciUpper) } };
+      }),
+      { text: b.design ? "v" + b.design.version : "" }] })));
+  state.tables["series-table"].columns = ["start_time_seconds", "n",
+    ...names.flatMap((n) => [`${n}_consistent`, `${n}_unbiased`, `${n}_ci_lower`, `${n}_ci_upper`]), "design_version"];
+}
 
+// ---- Breakdown by a label.
 async function loadGroups() {
   const key = $("group-by").value.trim();
-  if (!key) return;
-  const request = ++groupsRequest;
-  $("groups-table").tBodies[0].innerHTML = "";
+  if (!key) { idle("groups", "give a label name to break the figures down by"); return; }
+  const gen = begin("groups");
   let p;
   try {
     p = await api("QueryService/GetPrevalence", { metric: state.metric, groupBy: key, ...queryOptions() });
   } catch (e) {
-    if (request === groupsRequest) showError(e.message);
+    fail("groups", gen, e);
     return;
   }
-  if (request !== groupsRequest) return;
+  if (!current("groups", gen)) return;
   const groups = p.groups || [];
-  if (isCategorical()) {
-    drawShareGroups(key, groups);
+  if (isCategorical()) drawShareGroups(key, groups); else drawGroups(key, groups);
+  if (groups.length === 1 && !groups[0].groupValue) {
+    setStatus("groups", "ready", `no report carries the label "${key}": one group without a value holds every report`);
     return;
   }
-  setHeader("groups-table", ["value", "n", "estimate", "interval"]);
-  if (state.groupsChart) state.groupsChart.destroy();
-  state.groupsChart = new Chart($("groups-chart"), {
-    type: "bar",
-    data: { labels: groups.map((g) => g.groupValue + (g.suppressed ? " (suppressed)" : "")),
-      datasets: [{ label: "estimate (%) by " + key, data: groups.map((g) => (g.suppressed ? null : g.estimateUnbiased * 100)), backgroundColor: "rgba(54,112,196,0.6)" }] },
-    options: { animation: false, maintainAspectRatio: false,
-      scales: { y: { title: { display: true, text: "prevalence (%)" } } },
-      plugins: { whiskers: { intervals: groups.map((g) => (g.suppressed ? null : [g.ciLower, g.ciUpper])) } } },
-    plugins: [whiskers],
-  });
-  const body = $("groups-table").tBodies[0];
-  body.innerHTML = "";
-  for (const g of groups) {
-    const row = body.insertRow();
-    row.dataset.group = g.groupValue;
-    cell(row, g.groupValue);
-    cell(row, g.n, "num").dataset.value = g.n;
-    const est = cell(row, g.suppressed ? "suppressed" : pct(g.estimateUnbiased), "num");
-    est.dataset.value = g.suppressed ? "" : g.estimateUnbiased;
-    const iv = cell(row, g.suppressed ? "" : interval(g), "num");
-    iv.dataset.lower = g.ciLower; iv.dataset.upper = g.ciUpper;
-  }
+  ready("groups", gen);
 }
 
-// A categorical metric by label: grouped bars (one colour per category) and a table with each
-// group's unbiased estimate and simultaneous interval per category.
+function drawGroups(key, groups) {
+  const name = (g) => (g.groupValue || "(no value)") + (suppressed(g) ? " (suppressed)" : "");
+  const shown = groups.filter((g) => !suppressed(g));
+  const bounds = axisBounds(shown.flatMap((g) => [g.ciLower, g.ciUpper, g.estimateUnbiased]));
+  $("groups-legend").textContent = `Bars: estimate by ${key}; whiskers: ${levelText($("level").value)} interval; suppressed groups have too few reports.`;
+  destroyChart("groups-chart");
+  new Chart($("groups-chart"), {
+    type: "bar",
+    data: { labels: groups.map(name),
+      datasets: [{ label: "estimate (%) by " + key, data: groups.map((g) => (suppressed(g) ? null : num(g.estimateUnbiased) * 100)), backgroundColor: "rgba(54,112,196,0.6)" }] },
+    options: { animation: false, maintainAspectRatio: false,
+      scales: { y: { title: { display: true, text: "prevalence (%)" }, min: bounds.min, max: bounds.max } },
+      plugins: { whiskers: { intervals: groups.map((g) => (suppressed(g) ? null : [num(g.ciLower), num(g.ciUpper)])) } } },
+    plugins: [whiskers],
+  });
+  fillTable("groups-table", [key, { name: "n", cls: "num" }, { name: "estimate", cls: "num" }, { name: "interval", cls: "num" }],
+    groups.map((g) => {
+      const off = suppressed(g);
+      return { data: { group: g.groupValue },
+        csv: [g.groupValue, num(g.n), off ? null : num(g.estimateUnbiased), off ? null : num(g.ciLower), off ? null : num(g.ciUpper)],
+        cells: [{ text: g.groupValue || "(no value)" }, { text: count(g.n), cls: "num", data: { value: num(g.n) } },
+          { text: off ? "suppressed" : pct(g.estimateUnbiased), cls: "num", data: { value: off ? "" : num(g.estimateUnbiased) } },
+          { text: off ? "" : interval(g.ciLower, g.ciUpper), cls: "num", data: off ? {} : { lower: num(g.ciLower), upper: num(g.ciUpper) } }] };
+    }));
+  state.tables["groups-table"].columns = [key, "n", "estimate_unbiased", "ci_lower", "ci_upper"];
+}
+
+// A categorical metric by label: grouped bars (one colour per category) with the simultaneous
+// interval as whiskers, and a table with each group's estimate and simultaneous interval.
 function drawShareGroups(key, groups) {
   const names = categories();
-  if (state.groupsChart) state.groupsChart.destroy();
-  state.groupsChart = new Chart($("groups-chart"), {
+  const share = (g, v) => (suppressed(g) || !g.shares || !g.shares[v] ? null : g.shares[v]);
+  const all = groups.flatMap((g) => names.map((n, v) => share(g, v)).filter(Boolean));
+  const bounds = axisBounds(all.flatMap((s) => [s.simultaneousLower, s.simultaneousUpper, s.estimateUnbiased]));
+  $("groups-legend").textContent = `Bars: each category's unbiased estimate by ${key}; whiskers: simultaneous ${levelText($("level").value)} intervals.`;
+  destroyChart("groups-chart");
+  new Chart($("groups-chart"), {
     type: "bar",
-    data: { labels: groups.map((g) => g.groupValue + (g.suppressed ? " (suppressed)" : "")),
+    data: { labels: groups.map((g) => (g.groupValue || "(no value)") + (suppressed(g) ? " (suppressed)" : "")),
       datasets: names.map((name, v) => ({ label: name, backgroundColor: categoryColor(v, 0.7),
-        data: groups.map((g) => (g.suppressed || !g.shares || !g.shares[v] ? null : g.shares[v].estimateUnbiased * 100)) })) },
+        data: groups.map((g) => (share(g, v) ? num(share(g, v).estimateUnbiased) * 100 : null)) })) },
     options: { animation: false, maintainAspectRatio: false,
-      scales: { y: { title: { display: true, text: `share (%) by ${key}` } } } },
+      scales: { y: { title: { display: true, text: `share (%) by ${key}` }, min: bounds.min, max: bounds.max } },
+      plugins: { groupWhiskers: { groups, names } } },
+    plugins: [groupWhiskers],
   });
-  setHeader("groups-table", ["value", "n", ...names.map((n) => `${n}: estimate [simultaneous interval]`)]);
-  const body = $("groups-table").tBodies[0];
-  body.innerHTML = "";
-  for (const g of groups) {
-    const row = body.insertRow();
-    row.dataset.group = g.groupValue;
-    cell(row, g.groupValue);
-    cell(row, g.n, "num").dataset.value = g.n;
-    names.forEach((name, v) => {
-      const s = g.shares && g.shares[v];
-      const td = cell(row, g.suppressed ? "suppressed" : s ? `${pct(s.estimateUnbiased)} ${simultaneous(s)}` : "", "num");
-      td.dataset.category = name;
-      if (s && !g.suppressed) { td.dataset.value = s.estimateUnbiased; td.dataset.lower = s.simultaneousLower; td.dataset.upper = s.simultaneousUpper; }
-    });
-  }
+  fillTable("groups-table", [key, { name: "n", cls: "num" }, ...names.map((n) => ({ name: `${n}: estimate [simultaneous interval]`, cls: "num" }))],
+    groups.map((g) => ({ data: { group: g.groupValue },
+      csv: [g.groupValue, num(g.n), ...names.flatMap((n, v) => {
+        const s = share(g, v);
+        return s ? [num(s.estimateUnbiased), num(s.simultaneousLower), num(s.simultaneousUpper)] : [null, null, null];
+      })],
+      cells: [{ text: g.groupValue || "(no value)" }, { text: count(g.n), cls: "num", data: { value: num(g.n) } },
+        ...names.map((name, v) => {
+          const s = share(g, v);
+          if (!s) return { text: suppressed(g) ? "suppressed" : "", cls: "num", data: { category: name } };
+          return { text: `${pct(s.estimateUnbiased)} ${interval(s.simultaneousLower, s.simultaneousUpper)}`, cls: "num",
+            data: { category: name, value: num(s.estimateUnbiased), lower: num(s.simultaneousLower), upper: num(s.simultaneousUpper) } };
+        })] })));
+  state.tables["groups-table"].columns = [key, "n", ...names.flatMap((n) => [`${n}_unbiased`, `${n}_simultaneous_lower`, `${n}_simultaneous_upper`])];
+}
+// ---- Difference between two windows of the time range, stated as second minus first.
+// The API's `difference` is first - second (proto); the page reads its orientation from the two
+// estimates, so a collector that answers second - first is shown the same way.
+function secondMinusFirst(d, first, second) {
+  const x = num(d.difference), f = num(first), s = num(second);
+  if (x === null) return { diff: null, lower: null, upper: null };
+  const flipped = f !== null && s !== null && Math.abs(x - (f - s)) < Math.abs(x - (s - f));
+  return flipped ? { diff: -x, lower: -num(d.ciUpper), upper: -num(d.ciLower) } : { diff: x, lower: num(d.ciLower), upper: num(d.ciUpper) };
+}
+function direction(c) {
+  const words = Number(Math.abs(c.diff * 100).toFixed(2)) === 0 ? "did not change"
+    : `${c.diff > 0 ? "rose" : "fell"} by ${Math.abs(c.diff * 100).toFixed(2)} points`;
+  const unclear = c.lower !== null && c.lower <= 0 && c.upper >= 0;
+  return words + (unclear && words !== "did not change" ? " (the interval includes 0: no clear change)" : "");
+}
+// The split time chosen, or the middle of the range (then shown in the input).
+function splitTime(range) {
+  const at = parseUtc($("diff-split").value);
+  if (at !== null) return at;
+  const middle = Math.floor((range.start + range.end) / 2 / HOUR) * HOUR;
+  $("diff-split").value = new Date(middle * 1000).toISOString().slice(0, 16);
+  saveView();
+  return middle;
 }
 
 async function loadDifference() {
-  const split = $("diff-split").value;
-  if (!split) { showError("difference: choose the time that splits the two windows"); return; }
-  const at = String(Math.floor(Date.parse(split + "Z") / 1000 / HOUR) * HOUR);
+  const gen = begin("diff");
+  let d, at, range;
   try {
-    clearError();
-    const d = await api("QueryService/GetDifference", {
-      first: { metric: state.metric, endTimeSeconds: at }, second: { metric: state.metric, startTimeSeconds: at },
-      confidenceLevel: Number(selected("level")) });
-    $("diff-result").textContent = `before: ${pct(d.first.estimateUnbiased)} (n ${d.first.n}); after: ${pct(d.second.estimateUnbiased)} (n ${d.second.n}); ` +
-      `difference ${pct(d.difference)}, ${(d.confidenceLevel * 100).toFixed(1)} % interval [${pct(d.ciLower)}, ${pct(d.ciUpper)}]`;
-    $("diff-result").dataset.value = d.difference;
-    const table = $("diff-shares");
-    table.hidden = !(d.shares && d.shares.length);
-    if (d.shares && d.shares.length) {
-      $("diff-result").textContent = `first window n ${d.first.n}, second window n ${d.second.n}; ` +
-        `${(d.confidenceLevel * 100).toFixed(1)} % Wald interval of each category's difference (first - second):`;
-      const body = table.tBodies[0];
-      body.innerHTML = "";
-      d.shares.forEach((s, v) => {
-        const row = body.insertRow();
-        row.dataset.category = s.category;
-        cell(row, s.category);
-        cell(row, pct(d.first.shares[v].estimateUnbiased), "num");
-        cell(row, pct(d.second.shares[v].estimateUnbiased), "num");
-        cell(row, pct(s.difference), "num").dataset.value = s.difference;
-        const iv = cell(row, interval(s), "num");
-        iv.dataset.lower = s.ciLower; iv.dataset.upper = s.ciUpper;
-      });
-    }
+    range = timeRange();
+    at = splitTime(range);
+    if (at <= range.start || at >= range.end) throw new Error(`difference: the split time must fall inside the time range (${utc(range.start)} to ${utc(range.end)} UTC)`);
+    d = await api("QueryService/GetDifference", {
+      first: { metric: state.metric, startTimeSeconds: String(range.start), endTimeSeconds: String(at) },
+      second: { metric: state.metric, startTimeSeconds: String(at), endTimeSeconds: String(range.end) },
+      confidenceLevel: Number($("level").value) });
   } catch (e) {
-    $("diff-shares").hidden = true;
-    $("diff-result").textContent = "";
-    showError(e.message);
+    fail("diff", gen, e);
+    return;
   }
+  if (!current("diff", gen)) return;
+  const level = levelText(d.confidenceLevel);
+  const windows = `first window ${utc(range.start)} to ${utc(at)}, n ${count(d.first.n)}; second window ${utc(at)} to ${utc(range.end)} UTC, n ${count(d.second.n)}`;
+  const result = $("diff-result");
+  if (d.shares && d.shares.length) {
+    result.textContent = `${windows}. Second minus first, in percentage points, with each category's ${level} Wald interval:`;
+    const rows = d.shares.map((s, v) => {
+      const f = d.first.shares[v].estimateUnbiased, sec = d.second.shares[v].estimateUnbiased;
+      return { s, f, sec, c: secondMinusFirst(s, f, sec) };
+    });
+    fillTable("diff-shares", ["category", { name: "first window", cls: "num" }, { name: "second window", cls: "num" },
+      { name: "second \u2212 first (points)", cls: "num" }, { name: "interval (points)", cls: "num" }, "change"],
+    rows.map(({ s, f, sec, c }) => ({ data: { category: s.category },
+      csv: [s.category, num(f), num(sec), c.diff, c.lower, c.upper],
+      cells: [{ text: s.category }, { text: pct(f), cls: "num" }, { text: pct(sec), cls: "num" },
+        { text: points(c.diff), cls: "num", data: { value: c.diff } },
+        { text: `[${points(c.lower)}, ${points(c.upper)}]`, cls: "num", data: { lower: c.lower, upper: c.upper } },
+        { text: direction(c) }] })));
+    state.tables["diff-shares"].columns = ["category", "first_estimate", "second_estimate", "second_minus_first", "ci_lower", "ci_upper"];
+    ready("diff", gen);
+    return;
+  }
+  const c = secondMinusFirst(d, d.first.estimateUnbiased, d.second.estimateUnbiased);
+  result.textContent = `${windows}. The estimate ${direction(c)}: ${pct(d.first.estimateUnbiased)} then ${pct(d.second.estimateUnbiased)}; ` +
+    `second minus first ${points(c.diff)} percentage points, ${level} interval [${points(c.lower)}, ${points(c.upper)}] points.`;
+  result.dataset.value = c.diff;
+  result.dataset.lower = c.lower;
+  result.dataset.upper = c.upper;
+  ready("diff", gen);
 }
 
-function addFigure(list, name, text) {
+// ---- Design privacy and planner.
+function addFigure(list, name, text, title) {
   const dt = document.createElement("dt"); dt.textContent = name;
   const dd = document.createElement("dd"); dd.textContent = text;
+  if (title) dd.title = title;
   list.append(dt, dd);
 }
 
 async function loadDesign() {
+  const gen = begin("design");
   const prior = Number($("prior").value);
   const halfWidth = Number($("half-width").value);
-  const m = state.metrics.find((x) => x.name === state.metric);
+  const m = metricInfo();
   const design = m ? { design: m.design.parameters } : { design: { twoCoin: {} } };
   const categorical = m && m.categories && m.categories.length > 0;
+  const level = Number($("level").value);
   try {
     // A categorical design is described through its metric (the metric fixes k).
     const d = await api("QueryService/DescribeDesign", categorical ? { metric: m.name, prior } : { ...design, prior });
-    const list = $("design-figures");
-    list.innerHTML = "";
+    let p = null, planError = null;
+    try {
+      p = categorical
+        ? await api("QueryService/PlanSurvey", { ...design, categories: m.categories, halfWidth, confidenceLevel: level, assumedPrevalence: -1 })
+        : await api("QueryService/PlanSurvey", { ...design, halfWidth, confidenceLevel: level, assumedPrevalence: prior });
+    } catch (e) {
+      if (!categorical) throw e;
+      planError = e;
+    }
+    if (!current("design", gen)) return;
+    const list = $("design-figures"), plan = $("plan");
+    const dd = d.design;
     if (categorical) {
-      const c = d.design.parameters.categorical || {};
-      addFigure(list, "design", `categorical ${c.mechanism} v${d.design.version}: k = ${d.design.categories}` +
-        `${d.design.hashBuckets ? ", g = " + d.design.hashBuckets + " hash buckets" : ""} (p* = ${d.design.a}, q* = ${d.design.b})`);
-      addFigure(list, "epsilon (nats)", Number(d.design.epsilon).toFixed(4));
+      const c = dd.parameters.categorical || {};
+      addFigure(list, "design", `categorical ${c.mechanism} v${dd.version}: k = ${dd.categories}` +
+        `${num(dd.hashBuckets) ? ", g = " + dd.hashBuckets + " hash buckets" : ""} (p* = ${round(dd.a)}, q* = ${round(dd.b)})`, `p* = ${dd.a}, q* = ${dd.b}`);
+      addFigure(list, "epsilon (nats)", round(dd.epsilon, 5), String(dd.epsilon));
       addFigure(list, "prior", pct(d.prior) + " for one category");
       addFigure(list, "posterior after a report supporting it", pct(d.posteriorGivenYes));
       addFigure(list, "posterior after a report not supporting it", pct(d.posteriorGivenNo));
-      addFigure(list, "mutual information", Number(d.mutualInformationBits).toFixed(4) + " bits of " + Number(d.entropyBits).toFixed(4) + " (that category against the rest)");
-      const plan = $("plan");
-      plan.innerHTML = "";
-      try {
-        // Worst case over the shares: the planner needs no guess of them.
-        const p = await api("QueryService/PlanSurvey", { ...design, categories: m.categories, halfWidth, confidenceLevel: Number(selected("level")), assumedPrevalence: -1 });
-        const level = `${(p.confidenceLevel * 100).toFixed(1)} %`;
-        addFigure(plan, "reports needed, all shares together", `${p.reportsNeededSimultaneousWorstCase} for ±${pct(halfWidth)} on all ${m.categories.length} shares at ${level} (${p.simultaneousMethod}, worst case)`);
-        addFigure(plan, "reports needed, one share alone", `${p.reportsNeededWorstCase} for ±${pct(halfWidth)} at ${level} (worst case)`);
-      } catch (e) {
-        addFigure(plan, "planner", "not available for this categorical design on this collector (" + e.message + ")");
+      addFigure(list, "mutual information", `${round(d.mutualInformationBits)} bits of ${round(d.entropyBits)} (that category against the rest)`);
+      if (p) {
+        const lv = levelText(p.confidenceLevel);
+        addFigure(plan, "reports needed, all shares together", `${p.reportsNeededSimultaneousWorstCase} for ±${pct(halfWidth)} on all ${m.categories.length} shares at ${lv} (${p.simultaneousMethod}, worst case)`);
+        addFigure(plan, "reports needed, one share alone", `${p.reportsNeededWorstCase} for ±${pct(halfWidth)} at ${lv} (worst case)`);
+      } else {
+        addFigure(plan, "planner", "not available for this categorical design on this collector (" + planError.message + ")");
       }
-      return;
+    } else {
+      const key = designKey(dd);
+      addFigure(list, "design", `${DESIGN_NAMES[key] || humanize(key)}${dd.version ? " v" + dd.version : ""}: P(yes report | yes) = ${round(dd.a)}, P(yes report | no) = ${round(dd.b)}`,
+        `${key}: a = ${dd.a}, b = ${dd.b}`);
+      addFigure(list, "epsilon (nats)", dd.epsilonInfinite ? "infinite" : round(dd.epsilon, 5), String(dd.epsilon));
+      addFigure(list, "prior", pct(d.prior));
+      addFigure(list, "posterior after a \"yes\" report", pct(d.posteriorGivenYes));
+      addFigure(list, "posterior after a \"no\" report", pct(d.posteriorGivenNo));
+      addFigure(list, "mutual information", `${round(d.mutualInformationBits)} bits of ${round(d.entropyBits)}`);
+      addFigure(plan, "reports needed", `${p.reportsNeeded} at prevalence ${pct(prior)} for ±${pct(halfWidth)} at ${levelText(p.confidenceLevel)}`);
+      addFigure(plan, "worst case", String(p.reportsNeededWorstCase));
+      addFigure(plan, "variance vs a direct question", round(p.varianceInflation, 3) + "×", String(p.varianceInflation));
     }
-    addFigure(list, "design", `${designName(d.design)}${d.design.version ? " v" + d.design.version : ""} (a = ${d.design.a}, b = ${d.design.b})`);
-    addFigure(list, "epsilon (nats)", d.design.epsilonInfinite ? "infinite" : Number(d.design.epsilon).toFixed(4));
-    addFigure(list, "prior", pct(d.prior));
-    addFigure(list, "posterior after a \"yes\" report", pct(d.posteriorGivenYes));
-    addFigure(list, "posterior after a \"no\" report", pct(d.posteriorGivenNo));
-    addFigure(list, "mutual information", Number(d.mutualInformationBits).toFixed(4) + " bits of " + Number(d.entropyBits).toFixed(4));
-    const p = await api("QueryService/PlanSurvey", { ...design, halfWidth, confidenceLevel: Number(selected("level")), assumedPrevalence: prior });
-    const plan = $("plan");
-    plan.innerHTML = "";
-    addFigure(plan, "reports needed", `${p.reportsNeeded} at prevalence ${pct(prior)} for ±${pct(halfWidth)} at ${(p.confidenceLevel * 100).toFixed(1)} %`);
-    addFigure(plan, "worst case", p.reportsNeededWorstCase);
-    addFigure(plan, "variance vs a direct question", Number(p.varianceInflation).toFixed(2) + "×");
+    ready("design", gen);
   } catch (e) {
-    showError(e.message);
+    fail("design", gen, e);
   }
+}
+
+// ---- Wiring.
+function onViewChange(load) {
+  return () => {
+    saveView();
+    showRange();
+    if (state.metric) load();
+  };
 }
 
 function init() {
@@ -578,18 +562,42 @@ function init() {
     loadMetrics();
   });
   $("token-forget").addEventListener("click", () => { sessionStorage.removeItem("deniable.token"); $("token").value = ""; loadMetrics(); });
-  for (const id of ["method", "level"]) $(id).addEventListener("change", () => state.metric && selectMetric(state.metric));
-  $("simultaneous").addEventListener("change", () => state.metric && Promise.all([loadPrevalence(), loadGroups()]));
-  $("bucket").addEventListener("change", () => state.metric && loadSeries());
-  $("series-band").addEventListener("change", () => state.metric && loadSeries());
-  $("group-go").addEventListener("click", () => state.metric && loadGroups());
-  $("diff-go").addEventListener("click", () => state.metric && loadDifference());
+  $("range").addEventListener("change", () => {
+    $("custom-range").hidden = $("range").value !== "custom";
+    if ($("range").value === "custom" && !$("range-from").value) {
+      const r = { end: (Math.floor(Date.now() / 1000 / HOUR) + 1) * HOUR };
+      $("range-from").value = new Date((r.end - 30 * DAY) * 1000).toISOString().slice(0, 16);
+      $("range-to").value = new Date(r.end * 1000).toISOString().slice(0, 16);
+    }
+    $("diff-split").value = "";
+    saveView();
+    showRange();
+    drawMetrics();
+    if (state.metric) loadAll();
+  });
+  $("range-go").addEventListener("click", () => { $("diff-split").value = ""; saveView(); showRange(); drawMetrics(); if (state.metric) loadAll(); });
+  for (const id of ["method", "level"]) $(id).addEventListener("change", onViewChange(loadAll));
+  $("simultaneous").addEventListener("change", onViewChange(() => Promise.all([loadPrevalence(), loadGroups()])));
+  $("bucket").addEventListener("change", onViewChange(loadSeries));
+  $("group-go").addEventListener("click", onViewChange(loadGroups));
+  $("group-by").addEventListener("keydown", (ev) => { if (ev.key === "Enter") onViewChange(loadGroups)(); });
+  $("diff-go").addEventListener("click", onViewChange(loadDifference));
   $("design-go").addEventListener("click", loadDesign);
-  const split = new Date(Date.now() - 24 * HOUR * 1000);
-  $("diff-split").value = split.toISOString().slice(0, 13) + ":00";
-  if (typeof Chart === "undefined") showError("Chart.js did not load; charts are unavailable.");
-  loadMetrics();
-  loadDesign();
+  for (const button of document.querySelectorAll("button.csv")) {
+    button.disabled = true;
+    button.addEventListener("click", () => downloadCsv(button.dataset.table));
+  }
+  // A link pasted into this tab (or edited by hand) reopens its view.
+  window.addEventListener("hashchange", () => {
+    const metric = restoreView();
+    showRange();
+    drawMetrics();
+    if (metric && state.metrics.some((m) => m.name === metric)) selectMetric(metric);
+  });
+  if (typeof Chart === "undefined") setError("chart", "Chart.js did not load; charts are unavailable.");
+  const metric = restoreView();
+  showRange();
+  loadMetrics(metric);
 }
 
 init();

@@ -194,6 +194,19 @@ DENIABLE_C_API int deniable_reporter_report_category(deniable_reporter* reporter
                                                      uint8_t* report_id, size_t* report_id_size,
                                                      deniable_error* error);
 
+/* deniable_reporter_report (`category` NULL: a yes/no metric, `answer` the true answer) or
+ * deniable_reporter_report_category (`category` the true category; `answer` ignored) with
+ * public labels for this report only: the label_count `labels` are added to the options'
+ * labels, a key in both taking the value given here, and the merged set is checked with the
+ * collector's rules before anything is randomized or queued. Sent in the clear: never
+ * identifying or free-text values. Errors: as those two functions, and INVALID_ARGUMENT naming
+ * "labels" (a NULL key or value, a label the collector would refuse). */
+DENIABLE_C_API int deniable_reporter_report_labeled(deniable_reporter* reporter, const char* metric,
+                                                    int answer, const char* category,
+                                                    const deniable_label* labels,
+                                                    size_t label_count, uint8_t* report_id,
+                                                    size_t* report_id_size, deniable_error* error);
+
 /* Sends queued reports on the calling thread until the queue is empty (OK), timeout_ms passed
  * (DEADLINE_EXCEEDED; a negative timeout_ms waits without limit), or the retry policy gave up
  * on transient failures (the last failure's status). Reports dropped under the delivery

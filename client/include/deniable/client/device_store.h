@@ -65,6 +65,11 @@ struct MetricLedger {
   // Report() calls that sent nothing because the metric's report of their period was already
   // queued (counted over the device's life, never sent anywhere).
   int64_t reports_repeated_in_period = 0;
+  // The event time (seconds since the Unix epoch, UTC, rounded to the metric's precision) of the
+  // last queued report; 0 before the first (or in a store written before this field). The next
+  // report's window flags (v1::WindowFirsts: first in its UTC day, ISO week, calendar month) are
+  // computed from it.
+  int64_t last_report_seconds = 0;
 };
 
 // Delivery counters of the device (all metrics), persisted with the queue.
@@ -110,6 +115,8 @@ struct ReportCommit {
   bool randomized = false;
   double epsilon = 0;  // the design's epsilon, nats
   int64_t period_start_seconds = 0;
+  // The report's event time: becomes MetricLedger::last_report_seconds.
+  int64_t report_time_seconds = 0;
   // The queue holds at most this many reports: the oldest are evicted (and counted in
   // DeliveryCounters::dropped_queue_full) when the new one would exceed it. >= 1.
   int64_t max_queued_reports = 1;
@@ -169,8 +176,10 @@ struct SqliteDeviceStoreOptions {
 };
 
 // Opens or creates the SQLite store. A store written by an earlier release (schema 1: no
-// category_memo table) is migrated in place when opened: the table is added and everything in
-// the file (queue, memo, ledger, counters, designs) is kept. Errors: INVALID_ARGUMENT naming "path"
+// category_memo table; schema 2: no ledger.last_report_seconds) is migrated in place when opened:
+// what is missing is added (last_report_seconds 0: the next report of each metric is marked first
+// in its day, week and month) and everything in the file (queue, memo, ledger, counters, designs)
+// is kept. Errors: INVALID_ARGUMENT naming "path"
 // when it is empty; UNAVAILABLE when the file cannot be opened or created (the message names the
 // path); DATA_LOSS when it is not a device store.
 absl::StatusOr<std::unique_ptr<DeviceStore>> OpenSqliteDeviceStore(

@@ -343,6 +343,8 @@ class Reporter {
     int64_t time_precision_seconds = 3600;
     int64_t period_seconds = 86400;  // the metric's reporting period
     bool fresh_per_period = false;   // FRESH_PER_PERIOD, else MEMOIZED
+    bool window_firsts = true;       // send Report.window_firsts (GetDesignResponse)
+    bool reporting_once = false;     // one report of the metric ever (GetDesignResponse)
     uint64_t fingerprint = 0;        // GetDesignResponse.design_fingerprint; 0 from old servers
     // Metrics with categories: their names and the categorical design (channel and epsilon
     // above are then the design's support channel (p*, q*) and epsilon).
@@ -416,6 +418,10 @@ class Reporter {
   // Per metric: the start of the period of its last queued report and the reports queued in it
   // (read from the ledger once, then kept in step with it).
   absl::flat_hash_map<std::string, std::pair<int64_t, int64_t>> periods_ ABSL_GUARDED_BY(mu_);
+  // Per metric: the event time of its last queued report (0: none) and whether it ever queued
+  // one (read from the ledger once, then kept in step with it): the window flags and
+  // reporting_once.
+  absl::flat_hash_map<std::string, std::pair<int64_t, bool>> history_ ABSL_GUARDED_BY(mu_);
   std::vector<std::string> stale_ ABSL_GUARDED_BY(mu_);    // designs to refresh
   std::vector<std::string> missing_ ABSL_GUARDED_BY(mu_);  // designs to fetch in the background
   // Metrics whose cached design the collector disowned (fingerprint mismatch): DesignFor skips

@@ -49,6 +49,7 @@
 #include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"
 #include "deniable/common/design.h"
+#include "deniable/common/draws.h"
 
 namespace deniable {
 
@@ -143,6 +144,13 @@ uint32_t LocalHash(uint32_t a, uint32_t b, uint32_t v, uint32_t g);
 // Errors: INVALID_ARGUMENT naming "category" (outside [0, k)).
 absl::StatusOr<CategoricalReport> RandomizeCategory(const CategoricalDesign& design,
                                                     int32_t category, absl::BitGenRef gen);
+// The same with explicit draws (draws.h), in this order: k-RR Bernoulli(p*), then Below(k - 1)
+// when it fails; OUE Bernoulli(p* or q*) for v = 0 .. k - 1; OLH Between(1, P - 1) for hash_a,
+// Between(0, P - 1) for hash_b, Bernoulli(e^eps / (e^eps + g - 1)), then Below(g - 1) when it
+// fails. The generator form above is this on BitGenDraws; the SDKs draw in the same order
+// (tests/golden/randomizer_vectors.json).
+absl::StatusOr<CategoricalReport> RandomizeCategory(const CategoricalDesign& design,
+                                                    int32_t category, Draws& draws);
 
 // Checks a report's shape against the design (what a server must do before counting it).
 // Errors: INVALID_ARGUMENT naming "category", "bits" (wrong length or a value other than 0/1),

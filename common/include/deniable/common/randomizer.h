@@ -16,12 +16,16 @@
 
 #include "absl/random/bit_gen_ref.h"
 #include "deniable/common/design.h"
+#include "deniable/common/draws.h"
 
 namespace deniable {
 
 // Draws the randomized bit for a true answer: 1 with probability a if `true_answer`, else with
 // probability b. REQUIRES: ValidateChannel(channel).ok().
 bool RandomizeAnswer(const Channel& channel, bool true_answer, absl::BitGenRef gen);
+// The same with explicit draws (draws.h): one Bernoulli draw. The golden vectors run it on a
+// stream of uniform numbers; the generator form above is this on BitGenDraws.
+bool RandomizeAnswer(const Channel& channel, bool true_answer, Draws& draws);
 
 }  // namespace deniable
 

@@ -13,7 +13,9 @@
 #define DENIABLE_CONVERT_CATEGORICAL_CONVERT_H_
 
 #include <cstdint>
+#include <string>
 
+#include "absl/status/status.h"
 #include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"
 #include "deniable/common/categorical.h"
@@ -64,6 +66,11 @@ absl::StatusOr<CategoricalReport> CategoricalReportFromProto(const CategoricalDe
 // The wire form of a report (OUE bits packed as above). REQUIRES: the report is of `design`.
 v1::CategoricalReport CategoricalReportToProto(const CategoricalDesign& design,
                                                const CategoricalReport& report);
+
+// Checks a metric's category names: kMinCategories (2) to kMaxCategories (256) of them, each
+// matching [A-Za-z0-9_.:-]{1,32}, all distinct. Errors: INVALID_ARGUMENT naming "categories"
+// (count) or "categories[i]" (name, duplicate).
+absl::Status ValidateCategories(const google::protobuf::RepeatedPtrField<std::string>& categories);
 
 }  // namespace deniable
 

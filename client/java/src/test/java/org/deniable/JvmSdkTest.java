@@ -1,0 +1,265 @@
+package org.deniable;
+
+import java.io.BufferedReader;
+import java.io.File;
+import java.io.IOException;
+import java.io.InputStreamReader;
+import java.nio.charset.StandardCharsets;
+import java.util.ArrayList;
+import java.util.Arrays;
+import java.util.List;
+import java.util.Map;
+import java.util.TreeMap;
+
+/**
+ * The JVM SDK against the real deniable-server, driven by tests/interop/jvm_sdk_test.py, which
+ * starts the server, creates the metrics and answers this program's "CONTROL ..." lines on
+ * stdout (stop / start the server on the same port, the server's count of a metric). Plain Java:
+ * each check exits non-zero with its message.
+ *
+ * <p>Usage: JvmSdkTest contract TARGET WORK_DIR | JvmSdkTest matrix TARGET METRIC DEVICES SHARE
+ */
+public final class JvmSdkTest {
+  private static final BufferedReader CONTROL =
+      new BufferedReader(new InputStreamReader(System.in, StandardCharsets.UTF_8));
+
+  private static void check(boolean ok, Object what) {
+    if (!ok) {
+      System.out.println("FAILED: " + what);
+      System.out.flush();
+      System.exit(1);
+    }
+  }
+
+  /** Asks the driver; returns its one-line answer. */
+  private static String control(String command) throws IOException {
+    System.out.println("CONTROL " + command);
+    System.out.flush();
+    String answer = CONTROL.readLine();
+    check(answer != null, "the driver closed stdin after " + command);
+    return answer;
+  }
+
+  private static long serverCount(String metric) throws IOException {
+    return Long.parseLong(control("count " + metric));
+  }
+
+  /** "home=3 settings=3": the server's n per value of the label. */
+  private static String serverGroups(String metric, String label) throws IOException {
+    return control("groups " + metric + " " + label);
+  }
+
+  private static DeniableException expectError(StatusCode code, Runnable body) {
+    try {
+      body.run();
+    } catch (DeniableException e) {
+      check(e.code() == code, "expected " + code + ", got " + e.getMessage());
+      return e;
+    }
+    check(false, "expected " + code + ", the call succeeded");
+    return null;
+  }
+
+  private static Reporter.Builder device(String target, File dir) {
+    return Reporter.builder(target).insecure().storeDirectory(dir).label("lang", "java");
+  }
+
+  public static void main(String[] args) throws Exception {
+    if (args.length >= 3 && args[0].equals("contract")) {
+      contract(args[1], new File(args[2]));
+    } else if (args.length == 5 && args[0].equals("matrix")) {
+      matrix(args[1], args[2], Integer.parseInt(args[3]), Double.parseDouble(args[4]));
+    } else {
+      System.err.println(
+          "usage: JvmSdkTest contract TARGET WORK_DIR | matrix TARGET METRIC N SHARE");
+      System.exit(2);
+    }
+  }
+
+  /** Interop matrix: `devices` devices, device i answering yes when i < devices * share. */
+  private static void matrix(String target, String metric, int devices, double share) {
+    long acknowledged = 0;
+    for (int i = 0; i < devices; ++i) {
+      try (Reporter r =
+          Reporter.builder(target)
+              .insecure()
+              .inMemoryStoreForTests()
+              .backgroundSending(false)
+              .label("lang", "jvm")
+              .build()) {
+        check(r.report(metric, i < devices * share).queued(), "device " + i);
+        r.flush(10_000);
+        acknowledged += r.ledger(metric).reportsAcknowledged;
+      }
+    }
+    System.out.println("{\"acknowledged\": " + acknowledged + "}");
+  }
+
+  private static void contract(String target, File work) throws Exception {
+    // 1. Errors name the field; nothing is opened or queued.
+    DeniableException e =
+        expectError(StatusCode.INVALID_ARGUMENT, () -> Reporter.builder(target).build());
+    check(e.getMessage().contains("storeDirectory"), e.getMessage());
+    e =
+        expectError(
+            StatusCode.INVALID_ARGUMENT,
+            () -> device(target, new File(work, "bad")).label("Bad Key", "x").build());
+    check(e.getMessage().contains("labels"), e.getMessage());
+    try (Reporter r = device(target, new File(work, "errors")).build()) {
+      expectError(StatusCode.NOT_FOUND, () -> r.report("no_such_metric", true));
+      e = expectError(StatusCode.INVALID_ARGUMENT, () -> r.report("", true));
+      check(e.getMessage().contains("metric"), e.getMessage());
+      Map<String, String> nullValue = new TreeMap<>();
+      nullValue.put("screen", null); // what a Kotlin caller cannot pass, a Java one can
+      e = expectError(StatusCode.INVALID_ARGUMENT, () -> r.report("jvm_count", true, nullValue));
+      check(e.getMessage().contains("labels"), e.getMessage());
+      e =
+          expectError(
+              StatusCode.INVALID_ARGUMENT,
+              () -> r.report("jvm_count", true, Map.of("Bad Key", "x")));
+      check(e.getMessage().contains("labels"), e.getMessage());
+      expectError(
+          StatusCode.NOT_FOUND, () -> r.prefetch(List.of("jvm_count", "no_such_metric"), 5_000));
+      check(r.pending() == 0, r.pending());
+    }
+
+    // 2. Counted exactly: N devices, each its own store directory, one report each.
+    final int n = 40;
+    for (int i = 0; i < n; ++i) {
+      try (Reporter r = device(target, new File(work, "count-" + i)).build()) {
+        ReportResult result = r.report("jvm_count", i < 12);
+        check(result.outcome() == ReportResult.Outcome.QUEUED, result);
+        byte[] id = result.reportId();
+        check(id != null && id.length == 16, Arrays.toString(id));
+        r.flush(10_000);
+        MetricLedger ledger = r.ledger("jvm_count");
+        check(ledger.reportsAcknowledged == 1 && ledger.randomizations == 1, ledger);
+        check(Math.abs(ledger.epsilonSpent - 1.0) < 1e-9, ledger);
+      }
+    }
+    check(serverCount("jvm_count") == n, "server n of jvm_count");
+
+    // 3. ALREADY_REPORTED: device 0 again, this period (after a restart of the reporter).
+    try (Reporter r = device(target, new File(work, "count-0")).build()) {
+      ReportResult again = r.report("jvm_count", false);
+      check(again.outcome() == ReportResult.Outcome.ALREADY_REPORTED, again);
+      check(!again.queued() && again.reportId() == null, again);
+      check(
+          again.toString().contains("already reported this period; nothing sent"),
+          again.toString());
+      check(r.pending() == 0, r.pending());
+      check(r.ledger("jvm_count").reportsRepeatedInPeriod == 1, r.ledger("jvm_count"));
+      r.flush(10_000);
+    }
+    check(serverCount("jvm_count") == n, "nothing more was sent");
+
+    // 4. A categorical report: the true category by name, its errors.
+    String[] votes = {"Y", "N", "U", "A", "Y", "N", "Y", "Y"};
+    for (int i = 0; i < votes.length; ++i) {
+      try (Reporter r = device(target, new File(work, "vote-" + i)).build()) {
+        if (i == 0) {
+          e = expectError(StatusCode.INVALID_ARGUMENT, () -> r.reportCategory("jvm_vote", "Maybe"));
+          check(e.getMessage().contains("category"), e.getMessage());
+          check(!e.getMessage().contains("Maybe"), e.getMessage()); // a true answer never echoed
+          expectError(StatusCode.FAILED_PRECONDITION, () -> r.report("jvm_vote", true));
+          expectError(StatusCode.FAILED_PRECONDITION, () -> r.reportCategory("jvm_count", "Y"));
+        }
+        check(r.reportCategory("jvm_vote", votes[i]).queued(), "vote " + i);
+        r.flush(10_000);
+      }
+    }
+    check(serverCount("jvm_vote") == votes.length, "server n of jvm_vote");
+
+    // 5. Per-report labels: added to the reporter's, a key in both taking the report's value.
+    for (int i = 0; i < 6; ++i) {
+      try (Reporter r =
+          device(target, new File(work, "labels-" + i)).label("screen", "default").build()) {
+        Map<String, String> labels = new TreeMap<>();
+        labels.put("screen", i % 3 == 0 ? "home" : "settings");
+        check(r.report("jvm_labels", true, labels).queued(), "labels " + i);
+        r.flush(10_000);
+      }
+    }
+    String groups = serverGroups("jvm_labels", "screen");
+    check(groups.equals("home=2 settings=4"), groups);
+
+    // 6. The collector down: the report stays durable on the device (across a restart of the
+    // reporter) and is delivered, counted once, when the collector is back.
+    File outage = new File(work, "outage");
+    try (Reporter r =
+        device(target, outage)
+            .backgroundSending(false)
+            .rpcTimeoutMillis(1_000)
+            .shutdownDrainMillis(200)
+            .build()) {
+      r.prefetch(List.of("jvm_outage"), 5_000);
+      control("stop");
+      check(r.report("jvm_outage", true).queued(), "queued while the collector is down");
+      try {
+        r.flush(3_000);
+        check(false, "flush succeeded with the collector down");
+      } catch (DeniableException down) {
+        check(
+            down.code() == StatusCode.UNAVAILABLE || down.code() == StatusCode.DEADLINE_EXCEEDED,
+            down.getMessage());
+      }
+      check(r.pending() == 1, r.pending());
+      check(r.stats().failedAttempts >= 1, r.stats());
+    }
+    control("start");
+    try (Reporter r = device(target, outage).backgroundSending(false).build()) {
+      check(r.pending() == 1, "durable across close: " + r.pending());
+      r.flush(20_000);
+      DeliveryStats stats = r.stats();
+      check(stats.queued == 0 && stats.acknowledged == 1 && stats.droppedRejected == 0, stats);
+    }
+    check(serverCount("jvm_outage") == 1, "server n of jvm_outage");
+
+    // 7. INVALID_ARGUMENT is permanent: the report is dropped and counted, not retried. The
+    // server runs with --max_label_values=3, so a fourth value of "v" is refused.
+    try (Reporter r =
+        device(target, new File(work, "reject"))
+            .backgroundSending(false)
+            .oneReportPerPeriod(false) // one reporter standing for four devices
+            .build()) {
+      for (String v : new String[] {"a", "b", "c"}) {
+        check(r.report("jvm_reject", true, Map.of("v", v)).queued(), v);
+      }
+      r.flush(10_000);
+      check(r.report("jvm_reject", true, Map.of("v", "d")).queued(), "d");
+      e = expectError(StatusCode.INVALID_ARGUMENT, () -> r.flush(10_000));
+      check(e.getMessage().contains("dropped"), e.getMessage());
+      DeliveryStats stats = r.stats();
+      check(stats.queued == 0 && stats.droppedRejected == 1 && stats.acknowledged == 3, stats);
+    }
+    check(serverCount("jvm_reject") == 3, "server n of jvm_reject");
+
+    // 8. Many threads on one reporter, then close(): close drains what is queued, and every
+    // call after it is FAILED_PRECONDITION.
+    Reporter shared =
+        device(target, new File(work, "threads"))
+            .backgroundSending(false)
+            .oneReportPerPeriod(false)
+            .build();
+    List<Thread> threads = new ArrayList<>();
+    for (int t = 0; t < 4; ++t) {
+      Thread thread =
+          new Thread(
+              () -> {
+                for (int i = 0; i < 50; ++i) shared.report("jvm_close", i % 2 == 0);
+              });
+      threads.add(thread);
+      thread.start();
+    }
+    for (Thread thread : threads) thread.join();
+    check(shared.pending() == 200, shared.pending());
+    shared.close(); // nothing sent yet: close's drain sends the 200
+    shared.close(); // idempotent
+    e = expectError(StatusCode.FAILED_PRECONDITION, () -> shared.report("jvm_close", true));
+    check(e.getMessage().contains("closed"), e.getMessage());
+    expectError(StatusCode.FAILED_PRECONDITION, shared::pending);
+    check(serverCount("jvm_close") == 200, "server n of jvm_close");
+
+    System.out.println("jvm_sdk: all checks passed");
+  }
+}

@@ -1,0 +1,136 @@
+"""Unit tests of the QueryClient's result types (issue 29): every field the API serves, NaN for
+suppressed and categorical yes/no figures, differences as second minus first, and to_dataframe's
+UTC index. The messages are built here as the server sends them; no server is needed. Run with
+the installed package (CTest python_sdk_unit)."""
+import dataclasses
+import math
+import unittest
+from unittest import mock
+
+import deniable
+from deniable import query
+from deniable.v1 import design_pb2, query_service_pb2 as q
+
+DAY = 86400
+T0 = 1795392000  # 2026-11-23 00:00 UTC
+
+
+def served_prevalence():
+    return q.Prevalence(
+        metric="uses_drugs", n=2532, yes_count=1112, yes_share=0.4392, estimate_unbiased=0.3784,
+        estimate_clipped=0.3784, standard_error=0.0197, ci_lower=0.3399, ci_upper=0.4172,
+        method=q.WILSON, confidence_level=0.95,
+        design=design_pb2.Design(version=2, a=0.75, b=0.25, epsilon=math.log(3)),
+        epsilon=math.log(3), estimated_yes_count=958.0, combination="by_reports",
+        estimand="mean_period_prevalence", periods=4, reporting_period_seconds=DAY,
+        variance_bound="minkowski", method_reason="requested",
+        interval_construction="wilson in each of 4 periods",
+        versions=[q.VersionEstimate(design_version=1, n=1000, yes_count=400,
+                                    estimate_unbiased=0.3, standard_error=0.03, a=0.75, b=0.25,
+                                    weight=0.4)],
+        groups=[q.Prevalence(metric="uses_drugs", n=3, suppressed=True, group_value="X")])
+
+
+class PrevalenceTest(unittest.TestCase):
+    def test_carries_every_field_the_api_serves(self):
+        p = query._prevalence(served_prevalence())
+        self.assertEqual((p.estimand, p.periods, p.reporting_period_seconds),
+                         ("mean_period_prevalence", 4, DAY))
+        self.assertEqual((p.variance_bound, p.method_reason, p.interval_construction),
+                         ("minkowski", "requested", "wilson in each of 4 periods"))
+        self.assertEqual((p.method, p.yes_share, p.estimated_yes_count, p.combination),
+                         ("WILSON", 0.4392, 958.0, "by_reports"))
+        self.assertEqual((p.design_version, p.design_a, p.design_b), (2, 0.75, 0.25))
+        self.assertEqual(p.versions, [deniable.VersionEstimate(1, 1000, 400, 0.3, 0.03, 0.75,
+                                                               0.25, 0.4)])
+        self.assertFalse(p.suppressed)
+
+    def test_suppressed_group_has_nan_estimates_and_its_n(self):
+        g = query._prevalence(served_prevalence()).groups[0]
+        self.assertEqual((g.group, g.n, g.suppressed), ("X", 3, True))
+        for value in (g.estimate, g.standard_error, g.ci_lower, g.ci_upper):
+            self.assertTrue(math.isnan(value), g)
+
+    def test_suppressed_bucket_has_nan_not_zero(self):
+        point = query._point(q.Prevalence(n=3, suppressed=True, start_time_seconds=T0,
+                                          end_time_seconds=T0 + DAY))
+        self.assertEqual((point.n, point.suppressed), (3, True))
+        self.assertTrue(math.isnan(point.estimate) and math.isnan(point.ci_lower), point)
+
+    def test_categorical_prevalence_has_nan_yes_no_figures(self):
+        served = q.Prevalence(metric="vote", n=100, shares=[q.CategoryShare(
+            category="Y", support_count=40, estimate_unbiased=0.34)])
+        p = query._prevalence(served)
+        self.assertTrue(math.isnan(p.estimate) and math.isnan(p.ci_upper), p)
+        self.assertEqual(p.shares[0].estimate, 0.34)
+
+
+class DifferenceTest(unittest.TestCase):
+    def test_states_the_change_as_second_minus_first(self):
+        # The wire's difference is first - second: 34.32 % then 32.66 % is +0.0166 there.
+        d = query.Difference(first=query._prevalence(served_prevalence()),
+                             second=query._prevalence(served_prevalence()), difference=0.0166,
+                             standard_error=0.0133, ci_lower=-0.0095, ci_upper=0.0427,
+                             confidence_level=0.95)
+        self.assertAlmostEqual(d.change, -0.0166)
+        self.assertEqual((d.change_ci_lower, d.change_ci_upper), (-0.0427, 0.0095))
+        self.assertEqual(d.change_text, "fell by 1.66 points")
+        c = deniable.CategoryDifference("Y", -0.0123, 0.035, -0.08, 0.05)
+        self.assertEqual((c.change_text, c.change_ci_lower), ("rose by 1.23 points", -0.05))
+
+    def test_change_words(self):
+        self.assertEqual(deniable.change_words(0.0166), "rose by 1.66 points")
+        self.assertEqual(deniable.change_words(-0.00001), "unchanged (0.00 points)")
+        self.assertEqual(deniable.change_words(float("nan")), "unknown")
+
+
+class FakeFrame:
+    """Stands in for pandas when it is absent: records what to_dataframe asks of it."""
+
+    def __init__(self, records):
+        self.columns = {k: [r[k] for r in records] for k in records[0]}
+        self.index = None
+
+    def pop(self, name):
+        return self.columns.pop(name)
+
+    def __setitem__(self, name, value):
+        self.columns[name] = value
+
+
+class ToDataFrameTest(unittest.TestCase):
+    def points(self):
+        return [query._point(q.Prevalence(n=300, estimate_unbiased=0.3, start_time_seconds=T0,
+                                          end_time_seconds=T0 + DAY)),
+                query._point(q.Prevalence(n=3, suppressed=True, start_time_seconds=T0 + DAY,
+                                          end_time_seconds=T0 + 2 * DAY))]
+
+    def test_series_indexed_by_utc_start(self):
+        try:
+            import pandas
+        except ImportError:
+            self.skipTest("pandas absent: ToDataFrameTest.test_series_with_a_fake_pandas runs")
+        frame = deniable.to_dataframe(self.points())
+        self.assertIsInstance(frame.index, pandas.DatetimeIndex)
+        self.assertEqual(str(frame.index.tz), "UTC")
+        self.assertEqual(frame.index[0], pandas.Timestamp("2026-11-23", tz="UTC"))
+        self.assertEqual(frame["end"].iloc[1], pandas.Timestamp("2026-11-25", tz="UTC"))
+        self.assertNotIn("start_time_seconds", frame.columns)
+        self.assertEqual(list(frame["n"]), [300, 3])
+        self.assertTrue(math.isnan(frame["estimate"].iloc[1]))
+        one = deniable.to_dataframe(query._prevalence(served_prevalence()))
+        self.assertEqual((len(one), one["estimand"].iloc[0]), (1, "mean_period_prevalence"))
+
+    def test_series_with_a_fake_pandas(self):
+        fake = mock.Mock()
+        fake.DataFrame.from_records.side_effect = FakeFrame
+        fake.to_datetime.side_effect = lambda values, unit, utc: ("utc", unit, utc, values)
+        fake.DatetimeIndex.side_effect = lambda values, name: (name, values)
+        frame = deniable.to_dataframe(self.points(), pandas_module=fake)
+        self.assertEqual(frame.index, ("start", ("utc", "s", True, [T0, T0 + DAY])))
+        self.assertEqual(frame.columns["end"], ("utc", "s", True, [T0 + DAY, T0 + 2 * DAY]))
+        self.assertNotIn("start_time_seconds", frame.columns)
+
+
+if __name__ == "__main__":
+    unittest.main()

@@ -1,0 +1,60 @@
+#include "deniable/convert/mechanism_convert.h"
+
+#include <memory>
+
+#include "deniable/common/status_macros.h"
+#include "deniable/convert/categorical_convert.h"
+#include "deniable/convert/design_convert.h"
+
+namespace deniable {
+
+absl::StatusOr<std::shared_ptr<const Mechanism>> MechanismForParameters(
+    const v1::DesignParameters& parameters, int k, absl::string_view field) {
+  if (parameters.kind_case() == v1::DesignParameters::kCategorical) {
+    DENIABLE_ASSIGN_OR_RETURN(CategoricalDesign design,
+                              CategoricalDesignFromProto(parameters, k, field));
+    return MechanismFor(design);
+  }
+  DENIABLE_ASSIGN_OR_RETURN(Design design, DesignFromProto(parameters, field));
+  return MechanismFor(design);
+}
+
+absl::StatusOr<std::shared_ptr<const Mechanism>> MechanismForWire(const v1::Design& wire) {
+  if (wire.parameters().kind_case() == v1::DesignParameters::kCategorical) {
+    DENIABLE_ASSIGN_OR_RETURN(CategoricalDesign design, CategoricalDesignFromWire(wire));
+    return MechanismFor(design);
+  }
+  DENIABLE_ASSIGN_OR_RETURN(Design design, DesignFromWire(wire));
+  return MechanismFor(design);
+}
+
+WireAnswer WireAnswerFromProto(const v1::Report& report) {
+  WireAnswer out;
+  out.bit = report.bit();
+  out.has_categorical = report.has_categorical();
+  if (out.has_categorical) {
+    const v1::CategoricalReport& c = report.categorical();
+    out.categorical.category = c.category();
+    out.categorical.bits = c.bits();
+    out.categorical.hash_a = c.hash_a();
+    out.categorical.hash_b = c.hash_b();
+    out.categorical.bucket = c.bucket();
+  }
+  return out;
+}
+
+void WireAnswerToProto(const WireAnswer& answer, v1::Report* out) {
+  out->set_bit(answer.bit);
+  if (!answer.has_categorical) {
+    out->clear_categorical();
+    return;
+  }
+  v1::CategoricalReport* c = out->mutable_categorical();
+  c->set_category(answer.categorical.category);
+  c->set_bits(answer.categorical.bits);
+  c->set_hash_a(answer.categorical.hash_a);
+  c->set_hash_b(answer.categorical.hash_b);
+  c->set_bucket(answer.categorical.bucket);
+}
+
+}  // namespace deniable

@@ -1,0 +1,153 @@
+#!/usr/bin/env python3
+"""The JVM SDK (client/java: org.deniable over JNI and the C API) against the real
+deniable-server. This script starts the server, creates the metrics and runs
+
+1. client/java/src/test/java/org/deniable/JvmSdkTest.java ("contract"), answering its
+   "CONTROL ..." lines: stop / start the server on the same port, the server's count of a
+   metric (total, or per value of a label). It checks reports counted exactly (40 devices, server
+   n = 40), ALREADY_REPORTED as its own outcome, a categorical report, per-report labels, the
+   delivery contract's faults (collector down: durable and delivered once it is back;
+   INVALID_ARGUMENT: dropped and counted), threads and close();
+2. the docs' sample (client/java/examples/FirstReport.java, docs/sdk.md "Java / Kotlin") as a
+   new developer runs it: a first report counted by the server.
+
+Without a JDK the build leaves the JVM SDK out (DENIABLE_BUILD_JAVA=OFF) and CMake runs this
+script with --absent WHAT: skipped (77) on a developer's machine, failed in CI.
+
+Usage: jvm_sdk_test.py SERVER CLI JAVA SDK_JAR TEST_JAR SAMPLE_JAR JNI_LIBRARY
+       jvm_sdk_test.py --absent WHY
+"""
+import json
+import os
+import subprocess
+import sys
+import tempfile
+import time
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "lib"))
+from checks import check  # noqa: E402
+from components import absent  # noqa: E402
+from test_server import start_server  # noqa: E402
+
+
+def cli(cli_bin, target, *args):
+    out = subprocess.run([cli_bin, f"--target={target}", *args], capture_output=True, text=True)
+    check(out.returncode == 0, (args, out.stdout, out.stderr))
+    return out.stdout
+
+
+def prevalence(cli_bin, target, metric, *flags):
+    return json.loads(cli(cli_bin, target, "prevalence", f"--metric={metric}", "--json", *flags))
+
+
+def java_command(java, classpath, jni, main, *args):
+    return [java, f"-Ddeniable.jni.library={jni}", "-cp", classpath, main, *args]
+
+
+class Collector:
+    """The server, stopped and started again on the same port when the Java test asks."""
+
+    def __init__(self, server_bin, work):
+        self.server_bin, self.work, self.starts = server_bin, work, 0
+        self.flags = ["--max_label_values=3"]  # the Java test's INVALID_ARGUMENT case
+        self.proc, self.target = self._start("--listen=127.0.0.1:0")
+
+    def _start(self, listen):
+        self.starts += 1
+        return start_server(self.server_bin, os.path.join(self.work, "server.db"),
+                            os.path.join(self.work, f"server{self.starts}.log"), listen,
+                            *self.flags)
+
+    def stop(self):
+        self.proc.terminate()
+        self.proc.wait(timeout=30)
+
+    def start(self):
+        port = self.target.rsplit(":", 1)[1]
+        self.proc, self.target = self._start(f"--listen=127.0.0.1:{port}")
+
+
+def run_contract(java, classpath, jni, collector, cli_bin, work):
+    proc = subprocess.Popen(java_command(java, classpath, jni, "org.deniable.JvmSdkTest",
+                                         "contract", collector.target, work),
+                            stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True, bufsize=1)
+    lines = []
+    for line in proc.stdout:
+        line = line.rstrip("\n")
+        lines.append(line)
+        print(line)
+        if not line.startswith("CONTROL "):
+            continue
+        command = line.split()[1:]
+        if command == ["stop"]:
+            collector.stop()
+            answer = "stopped"
+        elif command == ["start"]:
+            collector.start()
+            answer = "started"
+        elif command[0] == "count":
+            answer = str(prevalence(cli_bin, collector.target, command[1])["n"])
+        elif command[0] == "groups":
+            p = prevalence(cli_bin, collector.target, command[1], f"--group_by={command[2]}")
+            values = sorted((g.get("groupValue", g.get("group_value", "")), g["n"])
+                            for g in p["groups"])
+            answer = " ".join(f"{value}={n}" for value, n in values)
+        else:
+            answer = "unknown command"
+        proc.stdin.write(answer + "\n")
+        proc.stdin.flush()
+    code = proc.wait(timeout=60)
+    check(code == 0, f"JvmSdkTest exited {code}")
+    check("jvm_sdk: all checks passed" in lines, lines[-3:])
+
+
+def run_sample(java, sample_classpath, jni, collector, cli_bin, work):
+    """docs/sdk.md's first report: the metric created with the CLI, the sample run, the count."""
+    repo = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..")
+    with open(os.path.join(repo, "client", "java", "examples", "FirstReport.java")) as f:
+        sample = f.read()
+    with open(os.path.join(repo, "docs", "sdk.md")) as f:
+        check("```java\n" + sample + "```" in f.read(),
+              "docs/sdk.md must show client/java/examples/FirstReport.java unchanged")
+    started = time.monotonic()
+    cli(cli_bin, collector.target, "create-metric", "--name=first_metric",
+        "--design=symmetric_epsilon", "--epsilon=1", "--min_reports=1")
+    env = dict(os.environ, DENIABLE_TARGET=collector.target)
+    out = subprocess.run(java_command(java, sample_classpath, jni, "FirstReport"), cwd=work,
+                         env=env, capture_output=True, text=True, timeout=60)
+    check(out.returncode == 0, (out.stdout, out.stderr))
+    lines = out.stdout.splitlines()
+    check(len(lines) == 3 and "report queued (id " in lines[0], lines)
+    check("already reported this period; nothing sent" in lines[1], lines)
+    check("queued=0, acknowledged=1" in lines[2], lines)
+    check(os.path.exists(os.path.join(work, "dev-device", "deniable.db")))
+    n = prevalence(cli_bin, collector.target, "first_metric")["n"]
+    check(int(n) == 1, n)
+    print(f"sample: {lines[0]}; server n=1 ({time.monotonic() - started:.1f} s)")
+
+
+def main():
+    if sys.argv[1] == "--absent":
+        absent(f"the JVM SDK (not built: {sys.argv[2]})")
+    server_bin, cli_bin, java, sdk_jar, test_jar, sample_jar, jni = sys.argv[1:8]
+    sdk_jar, test_jar, sample_jar, jni = map(os.path.abspath, (sdk_jar, test_jar, sample_jar, jni))
+    classpath = os.pathsep.join([test_jar, sdk_jar])
+    sample_classpath = os.pathsep.join([sample_jar, sdk_jar])
+    work = tempfile.mkdtemp(prefix="deniable_jvm_")
+    collector = Collector(server_bin, work)
+    try:
+        target = collector.target
+        for name in ("jvm_count", "jvm_labels", "jvm_outage", "jvm_reject", "jvm_close"):
+            cli(cli_bin, target, "create-metric", f"--name={name}", "--design=symmetric_epsilon",
+                "--epsilon=1", "--min_reports=1")
+        cli(cli_bin, target, "create-metric", "--name=jvm_vote", "--categories=Y,N,U,A",
+            "--design=oue", "--epsilon=1", "--min_reports=1")
+        run_contract(java, classpath, jni, collector, cli_bin, work)
+        run_sample(java, sample_classpath, jni, collector, cli_bin, work)
+    finally:
+        collector.stop()
+        subprocess.run(["rm", "-rf", work])
+
+
+if __name__ == "__main__":
+    main()
