@@ -9,8 +9,8 @@
 #include "absl/container/flat_hash_set.h"
 #include "absl/strings/escaping.h"
 #include "absl/strings/str_cat.h"
-#include "absl/strings/str_format.h"
 #include "google/protobuf/descriptor.h"
+#include "server/log_fields.h"
 
 namespace deniable::server::http {
 namespace {
@@ -21,33 +21,10 @@ using google::protobuf::Reflection;
 
 constexpr int64_t kMaxSafeInteger = (int64_t{1} << 53) - 1;
 
+// A JSON string literal: the escaping of the log lines (server/log_fields.h), in quotes.
 void AppendString(absl::string_view text, std::string* out) {
   out->push_back('"');
-  for (const char c : text) {
-    switch (c) {
-      case '"':
-        out->append("\\\"");
-        break;
-      case '\\':
-        out->append("\\\\");
-        break;
-      case '\n':
-        out->append("\\n");
-        break;
-      case '\r':
-        out->append("\\r");
-        break;
-      case '\t':
-        out->append("\\t");
-        break;
-      default:
-        if (static_cast<unsigned char>(c) < 0x20 || c == 0x7f) {
-          absl::StrAppend(out, absl::StrFormat("\\u%04x", static_cast<unsigned char>(c)));
-        } else {
-          out->push_back(c);
-        }
-    }
-  }
+  AppendJsonEscaped(text, out);
   out->push_back('"');
 }
 
