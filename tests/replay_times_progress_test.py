@@ -55,6 +55,8 @@ def main():
                   "--spread=7d")
         check(out.returncode == 0, out.stderr)
         check("respondents (" not in out.stderr and "\r" not in out.stderr, out.stderr)
+        # A periodic metric: replay says how a survey question gets its respondents' interval.
+        check("--reporting_period=once" in out.stderr, out.stderr)
         check("\r" not in out.stdout, out.stdout)
         series = run("series", "--metric=spread", f"--start={int(now) - 8 * DAY}",
                      f"--end={int(now) + 3600}", "--bucket=hour", "--json")

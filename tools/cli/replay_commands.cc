@@ -212,6 +212,16 @@ int Replay() {
   } else {
     std::cout << FormatReplay(*result, spec, prevalence, truth);
   }
+  // A survey spread over several reporting periods into a metric that reports every period is
+  // served with the bound for devices that may repeat (docs/statistics.md section 4.4): say how
+  // a survey question gets its respondents' interval.
+  if (prevalence.estimand() == "mean_period_prevalence") {
+    std::cerr << "note: metric \"" << metric << "\" reports every period, so answers spread over "
+              << prevalence.periods()
+              << " periods get the interval for devices that may report in each (wider); a "
+                 "survey question, answered once per device, is created with `deniable "
+                 "create-metric --reporting_period=once` (docs/statistics.md section 4.4)\n";
+  }
   return result->rejections.empty() ? 0 : 1;  // docs/cli.md: some reports were rejected
 }
 
