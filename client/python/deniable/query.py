@@ -72,15 +72,10 @@ def change_words(second_minus_first: float) -> str:
     return f"{'rose' if points > 0 else 'fell'} by {abs(points):.2f} points"
 
 
-@dataclasses.dataclass
-class CategoryDifference:
-    """One category's change, stated as second minus first: change = second share - first share
-    in [change_ci_lower, change_ci_upper] (Wald interval, this category alone). `difference`,
-    ci_lower and ci_upper are the wire's first - second (CategoryDifference in
-    query_service.proto)."""
-    category: str
+class _SecondMinusFirst:
+    """The change of a wire difference (first - second, with its interval) as second minus first:
+    shared by Difference and CategoryDifference."""
     difference: float
-    standard_error: float
     ci_lower: float
     ci_upper: float
 
@@ -100,6 +95,19 @@ class CategoryDifference:
     def change_text(self) -> str:
         """"fell by 1.66 points" (change_words)."""
         return change_words(self.change)
+
+
+@dataclasses.dataclass
+class CategoryDifference(_SecondMinusFirst):
+    """One category's change, stated as second minus first: change = second share - first share
+    in [change_ci_lower, change_ci_upper] (Wald interval, this category alone). `difference`,
+    ci_lower and ci_upper are the wire's first - second (CategoryDifference in
+    query_service.proto)."""
+    category: str
+    difference: float
+    standard_error: float
+    ci_lower: float
+    ci_upper: float
 
 
 @dataclasses.dataclass
@@ -197,7 +205,7 @@ class SeriesPoint:
 
 
 @dataclasses.dataclass
-class Difference:
+class Difference(_SecondMinusFirst):
     """The change between two selections, stated as second minus first: change =
     second.estimate - first.estimate in [change_ci_lower, change_ci_upper] (Wald, within
     [-1, 1]), change_text "fell by 1.66 points". standard_error = sqrt(se1^2 + se2^2)
@@ -211,23 +219,6 @@ class Difference:
     ci_upper: float
     confidence_level: float
     shares: List[CategoryDifference] = dataclasses.field(default_factory=list)
-
-    @property
-    def change(self) -> float:
-        return -self.difference
-
-    @property
-    def change_ci_lower(self) -> float:
-        return -self.ci_upper
-
-    @property
-    def change_ci_upper(self) -> float:
-        return -self.ci_lower
-
-    @property
-    def change_text(self) -> str:
-        """"fell by 1.66 points" (change_words)."""
-        return change_words(self.change)
 
 
 @dataclasses.dataclass
