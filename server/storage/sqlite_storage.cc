@@ -25,6 +25,15 @@
 namespace deniable::server {
 namespace {
 
+// Binds the integers of a count key (metric, hour, version, labelset, ...) to parameters 1..N
+// of `st` and returns N + 1, the next parameter.
+template <typename... Ints>
+int BindKey(SqliteStatement& st, const std::tuple<Ints...>& key) {
+  int i = 0;
+  std::apply([&](const auto&... v) { (st.BindInt64(++i, static_cast<int64_t>(v)), ...); }, key);
+  return i + 1;
+}
+
 absl::StatusOr<sqlite3*> OpenConnection(const SqliteOptions& options) {
   sqlite3* db = nullptr;
   const int rc =
@@ -702,33 +711,19 @@ absl::StatusOr<std::vector<AppendResult>> SqliteStorage::AppendLocked(
   }
   for (const auto& [key, value] : delta) {
     SqliteStatement& up = write_->upsert_count;
-    up.BindInt64(1, std::get<0>(key));
-    up.BindInt64(2, std::get<1>(key));
-    up.BindInt64(3, std::get<2>(key));
-    up.BindInt64(4, std::get<3>(key));
-    up.BindInt64(5, value.first);
-    up.BindInt64(6, value.second);
+    const int next = BindKey(up, key);
+    up.BindInt64(next, value.first);
+    up.BindInt64(next + 1, value.second);
     DENIABLE_RETURN_IF_ERROR(up.Run());
   }
   for (const auto& [key, support] : category_delta) {
     SqliteStatement& up = write_->upsert_category_count;
-    up.BindInt64(1, std::get<0>(key));
-    up.BindInt64(2, std::get<1>(key));
-    up.BindInt64(3, std::get<2>(key));
-    up.BindInt64(4, std::get<3>(key));
-    up.BindInt64(5, std::get<4>(key));
-    up.BindInt64(6, support);
+    up.BindInt64(BindKey(up, key), support);
     DENIABLE_RETURN_IF_ERROR(up.Run());
   }
   for (const auto& [key, count] : first_delta) {
     SqliteStatement& up = write_->upsert_first_count;
-    up.BindInt64(1, std::get<0>(key));
-    up.BindInt64(2, std::get<1>(key));
-    up.BindInt64(3, std::get<2>(key));
-    up.BindInt64(4, std::get<3>(key));
-    up.BindInt64(5, std::get<4>(key));
-    up.BindInt64(6, std::get<5>(key));
-    up.BindInt64(7, count);
+    up.BindInt64(BindKey(up, key), count);
     DENIABLE_RETURN_IF_ERROR(up.Run());
   }
   for (const auto& [metric, key, value] : labels.added()) {
