@@ -44,6 +44,9 @@ absl::StatusOr<Design> DesignFromProto(const v1::DesignParameters& parameters,
     case v1::DesignParameters::kCategorical:
       return absl::InvalidArgumentError(absl::StrCat(
           field, ".categorical: is a design for a metric with categories, not a yes/no design"));
+    case v1::DesignParameters::kNumeric:
+      return absl::InvalidArgumentError(absl::StrCat(
+          field, ".numeric: is a design for a numeric metric (with a range), not a yes/no design"));
     case v1::DesignParameters::KIND_NOT_SET:
       break;
   }
