@@ -12,6 +12,7 @@
 
 #include <cstdint>
 #include <string>
+#include <vector>
 
 #include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"
@@ -28,12 +29,21 @@ struct WireCategorical {
   uint32_t bucket = 0;
 };
 
-// A report's answer: `bit` (0 or 1 for yes/no designs, 0 for categorical ones) and, when
-// `has_categorical`, the categorical report.
+// v1::NumericReport's fields, as sent (D_BIT_FLIP: d ascending buckets, one bit each).
+struct WireNumeric {
+  std::vector<uint32_t> buckets;
+  std::vector<bool> bits;
+};
+
+// A report's answer: `bit` (0 or 1 for yes/no and ONE_BIT_MEAN designs, 0 for categorical and
+// D_BIT_FLIP ones) and, when `has_categorical`, the categorical report, or when `has_numeric`,
+// the dBitFlip report.
 struct WireAnswer {
   uint32_t bit = 0;
   bool has_categorical = false;
   WireCategorical categorical;
+  bool has_numeric = false;
+  WireNumeric numeric;
 };
 
 // Unpacks a categorical report for `design`: only the mechanism's own fields may be set, OUE's
