@@ -13,6 +13,7 @@
 #include "deniable/common/interval.h"
 #include "deniable/common/mechanism.h"
 #include "deniable/common/numeric.h"
+#include "deniable/common/numeric_mechanism.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 
@@ -45,6 +46,22 @@ TEST(EstimateMeanTest, MapsThePrevalenceOfTheBit) {
   EXPECT_NEAR(e.total, 80.0 * 1000, 1e-9);
   EXPECT_NEAR(e.total_ci_upper, e.ci_upper * 1000, 1e-9);
   EXPECT_NEAR(e.total_standard_error, e.standard_error * 1000, 1e-9);
+}
+
+TEST(EstimateMeanTest, MeanFromShareOfOneVersionIsEstimateMean) {
+  const NumericDesign d = MeanDesign(1.5);
+  const auto m = MechanismFor(d);
+  MechanismEstimateOptions options;
+  options.method = IntervalMethod::kJeffreys;
+  const MechanismEstimate share = m->Estimate(std::vector<int64_t>{250, 140}, options).value();
+  const MeanEstimate got = MeanFromShare(d, 250, share.coordinates[0], IntervalMethod::kJeffreys);
+  const MeanEstimate want = EstimateMean(d, 250, 140, 0.95, IntervalMethod::kJeffreys).value();
+  EXPECT_NEAR(got.mean, want.mean, 1e-12);
+  EXPECT_NEAR(got.standard_error, want.standard_error, 1e-12);
+  EXPECT_NEAR(got.ci_lower, want.ci_lower, 1e-12);
+  EXPECT_NEAR(got.ci_upper, want.ci_upper, 1e-12);
+  EXPECT_NEAR(got.total_ci_upper, want.total_ci_upper, 1e-9);
+  EXPECT_EQ(got.ones, 140);
 }
 
 TEST(EstimateMeanTest, RefusesBadInput) {

@@ -309,4 +309,24 @@ absl::StatusOr<double> NumericReportMechanism::ExactCoverage(
   return DBitFlipExactCoverage(design_, n, truth, options);
 }
 
+MeanEstimate MeanFromShare(const NumericDesign& design, int64_t n, const CoordinateEstimate& share,
+                           IntervalMethod method) {
+  const double lo = design.lo();
+  const double m = design.hi() - design.lo();
+  const double devices = static_cast<double>(n);
+  MeanEstimate out;
+  out.n = n;
+  out.ones = share.successes;
+  out.method = method;
+  out.mean = lo + m * share.unbiased;
+  out.standard_error = m * share.standard_error;
+  out.ci_lower = lo + m * share.interval.lower;
+  out.ci_upper = lo + m * share.interval.upper;
+  out.total = out.mean * devices;
+  out.total_standard_error = out.standard_error * devices;
+  out.total_ci_lower = out.ci_lower * devices;
+  out.total_ci_upper = out.ci_upper * devices;
+  return out;
+}
+
 }  // namespace deniable

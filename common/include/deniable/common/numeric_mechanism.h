@@ -75,6 +75,13 @@ class NumericReportMechanism final : public Mechanism {
   Design share_design_;  // ONE_BIT_MEAN: SymmetricEpsilon(eps), the bit's channel
 };
 
+// A ONE_BIT_MEAN share estimate (Estimate's or EstimateVersions' coordinate 0 over n reports)
+// on the value scale: mean = lo + m * unbiased, its SE m times the share's, the interval mapped,
+// the total n times each (numeric.h MeanEstimate). For one version it equals EstimateMean.
+// REQUIRES: a ONE_BIT_MEAN design.
+MeanEstimate MeanFromShare(const NumericDesign& design, int64_t n, const CoordinateEstimate& share,
+                           IntervalMethod method);
+
 }  // namespace deniable
 
 #endif  // DENIABLE_COMMON_NUMERIC_MECHANISM_H_
