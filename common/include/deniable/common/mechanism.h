@@ -169,8 +169,9 @@ class Mechanism {
   // The clone probability for the shuffle bound (shuffle.h).
   virtual double CloneProbability() const = 0;
 
-  // Draws the wire answer for true value `value` (yes/no: 0 or 1; categorical: the category).
-  // Errors: INVALID_ARGUMENT naming "value" (yes/no: not 0 or 1) or "category" (outside [0, k)).
+  // Draws the wire answer for true value `value` (yes/no: 0 or 1; categorical: the category;
+  // numeric: the level of numeric.h LevelOf). Errors: INVALID_ARGUMENT naming "value" (yes/no:
+  // not 0 or 1), "category" (outside [0, k)) or "level" (numeric: outside its range).
   // The draws are made in the order draws.h and categorical.h give (the SDKs' contract).
   virtual absl::StatusOr<WireAnswer> Randomize(int32_t value, Draws& draws) const = 0;
   // The same on a generator (BitGenDraws).
@@ -206,7 +207,8 @@ class Mechanism {
   // coordinates and options.simultaneous applies) covers its true value, for n reports at the
   // truth `truth` (yes/no: {pi}; categorical: k shares).
   // Errors: INVALID_ARGUMENT naming "n", "pi", "shares" or "confidence_level";
-  // FAILED_PRECONDITION where no exact computation exists (OUE, OLH: simulate instead).
+  // FAILED_PRECONDITION where no exact computation exists (OUE, OLH, dBitFlip with d < k:
+  // simulate instead).
   virtual absl::StatusOr<double> ExactCoverage(int64_t n, std::span<const double> truth,
                                                const MechanismEstimateOptions& options) const = 0;
 };
