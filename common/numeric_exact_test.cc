@@ -18,6 +18,7 @@
 #include "deniable/common/mechanism.h"
 #include "deniable/common/method_choice.h"
 #include "deniable/common/numeric.h"
+#include "gmock/gmock.h"
 #include "gtest/gtest.h"
 
 namespace deniable {
@@ -275,6 +276,37 @@ TEST(NumericMeanExactTest, VarianceBoundIsReachedAtHalf) {
   const MeanCoverage c = ExactMeanCoverage(d, std::vector<double>(50, 0.5), 0.95);
   const double cc = (std::exp(1.0) + 1.0) / (std::exp(1.0) - 1.0);
   EXPECT_NEAR(c.variance, 100.0 * 100.0 * cc * cc / (4.0 * 50), 1e-9);
+}
+
+// dBitFlip with d = k: the buckets' simultaneous (Sidak) coverage, exactly, over a small grid.
+TEST(NumericHistogramExactTest, SimultaneousCoverageOfTheBuckets) {
+  std::printf("exact simultaneous coverage of the 95%% bucket intervals (d = k, Sidak):\n");
+  double least = 1.0;
+  for (double eps : {std::log(3.0), 2.0}) {
+    for (int n : {20, 100, 400}) {
+      const NumericDesign d =
+          NumericDesign::EqualWidth(NumericMechanism::kDBitFlip, eps, 0, 100, 4, 0).value();
+      const auto m = MechanismFor(d);
+      for (const std::vector<double>& f : std::vector<std::vector<double>>{
+               {0.25, 0.25, 0.25, 0.25}, {0.1, 0.4, 0.3, 0.2}, {0.0, 0.05, 0.15, 0.8}}) {
+        const double c = m->ExactCoverage(n, f, {}).value();
+        std::printf("eps=%.4f n=%d f=(%g, %g, %g, %g): %.4f\n", eps, n, f[0], f[1], f[2], f[3], c);
+        least = std::min(least, c);
+        EXPECT_GE(c, 0.94) << "eps=" << eps << " n=" << n;  // least: 0.953
+      }
+    }
+  }
+  std::printf("least: %.4f\n", least);
+  const auto sampled = MechanismFor(
+      NumericDesign::EqualWidth(NumericMechanism::kDBitFlip, 1.0, 0, 100, 4, 2).value());
+  EXPECT_EQ(sampled->ExactCoverage(20, std::vector<double>(4, 0.25), {}).status().code(),
+            absl::StatusCode::kFailedPrecondition);
+  const auto all = MechanismFor(
+      NumericDesign::EqualWidth(NumericMechanism::kDBitFlip, 1.0, 0, 100, 4, 0).value());
+  EXPECT_THAT(std::string(all->ExactCoverage(10, std::vector<double>{0.33, 0.33, 0.34, 0.0}, {})
+                              .status()
+                              .message()),
+              testing::HasSubstr("shares[0]"));
 }
 
 }  // namespace
