@@ -8,8 +8,10 @@
 #include "absl/status/status.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
+#include "deniable/common/categorical_estimate.h"
 #include "deniable/common/coverage.h"
 #include "deniable/common/estimator.h"
+#include "deniable/common/interval.h"
 #include "deniable/common/method_choice.h"
 #include "deniable/common/planner.h"
 #include "deniable/common/privacy.h"
@@ -29,6 +31,71 @@ bool IsMean(const NumericDesign& design) {
 Design ShareDesign(const NumericDesign& design) {
   absl::StatusOr<Design> d = Design::SymmetricEpsilon(design.epsilon());
   return d.ok() ? *d : Design::TwoCoin();
+}
+
+// The distribution of Binomial(c, p) + Binomial(n - c, q).
+std::vector<double> TwoBinomials(int64_t n, int64_t c, double p, double q) {
+  const auto binomial = [](int64_t m, double r) {
+    std::vector<double> pmf = {1.0};
+    for (int64_t i = 0; i < m; ++i) {
+      std::vector<double> next(pmf.size() + 1, 0.0);
+      for (size_t y = 0; y < pmf.size(); ++y) {
+        next[y] += pmf[y] * (1.0 - r);
+        next[y + 1] += pmf[y] * r;
+      }
+      pmf = std::move(next);
+    }
+    return pmf;
+  };
+  const std::vector<double> in = binomial(c, p), out = binomial(n - c, q);
+  std::vector<double> sum(static_cast<size_t>(n) + 1, 0.0);
+  for (size_t i = 0; i < in.size(); ++i) {
+    for (size_t j = 0; j < out.size(); ++j) sum[i + j] += in[i] * out[j];
+  }
+  return sum;
+}
+
+// d = k: every report has one independent bit per bucket given the devices' values, so with
+// c_j = n f_j devices in bucket j the y_j are independent, y_j ~ Binomial(c_j, p) +
+// Binomial(n - c_j, q), and the simultaneous coverage is the product of the buckets' coverages.
+absl::StatusOr<double> DBitFlipExactCoverage(const NumericDesign& design, int64_t n,
+                                             std::span<const double> truth,
+                                             const MechanismEstimateOptions& options) {
+  constexpr int64_t kMaxExactReports = 5000;
+  if (n < 1 || n > kMaxExactReports) {
+    return absl::InvalidArgumentError(absl::StrCat("n must be in [1, ", kMaxExactReports,
+                                                   "] for exact d_bit_flip coverage, but is ", n));
+  }
+  const int k = design.buckets();
+  if (truth.size() != static_cast<size_t>(k)) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("shares: must hold k = ", k, " shares, but hold ", truth.size()));
+  }
+  const Channel c = DBitFlipChannel(design);
+  const IntervalMethod method =
+      options.method.has_value() ? *options.method : DefaultIntervalMethod(c).method;
+  const double level = k == 1 ? options.confidence_level
+                              : PerCategoryLevel(options.confidence_level, k, options.simultaneous);
+  double coverage = 1.0;
+  for (size_t j = 0; j < truth.size(); ++j) {
+    const double devices = truth[j] * static_cast<double>(n);
+    const double rounded = std::round(devices);
+    if (!(truth[j] >= 0.0 && truth[j] <= 1.0) || std::fabs(devices - rounded) > 1e-9 * n) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("shares[", j, "]: must be a share of the n = ", n,
+                       " devices (n times it an integer in [0, n]), but is ", truth[j]));
+    }
+    const std::vector<double> pmf = TwoBinomials(n, static_cast<int64_t>(rounded), c.a, c.b);
+    double covered = 0.0;
+    for (size_t y = 0; y < pmf.size(); ++y) {
+      absl::StatusOr<PrevalenceInterval> i =
+          MakePrevalenceInterval(c, static_cast<int64_t>(y), n, level, method);
+      if (!i.ok()) return i.status();
+      if (i->lower <= truth[j] + 1e-12 && truth[j] <= i->upper + 1e-12) covered += pmf[y];
+    }
+    coverage *= covered;
+  }
+  return coverage;
 }
 
 }  // namespace
@@ -234,9 +301,12 @@ absl::StatusOr<MechanismPlan> NumericReportMechanism::Plan(const PlanTarget& tar
 absl::StatusOr<double> NumericReportMechanism::ExactCoverage(
     int64_t n, std::span<const double> truth, const MechanismEstimateOptions& options) const {
   if (IsMean(design_)) return YesNoMechanism(share_design_).ExactCoverage(n, truth, options);
-  return absl::FailedPreconditionError(
-      "d_bit_flip: no exact simultaneous coverage (the buckets' bits of one report depend on its "
-      "value, and each report samples d of k buckets): simulate instead");
+  if (design_.sampled_buckets() != design_.buckets()) {
+    return absl::FailedPreconditionError(
+        "d_bit_flip with d < k: no exact coverage (each report samples d of the k buckets, "
+        "which couples the buckets' counts): simulate instead");
+  }
+  return DBitFlipExactCoverage(design_, n, truth, options);
 }
 
 }  // namespace deniable

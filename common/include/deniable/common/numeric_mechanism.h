@@ -61,6 +61,12 @@ class NumericReportMechanism final : public Mechanism {
   absl::StatusOr<MechanismEstimate> Estimate(
       std::span<const int64_t> counters, const MechanismEstimateOptions& options) const override;
   absl::StatusOr<MechanismPlan> Plan(const PlanTarget& target) const override;
+  // ONE_BIT_MEAN: the yes/no coverage at truth = {pi} on the share scale. D_BIT_FLIP with d = k:
+  // the simultaneous coverage of the k buckets' intervals for n devices of which n f_j are in
+  // bucket j (truth = the k shares f_j; the buckets' counts are then independent, so it is the
+  // product of their exact coverages). Errors: INVALID_ARGUMENT naming "n" (d_bit_flip: not in
+  // [1, 5000]), "shares" / "shares[j]" (not k shares with n f_j an integer); FAILED_PRECONDITION
+  // for d < k (simulate instead).
   absl::StatusOr<double> ExactCoverage(int64_t n, std::span<const double> truth,
                                        const MechanismEstimateOptions& options) const override;
 
