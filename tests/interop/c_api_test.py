@@ -1,8 +1,9 @@
 #!/usr/bin/env python3
 """The C API (deniable_c.h) against the real deniable-server: the C program
-client/src/deniable_c_test.c, then the same shared library from Python ctypes (how Kotlin's JNI
-or Swift would bind it): reports arrive, counted exactly once, errors carry a code and a message
-naming the field, and no C++ exception crosses the boundary.
+client/src/deniable_c_test.c (a yes/no metric and a numeric one), then the same shared library
+from Python ctypes (how Kotlin's JNI or Swift would bind it): reports arrive, counted exactly
+once, errors carry a code and a message naming the field, and no C++ exception crosses the
+boundary.
 
 Usage: c_api_test.py SERVER_BINARY CLI_BINARY C_TEST_BINARY LIBDENIABLE_C
 """
@@ -12,9 +13,10 @@ import os
 import subprocess
 import sys
 import tempfile
+import urllib.request
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "lib"))
-from test_server import start_server  # noqa: E402
+from test_server import start_collector  # noqa: E402
 from checks import check  # noqa: E402
 
 N = 600  # ctypes reports, each standing for a device (one_report_per_period = 0)
@@ -51,7 +53,7 @@ class Ledger(ctypes.Structure):
 class Stats(ctypes.Structure):
     _fields_ = [(name, ctypes.c_int64) for name in (
         "queued", "acknowledged", "duplicates", "dropped_rejected", "dropped_queue_full",
-        "dropped_too_old", "send_attempts", "failed_attempts")]
+        "dropped_too_old", "send_attempts", "failed_attempts", "values_clipped")]
 
 
 def load(path):
@@ -67,6 +69,9 @@ def load(path):
                                              ctypes.POINTER(Error)]
     lib.deniable_reporter_report_category.argtypes = [
         ctypes.c_void_p, ctypes.c_char_p, ctypes.c_char_p, ctypes.c_char_p,
+        ctypes.POINTER(ctypes.c_size_t), ctypes.POINTER(Error)]
+    lib.deniable_reporter_report_value.argtypes = [
+        ctypes.c_void_p, ctypes.c_char_p, ctypes.c_double, ctypes.c_char_p,
         ctypes.POINTER(ctypes.c_size_t), ctypes.POINTER(Error)]
     lib.deniable_reporter_flush.argtypes = [ctypes.c_void_p, ctypes.c_int64,
                                             ctypes.POINTER(Error)]
@@ -86,17 +91,31 @@ def cli(cli_bin, target, *args):
     return out.stdout
 
 
+def call(base, method, body):
+    """One call of the collector's HTTP/JSON API; the answer's JSON."""
+    request = urllib.request.Request(f"{base}/v1/{method}", data=json.dumps(body).encode(),
+                                     method="POST", headers={"Content-Type": "application/json"})
+    with urllib.request.urlopen(request, timeout=10) as answer:
+        return json.loads(answer.read())
+
+
 def main():
     server_bin, cli_bin, c_test, lib_path = sys.argv[1:5]
     work = tempfile.mkdtemp(prefix="deniable_c_api_")
-    server, target = start_server(server_bin, os.path.join(work, "server.db"),
-                                  os.path.join(work, "server.log"))
+    server, target, base = start_collector(server_bin, os.path.join(work, "server.db"),
+                                           os.path.join(work, "server.log"))
     try:
         cli(cli_bin, target, "create-metric", "--name=c_m", "--design=symmetric_epsilon",
             "--epsilon=1")
-        # 1. The C program: errors, one report per period, flush, ledger, restart.
-        subprocess.run([c_test, target, os.path.join(work, "device.db"), "c_m", "no_such"],
-                       check=True, timeout=60)
+        call(base, "QueryService/CreateMetric", {
+            "name": "c_value", "minReports": 1, "range": {"lo": 0, "hi": 100, "unit": "ms"},
+            "design": {"numeric": {"mechanism": "ONE_BIT_MEAN", "epsilon": 1}}})
+        # 1. The C program: errors, one report per period, flush, ledger, restart; a numeric
+        # metric's value (clipped, counted), its errors.
+        subprocess.run([c_test, target, os.path.join(work, "device.db"), "c_m", "no_such",
+                        "c_value"], check=True, timeout=60)
+        n = call(base, "QueryService/GetPrevalence", {"metric": "c_value"})["n"]
+        check(int(n) == 1, n)
 
         # 2. ctypes: N devices' reports through one reporter (a simulation: one per call).
         lib = load(lib_path)
@@ -172,9 +191,35 @@ def main():
         # Memoized per category: one draw, and epsilon 1, per distinct category reported.
         check(ledger.reports_acknowledged == 100 and ledger.randomizations == 4, ledger)
         check(abs(ledger.epsilon_spent - 4.0) < 1e-9)
+
+        # 4. A numeric metric on [0, 100] (issue 28): values outside the range are clipped and
+        # counted; the grid {0, 100} has two levels, so two draws however many reports.
+        code = lib.deniable_reporter_report_value(handle, b"c_value", float("nan"), None, None,
+                                                  ctypes.byref(error))
+        check(code == 3 and b"value" in error.message, (code, error.message))
+        code = lib.deniable_reporter_report_value(handle, b"c_m", 5.0, None, None,
+                                                  ctypes.byref(error))
+        check(code == 3 and b"metric" in error.message, (code, error.message))
+        before = Stats()
+        check(lib.deniable_reporter_stats(handle, ctypes.byref(before), ctypes.byref(error)) == 0)
+        for value in [-5.0, 20.0, 50.0, 150.0] * 10:
+            size = ctypes.c_size_t(0)
+            code = lib.deniable_reporter_report_value(handle, b"c_value", value, None,
+                                                      ctypes.byref(size), ctypes.byref(error))
+            check(code == 0 and size.value == 16, (code, error.message))
+        check(lib.deniable_reporter_flush(handle, 20000, ctypes.byref(error)) == 0, error.message)
+        check(lib.deniable_reporter_stats(handle, ctypes.byref(stats), ctypes.byref(error)) == 0)
+        check(stats.values_clipped - before.values_clipped == 20, stats.values_clipped)
+        check(lib.deniable_reporter_ledger(handle, b"c_value", ctypes.byref(ledger),
+                                            ctypes.byref(error)) == 0)
+        check(ledger.reports_acknowledged == 40 and ledger.randomizations == 2, ledger)
+        check(abs(ledger.epsilon_spent - 2.0) < 1e-9, ledger.epsilon_spent)
         lib.deniable_reporter_close(handle)
         v = json.loads(cli(cli_bin, target, "prevalence", "--metric=c_vote", "--json"))
         check(int(v["n"]) == 100 and [s["category"] for s in v["shares"]] == ["Y", "N", "U", "A"])
+
+        n = call(base, "QueryService/GetPrevalence", {"metric": "c_value"})["n"]
+        check(int(n) == 41, n)  # the C program's one report + 40
 
         p = json.loads(cli(cli_bin, target, "prevalence", "--metric=c_m", "--json"))
         check(int(p["n"]) == N + 1, p["n"])  # the C program's one report + N

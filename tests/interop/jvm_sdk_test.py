@@ -5,7 +5,8 @@ deniable-server. This script starts the server, creates the metrics and runs
 1. client/java/src/test/java/org/deniable/JvmSdkTest.java ("contract"), answering its
    "CONTROL ..." lines: stop / start the server on the same port, the server's count of a
    metric (total, or per value of a label). It checks reports counted exactly (40 devices, server
-   n = 40), ALREADY_REPORTED as its own outcome, a categorical report, per-report labels, the
+   n = 40), ALREADY_REPORTED as its own outcome, a categorical report, numeric values
+   (reportValue: clipping counted, the wrong kind refused), per-report labels, the
    delivery contract's faults (collector down: durable and delivered once it is back;
    INVALID_ARGUMENT: dropped and counted), threads and close();
 2. the docs' sample (client/java/examples/FirstReport.java, docs/sdk.md "Java / Kotlin") as a
@@ -19,10 +20,12 @@ Usage: jvm_sdk_test.py SERVER CLI JAVA SDK_JAR TEST_JAR SAMPLE_JAR JNI_LIBRARY
 """
 import json
 import os
+import re
 import subprocess
 import sys
 import tempfile
 import time
+import urllib.request
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "lib"))
 from checks import check  # noqa: E402
@@ -49,7 +52,9 @@ class Collector:
 
     def __init__(self, server_bin, work):
         self.server_bin, self.work, self.starts = server_bin, work, 0
-        self.flags = ["--max_label_values=3"]  # the Java test's INVALID_ARGUMENT case
+        # --max_label_values: the Java test's INVALID_ARGUMENT case; HTTP for CreateMetric of a
+        # numeric metric (its range).
+        self.flags = ["--max_label_values=3", "--http_listen=127.0.0.1:0"]
         self.proc, self.target = self._start("--listen=127.0.0.1:0")
 
     def _start(self, listen):
@@ -57,6 +62,16 @@ class Collector:
         return start_server(self.server_bin, os.path.join(self.work, "server.db"),
                             os.path.join(self.work, f"server{self.starts}.log"), listen,
                             *self.flags)
+
+    def call(self, method, body):
+        """One call of the running server's HTTP/JSON API; the answer's JSON."""
+        with open(os.path.join(self.work, f"server{self.starts}.log")) as f:
+            port = re.search(r"http_port=(\d+)", f.read()).group(1)
+        request = urllib.request.Request(f"http://127.0.0.1:{port}/v1/{method}",
+                                         data=json.dumps(body).encode(), method="POST",
+                                         headers={"Content-Type": "application/json"})
+        with urllib.request.urlopen(request, timeout=10) as answer:
+            return json.loads(answer.read())
 
     def stop(self):
         self.proc.terminate()
@@ -142,6 +157,9 @@ def main():
                 "--epsilon=1", "--min_reports=1")
         cli(cli_bin, target, "create-metric", "--name=jvm_vote", "--categories=Y,N,U,A",
             "--design=oue", "--epsilon=1", "--min_reports=1")
+        collector.call("QueryService/CreateMetric", {
+            "name": "jvm_value", "minReports": 1, "range": {"lo": 0, "hi": 100, "unit": "ms"},
+            "design": {"numeric": {"mechanism": "ONE_BIT_MEAN", "epsilon": 1}}})
         run_contract(java, classpath, jni, collector, cli_bin, work)
         run_sample(java, sample_classpath, jni, collector, cli_bin, work)
     finally:

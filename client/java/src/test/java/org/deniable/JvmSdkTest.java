@@ -170,6 +170,33 @@ public final class JvmSdkTest {
     }
     check(serverCount("jvm_vote") == votes.length, "server n of jvm_vote");
 
+    // 4b. A numeric metric (range [0, 100]): reportValue, clipping counted, the wrong kind
+    // either way and NaN refused naming the field.
+    for (int i = 0; i < 10; ++i) {
+      try (Reporter r = device(target, new File(work, "value-" + i)).build()) {
+        if (i == 0) {
+          e = expectError(StatusCode.INVALID_ARGUMENT, () -> r.report("jvm_value", true));
+          check(e.getMessage().contains("metric") && e.getMessage().contains("ReportValue"), e);
+          e = expectError(StatusCode.INVALID_ARGUMENT, () -> r.reportValue("jvm_count", 5.0));
+          check(e.getMessage().contains("metric"), e.getMessage());
+          e =
+              expectError(
+                  StatusCode.INVALID_ARGUMENT, () -> r.reportValue("jvm_value", Double.NaN));
+          check(e.getMessage().contains("value"), e.getMessage());
+        }
+        double value = 12.0 * i; // 108 for device 9: above the range, clipped to 100
+        ReportResult result = r.reportValue("jvm_value", value, Map.of("screen", "home"));
+        check(result.queued() && result.reportId().length == 16, result);
+        ReportResult again = r.reportValue("jvm_value", value + 1);
+        check(again.outcome() == ReportResult.Outcome.ALREADY_REPORTED, again);
+        r.flush(10_000);
+        MetricLedger ledger = r.ledger("jvm_value");
+        check(ledger.reportsAcknowledged == 1 && ledger.randomizations == 1, ledger);
+        check(r.stats().valuesClipped == (i == 9 ? 1 : 0), r.stats());
+      }
+    }
+    check(serverCount("jvm_value") == 10, "server n of jvm_value");
+
     // 5. Per-report labels: added to the reporter's, a key in both taking the report's value.
     for (int i = 0; i < 6; ++i) {
       try (Reporter r =
