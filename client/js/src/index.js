@@ -10,3 +10,6 @@ export {
   categoricalDesignFromWire, randomizeCategory, drawsFrom, randomBelow, supports, supportChannel,
   localHash, LOCAL_HASH_PRIME,
 } from './categorical.js';
+export {
+  makeNumericDesign, numericDesignFromWire, clipValue, levelOf, randomizeNumeric,
+} from './numeric.js';

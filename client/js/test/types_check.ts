@@ -14,9 +14,12 @@ async function example(): Promise<number> {
   await reporter.flush(10_000).catch((e: DeniableError) => e.code === 'UNAVAILABLE');
   const vote: Uint8Array | null = await reporter.report('vote', 'U');
   const names: string[] = await reporter.categories('vote');
+  const minutes: Uint8Array | null = await reporter.reportValue('minutes_of_use', 42.5);
+  const clipped: number = (await reporter.stats()).valuesClipped;
   const browser = new Reporter({ baseUrl: 'https://c.example', store: new IndexedDbStore(), random: seededRandom(1) });
   await browser.close({ drainTimeoutMs: 0 });
-  return (id?.length ?? 0) + (vote?.length ?? 0) + names.length + ledger['uses_drugs'].epsilonSpent;
+  return (id?.length ?? 0) + (vote?.length ?? 0) + (minutes?.length ?? 0) + clipped + names.length +
+    ledger['uses_drugs'].epsilonSpent;
 }
 void example;
 
