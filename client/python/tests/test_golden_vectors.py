@@ -3,6 +3,7 @@ tests/golden/randomizer_vectors.json, which the C++ and JS SDKs check too (issue
 the installed package (CTest python_sdk_unit)."""
 import base64
 import json
+import math
 import os
 import unittest
 
@@ -16,20 +17,19 @@ NUMERIC = {"ONE_BIT_MEAN": design_pb2.ONE_BIT_MEAN, "D_BIT_FLIP": design_pb2.D_B
 
 
 def numeric_level(test, v):
-    """A numeric vector's design and level: from its value (clipped) and the device's alpha, by
-    numeric.level_of, checked against the vector's level when it states one."""
+    """A numeric vector's design and level: the value clipped (checked against `clipped` and
+    `clipped_value`), then numeric.level_of with the device's alpha (checked against `level`);
+    the design's channel (a, b) checked against the mechanism's."""
     design = v["design"]
-    d = numeric.make_design(NUMERIC[design["mechanism"].upper()], design["epsilon"],
-                            design.get("bucket_edges", design.get("edges")),
-                            design.get("sampled_buckets", 0))
-    if "alpha" not in v and "level" not in v:
-        return d, v["value"]  # the value is the level
+    d = numeric.make_design(NUMERIC[design["mechanism"]], design["epsilon"], design["edges"],
+                            design["d"])
+    e = math.exp(d.epsilon if d.mechanism == numeric.ONE_BIT_MEAN else d.epsilon / 2)
+    test.assertAlmostEqual(design["a"], e / (e + 1), delta=1e-15)
+    test.assertAlmostEqual(design["b"], 1 / (e + 1), delta=1e-15)
     x, clipped = numeric.clip(d, v["value"])
-    if "clipped" in v:
-        test.assertEqual(clipped, v["clipped"])
-    level = numeric.level_of(d, x, v.get("alpha", 0.0))
-    if "level" in v:
-        test.assertEqual(level, v["level"])
+    test.assertEqual((x, clipped), (v["clipped_value"], v["clipped"]))
+    level = numeric.level_of(d, x, v["alpha"])
+    test.assertEqual(level, v["level"])
     return d, level
 
 
@@ -79,9 +79,7 @@ class GoldenVectorsTest(unittest.TestCase):
                                          (want["hash_a"], want["hash_b"], want["bucket"]))
                 # The whole stream is used, and no more (UniformDraws raises past its end).
                 self.assertEqual(draws.used, len(v["uniforms"]))
-        # Numeric rows (issue 28) join once the C++ generator writes them.
-        self.assertLessEqual({"yes_no", "categorical"}, kinds)
-        self.assertLessEqual(kinds, {"yes_no", "categorical", "numeric"})
+        self.assertEqual(kinds, {"yes_no", "categorical", "numeric"})
 
 
 if __name__ == "__main__":
