@@ -268,6 +268,11 @@ export interface NumericDesign {
 export declare function makeNumericDesign(mechanism: 'ONE_BIT_MEAN' | 'D_BIT_FLIP' | 1 | 2, epsilon: number, edges: number[], sampledBuckets?: number, unit?: string): NumericDesign;
 /** The design of a served Design (JSON mapping) of a numeric metric, checked against its range. */
 export declare function numericDesignFromWire(design: any, range?: { lo?: number; hi?: number; unit?: string }): NumericDesign;
+/** The channel (a, b) the collector serves for a numeric design. */
+export declare function numericChannel(design: NumericDesign): { a: number; b: number };
+/** The local epsilon of one report (what the ledger counts): epsilon, or epsilon / 2 for
+ * D_BIT_FLIP with d = 1. */
+export declare function numericLocalEpsilon(design: NumericDesign): number;
 /** A value clipped to [lo, hi] (NaN: lo), and whether it was. */
 export declare function clipValue(design: NumericDesign, value: number): { value: number; clipped: boolean };
 /** The level of a value in [lo, hi]: alpha-point rounding (ONE_BIT_MEAN, alpha in [0, 1)) or

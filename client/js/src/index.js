@@ -11,5 +11,6 @@ export {
   localHash, LOCAL_HASH_PRIME,
 } from './categorical.js';
 export {
-  makeNumericDesign, numericDesignFromWire, clipValue, levelOf, randomizeNumeric,
+  makeNumericDesign, numericDesignFromWire, clipValue, levelOf, randomizeNumeric, numericChannel,
+  numericLocalEpsilon,
 } from './numeric.js';

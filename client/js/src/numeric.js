@@ -18,6 +18,8 @@ import { DeniableError } from './errors.js';
 export const MAX_BUCKETS = 256;
 const MECHANISMS = { ONE_BIT_MEAN: 'ONE_BIT_MEAN', D_BIT_FLIP: 'D_BIT_FLIP', 1: 'ONE_BIT_MEAN', 2: 'D_BIT_FLIP' };
 const FIELD = 'design.parameters.numeric';
+// As the C++ SDK (NumericDesignFromWire): a served (a, b) must match the mechanism's channel.
+const CHANNEL_TOLERANCE = 1e-12;
 
 const invalid = (message) => new DeniableError('INVALID_ARGUMENT', message);
 
@@ -49,11 +51,28 @@ export function makeNumericDesign(mechanism, epsilon, edges, sampledBuckets = 0,
   return Object.freeze({ mechanism: m, epsilon: eps, edges: Object.freeze(e), k, d, lo: e[0], hi: e[k], unit });
 }
 
+/** {a, b} as the collector serves them: ONE_BIT_MEAN the bit at the range's ends,
+ * e^eps/(e^eps + 1) and 1/(e^eps + 1); D_BIT_FLIP one bucket's bit, a'/(a' + 1), 1/(a' + 1),
+ * a' = e^(eps/2). */
+export function numericChannel(design) {
+  const e = Math.exp(design.mechanism === 'ONE_BIT_MEAN' ? design.epsilon : design.epsilon / 2);
+  return { a: e / (e + 1), b: 1 / (e + 1) };
+}
+
+/** The local epsilon (nats) of one report, what the ledger counts: epsilon, or epsilon / 2 for
+ * D_BIT_FLIP with d = 1 (one bucket's bit), 0 for a single bucket. */
+export function numericLocalEpsilon(design) {
+  if (design.mechanism === 'ONE_BIT_MEAN') return design.epsilon;
+  if (design.k === 1) return 0;
+  return design.d >= 2 ? design.epsilon : design.epsilon / 2;
+}
+
 /**
  * The numeric design of a served Design (JSON mapping) whose parameters are `numeric`, checked
  * against the metric's range (GetDesignResponse.range, when set). A design without bucketEdges
- * gets `buckets` equal-width buckets over the range. The randomizer uses only the mechanism,
- * epsilon, edges and d (the served a, b are not used).
+ * gets `buckets` equal-width buckets over the range. The served (a, b) must match the
+ * mechanism's channel (numericChannel), so the SDK never randomizes with a design it cannot
+ * explain.
  */
 export function numericDesignFromWire(design, range) {
   const n = design && design.parameters && design.parameters.numeric;
@@ -69,6 +88,10 @@ export function numericDesignFromWire(design, range) {
   const result = makeNumericDesign(n.mechanism, n.epsilon, edges, n.sampledBuckets ?? 0, n.unit || range?.unit || '');
   if (hasRange && (result.lo !== lo || result.hi !== hi)) {
     throw invalid(`${FIELD}.bucketEdges: run from ${result.lo} to ${result.hi}, but the metric's range is [${lo}, ${hi}]`);
+  }
+  const { a, b } = numericChannel(result);
+  if (Math.abs(a - Number(design.a ?? 0)) > CHANNEL_TOLERANCE || Math.abs(b - Number(design.b ?? 0)) > CHANNEL_TOLERANCE) {
+    throw invalid(`design: channel (a = ${design.a}, b = ${design.b}) does not match the mechanism (a = ${a}, b = ${b})`);
   }
   return result;
 }

@@ -4,7 +4,9 @@
 import { categoricalDesignFromWire, drawsFrom, randomizeCategory } from './categorical.js';
 import { DeniableError, codeName, isPermanentBatchError } from './errors.js';
 import { HttpTransport, toBase64 } from './http_transport.js';
-import { clipValue, levelOf, numericDesignFromWire, randomizeNumeric } from './numeric.js';
+import {
+  clipValue, levelOf, numericDesignFromWire, numericLocalEpsilon, randomizeNumeric,
+} from './numeric.js';
 import { secureRandom } from './random.js';
 import { randomizeAnswer } from './randomizer.js';
 import { MemoryStore } from './stores.js';
@@ -59,7 +61,7 @@ export function parseDesign(response) {
   }
   return {
     version, a, b,
-    epsilon: categorical ? categorical.epsilon : numeric ? numeric.epsilon : epsilonOf(a, b),
+    epsilon: categorical ? categorical.epsilon : numeric ? numericLocalEpsilon(numeric) : epsilonOf(a, b),
     categories, categorical, numeric,
     precision: Number(response.timePrecisionSeconds) || 3600,
     period: Number(response.reportingPeriodSeconds) || 86400,

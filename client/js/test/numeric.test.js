@@ -9,8 +9,8 @@ import { join } from 'node:path';
 import { test } from 'node:test';
 
 import {
-  FileStore, Reporter, clipValue, levelOf, makeNumericDesign, numericDesignFromWire,
-  randomizeNumeric, seededRandom,
+  FileStore, Reporter, clipValue, levelOf, makeNumericDesign, numericChannel, numericDesignFromWire,
+  numericLocalEpsilon, randomizeNumeric, seededRandom,
 } from '../src/node.js';
 
 const T0 = Date.UTC(2026, 10, 23, 12);
@@ -21,10 +21,12 @@ const quiet = { backgroundSending: false, initialBackoffMs: 1, maxBackoffMs: 2 }
 function numericResponse(metric, mechanism, edges, sampledBuckets = 0) {
   const numeric = { mechanism, epsilon: EPS, bucketEdges: edges, buckets: edges.length - 1, unit: 'minutes' };
   if (sampledBuckets) numeric.sampledBuckets = sampledBuckets;
+  const d = makeNumericDesign(mechanism, EPS, edges, sampledBuckets);
+  const { a, b } = numericChannel(d);
   return {
     metric, timePrecisionSeconds: 3600, reportingPeriodSeconds: 86400, randomization: 'MEMOIZED',
     designFingerprint: '77', range: { lo: edges[0], hi: edges[edges.length - 1], unit: 'minutes' },
-    design: { version: 1, epsilon: EPS, parameters: { numeric } },
+    design: { version: 1, epsilon: numericLocalEpsilon(d), a, b, parameters: { numeric } },
   };
 }
 
@@ -115,6 +117,18 @@ test('designs are checked against their rules and the metric range', () => {
   assert.throws(() => numericDesignFromWire(r.design, { lo: 0, hi: 90 }), /range/);
   delete r.design.parameters.numeric.bucketEdges;  // equal-width buckets over the range
   assert.deepEqual(numericDesignFromWire(r.design, r.range).edges, [0, 50, 100]);
+  const h = numericResponse('m', 'D_BIT_FLIP', [0, 50, 100]);
+  h.design.a = 0.75;  // ONE_BIT_MEAN's channel, not this design's
+  assert.throws(() => numericDesignFromWire(h.design, h.range), /design: channel/);
+});
+
+test('the ledger counts the local epsilon of a report (d = 1: one bucket, epsilon / 2)', async () => {
+  assert.equal(numericLocalEpsilon(HIST), EPS);
+  const t = new NumericTransport();
+  t.designs.one = numericResponse('one', 'D_BIT_FLIP', [0, 10, 20, 40, 80], 1);
+  const r = reporter(t);
+  await r.reportValue('one', 15);
+  assert.ok(Math.abs((await r.ledger()).one.epsilonSpent - EPS / 2) < 1e-15);
 });
 
 test('1BitMean is DKY17 equation 1, by exact enumeration', () => {

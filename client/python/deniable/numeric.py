@@ -29,6 +29,9 @@ from deniable.v1 import design_pb2, report_service_pb2
 ONE_BIT_MEAN, D_BIT_FLIP = design_pb2.ONE_BIT_MEAN, design_pb2.D_BIT_FLIP
 MAX_BUCKETS = 256
 MECHANISM_NAMES = {ONE_BIT_MEAN: "one_bit_mean", D_BIT_FLIP: "d_bit_flip"}
+# As the C++ SDK (NumericDesignFromWire): a served (a, b) must match the mechanism's channel to
+# this absolute tolerance.
+CHANNEL_TOLERANCE = 1e-12
 
 
 @dataclasses.dataclass(frozen=True)
@@ -91,12 +94,32 @@ def make_design(mechanism: int, epsilon: float, edges: Any, sampled_buckets: int
                          sampled_buckets=d, unit=unit)
 
 
+def channel(design: NumericDesign) -> Tuple[float, float]:
+    """(a, b) as the collector serves them (numeric_convert.h): ONE_BIT_MEAN the bit at the
+    range's ends, e^eps/(e^eps + 1) and 1/(e^eps + 1); D_BIT_FLIP one sampled bucket's bit,
+    a'/(a' + 1) and 1/(a' + 1) with a' = e^(eps/2)."""
+    e = math.exp(design.epsilon if design.mechanism == ONE_BIT_MEAN else design.epsilon / 2.0)
+    return e / (e + 1.0), 1.0 / (e + 1.0)
+
+
+def local_epsilon(design: NumericDesign) -> float:
+    """The local epsilon (nats) of one report, what the ledger counts (NumericReportMechanism::
+    Epsilon): epsilon for ONE_BIT_MEAN and for D_BIT_FLIP with d >= 2; epsilon / 2 with d = 1
+    (one bucket's bit); 0 for a single bucket (the report says nothing)."""
+    if design.mechanism == ONE_BIT_MEAN:
+        return design.epsilon
+    if design.k == 1:
+        return 0.0
+    return design.epsilon if design.sampled_buckets >= 2 else design.epsilon / 2.0
+
+
 def design_from_wire(design: Any, value_range: Any = None) -> NumericDesign:
     """The NumericDesign of a served design_pb2.Design whose parameters are `numeric`, checked
     against the metric's range (GetDesignResponse.range, when set): the first edge must be its
-    lo and the last its hi. A design without bucket_edges gets `buckets` equal-width buckets
-    over the range. The randomizer uses only the mechanism, epsilon, edges and d; the served
-    (a, b) are not used. Raises DeniableError(INVALID_ARGUMENT) naming the field."""
+    lo and the last its hi; and its (a, b) against the mechanism's channel(), so the SDK never
+    randomizes with a design it cannot explain. A design without bucket_edges gets `buckets`
+    equal-width buckets over the range. Raises DeniableError(INVALID_ARGUMENT) naming the
+    field."""
     if design.parameters.WhichOneof("kind") != "numeric":
         raise _invalid("design.parameters: a numeric metric needs a numeric design")
     n = design.parameters.numeric
@@ -112,6 +135,10 @@ def design_from_wire(design: Any, value_range: Any = None) -> NumericDesign:
         raise _invalid(f"design.parameters.numeric.bucket_edges: run from {result.lo} to "
                        f"{result.hi}, but the metric's range is [{value_range.lo}, "
                        f"{value_range.hi}]")
+    a, b = channel(result)
+    if abs(a - design.a) > CHANNEL_TOLERANCE or abs(b - design.b) > CHANNEL_TOLERANCE:
+        raise _invalid(f"design: channel (a = {design.a}, b = {design.b}) does not match the "
+                       f"mechanism (a = {a}, b = {b})")
     return result
 
 

@@ -167,7 +167,8 @@ def parse_design(response):
                              design_pb2.FRESH_PER_PERIOD):
         raise DeniableError(INVALID, f"randomization: unknown value {randomization}")
     return _Design(version=d.version, a=d.a, b=d.b,
-                   epsilon=cat.epsilon if cat else num.epsilon if num else epsilon_of(d.a, d.b),
+                   epsilon=cat.epsilon if cat else numeric.local_epsilon(num) if num
+                   else epsilon_of(d.a, d.b),
                    precision=response.time_precision_seconds or 3600,
                    period=response.reporting_period_seconds or 86400,
                    fresh=randomization == design_pb2.FRESH_PER_PERIOD,

@@ -24,12 +24,14 @@ EPS = math.log(3)
 
 
 def numeric_response(metric, mechanism, edges, sampled=0, version=1, epsilon=EPS):
+    d = numeric.make_design(mechanism, epsilon, edges, sampled)
+    a, b = numeric.channel(d)
     return report_service_pb2.GetDesignResponse(
         metric=metric, time_precision_seconds=3600, reporting_period_seconds=DAY,
         design_fingerprint=0x77,
         range=metric_pb2.NumericRange(lo=edges[0], hi=edges[-1], unit="minutes"),
         design=design_pb2.Design(
-            version=version, epsilon=epsilon,
+            version=version, epsilon=numeric.local_epsilon(d), a=a, b=b,
             parameters=design_pb2.DesignParameters(numeric=design_pb2.Numeric(
                 mechanism=mechanism, epsilon=epsilon, bucket_edges=edges,
                 buckets=len(edges) - 1, sampled_buckets=sampled, unit="minutes"))))
@@ -140,6 +142,22 @@ class LevelTest(unittest.TestCase):
         response.range.hi = 90
         with self.assertRaisesRegex(deniable.DeniableError, "range"):
             numeric.design_from_wire(response.design, response.range)
+        response = numeric_response("m", design_pb2.D_BIT_FLIP, [0, 50, 100])
+        response.design.a = 0.75  # ONE_BIT_MEAN's channel, not this design's
+        with self.assertRaisesRegex(deniable.DeniableError, "design: channel"):
+            numeric.design_from_wire(response.design, response.range)
+
+    def test_the_ledger_counts_the_local_epsilon_of_a_report(self):
+        self.assertEqual(numeric.local_epsilon(self.mean), EPS)
+        self.assertEqual(numeric.local_epsilon(self.hist), EPS)  # d = 2
+        one = numeric.make_design(numeric.D_BIT_FLIP, EPS, [0, 10, 20, 40, 80], 1)
+        self.assertEqual(numeric.local_epsilon(one), EPS / 2)  # one bucket's bit
+        collector = FakeCollector()
+        collector.responses["one"] = numeric_response("one", design_pb2.D_BIT_FLIP,
+                                                      [0, 10, 20, 40, 80], 1)
+        r = make_reporter(collector, seed=8)
+        r.report_value("one", 15)
+        self.assertAlmostEqual(r.ledger()["one"].epsilon_spent, EPS / 2)
 
 
 class ChannelTest(unittest.TestCase):
