@@ -297,6 +297,25 @@ export interface CategoryShare {
   estimateConsistent: number; standardError: number; ciLower: number; ciUpper: number;
   simultaneousLower: number; simultaneousUpper: number;
 }
+/** One bucket of a D_BIT_FLIP histogram (NumericBucket in query_service.proto). */
+export interface NumericBucket {
+  lower: number; upper: number; sampled: number; ones: number; estimateUnbiased: number | null;
+  estimateConsistent: number | null; standardError: number | null; ciLower: number | null;
+  ciUpper: number | null; simultaneousLower: number | null; simultaneousUpper: number | null;
+}
+/** A quantile of the values with its interval (NumericQuantile). */
+export interface NumericQuantile { level: number; value: number | null; ciLower: number | null; ciUpper: number | null }
+/** A numeric metric's estimates (NumericEstimate, docs/statistics.md section 6): ONE_BIT_MEAN
+ * the mean and the total over the `devices` reporting devices; D_BIT_FLIP the buckets and
+ * quantiles. null where the server has no value (the mean of a histogram design). */
+export interface NumericEstimate {
+  lo: number; hi: number; unit?: string; mechanism: 'one_bit_mean' | 'd_bit_flip';
+  mean: number | null; meanStandardError: number | null; meanCiLower: number | null;
+  meanCiUpper: number | null; total: number | null; totalStandardError: number | null;
+  totalCiLower: number | null; totalCiUpper: number | null; devices: number;
+  buckets?: NumericBucket[]; quantiles?: NumericQuantile[]; simultaneousMethod?: string;
+  perBucketLevel?: number;
+}
 export interface VersionEstimate {
   designVersion: number; n: number; yesCount: number; estimateUnbiased: number;
   standardError: number; a: number; b: number; weight: number;
@@ -320,6 +339,8 @@ export interface Prevalence {
   centralMethod: string | null; centralNote: string | null; shares: CategoryShare[];
   simultaneousMethod: string | null; perCategoryLevel: number | null;
   consistentMethod: string | null;
+  /** Numeric metrics only (issue 28). */
+  numeric?: NumericEstimate;
 }
 export interface Series { metric: string; bucket: 'HOUR' | 'DAY' | 'WEEK'; buckets: Prevalence[] }
 /** The change as second minus first, beside the wire's `difference` (first minus second). */
@@ -339,7 +360,7 @@ export interface Difference extends Change {
   ciUpper: number | null; confidenceLevel: number; shares: CategoryDifference[];
 }
 export interface QueryOptions {
-  metric: string; level?: number; method?: IntervalMethod;
+  metric: string; level?: number; method?: IntervalMethod; quantiles?: number[];
   simultaneous?: 'SIDAK' | 'BONFERRONI'; combination?: 'BY_REPORTS' | 'INVERSE_VARIANCE';
 }
 export declare function changeWords(secondMinusFirst: number | null): string;

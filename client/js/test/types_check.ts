@@ -24,7 +24,7 @@ async function example(): Promise<number> {
 void example;
 
 // The query client: typed answers, nulls where the server has no value.
-import { QueryClient, changeWords, type Prevalence, type Difference } from 'deniable-sdk';
+import { QueryClient, changeWords, type Prevalence, type Difference, type NumericEstimate } from 'deniable-sdk';
 async function analyst(): Promise<string> {
   const q = new QueryClient({ baseUrl: 'http://127.0.0.1:8080', token: 'analyst' });
   const p: Prevalence = await q.getPrevalence({ metric: 'uses_drugs', method: 'WILSON', start: '-7d' });
@@ -32,6 +32,8 @@ async function analyst(): Promise<string> {
   const shown: (number | null)[] = s.buckets.map((b) => (b.suppressed ? null : b.estimateUnbiased));
   const groups: Prevalence[] = await q.getBreakdown({ metric: 'uses_drugs', groupBy: 'region' });
   const d: Difference = await q.getDifference({ metric: 'uses_drugs', first: ['-14d', '-7d'], second: ['-7d', undefined] });
-  return `${p.n} ${shown.length} ${groups.length} ${d.change ?? 0} ${d.changeText} ${changeWords(d.change)}`;
+  const minutes: NumericEstimate | undefined = (await q.getPrevalence({ metric: 'minutes', quantiles: [0.5] })).numeric;
+  const median: number | null = minutes?.quantiles?.[0]?.value ?? null;
+  return `${p.n} ${shown.length} ${groups.length} ${d.change ?? 0} ${d.changeText} ${changeWords(d.change)} ${median}`;
 }
 void analyst;
