@@ -155,7 +155,7 @@ export class Reporter {
       throw new DeniableError('INVALID_ARGUMENT', 'metric: must be a non-empty string');
     }
     if (typeof answer !== 'boolean' && typeof answer !== 'string') {
-      throw new DeniableError('INVALID_ARGUMENT', 'answer: must be true or false, or a category name');
+      throw new DeniableError('INVALID_ARGUMENT', 'answer: must be true or false, or a category name (the value of a numeric metric goes to reportValue)');
     }
     const design = await this.#designFor(metric, this.#o.firstDesignWaitMs);
     const value = trueValue(metric, design, answer);
