@@ -124,6 +124,9 @@ export interface MetricLedger {
   reportsThisPeriod: number;
   reportsRepeatedInPeriod: number; // report() calls that queued nothing
   lastReportSeconds: number; // event time of the last queued report (window flags); 0: none
+  /** Numeric metrics: queued reports whose value was clipped to the range (absent in stores
+   * written before issue 28). */
+  valuesClipped?: number;
 }
 
 export interface DeliveryStats {
@@ -201,8 +204,9 @@ export declare class Reporter {
    * level, or takes the report memoized for (metric, design version, level); the ledger counts
    * the design's epsilon once per distinct level. Sends `bit` (ONE_BIT_MEAN) or `numeric`
    * (D_BIT_FLIP). Resolves as report(). Rejects (nothing queued): INVALID_ARGUMENT "value: ..."
-   * for a value that is not a number or is NaN (never repeated in the message);
-   * FAILED_PRECONDITION "metric: ..." for a metric that is not numeric; otherwise as report(). */
+   * for a value that is not a number or is NaN (never repeated in the message), and
+   * "metric: ..." for a metric that is not numeric (report() on a numeric metric likewise);
+   * otherwise as report(). */
   reportValue(metric: string, value: number): Promise<Uint8Array | null>;
   /** The category names of a metric in its order; empty for a yes/no metric. */
   categories(metric: string): Promise<string[]>;

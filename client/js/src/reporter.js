@@ -88,8 +88,8 @@ export function windowFirsts(previous, now) {
 // Messages never repeat the answer passed (a misspelt answer is still an answer).
 function trueValue(metric, design, answer) {
   if (design.numeric) {
-    throw new DeniableError('FAILED_PRECONDITION',
-      `answer: metric "${metric}" is a numeric metric: report its value with reportValue(metric, number)`);
+    throw new DeniableError('INVALID_ARGUMENT',
+      `metric: "${metric}" is a numeric metric: report its value with reportValue(metric, number)`);
   }
   if (design.categorical === null) {
     if (typeof answer !== 'boolean') {
@@ -179,7 +179,7 @@ export class Reporter {
       const kind = design.categorical !== null
         ? `has categories (${design.categories.join(', ')}): report one of them by name`
         : 'is a yes/no metric: report true or false';
-      throw new DeniableError('FAILED_PRECONDITION', `metric: "${metric}" is not a numeric metric (it ${kind} with report())`);
+      throw new DeniableError('INVALID_ARGUMENT', `metric: "${metric}" is not a numeric metric (it ${kind} with report())`);
     }
     const o = this.#o;
     const { value: x, clipped } = clipValue(nd, value);
@@ -257,7 +257,10 @@ export class Reporter {
         report.bit = drawn.bit;
         if (drawn.numeric) report.numeric = { buckets: [...drawn.numeric.buckets], bits: [...drawn.numeric.bits] };
       }
-      if (clipped) state.counters.values_clipped = (state.counters.values_clipped ?? 0) + 1;
+      if (clipped) {
+        state.counters.values_clipped = (state.counters.values_clipped ?? 0) + 1;
+        ledger.valuesClipped = (ledger.valuesClipped ?? 0) + 1;  // absent in older stores
+      }
       const eventTime = nowSeconds - (nowSeconds % design.precision);
       if (design.windowFirsts) report.windowFirsts = windowFirsts(ledger.lastReportSeconds ?? 0, eventTime);
       ledger.lastReportSeconds = eventTime;  // added in SDK 0.3: absent (0) in older stores

@@ -184,6 +184,7 @@ test('values outside the range are clipped and counted', async () => {
   const r = reporter(new NumericTransport(), { onePerPeriod: false });
   for (const v of [-5, 50, 1e12, 100]) await r.reportValue('mean', v);
   assert.equal((await r.stats()).valuesClipped, 2);
+  assert.equal((await r.ledger()).mean.valuesClipped, 2);
   assert.equal((await r.ledger()).mean.randomizations, 3);  // levels 0, 2, 4 (100 memoized)
 });
 
@@ -246,10 +247,10 @@ test('memo per level, ledger per distinct level, and the cap', async () => {
 
 test('the wrong kind of metric and bad values are refused and queue nothing', async () => {
   const r = reporter(new NumericTransport());
-  await assert.rejects(r.reportValue('yesno', 3), (e) => e.code === 'FAILED_PRECONDITION' &&
-    e.message.includes('metric: "yesno" is not a numeric metric'));
-  await assert.rejects(r.report('mean', true), (e) => e.code === 'FAILED_PRECONDITION' &&
-    e.message.includes('reportValue'));
+  await assert.rejects(r.reportValue('yesno', 3), (e) => e.code === 'INVALID_ARGUMENT' &&
+    e.detail.startsWith('metric: "yesno" is not a numeric metric'));
+  await assert.rejects(r.report('mean', true), (e) => e.code === 'INVALID_ARGUMENT' &&
+    e.detail.startsWith('metric: "mean" is a numeric metric') && e.message.includes('reportValue'));
   for (const bad of ['41', true, null, NaN, 12n]) {
     await assert.rejects(r.reportValue('mean', bad), (e) => e.code === 'INVALID_ARGUMENT' &&
       e.detail.startsWith('value: ') && !e.detail.includes('41'));

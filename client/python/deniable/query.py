@@ -631,7 +631,8 @@ def to_dataframe(rows: Sequence[Any], pandas_module: Any = None) -> Any:
     datetimes in place of the Unix seconds. Suppressed buckets and groups keep their n and have
     NaN estimates. A row with a NumericEstimate gets its scalar figures as columns prefixed
     "numeric_" (numeric_mean, numeric_mean_ci_lower, numeric_total, numeric_devices, ...;
-    its buckets and quantiles are frames of their own: to_dataframe(p.numeric.buckets)). Raises ImportError naming pandas when it is not installed (apt-get install
+    its buckets and quantiles are frames of their own: to_dataframe(p.numeric.buckets)).
+    Raises ImportError naming pandas when it is not installed (apt-get install
     python3-pandas)."""
     if pandas_module is None:
         try:

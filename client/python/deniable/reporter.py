@@ -67,6 +67,7 @@ class MetricLedger:
     reports_this_period: int = 0
     reports_repeated_in_period: int = 0
     last_report_seconds: int = 0  # event time of the last queued report (window flags)
+    values_clipped: int = 0  # numeric metrics: queued reports whose value was clipped
 
 
 class ReportOutcome(enum.Enum):
@@ -339,8 +340,9 @@ class Reporter:
         Memoized per (metric, design version, level); the ledger counts the design's epsilon
         once per distinct level. Returns a ReportResult as report(). Raises DeniableError
         (nothing queued, nothing spent): INVALID_ARGUMENT "value: ..." for a value that is not a
-        number or is NaN (the message never repeats it); FAILED_PRECONDITION "metric: ..." for
-        a metric that is not numeric; otherwise as report()."""
+        number or is NaN (the message never repeats it), and "metric: ..." for a metric that is
+        not numeric (as the C++ SDK; report() on a numeric metric likewise); otherwise as
+        report()."""
         if not isinstance(metric, str) or not metric:
             raise DeniableError(INVALID, "metric: must be a non-empty string")
         if isinstance(value, bool) or not isinstance(value, numbers.Real):
@@ -353,9 +355,8 @@ class Reporter:
             kind = f"has categories ({', '.join(design.categories)}): report one of them by " \
                    "name" if design.categorical is not None else "is a yes/no metric: report " \
                    "True or False"
-            raise DeniableError(grpc.StatusCode.FAILED_PRECONDITION,
-                                f"metric: \"{metric}\" is not a numeric metric (it {kind} with "
-                                "report())")
+            raise DeniableError(INVALID, f"metric: \"{metric}\" is not a numeric metric (it {kind} "
+                                         "with report())")
         x, clipped = numeric.clip(nd, float(value))
         alpha = self._store.numeric_alpha(metric, lambda: self._rng.uniform(1.0)) \
             if nd.mechanism == numeric.ONE_BIT_MEAN else 0.0
@@ -535,9 +536,8 @@ class Reporter:
         Messages never repeat the answer passed."""
         if design.numeric_design is not None:
             raise DeniableError(
-                grpc.StatusCode.FAILED_PRECONDITION,
-                f"answer: metric \"{metric}\" is a numeric metric: report its value with "
-                "report_value(metric, number)")
+                INVALID, f"metric: \"{metric}\" is a numeric metric: report its value with "
+                         "report_value(metric, number)")
         if design.categorical is None:
             if isinstance(answer, str):
                 raise DeniableError(

@@ -40,7 +40,7 @@ COUNTERS = ("acknowledged", "duplicates", "dropped_rejected", "dropped_queue_ful
             "dropped_too_old", "dropped_design_mismatch", "values_clipped")
 LEDGER_FIELDS = ("reports_accepted", "reports_acknowledged", "randomizations", "epsilon_spent",
                  "epsilon_if_fresh", "period_start_seconds", "reports_this_period",
-                 "reports_repeated_in_period", "last_report_seconds")
+                 "reports_repeated_in_period", "last_report_seconds", "values_clipped")
 
 
 class DeviceStore:
@@ -65,6 +65,11 @@ class DeviceStore:
             columns = [r[1] for r in self._db.execute("PRAGMA table_info(ledger)")]
             if "last_report_seconds" not in columns:
                 self._db.execute("ALTER TABLE ledger ADD COLUMN last_report_seconds INTEGER "
+                                 "NOT NULL DEFAULT 0")
+            # Format 4: numeric metrics' clipped values per metric (and numeric_memo,
+            # numeric_alpha above).
+            if "values_clipped" not in columns:
+                self._db.execute("ALTER TABLE ledger ADD COLUMN values_clipped INTEGER "
                                  "NOT NULL DEFAULT 0")
             self._db.execute("INSERT OR REPLACE INTO deniable_py_meta VALUES ('format', '4')")
 
@@ -122,6 +127,8 @@ class DeviceStore:
             db.execute("INSERT OR IGNORE INTO ledger(metric) VALUES (?)", (metric,))
             if clipped:
                 _add_counter(db, "values_clipped", 1)
+                db.execute("UPDATE ledger SET values_clipped = values_clipped + 1"
+                           " WHERE metric = ?", (metric,))
             if memo is not None:
                 table = {"category": "category_memo", "numeric": "numeric_memo"}.get(memo[0],
                                                                                      "memo")

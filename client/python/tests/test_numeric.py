@@ -220,6 +220,7 @@ class ReportValueTest(unittest.TestCase):
         for value in (-5, 50, 1e12, 100):
             r.report_value("mean", value)
         self.assertEqual(r.stats().values_clipped, 2)
+        self.assertEqual(r.ledger()["mean"].values_clipped, 2)
         # The clipped values took the ends' levels: 0 and 4 (memoized once each), 50 level 2,
         # 100 the memo of level 4: three draws.
         self.assertEqual(r.ledger()["mean"].randomizations, 3)
@@ -294,11 +295,12 @@ class ReportValueTest(unittest.TestCase):
         r = make_reporter(self.collector, seed=4)
         with self.assertRaises(deniable.DeniableError) as e:
             r.report_value("yesno", 3.0)
-        self.assertEqual(e.exception.code, grpc.StatusCode.FAILED_PRECONDITION)
+        self.assertEqual(e.exception.code, grpc.StatusCode.INVALID_ARGUMENT)
         self.assertIn("metric: \"yesno\" is not a numeric metric", e.exception.message)
         with self.assertRaises(deniable.DeniableError) as e:
             r.report("mean", True)
-        self.assertEqual(e.exception.code, grpc.StatusCode.FAILED_PRECONDITION)
+        self.assertEqual(e.exception.code, grpc.StatusCode.INVALID_ARGUMENT)
+        self.assertTrue(e.exception.message.startswith("metric: \"mean\" is a numeric metric"))
         self.assertIn("report_value", e.exception.message)
         for bad in ("41", True, None, [1]):
             with self.assertRaises(deniable.DeniableError) as e:
