@@ -282,7 +282,10 @@ class Difference(_SecondMinusFirst):
     second.estimate - first.estimate in [change_ci_lower, change_ci_upper] (Wald, within
     [-1, 1]), change_text "fell by 1.66 points". standard_error = sqrt(se1^2 + se2^2)
     (independent reports). `difference`, ci_lower and ci_upper are the wire's first - second
-    (Difference in query_service.proto); NaN for a metric with categories (see `shares`)."""
+    (Difference in query_service.proto); NaN for a metric with categories (see `shares`). For a
+    numeric ONE_BIT_MEAN metric the change is of the mean, in the values' unit (`unit`; not
+    clipped to [-1, 1]), and change_text says so ("rose by 2.5 minutes"); a D_BIT_FLIP
+    histogram's change is per bucket in `shares` (category "[lower, upper)")."""
     first: Prevalence
     second: Prevalence
     difference: float
@@ -291,6 +294,19 @@ class Difference(_SecondMinusFirst):
     ci_upper: float
     confidence_level: float
     shares: List[CategoryDifference] = dataclasses.field(default_factory=list)
+    unit: Optional[str] = None  # a numeric mean's unit ("" when it has none); None: a share
+
+    @property
+    def change_text(self) -> str:
+        """"fell by 1.66 points" (change_words), or for a numeric mean "rose by 2.5 minutes"."""
+        if self.unit is None:
+            return change_words(self.change)
+        change = self.change
+        if math.isnan(change):
+            return "unknown"
+        if change == 0:
+            return f"unchanged (0 {self.unit})".replace(" )", ")")
+        return f"{'rose' if change > 0 else 'fell'} by {abs(change):.4g} {self.unit}".rstrip()
 
 
 @dataclasses.dataclass
@@ -585,7 +601,8 @@ class QueryClient:
             first=selection(metric, first, "first"),
             second=selection(metric2 or metric, second, "second"), confidence_level=level)
         d = _rpc.call(self._difference, request, self._timeout)
-        missing = len(d.shares) > 0  # categorical: the figures are per category
+        missing = len(d.shares) > 0  # categorical or a histogram: the figures are per share
+        mean = d.first.HasField("numeric") and d.first.numeric.mechanism == "one_bit_mean"
 
         def value(x: float) -> float:
             return _NAN if missing else x
@@ -597,7 +614,8 @@ class QueryClient:
                           shares=[CategoryDifference(category=s.category, difference=s.difference,
                                                      standard_error=s.standard_error,
                                                      ci_lower=s.ci_lower, ci_upper=s.ci_upper)
-                                  for s in d.shares])
+                                  for s in d.shares],
+                          unit=d.first.numeric.unit if mean else None)
 
     def plan(self, *, half_width: float, level: float = 0.95,
              assumed_prevalence: Optional[float] = None, **design: Any) -> SurveyPlan:

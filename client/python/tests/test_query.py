@@ -157,6 +157,16 @@ class NumericTest(unittest.TestCase):
                                         pandas_module=fake)
         self.assertEqual(buckets.columns["estimate_consistent"], [0.6, 0.4])
 
+    def test_difference_of_a_mean_is_in_its_unit(self):
+        d = deniable.Difference(first=query._prevalence(served_mean()),
+                                second=query._prevalence(served_mean()), difference=-2.5,
+                                standard_error=1.0, ci_lower=-4.5, ci_upper=-0.5,
+                                confidence_level=0.95, unit="years")
+        self.assertEqual((d.change, d.change_text), (2.5, "rose by 2.5 years"))
+        self.assertEqual(dataclasses.replace(d, difference=0.0).change_text,
+                         "unchanged (0 years)")
+        self.assertEqual(dataclasses.replace(d, unit=None).change_text, "rose by 250.00 points")
+
     def test_create_metric_request_for_a_numeric_metric(self):
         params = query.design_parameters(numeric=1.1, mechanism="D_BIT_FLIP", buckets=12,
                                          sampled_buckets=3, unit="minutes")
