@@ -1,5 +1,5 @@
 // The estimators of numeric designs (numeric.h): EstimateMean (ONE_BIT_MEAN), EstimateHistogram
-// and PlanHistogramSurvey (D_BIT_FLIP). docs/statistics.md section 6.
+// and PlanHistogramSurvey (D_BIT_FLIP). docs/statistics.md section 9.
 #include <algorithm>
 #include <cmath>
 #include <limits>

@@ -1,7 +1,7 @@
 // Numeric telemetry in one bit: 1BitMean (means and totals) and dBitFlip (histograms and
 // quantiles), after Ding, Kulkarni and Yekhanin, "Collecting Telemetry Data Privately", NeurIPS
 // 2017 (DKY17), with alpha-point rounding for memoization (DKY17 section 3) and confidence
-// intervals (docs/statistics.md section 6).
+// intervals (docs/statistics.md section 9).
 //
 // The device's path (the SDKs mirror it; tests/golden/randomizer_vectors.json holds them to it):
 //   1. ClipValue: a value outside [lo, hi] becomes the nearest end (the SDK counts it).
@@ -175,7 +175,7 @@ absl::StatusOr<HistogramEstimate> EstimateHistogram(const NumericDesign& design,
                                                     double confidence_level, IntervalMethod method,
                                                     SimultaneousMethod simultaneous);
 
-// Quantiles from a histogram (docs/statistics.md section 6.4): the value where the cumulative
+// Quantiles from a histogram (docs/statistics.md section 9.4): the value where the cumulative
 // consistent share reaches `level` (linear inside the bucket), and an interval from a
 // simultaneous band on the cumulative shares. Errors: INVALID_ARGUMENT naming "levels[i]"
 // (outside (0, 1)).
