@@ -22,6 +22,7 @@ import os
 import subprocess
 import sys
 import tempfile
+import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "lib"))
@@ -154,6 +155,24 @@ def main():
         print(f"minutes: n {n}, sampled {sampled}, ones {bucket_ones}, consistent",
               [round(b.estimate_consistent, 3) for b in m.buckets], "median",
               round(m.quantiles[0].value, 1))
+
+        # One memoized device on two days: the same level (its alpha kept), the same bit, one
+        # randomization; a value in another grid cell is a second level and a second epsilon.
+        now = [time.time() - 2 * 86400]
+        r = deniable.Reporter(channel=channel, background_sending=False, clock=lambda: now[0],
+                              shutdown_drain_timeout=0)
+        first = len(recorder.reports)
+        for value in (30.0, 30.0, 90.0):  # 30: level 1 or 2 by alpha; 90: 3 or 4
+            check(r.report_value("age", value).outcome == deniable.ReportOutcome.QUEUED)
+            now[0] += 86400
+        r.flush(10)
+        a, b, _ = recorder.reports[first:]
+        check(a.bit == b.bit and a.report_id != b.report_id, (a, b))
+        ledger = r.ledger()["age"]
+        check((ledger.reports_accepted, ledger.randomizations) == (3, 2), ledger)
+        check(abs(ledger.epsilon_spent - 2 * EPS) < 1e-12, ledger)
+        r.close()
+        check(q.prevalence("age").n == n + 3, "the memoized device's reports are counted")
     finally:
         channel.close()
         stop(server)
