@@ -12,7 +12,8 @@ collector must count exactly what the SDKs sent: n, the bits 1 of ONE_BIT_MEAN (
 to lo + m (ybar (e^eps + 1) - 1) / (e^eps - 1) to 1e-9 and within 5 standard errors of the true
 mean of the clipped values), per bucket of D_BIT_FLIP the reports that sampled it and their
 bits 1 (each estimate equal to its debiasing to 1e-9), per SDK as a label group too. The
-QueryClient gives NumericEstimate dataclasses with quantiles.
+QueryClient gives NumericEstimate dataclasses with quantiles. Then one memoized Python device
+reports on three days (30, 30, 90): the same bit for the same value, two randomizations.
 
 Usage: sdk_numeric_test.py SERVER_BINARY   (run with the Python SDK venv's python)
 """
