@@ -7,9 +7,10 @@ import { mkdtempSync, readFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { test } from 'node:test';
+import 'fake-indexeddb/auto';
 
 import {
-  FileStore, Reporter, clipValue, levelOf, makeNumericDesign, numericChannel, numericDesignFromWire,
+  FileStore, IndexedDbStore, Reporter, clipValue, levelOf, makeNumericDesign, numericChannel, numericDesignFromWire,
   numericLocalEpsilon, randomizeNumeric, seededRandom,
 } from '../src/node.js';
 
@@ -257,4 +258,24 @@ test('the wrong kind of metric and bad values are refused and queue nothing', as
   }
   assert.equal(await r.pending(), 0);
   assert.deepEqual(await r.ledger(), {});
+});
+
+test('an IndexedDbStore (browsers) keeps the alpha and the memo per level across reporters', async () => {
+  const t = new NumericTransport();
+  let now = T0;
+  let r = reporter(t, { store: new IndexedDbStore({ name: 'numeric-unit' }), now: () => now });
+  await r.reportValue('mean', 30);
+  await r.close({ drainTimeoutMs: 0 });
+  r = reporter(t, { store: new IndexedDbStore({ name: 'numeric-unit' }), now: () => now, random: seededRandom(42) });
+  now = T0 + DAY;
+  await r.reportValue('mean', 30);
+  now = T0 + 2 * DAY;
+  await r.reportValue('mean', 1e9);  // clipped to 100: level 4
+  await r.flush(1000);
+  const [a, b, c] = t.received;
+  assert.equal(a.bit, b.bit);
+  const ledger = (await r.ledger()).mean;
+  assert.deepEqual([ledger.reportsAccepted, ledger.randomizations, ledger.valuesClipped], [3, 2, 1]);
+  assert.ok(c.bit === 0 || c.bit === 1);
+  await r.close({ drainTimeoutMs: 0 });
 });
