@@ -1,5 +1,6 @@
 #!/usr/bin/env python3
-"""Numeric metrics (issue 28) from the Python SDK (gRPC) and the JS SDK in Node (HTTP/JSON)
+"""Numeric metrics (issue 28) from the Python SDK (gRPC) and the JS SDK in Node and in headless
+Chromium (HTTP/JSON, IndexedDB, a page on another origin; skipped without chromium)
 through the real deniable-server.
 
 Two metrics are created with the Python QueryClient: "age" (ONE_BIT_MEAN on [0, 100], a grid of
@@ -27,7 +28,9 @@ import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "lib"))
-from interop_lib import NODE, REPO, start_collector, stop  # noqa: E402
+from components import required  # noqa: E402
+from interop_lib import (NODE, REPO, browser, have_chromium, run_page,  # noqa: E402
+                         serve_directory, start_collector, stop)
 from checks import check  # noqa: E402
 
 import grpc  # noqa: E402
@@ -35,7 +38,7 @@ import grpc  # noqa: E402
 import deniable  # noqa: E402
 
 EPS = math.log(3)
-PY_DEVICES, NODE_DEVICES = 300, 200
+PY_DEVICES, NODE_DEVICES, BROWSER_DEVICES = 300, 200, 20
 
 
 class Recorder(grpc.UnaryUnaryClientInterceptor):
@@ -83,7 +86,8 @@ def node_devices(base, metric, xs):
 def main():
     server_bin = sys.argv[1]
     work = tempfile.mkdtemp(prefix="deniable_numeric_")
-    server, target, base = start_collector(server_bin, work)
+    pages, origin = serve_directory(os.path.join(REPO, "client", "js"))
+    server, target, base = start_collector(server_bin, work, f"--http_cors_origins={origin}")
     recorder = Recorder()
     channel = grpc.intercept_channel(grpc.insecure_channel(target), recorder)
     try:
@@ -174,11 +178,46 @@ def main():
         check(abs(ledger.epsilon_spent - 2 * EPS) < 1e-12, ledger)
         r.close()
         check(q.prevalence("age").n == n + 3, "the memoized device's reports are counted")
+
+        # Headless Chromium: devices with IndexedDB stores, from a page on another origin.
+        if not have_chromium():
+            if required():
+                raise RuntimeError("chromium or chromedriver is absent, and "
+                                   "DENIABLE_REQUIRE_COMPONENTS is set: the browser part must run")
+            print("chromium or chromedriver is absent: the browser part is skipped")
+        else:
+            browser_devices(q, work, origin, base)
     finally:
+        pages.shutdown()
         channel.close()
         stop(server)
         subprocess.run(["rm", "-rf", work])
     print("sdk numeric interop: ok")
+
+
+def browser_devices(q, work, origin, base):
+    """BROWSER_DEVICES Chromium devices per metric: the server adds exactly what they sent."""
+    driver = browser(work)
+    try:
+        for metric, mechanism in (("age", "ONE_BIT_MEAN"), ("minutes", "D_BIT_FLIP")):
+            before = q.prevalence(metric, group_by="lang")
+            result = run_page(driver, f"{origin}/e2e_page/index.html?collector={base}"
+                                      f"&metric={metric}&devices={BROWSER_DEVICES}"
+                                      "&phase=numeric")
+            check(result["acknowledged"] == BROWSER_DEVICES, result)
+            check(result["mechanism"] == mechanism, result)
+            after = q.prevalence(metric, group_by="lang")
+            check(after.n == before.n + BROWSER_DEVICES, (before.n, after.n))
+            group = {g.group: g for g in after.groups}["browser"]
+            check(group.n == BROWSER_DEVICES, group)
+            if mechanism == "ONE_BIT_MEAN":
+                check(after.yes_count == before.yes_count + result["ones"], (after, result))
+            else:
+                check([(b.sampled, b.ones) for b in group.numeric.buckets]
+                      == list(zip(result["sampled"], result["bucketOnes"])), (group, result))
+            print(f"browser {metric}: {result}")
+    finally:
+        driver.quit()
 
 
 if __name__ == "__main__":
