@@ -105,7 +105,7 @@ def main():
     with zipfile.ZipFile(os.path.join(work, "dist", wheels[0])) as wheel:
         names = set(wheel.namelist())
         metadata = wheel.read(f"deniable-{version}.dist-info/METADATA").decode()
-    for name in ("deniable/py.typed", "deniable/v1/__init__.py",
+    for name in ("deniable/py.typed", "deniable/numeric.py", "deniable/v1/__init__.py",
                  "deniable/v1/report_service_pb2.py", "deniable/v1/report_service_pb2.pyi",
                  "deniable/v1/query_service_pb2.py", "deniable/v1/admin_service_pb2.py"):
         check(name in names, f"{name} not in the wheel: {sorted(names)}")

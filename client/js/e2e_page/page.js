@@ -5,11 +5,15 @@
 //   categorical: `devices` devices (in-memory stores, crypto.getRandomValues) of a metric with
 //             categories report category i % k by name and flush; the result has the support
 //             counts of the reports as sent (the collector's rule)
+//   numeric:  `devices` devices (one IndexedDB database each, crypto.getRandomValues) of a numeric
+//             metric report device i's value lo + (hi - lo) ((37 i) mod 101) / 100 with
+//             reportValue and flush; the result has what the reports as sent add to the
+//             collector's counters (bits 1; per bucket, the reports that sampled it and their 1s)
 // Device i's true answer is "yes" for i < devices * share; randomness seeded per device (a test
 // page; the SDK's default is crypto.getRandomValues).
 import {
-  HttpTransport, IndexedDbStore, MemoryStore, Reporter, categoricalDesignFromWire, seededRandom,
-  supports,
+  HttpTransport, IndexedDbStore, MemoryStore, Reporter, categoricalDesignFromWire,
+  numericDesignFromWire, seededRandom, supports,
 } from '../src/index.js';
 
 const q = new URLSearchParams(location.search);
@@ -48,8 +52,39 @@ async function categorical() {
   return { phase, devices, acknowledged, mechanism: design.mechanism, support };
 }
 
+async function numeric() {
+  const http = new HttpTransport({ baseUrl: collector });
+  const sent = [];
+  const transport = {
+    getDesign: (m, t) => http.getDesign(m, t),
+    submitReports: (reports, t) => { sent.push(...structuredClone(reports)); return http.submitReports(reports, t); },
+  };
+  const served = await http.getDesign(metric, 10000);
+  const design = numericDesignFromWire(served.design, served.range);
+  let acknowledged = 0;
+  for (let i = 0; i < devices; i++) {
+    const store = new IndexedDbStore({ name: `numeric-${metric}-${seed}-${i}` });
+    const r = new Reporter({ transport, store, backgroundSending: false, labels: { lang: 'browser' } });
+    await r.reportValue(metric, design.lo + (design.hi - design.lo) * ((37 * i) % 101) / 100);
+    await r.flush(20000);
+    acknowledged += (await r.ledger())[metric].reportsAcknowledged;
+    await r.close({ drainTimeoutMs: 0 });
+  }
+  const sampled = new Array(design.k).fill(0);
+  const bucketOnes = new Array(design.k).fill(0);
+  for (const x of sent) {
+    (x.numeric?.buckets ?? []).forEach((j, n) => {
+      sampled[j] += 1;
+      if (x.numeric.bits[n]) bucketOnes[j] += 1;
+    });
+  }
+  const ones = sent.reduce((s, x) => s + x.bit, 0);
+  return { phase, devices, acknowledged, mechanism: design.mechanism, ones, sampled, bucketOnes };
+}
+
 async function run() {
   if (phase === 'categorical') return categorical();
+  if (phase === 'numeric') return numeric();
   const result = { phase, devices, pending: 0, acknowledged: 0, ids: 0, repeated: 0 };
   for (let i = 0; i < devices; i++) {
     const truth = i < devices * share;

@@ -45,6 +45,12 @@ export interface WireCategoricalReport {
   bucket?: number;
 }
 
+/** A dBitFlip report (JSON mapping of deniable.v1.NumericReport): bits[i] belongs to buckets[i]. */
+export interface WireNumericReport {
+  buckets: number[];
+  bits: boolean[];
+}
+
 /** The wire form of a report (protobuf JSON mapping of deniable.v1.Report). */
 export interface WireReport {
   metric: string;
@@ -53,6 +59,9 @@ export interface WireReport {
   bit: 0 | 1;
   /** Metrics with categories only: the randomized report. */
   categorical?: WireCategoricalReport;
+  /** Numeric metrics with a D_BIT_FLIP design only (then `bit` is 0): the d sampled buckets in
+   * ascending order and one randomized bit for each. */
+  numeric?: WireNumericReport;
   /** Whether this is the device's first report of the metric in its UTC day, ISO week and
    * month (docs/statistics.md section 4.4); absent when the metric turned them off. */
   windowFirsts?: { day: boolean; week: boolean; month: boolean };
@@ -115,6 +124,9 @@ export interface MetricLedger {
   reportsThisPeriod: number;
   reportsRepeatedInPeriod: number; // report() calls that queued nothing
   lastReportSeconds: number; // event time of the last queued report (window flags); 0: none
+  /** Numeric metrics: queued reports whose value was clipped to the range (absent in stores
+   * written before issue 28). */
+  valuesClipped?: number;
 }
 
 export interface DeliveryStats {
@@ -127,6 +139,8 @@ export interface DeliveryStats {
   /** Rejected per report with FAILED_PRECONDITION: randomized with a design the collector does
    * not have under that version (docs/sdk.md, "Design fingerprint"); never randomized again. */
   droppedDesignMismatch: number;
+  /** reportValue() values outside the metric's range, clipped to its nearest end (persisted). */
+  valuesClipped: number;
   /** Since this Reporter was created: */
   sendAttempts: number;
   failedAttempts: number;
@@ -183,6 +197,17 @@ export declare class Reporter {
    * categories and never repeats the value passed); FAILED_PRECONDITION for a category on a
    * yes/no metric, or a boolean on a metric with categories. */
   report(metric: string, category: string): Promise<Uint8Array | null>;
+  /** A numeric metric (GetDesignResponse.range; docs/sdk.md "Numeric metrics"): clips `value`
+   * to the range [lo, hi] (counted in DeliveryStats.valuesClipped), rounds it to its level
+   * (ONE_BIT_MEAN: alpha-point rounding with this device's alpha for the metric, drawn once with
+   * crypto.getRandomValues and kept in the store; D_BIT_FLIP: its bucket) and randomizes the
+   * level, or takes the report memoized for (metric, design version, level); the ledger counts
+   * the design's epsilon once per distinct level. Sends `bit` (ONE_BIT_MEAN) or `numeric`
+   * (D_BIT_FLIP). Resolves as report(). Rejects (nothing queued): INVALID_ARGUMENT "value: ..."
+   * for a value that is not a number or is NaN (never repeated in the message), and
+   * "metric: ..." for a metric that is not numeric (report() on a numeric metric likewise);
+   * otherwise as report(). */
+  reportValue(metric: string, value: number): Promise<Uint8Array | null>;
   /** The category names of a metric in its order; empty for a yes/no metric. */
   categories(metric: string): Promise<string[]>;
   /** Fetches and caches the designs; rejects with the first error after trying all. */
@@ -231,9 +256,39 @@ export declare function randomBelow(source: RandomSource, n: number): number;
 export declare function supports(design: CategoricalDesign, report: WireCategoricalReport, v: number): boolean;
 export declare function localHash(a: number, b: number, v: number, g: number): number;
 
+/** A numeric design (common/numeric.h NumericDesign): the k + 1 ascending edges (edges[0] = lo,
+ * edges[k] = hi), D_BIT_FLIP's d sampled buckets (0 for ONE_BIT_MEAN), the values' unit. */
+export interface NumericDesign {
+  mechanism: 'ONE_BIT_MEAN' | 'D_BIT_FLIP';
+  epsilon: number;
+  edges: readonly number[];
+  k: number;
+  d: number;
+  lo: number;
+  hi: number;
+  unit: string;
+}
+/** A checked numeric design; throws DeniableError INVALID_ARGUMENT naming the field. */
+export declare function makeNumericDesign(mechanism: 'ONE_BIT_MEAN' | 'D_BIT_FLIP' | 1 | 2, epsilon: number, edges: number[], sampledBuckets?: number, unit?: string): NumericDesign;
+/** The design of a served Design (JSON mapping) of a numeric metric, checked against its range. */
+export declare function numericDesignFromWire(design: any, range?: { lo?: number; hi?: number; unit?: string }): NumericDesign;
+/** The channel (a, b) the collector serves for a numeric design. */
+export declare function numericChannel(design: NumericDesign): { a: number; b: number };
+/** The local epsilon of one report (what the ledger counts): epsilon, or epsilon / 2 for
+ * D_BIT_FLIP with d = 1. */
+export declare function numericLocalEpsilon(design: NumericDesign): number;
+/** A value clipped to [lo, hi] (NaN: lo), and whether it was. */
+export declare function clipValue(design: NumericDesign, value: number): { value: number; clipped: boolean };
+/** The level of a value in [lo, hi]: alpha-point rounding (ONE_BIT_MEAN, alpha in [0, 1)) or
+ * the bucket (D_BIT_FLIP). */
+export declare function levelOf(design: NumericDesign, value: number, alpha: number): number;
+/** The randomized answer of a level: {bit} or {bit: 0, numeric}. */
+export declare function randomizeNumeric(design: NumericDesign, level: number, draws: CategoricalDraws): { bit: 0 | 1; numeric?: WireNumericReport };
+
 export declare function parseDesign(response: any): {
   version: number; a: number; b: number; epsilon: number; precision: number; period: number;
   fresh: boolean; categories: string[]; categorical: CategoricalDesign | null;
+  numeric: NumericDesign | null;
 };
 
 // ---- QueryClient (src/query_client.js): the analyst's calls over the HTTP/JSON API. ----
@@ -245,6 +300,25 @@ export interface CategoryShare {
   category: string; supportCount: number; supportShare: number; estimateUnbiased: number;
   estimateConsistent: number; standardError: number; ciLower: number; ciUpper: number;
   simultaneousLower: number; simultaneousUpper: number;
+}
+/** One bucket of a D_BIT_FLIP histogram (NumericBucket in query_service.proto). */
+export interface NumericBucket {
+  lower: number; upper: number; sampled: number; ones: number; estimateUnbiased: number | null;
+  estimateConsistent: number | null; standardError: number | null; ciLower: number | null;
+  ciUpper: number | null; simultaneousLower: number | null; simultaneousUpper: number | null;
+}
+/** A quantile of the values with its interval (NumericQuantile). */
+export interface NumericQuantile { level: number; value: number | null; ciLower: number | null; ciUpper: number | null }
+/** A numeric metric's estimates (NumericEstimate, docs/statistics.md section 6): ONE_BIT_MEAN
+ * the mean and the total over the `devices` reporting devices; D_BIT_FLIP the buckets and
+ * quantiles. null where the server has no value (the mean of a histogram design). */
+export interface NumericEstimate {
+  lo: number; hi: number; unit?: string; mechanism: 'one_bit_mean' | 'd_bit_flip';
+  mean: number | null; meanStandardError: number | null; meanCiLower: number | null;
+  meanCiUpper: number | null; total: number | null; totalStandardError: number | null;
+  totalCiLower: number | null; totalCiUpper: number | null; devices: number;
+  buckets?: NumericBucket[]; quantiles?: NumericQuantile[]; simultaneousMethod?: string;
+  perBucketLevel?: number;
 }
 export interface VersionEstimate {
   designVersion: number; n: number; yesCount: number; estimateUnbiased: number;
@@ -269,6 +343,8 @@ export interface Prevalence {
   centralMethod: string | null; centralNote: string | null; shares: CategoryShare[];
   simultaneousMethod: string | null; perCategoryLevel: number | null;
   consistentMethod: string | null;
+  /** Numeric metrics only (issue 28). */
+  numeric?: NumericEstimate;
 }
 export interface Series { metric: string; bucket: 'HOUR' | 'DAY' | 'WEEK'; buckets: Prevalence[] }
 /** The change as second minus first, beside the wire's `difference` (first minus second). */
@@ -288,7 +364,7 @@ export interface Difference extends Change {
   ciUpper: number | null; confidenceLevel: number; shares: CategoryDifference[];
 }
 export interface QueryOptions {
-  metric: string; level?: number; method?: IntervalMethod;
+  metric: string; level?: number; method?: IntervalMethod; quantiles?: number[];
   simultaneous?: 'SIDAK' | 'BONFERRONI'; combination?: 'BY_REPORTS' | 'INVERSE_VARIANCE';
 }
 export declare function changeWords(secondMinusFirst: number | null): string;

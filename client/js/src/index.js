@@ -10,3 +10,7 @@ export {
   categoricalDesignFromWire, randomizeCategory, drawsFrom, randomBelow, supports, supportChannel,
   localHash, LOCAL_HASH_PRIME,
 } from './categorical.js';
+export {
+  makeNumericDesign, numericDesignFromWire, clipValue, levelOf, randomizeNumeric, numericChannel,
+  numericLocalEpsilon,
+} from './numeric.js';

@@ -9,6 +9,7 @@
 //   const s = await q.getSeries({ metric: 'uses_drugs', start: '-7d' }); // s.buckets
 //   const d = await q.getDifference({ metric: 'uses_drugs', first: [t0, t1], second: [t1, t2] });
 //   d.changeText                                                         // "fell by 1.66 points"
+//   (await q.getPrevalence({ metric: 'minutes', quantiles: [0.5] })).numeric  // mean, buckets, ...
 import { DeniableError } from './errors.js';
 import { postJson } from './http_transport.js';
 
@@ -94,6 +95,8 @@ export class QueryClient {
     if (start !== undefined) body.startTimeSeconds = start;
     if (end !== undefined) body.endTimeSeconds = end;
     if (o.groupBy !== undefined) body.groupBy = o.groupBy;
+    // A numeric metric's D_BIT_FLIP quantile levels, each in (0, 1); absent: 0.5, 0.9, 0.99.
+    if (o.quantiles !== undefined) body.quantiles = [...o.quantiles];
     return this.#call('GetPrevalence', body);
   }
 

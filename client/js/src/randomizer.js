@@ -7,16 +7,19 @@
 // stream of uniform numbers, so the C++, Python and JS SDKs are held to one contract by data.
 
 import { randomizeCategory } from './categorical.js';
+import { randomizeNumeric } from './numeric.js';
 
 /** The randomized bit (0 or 1) of a yes/no answer with channel (a, b): one bernoulli draw. */
 export function randomizeAnswer(a, b, answer, draws) {
   return draws.bernoulli(answer ? a : b) ? 1 : 0;
 }
 
-/** Kind of report -> randomizer (every yes/no design kind, or `categorical`). */
+/** Kind of report -> randomizer (every yes/no design kind, `categorical`, or `numeric`: the
+ * level of a value, see numeric.js). */
 export const RANDOMIZERS = Object.freeze({
   yes_no: randomizeAnswer,
   categorical: randomizeCategory,
+  numeric: randomizeNumeric,
 });
 
 /** For tests and golden vectors ONLY: draws from a fixed list of uniform numbers in [0, 1):

@@ -4,6 +4,9 @@
 import { categoricalDesignFromWire, drawsFrom, randomizeCategory } from './categorical.js';
 import { DeniableError, codeName, isPermanentBatchError } from './errors.js';
 import { HttpTransport, toBase64 } from './http_transport.js';
+import {
+  clipValue, levelOf, numericDesignFromWire, numericLocalEpsilon, randomizeNumeric,
+} from './numeric.js';
 import { secureRandom } from './random.js';
 import { randomizeAnswer } from './randomizer.js';
 import { MemoryStore } from './stores.js';
@@ -44,10 +47,12 @@ export function parseDesign(response) {
   const d = (response && response.design) || {};
   const categories = Array.isArray(response && response.categories) ? [...response.categories] : [];
   const categorical = categories.length > 0 ? categoricalDesignFromWire(d, categories) : null;
-  const a = Number(d.a);
-  const b = Number(d.b);
+  const numeric = (d.parameters && d.parameters.numeric) || response.range
+    ? numericDesignFromWire(d, response.range) : null;
+  const a = Number(d.a ?? 0);
+  const b = Number(d.b ?? 0);
   const version = Number(d.version);
-  if (!(a >= 0 && a <= 1 && b >= 0 && b <= 1) || a === b || !(version > 0)) {
+  if (!(version > 0) || (numeric === null && (!(a >= 0 && a <= 1 && b >= 0 && b <= 1) || a === b))) {
     throw new DeniableError('INVALID_ARGUMENT', `design: unusable a=${d.a} b=${d.b} version=${d.version}`);
   }
   const randomization = response.randomization ?? 'MEMOIZED';
@@ -55,8 +60,9 @@ export function parseDesign(response) {
     throw new DeniableError('INVALID_ARGUMENT', `randomization: unknown value ${randomization}`);
   }
   return {
-    version, a, b, epsilon: categorical ? categorical.epsilon : epsilonOf(a, b),
-    categories, categorical,
+    version, a, b,
+    epsilon: categorical ? categorical.epsilon : numeric ? numericLocalEpsilon(numeric) : epsilonOf(a, b),
+    categories, categorical, numeric,
     precision: Number(response.timePrecisionSeconds) || 3600,
     period: Number(response.reportingPeriodSeconds) || 86400,
     fresh: randomization === 'FRESH_PER_PERIOD' || randomization === 2,
@@ -81,6 +87,10 @@ export function windowFirsts(previous, now) {
 // The memo key of a true answer: the boolean of a yes/no metric, or the index of a category.
 // Messages never repeat the answer passed (a misspelt answer is still an answer).
 function trueValue(metric, design, answer) {
+  if (design.numeric) {
+    throw new DeniableError('INVALID_ARGUMENT',
+      `metric: "${metric}" is a numeric metric: report its value with reportValue(metric, number)`);
+  }
   if (design.categorical === null) {
     if (typeof answer !== 'boolean') {
       throw new DeniableError('FAILED_PRECONDITION',
@@ -145,12 +155,49 @@ export class Reporter {
       throw new DeniableError('INVALID_ARGUMENT', 'metric: must be a non-empty string');
     }
     if (typeof answer !== 'boolean' && typeof answer !== 'string') {
-      throw new DeniableError('INVALID_ARGUMENT', 'answer: must be true or false, or a category name');
+      throw new DeniableError('INVALID_ARGUMENT', 'answer: must be true or false, or a category name (the value of a numeric metric goes to reportValue)');
     }
     const design = await this.#designFor(metric, this.#o.firstDesignWaitMs);
     const value = trueValue(metric, design, answer);
-    // One report at a time: lookup, randomize and commit are one step.
-    const run = this.#reporting.then(() => this.#commit(metric, value, design));
+    const o = this.#o;
+    const entry = design.categorical !== null
+      ? { kind: 'category', key: value, draw: () => randomizeCategory(design.categorical, value, drawsFrom(o.random)) }
+      : { kind: 'bit', key: value ? 1 : 0, draw: () => randomizeAnswer(design.a, design.b, value, drawsFrom(o.random)) };
+    return this.#serialized(() => this.#commit(metric, design, entry));
+  }
+
+  /** A numeric metric's value: clipped, rounded to its level, randomized (index.d.ts). */
+  async reportValue(metric, value) {
+    if (typeof metric !== 'string' || metric === '') {
+      throw new DeniableError('INVALID_ARGUMENT', 'metric: must be a non-empty string');
+    }
+    if (typeof value !== 'number') throw new DeniableError('INVALID_ARGUMENT', 'value: must be a number');
+    if (Number.isNaN(value)) throw new DeniableError('INVALID_ARGUMENT', 'value: is NaN, not a number to report');
+    const design = await this.#designFor(metric, this.#o.firstDesignWaitMs);
+    const nd = design.numeric;
+    if (!nd) {
+      const kind = design.categorical !== null
+        ? `has categories (${design.categories.join(', ')}): report one of them by name`
+        : 'is a yes/no metric: report true or false';
+      throw new DeniableError('INVALID_ARGUMENT', `metric: "${metric}" is not a numeric metric (it ${kind} with report())`);
+    }
+    const o = this.#o;
+    const { value: x, clipped } = clipValue(nd, value);
+    return this.#serialized(async () => {
+      // The device's alpha for this metric: drawn once (crypto.getRandomValues), kept for good.
+      const alpha = nd.mechanism === 'ONE_BIT_MEAN'
+        ? await this.#store.mutate((state) => ((state.numericAlpha ??= {})[metric] ??= o.random.uniform()))
+        : 0;
+      const level = levelOf(nd, x, alpha);
+      return this.#commit(metric, design, {
+        kind: 'numeric', key: level, clipped, draw: () => randomizeNumeric(nd, level, drawsFrom(o.random)),
+      });
+    });
+  }
+
+  // One report at a time: lookup, randomize and commit are one step.
+  #serialized(task) {
+    const run = this.#reporting.then(task);
     this.#reporting = run.catch(() => {});
     return run;
   }
@@ -160,8 +207,9 @@ export class Reporter {
     return [...(await this.#designFor(metric, this.#o.firstDesignWaitMs)).categories];
   }
 
-  // value: the true answer as the memo key wants it (a boolean, or a category index).
-  async #commit(metric, value, design) {
+  // entry: {kind: 'bit' | 'category' | 'numeric', key: the memo key (0/1, the category index or
+  // the level), draw(): the randomized answer, clipped: count in valuesClipped}.
+  async #commit(metric, design, { kind, key: memoKey, draw, clipped = false }) {
     const o = this.#o;
     const nowSeconds = Math.floor(o.now() / 1000);
     const periodStart = nowSeconds - (((nowSeconds % design.period) + design.period) % design.period);
@@ -174,11 +222,11 @@ export class Reporter {
         ledger.reportsRepeatedInPeriod += 1;  // the period's report is queued: nothing sent
         return { id: null, evicted: 0 };
       }
-      const categorical = design.categorical !== null;
-      const key = categorical ? `${metric}\u0000${design.version}\u0000${value}`
-        : `${metric}\u0000${design.version}\u0000${value ? 1 : 0}`;
-      // categoryMemo: added in SDK 0.2 (a store written before has none; it is created here).
-      const memoTable = categorical ? (state.categoryMemo ?? {}) : state.memo;
+      const key = `${metric}\u0000${design.version}\u0000${memoKey}`;
+      // categoryMemo: added in SDK 0.2, numericMemo in 0.4 (a store written before has none;
+      // it is created here).
+      const tableName = { bit: 'memo', category: 'categoryMemo', numeric: 'numericMemo' }[kind];
+      const memoTable = state[tableName] ?? {};
       const memo = design.fresh ? undefined : memoTable[key];
       if (design.fresh && o.maxEpsilonPerMetric === 0) {
         throw new DeniableError('FAILED_PRECONDITION',
@@ -195,24 +243,24 @@ export class Reporter {
       // report comes out.
       state.ledger[metric] = ledger;
       const randomized = memo === undefined;
-      let drawn;
-      if (categorical) {
-        drawn = randomized ? randomizeCategory(design.categorical, value, drawsFrom(o.random)) : memo;
-      } else {
-        drawn = randomized ? randomizeAnswer(design.a, design.b, value, drawsFrom(o.random)) : memo;
-      }
-      if (randomized && !design.fresh) {
-        if (categorical) (state.categoryMemo ??= {})[key] = drawn;
-        else state.memo[key] = drawn;
-      }
+      const drawn = randomized ? draw() : memo;
+      if (randomized && !design.fresh) (state[tableName] ??= {})[key] = drawn;
       const id = o.random.bytes(16);
       const report = {
-        metric, designVersion: design.version, bit: categorical ? 0 : drawn, reportId: toBase64(id),
+        metric, designVersion: design.version, bit: kind === 'bit' ? drawn : 0, reportId: toBase64(id),
         eventTimeSeconds: String(nowSeconds - (nowSeconds % design.precision)),
         labels: { ...o.labels },
         designFingerprint: design.fingerprint,
       };
-      if (categorical) report.categorical = { ...drawn };
+      if (kind === 'category') report.categorical = { ...drawn };
+      if (kind === 'numeric') {
+        report.bit = drawn.bit;
+        if (drawn.numeric) report.numeric = { buckets: [...drawn.numeric.buckets], bits: [...drawn.numeric.bits] };
+      }
+      if (clipped) {
+        state.counters.values_clipped = (state.counters.values_clipped ?? 0) + 1;
+        ledger.valuesClipped = (ledger.valuesClipped ?? 0) + 1;  // absent in older stores
+      }
       const eventTime = nowSeconds - (nowSeconds % design.precision);
       if (design.windowFirsts) report.windowFirsts = windowFirsts(ledger.lastReportSeconds ?? 0, eventTime);
       ledger.lastReportSeconds = eventTime;  // added in SDK 0.3: absent (0) in older stores
@@ -300,6 +348,7 @@ export class Reporter {
       droppedQueueFull: persisted.dropped_queue_full,
       droppedTooOld: persisted.dropped_too_old,
       droppedDesignMismatch: persisted.dropped_design_mismatch ?? 0,
+      valuesClipped: persisted.values_clipped ?? 0,
       ...this.#session,
     };
   }
@@ -385,8 +434,10 @@ export class Reporter {
         delete state.designs[r.metric];
         for (const value of [0, 1]) delete state.memo[`${r.metric}\u0000${r.designVersion}\u0000${value}`];
         const prefix = `${r.metric}\u0000${r.designVersion}\u0000`;
-        for (const key of Object.keys(state.categoryMemo ?? {})) {
-          if (key.startsWith(prefix)) delete state.categoryMemo[key];
+        for (const table of [state.categoryMemo, state.numericMemo]) {
+          for (const key of Object.keys(table ?? {})) {
+            if (key.startsWith(prefix)) delete table[key];
+          }
         }
       }
     });

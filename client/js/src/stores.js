@@ -7,7 +7,9 @@
 //
 // The memo table maps (metric, design version, true value) to the randomized bit, and
 // categoryMemo (metric, design version, true category index) to the randomized categorical
-// report: whoever reads the store learns which true values this device reported. Keep it in the app's private
+// report, numericMemo (metric, design version, level) to a numeric metric's randomized answer
+// (numericAlpha keeps the device's alpha per metric): whoever reads the store learns which true
+// values this device reported. Keep it in the app's private
 // storage. The queue never holds a true answer.
 
 /** A fresh, empty state document. */
@@ -18,10 +20,12 @@ export function emptyState() {
     queue: [],      // [{sequence, metric, report}] oldest first; report in the JSON mapping
     memo: {},       // "metric\u0000version\u0000value" -> bit
     categoryMemo: {}, // "metric\u0000version\u0000category index" -> CategoricalReport (JSON)
+    numericMemo: {},  // "metric\u0000version\u0000level" -> {bit} or {bit: 0, numeric: {buckets, bits}}
+    numericAlpha: {}, // metric -> this device's alpha of alpha-point rounding, in [0, 1)
     ledger: {},     // metric -> MetricLedger
     counters: {
       acknowledged: 0, duplicates: 0, dropped_rejected: 0, dropped_queue_full: 0,
-      dropped_too_old: 0, dropped_design_mismatch: 0,
+      dropped_too_old: 0, dropped_design_mismatch: 0, values_clipped: 0,
     },
     designs: {},    // metric -> GetDesignResponse (JSON mapping)
   };

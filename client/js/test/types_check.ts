@@ -14,14 +14,17 @@ async function example(): Promise<number> {
   await reporter.flush(10_000).catch((e: DeniableError) => e.code === 'UNAVAILABLE');
   const vote: Uint8Array | null = await reporter.report('vote', 'U');
   const names: string[] = await reporter.categories('vote');
+  const minutes: Uint8Array | null = await reporter.reportValue('minutes_of_use', 42.5);
+  const clipped: number = (await reporter.stats()).valuesClipped;
   const browser = new Reporter({ baseUrl: 'https://c.example', store: new IndexedDbStore(), random: seededRandom(1) });
   await browser.close({ drainTimeoutMs: 0 });
-  return (id?.length ?? 0) + (vote?.length ?? 0) + names.length + ledger['uses_drugs'].epsilonSpent;
+  return (id?.length ?? 0) + (vote?.length ?? 0) + (minutes?.length ?? 0) + clipped + names.length +
+    ledger['uses_drugs'].epsilonSpent;
 }
 void example;
 
 // The query client: typed answers, nulls where the server has no value.
-import { QueryClient, changeWords, type Prevalence, type Difference } from 'deniable-sdk';
+import { QueryClient, changeWords, type Prevalence, type Difference, type NumericEstimate } from 'deniable-sdk';
 async function analyst(): Promise<string> {
   const q = new QueryClient({ baseUrl: 'http://127.0.0.1:8080', token: 'analyst' });
   const p: Prevalence = await q.getPrevalence({ metric: 'uses_drugs', method: 'WILSON', start: '-7d' });
@@ -29,6 +32,8 @@ async function analyst(): Promise<string> {
   const shown: (number | null)[] = s.buckets.map((b) => (b.suppressed ? null : b.estimateUnbiased));
   const groups: Prevalence[] = await q.getBreakdown({ metric: 'uses_drugs', groupBy: 'region' });
   const d: Difference = await q.getDifference({ metric: 'uses_drugs', first: ['-14d', '-7d'], second: ['-7d', undefined] });
-  return `${p.n} ${shown.length} ${groups.length} ${d.change ?? 0} ${d.changeText} ${changeWords(d.change)}`;
+  const minutes: NumericEstimate | undefined = (await q.getPrevalence({ metric: 'minutes', quantiles: [0.5] })).numeric;
+  const median: number | null = minutes?.quantiles?.[0]?.value ?? null;
+  return `${p.n} ${shown.length} ${groups.length} ${d.change ?? 0} ${d.changeText} ${changeWords(d.change)} ${median}`;
 }
 void analyst;

@@ -17,6 +17,9 @@
     # and deniable.QueryClient.local() talk plaintext to 127.0.0.1:50051.
     q.prevalence("vote").shares      # [CategoryShare]: estimate, consistent share, intervals
 
+    reporter.report_value("minutes", 42.5)   # a numeric metric: clipped, rounded, randomized
+    q.prevalence("minutes").numeric  # NumericEstimate: mean, total, buckets, quantiles
+
 The Reporter keeps the C++ SDK's contract (docs/sdk.md): the true answer is randomized on the
 device with the `secrets` module and never leaves it; memoization per (metric, design version,
 answer), or per (metric, design version, category) for a metric with categories (k-RR, OUE or
@@ -26,12 +29,14 @@ SQLite queue; only INVALID_ARGUMENT is permanent, per-report rejections are hono
 from deniable.errors import DeniableError, StatusCode
 from deniable.reporter import DeliveryStats, MetricLedger, Reporter, ReportOutcome, ReportResult
 from deniable.query import (CategoryDifference, CategoryShare, Difference, GroupPrevalence,
-                            Metric, Prevalence, QueryClient, SeriesPoint, SurveyPlan,
-                            VersionEstimate, change_words, to_dataframe)
+                            Metric, NumericBucket, NumericEstimate, NumericQuantile, Prevalence,
+                            QueryClient, SeriesPoint, SurveyPlan, VersionEstimate, change_words,
+                            to_dataframe)
 
 __all__ = ["DeniableError", "StatusCode", "Reporter", "ReportOutcome", "ReportResult",
            "MetricLedger", "DeliveryStats",
            "QueryClient", "Metric", "Prevalence", "GroupPrevalence", "SeriesPoint",
            "Difference", "SurveyPlan", "to_dataframe", "CategoryShare", "CategoryDifference",
-           "VersionEstimate", "change_words"]
+           "VersionEstimate", "change_words", "NumericEstimate", "NumericBucket",
+           "NumericQuantile"]
 __version__ = "0.1.0"

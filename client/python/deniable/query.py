@@ -11,9 +11,16 @@
     to_dataframe(points)   # a pandas.DataFrame indexed by the buckets' UTC start times
     q.create_metric("vote", categories=["Y", "N", "U", "A"], categorical=1.1)  # k-RR here
     q.prevalence("vote").shares   # [CategoryShare]: estimates, consistent shares, intervals
+    q.create_metric("minutes", numeric=1.1, value_range=(0, 600), unit="minutes",
+                    mechanism="D_BIT_FLIP", buckets=12)   # a numeric metric (docs/sdk.md)
+    q.prevalence("minutes", quantiles=[0.5, 0.9]).numeric  # NumericEstimate: mean, total,
+                                                           # buckets, quantiles, intervals
 
 Missing values are NaN: a bucket or group suppressed below min_reports has its n and NaN
-estimates; a metric with categories has NaN yes/no fields (its figures are in `shares`).
+estimates; a metric with categories has NaN yes/no fields (its figures are in `shares`), and so
+does a numeric metric with a D_BIT_FLIP design (its figures are in `numeric`); a numeric figure
+the server does not give (the mean of a D_BIT_FLIP design, anything of a suppressed selection)
+is NaN too.
 Errors are DeniableError with the server's code and message (which names the field).
 Thread-safe (a gRPC channel is).
 """
@@ -38,7 +45,67 @@ class Metric:
     reporting_period_seconds: int
     time_precision_seconds: int
     categories: List[str] = dataclasses.field(default_factory=list)
-    mechanism: str = ""  # "K_RR", "OUE" or "OLH" for a metric with categories
+    mechanism: str = ""  # "K_RR", "OUE" or "OLH" for a metric with categories; "ONE_BIT_MEAN"
+    #                      or "D_BIT_FLIP" for a numeric metric
+    value_range: Optional[Tuple[float, float]] = None  # a numeric metric's (lo, hi)
+    unit: str = ""  # a numeric metric's unit
+
+
+@dataclasses.dataclass
+class NumericBucket:
+    """One bucket [lower, upper) of a D_BIT_FLIP histogram (NumericBucket in
+    query_service.proto; the last bucket includes upper): the reports that sampled it and, of
+    those, the ones whose bit for it is 1; its share debiased (estimate, may fall outside
+    [0, 1]) and projected onto the simplex (estimate_consistent); its own interval and the
+    simultaneous one (all buckets at once)."""
+    lower: float
+    upper: float
+    sampled: int
+    ones: int
+    estimate: float
+    estimate_consistent: float
+    standard_error: float
+    ci_lower: float
+    ci_upper: float
+    simultaneous_lower: float
+    simultaneous_upper: float
+
+
+@dataclasses.dataclass
+class NumericQuantile:
+    """A quantile of the values from the histogram: the value below which `level` of them lie,
+    with its interval from the simultaneous band on the cumulative shares."""
+    level: float
+    value: float
+    ci_lower: float
+    ci_upper: float
+
+
+@dataclasses.dataclass
+class NumericEstimate:
+    """A numeric metric's estimates (NumericEstimate in query_service.proto; docs/statistics.md
+    section 6), intervals at the Prevalence's confidence level. ONE_BIT_MEAN: the mean of the
+    devices' values with its standard error and interval, and the total over the `devices`
+    reporting devices (mean times devices); buckets and quantiles empty. D_BIT_FLIP: the
+    buckets and the quantiles asked; the mean and total fields NaN. NaN wherever the server has
+    no value (a suppressed selection)."""
+    lo: float
+    hi: float
+    unit: str
+    mechanism: str  # "one_bit_mean" or "d_bit_flip"
+    mean: float
+    mean_standard_error: float
+    mean_ci_lower: float
+    mean_ci_upper: float
+    total: float  # over the reporting devices, not over a population
+    total_standard_error: float
+    total_ci_lower: float
+    total_ci_upper: float
+    devices: int
+    buckets: List[NumericBucket] = dataclasses.field(default_factory=list)
+    quantiles: List[NumericQuantile] = dataclasses.field(default_factory=list)
+    simultaneous_method: str = ""
+    per_bucket_level: float = 0.0
 
 
 @dataclasses.dataclass
@@ -121,6 +188,7 @@ class GroupPrevalence:
     ci_upper: float
     suppressed: bool
     shares: List[CategoryShare] = dataclasses.field(default_factory=list)
+    numeric: Optional[NumericEstimate] = None
 
 
 @dataclasses.dataclass
@@ -129,7 +197,9 @@ class Prevalence:
     estimate is pi_hat = (lambda_hat - b) / (a - b), unclipped; estimate_clipped is in [0, 1].
     For a metric with categories the yes/no fields are 0 and `shares` holds one CategoryShare
     per category in the metric's order, with simultaneous_method ("sidak" or "bonferroni"),
-    per_category_level (the level of each simultaneous interval) and consistent_method.
+    per_category_level (the level of each simultaneous interval) and consistent_method. For a
+    numeric metric `numeric` holds the mean, total, histogram and quantiles (NumericEstimate);
+    the yes/no fields describe the ONE_BIT_MEAN bit, and are NaN for D_BIT_FLIP.
     central_epsilon / central_delta: the shuffle-amplified (epsilon, delta) against an analyst
     who sees only counts (central_method "shuffle_numerical"), or the local epsilon
     ("local_only", central_note saying why)."""
@@ -174,6 +244,7 @@ class Prevalence:
     design_b: float = 0.0
     versions: List["VersionEstimate"] = dataclasses.field(default_factory=list)
     suppressed: bool = False
+    numeric: Optional[NumericEstimate] = None
 
 
 @dataclasses.dataclass
@@ -202,6 +273,7 @@ class SeriesPoint:
     ci_upper: float
     suppressed: bool
     shares: List[CategoryShare] = dataclasses.field(default_factory=list)
+    numeric: Optional[NumericEstimate] = None
 
 
 @dataclasses.dataclass
@@ -210,7 +282,10 @@ class Difference(_SecondMinusFirst):
     second.estimate - first.estimate in [change_ci_lower, change_ci_upper] (Wald, within
     [-1, 1]), change_text "fell by 1.66 points". standard_error = sqrt(se1^2 + se2^2)
     (independent reports). `difference`, ci_lower and ci_upper are the wire's first - second
-    (Difference in query_service.proto); NaN for a metric with categories (see `shares`)."""
+    (Difference in query_service.proto); NaN for a metric with categories (see `shares`). For a
+    numeric ONE_BIT_MEAN metric the change is of the mean, in the values' unit (`unit`; not
+    clipped to [-1, 1]), and change_text says so ("rose by 2.5 minutes"); a D_BIT_FLIP
+    histogram's change is per bucket in `shares` (category "[lower, upper)")."""
     first: Prevalence
     second: Prevalence
     difference: float
@@ -219,6 +294,19 @@ class Difference(_SecondMinusFirst):
     ci_upper: float
     confidence_level: float
     shares: List[CategoryDifference] = dataclasses.field(default_factory=list)
+    unit: Optional[str] = None  # a numeric mean's unit ("" when it has none); None: a share
+
+    @property
+    def change_text(self) -> str:
+        """"fell by 1.66 points" (change_words), or for a numeric mean "rose by 2.5 minutes"."""
+        if self.unit is None:
+            return change_words(self.change)
+        change = self.change
+        if math.isnan(change):
+            return "unknown"
+        if change == 0:
+            return f"unchanged (0 {self.unit})".replace(" )", ")")
+        return f"{'rose' if change > 0 else 'fell'} by {abs(change):.4g} {self.unit}".rstrip()
 
 
 @dataclasses.dataclass
@@ -249,8 +337,36 @@ _NAN = float("nan")
 
 
 def _missing(p) -> bool:
-    """Whether the yes/no figures of Prevalence `p` are absent: suppressed, or categorical."""
-    return p.suppressed or len(p.shares) > 0
+    """Whether the yes/no figures of Prevalence `p` are absent: suppressed, categorical, or a
+    D_BIT_FLIP histogram."""
+    return p.suppressed or len(p.shares) > 0 or (
+        p.HasField("numeric") and p.numeric.mechanism == "d_bit_flip")
+
+
+def _numeric(p) -> Optional[NumericEstimate]:
+    """The NumericEstimate of wire Prevalence `p`, None when it has none; NaN for every figure
+    of a suppressed selection."""
+    if not p.HasField("numeric"):
+        return None
+    n = p.numeric
+
+    def v(x: float) -> float:
+        return _NAN if p.suppressed else x
+    return NumericEstimate(
+        lo=n.lo, hi=n.hi, unit=n.unit, mechanism=n.mechanism, mean=v(n.mean),
+        mean_standard_error=v(n.mean_standard_error), mean_ci_lower=v(n.mean_ci_lower),
+        mean_ci_upper=v(n.mean_ci_upper), total=v(n.total),
+        total_standard_error=v(n.total_standard_error), total_ci_lower=v(n.total_ci_lower),
+        total_ci_upper=v(n.total_ci_upper), devices=n.devices,
+        buckets=[NumericBucket(lower=b.lower, upper=b.upper, sampled=b.sampled, ones=b.ones,
+                               estimate=v(b.estimate_unbiased),
+                               estimate_consistent=v(b.estimate_consistent),
+                               standard_error=v(b.standard_error), ci_lower=v(b.ci_lower),
+                               ci_upper=v(b.ci_upper), simultaneous_lower=v(b.simultaneous_lower),
+                               simultaneous_upper=v(b.simultaneous_upper)) for b in n.buckets],
+        quantiles=[NumericQuantile(level=q.level, value=v(q.value), ci_lower=v(q.ci_lower),
+                                   ci_upper=v(q.ci_upper)) for q in n.quantiles],
+        simultaneous_method=n.simultaneous_method, per_bucket_level=n.per_bucket_level)
 
 
 def _or_nan(p, value):
@@ -261,7 +377,8 @@ def _group(g):
     return GroupPrevalence(group=g.group_value, n=g.n, estimate=_or_nan(g, g.estimate_unbiased),
                            standard_error=_or_nan(g, g.standard_error),
                            ci_lower=_or_nan(g, g.ci_lower), ci_upper=_or_nan(g, g.ci_upper),
-                           suppressed=g.suppressed, shares=_shares(g.shares))
+                           suppressed=g.suppressed, shares=_shares(g.shares),
+                           numeric=_numeric(g))
 
 
 def _prevalence(p):
@@ -288,7 +405,7 @@ def _prevalence(p):
         versions=[VersionEstimate(design_version=v.design_version, n=v.n, yes_count=v.yes_count,
                                   estimate=v.estimate_unbiased, standard_error=v.standard_error,
                                   a=v.a, b=v.b, weight=v.weight) for v in p.versions],
-        suppressed=suppressed)
+        suppressed=suppressed, numeric=_numeric(p))
 
 
 def _point(b):
@@ -297,7 +414,8 @@ def _point(b):
                        estimate=_or_nan(b, b.estimate_unbiased),
                        standard_error=_or_nan(b, b.standard_error),
                        ci_lower=_or_nan(b, b.ci_lower), ci_upper=_or_nan(b, b.ci_upper),
-                       suppressed=b.suppressed, shares=_shares(b.shares))
+                       suppressed=b.suppressed, shares=_shares(b.shares),
+                       numeric=_numeric(b))
 
 
 def _enum(enum_type, name, field):
@@ -312,23 +430,36 @@ def _enum(enum_type, name, field):
 
 
 def design_parameters(symmetric_epsilon=None, forced_response=None, two_coin=False,
-                      categorical=None, mechanism=None):
+                      categorical=None, mechanism=None, numeric=None, buckets=0,
+                      bucket_edges=(), sampled_buckets=0, unit=""):
     """DesignParameters from keywords: symmetric_epsilon=1.0, forced_response=(p, q),
-    two_coin=True or categorical=epsilon (exactly one; categorical with mechanism="K_RR",
-    "OUE", "OLH" or None for the server's choice of least variance)."""
-    given = [x for x in (symmetric_epsilon, forced_response, two_coin or None, categorical)
-             if x is not None]
+    two_coin=True, categorical=epsilon or numeric=epsilon (exactly one; categorical with
+    mechanism="K_RR", "OUE", "OLH" or None for the server's choice of least variance; numeric
+    with mechanism="ONE_BIT_MEAN", "D_BIT_FLIP" or None for the server's choice, and buckets
+    (k equal-width buckets), bucket_edges (the k + 1 edges), sampled_buckets (D_BIT_FLIP's d)
+    and unit)."""
+    given = [x for x in (symmetric_epsilon, forced_response, two_coin or None, categorical,
+                         numeric) if x is not None]
     if len(given) != 1:
         raise DeniableError(StatusCode.INVALID_ARGUMENT,
                             "design: give exactly one of symmetric_epsilon, forced_response, "
-                            "two_coin, categorical")
+                            "two_coin, categorical, numeric")
+    if numeric is not None:
+        return design_pb2.DesignParameters(numeric=design_pb2.Numeric(
+            epsilon=numeric, mechanism=_enum(design_pb2.NumericMechanism, mechanism, "mechanism"),
+            buckets=buckets, bucket_edges=list(bucket_edges), sampled_buckets=sampled_buckets,
+            unit=unit))
+    if buckets or bucket_edges or sampled_buckets or unit:
+        raise DeniableError(StatusCode.INVALID_ARGUMENT,
+                            "buckets: buckets, bucket_edges, sampled_buckets and unit only with "
+                            "numeric=epsilon")
     if categorical is not None:
         return design_pb2.DesignParameters(categorical=design_pb2.Categorical(
             epsilon=categorical,
             mechanism=_enum(design_pb2.CategoricalMechanism, mechanism, "mechanism")))
     if mechanism is not None:
         raise DeniableError(StatusCode.INVALID_ARGUMENT,
-                            "mechanism: only with categorical=epsilon")
+                            "mechanism: only with categorical=epsilon or numeric=epsilon")
     if symmetric_epsilon is not None:
         return design_pb2.DesignParameters(
             symmetric_epsilon=design_pb2.SymmetricEpsilon(epsilon=symmetric_epsilon))
@@ -381,11 +512,20 @@ class QueryClient:
     def create_metric(self, name: str, *, description: str = "",
                       reporting_period_seconds: int = 0, randomization: Optional[str] = None,
                       min_reports: int = 0, categories: Optional[Sequence[str]] = None,
+                      value_range: Optional[Tuple[float, float]] = None,
                       **design: Any) -> str:
         """Creates a metric; design keywords as design_parameters(). categories: the names of
-        a question with k answers (2 to 256), with categorical=epsilon. Returns the raw Metric
-        message's name. Errors: ALREADY_EXISTS, INVALID_ARGUMENT naming the field."""
+        a question with k answers (2 to 256), with categorical=epsilon. value_range: (lo, hi)
+        of a numeric metric, with numeric=epsilon (unit= names the values' unit). Returns the
+        raw Metric message's name. Errors: ALREADY_EXISTS, INVALID_ARGUMENT naming the
+        field."""
+        if value_range is not None and len(value_range) != 2:
+            raise DeniableError(StatusCode.INVALID_ARGUMENT,
+                                f"value_range: must be (lo, hi), but is {value_range!r}")
+        numeric_range = None if value_range is None else metric_pb2.NumericRange(
+            lo=value_range[0], hi=value_range[1], unit=design.get("unit", ""))
         request = query_service_pb2.CreateMetricRequest(
+            range=numeric_range,
             name=name, description=description, design=design_parameters(**design),
             categories=list(categories or []),
             reporting_period_seconds=reporting_period_seconds, min_reports=min_reports,
@@ -402,24 +542,28 @@ class QueryClient:
                               reporting_period_seconds=m.reporting_period_seconds,
                               time_precision_seconds=m.time_precision_seconds,
                               categories=list(m.categories),
-                              mechanism=design_pb2.CategoricalMechanism.Name(
-                                  d.parameters.categorical.mechanism) if m.categories else ""))
+                              mechanism=_mechanism_name(d.parameters),
+                              value_range=(m.range.lo, m.range.hi) if m.HasField("range")
+                              else None, unit=m.range.unit))
         return out
 
     def prevalence(self, metric: str, *, level: float = 0.95, method: Optional[str] = None,
                    group_by: str = "", start: int = 0, end: int = 0,
                    combination: Optional[str] = None,
-                   simultaneous: Optional[str] = None) -> Prevalence:
+                   simultaneous: Optional[str] = None,
+                   quantiles: Sequence[float] = ()) -> Prevalence:
         """The debiased prevalence of `metric` over [start, end) (Unix seconds; 0: open); for a
         metric with categories, `shares` (simultaneous: "SIDAK", the default, or
-        "BONFERRONI")."""
+        "BONFERRONI"); for a numeric metric, `numeric` (quantiles: the levels in (0, 1) a
+        D_BIT_FLIP histogram's quantiles are estimated at; empty: 0.5, 0.9 and 0.99)."""
         request = query_service_pb2.GetPrevalenceRequest(
             metric=metric, confidence_level=level, group_by=group_by, start_time_seconds=start,
             end_time_seconds=end,
             method=_enum(query_service_pb2.IntervalMethod, method, "method"),
             simultaneous=_enum(query_service_pb2.SimultaneousMethod, simultaneous,
                                "simultaneous"),
-            combination=_enum(query_service_pb2.VersionCombination, combination, "combination"))
+            combination=_enum(query_service_pb2.VersionCombination, combination, "combination"),
+            quantiles=list(quantiles))
         return _prevalence(_rpc.call(self._prevalence, request, self._timeout))
 
     def series(self, metric: str, *, start: int, end: int, bucket: str = "DAY",
@@ -457,7 +601,8 @@ class QueryClient:
             first=selection(metric, first, "first"),
             second=selection(metric2 or metric, second, "second"), confidence_level=level)
         d = _rpc.call(self._difference, request, self._timeout)
-        missing = len(d.shares) > 0  # categorical: the figures are per category
+        missing = len(d.shares) > 0  # categorical or a histogram: the figures are per share
+        mean = d.first.HasField("numeric") and d.first.numeric.mechanism == "one_bit_mean"
 
         def value(x: float) -> float:
             return _NAN if missing else x
@@ -469,7 +614,8 @@ class QueryClient:
                           shares=[CategoryDifference(category=s.category, difference=s.difference,
                                                      standard_error=s.standard_error,
                                                      ci_lower=s.ci_lower, ci_upper=s.ci_upper)
-                                  for s in d.shares])
+                                  for s in d.shares],
+                          unit=d.first.numeric.unit if mean else None)
 
     def plan(self, *, half_width: float, level: float = 0.95,
              assumed_prevalence: Optional[float] = None, **design: Any) -> SurveyPlan:
@@ -487,12 +633,24 @@ class QueryClient:
                           confidence_level=p.confidence_level)
 
 
+def _mechanism_name(parameters: Any) -> str:
+    kind = parameters.WhichOneof("kind")
+    if kind == "categorical":
+        return design_pb2.CategoricalMechanism.Name(parameters.categorical.mechanism)
+    if kind == "numeric":
+        return design_pb2.NumericMechanism.Name(parameters.numeric.mechanism)
+    return ""
+
+
 def to_dataframe(rows: Sequence[Any], pandas_module: Any = None) -> Any:
     """A pandas.DataFrame of a list of dataclasses (groups, series points, metrics) or of one
     Prevalence (one row, without its groups, shares and versions). Series points are indexed by
     their bucket's start as a UTC DatetimeIndex named "start", with an "end" column of UTC
     datetimes in place of the Unix seconds. Suppressed buckets and groups keep their n and have
-    NaN estimates. Raises ImportError naming pandas when it is not installed (apt-get install
+    NaN estimates. A row with a NumericEstimate gets its scalar figures as columns prefixed
+    "numeric_" (numeric_mean, numeric_mean_ci_lower, numeric_total, numeric_devices, ...;
+    its buckets and quantiles are frames of their own: to_dataframe(p.numeric.buckets)).
+    Raises ImportError naming pandas when it is not installed (apt-get install
     python3-pandas)."""
     if pandas_module is None:
         try:
@@ -509,6 +667,11 @@ def to_dataframe(rows: Sequence[Any], pandas_module: Any = None) -> Any:
         record.pop("groups", None)
         record.pop("shares", None)
         record.pop("versions", None)
+        numeric = record.pop("numeric", None)
+        if numeric is not None:
+            for key, value in numeric.items():
+                if key not in ("buckets", "quantiles"):
+                    record[f"numeric_{key}"] = value
         records.append(record)
     frame = pandas_module.DataFrame.from_records(records)
     if rows and all(isinstance(row, SeriesPoint) for row in rows):

@@ -11,7 +11,7 @@ to one contract by data.
 """
 import math
 
-from deniable import categorical
+from deniable import categorical, numeric
 
 
 def randomize_answer(a, b, answer, rng):
@@ -20,10 +20,12 @@ def randomize_answer(a, b, answer, rng):
     return int(rng.bernoulli(a if answer else b))
 
 
-# Kind of report -> randomizer (the design's `oneof`: every yes/no kind, or `categorical`).
+# Kind of report -> randomizer (the design's `oneof`: every yes/no kind, `categorical`, or
+# `numeric`: the level of a value, see deniable.numeric).
 RANDOMIZERS = {
     "yes_no": randomize_answer,
     "categorical": categorical.randomize,
+    "numeric": numeric.randomize,
 }
 
 

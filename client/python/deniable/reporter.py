@@ -38,6 +38,7 @@ import dataclasses
 import datetime
 import enum
 import math
+import numbers
 import random
 import secrets
 import threading
@@ -46,7 +47,7 @@ from typing import Any, Callable, Dict, Iterable, List, Mapping, Optional, Union
 
 import grpc
 
-from deniable import _rpc, categorical, randomizer
+from deniable import _rpc, categorical, numeric, randomizer
 from deniable.errors import DeniableError, code_from_number, is_permanent_batch_error
 from deniable.store import DeviceStore
 from deniable.v1 import design_pb2, report_service_pb2
@@ -66,6 +67,7 @@ class MetricLedger:
     reports_this_period: int = 0
     reports_repeated_in_period: int = 0
     last_report_seconds: int = 0  # event time of the last queued report (window flags)
+    values_clipped: int = 0  # numeric metrics: queued reports whose value was clipped
 
 
 class ReportOutcome(enum.Enum):
@@ -108,6 +110,7 @@ class DeliveryStats:
     failed_attempts: int = 0
     batch_splits: int = 0
     kept_after_rejection: int = 0
+    values_clipped: int = 0     # report_value() values outside the metric's range, clipped
 
 
 @dataclasses.dataclass(frozen=True)
@@ -124,6 +127,7 @@ class _Design:
     categorical: object = None  # categorical.CategoricalDesign for a metric with categories
     window_firsts: bool = True  # send Report.window_firsts (GetDesignResponse.window_firsts_off)
     once: bool = False  # one report of the metric ever (GetDesignResponse.reporting_once)
+    numeric_design: Optional[numeric.NumericDesign] = None  # a numeric metric (with a range)
 
 
 def window_firsts(previous, now):
@@ -154,20 +158,24 @@ def parse_design(response):
     d = response.design
     categories = tuple(response.categories)
     cat = categorical.design_from_wire(d, categories) if categories else None
-    if not (0 <= d.a <= 1 and 0 <= d.b <= 1) or d.a == d.b or d.version == 0:
+    num = numeric.design_from_wire(d, response.range if response.HasField("range") else None) \
+        if d.parameters.WhichOneof("kind") == "numeric" or response.HasField("range") else None
+    if d.version == 0 or (num is None and (not (0 <= d.a <= 1 and 0 <= d.b <= 1)
+                                           or d.a == d.b)):
         raise DeniableError(INVALID, f"design: unusable a={d.a} b={d.b} version={d.version}")
     randomization = response.randomization
     if randomization not in (design_pb2.RANDOMIZATION_UNSPECIFIED, design_pb2.MEMOIZED,
                              design_pb2.FRESH_PER_PERIOD):
         raise DeniableError(INVALID, f"randomization: unknown value {randomization}")
     return _Design(version=d.version, a=d.a, b=d.b,
-                   epsilon=cat.epsilon if cat else epsilon_of(d.a, d.b),
+                   epsilon=cat.epsilon if cat else numeric.local_epsilon(num) if num
+                   else epsilon_of(d.a, d.b),
                    precision=response.time_precision_seconds or 3600,
                    period=response.reporting_period_seconds or 86400,
                    fresh=randomization == design_pb2.FRESH_PER_PERIOD,
                    fingerprint=response.design_fingerprint, categories=categories,
                    categorical=cat, window_firsts=not response.window_firsts_off,
-                   once=response.reporting_once)
+                   once=response.reporting_once, numeric_design=num)
 
 
 class _SecureRandom:
@@ -313,6 +321,55 @@ class Reporter:
             raise DeniableError(INVALID, "metric: must be a non-empty string")
         design = self._design_for(metric, self._first_design_wait)
         value = self._true_value(metric, design, answer)
+        if design.categorical is not None:
+            return self._queue(metric, design, "category", value,
+                               lambda: categorical.randomize(design.categorical, value,
+                                                             self._rng))
+        return self._queue(metric, design, "bit", value,
+                           lambda: randomizer.randomize_answer(design.a, design.b, value,
+                                                               self._rng))
+
+    def report_value(self, metric: str, value: float) -> ReportResult:
+        """Randomizes the number `value` of a numeric metric (a metric with a range; docs/sdk.md
+        "Numeric metrics") and queues the randomized report durably, as report(). The value is
+        clipped to the metric's range [lo, hi] (counted in DeliveryStats.values_clipped), then
+        rounded to a level (ONE_BIT_MEAN: alpha-point rounding to the design's grid with this
+        device's alpha for the metric, drawn once with `secrets` and kept in the device file;
+        D_BIT_FLIP: its bucket); the level is the memo key and the randomizer's input, and the
+        value goes nowhere else. Sends Report.bit (ONE_BIT_MEAN) or Report.numeric (D_BIT_FLIP).
+        Memoized per (metric, design version, level); the ledger counts the design's epsilon
+        once per distinct level. Returns a ReportResult as report(). Raises DeniableError
+        (nothing queued, nothing spent): INVALID_ARGUMENT "value: ..." for a value that is not a
+        number or is NaN (the message never repeats it), and "metric: ..." for a metric that is
+        not numeric (as the C++ SDK; report() on a numeric metric likewise); otherwise as
+        report()."""
+        if not isinstance(metric, str) or not metric:
+            raise DeniableError(INVALID, "metric: must be a non-empty string")
+        if isinstance(value, bool) or not isinstance(value, numbers.Real):
+            raise DeniableError(INVALID, "value: must be a number (int or float)")
+        if math.isnan(value):
+            raise DeniableError(INVALID, "value: is NaN, not a number to report")
+        design = self._design_for(metric, self._first_design_wait)
+        nd = design.numeric_design
+        if nd is None:
+            kind = f"has categories ({', '.join(design.categories)}): report one of them by " \
+                   "name" if design.categorical is not None else "is a yes/no metric: report " \
+                   "True or False"
+            raise DeniableError(INVALID, f"metric: \"{metric}\" is not a numeric metric (it {kind} "
+                                         "with report())")
+        x, clipped = numeric.clip(nd, float(value))
+        alpha = self._store.numeric_alpha(metric, lambda: self._rng.uniform(1.0)) \
+            if nd.mechanism == numeric.ONE_BIT_MEAN else 0.0
+        level = numeric.level_of(nd, x, alpha)
+        return self._queue(metric, design, "numeric", level,
+                           lambda: numeric.randomize(nd, level, self._rng), clipped)
+
+    def _queue(self, metric, design, kind, key, draw, clipped=False):
+        """The common part of report() and report_value(): one report per period, the memo of
+        `kind` ("bit", "category" or "numeric") under `key` (the true value, category index or
+        level), the cap, then the report committed with its memo entry and ledger line in one
+        transaction. draw(): the randomized answer (a bit, a CategoricalReport, or a Report
+        with only its answer set); called only when nothing is memoized."""
         now = int(self._clock())
         period_start = now - now % design.period
         with self._mu:
@@ -326,10 +383,10 @@ class Reporter:
                 return ReportResult(ReportOutcome.ALREADY_REPORTED, metric, None, period_start)
             memo: Any = None
             if not design.fresh:
-                if design.categorical is not None:
-                    memo = self._store.lookup_category_memo(metric, design.version, value)
-                else:
-                    memo = self._store.lookup_memo(metric, design.version, value)
+                lookup = {"category": self._store.lookup_category_memo,
+                          "numeric": self._store.lookup_numeric_memo}.get(
+                              kind, self._store.lookup_memo)
+                memo = lookup(metric, design.version, key)
             elif self._max_epsilon == 0:
                 raise DeniableError(
                     grpc.StatusCode.FAILED_PRECONDITION,
@@ -355,23 +412,25 @@ class Reporter:
                                                  report.event_time_seconds)
                 report.window_firsts.day, report.window_firsts.week = day, week
                 report.window_firsts.month = month
-            if design.categorical is not None:
-                if randomized:
-                    drawn = categorical.randomize(design.categorical, value, self._rng)
-                else:
-                    drawn = report_service_pb2.CategoricalReport.FromString(memo)
+            if kind == "category":
+                drawn = draw() if randomized else \
+                    report_service_pb2.CategoricalReport.FromString(memo)
                 report.categorical.CopyFrom(drawn)
-                memo_entry = ("category", design.version, value, drawn.SerializeToString())
+                memo_entry = ("category", design.version, key, drawn.SerializeToString())
+            elif kind == "numeric":
+                answer = draw() if randomized else report_service_pb2.Report.FromString(memo)
+                report.MergeFrom(answer)
+                memo_entry = ("numeric", design.version, key, answer.SerializeToString())
             else:
-                bit = randomizer.randomize_answer(design.a, design.b, value, self._rng) \
-                    if randomized else int(memo)
+                bit = draw() if randomized else int(memo)
                 report.bit = bit
-                memo_entry = ("bit", design.version, value, bit)
+                memo_entry = ("bit", design.version, key, bit)
             evicted = self._store.commit_report(
                 metric, report.SerializeToString(),
                 memo=memo_entry if randomized and not design.fresh else None,
                 randomized=randomized, epsilon=design.epsilon, period_start=period_start,
-                max_queued=self._max_queued, report_time=report.event_time_seconds)
+                max_queued=self._max_queued, report_time=report.event_time_seconds,
+                clipped=clipped)
         if evicted:
             self._log("error", f"dropped {evicted} reports: queue full (max_queued_reports "
                                f"{self._max_queued}), oldest first")
@@ -475,6 +534,10 @@ class Reporter:
     def _true_value(metric, design, answer):
         """The memo key of a true answer: 0/1 for yes/no, the category's index otherwise.
         Messages never repeat the answer passed."""
+        if design.numeric_design is not None:
+            raise DeniableError(
+                INVALID, f"metric: \"{metric}\" is a numeric metric: report its value with "
+                         "report_value(metric, number)")
         if design.categorical is None:
             if isinstance(answer, str):
                 raise DeniableError(

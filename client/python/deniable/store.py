@@ -2,9 +2,13 @@
 
 The same tables as the C++ SQLite device store (docs/sdk.md "What leaves the device"): the memo
 table maps (metric, design version, true value) to the randomized bit, category_memo maps
-(metric, design version, true category index) to the randomized CategoricalReport (serialized);
-both are sensitive. The queue holds only randomized reports. A file written before
-category_memo existed (format 1) gains the table when opened (format 2); nothing else changes.
+(metric, design version, true category index) to the randomized CategoricalReport (serialized),
+numeric_memo (metric, design version, level) to the randomized answer of a numeric metric (a
+Report with only `bit` or `numeric` set, serialized); all three are sensitive, and so is
+numeric_alpha (metric -> the device's alpha of alpha-point rounding). The queue holds only
+randomized reports. A file written before
+category_memo existed (format 1) gains the table when opened (format 2); format 4 adds
+numeric_memo and numeric_alpha the same way; nothing else changes.
 The file is created with mode 0600. Each method is one transaction. Thread-safe (one connection
 behind a lock); one process per file.
 """
@@ -18,6 +22,9 @@ CREATE TABLE IF NOT EXISTS memo (metric TEXT NOT NULL, version INTEGER NOT NULL,
   value INTEGER NOT NULL, bit INTEGER NOT NULL, PRIMARY KEY (metric, version, value));
 CREATE TABLE IF NOT EXISTS category_memo (metric TEXT NOT NULL, version INTEGER NOT NULL,
   category INTEGER NOT NULL, report BLOB NOT NULL, PRIMARY KEY (metric, version, category));
+CREATE TABLE IF NOT EXISTS numeric_memo (metric TEXT NOT NULL, version INTEGER NOT NULL,
+  level INTEGER NOT NULL, report BLOB NOT NULL, PRIMARY KEY (metric, version, level));
+CREATE TABLE IF NOT EXISTS numeric_alpha (metric TEXT PRIMARY KEY, alpha REAL NOT NULL);
 CREATE TABLE IF NOT EXISTS queue (sequence INTEGER PRIMARY KEY AUTOINCREMENT,
   metric TEXT NOT NULL, report BLOB NOT NULL);
 CREATE TABLE IF NOT EXISTS ledger (metric TEXT PRIMARY KEY,
@@ -30,10 +37,10 @@ CREATE TABLE IF NOT EXISTS counters (name TEXT PRIMARY KEY, value INTEGER NOT NU
 CREATE TABLE IF NOT EXISTS designs (metric TEXT PRIMARY KEY, response BLOB NOT NULL);
 """
 COUNTERS = ("acknowledged", "duplicates", "dropped_rejected", "dropped_queue_full",
-            "dropped_too_old", "dropped_design_mismatch")
+            "dropped_too_old", "dropped_design_mismatch", "values_clipped")
 LEDGER_FIELDS = ("reports_accepted", "reports_acknowledged", "randomizations", "epsilon_spent",
                  "epsilon_if_fresh", "period_start_seconds", "reports_this_period",
-                 "reports_repeated_in_period", "last_report_seconds")
+                 "reports_repeated_in_period", "last_report_seconds", "values_clipped")
 
 
 class DeviceStore:
@@ -59,7 +66,12 @@ class DeviceStore:
             if "last_report_seconds" not in columns:
                 self._db.execute("ALTER TABLE ledger ADD COLUMN last_report_seconds INTEGER "
                                  "NOT NULL DEFAULT 0")
-            self._db.execute("INSERT OR REPLACE INTO deniable_py_meta VALUES ('format', '3')")
+            # Format 4: numeric metrics' clipped values per metric (and numeric_memo,
+            # numeric_alpha above).
+            if "values_clipped" not in columns:
+                self._db.execute("ALTER TABLE ledger ADD COLUMN values_clipped INTEGER "
+                                 "NOT NULL DEFAULT 0")
+            self._db.execute("INSERT OR REPLACE INTO deniable_py_meta VALUES ('format', '4')")
 
     def close(self):
         with self._lock:
@@ -81,20 +93,45 @@ class DeviceStore:
                              " category=?", (metric, version, int(category))).fetchone()
         return None if row is None else row[0]
 
+    def lookup_numeric_memo(self, metric, version, level):
+        """The serialized answer (a Report with bit or numeric) memoized for `level`, or None."""
+        with self._tx() as db:
+            row = db.execute("SELECT report FROM numeric_memo WHERE metric=? AND version=? AND"
+                             " level=?", (metric, version, int(level))).fetchone()
+        return None if row is None else bytes(row[0])
+
+    def numeric_alpha(self, metric, draw):
+        """The device's alpha for `metric`: the stored one, else draw() stored in the same
+        transaction (drawn once per device and metric, kept for good)."""
+        with self._tx() as db:
+            row = db.execute("SELECT alpha FROM numeric_alpha WHERE metric = ?",
+                             (metric,)).fetchone()
+            if row is not None:
+                return row[0]
+            alpha = float(draw())
+            db.execute("INSERT INTO numeric_alpha VALUES (?, ?)", (metric, alpha))
+            return alpha
+
     def ledger(self):
         with self._tx() as db:
             rows = db.execute(f"SELECT metric, {', '.join(LEDGER_FIELDS)} FROM ledger").fetchall()
         return {r[0]: dict(zip(LEDGER_FIELDS, r[1:])) for r in rows}
 
     def commit_report(self, metric, report_bytes, *, memo, randomized, epsilon, period_start,
-                      max_queued, report_time=0):
-        """One transaction: the report queued, the memo entry (("bit", version, value, bit) or
-        ("category", version, index, report bytes)), the ledger; evicts the oldest reports
-        beyond max_queued (counted). Returns how many were evicted."""
+                      max_queued, report_time=0, clipped=False):
+        """One transaction: the report queued, the memo entry (("bit", version, value, bit),
+        ("category", version, index, report bytes) or ("numeric", version, level, answer
+        bytes)), the ledger, values_clipped when `clipped`; evicts the oldest reports beyond
+        max_queued (counted). Returns how many were evicted."""
         with self._tx() as db:
             db.execute("INSERT OR IGNORE INTO ledger(metric) VALUES (?)", (metric,))
+            if clipped:
+                _add_counter(db, "values_clipped", 1)
+                db.execute("UPDATE ledger SET values_clipped = values_clipped + 1"
+                           " WHERE metric = ?", (metric,))
             if memo is not None:
-                table = "category_memo" if memo[0] == "category" else "memo"
+                table = {"category": "category_memo", "numeric": "numeric_memo"}.get(memo[0],
+                                                                                     "memo")
                 db.execute(f"INSERT OR REPLACE INTO {table} VALUES (?, ?, ?, ?)",
                            (metric, *memo[1:]))
             db.execute("INSERT INTO queue(metric, report) VALUES (?, ?)", (metric, report_bytes))
@@ -161,6 +198,8 @@ class DeviceStore:
             db.execute("DELETE FROM designs WHERE metric = ?", (metric,))
             db.execute("DELETE FROM memo WHERE metric = ? AND version = ?", (metric, version))
             db.execute("DELETE FROM category_memo WHERE metric = ? AND version = ?",
+                       (metric, version))
+            db.execute("DELETE FROM numeric_memo WHERE metric = ? AND version = ?",
                        (metric, version))
 
     def save_design(self, metric, response_bytes):

@@ -373,11 +373,12 @@ class CategoricalReporterTest(unittest.TestCase):
             self.assertEqual(store.lookup_memo("m", 1, True), 0)
             self.assertEqual(store.queue_size(), 1)
             self.assertIsNone(store.lookup_category_memo("m", 1, 0))
+            self.assertIsNone(store.lookup_numeric_memo("m", 1, 0))  # format 4's tables
             self.assertEqual(store.ledger().get("m", {}).get("last_report_seconds", 0), 0)
             store.close()
             db = sqlite3.connect(path)
             self.assertEqual(db.execute("SELECT value FROM deniable_py_meta WHERE key ="
-                                        " 'format'").fetchone(), ("3",))
+                                        " 'format'").fetchone(), ("4",))
             db.close()
 
 

@@ -84,6 +84,100 @@ class DifferenceTest(unittest.TestCase):
         self.assertEqual(deniable.change_words(float("nan")), "unknown")
 
 
+def served_histogram():
+    return q.Prevalence(
+        metric="minutes", n=900, design=design_pb2.Design(version=1, epsilon=math.log(3)),
+        numeric=q.NumericEstimate(
+            lo=0, hi=600, unit="minutes", mechanism="d_bit_flip", mean=math.nan,
+            mean_standard_error=math.nan, mean_ci_lower=math.nan, mean_ci_upper=math.nan,
+            total=math.nan, total_standard_error=math.nan, total_ci_lower=math.nan,
+            total_ci_upper=math.nan, devices=900, simultaneous_method="sidak",
+            per_bucket_level=0.975,
+            buckets=[q.NumericBucket(lower=0, upper=300, sampled=450, ones=300,
+                                     estimate_unbiased=0.62, estimate_consistent=0.6,
+                                     standard_error=0.04, ci_lower=0.54, ci_upper=0.7,
+                                     simultaneous_lower=0.52, simultaneous_upper=0.72),
+                     q.NumericBucket(lower=300, upper=600, sampled=450, ones=160,
+                                     estimate_unbiased=0.38, estimate_consistent=0.4,
+                                     standard_error=0.04, ci_lower=0.3, ci_upper=0.46,
+                                     simultaneous_lower=0.28, simultaneous_upper=0.48)],
+            quantiles=[q.NumericQuantile(level=0.5, value=250, ci_lower=200, ci_upper=310)]),
+        groups=[q.Prevalence(metric="minutes", n=4, suppressed=True, group_value="X",
+                             numeric=q.NumericEstimate(lo=0, hi=600, mechanism="d_bit_flip",
+                                                       devices=4))])
+
+
+def served_mean():
+    return q.Prevalence(
+        metric="age", n=2532, yes_count=1300, estimate_unbiased=0.54, standard_error=0.02,
+        ci_lower=0.5, ci_upper=0.58, confidence_level=0.95,
+        numeric=q.NumericEstimate(lo=0, hi=100, unit="years", mechanism="one_bit_mean",
+                                  mean=54.0, mean_standard_error=2.0, mean_ci_lower=50.0,
+                                  mean_ci_upper=58.0, total=136728.0,
+                                  total_standard_error=5064.0, total_ci_lower=126600.0,
+                                  total_ci_upper=146856.0, devices=2532))
+
+
+class NumericTest(unittest.TestCase):
+    def test_mean_and_total_of_one_bit_mean(self):
+        p = query._prevalence(served_mean())
+        n = p.numeric
+        self.assertIsInstance(n, deniable.NumericEstimate)
+        self.assertEqual((n.mechanism, n.unit, n.lo, n.hi), ("one_bit_mean", "years", 0, 100))
+        self.assertEqual((n.mean, n.mean_ci_lower, n.mean_ci_upper, n.mean_standard_error),
+                         (54.0, 50.0, 58.0, 2.0))
+        self.assertEqual((n.total, n.total_ci_lower, n.devices), (136728.0, 126600.0, 2532))
+        self.assertEqual((n.buckets, n.quantiles), ([], []))
+        self.assertEqual(p.estimate, 0.54)  # the bit's debiased share, on the scale of x / m
+
+    def test_histogram_buckets_quantiles_and_nan_for_what_is_not_served(self):
+        p = query._prevalence(served_histogram())
+        n = p.numeric
+        self.assertTrue(math.isnan(n.mean) and math.isnan(n.total_ci_upper), n)
+        self.assertTrue(math.isnan(p.estimate) and math.isnan(p.ci_lower), p)  # no yes/no bit
+        self.assertEqual(n.buckets[1], deniable.NumericBucket(300, 600, 450, 160, 0.38, 0.4, 0.04,
+                                                              0.3, 0.46, 0.28, 0.48))
+        self.assertEqual(n.quantiles, [deniable.NumericQuantile(0.5, 250, 200, 310)])
+        self.assertEqual((n.simultaneous_method, n.per_bucket_level), ("sidak", 0.975))
+        group = p.groups[0].numeric
+        self.assertEqual(group.devices, 4)
+        self.assertTrue(math.isnan(group.mean), group)
+        self.assertIsNone(query._prevalence(served_prevalence()).numeric)  # yes/no: none
+
+    def test_dataframe_columns_and_bucket_frames(self):
+        fake = mock.Mock()
+        fake.DataFrame.from_records.side_effect = FakeFrame
+        frame = deniable.to_dataframe(query._prevalence(served_mean()), pandas_module=fake)
+        self.assertEqual(frame.columns["numeric_mean"], [54.0])
+        self.assertEqual(frame.columns["numeric_total_ci_upper"], [146856.0])
+        self.assertEqual(frame.columns["numeric_unit"], ["years"])
+        self.assertNotIn("numeric_buckets", frame.columns)
+        self.assertNotIn("numeric", frame.columns)
+        buckets = deniable.to_dataframe(query._prevalence(served_histogram()).numeric.buckets,
+                                        pandas_module=fake)
+        self.assertEqual(buckets.columns["estimate_consistent"], [0.6, 0.4])
+
+    def test_difference_of_a_mean_is_in_its_unit(self):
+        d = deniable.Difference(first=query._prevalence(served_mean()),
+                                second=query._prevalence(served_mean()), difference=-2.5,
+                                standard_error=1.0, ci_lower=-4.5, ci_upper=-0.5,
+                                confidence_level=0.95, unit="years")
+        self.assertEqual((d.change, d.change_text), (2.5, "rose by 2.5 years"))
+        self.assertEqual(dataclasses.replace(d, difference=0.0).change_text,
+                         "unchanged (0 years)")
+        self.assertEqual(dataclasses.replace(d, unit=None).change_text, "rose by 250.00 points")
+
+    def test_create_metric_request_for_a_numeric_metric(self):
+        params = query.design_parameters(numeric=1.1, mechanism="D_BIT_FLIP", buckets=12,
+                                         sampled_buckets=3, unit="minutes")
+        self.assertEqual(params.numeric.mechanism, design_pb2.D_BIT_FLIP)
+        self.assertEqual((params.numeric.buckets, params.numeric.sampled_buckets), (12, 3))
+        with self.assertRaises(deniable.DeniableError):
+            query.design_parameters(symmetric_epsilon=1.0, buckets=3)
+        with self.assertRaises(deniable.DeniableError):
+            query.design_parameters(numeric=1.0, mechanism="K_RR")
+
+
 class FakeFrame:
     """Stands in for pandas when it is absent: records what to_dataframe asks of it."""
 
