@@ -19,6 +19,8 @@
 #include "tools/cli/cli_common.h"
 #include "tools/cli/cli_flags.h"
 #include "tools/cli/cli_parse.h"
+#include "tools/cli/numeric_flags.h"
+#include "tools/cli/numeric_output.h"
 #include "tools/cli/output.h"
 #include "tools/cli/series_plot.h"
 
@@ -119,8 +121,16 @@ int CreateMetric() {
     if (!categories.ok()) return FailUsage(std::string(categories.status().message()));
     for (const std::string& c : *categories) request.add_categories(c);
   }
+  absl::StatusOr<std::optional<v1::NumericRange>> range = RangeFromFlagValues(NumericFlags());
+  if (!range.ok()) return FailUsage(std::string(range.status().message()));
+  if (range->has_value()) *request.mutable_range() = **range;
   absl::StatusOr<v1::DesignParameters> design = DesignFromFlags();
   if (!design.ok()) return FailUsage(std::string(design.status().message()));
+  if (design->has_numeric() && !range->has_value()) {
+    return FailUsage(
+        "--range: a numeric metric needs the range of its values, --range=LO,HI (e.g. "
+        "--range=0,120 --unit=years)");
+  }
   *request.mutable_design() = *design;
   return Call("create-metric", &v1::QueryService::Stub::CreateMetric, request, &FormatMetric);
 }
@@ -197,6 +207,9 @@ int Prevalence() {
       ParseSimultaneous(absl::GetFlag(FLAGS_simultaneous));
   if (!simultaneous.ok()) return FailUsage(std::string(simultaneous.status().message()));
   request.set_simultaneous(*simultaneous);
+  absl::StatusOr<std::vector<double>> quantiles = QuantilesFromFlag(absl::GetFlag(FLAGS_quantiles));
+  if (!quantiles.ok()) return FailUsage(std::string(quantiles.status().message()));
+  for (double level : *quantiles) request.add_quantiles(level);
   return Call("prevalence", &v1::QueryService::Stub::GetPrevalence, request, &FormatPrevalence);
 }
 
@@ -232,23 +245,26 @@ int Series() {
   if (!plot.empty() && !absl::EndsWith(plot, ".svg") && !absl::EndsWith(plot, ".pdf")) {
     return FailUsage(absl::StrCat("--plot must name a .svg or .pdf file, but is \"", plot, "\""));
   }
-  return Call("series", &v1::QueryService::Stub::GetSeries, request, &FormatSeries,
-              std::function<int(const v1::Series&)>([plot](const v1::Series& series) {
-                if (plot.empty()) return 0;
-                if (std::any_of(series.buckets().begin(), series.buckets().end(), IsCategorical)) {
-                  std::fprintf(stderr,
-                               "deniable: series: --plot draws yes/no metrics only; use --json "
-                               "for the shares of a metric with categories\n");
-                  return 2;
-                }
-                const absl::Status written = WriteSeriesPlot(series, plot);
-                if (!written.ok()) {
-                  std::fprintf(stderr, "deniable: series: %s\n", written.ToString().c_str());
-                  return 1;
-                }
-                std::fprintf(stderr, "deniable: series: chart written to %s\n", plot.c_str());
-                return 0;
-              }));
+  return Call(
+      "series", &v1::QueryService::Stub::GetSeries, request, &FormatSeries,
+      std::function<int(const v1::Series&)>([plot](const v1::Series& series) {
+        if (plot.empty()) return 0;
+        if (std::any_of(series.buckets().begin(), series.buckets().end(),
+                        [](const v1::Prevalence& b) { return IsCategorical(b) || IsNumeric(b); })) {
+          std::fprintf(stderr,
+                       "deniable: series: --plot draws yes/no metrics only; use --json "
+                       "for the shares of a metric with categories or the estimates of "
+                       "a numeric metric (the dashboard draws them)\n");
+          return 2;
+        }
+        const absl::Status written = WriteSeriesPlot(series, plot);
+        if (!written.ok()) {
+          std::fprintf(stderr, "deniable: series: %s\n", written.ToString().c_str());
+          return 1;
+        }
+        std::fprintf(stderr, "deniable: series: chart written to %s\n", plot.c_str());
+        return 0;
+      }));
 }
 
 int Difference() {
