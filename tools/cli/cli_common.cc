@@ -1,5 +1,6 @@
 #include "tools/cli/cli_common.h"
 
+#include <algorithm>
 #include <chrono>
 #include <cmath>
 #include <cstdio>
@@ -7,6 +8,7 @@
 #include <iostream>
 #include <optional>
 #include <sstream>
+#include <utility>
 
 #include "absl/flags/flag.h"
 #include "absl/strings/str_cat.h"
@@ -109,6 +111,20 @@ void PrintJsonError(const std::string& what, const char* code, const std::string
 }
 
 }  // namespace
+
+namespace {
+std::vector<std::string>& GivenFlags() {
+  static auto* names = new std::vector<std::string>();
+  return *names;
+}
+}  // namespace
+
+void SetGivenFlags(std::vector<std::string> names) { GivenFlags() = std::move(names); }
+
+bool FlagGiven(const std::string& name) {
+  const std::vector<std::string>& names = GivenFlags();
+  return std::find(names.begin(), names.end(), name) != names.end();
+}
 
 int Fail(const std::string& what, const grpc::Status& status) {
   std::fprintf(stderr, "deniable: %s failed: %s: %s\n", what.c_str(),

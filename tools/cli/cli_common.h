@@ -6,6 +6,7 @@
 
 #include <memory>
 #include <string>
+#include <vector>
 
 #include "absl/status/statusor.h"
 #include "deniable/client/transport.h"
@@ -49,6 +50,11 @@ NumericFlagValues NumericFlags();
 // --method as the wire enum; empty gives INTERVAL_METHOD_UNSPECIFIED (the server then uses the
 // design's default method). Errors: INVALID_ARGUMENT listing the methods.
 absl::StatusOr<v1::IntervalMethod> MethodFromFlag();
+
+// The flags named on the command line (main sets them once, before the command runs), so that
+// a command can tell a flag given at its default from one not given. Not thread-safe: main only.
+void SetGivenFlags(std::vector<std::string> names);
+bool FlagGiven(const std::string& name);
 
 // The commands; each returns the process exit code.
 int CreateMetric();

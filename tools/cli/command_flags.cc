@@ -103,9 +103,29 @@ const std::vector<CommandSpec>& Commands() {
        "--design=D [design flags] --half_width=H [--prior=PI|-1] [--level] | --categories=Y,N,U,A "
        "[--design=k_rr|oue|olh|categorical] --epsilon=E --half_width=H [--shares=F,...] "
        "[--simultaneous=sidak|bonferroni] [--level] [--window=day|week|month|once "
-       "[--reports_per_device=R]]   (computed locally, no server)",
-       {"design", "epsilon", "p", "q", "pi_b", "gamma", "categories", "shares", "simultaneous",
-        "half_width", "prior", "level", "window", "reports_per_device"}},
+       "[--reports_per_device=R]] | --range=LO,HI [--unit=U] [--mechanism=M] [--buckets=K | "
+       "--bucket_edges=...] [--sampled_buckets=D] --epsilon=E --half_width=H   (computed "
+       "locally, no server; numeric: H in the unit for a mean, a share for a histogram)",
+       {"design",
+        "epsilon",
+        "p",
+        "q",
+        "pi_b",
+        "gamma",
+        "categories",
+        "shares",
+        "simultaneous",
+        "half_width",
+        "prior",
+        "level",
+        "window",
+        "reports_per_device",
+        "range",
+        "unit",
+        "mechanism",
+        "buckets",
+        "bucket_edges",
+        "sampled_buckets"}},
       {"replay",
        "--metric=N --csv=F --column=C [--yes=V] [--label_columns=a,b] [--group_by=a] "
        "[--blank=no|skip] [--simultaneous=sidak|bonferroni] [--time_column=C [--time_format=F] | "

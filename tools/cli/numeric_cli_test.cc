@@ -4,6 +4,7 @@
 #include <gtest/gtest.h>
 #include <unistd.h>
 
+#include <cmath>
 #include <cstdio>
 #include <fstream>
 #include <string>
@@ -11,6 +12,7 @@
 
 #include "tools/cli/numeric_flags.h"
 #include "tools/cli/numeric_output.h"
+#include "tools/cli/numeric_plan.h"
 #include "tools/cli/output.h"
 #include "tools/cli/survey_replay.h"
 
@@ -334,6 +336,54 @@ TEST(NumericSurveyTest, ReadsTheValueColumnAndRefusesWhatIsNotANumber) {
   spec.value_column = "height";
   EXPECT_THAT(Message(ReadSurvey(spec).status()), HasSubstr("value_column"));
   std::remove(path);
+}
+
+TEST(NumericPlanTest, MeanWithinHalfWidthFromTheVarianceBound) {
+  v1::Numeric design;
+  design.set_mechanism(v1::ONE_BIT_MEAN);
+  design.set_epsilon(std::log(3.0));  // C = (3 + 1) / (3 - 1) = 2
+  v1::NumericRange range;
+  range.set_lo(18);
+  range.set_hi(90);
+  range.set_unit("years");
+  auto plan = PlanNumeric(design, range, 2, 0.95, v1::SIMULTANEOUS_METHOD_UNSPECIFIED);
+  ASSERT_TRUE(plan.ok()) << plan.status();
+  // n = ceil(z^2 m^2 C^2 / (4 h^2)) = ceil(1.959964^2 * 72^2 * 4 / 16) = ceil(4978.5).
+  EXPECT_EQ(plan->devices_needed, 4979);
+  EXPECT_EQ(plan->mechanism, "one_bit_mean");
+  // The bound holds at n: z m C / (2 sqrt n) <= h, and fails at n - 1.
+  const double z = 1.959963984540054;
+  EXPECT_LE(z * 72 * 2 / (2 * std::sqrt(4979.0)), 2.0);
+  EXPECT_GT(z * 72 * 2 / (2 * std::sqrt(4978.0)), 2.0);
+  EXPECT_THAT(FormatNumericPlan(*plan), HasSubstr("the mean within +/- 2.00 years at 95 %"));
+  EXPECT_THAT(Message(PlanNumeric(design, range, 0, 0.95, v1::SIDAK).status()),
+              HasSubstr("--half_width"));
+  EXPECT_THAT(Message(PlanNumeric(design, range, 2, 1.5, v1::SIDAK).status()),
+              HasSubstr("--level"));
+}
+
+TEST(NumericPlanTest, EveryBucketWithinHalfWidthTogether) {
+  v1::Numeric design;
+  design.set_mechanism(v1::D_BIT_FLIP);
+  design.set_epsilon(std::log(3.0));
+  design.set_buckets(4);
+  design.set_sampled_buckets(2);
+  v1::NumericRange range;
+  range.set_lo(0);
+  range.set_hi(100);
+  auto plan = PlanNumeric(design, range, 0.05, 0.95, v1::BONFERRONI);
+  ASSERT_TRUE(plan.ok()) << plan.status();
+  EXPECT_EQ(plan->per_bucket_level, 1 - 0.05 / 4);
+  const double a = std::sqrt(3.0), gap = (a - 1) / (a + 1);
+  const double z = 2.4977054744123237;  // two-sided at 98.75 %
+  const double n = 4.0 / 2 * z * z / (4 * 0.05 * 0.05 * gap * gap);
+  EXPECT_NEAR(static_cast<double>(plan->devices_needed), std::ceil(n), 1);
+  EXPECT_GE(static_cast<double>(plan->devices_needed), n);
+  // The server's pick for --design=numeric with buckets: d_bit_flip.
+  design.set_mechanism(v1::NUMERIC_MECHANISM_UNSPECIFIED);
+  EXPECT_EQ(PlanNumeric(design, range, 0.05, 0.95, v1::SIDAK)->mechanism, "d_bit_flip");
+  EXPECT_THAT(Message(PlanNumeric(design, range, 1.5, 0.95, v1::SIDAK).status()),
+              HasSubstr("--half_width"));
 }
 
 }  // namespace
