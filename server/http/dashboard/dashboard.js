@@ -575,6 +575,7 @@ function valueText(v, e) {
   return Number(text) === 0 ? (0).toFixed(decimals) : text;
 }
 const unitText = (e) => (e.unit ? " " + e.unit : "");
+const unitHeader = (e) => (e && e.unit ? ` (${e.unit})` : "");
 const valueInterval = (lo, hi, e) => `[${valueText(lo, e)}, ${valueText(hi, e)}]`;
 function quantileName(level) { return num(level) === 0.5 ? "median" : `p${Number((num(level) * 100).toPrecision(6))}`; }
 function bucketName(b, i, all, e) { return `[${valueText(b.lower, e)}, ${valueText(b.upper, e)}${i + 1 === all.length ? "]" : ")"}`; }
@@ -639,17 +640,17 @@ function showHistogram(p) {
       { label: "unbiased share (%)", data: buckets.map((b) => num(b.estimateUnbiased) * 100), backgroundColor: "rgba(54,112,196,0.6)" },
       { label: "consistent share, norm_sub (%)", data: buckets.map((b) => num(b.estimateConsistent) * 100), backgroundColor: "rgba(230,145,56,0.6)" }] },
     options: { animation: false, maintainAspectRatio: false,
-      scales: { x: { title: { display: true, text: `bucket${unitText(e)}` } }, y: { title: { display: true, text: "share (%)" }, min: bounds.min, max: bounds.max } },
+      scales: { x: { title: { display: true, text: `bucket${unitHeader(e)}` } }, y: { title: { display: true, text: "share (%)" }, min: bounds.min, max: bounds.max } },
       plugins: { shareWhiskers: { shares: buckets } } },
     plugins: [shareWhiskers],
   });
-  fillTable("histogram-table", [`bucket${unitText(e)}`, { name: "reports sampling it", cls: "num" }, { name: "bits 1", cls: "num" },
+  fillTable("histogram-table", [`bucket${unitHeader(e)}`, { name: "reports sampling it", cls: "num" }, { name: "bits 1", cls: "num" },
     { name: "unbiased share", cls: "num" }, { name: "consistent share", cls: "num", title: "norm_sub" }, { name: "standard error", cls: "num" },
     { name: "interval (this bucket)", cls: "num" }, { name: "simultaneous interval (all buckets)", cls: "num" }],
   buckets.map((b, i) => ({ data: { lower: num(b.lower), upper: num(b.upper) },
     csv: [num(b.lower), num(b.upper), num(b.sampled), num(b.ones), num(b.estimateUnbiased), num(b.estimateConsistent), num(b.standardError),
       num(b.ciLower), num(b.ciUpper), num(b.simultaneousLower), num(b.simultaneousUpper)],
-    cells: [{ text: names[i] }, { text: count(b.sampled), cls: "num", data: { value: num(b.sampled) } },
+    cells: [{ text: names[i], cls: "num" }, { text: count(b.sampled), cls: "num", data: { value: num(b.sampled) } },
       { text: count(b.ones), cls: "num", data: { value: num(b.ones) } },
       { text: pct(b.estimateUnbiased), cls: "num", data: { value: num(b.estimateUnbiased) } },
       { text: pct(b.estimateConsistent), cls: "num", data: { value: num(b.estimateConsistent) } },
@@ -659,7 +660,7 @@ function showHistogram(p) {
   state.tables["histogram-table"].columns = ["lower", "upper", "sampled", "ones", "estimate_unbiased", "estimate_consistent", "standard_error",
     "ci_lower", "ci_upper", "simultaneous_lower", "simultaneous_upper"];
   const quantiles = e.quantiles || [];
-  fillTable("quantile-table", ["quantile", { name: `value${unitText(e)}`, cls: "num" }, { name: `${level} interval`, cls: "num" }],
+  fillTable("quantile-table", ["quantile", { name: `value${unitHeader(e)}`, cls: "num" }, { name: `${level} interval`, cls: "num" }],
     quantiles.map((q) => ({ data: { level: num(q.level) },
       csv: [num(q.level), num(q.value), num(q.ciLower), num(q.ciUpper)],
       cells: [{ text: `${quantileName(q.level)} (${num(q.level)})` }, { text: valueText(q.value, e), cls: "num", data: { value: num(q.value) } },
@@ -680,8 +681,8 @@ function drawNumericSeries(buckets) {
   const first = buckets.find((b) => !numericSuppressed(b));
   const histogram = first ? isHistogram(first) : false;
   const what = histogram ? "median" : "mean";
-  const unit = first ? unitText(first.numeric) : "";
-  $("series-legend").textContent = `Line: the ${what}${unit ? " (" + unit.trim() + ")" : ""}; shaded band: its ${levelText($("level").value)} interval; ` +
+  const unit = first ? unitHeader(first.numeric) : "";
+  $("series-legend").textContent = `Line: the ${what}${unit}; shaded band: its ${levelText($("level").value)} interval; ` +
     "\u25B2 suppressed bucket (too few reports); dashed line: new design version.";
   $("series-legend").dataset.figure = what;
   const figures = buckets.map(seriesFigure);
@@ -714,7 +715,7 @@ function drawNumericGroups(key, groups) {
   const figures = groups.map(seriesFigure);
   const first = figures.find(Boolean);
   const what = groups.some((g) => isHistogram(g)) ? "median" : "mean";
-  const unit = first ? unitText(first.e) : "";
+  const unit = first ? unitHeader(first.e) : "";
   $("groups-legend").textContent = `Bars: the ${what} by ${key}; whiskers: its ${levelText($("level").value)} interval; suppressed groups have too few reports.`;
   destroyChart("groups-chart");
   new Chart($("groups-chart"), { type: "bar",
@@ -747,7 +748,7 @@ function showNumericDifference(d, windows, level) {
     const c = { diff: change, lower: change - z * se, upper: change + z * se };
     const same = Number(valueText(Math.abs(change), a)) === 0;
     result.textContent = `${windows}. The mean ${same ? "did not change" : (change > 0 ? "rose" : "fell") + " by " + valueText(Math.abs(change), a) + unitText(a)}: ` +
-      `${valueText(a.mean, a)} then ${valueText(b.mean, a)}${unitText(a)}; second minus first ${valueText(change, a)}${unitText(a)}, ` +
+      `${valueText(a.mean, a)} then ${valueText(b.mean, a)}${unitText(a)}; second minus first ${change > 0 && !same ? "+" : ""}${valueText(change, a)}${unitText(a)}, ` +
       `${level} interval ${valueInterval(c.lower, c.upper, a)}${unitText(a)}` +
       (c.lower <= 0 && c.upper >= 0 && !same ? " (the interval includes 0: no clear change)." : ".");
     result.dataset.value = c.diff;
