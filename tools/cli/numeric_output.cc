@@ -5,6 +5,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
+#include "absl/strings/str_replace.h"
 #include "absl/time/time.h"
 #include "deniable/common/interval.h"
 #include "tools/cli/cli_parse.h"
@@ -64,9 +65,10 @@ std::string HistogramTable(const v1::Prevalence& p) {
                                         Percent(b.simultaneous_upper()))));
   }
   if (e.quantiles_size() > 0) {
-    absl::StrAppend(&out, absl::StrFormat("\n%-24s %12s %s\n", "QUANTILE",
-                                          absl::StrCat("VALUE", Unit(e)).substr(0, 24),
-                                          absl::StrCat(level, " % INTERVAL")));
+    absl::StrAppend(
+        &out, absl::StrFormat("\n%-24s %12s %s\n", "QUANTILE",
+                              absl::StrCat("VALUE", e.unit().empty() ? "" : " (" + e.unit() + ")"),
+                              absl::StrCat(level, " % INTERVAL")));
     for (const v1::NumericQuantile& q : e.quantiles()) {
       absl::StrAppend(
           &out, absl::StrFormat("%-24s %12s %s\n", QuantileName(q.level()), Value(e, q.value()),
@@ -142,15 +144,22 @@ std::string FormatNumericPrevalence(const v1::Prevalence& p) {
   std::string out = absl::StrFormat(
       "metric               %s\n"
       "design               %s\n"
-      "values               in [%s, %s]%s (the SDK clips a value outside to the nearest end)\n"
+      "values               in [%g, %g]%s (the SDK clips a value outside to the nearest end)\n"
       "reports (n)          %d\n",
-      p.metric(), FormatDesign(p.design()), Value(e, e.lo()), Value(e, e.hi()), Unit(e), p.n());
+      p.metric(), FormatDesign(p.design()), e.lo(), e.hi(), Unit(e), p.n());
   if (IsHistogram(p)) {
     absl::StrAppend(&out, HistogramTable(p), "\n");
   } else {
     absl::StrAppend(&out, MeanLines(p));
   }
-  absl::StrAppend(&out, absl::StrFormat("estimate of          %s\n", EstimandText(p)));
+  // The estimand's words are the yes/no ones (EstimandText); numbers have estimates, not
+  // prevalences.
+  absl::StrAppend(
+      &out, absl::StrFormat(
+                "estimate of          %s\n",
+                absl::StrReplaceAll(EstimandText(p), {{"prevalences", "estimates"},
+                                                      {"prevalence", "estimate"},
+                                                      {"the share among", "the values of"}})));
   if (p.central_n() > 0) absl::StrAppend(&out, CentralText(p));
   if (!p.interval_construction().empty()) {
     absl::StrAppend(&out, absl::StrFormat("interval             %s; %s\n",
