@@ -95,6 +95,7 @@ absl::StatusOr<MechanismEstimate> CategoricalReportMechanism::Estimate(
   for (const CategoryEstimate& c : e.categories) {
     CoordinateEstimate o;
     o.successes = c.support_count;
+    o.trials = e.n;
     o.success_share = c.support_share;
     o.unbiased = c.unbiased;
     o.clipped = c.consistent;

@@ -4,13 +4,16 @@
 
 #include <algorithm>
 #include <cmath>
+#include <limits>
 #include <memory>
+#include <string>
 #include <vector>
 
 #include "absl/status/status.h"
 #include "absl/strings/str_cat.h"
 #include "deniable/common/categorical_mechanism.h"
 #include "deniable/common/estimator.h"
+#include "deniable/common/numeric_mechanism.h"
 #include "deniable/common/status_macros.h"
 #include "deniable/common/yes_no_mechanism.h"
 
@@ -22,6 +25,8 @@ const char* ReportKindName(ReportKind kind) {
       return "yes_no";
     case ReportKind::kCategorical:
       return "categorical";
+    case ReportKind::kNumeric:
+      return "numeric";
   }
   return "unknown";
 }
@@ -39,6 +44,10 @@ std::shared_ptr<const Mechanism> MechanismFor(const CategoricalDesign& design) {
   return std::make_shared<CategoricalReportMechanism>(design);
 }
 
+std::shared_ptr<const Mechanism> MechanismFor(const NumericDesign& design) {
+  return std::make_shared<NumericReportMechanism>(design);
+}
+
 absl::StatusOr<MechanismEstimate> EstimateVersions(std::span<const VersionCounters> parts,
                                                    const MechanismEstimateOptions& options,
                                                    VersionCombination combination) {
@@ -46,12 +55,19 @@ absl::StatusOr<MechanismEstimate> EstimateVersions(std::span<const VersionCounte
   for (const VersionCounters& part : parts) {
     if (part.mechanism == nullptr) return absl::InvalidArgumentError("parts: a part has no design");
   }
-  const int k = parts[0].mechanism->Layout().coordinates;
+  const int layout = parts[0].mechanism->Layout().coordinates;
+  const std::string key = parts[0].mechanism->CoordinatesKey();
   for (size_t i = 1; i < parts.size(); ++i) {
-    if (parts[i].mechanism->Layout().coordinates != k) {
+    if (parts[i].mechanism->Layout().coordinates != layout) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          "parts[", i, "]: has ", parts[i].mechanism->Layout().coordinates,
+          " coordinates, parts[0] has ", layout, "; only versions of one layout combine"));
+    }
+    if (parts[i].mechanism->CoordinatesKey() != key) {
       return absl::InvalidArgumentError(
-          absl::StrCat("parts[", i, "]: has ", parts[i].mechanism->Layout().coordinates,
-                       " coordinates, parts[0] has ", k, "; only versions of one layout combine"));
+          absl::StrCat("parts[", i, "]: estimates other quantities than parts[0] (",
+                       parts[i].mechanism->ToString(), " against ", parts[0].mechanism->ToString(),
+                       "); only versions with the same bucket edges combine"));
     }
   }
   if (parts.size() == 1) return parts[0].mechanism->Estimate(parts[0].counters, options);
@@ -61,6 +77,8 @@ absl::StatusOr<MechanismEstimate> EstimateVersions(std::span<const VersionCounte
                               part.mechanism->Estimate(part.counters, options));
     each.push_back(std::move(e));
   }
+  // The estimated quantities (Estimate's coordinates): the layout's, but k for D_BIT_FLIP's 2k.
+  const int k = static_cast<int>(each[0].coordinates.size());
   MechanismEstimate out;
   out.confidence_level = options.confidence_level;
   out.method = IntervalMethod::kWald;
@@ -72,20 +90,32 @@ absl::StatusOr<MechanismEstimate> EstimateVersions(std::span<const VersionCounte
   for (const MechanismEstimate& e : each) out.n += e.n;
   for (int j = 0; j < k; ++j) {
     std::vector<PrevalenceEstimate> binary;
+    int64_t trials = 0;
     CoordinateEstimate c;
     for (const MechanismEstimate& e : each) {
       const CoordinateEstimate& ej = e.coordinates[static_cast<size_t>(j)];
+      c.successes += ej.successes;
+      if (ej.trials == 0) continue;  // a D_BIT_FLIP bucket no report of this version sampled
       PrevalenceEstimate p;
-      p.n = e.n;
+      p.n = ej.trials;
       p.yes_count = ej.successes;
       p.unbiased = ej.unbiased;
       p.variance = ej.variance;
       p.standard_error = ej.standard_error;
       binary.push_back(p);
-      c.successes += ej.successes;
+      trials += p.n;
+    }
+    c.trials = trials;
+    if (binary.empty()) {  // nobody sampled it: no estimate, the trivial interval
+      c.unbiased = c.clipped = c.variance = c.standard_error =
+          std::numeric_limits<double>::quiet_NaN();
+      c.interval = c.simultaneous = PrevalenceInterval{0.0, 1.0, false};
+      out.coordinates.push_back(c);
+      continue;
     }
     DENIABLE_ASSIGN_OR_RETURN(CombinedEstimate combined, CombineVersions(binary, combination));
-    c.success_share = static_cast<double>(c.successes) / static_cast<double>(out.n);
+    c.success_share =
+        trials > 0 ? static_cast<double>(c.successes) / static_cast<double>(trials) : 0.0;
     c.unbiased = combined.unbiased;
     c.clipped = combined.clipped;
     c.variance = combined.variance;
@@ -105,7 +135,9 @@ absl::StatusOr<MechanismEstimate> EstimateVersions(std::span<const VersionCounte
   }
   if (k > 1) {
     std::vector<double> unbiased;
-    for (const CoordinateEstimate& c : out.coordinates) unbiased.push_back(c.unbiased);
+    for (const CoordinateEstimate& c : out.coordinates) {
+      unbiased.push_back(std::isnan(c.unbiased) ? 0.0 : c.unbiased);
+    }
     const std::vector<double> consistent = NormSub(unbiased);
     for (int j = 0; j < k; ++j) out.coordinates[static_cast<size_t>(j)].clipped = consistent[j];
   }

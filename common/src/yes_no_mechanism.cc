@@ -78,6 +78,7 @@ absl::StatusOr<MechanismEstimate> YesNoMechanism::Estimate(
   out.per_coordinate_level = options.confidence_level;
   CoordinateEstimate c;
   c.successes = yes;
+  c.trials = n;
   c.success_share = e.yes_share;
   c.unbiased = e.unbiased;
   c.clipped = e.clipped;

@@ -5,6 +5,7 @@
 #include "deniable/common/status_macros.h"
 #include "deniable/convert/categorical_convert.h"
 #include "deniable/convert/design_convert.h"
+#include "deniable/convert/numeric_convert.h"
 
 namespace deniable {
 
@@ -15,6 +16,10 @@ absl::StatusOr<std::shared_ptr<const Mechanism>> MechanismForParameters(
                               CategoricalDesignFromProto(parameters, k, field));
     return MechanismFor(design);
   }
+  if (parameters.kind_case() == v1::DesignParameters::kNumeric) {
+    DENIABLE_ASSIGN_OR_RETURN(NumericDesign design, NumericDesignFromProto(parameters, field));
+    return MechanismFor(design);
+  }
   DENIABLE_ASSIGN_OR_RETURN(Design design, DesignFromProto(parameters, field));
   return MechanismFor(design);
 }
@@ -22,6 +27,10 @@ absl::StatusOr<std::shared_ptr<const Mechanism>> MechanismForParameters(
 absl::StatusOr<std::shared_ptr<const Mechanism>> MechanismForWire(const v1::Design& wire) {
   if (wire.parameters().kind_case() == v1::DesignParameters::kCategorical) {
     DENIABLE_ASSIGN_OR_RETURN(CategoricalDesign design, CategoricalDesignFromWire(wire));
+    return MechanismFor(design);
+  }
+  if (wire.parameters().kind_case() == v1::DesignParameters::kNumeric) {
+    DENIABLE_ASSIGN_OR_RETURN(NumericDesign design, NumericDesignFromWire(wire));
     return MechanismFor(design);
   }
   DENIABLE_ASSIGN_OR_RETURN(Design design, DesignFromWire(wire));
@@ -40,11 +49,26 @@ WireAnswer WireAnswerFromProto(const v1::Report& report) {
     out.categorical.hash_b = c.hash_b();
     out.categorical.bucket = c.bucket();
   }
+  out.has_numeric = report.has_numeric();
+  if (out.has_numeric) {
+    const v1::NumericReport& n = report.numeric();
+    out.numeric.buckets.assign(n.buckets().begin(), n.buckets().end());
+    out.numeric.bits.assign(n.bits().begin(), n.bits().end());
+  }
   return out;
 }
 
 void WireAnswerToProto(const WireAnswer& answer, v1::Report* out) {
   out->set_bit(answer.bit);
+  if (answer.has_numeric) {
+    v1::NumericReport* n = out->mutable_numeric();
+    n->clear_buckets();
+    n->clear_bits();
+    for (uint32_t j : answer.numeric.buckets) n->add_buckets(j);
+    for (bool b : answer.numeric.bits) n->add_bits(b);
+  } else {
+    out->clear_numeric();
+  }
   if (!answer.has_categorical) {
     out->clear_categorical();
     return;

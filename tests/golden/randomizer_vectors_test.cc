@@ -11,6 +11,7 @@
 #include "deniable/common/design.h"
 #include "deniable/common/draws.h"
 #include "deniable/common/mechanism.h"
+#include "deniable/common/numeric.h"
 #include "deniable/common/randomizer.h"
 #include "google/protobuf/struct.pb.h"
 #include "google/protobuf/util/json_util.h"
@@ -49,11 +50,54 @@ CategoricalDesign CategoricalOf(const Struct& design) {
       .value();
 }
 
+// The numeric design of a vector (mechanism, epsilon, edges, d).
+NumericDesign NumericOf(const Struct& design) {
+  std::vector<double> edges;
+  for (const Value& e : Field(design, "edges").list_value().values()) {
+    edges.push_back(e.number_value());
+  }
+  const NumericMechanism m = Field(design, "mechanism").string_value() == "ONE_BIT_MEAN"
+                                 ? NumericMechanism::kOneBitMean
+                                 : NumericMechanism::kDBitFlip;
+  return NumericDesign::Create(m, Field(design, "epsilon").number_value(), std::move(edges),
+                               static_cast<int>(Field(design, "d").number_value()))
+      .value();
+}
+
+// A numeric vector: clip, level (alpha-point rounding or bucket), then the mechanism's draws.
+void CheckNumeric(const Struct& v, const Struct& design, const Struct& report,
+                  UniformDraws& draws) {
+  const NumericDesign d = NumericOf(design);
+  const std::shared_ptr<const Mechanism> m = MechanismFor(d);
+  const Channel channel = m->ChannelOf(m->Layout().coordinates - 1);
+  EXPECT_NEAR(channel.a, Field(design, "a").number_value(), 1e-15);
+  EXPECT_NEAR(channel.b, Field(design, "b").number_value(), 1e-15);
+  const ClippedValue clipped = ClipValue(d, Field(v, "value").number_value());
+  EXPECT_EQ(clipped.clipped, Field(v, "clipped").bool_value());
+  EXPECT_EQ(clipped.value, Field(v, "clipped_value").number_value());
+  const int level = LevelOf(d, clipped.value, Field(v, "alpha").number_value());
+  EXPECT_EQ(level, Field(v, "level").number_value());
+  const WireAnswer w = m->Randomize(level, draws).value();
+  EXPECT_EQ(w.bit, Field(report, "bit").number_value());
+  EXPECT_EQ(w.has_numeric, Field(report, "numeric").has_struct_value());
+  if (!w.has_numeric) return;
+  const Struct& n = Field(report, "numeric").struct_value();
+  const auto& buckets = Field(n, "buckets").list_value().values();
+  const auto& bits = Field(n, "bits").list_value().values();
+  ASSERT_EQ(w.numeric.buckets.size(), static_cast<size_t>(buckets.size()));
+  ASSERT_EQ(w.numeric.bits.size(), static_cast<size_t>(bits.size()));
+  for (size_t i = 0; i < w.numeric.buckets.size(); ++i) {
+    const int j = static_cast<int>(i);
+    EXPECT_EQ(w.numeric.buckets[i], buckets[j].number_value());
+    EXPECT_EQ(w.numeric.bits[i] ? 1 : 0, bits[j].number_value());
+  }
+}
+
 TEST(GoldenVectorsTest, TheCppRandomizersProduceEveryReport) {
   const Struct root = LoadVectors();
   const auto& vectors = Field(root, "vectors").list_value().values();
   ASSERT_GT(vectors.size(), 100);
-  int yes_no = 0, categorical = 0;
+  int yes_no = 0, categorical = 0, numeric = 0;
   for (const Value& entry : vectors) {
     const Struct& v = entry.struct_value();
     SCOPED_TRACE(Field(v, "name").string_value());
@@ -65,7 +109,10 @@ TEST(GoldenVectorsTest, TheCppRandomizersProduceEveryReport) {
     }
     const Struct& report = Field(v, "report").struct_value();
     UniformDraws draws(uniforms);
-    if (Field(design, "kind").string_value() == "yes_no") {
+    if (Field(design, "kind").string_value() == "numeric") {
+      ++numeric;
+      CheckNumeric(v, design, report, draws);
+    } else if (Field(design, "kind").string_value() == "yes_no") {
       ++yes_no;
       const Channel channel{Field(design, "a").number_value(), Field(design, "b").number_value()};
       const bool bit = RandomizeAnswer(channel, value == 1, draws);
@@ -98,6 +145,7 @@ TEST(GoldenVectorsTest, TheCppRandomizersProduceEveryReport) {
   }
   EXPECT_GT(yes_no, 0);
   EXPECT_GT(categorical, 0);
+  EXPECT_GT(numeric, 0);
 }
 
 }  // namespace

@@ -50,6 +50,7 @@
 #include "deniable/common/design.h"
 #include "deniable/common/draws.h"
 #include "deniable/common/interval.h"
+#include "deniable/common/numeric.h"
 #include "deniable/common/privacy.h"
 #include "deniable/common/wire_report.h"
 
@@ -58,9 +59,10 @@ namespace deniable {
 enum class ReportKind {
   kYesNo,        // one randomized bit (design.h)
   kCategorical,  // k-RR, OUE or OLH over k categories (categorical.h)
+  kNumeric,      // 1BitMean or dBitFlip over a value range (numeric.h)
 };
 
-// "yes_no", "categorical".
+// "yes_no", "categorical", "numeric".
 const char* ReportKindName(ReportKind kind);
 
 // The counter vector of one (metric, design version, time bucket, labels): [n, y_0 .. y_{k-1}].
@@ -100,10 +102,13 @@ struct MechanismEstimateOptions {
   SimultaneousMethod simultaneous = SimultaneousMethod::kSidak;  // several coordinates only
 };
 
-// One coordinate's estimate (a prevalence, or a category's share).
+// One estimated quantity (a prevalence, a category's share, a numeric share or bucket share).
+// Estimate returns one per quantity: yes/no and ONE_BIT_MEAN 1, categorical k, D_BIT_FLIP k (the
+// bucket shares; its counter layout has 2k coordinates, [s_j] and [y_j]).
 struct CoordinateEstimate {
   int64_t successes = 0;            // y_j
-  double success_share = 0;         // y_j / n
+  int64_t trials = 0;               // the reports y_j counts among: n, or D_BIT_FLIP's s_j
+  double success_share = 0;         // y_j / trials
   double unbiased = 0;              // may fall outside [0, 1]
   double clipped = 0;               // yes/no: clipped to [0, 1]; categorical: Norm-Sub share
   double variance = 0;              // estimated variance of `unbiased`
@@ -130,6 +135,9 @@ struct VersionCounters {
 
 struct PlanTarget {
   double half_width = 0.05;  // on the prevalence / share scale, in (0, 1]
+  // ONE_BIT_MEAN only: when > 0, the mean's half-width in the value's units; the plan is then
+  // for the share within +/- value_half_width / (hi - lo) and half_width is ignored.
+  double value_half_width = 0;
   double confidence_level = 0.95;
   double assumed_prevalence = -1;      // yes/no: in [0, 1], or -1 for the worst case
   std::vector<double> assumed_shares;  // categorical: k shares, or empty for the worst case
@@ -150,6 +158,9 @@ class Mechanism {
   virtual ReportKind kind() const = 0;
   // The design, for logs and tables ("two_coin", "oue(k=8, eps=1.0986)", ...).
   virtual std::string ToString() const = 0;
+  // What the estimated quantities are: versions combine (EstimateVersions) only when their keys
+  // are equal (a D_BIT_FLIP design's bucket edges; "" for the other kinds: the layout decides).
+  virtual std::string CoordinatesKey() const { return ""; }
   virtual CounterLayout Layout() const = 0;
   // The binary channel of coordinate j. REQUIRES: 0 <= j < Layout().coordinates.
   virtual Channel ChannelOf(int j) const = 0;
@@ -203,10 +214,13 @@ class Mechanism {
 // The registry: the one mechanism for each design kind.
 std::shared_ptr<const Mechanism> MechanismFor(const Design& design);
 std::shared_ptr<const Mechanism> MechanismFor(const CategoricalDesign& design);
+std::shared_ptr<const Mechanism> MechanismFor(const NumericDesign& design);
 
-// Combines several design versions' vectors of the same layout, coordinate by coordinate
-// (combine.h; statistics.md section 4). One part: its Estimate. Several: per coordinate the
-// parts' binary estimates combined by `combination`, with a Wald interval at the level (and, for
+// Combines several design versions' vectors of the same layout and CoordinatesKey, estimated
+// quantity by quantity (combine.h; statistics.md section 4). One part: its Estimate. Several: per
+// estimated quantity (CoordinateEstimate; each part's binary estimate on its `trials` reports,
+// so D_BIT_FLIP's buckets combine on their s_j) the parts' binary estimates combined by
+// `combination`, with a Wald interval at the level (and, for
 // several coordinates, the simultaneous level) of `options`, clipped to [0, 1].
 // Errors: INVALID_ARGUMENT naming "parts" (empty, or layouts that differ) and those of Estimate
 // and CombineVersions.

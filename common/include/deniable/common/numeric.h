@@ -1,7 +1,7 @@
 // Numeric telemetry in one bit: 1BitMean (means and totals) and dBitFlip (histograms and
 // quantiles), after Ding, Kulkarni and Yekhanin, "Collecting Telemetry Data Privately", NeurIPS
 // 2017 (DKY17), with alpha-point rounding for memoization (DKY17 section 3) and confidence
-// intervals (docs/statistics.md section 6).
+// intervals (docs/statistics.md section 9).
 //
 // The device's path (the SDKs mirror it; tests/golden/randomizer_vectors.json holds them to it):
 //   1. ClipValue: a value outside [lo, hi] becomes the nearest end (the SDK counts it).
@@ -37,6 +37,7 @@
 #include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"
 #include "deniable/common/categorical_estimate.h"
+#include "deniable/common/design.h"
 #include "deniable/common/interval.h"
 
 namespace deniable {
@@ -55,7 +56,9 @@ class NumericDesign {
  public:
   // edges: k + 1 finite ascending distinct values (1 <= k <= 256); edges.front() is the metric's
   // lo, edges.back() its hi. sampled_buckets: D_BIT_FLIP's d in [1, k] (0 means k); must be 0
-  // for ONE_BIT_MEAN. epsilon: nats, finite, > 0.
+  // for ONE_BIT_MEAN. epsilon: nats, finite, in (0, kMaxSymmetricEpsilon] (design.h), with the
+  // channel's gap at least kMinChannelGap: tanh(eps / 2) for ONE_BIT_MEAN (eps >~ 0.002),
+  // tanh(eps / 4) for D_BIT_FLIP (eps >~ 0.004).
   // Errors: INVALID_ARGUMENT naming "epsilon", "bucket_edges" or "sampled_buckets".
   static absl::StatusOr<NumericDesign> Create(NumericMechanism mechanism, double epsilon,
                                               std::vector<double> edges, int sampled_buckets);
@@ -92,6 +95,32 @@ ClippedValue ClipValue(const NumericDesign& design, double value);
 // The level of a value already in [lo, hi] (step 2 above). REQUIRES: alpha in [0, 1).
 // Returns a level in [0, k] (ONE_BIT_MEAN: a grid point) or [0, k) (D_BIT_FLIP: a bucket).
 int LevelOf(const NumericDesign& design, double clipped_value, double alpha);
+
+// ONE_BIT_MEAN's probability of bit 1 at t = (x - lo) / (hi - lo) in [0, 1]:
+// 1/(e^eps + 1) + t (e^eps - 1)/(e^eps + 1) (DKY17 equation 1).
+double OneBitMeanProbability(double epsilon, double t);
+
+// D_BIT_FLIP's channel of one sampled bucket: (a/(a + 1), 1/(a + 1)), a = e^(eps/2): bit 1 with
+// probability a/(a + 1) when the value is in the bucket, 1/(a + 1) when not (DKY17 section 2.2).
+Channel DBitFlipChannel(const NumericDesign& design);
+
+// D_BIT_FLIP's planner: reports n so that every bucket share's simultaneous Wald interval
+// (level `confidence_level` over the k buckets by `simultaneous`) has half-width <= half_width,
+// with each bucket sampled by its expected n d / k reports: n = ceil(k/d * z^2 lambda (1 - lambda)
+// / (h^2 (p - q)^2)), lambda = q + f (p - q) at the largest assumed share's lambda (1 - lambda),
+// or lambda = 1/2 (worst case) when `assumed_shares` is empty.
+// Errors: INVALID_ARGUMENT naming "half_width" (not in (0, 1]), "confidence_level",
+// "assumed_shares" (not k shares in [0, 1]); OUT_OF_RANGE when n exceeds int64;
+// FAILED_PRECONDITION for a ONE_BIT_MEAN design.
+struct HistogramPlan {
+  int64_t reports_needed = 0;             // at the assumed shares (or the worst case)
+  int64_t reports_needed_worst_case = 0;  // lambda = 1/2
+  double per_bucket_level = 0;
+};
+absl::StatusOr<HistogramPlan> PlanHistogramSurvey(const NumericDesign& design, double half_width,
+                                                  double confidence_level,
+                                                  SimultaneousMethod simultaneous,
+                                                  std::span<const double> assumed_shares);
 
 // ONE_BIT_MEAN's mean and total from n reports with `ones` bits 1, at `level`, with `method`
 // (interval.h) on the bit's debiased share pi_hat, mapped by lo + (hi - lo) * pi (clipped to
@@ -143,11 +172,10 @@ struct HistogramEstimate {
 };
 absl::StatusOr<HistogramEstimate> EstimateHistogram(const NumericDesign& design,
                                                     std::span<const int64_t> counters,
-                                                    double confidence_level,
-                                                    IntervalMethod method,
+                                                    double confidence_level, IntervalMethod method,
                                                     SimultaneousMethod simultaneous);
 
-// Quantiles from a histogram (docs/statistics.md section 6.4): the value where the cumulative
+// Quantiles from a histogram (docs/statistics.md section 9.4): the value where the cumulative
 // consistent share reaches `level` (linear inside the bucket), and an interval from a
 // simultaneous band on the cumulative shares. Errors: INVALID_ARGUMENT naming "levels[i]"
 // (outside (0, 1)).
@@ -157,9 +185,9 @@ struct QuantileEstimate {
   double ci_lower = 0;
   double ci_upper = 0;
 };
-absl::StatusOr<std::vector<QuantileEstimate>> EstimateQuantiles(
-    const NumericDesign& design, const HistogramEstimate& histogram,
-    std::span<const double> levels);
+absl::StatusOr<std::vector<QuantileEstimate>> EstimateQuantiles(const NumericDesign& design,
+                                                                const HistogramEstimate& histogram,
+                                                                std::span<const double> levels);
 
 }  // namespace deniable
 

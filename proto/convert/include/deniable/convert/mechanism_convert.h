@@ -18,18 +18,22 @@
 namespace deniable {
 
 // The mechanism of native parameters. `k` is the number of categories (used by categorical
-// designs only). Errors: those of DesignFromProto / CategoricalDesignFromProto, naming `field`.
+// designs only). Numeric parameters must be resolved (mechanism and bucket_edges given: resolve a
+// request with NumericDesignFromProto and the metric's range first).
+// Errors: those of DesignFromProto / CategoricalDesignFromProto / NumericDesignFromProto, naming
+// `field`.
 absl::StatusOr<std::shared_ptr<const Mechanism>> MechanismForParameters(
     const v1::DesignParameters& parameters, int k, absl::string_view field);
 
 // The mechanism of a stored design (parameters plus the derived channel, checked against each
-// other). Errors: those of DesignFromWire / CategoricalDesignFromWire.
+// other). Errors: those of DesignFromWire / CategoricalDesignFromWire / NumericDesignFromWire.
 absl::StatusOr<std::shared_ptr<const Mechanism>> MechanismForWire(const v1::Design& wire);
 
-// The report's answer fields (`bit`, and `categorical` when present).
+// The report's answer fields (`bit`, and `categorical` or `numeric` when present).
 WireAnswer WireAnswerFromProto(const v1::Report& report);
 
-// Sets `out`'s answer fields from `answer` (`categorical` only when answer.has_categorical).
+// Sets `out`'s answer fields from `answer` (`categorical` only when answer.has_categorical,
+// `numeric` only when answer.has_numeric).
 void WireAnswerToProto(const WireAnswer& answer, v1::Report* out);
 
 }  // namespace deniable
