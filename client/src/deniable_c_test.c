@@ -1,7 +1,10 @@
 /* The C API from a C program, against the real collector (run by tests/interop/c_api_test.py):
- * deniable_c_test TARGET STORE_PATH METRIC UNKNOWN_METRIC. Exit 0 when every check holds. */
+ * deniable_c_test TARGET STORE_PATH METRIC UNKNOWN_METRIC [NUMERIC_METRIC]. METRIC is a yes/no
+ * metric; NUMERIC_METRIC, when given, a numeric metric with the range [0, 100]. Exit 0 when every
+ * check holds. */
 #include "deniable/client/deniable_c.h"
 
+#include <math.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -36,8 +39,9 @@ static deniable_reporter* open_reporter(const char* target, const char* store) {
 }
 
 int main(int argc, char** argv) {
-  if (argc != 5) {
-    fputs("usage: deniable_c_test TARGET STORE_PATH METRIC UNKNOWN_METRIC\n", stderr);
+  if (argc != 5 && argc != 6) {
+    fputs("usage: deniable_c_test TARGET STORE_PATH METRIC UNKNOWN_METRIC [NUMERIC_METRIC]\n",
+          stderr);
     return 2;
   }
   const char* target = argv[1];
@@ -77,8 +81,8 @@ int main(int argc, char** argv) {
   CHECK(code == DENIABLE_INVALID_ARGUMENT && strstr(error.message, "labels[0]") != NULL,
         "report_labeled(NULL value): %s", error.message);
   const deniable_label bad_key[] = {{"Bad Key", "x"}};
-  code = deniable_reporter_report_labeled(reporter, metric, 1, NULL, bad_key, 1, NULL, NULL,
-                                          &error);
+  code =
+      deniable_reporter_report_labeled(reporter, metric, 1, NULL, bad_key, 1, NULL, NULL, &error);
   CHECK(code == DENIABLE_INVALID_ARGUMENT && strstr(error.message, "labels") != NULL,
         "report_labeled(bad key): %s", error.message);
   CHECK(deniable_reporter_pending(reporter) == 0, "queued after a refused labeled report");
@@ -125,6 +129,47 @@ int main(int argc, char** argv) {
       "ledger after restart: %lld", (long long)ledger.reports_accepted);
   deniable_reporter_close(reporter);
   deniable_reporter_close(NULL);
+
+  if (argc == 6) {
+    const char* numeric = argv[5];
+    reporter = open_reporter(target, store);
+    if (reporter == NULL) return 1;
+    /* The wrong kind either way, and NaN: INVALID_ARGUMENT naming the field, nothing queued. */
+    code = deniable_reporter_report_value(reporter, metric, 5.0, NULL, NULL, &error);
+    CHECK(code == DENIABLE_INVALID_ARGUMENT && strstr(error.message, "metric") != NULL,
+          "report_value(yes/no metric): %s %s", deniable_status_name(code), error.message);
+    code = deniable_reporter_report(reporter, numeric, 1, NULL, NULL, &error);
+    CHECK(code == DENIABLE_INVALID_ARGUMENT && strstr(error.message, "ReportValue") != NULL,
+          "report(numeric metric): %s %s", deniable_status_name(code), error.message);
+    code = deniable_reporter_report_value(reporter, numeric, NAN, NULL, NULL, &error);
+    CHECK(code == DENIABLE_INVALID_ARGUMENT && strstr(error.message, "value") != NULL,
+          "report_value(NaN): %s %s", deniable_status_name(code), error.message);
+    const deniable_label bad_label[] = {{"Bad Key", "x"}};
+    code = deniable_reporter_report_value_labeled(reporter, numeric, 5.0, bad_label, 1, NULL, NULL,
+                                                  &error);
+    CHECK(code == DENIABLE_INVALID_ARGUMENT && strstr(error.message, "labels") != NULL,
+          "report_value_labeled(bad key): %s", error.message);
+    CHECK(deniable_reporter_pending(reporter) == 0, "queued after refused values");
+    /* 150 is above the range [0, 100]: clipped to 100, counted, reported. */
+    const deniable_label screen[] = {{"screen", "home"}};
+    code = deniable_reporter_report_value_labeled(reporter, numeric, 150.0, screen, 1, id, &id_size,
+                                                  &error);
+    CHECK(code == DENIABLE_OK && id_size == 16, "report_value: %s %s", deniable_status_name(code),
+          error.message);
+    code = deniable_reporter_report_value(reporter, numeric, 20.0, id, &id_size, &error);
+    CHECK(code == DENIABLE_OK && id_size == 0, "second report_value this period: size %zu",
+          id_size);
+    code = deniable_reporter_flush(reporter, 10000, &error);
+    CHECK(code == DENIABLE_OK, "flush numeric: %s %s", deniable_status_name(code), error.message);
+    code = deniable_reporter_stats(reporter, &stats, &error);
+    CHECK(code == DENIABLE_OK && stats.values_clipped == 1 && stats.queued == 0,
+          "stats: values_clipped %lld", (long long)stats.values_clipped);
+    code = deniable_reporter_ledger(reporter, numeric, &ledger, &error);
+    CHECK(code == DENIABLE_OK && ledger.reports_acknowledged == 1 && ledger.randomizations == 1 &&
+              ledger.reports_repeated_in_period == 1,
+          "numeric ledger: ack %lld", (long long)ledger.reports_acknowledged);
+    deniable_reporter_close(reporter);
+  }
 
   if (failures == 0) puts("deniable_c_test: all checks passed");
   return failures == 0 ? 0 : 1;

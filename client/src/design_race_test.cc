@@ -99,6 +99,17 @@ class GatedStore : public DeviceStore {
       const std::string& metric, uint32_t version, int32_t category) override {
     return inner_->LookupCategoryMemo(metric, version, category);
   }
+  absl::StatusOr<std::optional<v1::Report>> LookupNumericMemo(const std::string& metric,
+                                                              uint32_t version,
+                                                              int32_t level) override {
+    return inner_->LookupNumericMemo(metric, version, level);
+  }
+  absl::StatusOr<std::optional<double>> LoadNumericAlpha(const std::string& metric) override {
+    return inner_->LoadNumericAlpha(metric);
+  }
+  absl::Status SaveNumericAlpha(const std::string& metric, double alpha) override {
+    return inner_->SaveNumericAlpha(metric, alpha);
+  }
   absl::Status CommitReport(const ReportCommit& commit) override {
     return inner_->CommitReport(commit);
   }

@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <cmath>
 #include <fstream>
+#include <map>
 #include <string>
 
 #include "absl/strings/str_cat.h"
@@ -129,6 +130,44 @@ TEST_P(DeviceStoreTest, CategoryMemoIsKeyedByMetricVersionAndCategoryAndForgotte
   EXPECT_EQ(store_->PeekOldest(1)->at(0).report.categorical().bits(), "\x05");
 }
 
+TEST_P(DeviceStoreTest, NumericMemoIsKeyedByMetricVersionAndLevelAndForgottenByVersion) {
+  ReportCommit c = Commit("n", "1");
+  c.report.set_bit(0);
+  c.report.mutable_numeric()->add_buckets(2);
+  c.report.mutable_numeric()->add_bits(true);
+  v1::Report answer;
+  *answer.mutable_numeric() = c.report.numeric();
+  c.numeric_memo = ReportCommit::NumericMemoEntry{3, 2, answer};
+  c.value_clipped = true;
+  ASSERT_TRUE(store_->CommitReport(c).ok());
+  c.numeric_memo = ReportCommit::NumericMemoEntry{4, 2, answer};
+  c.value_clipped = false;
+  ASSERT_TRUE(store_->CommitReport(c).ok());
+  absl::StatusOr<std::optional<v1::Report>> memo = store_->LookupNumericMemo("n", 3, 2);
+  ASSERT_TRUE(memo.ok()) << memo.status();
+  ASSERT_TRUE(memo->has_value());
+  EXPECT_EQ((*memo)->numeric().buckets(0), 2u);
+  EXPECT_TRUE((*memo)->numeric().bits(0));
+  EXPECT_EQ(*store_->LookupNumericMemo("n", 3, 1), std::nullopt);
+  EXPECT_EQ(*store_->LookupNumericMemo("m", 3, 2), std::nullopt);
+  EXPECT_EQ(*store_->LookupCategoryMemo("n", 3, 2), std::nullopt);  // kinds apart
+  EXPECT_EQ(store_->ReadLedger()->at("n").values_clipped, 1);
+  ASSERT_TRUE(store_->ForgetMemo("n", 3).ok());
+  EXPECT_EQ(*store_->LookupNumericMemo("n", 3, 2), std::nullopt);
+  EXPECT_TRUE(store_->LookupNumericMemo("n", 4, 2)->has_value());  // another version stays
+}
+
+TEST_P(DeviceStoreTest, NumericAlphaIsKeptOncePerMetricAndOutlivesForgetMemo) {
+  EXPECT_EQ(*store_->LoadNumericAlpha("n"), std::nullopt);
+  ASSERT_TRUE(store_->SaveNumericAlpha("n", 0.25).ok());
+  ASSERT_TRUE(store_->SaveNumericAlpha("n", 0.75).ok());  // the first alpha stays
+  ASSERT_TRUE(store_->SaveNumericAlpha("o", 0.5).ok());
+  EXPECT_EQ(*store_->LoadNumericAlpha("n"), std::optional<double>(0.25));
+  EXPECT_EQ(*store_->LoadNumericAlpha("o"), std::optional<double>(0.5));
+  ASSERT_TRUE(store_->ForgetMemo("n", 1).ok());
+  EXPECT_EQ(*store_->LoadNumericAlpha("n"), std::optional<double>(0.25));
+}
+
 TEST_P(DeviceStoreTest, PeriodCountRestartsInANewPeriod) {
   ReportCommit c = Commit("a", "1");
   ASSERT_TRUE(store_->CommitReport(c).ok());
@@ -153,9 +192,11 @@ TEST(SqliteDeviceStoreTest, StateSurvivesReopening) {
     c.memo = ReportCommit::MemoEntry{1, false, true};
     ASSERT_TRUE((*store)->CommitReport(c).ok());
     ASSERT_TRUE((*store)->SaveDesign("a", "design-bytes").ok());
+    ASSERT_TRUE((*store)->SaveNumericAlpha("n", 0.625).ok());
   }
   auto store = OpenSqliteDeviceStore({.path = path});
   ASSERT_TRUE(store.ok());
+  EXPECT_EQ(*(*store)->LoadNumericAlpha("n"), std::optional<double>(0.625));
   EXPECT_EQ(*(*store)->QueueSize(), 1);
   EXPECT_EQ(*(*store)->LookupMemo("a", 1, false), std::optional<bool>(true));
   EXPECT_EQ(*(*store)->LoadDesign("a"), std::optional<std::string>("design-bytes"));
@@ -202,6 +243,51 @@ TEST(SqliteDeviceStoreTest, MigratesAStoreWrittenBySchemaOne) {
   EXPECT_EQ((*(*store)->LookupCategoryMemo("vote", 1, 2))->category(), 3u);
   EXPECT_EQ(*(*store)->QueueSize(), 1);
   EXPECT_TRUE((*store)->LookupMemo("m", 1, true)->has_value());
+}
+
+// A device file written by main at 100683c (schema 3: a yes/no memo, a category memo, two
+// ledger rows; testdata/README.md) opens with its state intact and gains the numeric memo, the
+// numeric alpha and the ledger's values_clipped.
+TEST(SqliteDeviceStoreTest, MigratesAStoreWrittenBySchemaThree) {
+  const std::string path = TempPath("schema3");
+  {
+    std::ifstream in(std::string(DENIABLE_CLIENT_TESTDATA) + "/device_store_schema3.db",
+                     std::ios::binary);
+    ASSERT_TRUE(in.good());
+    std::ofstream(path, std::ios::binary) << in.rdbuf();
+  }
+  {
+    auto store = OpenSqliteDeviceStore({.path = path});
+    ASSERT_TRUE(store.ok()) << store.status();
+    const std::map<std::string, MetricLedger> ledger = *(*store)->ReadLedger();
+    ASSERT_EQ(ledger.size(), 2u);
+    EXPECT_EQ(ledger.at("m").reports_acknowledged, 1);
+    EXPECT_DOUBLE_EQ(ledger.at("m").epsilon_spent, std::log(3.0));
+    EXPECT_EQ(ledger.at("vote").randomizations, 1);
+    EXPECT_DOUBLE_EQ(ledger.at("vote").epsilon_spent, 1.0);
+    EXPECT_GT(ledger.at("vote").last_report_seconds, 0);
+    EXPECT_EQ(ledger.at("vote").values_clipped, 0);
+    EXPECT_TRUE((*store)->LookupMemo("m", 1, true)->has_value());
+    EXPECT_TRUE((*store)->LookupCategoryMemo("vote", 1, 2)->has_value());
+    EXPECT_TRUE((*store)->LoadDesign("vote")->has_value());
+    EXPECT_EQ((*store)->ReadCounters()->acknowledged, 2);
+    EXPECT_EQ(*(*store)->LookupNumericMemo("n", 1, 0), std::nullopt);
+    EXPECT_EQ(*(*store)->LoadNumericAlpha("n"), std::nullopt);
+    ReportCommit c = Commit("n", "1");
+    v1::Report answer;
+    answer.set_bit(1);
+    c.numeric_memo = ReportCommit::NumericMemoEntry{1, 4, answer};
+    c.value_clipped = true;
+    ASSERT_TRUE((*store)->CommitReport(c).ok());
+    ASSERT_TRUE((*store)->SaveNumericAlpha("n", 0.5).ok());
+  }
+  auto store = OpenSqliteDeviceStore({.path = path});  // migrated once, opens again
+  ASSERT_TRUE(store.ok()) << store.status();
+  EXPECT_EQ((*(*store)->LookupNumericMemo("n", 1, 4))->bit(), 1u);
+  EXPECT_EQ(*(*store)->LoadNumericAlpha("n"), std::optional<double>(0.5));
+  EXPECT_EQ((*store)->ReadLedger()->at("n").values_clipped, 1);
+  EXPECT_TRUE((*store)->LookupCategoryMemo("vote", 1, 2)->has_value());
+  EXPECT_EQ(*(*store)->QueueSize(), 1);
 }
 
 TEST(SqliteDeviceStoreTest, RefusesAFileThatIsNotADeviceStore) {

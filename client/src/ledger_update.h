@@ -15,6 +15,7 @@ inline void ApplyCommitToLedger(const ReportCommit& commit, MetricLedger* ledger
     ledger->epsilon_spent += commit.epsilon;
   }
   ledger->last_report_seconds = commit.report_time_seconds;
+  if (commit.value_clipped) ++ledger->values_clipped;
   if (ledger->period_start_seconds == commit.period_start_seconds) {
     ++ledger->reports_this_period;
   } else {

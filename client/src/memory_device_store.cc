@@ -30,6 +30,28 @@ class MemoryDeviceStore : public DeviceStore {
     return it->second;
   }
 
+  absl::StatusOr<std::optional<v1::Report>> LookupNumericMemo(const std::string& metric,
+                                                              uint32_t design_version,
+                                                              int32_t level) override {
+    absl::MutexLock lock(&mu_);
+    auto it = numeric_memo_.find(std::make_tuple(metric, design_version, level));
+    if (it == numeric_memo_.end()) return std::nullopt;
+    return it->second;
+  }
+
+  absl::StatusOr<std::optional<double>> LoadNumericAlpha(const std::string& metric) override {
+    absl::MutexLock lock(&mu_);
+    auto it = numeric_alpha_.find(metric);
+    if (it == numeric_alpha_.end()) return std::nullopt;
+    return it->second;
+  }
+
+  absl::Status SaveNumericAlpha(const std::string& metric, double alpha) override {
+    absl::MutexLock lock(&mu_);
+    numeric_alpha_.emplace(metric, alpha);  // an alpha kept already stays
+    return absl::OkStatus();
+  }
+
   absl::Status CommitReport(const ReportCommit& commit) override {
     absl::MutexLock lock(&mu_);
     const std::string& metric = commit.report.metric();
@@ -41,6 +63,10 @@ class MemoryDeviceStore : public DeviceStore {
       category_memo_[std::make_tuple(metric, commit.category_memo->design_version,
                                      commit.category_memo->category)] =
           commit.category_memo->report;
+    }
+    if (commit.numeric_memo.has_value()) {
+      numeric_memo_[std::make_tuple(metric, commit.numeric_memo->design_version,
+                                    commit.numeric_memo->level)] = commit.numeric_memo->answer;
     }
     ApplyCommitToLedger(commit, &ledger_[metric]);
     queue_.push_back({next_sequence_++, commit.report});
@@ -98,9 +124,11 @@ class MemoryDeviceStore : public DeviceStore {
     absl::MutexLock lock(&mu_);
     memo_.erase(std::make_tuple(metric, design_version, false));
     memo_.erase(std::make_tuple(metric, design_version, true));
-    std::erase_if(category_memo_, [&](const auto& entry) {
+    auto of_version = [&](const auto& entry) {
       return std::get<0>(entry.first) == metric && std::get<1>(entry.first) == design_version;
-    });
+    };
+    std::erase_if(category_memo_, of_version);
+    std::erase_if(numeric_memo_, of_version);
     return absl::OkStatus();
   }
 
@@ -121,6 +149,9 @@ class MemoryDeviceStore : public DeviceStore {
   std::map<std::tuple<std::string, uint32_t, bool>, bool> memo_ ABSL_GUARDED_BY(mu_);
   std::map<std::tuple<std::string, uint32_t, int32_t>, v1::CategoricalReport> category_memo_
       ABSL_GUARDED_BY(mu_);
+  std::map<std::tuple<std::string, uint32_t, int32_t>, v1::Report> numeric_memo_
+      ABSL_GUARDED_BY(mu_);
+  std::map<std::string, double> numeric_alpha_ ABSL_GUARDED_BY(mu_);
   std::deque<QueuedReport> queue_ ABSL_GUARDED_BY(mu_);  // sequences ascending
   int64_t next_sequence_ ABSL_GUARDED_BY(mu_) = 1;
   std::map<std::string, MetricLedger> ledger_ ABSL_GUARDED_BY(mu_);

@@ -9,14 +9,59 @@
 #include "absl/random/distributions.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
+#include "client/src/numeric_answer.h"
 #include "deniable/common/calendar_windows.h"
 #include "deniable/common/labels.h"
 #include "deniable/common/randomizer.h"
 #include "deniable/common/status_macros.h"
 #include "deniable/convert/categorical_convert.h"
 #include "deniable/convert/design_convert.h"
+#include "deniable/convert/mechanism_convert.h"
+#include "deniable/convert/numeric_convert.h"
 
 namespace deniable::client {
+namespace {
+
+// The numeric design a collector sent (GetDesignResponse.design with the metric's range), its
+// channel and range checked, so that a device never randomizes with a design it cannot explain.
+absl::StatusOr<NumericDesign> NumericDesignOf(const v1::GetDesignResponse& response) {
+  if (!response.design().parameters().has_numeric()) {
+    return absl::InvalidArgumentError(
+        "design.parameters: the metric has a range (a numeric metric) but its design is not "
+        "numeric");
+  }
+  if (!response.has_range()) {
+    return absl::InvalidArgumentError("range: a numeric design needs the metric's range");
+  }
+  DENIABLE_ASSIGN_OR_RETURN(NumericDesign design, NumericDesignFromWire(response.design()));
+  if (design.lo() != response.range().lo() || design.hi() != response.range().hi()) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("design.parameters.numeric.bucket_edges: [", design.lo(), ", ", design.hi(),
+                     "] does not match the metric's range [", response.range().lo(), ", ",
+                     response.range().hi(), "]"));
+  }
+  return design;
+}
+
+// A true answer of the wrong kind for the metric. Never repeats the answer.
+absl::Status WrongKindError(const std::string& metric, const std::optional<NumericDesign>& numeric,
+                            const std::vector<std::string>& categories) {
+  if (numeric.has_value()) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("metric: \"", metric, "\" is a numeric metric (values in [", numeric->lo(),
+                     ", ", numeric->hi(), "]): report a number with ReportValue(metric, value)"));
+  }
+  if (!categories.empty()) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("metric: \"", metric, "\" has categories (", absl::StrJoin(categories, ", "),
+                     "): report one of them with Report(metric, category), not a number"));
+  }
+  return absl::InvalidArgumentError(
+      absl::StrCat("metric: \"", metric,
+                   "\" is a yes/no metric: report a bool with Report(metric, bool), not a number"));
+}
+
+}  // namespace
 
 absl::Status Reporter::ValidateOptions(const ReporterOptions& o) {
   if (!(o.max_epsilon_per_metric >= 0)) {
@@ -149,7 +194,12 @@ absl::StatusOr<Reporter::CachedDesign> Reporter::ParseDesign(
   CachedDesign cached;
   cached.version = response.design().version();
   cached.fingerprint = response.design_fingerprint();
-  if (response.categories_size() > 0) {
+  if (response.design().parameters().has_numeric() || response.has_range()) {
+    DENIABLE_ASSIGN_OR_RETURN(NumericDesign numeric, NumericDesignOf(response));
+    cached.numeric_mechanism = MechanismFor(numeric);
+    cached.epsilon = cached.numeric_mechanism->Epsilon();  // a report's local epsilon
+    cached.numeric = std::move(numeric);
+  } else if (response.categories_size() > 0) {
     cached.categories.assign(response.categories().begin(), response.categories().end());
     DENIABLE_ASSIGN_OR_RETURN(CategoricalDesign categorical,
                               CategoricalDesignFromWire(response.design()));
@@ -249,6 +299,21 @@ absl::Status Reporter::Prefetch(const std::vector<std::string>& metrics, absl::D
   return first;
 }
 
+absl::Status Reporter::ReportValue(const std::string& metric, double value,
+                                   std::string* report_id) {
+  return ReportValue(metric, value, {}, report_id);
+}
+
+absl::Status Reporter::ReportValue(const std::string& metric, double value,
+                                   const std::map<std::string, std::string>& labels,
+                                   std::string* report_id) {
+  if (std::isnan(value)) {
+    if (report_id != nullptr) report_id->clear();
+    return absl::InvalidArgumentError("value: must be a number, but is NaN");
+  }
+  return ReportAnswer(metric, TrueAnswer::Value(value), labels, report_id);
+}
+
 absl::Status Reporter::Report(const std::string& metric, bool answer, std::string* report_id) {
   return Report(metric, answer, {}, report_id);
 }
@@ -327,7 +392,13 @@ absl::Status Reporter::ReportAnswerOnce(const std::string& metric, const TrueAns
   // Messages never repeat the value passed: it may be a true answer.
   int32_t category = -1;
   const bool has_categories = design.categorical.has_value();
-  if (answer.kind == TrueAnswer::Kind::kYesNo) {
+  const bool numeric = design.numeric.has_value();
+  if (numeric != (answer.kind == TrueAnswer::Kind::kValue)) {
+    return WrongKindError(metric, design.numeric, design.categories);
+  }
+  if (numeric) {
+    // Checked below, with the level.
+  } else if (answer.kind == TrueAnswer::Kind::kYesNo) {
     if (has_categories) {
       return absl::FailedPreconditionError(absl::StrCat(
           "metric \"", metric, "\" has categories (", absl::StrJoin(design.categories, ", "),
@@ -397,10 +468,32 @@ absl::Status Reporter::ReportAnswerOnce(const std::string& metric, const TrueAns
   }
   // The only uses of `answer` / `category`: the memo key and the randomizer; only the
   // randomized report comes out.
+  // A numeric value's level (numeric.h): clipped, then rounded with the metric's alpha, drawn
+  // once and kept (ONE_BIT_MEAN) or put in its bucket (D_BIT_FLIP).
+  int32_t level = -1;
+  if (numeric) {
+    double alpha = 0;
+    if (design.numeric->mechanism() == NumericMechanism::kOneBitMean) {
+      DENIABLE_ASSIGN_OR_RETURN(std::optional<double> kept, store_->LoadNumericAlpha(metric));
+      if (kept.has_value()) {
+        alpha = *kept;
+      } else {
+        alpha = absl::Uniform<double>(gen_, 0.0, 1.0);
+        DENIABLE_RETURN_IF_ERROR(store_->SaveNumericAlpha(metric, alpha));
+      }
+    }
+    const ValueLevel value_level = LevelOfValue(*design.numeric, answer.value, alpha);
+    level = value_level.level;
+    commit.value_clipped = value_level.clipped;
+  }
   std::optional<bool> memo;
   std::optional<v1::CategoricalReport> category_memo;
+  std::optional<v1::Report> numeric_memo;
   if (!design.fresh_per_period) {
-    if (has_categories) {
+    if (numeric) {
+      DENIABLE_ASSIGN_OR_RETURN(numeric_memo,
+                                store_->LookupNumericMemo(metric, design.version, level));
+    } else if (has_categories) {
       DENIABLE_ASSIGN_OR_RETURN(category_memo,
                                 store_->LookupCategoryMemo(metric, design.version, category));
     } else {
@@ -412,7 +505,8 @@ absl::Status Reporter::ReportAnswerOnce(const std::string& metric, const TrueAns
         "\" randomizes afresh each period (FRESH_PER_PERIOD), spending epsilon each period; set "
         "ReporterOptions::max_epsilon_per_metric to the most this device may spend on it"));
   }
-  const bool fresh_draw = !memo.has_value() && !category_memo.has_value();
+  const bool fresh_draw =
+      !memo.has_value() && !category_memo.has_value() && !numeric_memo.has_value();
   if (fresh_draw && options_.max_epsilon_per_metric > 0) {
     DENIABLE_ASSIGN_OR_RETURN(auto ledger, store_->ReadLedger());
     const double spent = ledger[metric].epsilon_spent;
@@ -423,7 +517,23 @@ absl::Status Reporter::ReportAnswerOnce(const std::string& metric, const TrueAns
     }
   }
   v1::Report& report = commit.report;
-  if (has_categories) {
+  if (numeric) {
+    if (numeric_memo.has_value()) {
+      report.set_bit(numeric_memo->bit());
+      if (numeric_memo->has_numeric()) *report.mutable_numeric() = numeric_memo->numeric();
+    } else {
+      BitGenDraws draws(gen_);
+      DENIABLE_ASSIGN_OR_RETURN(v1::Report drawn,
+                                DrawNumericAnswer(*design.numeric_mechanism, level, draws));
+      report.set_bit(drawn.bit());
+      if (drawn.has_numeric()) *report.mutable_numeric() = drawn.numeric();
+      commit.randomized = true;
+      if (!design.fresh_per_period) {
+        commit.numeric_memo =
+            ReportCommit::NumericMemoEntry{design.version, level, std::move(drawn)};
+      }
+    }
+  } else if (has_categories) {
     if (category_memo.has_value()) {
       *report.mutable_categorical() = *std::move(category_memo);
     } else {
@@ -781,11 +891,15 @@ absl::StatusOr<DeliveryStats> Reporter::Stats() const {
   DeliveryStats stats;
   DENIABLE_ASSIGN_OR_RETURN(stats.queued, store_->QueueSize());
   DENIABLE_ASSIGN_OR_RETURN(stats.counters, store_->ReadCounters());
+  DENIABLE_ASSIGN_OR_RETURN(auto ledger, store_->ReadLedger());
+  int64_t values_clipped = 0;
+  for (const auto& [metric, l] : ledger) values_clipped += l.values_clipped;
   absl::MutexLock lock(&stats_mu_);
   stats.send_attempts = session_.send_attempts;
   stats.failed_attempts = session_.failed_attempts;
   stats.batch_splits = session_.batch_splits;
   stats.kept_after_rejection = session_.kept_after_rejection;
+  stats.values_clipped = values_clipped;
   return stats;
 }
 

@@ -41,11 +41,17 @@ CREATE TABLE IF NOT EXISTS designs(metric TEXT PRIMARY KEY, response BLOB NOT NU
 CREATE TABLE IF NOT EXISTS category_memo(
   metric TEXT NOT NULL, version INTEGER NOT NULL, category INTEGER NOT NULL, report BLOB NOT NULL,
   PRIMARY KEY (metric, version, category)) WITHOUT ROWID;
-PRAGMA user_version = 3;
+CREATE TABLE IF NOT EXISTS numeric_memo(
+  metric TEXT NOT NULL, version INTEGER NOT NULL, level INTEGER NOT NULL, answer BLOB NOT NULL,
+  PRIMARY KEY (metric, version, level)) WITHOUT ROWID;
+CREATE TABLE IF NOT EXISTS numeric_alpha(metric TEXT PRIMARY KEY, alpha REAL NOT NULL);
+PRAGMA user_version = 4;
 )sql";
 // Schema history (PRAGMA user_version): 0 or 1, the first release (memo of bits only); 2 adds
 // category_memo (metrics with categories); 3 adds ledger.last_report (the event time of the
-// metric's last queued report, for the window flags; 0 in an older store). Every step is additive,
+// metric's last queued report, for the window flags; 0 in an older store); 4 adds numeric_memo
+// (answers per level of a numeric metric), numeric_alpha (alpha-point rounding's alpha per
+// metric) and ledger.clipped (values clipped to the range). Every step is additive,
 // so opening an older file with kSchema above migrates it in place and keeps all of its rows.
 
 // Columns added to the ledger after the first release; a store written before gains them with
@@ -56,6 +62,7 @@ constexpr struct {
 } kLedgerColumnsAdded[] = {
     {"repeated", "INTEGER NOT NULL DEFAULT 0"},
     {"last_report", "INTEGER NOT NULL DEFAULT 0"},
+    {"clipped", "INTEGER NOT NULL DEFAULT 0"},
 };
 
 // RAII over one prepared statement; reset on destruction. Used under the store's mutex only.
@@ -141,6 +148,38 @@ class SqliteDeviceStore : public DeviceStore {
     return report;
   }
 
+  absl::StatusOr<std::optional<v1::Report>> LookupNumericMemo(const std::string& metric,
+                                                              uint32_t design_version,
+                                                              int32_t level) override {
+    absl::MutexLock lock(&mu_);
+    Stmt s(db_,
+           "SELECT answer FROM numeric_memo WHERE metric = ?1 AND version = ?2 AND level = ?3");
+    s.Bind(1, metric).Bind(2, int64_t{design_version}).Bind(3, int64_t{level});
+    DENIABLE_ASSIGN_OR_RETURN(bool row, s.Step());
+    if (!row) return std::nullopt;
+    v1::Report answer;
+    if (!answer.ParseFromString(s.Text(0))) {
+      return absl::DataLossError(
+          absl::StrCat("numeric_memo row of metric \"", metric, "\" is not a report"));
+    }
+    return answer;
+  }
+
+  absl::StatusOr<std::optional<double>> LoadNumericAlpha(const std::string& metric) override {
+    absl::MutexLock lock(&mu_);
+    Stmt s(db_, "SELECT alpha FROM numeric_alpha WHERE metric = ?1");
+    s.Bind(1, metric);
+    DENIABLE_ASSIGN_OR_RETURN(bool row, s.Step());
+    if (!row) return std::nullopt;
+    return s.Double(0);
+  }
+
+  absl::Status SaveNumericAlpha(const std::string& metric, double alpha) override {
+    absl::MutexLock lock(&mu_);
+    Stmt s(db_, "INSERT OR IGNORE INTO numeric_alpha VALUES (?1, ?2)");
+    return s.Bind(1, metric).Bind(2, alpha).Run();
+  }
+
   absl::Status CommitReport(const ReportCommit& commit) override {
     absl::MutexLock lock(&mu_);
     return InTransaction([&]() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) -> absl::Status {
@@ -159,6 +198,14 @@ class SqliteDeviceStore : public DeviceStore {
                                      .Bind(2, int64_t{commit.category_memo->design_version})
                                      .Bind(3, int64_t{commit.category_memo->category})
                                      .BindBlob(4, commit.category_memo->report.SerializeAsString())
+                                     .Run());
+      }
+      if (commit.numeric_memo.has_value()) {
+        Stmt s(db_, "INSERT OR REPLACE INTO numeric_memo VALUES (?1, ?2, ?3, ?4)");
+        DENIABLE_RETURN_IF_ERROR(s.Bind(1, metric)
+                                     .Bind(2, int64_t{commit.numeric_memo->design_version})
+                                     .Bind(3, int64_t{commit.numeric_memo->level})
+                                     .BindBlob(4, commit.numeric_memo->answer.SerializeAsString())
                                      .Run());
       }
       DENIABLE_ASSIGN_OR_RETURN(MetricLedger ledger, ReadLedgerRow(metric));
@@ -294,7 +341,8 @@ class SqliteDeviceStore : public DeviceStore {
     absl::MutexLock lock(&mu_);
     return InTransaction([&]() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) -> absl::Status {
       for (const char* sql : {"DELETE FROM memo WHERE metric = ?1 AND version = ?2",
-                              "DELETE FROM category_memo WHERE metric = ?1 AND version = ?2"}) {
+                              "DELETE FROM category_memo WHERE metric = ?1 AND version = ?2",
+                              "DELETE FROM numeric_memo WHERE metric = ?1 AND version = ?2"}) {
         Stmt s(db_, sql);
         DENIABLE_RETURN_IF_ERROR(s.Bind(1, metric).Bind(2, int64_t{design_version}).Run());
       }
@@ -350,7 +398,8 @@ class SqliteDeviceStore : public DeviceStore {
       ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) {
     Stmt s(db_,
            "SELECT accepted, acknowledged, randomizations, epsilon_spent, epsilon_if_fresh, "
-           "period_start, period_reports, repeated, last_report FROM ledger WHERE metric = ?1");
+           "period_start, period_reports, repeated, last_report, clipped FROM ledger "
+           "WHERE metric = ?1");
     s.Bind(1, metric);
     MetricLedger l;
     DENIABLE_ASSIGN_OR_RETURN(bool row, s.Step());
@@ -364,6 +413,7 @@ class SqliteDeviceStore : public DeviceStore {
     l.reports_this_period = s.Int(6);
     l.reports_repeated_in_period = s.Int(7);
     l.last_report_seconds = s.Int(8);
+    l.values_clipped = s.Int(9);
     return l;
   }
 
@@ -372,7 +422,7 @@ class SqliteDeviceStore : public DeviceStore {
     Stmt s(db_,
            "INSERT OR REPLACE INTO ledger(metric, accepted, acknowledged, randomizations, "
            "epsilon_spent, epsilon_if_fresh, period_start, period_reports, repeated, "
-           "last_report) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10)");
+           "last_report, clipped) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11)");
     return s.Bind(1, metric)
         .Bind(2, l.reports_accepted)
         .Bind(3, l.reports_acknowledged)
@@ -383,6 +433,7 @@ class SqliteDeviceStore : public DeviceStore {
         .Bind(8, l.reports_this_period)
         .Bind(9, l.reports_repeated_in_period)
         .Bind(10, l.last_report_seconds)
+        .Bind(11, l.values_clipped)
         .Run();
   }
 

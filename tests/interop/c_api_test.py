@@ -51,7 +51,7 @@ class Ledger(ctypes.Structure):
 class Stats(ctypes.Structure):
     _fields_ = [(name, ctypes.c_int64) for name in (
         "queued", "acknowledged", "duplicates", "dropped_rejected", "dropped_queue_full",
-        "dropped_too_old", "send_attempts", "failed_attempts")]
+        "dropped_too_old", "send_attempts", "failed_attempts", "values_clipped")]
 
 
 def load(path):

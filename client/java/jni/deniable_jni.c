@@ -217,6 +217,34 @@ done:
   return result;
 }
 
+JNIEXPORT jbyteArray JNICALL Java_org_deniable_NativeBridge_reportValue(
+    JNIEnv* env, jclass cls, jlong handle, jstring metric, jdouble value, jobjectArray label_keys,
+    jobjectArray label_values) {
+  (void)cls;
+  Utf m = {0};
+  Labels labels = {0};
+  jbyteArray result = NULL;
+  if (!Get(env, metric, &m)) {
+    if (metric == NULL) Throw(env, DENIABLE_INVALID_ARGUMENT, "metric: must not be null");
+    goto done;
+  }
+  if (!GetLabels(env, label_keys, label_values, &labels)) goto done;
+  uint8_t id[16];
+  size_t id_size = 0;
+  deniable_error error;
+  int code = deniable_reporter_report_value_labeled(Handle(handle), m.c, value, labels.labels,
+                                                    labels.count, id, &id_size, &error);
+  if (Check(env, code, &error)) goto done;
+  result = (*env)->NewByteArray(env, (jsize)id_size);
+  if (result != NULL && id_size > 0) {
+    (*env)->SetByteArrayRegion(env, result, 0, (jsize)id_size, (const jbyte*)id);
+  }
+done:
+  FreeLabels(env, &labels);
+  Release(env, &m);
+  return result;
+}
+
 JNIEXPORT void JNICALL Java_org_deniable_NativeBridge_flush(JNIEnv* env, jclass cls, jlong handle,
                                                             jlong timeout_ms) {
   (void)cls;
@@ -270,8 +298,8 @@ JNIEXPORT jlongArray JNICALL Java_org_deniable_NativeBridge_stats(JNIEnv* env, j
   deniable_delivery_stats s;
   deniable_error error;
   if (Check(env, deniable_reporter_stats(Handle(handle), &s, &error), &error)) return NULL;
-  jlong v[8] = {s.queued,           s.acknowledged,       s.duplicates,
+  jlong v[9] = {s.queued,           s.acknowledged,       s.duplicates,
                 s.dropped_rejected, s.dropped_queue_full, s.dropped_too_old,
-                s.send_attempts,    s.failed_attempts};
-  return Longs(env, v, 8);
+                s.send_attempts,    s.failed_attempts,    s.values_clipped};
+  return Longs(env, v, 9);
 }

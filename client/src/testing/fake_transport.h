@@ -1,15 +1,17 @@
 // A ReportTransport for the SDK's unit tests: serves one metric "m" (two coins unless changed;
-// SetCategorical makes it a metric with categories), records every call and fails the next
-// `failures` submits with `failure`. Thread-safe.
+// SetCategorical makes it a metric with categories, SetNumeric a numeric one), records every call
+// and fails the next `failures` submits with `failure`. Thread-safe.
 #ifndef DENIABLE_CLIENT_SRC_TESTING_FAKE_TRANSPORT_H_
 #define DENIABLE_CLIENT_SRC_TESTING_FAKE_TRANSPORT_H_
 
+#include <optional>
 #include <set>
 #include <string>
 #include <vector>
 
 #include "absl/synchronization/mutex.h"
 #include "client/src/testing/categorical_design.h"
+#include "client/src/testing/numeric_design.h"
 #include "deniable/client/transport.h"
 #include "deniable/convert/design_convert.h"
 
@@ -35,6 +37,7 @@ class FakeTransport : public ReportTransport {
     for (const std::string& c : categories) response.add_categories(c);
     response.set_window_firsts_off(window_firsts_off);
     response.set_reporting_once(reporting_once);
+    if (range.has_value()) *response.mutable_range() = *range;
     return response;
   }
 
@@ -67,6 +70,17 @@ class FakeTransport : public ReportTransport {
     categories = names;
     design_ = CategoricalWireDesign(mechanism, static_cast<int>(names.size()), epsilon);
   }
+  // Makes "m" a numeric metric with the range [edges.front(), edges.back()] and version 1 of the
+  // numeric design (mechanism, epsilon, edges, d) as a collector states it (parameters.numeric).
+  void SetNumeric(v1::NumericMechanism mechanism, double epsilon, const std::vector<double>& edges,
+                  uint32_t sampled_buckets = 0) {
+    absl::MutexLock lock(&mu_);
+    design_ = NumericWireDesign(mechanism, epsilon, edges, sampled_buckets);
+    range.emplace();
+    range->set_lo(edges.front());
+    range->set_hi(edges.back());
+    range->set_unit("ms");
+  }
   // Every report received, in the order sent.
   std::vector<v1::Report> SentReports() {
     absl::MutexLock lock(&mu_);
@@ -92,10 +106,11 @@ class FakeTransport : public ReportTransport {
   v1::Design design_;
   uint32_t reporting_period_seconds = 0;  // 0: what an older server sends (means a day)
   v1::Randomization randomization = v1::RANDOMIZATION_UNSPECIFIED;
-  uint64_t fingerprint = 0;             // GetDesignResponse.design_fingerprint
-  std::vector<std::string> categories;  // GetDesignResponse.categories
-  bool window_firsts_off = false;       // GetDesignResponse.window_firsts_off
-  bool reporting_once = false;          // GetDesignResponse.reporting_once
+  uint64_t fingerprint = 0;               // GetDesignResponse.design_fingerprint
+  std::vector<std::string> categories;    // GetDesignResponse.categories
+  bool window_firsts_off = false;         // GetDesignResponse.window_firsts_off
+  bool reporting_once = false;            // GetDesignResponse.reporting_once
+  std::optional<v1::NumericRange> range;  // GetDesignResponse.range (numeric metrics)
   int design_calls = 0;
   absl::Status design_failure;
   std::vector<v1::SubmitReportsRequest> submits;

@@ -13,6 +13,7 @@
 
 #include <deque>
 #include <map>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -20,6 +21,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/synchronization/mutex.h"
 #include "client/src/testing/categorical_design.h"
+#include "client/src/testing/numeric_design.h"
 #include "deniable/client/transport.h"
 #include "deniable/convert/design_convert.h"
 
@@ -47,6 +49,7 @@ class FaultInjectingTransport : public ReportTransport {
     absl::MutexLock lock(&mu_);
     *response.mutable_design() = design_;
     for (const std::string& c : categories_) response.add_categories(c);
+    if (range_.has_value()) *response.mutable_range() = *range_;
     response.set_time_precision_seconds(3600);
     return response;
   }
@@ -114,6 +117,16 @@ class FaultInjectingTransport : public ReportTransport {
     design_ = CategoricalWireDesign(mechanism, static_cast<int>(names.size()), epsilon);
   }
 
+  // Makes "m" a numeric metric (NumericWireDesign) with the range of its edges.
+  void SetNumeric(v1::NumericMechanism mechanism, double epsilon, const std::vector<double>& edges,
+                  uint32_t sampled_buckets = 0) {
+    absl::MutexLock lock(&mu_);
+    design_ = NumericWireDesign(mechanism, epsilon, edges, sampled_buckets);
+    range_.emplace();
+    range_->set_lo(edges.front());
+    range_->set_hi(edges.back());
+  }
+
   void Script(std::vector<absl::Status> statuses) {
     absl::MutexLock lock(&mu_);
     script_.insert(script_.end(), statuses.begin(), statuses.end());
@@ -167,6 +180,7 @@ class FaultInjectingTransport : public ReportTransport {
   absl::Mutex mu_;
   v1::Design design_ ABSL_GUARDED_BY(mu_);
   std::vector<std::string> categories_ ABSL_GUARDED_BY(mu_);
+  std::optional<v1::NumericRange> range_ ABSL_GUARDED_BY(mu_);
   std::deque<absl::Status> script_ ABSL_GUARDED_BY(mu_);
   std::map<std::string, Rejection> rejections_ ABSL_GUARDED_BY(mu_);
   int max_batch_ ABSL_GUARDED_BY(mu_) = 0;

@@ -17,6 +17,7 @@
  *   const char* metrics[] = {"uses_drugs"};
  *   deniable_reporter_prefetch(reporter, metrics, 1, 5000, &error);  // optional
  *   deniable_reporter_report(reporter, "uses_drugs", 1, NULL, NULL, &error);
+ *   deniable_reporter_report_value(reporter, "load_ms", 183.0, NULL, NULL, &error);  // numeric
  *   deniable_reporter_close(reporter);   // stops the sender, drains for shutdown_drain_ms
  *
  * The contract is the C++ Reporter's, unchanged (docs/sdk.md): the answer is randomized on the
@@ -144,6 +145,10 @@ typedef struct deniable_delivery_stats {
   int64_t dropped_too_old;
   int64_t send_attempts; /* since open: */
   int64_t failed_attempts;
+  int64_t values_clipped; /* persisted, numeric metrics: reports whose value was outside the
+                             metric's range and was clipped to its nearest end. Added with
+                             numeric metrics: a caller built against an older header passes a
+                             shorter struct and must be rebuilt. */
 } deniable_delivery_stats;
 
 /* Fills `options` with the defaults above (target NULL). */
@@ -206,6 +211,29 @@ DENIABLE_C_API int deniable_reporter_report_labeled(deniable_reporter* reporter,
                                                     const deniable_label* labels,
                                                     size_t label_count, uint8_t* report_id,
                                                     size_t* report_id_size, deniable_error* error);
+
+/* Randomizes `value`, the true value of a numeric metric (in the metric's unit), with the
+ * metric's numeric design (1BitMean or dBitFlip) and commits the randomized report to the device
+ * file, exactly as deniable_reporter_report does for bits (periods, memo, ledger, cap, delivery
+ * contract): the value is clipped to the metric's range [lo, hi] (counted in
+ * deniable_delivery_stats.values_clipped, not refused), rounded to its level (alpha-point
+ * rounding with an alpha drawn once per metric and kept in the device file, or its bucket), and
+ * the report memoized for that level is sent, or one is drawn for it (the design's epsilon spent
+ * once per distinct level). The value itself is never stored, logged or sent. `report_id` and
+ * *report_id_size as for deniable_reporter_report.
+ * Errors (nothing queued): INVALID_ARGUMENT ("metric" NULL or empty; "value" NaN; "metric" not
+ * a numeric metric, and deniable_reporter_report / _report_category return INVALID_ARGUMENT
+ * "metric" for a numeric metric); otherwise as deniable_reporter_report. */
+DENIABLE_C_API int deniable_reporter_report_value(deniable_reporter* reporter, const char* metric,
+                                                  double value, uint8_t* report_id,
+                                                  size_t* report_id_size, deniable_error* error);
+
+/* deniable_reporter_report_value with public labels for this report only, as
+ * deniable_reporter_report_labeled adds them. Errors: as deniable_reporter_report_value, and
+ * INVALID_ARGUMENT naming "labels". */
+DENIABLE_C_API int deniable_reporter_report_value_labeled(
+    deniable_reporter* reporter, const char* metric, double value, const deniable_label* labels,
+    size_t label_count, uint8_t* report_id, size_t* report_id_size, deniable_error* error);
 
 /* Sends queued reports on the calling thread until the queue is empty (OK), timeout_ms passed
  * (DEADLINE_EXCEEDED; a negative timeout_ms waits without limit), or the retry policy gave up

@@ -17,6 +17,12 @@
 //     mode 0600 and must stay in the app's private storage. It reveals nothing to the server
 //     beyond the reports it already received. (Memoization needs this key: it is the only
 //     place a true answer is kept, and only while memoization uses it.)
+//   - numeric memo: for numeric metrics (metric, design version, level) -> the randomized answer
+//     drawn for it (the ONE_BIT_MEAN bit or the D_BIT_FLIP report), where the level is the
+//     value after clipping and rounding (common/numeric.h LevelOf): a grid point or a bucket,
+//     as sensitive as a true category. The true value itself is never stored. Beside it, per
+//     numeric metric, the alpha of alpha-point rounding (a uniform number drawn once; alone it
+//     says nothing about any value).
 //   - queue: the randomized v1::Report messages exactly as they will be sent (bit or
 //     categorical report, id, design version, fingerprint, rounded time, labels). Never the
 //     true answer.
@@ -70,6 +76,9 @@ struct MetricLedger {
   // report's window flags (v1::WindowFirsts: first in its UTC day, ISO week, calendar month) are
   // computed from it.
   int64_t last_report_seconds = 0;
+  // Numeric metrics: queued reports whose value was outside the metric's range and was clipped
+  // to its nearest end (ReportValue). Kept on the device only.
+  int64_t values_clipped = 0;
 };
 
 // Delivery counters of the device (all metrics), persisted with the queue.
@@ -111,6 +120,18 @@ struct ReportCommit {
     v1::CategoricalReport report;
   };
   std::optional<CategoryMemoEntry> category_memo;
+  // Set when a numeric report was freshly drawn under memoization: the memo entry to store for
+  // (report.metric(), design_version, level), `level` the value's level (common/numeric.h
+  // LevelOf) and `answer` a v1::Report holding only the randomized answer: `bit` (ONE_BIT_MEAN)
+  // or `numeric` (D_BIT_FLIP).
+  struct NumericMemoEntry {
+    uint32_t design_version = 0;
+    int32_t level = 0;
+    v1::Report answer;
+  };
+  std::optional<NumericMemoEntry> numeric_memo;
+  // A numeric report whose value was clipped to the range: adds 1 to MetricLedger::values_clipped.
+  bool value_clipped = false;
   // Ledger increments for report.metric(); period fields as described in MetricLedger.
   bool randomized = false;
   double epsilon = 0;  // the design's epsilon, nats
@@ -134,9 +155,20 @@ class DeviceStore {
   // nullopt.
   virtual absl::StatusOr<std::optional<v1::CategoricalReport>> LookupCategoryMemo(
       const std::string& metric, uint32_t design_version, int32_t category) = 0;
-  // Atomically: stores the memo entry or category memo entry (if any), appends the report, updates
-  // the metric's ledger and evicts the oldest reports beyond max_queued_reports. Durable when it
-  // returns OK (for the SQLite store: committed and synced). On error nothing changed.
+  // The memoized answer for (metric, design version, level) of a numeric metric (a v1::Report
+  // with only `bit` or `numeric` set), or nullopt.
+  virtual absl::StatusOr<std::optional<v1::Report>> LookupNumericMemo(const std::string& metric,
+                                                                      uint32_t design_version,
+                                                                      int32_t level) = 0;
+  // The alpha of alpha-point rounding kept for a numeric metric (in [0, 1)), or nullopt.
+  virtual absl::StatusOr<std::optional<double>> LoadNumericAlpha(const std::string& metric) = 0;
+  // Durably keeps `alpha` for the metric unless one is kept already (that one stays: alpha is
+  // drawn once per device and metric). Not forgotten by ForgetMemo.
+  virtual absl::Status SaveNumericAlpha(const std::string& metric, double alpha) = 0;
+  // Atomically: stores the memo entry, category memo entry or numeric memo entry (if any),
+  // appends the report, updates the metric's ledger and evicts the oldest reports beyond
+  // max_queued_reports. Durable when it returns OK (for the SQLite store: committed and synced).
+  // On error nothing changed.
   virtual absl::Status CommitReport(const ReportCommit& commit) = 0;
   // Up to `limit` oldest queued reports, oldest first.
   virtual absl::StatusOr<std::vector<QueuedReport>> PeekOldest(int64_t limit) = 0;
@@ -148,8 +180,8 @@ class DeviceStore {
   // Durably adds one to the metric's MetricLedger::reports_repeated_in_period (creating its
   // ledger row if needed). Nothing else changes.
   virtual absl::Status CountRepeatedReport(const std::string& metric) = 0;
-  // Durably deletes the memo entries of (metric, design_version), both true values and every
-  // category: their reports
+  // Durably deletes the memo entries of (metric, design_version), both true values, every
+  // category and every numeric level: their reports
   // were drawn with a design the collector does not have under that version (design
   // fingerprint mismatch), so the next report draws with the collector's design. Nothing else
   // changes (the ledger keeps the epsilon already spent).
@@ -176,10 +208,11 @@ struct SqliteDeviceStoreOptions {
 };
 
 // Opens or creates the SQLite store. A store written by an earlier release (schema 1: no
-// category_memo table; schema 2: no ledger.last_report_seconds) is migrated in place when opened:
-// what is missing is added (last_report_seconds 0: the next report of each metric is marked first
-// in its day, week and month) and everything in the file (queue, memo, ledger, counters, designs)
-// is kept. Errors: INVALID_ARGUMENT naming "path"
+// category_memo table; schema 2: no ledger.last_report_seconds; schema 3: no numeric_memo and
+// numeric_alpha tables, no ledger.values_clipped) is migrated in place when opened: what is
+// missing is added (last_report_seconds 0: the next report of each metric is marked first in its
+// day, week and month; values_clipped 0) and everything in the file (queue, memo, ledger,
+// counters, designs) is kept. Errors: INVALID_ARGUMENT naming "path"
 // when it is empty; UNAVAILABLE when the file cannot be opened or created (the message names the
 // path); DATA_LOSS when it is not a device store.
 absl::StatusOr<std::unique_ptr<DeviceStore>> OpenSqliteDeviceStore(

@@ -1,5 +1,5 @@
-// The SDK's entry point: answer a metric on the device (yes/no, or one of k named categories),
-// send only randomized reports.
+// The SDK's entry point: answer a metric on the device (yes/no, one of k named categories, or a
+// number), send only randomized reports.
 //
 // Example (see examples/report_app.cc and docs/sdk.md):
 //   auto store = deniable::client::OpenSqliteDeviceStore({.path = dir + "/deniable.db"});
@@ -9,6 +9,7 @@
 //   (*reporter)->Prefetch({"uses_drugs"}, absl::Seconds(5));   // optional: designs up front
 //   absl::Status s = (*reporter)->Report("uses_drugs", true);  // randomized, queued, durable
 //   s = (*reporter)->Report("vote", "U");                      // a metric with categories
+//   s = (*reporter)->ReportValue("load_ms", 183.0);            // a numeric metric
 //   s = (*reporter)->Flush(absl::Seconds(10));                 // optional: the sender also sends
 //
 // What leaves the device: for each Report() one randomized bit r (drawn with the metric's
@@ -26,6 +27,18 @@
 // one report per period, the memo, the ledger, the delivery contract and the design
 // fingerprint. The true category, like a true bit, goes only to the randomizer and the memo key;
 // error messages never repeat a category the app passed.
+//
+// Numeric metrics (a value in a range [lo, hi] with a unit; GetDesignResponse.range and a
+// `numeric` design: 1BitMean or dBitFlip, common/numeric.h): ReportValue(metric, value) clips the
+// value to [lo, hi] (counted in MetricLedger::values_clipped and DeliveryStats::values_clipped),
+// turns it into a level (ONE_BIT_MEAN: alpha-point rounding to a grid point with an alpha drawn
+// once per metric from the generator and kept in the device store; D_BIT_FLIP: its bucket) and
+// sends what the mechanism draws for that level: `bit` (ONE_BIT_MEAN) or Report.numeric
+// (D_BIT_FLIP, with `bit` 0). The level plays the part of a true category: it is the memo key
+// (MEMOIZED: one report drawn per (metric, design version, level), and each distinct level
+// spends the design's epsilon once under the same cap), and goes nowhere else. The value itself
+// is never stored, logged or sent, and error messages never repeat it. Periods, the ledger, the
+// delivery contract and the design fingerprint apply unchanged.
 //
 // One report per period (the contract the server's estimates rely on; docs/sdk.md): every
 // metric has a reporting period (GetDesignResponse.reporting_period_seconds; an older server's
@@ -128,6 +141,8 @@
 #include "deniable/common/categorical.h"
 #include "deniable/common/clock.h"
 #include "deniable/common/design.h"
+#include "deniable/common/mechanism.h"
+#include "deniable/common/numeric.h"
 
 namespace deniable::client {
 
@@ -219,6 +234,9 @@ struct DeliveryStats {
   int64_t failed_attempts = 0;
   int64_t batch_splits = 0;
   int64_t kept_after_rejection = 0;
+  // Numeric metrics, all of them: queued reports whose value was outside the metric's range and
+  // was clipped to its nearest end (persisted: the sum of MetricLedger::values_clipped).
+  int64_t values_clipped = 0;
 };
 
 class Reporter {
@@ -312,6 +330,23 @@ class Reporter {
                                    const std::map<std::string, std::string>& labels = {},
                                    std::string* report_id = nullptr);
 
+  // Randomizes the value `value` of a numeric metric (in the metric's unit) and commits the
+  // randomized report to the store, as Report(metric, bool) does for bits (periods, memo,
+  // ledger, cap and delivery contract alike): the value is clipped to the metric's range [lo, hi]
+  // (a clipped value is counted, not refused), rounded to its level (alpha-point rounding for
+  // ONE_BIT_MEAN, its bucket for D_BIT_FLIP) and the level's memoized report is sent, or a new
+  // one drawn for it (spending the design's epsilon once per distinct level). Errors (nothing
+  // is queued, nothing is spent): as Report(metric, bool), and INVALID_ARGUMENT "value: ..."
+  // for NaN, INVALID_ARGUMENT "metric: ..." when the metric is not numeric (yes/no or with
+  // categories); Report(metric, bool) and Report(metric, category) on a numeric metric return
+  // INVALID_ARGUMENT "metric: ..." likewise. Messages never repeat the value.
+  // Example: reporter->ReportValue("load_ms", 183.0, {{"app_version", "4.2"}});
+  absl::Status ReportValue(const std::string& metric, double value,
+                           std::string* report_id = nullptr);
+  absl::Status ReportValue(const std::string& metric, double value,
+                           const std::map<std::string, std::string>& labels,
+                           std::string* report_id = nullptr);
+
   // The category names of a metric with categories, in the metric's order, from its design
   // (fetched as Report() fetches it: bounded by first_design_wait); empty for a yes/no metric.
   // Errors: the design fetch's status, as Report().
@@ -350,22 +385,28 @@ class Reporter {
     // above are then the design's support channel (p*, q*) and epsilon).
     std::vector<std::string> categories;
     std::optional<CategoricalDesign> categorical;
+    // Numeric metrics: the design (range, edges, mechanism, epsilon) and its mechanism.
+    std::optional<NumericDesign> numeric;
+    std::shared_ptr<const Mechanism> numeric_mechanism;
     // Stamped from design_generation_ when installed in designs_: a report checks, under mu_,
     // that the design it drew with is still the installed one.
     uint64_t generation = 0;
   };
-  // The true answer of one Report() call: a yes/no value, or a category by name or by index.
+  // The true answer of one Report() call: a yes/no value, a category by name or by index, or a
+  // number.
   struct TrueAnswer {
-    enum class Kind { kYesNo, kCategoryName, kCategoryIndex };
+    enum class Kind { kYesNo, kCategoryName, kCategoryIndex, kValue };
     Kind kind = Kind::kYesNo;
     bool yes = false;
     absl::string_view name;
     int index = -1;
-    static TrueAnswer YesNo(bool yes) { return {Kind::kYesNo, yes, {}, -1}; }
+    double value = 0;
+    static TrueAnswer YesNo(bool yes) { return {Kind::kYesNo, yes, {}, -1, 0}; }
     static TrueAnswer Name(absl::string_view name) {
-      return {Kind::kCategoryName, false, name, -1};
+      return {Kind::kCategoryName, false, name, -1, 0};
     }
-    static TrueAnswer Index(int index) { return {Kind::kCategoryIndex, false, {}, index}; }
+    static TrueAnswer Index(int index) { return {Kind::kCategoryIndex, false, {}, index, 0}; }
+    static TrueAnswer Value(double value) { return {Kind::kValue, false, {}, -1, value}; }
   };
   // kSplit: a batch was rejected whole as permanent and halved; re-send at once.
   enum class SendOutcome { kEmpty, kSent, kTransient, kPermanent, kSplit };

@@ -17,6 +17,11 @@ public final class DeliveryStats {
   public final long droppedTooOld;
   public final long sendAttempts;
   public final long failedAttempts;
+  /**
+   * Numeric metrics: reports whose value was outside the metric's range and was clipped to its
+   * nearest end (persisted).
+   */
+  public final long valuesClipped;
 
   DeliveryStats(long[] v) {
     queued = v[0];
@@ -27,6 +32,7 @@ public final class DeliveryStats {
     droppedTooOld = v[5];
     sendAttempts = v[6];
     failedAttempts = v[7];
+    valuesClipped = v[8];
   }
 
   @Override
@@ -34,6 +40,7 @@ public final class DeliveryStats {
     return "DeliveryStats{queued=" + queued + ", acknowledged=" + acknowledged + ", duplicates="
         + duplicates + ", droppedRejected=" + droppedRejected + ", droppedQueueFull="
         + droppedQueueFull + ", droppedTooOld=" + droppedTooOld + ", sendAttempts="
-        + sendAttempts + ", failedAttempts=" + failedAttempts + "}";
+        + sendAttempts + ", failedAttempts=" + failedAttempts + ", valuesClipped="
+        + valuesClipped + "}";
   }
 }

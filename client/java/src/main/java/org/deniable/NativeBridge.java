@@ -57,6 +57,10 @@ final class NativeBridge {
       String[] labelKeys,
       String[] labelValues);
 
+  /** As report, for a numeric metric's value. */
+  static native byte[] reportValue(
+      long handle, String metric, double value, String[] labelKeys, String[] labelValues);
+
   static native void flush(long handle, long timeoutMs);
 
   static native long pending(long handle);
@@ -64,6 +68,6 @@ final class NativeBridge {
   /** The 8 fields of deniable_metric_ledger; the two epsilons as Double.doubleToRawLongBits. */
   static native long[] ledger(long handle, String metric);
 
-  /** The 8 fields of deniable_delivery_stats. */
+  /** The 9 fields of deniable_delivery_stats. */
   static native long[] stats(long handle);
 }

@@ -11,7 +11,8 @@ import javax.annotation.Nonnull;
 import javax.annotation.Nullable;
 
 /**
- * Reports yes/no and categorical answers with randomized response: the true answer is
+ * Reports yes/no and categorical answers and numeric values with randomized response: the true
+ * answer is
  * randomized on the device (OpenSSL's secure generator, in the C++ core) and only the randomized
  * report leaves it. Reports are committed to the device store (a SQLite file in the directory
  * the app gives: {@code Context.getFilesDir()} on Android) before report() returns, and sent by
@@ -24,6 +25,7 @@ import javax.annotation.Nullable;
  *         .storeDirectory(context.getFilesDir())
  *         .build()) {
  *   ReportResult r = reporter.report("uses_drugs", true);  // QUEUED or ALREADY_REPORTED
+ *   reporter.reportValue("load_ms", 183.0);                 // a numeric metric
  * }
  * }</pre>
  *
@@ -70,7 +72,8 @@ public final class Reporter implements Closeable {
    * queued already (nothing queued, nothing sent). Errors (nothing queued): INVALID_ARGUMENT
    * (metric empty); NOT_FOUND, UNAVAILABLE or DEADLINE_EXCEEDED fetching the design of a metric
    * never seen (bounded by firstDesignWaitMillis); FAILED_PRECONDITION for a metric with
-   * categories; RESOURCE_EXHAUSTED past maxEpsilonPerMetric.
+   * categories; INVALID_ARGUMENT naming "metric" for a numeric metric (use reportValue);
+   * RESOURCE_EXHAUSTED past maxEpsilonPerMetric.
    */
   @Nonnull
   public ReportResult report(String metric, boolean answer) {
@@ -118,6 +121,35 @@ public final class Reporter implements Closeable {
     lock.readLock().lock();
     try {
       id = NativeBridge.report(open(), metric, false, category, kv[0], kv[1]);
+    } finally {
+      lock.readLock().unlock();
+    }
+    return new ReportResult(metric, id);
+  }
+
+  /**
+   * Reports {@code value}, the true value of a numeric metric (in the metric's unit), randomized
+   * with its numeric design (1BitMean or dBitFlip). The value is clipped to the metric's range
+   * (counted in {@link DeliveryStats#valuesClipped}, not refused) and rounded to its level
+   * (alpha-point rounding with an alpha drawn once per metric and kept in the store, or its
+   * bucket); the report memoized for that level is sent, or one is drawn for it (the design's
+   * epsilon spent once per distinct level). The value is never stored, logged or sent. Errors:
+   * as report(), INVALID_ARGUMENT naming "value" for NaN and "metric" for a metric that is not
+   * numeric.
+   */
+  @Nonnull
+  public ReportResult reportValue(String metric, double value) {
+    return reportValue(metric, value, Collections.emptyMap());
+  }
+
+  /** {@link #reportValue(String, double)} with labels for this report only. */
+  @Nonnull
+  public ReportResult reportValue(String metric, double value, Map<String, String> labels) {
+    String[][] kv = split(labels);
+    byte[] id;
+    lock.readLock().lock();
+    try {
+      id = NativeBridge.reportValue(open(), metric, value, kv[0], kv[1]);
     } finally {
       lock.readLock().unlock();
     }
