@@ -4,12 +4,16 @@
 #include <gtest/gtest.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cmath>
 #include <cstdio>
 #include <fstream>
+#include <memory>
+#include <random>
 #include <string>
 #include <vector>
 
+#include "client/src/testing/fake_transport.h"
 #include "tools/cli/numeric_flags.h"
 #include "tools/cli/numeric_output.h"
 #include "tools/cli/numeric_plan.h"
@@ -336,6 +340,90 @@ TEST(NumericSurveyTest, ReadsTheValueColumnAndRefusesWhatIsNotANumber) {
   spec.value_column = "height";
   EXPECT_THAT(Message(ReadSurvey(spec).status()), HasSubstr("value_column"));
   std::remove(path);
+}
+
+// A survey file of `rows` ("region,age\n" and one line per value), removed at the end.
+class ValueFile {
+ public:
+  explicit ValueFile(const std::vector<double>& values) {
+    std::ofstream out(path_);
+    out << "region,age\n";
+    for (size_t i = 0; i < values.size(); ++i)
+      out << (i % 2 ? "N" : "S") << "," << values[i] << "\n";
+  }
+  ~ValueFile() { std::remove(path_.c_str()); }
+  const std::string& path() const { return path_; }
+
+ private:
+  std::string path_ = "/tmp/numeric_replay_" + std::to_string(getpid()) + ".csv";
+};
+
+TEST(ReplayNumericSurveyTest, EachRespondentSendsOneBitWhoseMeanEstimatesTheValues) {
+  std::vector<double> values;  // 2000 values in [10, 90], one clipped below and one above
+  for (int i = 0; i < 1998; ++i) values.push_back(18 + (i * 37) % 60);
+  values.push_back(5);
+  values.push_back(120);
+  ValueFile file(values);
+  SurveySpec spec;
+  spec.csv_path = file.path();
+  spec.value_column = "age";
+  spec.label_columns = {"region"};
+  absl::StatusOr<std::vector<SurveyRow>> rows = ReadSurvey(spec);
+  ASSERT_TRUE(rows.ok()) << rows.status();
+  auto collector = std::make_shared<client::testing::FakeTransport>();
+  collector->SetNumeric(v1::ONE_BIT_MEAN, std::log(3.0), {10, 90});
+  std::mt19937_64 engine(28);  // seeded: the test is deterministic
+  absl::BitGenRef gen(engine);
+  absl::StatusOr<ReplayResult> result =
+      ReplaySurvey(*rows, "m", collector, client::ReporterOptions(), &gen);
+  ASSERT_TRUE(result.ok()) << result.status();
+  EXPECT_EQ(result->devices, 2000);
+  EXPECT_EQ(result->true_values, values);
+  const std::vector<v1::Report> sent = collector->SentReports();
+  ASSERT_EQ(sent.size(), 2000u);
+  int64_t ones = 0;
+  for (const v1::Report& r : sent) {
+    EXPECT_FALSE(r.has_numeric());  // 1BitMean: the bit alone
+    ones += r.bit();
+  }
+  EXPECT_EQ(sent[1].labels().at("region"), "N");
+  // The debiased mean of the bits, lo + m (ybar (e^eps + 1) - 1) / (e^eps - 1), against the mean
+  // of the clipped values, within 4 of its worst-case standard errors m C / (2 sqrt n) = 1.79.
+  double truth = 0;
+  for (double v : values) truth += std::clamp(v, 10.0, 90.0) / 2000;
+  const double mean = 10 + 80 * (static_cast<double>(ones) / 2000 * 4 - 1) / 2;
+  EXPECT_NEAR(mean, truth, 4 * 80 * 2 / (2 * std::sqrt(2000.0)));
+  v1::Prevalence p = MeanPrevalence();
+  p.mutable_numeric()->set_lo(10);
+  p.mutable_numeric()->set_hi(90);
+  const NumericTruth t = ComputeNumericTruth(result->true_values, p);
+  EXPECT_EQ(t.clipped, 2);
+  EXPECT_NEAR(t.mean, truth, 1e-9);
+}
+
+TEST(ReplayNumericSurveyTest, DBitFlipReportsNameTheirSampledBuckets) {
+  ValueFile file({1, 5, 9, 3, 7});
+  SurveySpec spec;
+  spec.csv_path = file.path();
+  spec.value_column = "age";
+  auto rows = ReadSurvey(spec);
+  ASSERT_TRUE(rows.ok()) << rows.status();
+  auto collector = std::make_shared<client::testing::FakeTransport>();
+  collector->SetNumeric(v1::D_BIT_FLIP, std::log(3.0), {0, 2, 4, 6, 8, 10}, 2);
+  std::mt19937_64 engine(28);
+  absl::BitGenRef gen(engine);
+  auto result = ReplaySurvey(*rows, "m", collector, client::ReporterOptions(), &gen);
+  ASSERT_TRUE(result.ok()) << result.status();
+  const std::vector<v1::Report> sent = collector->SentReports();
+  ASSERT_EQ(sent.size(), 5u);
+  for (const v1::Report& r : sent) {
+    ASSERT_TRUE(r.has_numeric());
+    EXPECT_EQ(r.numeric().buckets_size(), 2);  // d = 2 of k = 5, ascending, one bit each
+    EXPECT_EQ(r.numeric().bits_size(), 2);
+    EXPECT_LT(r.numeric().buckets(0), r.numeric().buckets(1));
+    EXPECT_LT(r.numeric().buckets(1), 5u);
+    EXPECT_EQ(r.bit(), 0u);
+  }
 }
 
 TEST(NumericPlanTest, MeanWithinHalfWidthFromTheVarianceBound) {

@@ -188,11 +188,9 @@ absl::StatusOr<ReplayResult> ReplaySurvey(const std::vector<SurveyRow>& rows,
       device = client::Reporter::CreateForTesting(
           transport, device_options, *gen, clock != nullptr ? clock : SystemClock::Default());
     }
-    if (row.has_value) {  // until the SDK's Reporter::ReportValue lands on this branch
-      return absl::UnimplementedError("replay: this SDK has no Reporter::ReportValue yet");
-    }
-    DENIABLE_RETURN_IF_ERROR(row.category.empty() ? device->Report(metric, row.answer)
-                                                  : device->Report(metric, row.category));
+    DENIABLE_RETURN_IF_ERROR(row.has_value          ? device->ReportValue(metric, row.value)
+                             : row.category.empty() ? device->Report(metric, row.answer)
+                                                    : device->Report(metric, row.category));
     const absl::Status flushed = device->Flush();
     DENIABLE_ASSIGN_OR_RETURN(const client::DeliveryStats stats, device->Stats());
     const client::DeliveryCounters& counts = stats.counters;
