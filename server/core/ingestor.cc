@@ -282,6 +282,13 @@ absl::StatusOr<ReportRow> Ingestor::ValidateReport(const v1::Report& report,
         report.design_version(), " on this collector (", FingerprintHex(version->fingerprint),
         "): the bit was randomized with another design; fetch the design again"));
   }
+  // A dBitFlip report only goes to a numeric metric (the yes/no and categorical mechanisms read
+  // no `numeric` field).
+  if (report.has_numeric() && !version->numeric.has_value()) {
+    return absl::InvalidArgumentError(
+        absl::StrCat(field, ".numeric: metric \"", report.metric(),
+                     "\" is not numeric (it has no range); send a bit or a categorical report"));
+  }
   // The design's mechanism checks the answer fields (`bit`, `categorical`) and says which
   // counters the report adds to.
   DENIABLE_ASSIGN_OR_RETURN(
@@ -343,9 +350,13 @@ absl::StatusOr<ReportRow> Ingestor::ValidateReport(const v1::Report& report,
   std::memcpy(row.report_id.data(), report.report_id().data(), row.report_id.size());
   row.event_time_seconds = t;
   row.labels = std::move(labels);
-  // Storage keeps yes/no counts and category support apart (ReportRow): a yes/no report's
-  // increment is its bit, a categorical one's the categories it supports.
-  row.categorical = version->mechanism->kind() == ReportKind::kCategorical;
+  // Storage keeps yes/no counts and category support apart (ReportRow): a yes/no (or 1BitMean)
+  // report's increment is its bit, a categorical one's the categories it supports, and a
+  // dBitFlip one's its counter indices as support: j for each sampled bucket j, k + j for each
+  // of those whose bit is 1 (numeric.h: [n, s_0 .. s_{k-1}, y_0 .. y_{k-1}]).
+  row.categorical = version->mechanism->kind() == ReportKind::kCategorical ||
+                    (version->numeric.has_value() &&
+                     version->numeric->mechanism() == NumericMechanism::kDBitFlip);
   if (row.categorical) row.supported.assign(increments.ones.begin(), increments.ones.end());
   row.window_firsts = window_firsts;
   return row;

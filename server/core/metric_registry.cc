@@ -9,8 +9,10 @@
 #include "deniable/common/status_macros.h"
 #include "deniable/convert/categorical_convert.h"
 #include "deniable/convert/design_convert.h"
+#include "deniable/convert/numeric_convert.h"
 #include "server/core/design_fingerprint.h"
 #include "server/core/echo.h"
+#include "server/core/numeric_metric.h"
 
 namespace deniable::server {
 namespace {
@@ -33,8 +35,11 @@ absl::Status CheckPrivacy(const Design& design, bool allow_no_privacy) {
 // A design parsed from a request for a metric with k categories (0: yes/no), with what storage
 // keeps of it.
 struct ParsedDesign {
-  Design design;  // yes/no: the design; categorical: its support channel (metric_registry.h)
+  // yes/no: the design; categorical: its support channel; numeric: one coordinate's channel
+  // (metric_registry.h)
+  Design design;
   std::optional<CategoricalDesign> categorical;
+  std::optional<NumericDesign> numeric;
   std::string parameters;  // serialized DesignParameters, naming a concrete mechanism
 };
 
@@ -47,8 +52,20 @@ Design SupportDesign(const CategoricalDesign& c) {
   return d.ok() ? *d : Design::TwoCoin();
 }
 
+// `range`: a numeric metric's range (nullptr for yes/no and categorical metrics).
 absl::StatusOr<ParsedDesign> ParseDesign(const v1::DesignParameters& parameters, int k,
-                                         bool allow_no_privacy) {
+                                         const v1::NumericRange* range, bool allow_no_privacy) {
+  if (range != nullptr) {
+    DENIABLE_ASSIGN_OR_RETURN(NumericDesign numeric,
+                              NumericDesignFromProto(parameters, "design", range));
+    return ParsedDesign{NumericChannelDesign(numeric), std::nullopt, numeric,
+                        NumericParameters(numeric, range->unit()).SerializeAsString()};
+  }
+  if (parameters.kind_case() == v1::DesignParameters::kNumeric) {
+    return absl::InvalidArgumentError(
+        "range: a numeric design (design.numeric) is for a numeric metric, but no range is given "
+        "(set range.lo and range.hi, or choose another design)");
+  }
   const bool categorical_kind = parameters.kind_case() == v1::DesignParameters::kCategorical;
   if (k == 0 && categorical_kind) {
     return absl::InvalidArgumentError(
@@ -58,11 +75,31 @@ absl::StatusOr<ParsedDesign> ParseDesign(const v1::DesignParameters& parameters,
   if (k > 0) {
     DENIABLE_ASSIGN_OR_RETURN(CategoricalDesign c,
                               CategoricalDesignFromProto(parameters, k, "design"));
-    return ParsedDesign{SupportDesign(c), c, CategoricalParameters(c).SerializeAsString()};
+    return ParsedDesign{SupportDesign(c), c, std::nullopt,
+                        CategoricalParameters(c).SerializeAsString()};
   }
   DENIABLE_ASSIGN_OR_RETURN(Design design, DesignFromProto(parameters, "design"));
   DENIABLE_RETURN_IF_ERROR(CheckPrivacy(design, allow_no_privacy));
-  return ParsedDesign{design, std::nullopt, parameters.SerializeAsString()};
+  return ParsedDesign{design, std::nullopt, std::nullopt, parameters.SerializeAsString()};
+}
+
+// A numeric metric's new design keeps what its counts mean: the mechanism, and for dBitFlip the
+// buckets (bucket j of every version is the same interval, so versions combine bucket by bucket).
+absl::Status CheckSameNumericKind(const MetricInfo& metric, const NumericDesign& next) {
+  const NumericDesign& current = *metric.current().numeric;
+  if (next.mechanism() != current.mechanism()) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "design.numeric.mechanism: metric \"", metric.proto.name(), "\" uses ",
+        NumericMechanismName(current.mechanism()), "; a new design version keeps the mechanism (",
+        NumericMechanismName(next.mechanism()), " asked)"));
+  }
+  if (next.mechanism() == NumericMechanism::kDBitFlip && next.edges() != current.edges()) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "design.numeric.bucket_edges: metric \"", metric.proto.name(), "\" has ", current.buckets(),
+        " buckets; a new design version keeps them (change epsilon or "
+        "sampled_buckets only)"));
+  }
+  return absl::OkStatus();
 }
 
 }  // namespace
@@ -155,9 +192,17 @@ absl::StatusOr<v1::Metric> MetricRegistry::Create(const v1::CreateMetricRequest&
   }
   if (request.categories_size() > 0)
     DENIABLE_RETURN_IF_ERROR(ValidateCategories(request.categories()));
+  if (request.has_range()) {
+    if (request.categories_size() > 0) {
+      return absl::InvalidArgumentError(
+          "range: a metric is numeric (range) or has categories (categories), not both");
+    }
+    DENIABLE_RETURN_IF_ERROR(ValidateNumericRange(request.range()));
+  }
   DENIABLE_ASSIGN_OR_RETURN(
       ParsedDesign parsed,
-      ParseDesign(request.design(), request.categories_size(), request.allow_no_privacy()));
+      ParseDesign(request.design(), request.categories_size(),
+                  request.has_range() ? &request.range() : nullptr, request.allow_no_privacy()));
   const uint32_t precision = request.time_precision_seconds() == 0
                                  ? kDefaultPrecisionSeconds
                                  : request.time_precision_seconds();
@@ -200,9 +245,11 @@ absl::StatusOr<v1::Metric> MetricRegistry::AddVersion(const v1::AddDesignVersion
         "design: metric \"", request.metric(), "\" has ", current->proto.categories_size(),
         " categories and takes only a categorical design (design.categorical)"));
   }
-  DENIABLE_ASSIGN_OR_RETURN(
-      ParsedDesign parsed,
-      ParseDesign(request.design(), current->proto.categories_size(), request.allow_no_privacy()));
+  const v1::NumericRange* range = current->numeric() ? &current->proto.range() : nullptr;
+  DENIABLE_ASSIGN_OR_RETURN(ParsedDesign parsed,
+                            ParseDesign(request.design(), current->proto.categories_size(), range,
+                                        request.allow_no_privacy()));
+  if (range != nullptr) DENIABLE_RETURN_IF_ERROR(CheckSameNumericKind(*current, *parsed.numeric));
   const int64_t now = absl::ToUnixSeconds(clock_->Now());
   DENIABLE_ASSIGN_OR_RETURN(
       StoredMetric updated,
@@ -292,6 +339,17 @@ absl::StatusOr<std::shared_ptr<const MetricInfo>> MetricRegistry::Build(
       return absl::DataLossError(absl::StrCat("metric \"", stored.name, "\" design version ",
                                               d.version, ": stored parameters do not parse"));
     }
+    if (parameters.kind_case() == v1::DesignParameters::kNumeric) {
+      DENIABLE_ASSIGN_OR_RETURN(NumericDesign numeric,
+                                NumericDesignFromProto(parameters, "stored design"));
+      MetricVersion version{
+          d.version, NumericChannelDesign(numeric), {}, DesignFingerprint(stored, d)};
+      NumericDesignToProto(numeric, d.version, parameters.numeric().unit(), &version.wire);
+      version.mechanism = MechanismFor(numeric);
+      version.numeric = numeric;
+      info->versions.push_back(std::move(version));
+      continue;
+    }
     if (!stored.categories.empty()) {
       DENIABLE_ASSIGN_OR_RETURN(
           CategoricalDesign c,
@@ -330,6 +388,11 @@ absl::StatusOr<std::shared_ptr<const MetricInfo>> MetricRegistry::Build(
   info->proto.set_reporting_once(stored.reporting_once);
   *info->proto.mutable_design() = info->current().wire;
   for (const MetricVersion& v : info->versions) *info->proto.add_versions() = v.wire;
+  if (info->current().numeric.has_value()) {
+    // The range as created: every version keeps lo and hi, the unit is kept in the parameters.
+    *info->proto.mutable_range() =
+        RangeOf(*info->current().numeric, info->current().wire.parameters().numeric().unit());
+  }
   return std::shared_ptr<const MetricInfo>(std::move(info));
 }
 
@@ -349,6 +412,7 @@ absl::StatusOr<v1::GetDesignResponse> DesignForDevice(MetricRegistry& registry,
   response.set_retention_policy((*found)->proto.retention_policy());
   response.set_window_firsts_off((*found)->proto.window_firsts_off());
   response.set_reporting_once((*found)->proto.reporting_once());
+  if ((*found)->numeric()) *response.mutable_range() = (*found)->proto.range();
   return response;
 }
 

@@ -20,6 +20,7 @@
 #include "deniable/common/clock.h"
 #include "deniable/common/design.h"
 #include "deniable/common/mechanism.h"
+#include "deniable/common/numeric.h"
 #include "deniable/convert/categorical_convert.h"
 #include "deniable/v1/metric.pb.h"
 #include "deniable/v1/query_service.pb.h"
@@ -40,6 +41,9 @@ struct MetricVersion {
   uint64_t fingerprint = 0;
   // Categorical metrics only: the design (its concrete mechanism, k and epsilon).
   std::optional<CategoricalDesign> categorical = std::nullopt;
+  // Numeric metrics only: the design (mechanism, epsilon, edges, d). `design` is then the binary
+  // channel of one coordinate (numeric_metric.h: NumericChannelDesign).
+  std::optional<NumericDesign> numeric = std::nullopt;
   // The mechanism of this version's design (common/mechanism.h): how a report is validated and
   // what it adds to the counters. Set by the registry for every version it loads.
   std::shared_ptr<const Mechanism> mechanism = nullptr;
@@ -54,6 +58,8 @@ struct MetricInfo {
   const MetricVersion& current() const { return versions.back(); }
   // True for a metric with categories (proto.categories not empty).
   bool categorical() const { return proto.categories_size() > 0; }
+  // True for a numeric metric (proto.range set; its versions have `numeric`).
+  bool numeric() const { return proto.has_range(); }
   // nullptr if the version does not exist.
   const MetricVersion* Find(uint32_t version) const;
 };
@@ -70,8 +76,12 @@ class MetricRegistry {
   // and randomization (ValidateReportingPolicy). A metric with `categories` (ValidateCategories)
   // takes only a `categorical` design, whose mechanism UNSPECIFIED becomes the one of least
   // variance for (k, epsilon) (CategoricalDesign::LeastVariance): the stored parameters always
-  // name the concrete mechanism. A yes/no metric takes every other design kind.
-  // Errors: INVALID_ARGUMENT naming the field ("name", "description", "categories",
+  // name the concrete mechanism. A metric with a `range` (numeric_metric.h) takes only a
+  // `numeric` design and a `numeric` design needs a range; the stored parameters hold the
+  // resolved design (concrete mechanism, all bucket edges, k, d, the range's unit).
+  // A yes/no metric takes every other design kind.
+  // Errors: INVALID_ARGUMENT naming the field ("name", "description", "categories", "range",
+  // "range.lo", "range.hi", "range.unit", "design.numeric...",
   // "categories[i]", "design.categorical.epsilon", "design.forced_response",
   // "time_precision_seconds", "reporting_period_seconds", "randomization"; "design" for a design
   // that reveals every answer, see RevealsEveryAnswer, unless request.allow_no_privacy);
@@ -80,7 +90,9 @@ class MetricRegistry {
 
   // Adds a new design version (the newest + 1) to an existing metric. Earlier reports keep their
   // version. A categorical metric keeps its categories (k): the new design must be categorical,
-  // a yes/no metric's must not be. Errors: NOT_FOUND; INVALID_ARGUMENT naming "design..." (also for
+  // a yes/no metric's must not be. A numeric metric keeps its range, mechanism and (D_BIT_FLIP)
+  // bucket edges: the new design must be numeric and may change epsilon, d and (ONE_BIT_MEAN)
+  // the rounding grid. Errors: NOT_FOUND; INVALID_ARGUMENT naming "design..." (also for
   // a design with no privacy unless request.allow_no_privacy); FAILED_PRECONDITION when a
   // concurrent update added a version first; storage errors.
   absl::StatusOr<v1::Metric> AddVersion(const v1::AddDesignVersionRequest& request);
@@ -146,9 +158,9 @@ absl::StatusOr<ReportingPolicy> ValidateReportingPolicy(uint32_t reporting_perio
                                                         uint32_t time_precision_seconds);
 
 // What a device fetches for `metric`: its name, current design, its fingerprint, time precision,
-// reporting period, randomization and categories (ReportService.GetDesign, over gRPC and HTTP/JSON
-// alike). Thread-safe. Errors: those of MetricRegistry::Find (INVALID_ARGUMENT naming "metric",
-// NOT_FOUND).
+// reporting period, randomization, categories and range (ReportService.GetDesign, over gRPC and
+// HTTP/JSON alike). Thread-safe. Errors: those of MetricRegistry::Find (INVALID_ARGUMENT naming
+// "metric", NOT_FOUND).
 absl::StatusOr<v1::GetDesignResponse> DesignForDevice(MetricRegistry& registry,
                                                       absl::string_view metric);
 

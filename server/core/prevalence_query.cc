@@ -18,6 +18,7 @@
 #include "deniable/common/status_macros.h"
 #include "deniable/convert/interval_method_convert.h"
 #include "server/core/categorical_query.h"
+#include "server/core/numeric_query.h"
 #include "server/core/window_selection.h"
 
 namespace deniable::server {
@@ -157,6 +158,7 @@ struct PrevalenceQuery::Selection {
   SimultaneousMethod simultaneous = SimultaneousMethod::kSidak;
   int64_t period_seconds = 0;  // the metric's reporting period (0: the default day)
   int64_t min_reports = 1;
+  std::vector<double> quantiles = {0.5, 0.9, 0.99};  // numeric (D_BIT_FLIP) metrics
 
   // Adds `row` to `tally` under its reporting period and design version (or, in the window
   // form, its window's first reports under its window).
@@ -179,7 +181,9 @@ absl::StatusOr<v1::Prevalence> PrevalenceQuery::Estimate(const Selection& s, con
   absl::StatusOr<v1::Prevalence> p =
       s.metric->categorical()
           ? EstimateSharesFromPeriods(*s.metric, t.counts, t.support, s.options, s.simultaneous)
-          : EstimateFromPeriods(*s.metric, t.counts, s.options);
+      : s.metric->numeric() ? EstimateNumericFromPeriods(*s.metric, t.counts, t.support, s.options,
+                                                         s.simultaneous, s.quantiles)
+                            : EstimateFromPeriods(*s.metric, t.counts, s.options);
   if (!p.ok()) return p;
   if (t.window.has_value()) {
     DescribeWindowEstimate(*t.window, t.start, &*p);
@@ -212,6 +216,7 @@ absl::StatusOr<v1::Prevalence> PrevalenceQuery::EstimateOrSuppress(const Selecti
   suppressed.set_metric(s.metric->proto.name());
   suppressed.set_n(n);
   suppressed.set_suppressed(true);
+  SetSuppressedNumeric(*s.metric, &suppressed);
   return suppressed;
 }
 
@@ -259,6 +264,7 @@ absl::StatusOr<v1::Prevalence> PrevalenceQuery::Get(const v1::GetPrevalenceReque
       Selection s, Select(request.metric(), request.start_time_seconds(),
                           request.end_time_seconds(), request.confidence_level(), request.method(),
                           request.combination(), request.simultaneous()));
+  DENIABLE_ASSIGN_OR_RETURN(s.quantiles, QuantileLevels(request.quantiles()));
   std::vector<const CountRow*> all_rows;
   for (const CountRow& row : s.rows) all_rows.push_back(&row);
   Tally all = NewTally(s, s.start, s.end, all_rows);
@@ -391,7 +397,10 @@ absl::StatusOr<v1::Difference> PrevalenceQuery::Difference(
   out.set_ci_lower(std::clamp(diff - z * se, -1.0, 1.0));
   out.set_ci_upper(std::clamp(diff + z * se, -1.0, 1.0));
   out.set_confidence_level(level);
-  if (out.first().shares_size() > 0 || out.second().shares_size() > 0) {
+  if (out.first().has_numeric() || out.second().has_numeric()) {
+    // Numeric: the difference of the means in the values' unit, or of each bucket's share.
+    DENIABLE_RETURN_IF_ERROR(FillNumericDifference(out.first(), out.second(), &out));
+  } else if (out.first().shares_size() > 0 || out.second().shares_size() > 0) {
     // Categorical: a difference per category; the yes/no fields stay 0.
     out.set_difference(0);
     out.set_standard_error(0);

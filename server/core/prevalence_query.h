@@ -37,6 +37,10 @@
 // support channel, served as Prevalence.shares with simultaneous intervals (categorical_query.h);
 // the yes/no fields are then 0.
 //
+// Numeric metrics (Metric.range): Prevalence.numeric (numeric_query.h): ONE_BIT_MEAN's mean and
+// total from the bit's estimate by these same rules, D_BIT_FLIP's histogram per bucket as for
+// categories, and its quantiles at GetPrevalenceRequest.quantiles.
+//
 // Small groups: a selection with fewer reports than the metric's min_reports (or, when that is
 // 0, QueryOptions::default_min_reports) is never estimated: GetPrevalence answers
 // FAILED_PRECONDITION with the count needed; groups and series buckets are returned with n only

@@ -83,7 +83,21 @@ bool IsMissing(const Message& message, const FieldDescriptor* field) {
       return !KeptWhenSuppressed(field->name());
     }
     const FieldDescriptor* shares = d->FindFieldByName("shares");
-    return shares != nullptr && r->FieldSize(message, shares) > 0 && YesNoOnly(field->name());
+    if (shares != nullptr && r->FieldSize(message, shares) > 0) return YesNoOnly(field->name());
+    // A numeric histogram (D_BIT_FLIP) has no yes/no figures either.
+    const FieldDescriptor* numeric = d->FindFieldByName("numeric");
+    if (numeric == nullptr || !r->HasField(message, numeric)) return false;
+    const Message& n = r->GetMessage(message, numeric);
+    const FieldDescriptor* buckets = n.GetDescriptor()->FindFieldByName("buckets");
+    return buckets != nullptr && n.GetReflection()->FieldSize(n, buckets) > 0 &&
+           YesNoOnly(field->name());
+  }
+  // Numeric estimates: a figure the server does not have (the mean of a histogram, a bucket
+  // nobody sampled, a suppressed group) is NaN in the message and null here.
+  if (type == "deniable.v1.NumericEstimate" || type == "deniable.v1.NumericBucket" ||
+      type == "deniable.v1.NumericQuantile") {
+    return field->cpp_type() == FieldDescriptor::CPPTYPE_DOUBLE &&
+           std::isnan(r->GetDouble(message, field));
   }
   if (type == "deniable.v1.Difference") {
     const FieldDescriptor* shares = d->FindFieldByName("shares");

@@ -103,5 +103,43 @@ TEST(PrintApiJsonTest, CategoricalResultsHaveNullYesNoFields) {
   EXPECT_THAT(json, HasSubstr("\"estimateUnbiased\":0.34"));  // the share's own figure
 }
 
+// Numeric metrics (issue 28): a histogram has no mean and no yes/no figures, a bucket nobody
+// sampled no estimate; those NaNs print as null, the figures it has as numbers.
+TEST(PrintApiJsonTest, NumericFiguresItDoesNotHaveAreNull) {
+  constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
+  v1::Prevalence p;
+  p.set_metric("load_ms");
+  p.set_n(500);
+  v1::NumericEstimate* num = p.mutable_numeric();
+  num->set_lo(0);
+  num->set_hi(100);
+  num->set_unit("ms");
+  num->set_mechanism("d_bit_flip");
+  num->set_mean(kNaN);
+  num->set_devices(500);
+  v1::NumericBucket* b = num->add_buckets();
+  b->set_upper(50);
+  b->set_estimate_unbiased(0.25);
+  v1::NumericBucket* empty = num->add_buckets();
+  empty->set_lower(50);
+  empty->set_upper(100);
+  empty->set_estimate_unbiased(kNaN);
+  const std::string json = PrintApiJson(p);
+  EXPECT_THAT(json, HasSubstr("\"yesCount\":null,"));
+  EXPECT_THAT(json, HasSubstr("\"mean\":null,"));
+  EXPECT_THAT(json, HasSubstr("\"devices\":500,"));
+  EXPECT_THAT(json, HasSubstr("\"upper\":50,"));
+  EXPECT_THAT(json, HasSubstr("\"estimateUnbiased\":0.25,"));
+  EXPECT_THAT(json, HasSubstr("\"lower\":50,\"upper\":100,\"sampled\":0,\"ones\":0,"
+                              "\"estimateUnbiased\":null,"));
+  EXPECT_THAT(json, Not(HasSubstr("NaN")));
+  // A mean (ONE_BIT_MEAN) keeps its yes/no figures: those of the bit.
+  v1::Prevalence mean = YesNo();
+  mean.mutable_numeric()->set_mean(42.5);
+  const std::string mean_json = PrintApiJson(mean);
+  EXPECT_THAT(mean_json, HasSubstr("\"mean\":42.5,"));
+  EXPECT_THAT(mean_json, HasSubstr("\"yesCount\":1290,"));
+}
+
 }  // namespace
 }  // namespace deniable::server::http
