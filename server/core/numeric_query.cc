@@ -139,12 +139,8 @@ absl::Status FillHistogram(const MetricInfo& metric, const PeriodCounts& counts,
   for (int j = 0; j < k; ++j) {
     histogram.buckets[static_cast<size_t>(j)].consistent = consistent[static_cast<size_t>(j)];
   }
-  absl::StatusOr<std::vector<QuantileEstimate>> estimated =
-      EstimateQuantiles(design, histogram, levels);
-  // Until common/ has the quantiles' estimator (UNIMPLEMENTED), the histogram is served alone.
-  if (!estimated.ok() && !absl::IsUnimplemented(estimated.status())) return estimated.status();
-  const std::vector<QuantileEstimate> quantiles =
-      estimated.ok() ? *std::move(estimated) : std::vector<QuantileEstimate>();
+  DENIABLE_ASSIGN_OR_RETURN(std::vector<QuantileEstimate> quantiles,
+                            EstimateQuantiles(design, histogram, levels));
   v1::NumericEstimate* num = out->mutable_numeric();
   for (const BucketEstimate& b : histogram.buckets) {
     v1::NumericBucket* nb = num->add_buckets();

@@ -1,4 +1,4 @@
-// The estimates of a numeric metric (issue 28; docs/statistics.md section 6) from its counts:
+// The estimates of a numeric metric (issue 28; docs/statistics.md section 9) from its counts:
 // Prevalence.numeric.
 //
 // ONE_BIT_MEAN: the bit is a yes/no question on the scale t = (x - lo)/(hi - lo), so every rule
