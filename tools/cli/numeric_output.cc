@@ -208,7 +208,8 @@ std::string FormatNumericSeries(const v1::Series& series) {
   std::string out = absl::StrFormat("metric %s, %s buckets\n", series.metric(),
                                     v1::BucketWidth_Name(series.bucket()));
   if (!histogram) {
-    const std::string unit = first == nullptr ? "" : Unit(*first);
+    const std::string unit =
+        first == nullptr || first->unit().empty() ? "" : " (" + first->unit() + ")";
     absl::StrAppend(&out, absl::StrFormat("%-20s %8s %14s %s\n", "START (UTC)", "N",
                                           absl::StrCat("MEAN", unit), "INTERVAL"));
     for (const v1::Prevalence& b : series.buckets()) {
