@@ -177,8 +177,12 @@ absl::StatusOr<HistogramEstimate> EstimateHistogram(const NumericDesign& design,
 
 // Quantiles from a histogram (docs/statistics.md section 9.4): the value where the cumulative
 // consistent share reaches `level` (linear inside the bucket), and an interval from a
-// simultaneous band on the cumulative shares. Errors: INVALID_ARGUMENT naming "levels[i]"
-// (outside (0, 1)).
+// simultaneous band on the cumulative shares: each interior edge's cumulative share C_j from the
+// side with fewer buckets, Wald at the Sidak level confidence^(1/(k-1)), made monotone; the
+// interval is [the last edge whose upper band is below the level, the first edge whose lower
+// band reaches it], so it ends on bucket edges and holds for every level at once whenever the
+// band does. `histogram` must come from EstimateHistogram for `design`.
+// Errors: INVALID_ARGUMENT naming "levels[i]" (outside (0, 1)) or "histogram" (not k buckets).
 struct QuantileEstimate {
   double level = 0;
   double value = 0;
