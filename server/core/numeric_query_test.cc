@@ -299,6 +299,74 @@ TEST_F(NumericQueryTest, AWholeDayCountsEachDeviceOnce) {
   EXPECT_NEAR(p->numeric().total(), 5400, 1e-6);
 }
 
+// dBitFlip across design versions and days: a bucket's share combines versions and periods as a
+// yes/no prevalence does; the difference of two days is per bucket; a small group is suppressed.
+TEST_F(NumericQueryTest, DBitFlipVersionsDifferenceAndSuppressedGroups) {
+  Create("load", 0, 100, std::log(9.0), v1::D_BIT_FLIP, 2);  // k = d = 2
+  const auto store = [&](int n, int in_low, int64_t time, uint32_t version,
+                         const std::string& region) {
+    v1::SubmitReportsRequest request;
+    for (int i = 0; i < n; ++i) {
+      v1::Report r = NewReport("load", time, region);
+      r.set_design_version(version);
+      r.mutable_numeric()->add_buckets(0);
+      r.mutable_numeric()->add_buckets(1);
+      r.mutable_numeric()->add_bits(i < in_low);
+      r.mutable_numeric()->add_bits(i >= in_low);
+      *request.add_reports() = r;
+    }
+    absl::StatusOr<v1::SubmitReportsResponse> response = ingestor_.Submit(request);
+    ASSERT_TRUE(response.ok()) << response.status();
+    ASSERT_EQ(response->accepted(), static_cast<uint32_t>(n)) << response->ShortDebugString();
+  };
+  store(100, 75, kDay1, 1, "a");
+  store(10, 5, kDay1, 1, "b");
+  v1::AddDesignVersionRequest next;
+  next.set_metric("load");
+  next.mutable_design()->mutable_numeric()->set_mechanism(v1::D_BIT_FLIP);
+  next.mutable_design()->mutable_numeric()->set_epsilon(std::log(16.0));  // a = 4
+  next.mutable_design()->mutable_numeric()->set_buckets(2);
+  ASSERT_TRUE(registry_.AddVersion(next).ok());
+  store(200, 80, kDay2, 2, "a");
+
+  // Per bucket and version: (y/s - 1/(a+1)) / ((a-1)/(a+1)).
+  const auto share = [](double ones, double s, double a) {
+    return (ones / s - 1 / (a + 1)) / ((a - 1) / (a + 1));
+  };
+  v1::GetPrevalenceRequest request = Request("load", kDay1, kNow);
+  request.set_group_by("region");
+  absl::StatusOr<v1::Prevalence> p = query_.Get(request);
+  ASSERT_TRUE(p.ok()) << p.status();
+  EXPECT_EQ(p->periods(), 2);
+  EXPECT_EQ(p->versions_size(), 2);
+  EXPECT_EQ(p->n(), 310);
+  const double day1 = share(80, 110, 3), day2 = share(80, 200, 4);  // bucket 0
+  EXPECT_NEAR(p->numeric().buckets(0).estimate_unbiased(), (110 * day1 + 200 * day2) / 310, 1e-12);
+  ASSERT_EQ(p->groups_size(), 2);
+  EXPECT_FALSE(p->groups(0).suppressed());
+  EXPECT_EQ(p->groups(0).numeric().buckets_size(), 2);
+  EXPECT_TRUE(p->groups(1).suppressed());  // b: 10 < 50 reports
+  EXPECT_EQ(p->groups(1).numeric().devices(), 10);
+  EXPECT_EQ(p->groups(1).numeric().buckets_size(), 0);
+  EXPECT_EQ(p->groups(1).numeric().mechanism(), "d_bit_flip");
+
+  v1::GetDifferenceRequest difference;
+  difference.mutable_first()->set_metric("load");
+  difference.mutable_first()->set_start_time_seconds(kDay1);
+  difference.mutable_first()->set_end_time_seconds(kDay2);
+  difference.mutable_second()->set_metric("load");
+  difference.mutable_second()->set_start_time_seconds(kDay2);
+  difference.mutable_second()->set_end_time_seconds(kNow);
+  absl::StatusOr<v1::Difference> d = query_.Difference(difference);
+  ASSERT_TRUE(d.ok()) << d.status();
+  EXPECT_EQ(d->difference(), 0);
+  ASSERT_EQ(d->shares_size(), 2);
+  EXPECT_EQ(d->shares(0).category(), "[0, 50)");
+  EXPECT_EQ(d->shares(1).category(), "[50, 100)");
+  EXPECT_NEAR(d->shares(0).difference(), day1 - day2, 1e-12);
+  EXPECT_NEAR(d->shares(1).difference(), share(30, 110, 3) - share(120, 200, 4), 1e-12);
+}
+
 TEST_F(NumericQueryTest, BadQuantilesAndMixedDifferencesAreRefused) {
   Create("session", 0, 60, 1.0, v1::ONE_BIT_MEAN);
   v1::CreateMetricRequest yes_no;
