@@ -5,6 +5,10 @@
 # support counts), that every printed and served estimate equals the exact computation from the
 # support counts, (c/n - q*) / (p* - q*), that the true counts printed are the CSV's, and the CLI
 # around categorical metrics (Bonferroni vs Sidak levels, list-metrics, series, usage errors).
+# The numeric part (age and income): the printed means, intervals, histogram rows and quantiles
+# are the server's, the printed truths are the CSV's, and each estimate lies within 6 standard
+# errors of the truth (a property of the mechanism that fails with probability below 1e-8, so
+# it cannot flake; the 95 % intervals are not asserted to cover, since the randomness is secure).
 # Usage: demo_test.sh SERVER_BINARY CLI_BINARY
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
@@ -91,6 +95,103 @@ assert "SIMULTANEOUS INTERVAL" in stext and len(re.findall(r"^ +[YNUA] +[\d.]+ %
                                                               stext, re.M)) == 4 * len(buckets), stext
 print("series of the categorical metric: OK")
 PY
+
+# The numeric metrics: what the demo printed is what the server serves, beside the CSV's truth.
+"${cli[@]}" prevalence --metric=chile_age --json >"$work/age.json"
+"${cli[@]}" prevalence --metric=chile_income --json >"$work/income.json"
+"${cli[@]}" prevalence --metric=chile_income_histogram --quantiles=0.5,0.9 --json \
+  >"$work/histogram.json"
+"${cli[@]}" list-metrics >"$work/list.txt"
+grep -q "range: \[18, 90\] years" "$work/list.txt"
+python3 - "$work/demo.txt" "$work/age.json" "$work/income.json" "$work/histogram.json" \
+  "$here/data/chile-plebiscite-1988.csv" <<'PY'
+import csv, json, math, re, sys
+demo = open(sys.argv[1]).read()
+age, income, hist = (json.load(open(f)) for f in sys.argv[2:5])
+rows = list(csv.DictReader(open(sys.argv[5])))
+
+def value(x, width):  # NumericValue (tools/cli/numeric_output.h)
+    decimals = min(6, max(0, 4 - math.ceil(math.log10(width))))
+    text = f"{x:.{decimals}f}"
+    return f"{0:.{decimals}f}" if float(text) == 0 else text
+
+def part(start, end=None):
+    begin = demo.index(start)
+    return demo[begin:demo.index(end, begin)] if end else demo[begin:]
+
+for name, p, column, text in (
+        ("age", age, "age", part("replay --value_column=age", "monthly income")),
+        ("income", income, "income", part("monthly income", "income histogram"))):
+    e = p["numeric"]
+    values = [min(max(float(r[column]), e["lo"]), e["hi"]) for r in rows if r[column].strip()]
+    truth = sum(values) / len(values)
+    width, unit = e["hi"] - e["lo"], " " + e["unit"]
+    assert int(p["n"]) == len(values) == int(e["devices"]), (name, p["n"], len(values))
+    assert e["mechanism"] == "one_bit_mean", e
+    # The mean is lo + (hi - lo) * (ybar (e^eps + 1) - 1) / (e^eps - 1) of the server's counts.
+    a = math.exp(p["epsilon"])
+    exact = e["lo"] + width * (int(p["yesCount"]) / int(p["n"]) * (a + 1) - 1) / (a - 1)
+    assert abs(e["mean"] - exact) < 1e-9 * width, (name, e["mean"], exact)
+    assert abs(e["total"] - e["mean"] * int(e["devices"])) < 1e-6 * abs(e["total"]) + 1e-9
+    assert f"mean                 {value(e['mean'], width)}{unit} (standard error " in text, name
+    assert f"server mean          {value(e['mean'], width)}{unit}  95 % interval " \
+        f"[{value(e['meanCiLower'], width)}, {value(e['meanCiUpper'], width)}]{unit}" in text, name
+    assert f"true mean            {value(truth, width)}{unit}  (of the {len(values)} replayed" \
+        in text, (name, truth)
+    assert f"over {len(values)} reporting devices" in text, name
+    assert e["meanCiLower"] <= e["mean"] <= e["meanCiUpper"], e
+    assert abs(e["mean"] - truth) <= 6 * e["meanStandardError"], (name, e, truth)
+    print(f"demo {name}: mean {e['mean']:.2f} [{e['meanCiLower']:.2f}, {e['meanCiUpper']:.2f}]"
+          f"{unit}, true {truth:.2f}")
+
+text = part("income histogram")
+e = hist["numeric"]
+edges = [0, 5000, 10000, 25000, 50000, 100000, 150000, 200000]
+values = [float(r["income"]) for r in rows if r["income"].strip()]
+assert int(hist["n"]) == len(values) == 2449, hist["n"]
+assert e["mechanism"] == "d_bit_flip" and len(e["buckets"]) == 7, e
+assert [b["lower"] for b in e["buckets"]] + [e["buckets"][-1]["upper"]] == edges, e["buckets"]
+a = math.exp(hist["epsilon"] / 2)
+for j, b in enumerate(e["buckets"]):
+    lo, hi = edges[j], edges[j + 1]
+    share = sum(1 for v in values if lo <= v < hi or (j == 6 and v == hi)) / len(values)
+    s, ones = int(b["sampled"]), int(b["ones"])
+    assert s == len(values), b  # d = k: every report samples every bucket
+    exact = (ones / s - 1 / (a + 1)) / ((a - 1) / (a + 1))
+    assert abs(b["estimateUnbiased"] - exact) < 1e-9, (b, exact)
+    assert b["simultaneousLower"] <= b["ciLower"] and b["ciUpper"] <= b["simultaneousUpper"], b
+    assert abs(b["estimateUnbiased"] - share) <= 6 * b["standardError"], (b, share)
+    name = f"[{lo}, {hi}{']' if j == 6 else ')'}"
+    row = re.search(re.escape(name) + r" +(-?[\d.]+) % +\[(-?[\d.]+) %, (-?[\d.]+) %\] +"
+                    r"([\d.]+) %$", text, re.M)
+    assert row, (name, text)
+    assert row.group(1) == f"{100 * b['estimateUnbiased']:.2f}", (row.groups(), b)
+    assert row.group(2) == f"{100 * b['simultaneousLower']:.2f}", (row.groups(), b)
+    assert row.group(3) == f"{100 * b['simultaneousUpper']:.2f}", (row.groups(), b)
+    assert row.group(4) == f"{100 * share:.2f}", (row.groups(), share)
+assert abs(sum(b["estimateConsistent"] for b in e["buckets"]) - 1) < 1e-9
+assert [q["level"] for q in e["quantiles"]] == [0.5, 0.9], e["quantiles"]
+median = e["quantiles"][0]
+assert median["ciLower"] <= median["value"] <= median["ciUpper"], median
+true_median = sorted(values)[math.ceil(0.5 * len(values)) - 1]
+assert re.search(rf"^median \(0.5\) +{value(median['value'], 200000)} +"
+                 rf"\[{value(median['ciLower'], 200000)}, {value(median['ciUpper'], 200000)}\] +"
+                 rf"{value(true_median, 200000)} pesos \((covered|missed)\)$", text, re.M), text
+print(f"demo income histogram: median {median['value']:.0f} [{median['ciLower']:.0f}, "
+      f"{median['ciUpper']:.0f}] pesos, true {true_median:.0f}")
+PY
+
+code=0
+"${cli[@]}" create-metric --name=bad_range --range=90,18 --epsilon=1 2>"$work/err.txt" || code=$?
+[ "$code" = 2 ] && grep -q -- "--range" "$work/err.txt"
+code=0
+"${cli[@]}" create-metric --name=bad_edges --range=0,100 --bucket_edges=0,50,90 --epsilon=1 \
+  2>"$work/err.txt" || code=$?
+[ "$code" = 2 ] && grep -q -- "--bucket_edges" "$work/err.txt"
+code=0
+"${cli[@]}" replay --metric=chile_age --csv="$here/data/chile-plebiscite-1988.csv" \
+  --column=vote 2>"$work/err.txt" || code=$?
+[ "$code" = 2 ] && grep -q -- "--value_column" "$work/err.txt"
 
 code=0
 "${cli[@]}" create-metric --name=bad --categories=Y --design=k_rr --epsilon=1 2>"$work/err.txt" \

@@ -5,7 +5,12 @@
 #   1. the yes/no question "will you vote Yes?" (two-coin design): estimate and 95 % interval
 #      next to the true share (868 / 2532 = 34.28 %);
 #   2. the four-answer vote itself (Y yes, N no, U undecided, A abstain; k-RR at epsilon = ln 3):
-#      each share's estimate and 95 % simultaneous interval next to its true share.
+#      each share's estimate and 95 % simultaneous interval next to its true share;
+#   3. numbers: the respondents' age (years) and monthly income (pesos), each device sending one
+#      1BitMean bit at epsilon = ln 3: the mean and its 95 % interval next to the true mean;
+#      then the income histogram (dBitFlip, 7 buckets, epsilon = ln 3): each bucket's share with
+#      95 % simultaneous intervals next to the true shares, and the median with its interval.
+#      Respondents with a blank age (1) or income (83) are left out (--blank=skip).
 #
 # Environment: DENIABLE_DEMO_PORT (default 50051; 0 picks a free port), DENIABLE_DEMO_KEEP=1
 # keeps the server running, DENIABLE_DEMO_DIR (default BUILD/demo) holds the database and the
@@ -63,6 +68,32 @@ echo
 echo "== deniable replay of the 4-answer vote: each respondent's device randomizes its category"
 echo "   and sends one report; the server estimates the 4 shares with simultaneous intervals"
 "${cli[@]}" replay --metric=chile_vote --csv="$csv" --column=vote
+ln3=1.0986122886681098
+echo
+echo "== numbers: deniable create-metric --range for the respondents' age (years, clipped to"
+echo "   [18, 90]); 1BitMean: each device sends one bit, 1 with probability 1/4 + (x - 18)/72 * 1/2"
+echo "   at epsilon = ln 3, and the server estimates the mean"
+"${cli[@]}" create-metric --name=chile_age --range=18,90 --unit=years --mechanism=one_bit_mean \
+  --epsilon=$ln3 --reporting_period=once --description="Your age, in years"
+echo
+echo "== deniable replay --value_column=age: each respondent's device randomizes its own age"
+"${cli[@]}" replay --metric=chile_age --csv="$csv" --value_column=age --blank=skip
+echo
+echo "== the same for the monthly income (pesos, clipped to [0, 200000]), with 1BitMean"
+"${cli[@]}" create-metric --name=chile_income --range=0,200000 --unit=pesos \
+  --mechanism=one_bit_mean --epsilon=$ln3 --reporting_period=once \
+  --description="Your household's monthly income, in pesos"
+"${cli[@]}" replay --metric=chile_income --csv="$csv" --value_column=income --blank=skip
+echo
+echo "== the income histogram: dBitFlip over 7 buckets (each device sends one randomized bit per"
+echo "   bucket at epsilon = ln 3 for the report), the shares with simultaneous intervals and the"
+echo "   median with its interval"
+"${cli[@]}" create-metric --name=chile_income_histogram --range=0,200000 --unit=pesos \
+  --mechanism=d_bit_flip --bucket_edges=0,5000,10000,25000,50000,100000,150000,200000 \
+  --epsilon=$ln3 --reporting_period=once \
+  --description="Your household's monthly income, in pesos (histogram)"
+"${cli[@]}" replay --metric=chile_income_histogram --csv="$csv" --value_column=income \
+  --blank=skip --quantiles=0.5,0.9
 if [ "${DENIABLE_DEMO_KEEP:-0}" = 1 ]; then
   echo; echo "server left running (pid $server_pid); query it with: ${cli[*]} prevalence --metric=chile_vote_yes"
 fi

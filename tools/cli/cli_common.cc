@@ -1,5 +1,6 @@
 #include "tools/cli/cli_common.h"
 
+#include <algorithm>
 #include <chrono>
 #include <cmath>
 #include <cstdio>
@@ -7,6 +8,7 @@
 #include <iostream>
 #include <optional>
 #include <sstream>
+#include <utility>
 
 #include "absl/flags/flag.h"
 #include "absl/strings/str_cat.h"
@@ -20,6 +22,7 @@
 #include "tools/cli/categorical_flags.h"
 #include "tools/cli/cli_flags.h"
 #include "tools/cli/command_flags.h"
+#include "tools/cli/numeric_flags.h"
 #include "tools/cli/output.h"
 
 namespace deniable::tools {
@@ -109,6 +112,20 @@ void PrintJsonError(const std::string& what, const char* code, const std::string
 
 }  // namespace
 
+namespace {
+std::vector<std::string>& GivenFlags() {
+  static auto* names = new std::vector<std::string>();
+  return *names;
+}
+}  // namespace
+
+void SetGivenFlags(std::vector<std::string> names) { GivenFlags() = std::move(names); }
+
+bool FlagGiven(const std::string& name) {
+  const std::vector<std::string>& names = GivenFlags();
+  return std::find(names.begin(), names.end(), name) != names.end();
+}
+
 int Fail(const std::string& what, const grpc::Status& status) {
   std::fprintf(stderr, "deniable: %s failed: %s: %s\n", what.c_str(),
                StatusCodeName(status.error_code()), status.error_message().c_str());
@@ -132,9 +149,31 @@ void PrintJson(const google::protobuf::Message& message) {
   std::cout << json;
 }
 
+NumericFlagValues NumericFlags() {
+  return {.design = absl::GetFlag(FLAGS_design),
+          .epsilon = absl::GetFlag(FLAGS_epsilon),
+          .range = absl::GetFlag(FLAGS_range),
+          .unit = absl::GetFlag(FLAGS_unit),
+          .mechanism = absl::GetFlag(FLAGS_mechanism),
+          .buckets = absl::GetFlag(FLAGS_buckets),
+          .bucket_edges = absl::GetFlag(FLAGS_bucket_edges),
+          .sampled_buckets = absl::GetFlag(FLAGS_sampled_buckets)};
+}
+
 absl::StatusOr<v1::DesignParameters> DesignFromFlags() {
   v1::DesignParameters d;
   const std::string kind = absl::GetFlag(FLAGS_design);
+  DENIABLE_ASSIGN_OR_RETURN(std::optional<v1::NumericRange> range,
+                            RangeFromFlagValues(NumericFlags()));
+  DENIABLE_ASSIGN_OR_RETURN(std::optional<v1::DesignParameters> numeric,
+                            NumericDesignFromFlagValues(NumericFlags(), range));
+  if (numeric.has_value()) {
+    if (!absl::GetFlag(FLAGS_categories).empty()) {
+      return absl::InvalidArgumentError(
+          "--categories: a metric has categories or a numeric --range, not both");
+    }
+    return *numeric;
+  }
   DENIABLE_ASSIGN_OR_RETURN(
       std::optional<v1::DesignParameters> categorical,
       CategoricalDesignFromFlagValues(kind, absl::GetFlag(FLAGS_epsilon),
@@ -160,7 +199,8 @@ absl::StatusOr<v1::DesignParameters> DesignFromFlags() {
     return absl::InvalidArgumentError(
         "--design must be one of two_coin, tails_says_yes, symmetric_epsilon, forced_response, "
         "unrelated_question, mirrored_question, truth_with_gamma (or give --epsilon); for a "
-        "metric with categories k_rr, oue, olh or categorical");
+        "metric with categories k_rr, oue, olh or categorical; for a numeric metric (--range) "
+        "numeric");
   }
   return d;
 }

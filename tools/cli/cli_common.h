@@ -6,12 +6,14 @@
 
 #include <memory>
 #include <string>
+#include <vector>
 
 #include "absl/status/statusor.h"
 #include "deniable/client/transport.h"
 #include "deniable/v1/design.pb.h"
 #include "deniable/v1/query_service.pb.h"
 #include "google/protobuf/message.h"
+#include "tools/cli/numeric_flags.h"
 
 namespace deniable::tools {
 
@@ -39,11 +41,20 @@ int PrintHelp(const std::string& command);
 std::string VersionString();
 // Prints the message as protobuf JSON (camelCase names, defaults included).
 void PrintJson(const google::protobuf::Message& message);
-// The design chosen by --design and its parameter flags. Errors: INVALID_ARGUMENT.
+// The design chosen by --design and its parameter flags (numeric_flags.h for --range and the
+// numeric flags). Errors: INVALID_ARGUMENT naming the flag.
 absl::StatusOr<v1::DesignParameters> DesignFromFlags();
+// The numeric flags as given (--design, --epsilon, --range, --unit, --mechanism, --buckets,
+// --bucket_edges, --sampled_buckets).
+NumericFlagValues NumericFlags();
 // --method as the wire enum; empty gives INTERVAL_METHOD_UNSPECIFIED (the server then uses the
 // design's default method). Errors: INVALID_ARGUMENT listing the methods.
 absl::StatusOr<v1::IntervalMethod> MethodFromFlag();
+
+// The flags named on the command line (main sets them once, before the command runs), so that
+// a command can tell a flag given at its default from one not given. Not thread-safe: main only.
+void SetGivenFlags(std::vector<std::string> names);
+bool FlagGiven(const std::string& name);
 
 // The commands; each returns the process exit code.
 int CreateMetric();

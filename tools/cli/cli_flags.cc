@@ -146,3 +146,29 @@ ABSL_FLAG(bool, import, false,
           "replay: a historical import (analyst token; older than the collector's report age, up "
           "to its --max_import_age_seconds): sends x-deniable-import, needs --token and "
           "--time_column or --spread");
+// Numeric metrics (docs/cli.md, "Numeric metrics")
+ABSL_FLAG(std::string, range, "",
+          "create-metric: a numeric metric's range LO,HI (values outside are clipped to it by the "
+          "SDK), e.g. 0,120");
+ABSL_FLAG(std::string, unit, "",
+          "create-metric: the unit of a numeric metric's values, for people (years, ms; at most "
+          "32 characters)");
+ABSL_FLAG(std::string, mechanism, "",
+          "create-metric, add-version: a numeric design's mechanism, one_bit_mean (mean and "
+          "total) | d_bit_flip (histogram and quantiles); empty = the server picks (--buckets > "
+          "1 or --bucket_edges: d_bit_flip)");
+ABSL_FLAG(int, buckets, 0,
+          "create-metric, add-version: a numeric design's k equal-width buckets over --range (1 "
+          "to 256; 0 = 1 for one_bit_mean, 10 for d_bit_flip)");
+ABSL_FLAG(std::vector<std::string>, bucket_edges, {},
+          "create-metric, add-version: a numeric design's k + 1 ascending bucket edges from LO "
+          "to HI of --range, comma-separated (instead of --buckets)");
+ABSL_FLAG(int, sampled_buckets, 0,
+          "create-metric, add-version: d_bit_flip's d, the buckets each report samples (1 to k; "
+          "0 = k, least variance)");
+ABSL_FLAG(std::vector<std::string>, quantiles, {},
+          "prevalence, replay: the quantile levels of a d_bit_flip metric, comma-separated in "
+          "(0, 1), e.g. 0.5,0.9; empty = the server's (0.5, 0.9, 0.99)");
+ABSL_FLAG(std::string, value_column, "",
+          "replay: the column of a numeric metric's values (numbers); each respondent's device "
+          "reports its value with Reporter::ReportValue");

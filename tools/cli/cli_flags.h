@@ -64,5 +64,13 @@ ABSL_DECLARE_FLAG(std::string, time_column);
 ABSL_DECLARE_FLAG(std::string, time_format);
 ABSL_DECLARE_FLAG(std::string, spread);
 ABSL_DECLARE_FLAG(bool, import);
+ABSL_DECLARE_FLAG(std::string, range);
+ABSL_DECLARE_FLAG(std::string, unit);
+ABSL_DECLARE_FLAG(std::string, mechanism);
+ABSL_DECLARE_FLAG(int, buckets);
+ABSL_DECLARE_FLAG(std::vector<std::string>, bucket_edges);
+ABSL_DECLARE_FLAG(int, sampled_buckets);
+ABSL_DECLARE_FLAG(std::vector<std::string>, quantiles);
+ABSL_DECLARE_FLAG(std::string, value_column);
 
 #endif  // DENIABLE_TOOLS_CLI_CLI_FLAGS_H_

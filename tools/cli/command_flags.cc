@@ -34,13 +34,37 @@ const std::vector<CommandSpec>& Commands() {
        "[--min_reports=K] [--time_precision_seconds=S] [--reporting_period=1d|once] "
        "[--nowindow_flags] [--randomization=memoized|fresh] [--allow_no_privacy] "
        "[--retention_days=N "
-       "[--retention_policy=keep_counts|drop_counts]]",
-       {"name", "description", "design", "epsilon", "p", "q", "pi_b", "gamma", "categories",
-        "time_precision_seconds", "min_reports", "reporting_period", "window_flags",
-        "randomization", "allow_no_privacy", "retention_days", "retention_policy"}},
+       "[--retention_policy=keep_counts|drop_counts]] | --range=LO,HI [--unit=U] "
+       "[--design=numeric] [--mechanism=one_bit_mean|d_bit_flip] [--buckets=K | "
+       "--bucket_edges=e0,e1,...] [--sampled_buckets=D] --epsilon=E",
+       {"name",
+        "description",
+        "design",
+        "epsilon",
+        "p",
+        "q",
+        "pi_b",
+        "gamma",
+        "categories",
+        "time_precision_seconds",
+        "min_reports",
+        "reporting_period",
+        "window_flags",
+        "randomization",
+        "allow_no_privacy",
+        "retention_days",
+        "retention_policy",
+        "range",
+        "unit",
+        "mechanism",
+        "buckets",
+        "bucket_edges",
+        "sampled_buckets"}},
       {"add-version",
-       "--metric=N --design=D [design flags] [--allow_no_privacy]",
-       {"metric", "design", "epsilon", "p", "q", "pi_b", "gamma", "allow_no_privacy"}},
+       "--metric=N --design=D [design flags] [--allow_no_privacy]   (numeric: --design=numeric "
+       "[--mechanism=M] [--buckets=K | --bucket_edges=...] [--sampled_buckets=D] --epsilon=E)",
+       {"metric", "design", "epsilon", "p", "q", "pi_b", "gamma", "allow_no_privacy", "mechanism",
+        "buckets", "bucket_edges", "sampled_buckets"}},
       {"list-metrics", "", {}},
       {"delete-metric",
        "NAME [--yes]   (deletes the metric with its reports and counts; asks you to type NAME "
@@ -52,9 +76,11 @@ const std::vector<CommandSpec>& Commands() {
        {"days", "policy"}},
       {"prevalence",
        "--metric=N [--start=T] [--end=T] [--level=0.95] [--method=M] [--combination=C] "
-       "[--group_by=LABEL] [--simultaneous=sidak|bonferroni]   (T: 2026-11-01, "
-       "2026-11-01T12:00:00Z, -7d, -24h, now or Unix seconds; default: every report)",
-       {"metric", "start", "end", "level", "method", "combination", "group_by", "simultaneous"}},
+       "[--group_by=LABEL] [--simultaneous=sidak|bonferroni] [--quantiles=0.5,0.9]   (T: "
+       "2026-11-01, 2026-11-01T12:00:00Z, -7d, -24h, now or Unix seconds; default: every "
+       "report)",
+       {"metric", "start", "end", "level", "method", "combination", "group_by", "simultaneous",
+        "quantiles"}},
       {"series",
        "--metric=N [--start=T] [--end=T] [--bucket=hour|day|week] [--level] [--method] "
        "[--combination] [--plot=FILE.svg|.pdf] [--simultaneous=sidak|bonferroni]   (T as for "
@@ -77,17 +103,39 @@ const std::vector<CommandSpec>& Commands() {
        "--design=D [design flags] --half_width=H [--prior=PI|-1] [--level] | --categories=Y,N,U,A "
        "[--design=k_rr|oue|olh|categorical] --epsilon=E --half_width=H [--shares=F,...] "
        "[--simultaneous=sidak|bonferroni] [--level] [--window=day|week|month|once "
-       "[--reports_per_device=R]]   (computed locally, no server)",
-       {"design", "epsilon", "p", "q", "pi_b", "gamma", "categories", "shares", "simultaneous",
-        "half_width", "prior", "level", "window", "reports_per_device"}},
+       "[--reports_per_device=R]] | --range=LO,HI [--unit=U] [--mechanism=M] [--buckets=K | "
+       "--bucket_edges=...] [--sampled_buckets=D] --epsilon=E --half_width=H   (computed "
+       "locally, no server; numeric: H in the unit for a mean, a share for a histogram)",
+       {"design",
+        "epsilon",
+        "p",
+        "q",
+        "pi_b",
+        "gamma",
+        "categories",
+        "shares",
+        "simultaneous",
+        "half_width",
+        "prior",
+        "level",
+        "window",
+        "reports_per_device",
+        "range",
+        "unit",
+        "mechanism",
+        "buckets",
+        "bucket_edges",
+        "sampled_buckets"}},
       {"replay",
        "--metric=N --csv=F --column=C [--yes=V] [--label_columns=a,b] [--group_by=a] "
        "[--blank=no|skip] [--simultaneous=sidak|bonferroni] [--time_column=C [--time_format=F] | "
        "--spread=7d] [--import]   (without --yes: a metric with categories, each --column value "
        "one "
-       "of them; --import: a historical import with an analyst --token)",
+       "of them; --import: a historical import with an analyst --token) | --metric=N --csv=F "
+       "--value_column=C [--quantiles=0.5,0.9] ...   (a numeric metric)",
        {"metric", "csv", "column", "yes", "label_columns", "group_by", "blank", "level", "method",
-        "simultaneous", "time_column", "time_format", "spread", "import"}},
+        "simultaneous", "time_column", "time_format", "spread", "import", "value_column",
+        "quantiles"}},
       {"stats", "   (AdminService counters since the server started)", {}},
       {"health",
        "[--service=deniable.v1.ReportService|deniable.v1.QueryService|deniable.v1.AdminService]"

@@ -62,6 +62,7 @@ int main(int argc, char** argv) {
   if (absl::Status flags = t::CheckCommandFlags(*spec, t::FlagNames(given)); !flags.ok()) {
     return t::FailUsage(std::string(flags.message()));
   }
+  t::SetGivenFlags(t::FlagNames(given));
   if (command == "create-metric") return t::CreateMetric();
   if (command == "add-version") return t::AddVersion();
   if (command == "list-metrics") return t::ListMetrics();

@@ -11,6 +11,7 @@
 #include "deniable/convert/design_convert.h"
 #include "tools/cli/categorical_output.h"
 #include "tools/cli/cli_parse.h"
+#include "tools/cli/numeric_output.h"
 
 namespace deniable::tools {
 namespace {
@@ -68,6 +69,7 @@ const char* StatusCodeName(grpc::StatusCode code) {
 }
 
 std::string FormatDesign(const v1::Design& design) {
+  if (design.parameters().has_numeric()) return FormatNumericDesign(design);
   if (design.categories() > 0 || design.parameters().has_categorical()) {
     return FormatCategoricalDesign(design);
   }
@@ -92,17 +94,24 @@ std::string RetentionText(const v1::Metric& metric) {
 
 std::string FormatMetric(const v1::Metric& metric) {
   const bool categorical = metric.categories_size() > 0;
+  const bool numeric = metric.has_range();
   return absl::StrFormat(
-             "metric          %s\ndescription     %s\ndesign          %s\n%s"
+             "metric          %s\ndescription     %s\ndesign          %s\n%s%s"
              "time precision  %d s\nreport period   %d s, %s\n",
              metric.name(), metric.description(), FormatDesign(metric.design()),
              categorical ? absl::StrFormat("categories      %d: %s\n", metric.categories_size(),
                                            CategoryList(metric))
                          : "",
+             numeric ? absl::StrFormat(
+                           "range           [%g, %g]%s\n", metric.range().lo(), metric.range().hi(),
+                           metric.range().unit().empty() ? "" : " " + metric.range().unit())
+                     : "",
              metric.time_precision_seconds(), metric.reporting_period_seconds(),
              metric.randomization() == v1::FRESH_PER_PERIOD
-                 ? (categorical ? "fresh report each period" : "fresh bit each period")
-                 : (categorical ? "memoized report per category" : "memoized bit")) +
+                 ? (categorical || numeric ? "fresh report each period" : "fresh bit each period")
+                 : (categorical ? "memoized report per category"
+                    : numeric   ? "memoized report per rounded value"
+                                : "memoized bit")) +
          absl::StrFormat("retention       %s\n", RetentionText(metric));
 }
 
@@ -112,6 +121,11 @@ std::string FormatMetricList(const v1::ListMetricsResponse& response) {
     absl::StrAppend(&out, absl::StrFormat("%-32s %s\n", m.name(), FormatDesign(m.design())));
     if (m.categories_size() > 0) {
       absl::StrAppend(&out, absl::StrFormat("%-32s categories: %s\n", "", CategoryList(m)));
+    }
+    if (m.has_range()) {
+      absl::StrAppend(
+          &out, absl::StrFormat("%-32s range: [%g, %g]%s\n", "", m.range().lo(), m.range().hi(),
+                                m.range().unit().empty() ? "" : " " + m.range().unit()));
     }
     if (m.retention_days() > 0) {
       absl::StrAppend(&out, absl::StrFormat("%-32s retention: %s\n", "", RetentionText(m)));
@@ -171,6 +185,7 @@ std::string CentralText(const v1::Prevalence& p) {
 }
 
 std::string FormatPrevalence(const v1::Prevalence& p) {
+  if (IsNumeric(p)) return FormatNumericPrevalence(p);
   if (IsCategorical(p)) return FormatCategoricalPrevalence(p);
   const std::string method = v1::IntervalMethod_Name(p.method());
   std::string out = absl::StrFormat(
@@ -224,6 +239,7 @@ std::string FormatPrevalence(const v1::Prevalence& p) {
 
 std::string FormatSeries(const v1::Series& series) {
   for (const v1::Prevalence& b : series.buckets()) {
+    if (IsNumeric(b)) return FormatNumericSeries(series);
     if (IsCategorical(b)) return FormatCategoricalSeries(series);
   }
   std::string out = absl::StrFormat("metric %s, %s buckets\n%-20s %8s %10s %24s\n", series.metric(),
@@ -252,6 +268,7 @@ std::string ChangeWords(double second_minus_first) {
 }
 
 std::string FormatDifference(const v1::Difference& d) {
+  if (IsNumeric(d.first())) return FormatNumericDifference(d);
   if (d.shares_size() > 0) return FormatCategoricalDifference(d);
   const double change = -d.difference();  // the wire's is first - second
   return absl::StrFormat(

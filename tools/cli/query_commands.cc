@@ -14,11 +14,15 @@
 #include "absl/time/clock.h"
 #include "deniable/convert/design_advice.h"
 #include "deniable/v1/query_service.grpc.pb.h"
+#include "google/protobuf/struct.pb.h"
 #include "tools/cli/categorical_flags.h"
 #include "tools/cli/categorical_output.h"
 #include "tools/cli/cli_common.h"
 #include "tools/cli/cli_flags.h"
 #include "tools/cli/cli_parse.h"
+#include "tools/cli/numeric_flags.h"
+#include "tools/cli/numeric_output.h"
+#include "tools/cli/numeric_plan.h"
 #include "tools/cli/output.h"
 #include "tools/cli/series_plot.h"
 
@@ -119,8 +123,16 @@ int CreateMetric() {
     if (!categories.ok()) return FailUsage(std::string(categories.status().message()));
     for (const std::string& c : *categories) request.add_categories(c);
   }
+  absl::StatusOr<std::optional<v1::NumericRange>> range = RangeFromFlagValues(NumericFlags());
+  if (!range.ok()) return FailUsage(std::string(range.status().message()));
+  if (range->has_value()) *request.mutable_range() = **range;
   absl::StatusOr<v1::DesignParameters> design = DesignFromFlags();
   if (!design.ok()) return FailUsage(std::string(design.status().message()));
+  if (design->has_numeric() && !range->has_value()) {
+    return FailUsage(
+        "--range: a numeric metric needs the range of its values, --range=LO,HI (e.g. "
+        "--range=0,120 --unit=years)");
+  }
   *request.mutable_design() = *design;
   return Call("create-metric", &v1::QueryService::Stub::CreateMetric, request, &FormatMetric);
 }
@@ -197,6 +209,9 @@ int Prevalence() {
       ParseSimultaneous(absl::GetFlag(FLAGS_simultaneous));
   if (!simultaneous.ok()) return FailUsage(std::string(simultaneous.status().message()));
   request.set_simultaneous(*simultaneous);
+  absl::StatusOr<std::vector<double>> quantiles = QuantilesFromFlag(absl::GetFlag(FLAGS_quantiles));
+  if (!quantiles.ok()) return FailUsage(std::string(quantiles.status().message()));
+  for (double level : *quantiles) request.add_quantiles(level);
   return Call("prevalence", &v1::QueryService::Stub::GetPrevalence, request, &FormatPrevalence);
 }
 
@@ -232,23 +247,26 @@ int Series() {
   if (!plot.empty() && !absl::EndsWith(plot, ".svg") && !absl::EndsWith(plot, ".pdf")) {
     return FailUsage(absl::StrCat("--plot must name a .svg or .pdf file, but is \"", plot, "\""));
   }
-  return Call("series", &v1::QueryService::Stub::GetSeries, request, &FormatSeries,
-              std::function<int(const v1::Series&)>([plot](const v1::Series& series) {
-                if (plot.empty()) return 0;
-                if (std::any_of(series.buckets().begin(), series.buckets().end(), IsCategorical)) {
-                  std::fprintf(stderr,
-                               "deniable: series: --plot draws yes/no metrics only; use --json "
-                               "for the shares of a metric with categories\n");
-                  return 2;
-                }
-                const absl::Status written = WriteSeriesPlot(series, plot);
-                if (!written.ok()) {
-                  std::fprintf(stderr, "deniable: series: %s\n", written.ToString().c_str());
-                  return 1;
-                }
-                std::fprintf(stderr, "deniable: series: chart written to %s\n", plot.c_str());
-                return 0;
-              }));
+  return Call(
+      "series", &v1::QueryService::Stub::GetSeries, request, &FormatSeries,
+      std::function<int(const v1::Series&)>([plot](const v1::Series& series) {
+        if (plot.empty()) return 0;
+        if (std::any_of(series.buckets().begin(), series.buckets().end(),
+                        [](const v1::Prevalence& b) { return IsCategorical(b) || IsNumeric(b); })) {
+          std::fprintf(stderr,
+                       "deniable: series: --plot draws yes/no metrics only; use --json "
+                       "for the shares of a metric with categories or the estimates of "
+                       "a numeric metric (the dashboard draws them)\n");
+          return 2;
+        }
+        const absl::Status written = WriteSeriesPlot(series, plot);
+        if (!written.ok()) {
+          std::fprintf(stderr, "deniable: series: %s\n", written.ToString().c_str());
+          return 1;
+        }
+        std::fprintf(stderr, "deniable: series: chart written to %s\n", plot.c_str());
+        return 0;
+      }));
 }
 
 int Difference() {
@@ -327,10 +345,59 @@ int DescribeDesign() {
   return Call("design", &v1::QueryService::Stub::DescribeDesign, request, format);
 }
 
+namespace {
+
+// `plan` for a numeric design (numeric_plan.h), computed locally; --json prints its fields.
+int PlanNumericDesign(const v1::DesignParameters& design) {
+  absl::StatusOr<std::optional<v1::NumericRange>> range = RangeFromFlagValues(NumericFlags());
+  if (!range.ok()) return FailUsage(std::string(range.status().message()));
+  if (!range->has_value()) {
+    return FailUsage("--range: a numeric plan needs the values' range, --range=LO,HI");
+  }
+  if (!FlagGiven("half_width")) {
+    return FailUsage(
+        "--half_width: give the target, in the values' unit for a mean (one_bit_mean, e.g. "
+        "--half_width=2 for +/- 2 years) or as a share for every bucket (d_bit_flip, e.g. 0.05)");
+  }
+  absl::StatusOr<v1::SimultaneousMethod> simultaneous =
+      ParseSimultaneous(absl::GetFlag(FLAGS_simultaneous));
+  if (!simultaneous.ok()) return FailUsage(std::string(simultaneous.status().message()));
+  absl::StatusOr<NumericPlan> plan =
+      PlanNumeric(design.numeric(), **range, absl::GetFlag(FLAGS_half_width),
+                  absl::GetFlag(FLAGS_level), *simultaneous);
+  if (!plan.ok()) return FailUsage(std::string(plan.status().message()));
+  if (absl::GetFlag(FLAGS_json)) {
+    google::protobuf::Struct out;
+    auto& f = *out.mutable_fields();
+    f["mechanism"].set_string_value(plan->mechanism);
+    f["epsilon"].set_number_value(plan->epsilon);
+    f["lo"].set_number_value(plan->lo);
+    f["hi"].set_number_value(plan->hi);
+    f["unit"].set_string_value(plan->unit);
+    f["halfWidth"].set_number_value(plan->half_width);
+    f["confidenceLevel"].set_number_value(plan->confidence_level);
+    f["devicesNeeded"].set_number_value(static_cast<double>(plan->devices_needed));
+    if (plan->mechanism == "d_bit_flip") {
+      f["buckets"].set_number_value(plan->buckets);
+      f["sampledBuckets"].set_number_value(plan->sampled_buckets);
+      f["simultaneousMethod"].set_string_value(plan->simultaneous);
+      f["perBucketLevel"].set_number_value(plan->per_bucket_level);
+    }
+    f["assumption"].set_string_value(plan->assumption);
+    PrintJson(out);
+  } else {
+    std::cout << FormatNumericPlan(*plan);
+  }
+  return 0;
+}
+
+}  // namespace
+
 int Plan() {
   v1::PlanSurveyRequest request;
   absl::StatusOr<v1::DesignParameters> design = DesignFromFlags();
   if (!design.ok()) return FailUsage(std::string(design.status().message()));
+  if (design->has_numeric()) return PlanNumericDesign(*design);
   *request.mutable_design() = *design;
   const std::string usage = SetCategoricalFlags(&request, request.mutable_assumed_shares());
   if (!usage.empty()) return FailUsage(usage);

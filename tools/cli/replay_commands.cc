@@ -14,6 +14,8 @@
 #include "tools/cli/cli_common.h"
 #include "tools/cli/cli_flags.h"
 #include "tools/cli/import_transport.h"
+#include "tools/cli/numeric_flags.h"
+#include "tools/cli/numeric_output.h"
 #include "tools/cli/output.h"
 #include "tools/cli/replay_progress.h"
 #include "tools/cli/replay_times.h"
@@ -97,6 +99,15 @@ int Replay() {
   spec.yes_value = absl::GetFlag(FLAGS_yes);
   spec.label_columns = absl::GetFlag(FLAGS_label_columns);
   spec.time_column = absl::GetFlag(FLAGS_time_column);
+  spec.value_column = absl::GetFlag(FLAGS_value_column);
+  const bool numeric = !spec.value_column.empty();
+  if (numeric && (!spec.column.empty() || !spec.yes_value.empty())) {
+    return FailUsage(
+        "--value_column: a numeric metric's replay reads its values from --value_column; "
+        "--column and --yes are for yes/no and categorical metrics");
+  }
+  absl::StatusOr<std::vector<double>> quantiles = QuantilesFromFlag(absl::GetFlag(FLAGS_quantiles));
+  if (!quantiles.ok()) return FailUsage(std::string(quantiles.status().message()));
   const std::string blank = absl::GetFlag(FLAGS_blank);
   if (blank == "no") {
     spec.blank = BlankAnswers::kNo;
@@ -107,9 +118,10 @@ int Replay() {
   }
   const std::string metric = absl::GetFlag(FLAGS_metric);
   const std::string group_by = absl::GetFlag(FLAGS_group_by);
-  if (spec.csv_path.empty() || spec.column.empty() || metric.empty()) {
+  if (spec.csv_path.empty() || (spec.column.empty() && !numeric) || metric.empty()) {
     return FailUsage(
-        "replay needs --metric, --csv, --column, and --yes unless the metric has categories");
+        "replay needs --metric, --csv, and --column (with --yes unless the metric has "
+        "categories) or, for a numeric metric, --value_column");
   }
   absl::StatusOr<v1::SimultaneousMethod> simultaneous =
       ParseSimultaneous(absl::GetFlag(FLAGS_simultaneous));
@@ -128,8 +140,8 @@ int Replay() {
     transport = Transport();
   }
   if (!transport.ok()) return FailUsage(std::string(transport.status().message()));
-  const bool categorical = spec.yes_value.empty();
-  if (categorical) {  // the metric's categories name the answers: check every row up front
+  const bool categorical = spec.yes_value.empty() && !numeric;
+  if (categorical || numeric) {  // the metric's categories or range: check every row up front
     absl::StatusOr<v1::GetDesignResponse> design =
         (*transport)->GetDesign(metric, absl::Seconds(absl::GetFlag(FLAGS_timeout_seconds)));
     if (!design.ok()) {
@@ -137,7 +149,16 @@ int Replay() {
                   grpc::Status(static_cast<grpc::StatusCode>(design.status().code()),
                                std::string(design.status().message())));
     }
-    if (design->categories_size() == 0) {
+    if (numeric && !design->has_range()) {
+      return FailUsage("replay: metric \"" + metric +
+                       "\" is not a numeric metric: --value_column replays the values of a "
+                       "metric created with --range; use --column (and --yes for yes/no)");
+    }
+    if (!numeric && design->has_range()) {
+      return FailUsage("replay: metric \"" + metric +
+                       "\" is a numeric metric: give --value_column=COLUMN (its values)");
+    }
+    if (categorical && design->categories_size() == 0) {
       return FailUsage("replay: metric \"" + metric +
                        "\" is a yes/no metric: give --yes=VALUE (the --column value meaning yes)");
     }
@@ -199,6 +220,7 @@ int Replay() {
   if (!method.ok()) return FailUsage(std::string(method.status().message()));
   request.set_method(*method);
   request.set_simultaneous(*simultaneous);
+  for (double level : *quantiles) request.add_quantiles(level);
   auto stub = v1::QueryService::NewStub(*channel);
   grpc::ClientContext context;
   SetDeadline(&context);
@@ -207,6 +229,9 @@ int Replay() {
   if (!status.ok()) return Fail("prevalence after replay", status);
   if (absl::GetFlag(FLAGS_json)) {
     PrintJson(prevalence);
+  } else if (numeric) {
+    std::cout << FormatNumericReplay(*result, spec, prevalence,
+                                     ComputeNumericTruth(result->true_values, prevalence));
   } else if (categorical) {
     std::cout << FormatCategoricalReplay(*result, spec, prevalence);
   } else {

@@ -3,12 +3,14 @@
 #include <csv.h>
 
 #include <algorithm>
+#include <cmath>
 #include <cstdio>
 #include <fstream>
 #include <utility>
 
 #include "absl/status/status.h"
 #include "absl/strings/ascii.h"
+#include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "deniable/client/secure_bit_gen.h"
@@ -68,17 +70,24 @@ absl::StatusOr<std::vector<SurveyRow>> ReadSurvey(const SurveySpec& spec, int64_
   if (table.empty()) {
     return absl::InvalidArgumentError(absl::StrCat("csv: \"", spec.csv_path, "\" is empty"));
   }
-  const bool categorical = spec.yes_value.empty();
+  const bool numeric = !spec.value_column.empty();
+  const bool categorical = spec.yes_value.empty() && !numeric;
+  if (numeric && spec.blank == BlankAnswers::kNo) {
+    return absl::InvalidArgumentError(
+        "blank: --blank=no counts a blank answer as \"no\", which a numeric metric does not "
+        "have; use --blank=skip");
+  }
   if (categorical && spec.blank == BlankAnswers::kNo) {
     return absl::InvalidArgumentError(
         "blank: --blank=no counts a blank answer as \"no\", which a metric with categories "
         "does not have; use --blank=skip");
   }
   const std::vector<std::string>& header = table.front();
-  const int answer_index = ColumnIndex(header, spec.column);
+  const std::string& answer_column = numeric ? spec.value_column : spec.column;
+  const int answer_index = ColumnIndex(header, answer_column);
   if (answer_index < 0) {
-    return absl::InvalidArgumentError(
-        absl::StrCat("column: \"", spec.column, "\" is not in the CSV header"));
+    return absl::InvalidArgumentError(absl::StrCat(numeric ? "value_column: \"" : "column: \"",
+                                                   answer_column, "\" is not in the CSV header"));
   }
   std::vector<std::pair<std::string, int>> labels;
   for (const std::string& name : spec.label_columns) {
@@ -109,7 +118,7 @@ absl::StatusOr<std::vector<SurveyRow>> ReadSurvey(const SurveySpec& spec, int64_
     if (absl::StripAsciiWhitespace(answer).empty()) {
       if (spec.blank == BlankAnswers::kRefuse) {
         return absl::InvalidArgumentError(absl::StrCat(
-            "csv: record ", line + 1, " has a blank \"", spec.column,
+            "csv: record ", line + 1, " has a blank \"", answer_column,
             "\"; say how to read blank answers with --blank=no (count as no) or --blank=skip "
             "(leave the respondent out)"));
       }
@@ -118,7 +127,14 @@ absl::StatusOr<std::vector<SurveyRow>> ReadSurvey(const SurveySpec& spec, int64_
         continue;
       }
     }
-    if (categorical) {
+    if (numeric) {
+      row.has_value = absl::SimpleAtod(absl::StripAsciiWhitespace(answer), &row.value) &&
+                      std::isfinite(row.value);
+      if (!row.has_value) {
+        return absl::InvalidArgumentError(absl::StrCat("csv: record ", line + 1, ": its \"",
+                                                       answer_column, "\" is not a finite number"));
+      }
+    } else if (categorical) {
       row.category = std::string(absl::StripAsciiWhitespace(answer));
       if (std::find(spec.categories.begin(), spec.categories.end(), row.category) ==
           spec.categories.end()) {
@@ -172,8 +188,9 @@ absl::StatusOr<ReplayResult> ReplaySurvey(const std::vector<SurveyRow>& rows,
       device = client::Reporter::CreateForTesting(
           transport, device_options, *gen, clock != nullptr ? clock : SystemClock::Default());
     }
-    DENIABLE_RETURN_IF_ERROR(row.category.empty() ? device->Report(metric, row.answer)
-                                                  : device->Report(metric, row.category));
+    DENIABLE_RETURN_IF_ERROR(row.has_value          ? device->ReportValue(metric, row.value)
+                             : row.category.empty() ? device->Report(metric, row.answer)
+                                                    : device->Report(metric, row.category));
     const absl::Status flushed = device->Flush();
     DENIABLE_ASSIGN_OR_RETURN(const client::DeliveryStats stats, device->Stats());
     const client::DeliveryCounters& counts = stats.counters;
@@ -186,6 +203,7 @@ absl::StatusOr<ReplayResult> ReplaySurvey(const std::vector<SurveyRow>& rows,
     result.duplicates += counts.duplicates;
     result.true_yes += row.answer ? 1 : 0;
     if (!row.category.empty()) ++result.true_categories[row.category];
+    if (row.has_value) result.true_values.push_back(row.value);
   }
   if (progress) progress(done, static_cast<int64_t>(rows.size()));
   return result;

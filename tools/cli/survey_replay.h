@@ -27,6 +27,9 @@ struct SurveyRow {
   // A metric with categories (SurveySpec::yes_value empty): the true category, the --column
   // value with surrounding whitespace removed; empty for a yes/no survey.
   std::string category;
+  // A numeric metric (SurveySpec::value_column set): the respondent's value, as read.
+  bool has_value = false;
+  double value = 0;
   std::map<std::string, std::string> labels;  // label name -> value, from the label columns
   std::string time_value;                     // the --time_column field as read (empty without one)
   int64_t event_time_seconds = 0;             // when the device answers (replay_times.h); 0: now
@@ -51,6 +54,9 @@ struct SurveySpec {
   std::string time_column{};  // read into SurveyRow::time_value when not empty
   // With yes_value empty: the metric's categories; every answer must be one of them.
   std::vector<std::string> categories = {};
+  // A numeric metric: the column of the values (then `column` and `yes_value` are unused); every
+  // value must be a finite number.
+  std::string value_column = {};
 };
 
 // Reads a CSV with a header row (RFC 4180 quoting, parsed by libcsv).
@@ -58,7 +64,9 @@ struct SurveySpec {
 // row with the wrong number of fields (with its line number), an empty label value, or (with
 // BlankAnswers::kRefuse) a blank answer, naming its record and --blank; for a metric with
 // categories, an answer that is not one of `categories` (naming its record and the categories,
-// not the value) and BlankAnswers::kNo (meaningless there). `blank_skipped`, if not
+// not the value) and BlankAnswers::kNo (meaningless there); for a numeric metric
+// (`value_column`), a value that is not a finite number (naming its record, not the value) and
+// BlankAnswers::kNo. `blank_skipped`, if not
 // null, receives the number of rows left out by BlankAnswers::kSkip.
 absl::StatusOr<std::vector<SurveyRow>> ReadSurvey(const SurveySpec& spec,
                                                   int64_t* blank_skipped = nullptr);
@@ -75,6 +83,8 @@ struct ReplayResult {
   int64_t true_yes = 0;    // acknowledged respondents whose true answer is "yes"
   // Metrics with categories: acknowledged respondents per true category.
   std::map<std::string, int64_t> true_categories;
+  // Numeric metrics: the acknowledged respondents' true values, as read (not clipped).
+  std::vector<double> true_values;
   // Reports rejected for good (SubmitReportsResponse.rejections with permanent = true), in the
   // order of the rows; their respondents are left out of `devices` and `true_yes`.
   std::vector<ReplayRejection> rejections;
@@ -84,8 +94,8 @@ struct ReplayResult {
 using ReplayProgressFn = std::function<void(int64_t done, int64_t total)>;
 
 // Sends each row's answer through a fresh Reporter (one device each) over `transport`: its
-// category with Report(metric, category) when SurveyRow::category is set, else its yes/no
-// answer.
+// value with ReportValue(metric, value) when SurveyRow::has_value, its category with
+// Report(metric, category) when SurveyRow::category is set, else its yes/no answer.
 // `gen` and `clock` null: each device uses SecureBitGen and the system clock (production
 // randomness). Non-null: all devices draw from `gen` (seeded simulations) and read `clock`.
 // A row with event_time_seconds > 0 is answered at that time (its device's clock stands there;

@@ -66,17 +66,19 @@ const versionMarks = {
   },
 };
 
-// Draws an interval whisker over each bar (chart.options.plugins.whiskers.intervals).
+// Draws an interval whisker over each bar (chart.options.plugins.whiskers.intervals, fractions
+// drawn as percent; with options.scale, values drawn times that scale: 1 for a numeric metric).
 const whiskers = {
   id: "whiskers",
   afterDatasetsDraw(chart, args, options) {
     const intervals = (options && options.intervals) || [];
+    const scale = options && options.scale !== undefined ? options.scale : 100;
     const { ctx, scales } = chart;
     ctx.save();
     ctx.strokeStyle = "#222";
     intervals.forEach((iv, i) => {
       if (!iv) return;
-      const x = scales.x.getPixelForValue(i), lo = scales.y.getPixelForValue(iv[0] * 100), hi = scales.y.getPixelForValue(iv[1] * 100);
+      const x = scales.x.getPixelForValue(i), lo = scales.y.getPixelForValue(iv[0] * scale), hi = scales.y.getPixelForValue(iv[1] * scale);
       ctx.beginPath();
       ctx.moveTo(x, lo); ctx.lineTo(x, hi);
       ctx.moveTo(x - 6, lo); ctx.lineTo(x + 6, lo);

@@ -48,7 +48,7 @@ function drawMetrics() {
     const k = (m.categories || []).length;
     return { data: { metric: m.name }, cells: [
       { text: m.name }, { text: m.description || "" },
-      { text: designName(m.design) + (k ? ` (${k} categories)` : ""), title: designKey(m.design), raw: designKey(m.design) },
+      { text: designName(m.design) + (k ? ` (${k} categories)` : "") + (m.range ? ` (${numericDesignText(m)})` : ""), title: designKey(m.design), raw: designKey(m.design) },
       { text: String(m.design.version), cls: "num" },
       { text: m.design.epsilonInfinite ? "infinite" : round(m.design.epsilon, 5), cls: "num", title: String(m.design.epsilon), raw: m.design.epsilonInfinite ? "inf" : m.design.epsilon },
       { text: "\u2026", cls: "num reports", raw: "" }] };
@@ -78,9 +78,10 @@ function selectMetric(name) {
   $("metric-name").textContent = name;
   $("metric-question").textContent = m.description || "";
   $("detail").hidden = false;
-  const categorical = isCategorical();
-  for (const el of document.querySelectorAll("#prevalence .yes-no")) el.hidden = categorical;
+  const categorical = isCategorical(), numeric = isNumeric();
+  for (const el of document.querySelectorAll("#prevalence .yes-no")) el.hidden = categorical || numeric;
   $("shares").hidden = !categorical;
+  $("numeric").hidden = !numeric;
   saveView();
   return loadAll();
 }
@@ -107,6 +108,7 @@ function clearPrevalence() {
   delete $("shares-legend").dataset.perCategoryLevel;
   destroyChart("shares-chart");
   clearTable("shares-table");
+  clearNumeric();
 }
 function methodText(p) {
   const chosen = p.methodReason === "requested";
@@ -116,7 +118,8 @@ function methodText(p) {
 async function loadPrevalence() {
   const gen = begin("prevalence");
   try {
-    const p = await api("QueryService/GetPrevalence", { metric: state.metric, ...queryOptions() });
+    const p = await api("QueryService/GetPrevalence", { metric: state.metric, ...queryOptions(),
+      ...(isNumeric() ? { quantiles: NUMERIC_QUANTILES } : {}) });
     if (!current("prevalence", gen)) return;
     setFigure("p-n", count(p.n), num(p.n));
     setFigure("p-method", methodText(p), p.method, `${p.method}${p.methodReason ? ": " + p.methodReason : ""}`);
@@ -124,7 +127,7 @@ async function loadPrevalence() {
     setFigure("p-central", p.centralMethod === "shuffle_numerical"
       ? `${round(p.centralEpsilon, 5)} at delta = ${num(p.centralDelta) > 0 && num(p.centralDelta) < 1e-3 ? num(p.centralDelta).toExponential(0) : round(p.centralDelta)} over ${count(p.centralN)} reports, against an analyst who sees only counts`
       : `not amplified (local epsilon only)${p.centralNote ? ": " + roundProse(p.centralNote) : ""}`, p.centralEpsilon, p.centralMethod);
-    if (p.shares && p.shares.length) showShares(p); else showYesNo(p);
+    if (p.numeric) showNumeric(p); else if (p.shares && p.shares.length) showShares(p); else showYesNo(p);
     showExtra(p);
     ready("prevalence", gen);
   } catch (e) {
@@ -222,7 +225,7 @@ async function loadSeries() {
   if (!current("series", gen)) return;
   const buckets = series.buckets || [];
   state.bucket = bucket;
-  if (isCategorical()) drawShareSeries(buckets); else drawSeries(buckets);
+  if (isNumeric()) drawNumericSeries(buckets); else if (isCategorical()) drawShareSeries(buckets); else drawSeries(buckets);
   $("series-chart").dataset.buckets = String(buckets.length);
   $("series-chart").dataset.bucket = bucket;
   if (buckets.length === 0) setStatus("series", "ready", "no reports in the time range");
@@ -339,7 +342,7 @@ async function loadGroups() {
   }
   if (!current("groups", gen)) return;
   const groups = p.groups || [];
-  if (isCategorical()) drawShareGroups(key, groups); else drawGroups(key, groups);
+  if (isNumeric()) drawNumericGroups(key, groups); else if (isCategorical()) drawShareGroups(key, groups); else drawGroups(key, groups);
   if (groups.length === 1 && !groups[0].groupValue) {
     setStatus("groups", "ready", `no report carries the label "${key}": one group without a value holds every report`);
     return;
@@ -452,6 +455,11 @@ async function loadDifference() {
   const level = levelText(d.confidenceLevel);
   const windows = `first window ${utc(range.start)} to ${utc(at)}, n ${count(d.first.n)}; second window ${utc(at)} to ${utc(range.end)} UTC, n ${count(d.second.n)}`;
   const result = $("diff-result");
+  if (d.first.numeric && d.second.numeric) {
+    showNumericDifference(d, windows, level);
+    ready("diff", gen);
+    return;
+  }
   if (d.shares && d.shares.length) {
     result.textContent = `${windows}. Second minus first, in percentage points, with each category's ${level} Wald interval:`;
     const rows = d.shares.map((s, v) => {
@@ -495,6 +503,11 @@ async function loadDesign() {
   const design = m ? { design: m.design.parameters } : { design: { twoCoin: {} } };
   const categorical = m && m.categories && m.categories.length > 0;
   const level = Number($("level").value);
+  if (m && m.range) {  // a numeric design: its figures from the metric (docs/dashboard.md)
+    showNumericDesign(m);
+    ready("design", gen);
+    return;
+  }
   try {
     // A categorical design is described through its metric (the metric fixes k).
     const d = await api("QueryService/DescribeDesign", categorical ? { metric: m.name, prior } : { ...design, prior });
@@ -543,6 +556,237 @@ async function loadDesign() {
   } catch (e) {
     fail("design", gen, e);
   }
+}
+
+// ---- Numeric metrics (issue 28): the mean and total (one_bit_mean), the histogram with each
+// bucket's own and the simultaneous intervals, and the quantiles (d_bit_flip), in the metric's
+// unit. Every figure keeps the API's raw value in data-value (data-lower, data-upper).
+const NUMERIC_QUANTILES = [0.5, 0.9, 0.99];
+// Two-sided normal quantiles of the level select's levels (the difference's Wald interval).
+const Z = { 0.9: 1.6448536269514722, 0.95: 1.959963984540054, 0.99: 2.5758293035489004 };
+// A value with 4 significant digits of the range's width, as the CLI prints it (38.32 years of
+// a 72-year range, 33971 pesos of a 200000-peso range).
+function valueText(v, e) {
+  const x = num(v);
+  if (x === null) return "—";
+  const width = num(e.hi) - num(e.lo);
+  const decimals = Math.min(6, Math.max(0, 4 - (width > 0 ? Math.ceil(Math.log10(width)) : 0)));
+  const text = x.toFixed(decimals);
+  return Number(text) === 0 ? (0).toFixed(decimals) : text;
+}
+const unitText = (e) => (e.unit ? " " + e.unit : "");
+const unitHeader = (e) => (e && e.unit ? ` (${e.unit})` : "");
+const valueInterval = (lo, hi, e) => `[${valueText(lo, e)}, ${valueText(hi, e)}]`;
+function quantileName(level) { return num(level) === 0.5 ? "median" : `p${Number((num(level) * 100).toPrecision(6))}`; }
+function bucketName(b, i, all, e) { return `[${valueText(b.lower, e)}, ${valueText(b.upper, e)}${i + 1 === all.length ? "]" : ")"}`; }
+function isHistogram(p) { return !!(p.numeric && p.numeric.mechanism === "d_bit_flip"); }
+// A numeric bucket or group without an estimate (too few reports).
+function numericSuppressed(p) { return !p || p.suppressed === true || !p.numeric; }
+function numericDesignText(m) {
+  const n = (m.design.parameters && m.design.parameters.numeric) || {};
+  const k = (n.bucketEdges || []).length - 1;
+  const range = `[${m.range.lo}, ${m.range.hi}]${m.range.unit ? " " + m.range.unit : ""}`;
+  return n.mechanism === "D_BIT_FLIP" ? `d_bit_flip, ${k} buckets of ${range}` : `one_bit_mean, ${range}`;
+}
+function clearNumeric() {
+  $("numeric-figures").innerHTML = "";
+  $("histogram-legend").textContent = "";
+  destroyChart("histogram-chart");
+  clearTable("histogram-table");
+  clearTable("quantile-table");
+}
+function numericFigure(id, label, text, data, title) {
+  const dt = document.createElement("dt"); dt.textContent = label;
+  const dd = document.createElement("dd"); dd.id = id; dd.textContent = text;
+  for (const [k, v] of Object.entries(data || {})) if (v !== null && v !== undefined) dd.dataset[k] = v;
+  if (title) dd.title = title;
+  $("numeric-figures").append(dt, dd);
+}
+
+function showNumeric(p) {
+  const e = p.numeric, unit = unitText(e);
+  numericFigure("n-range", "values", `in ${valueInterval(e.lo, e.hi, e)}${unit} (the SDK clips a value outside to the nearest end)`,
+    { lower: num(e.lo), upper: num(e.hi) });
+  const histogram = isHistogram(p);
+  $("histogram").hidden = !histogram;
+  if (histogram) { showHistogram(p); return; }
+  numericFigure("n-mean", "mean", valueText(e.mean, e) + unit, { value: num(e.mean) }, String(e.mean));
+  numericFigure("n-mean-interval", `${levelText(p.confidenceLevel)} interval of the mean`, valueInterval(e.meanCiLower, e.meanCiUpper, e) + unit,
+    { lower: num(e.meanCiLower), upper: num(e.meanCiUpper) });
+  numericFigure("n-mean-se", "standard error of the mean", valueText(e.meanStandardError, e) + unit, { value: num(e.meanStandardError) });
+  numericFigure("n-total", `total over ${count(e.devices)} reporting devices`, valueText(e.total, e) + unit,
+    { value: num(e.total), devices: num(e.devices) }, "the mean times the devices that reported: a total over the reporting devices, not over every device");
+  numericFigure("n-total-interval", `${levelText(p.confidenceLevel)} interval of the total`, valueInterval(e.totalCiLower, e.totalCiUpper, e) + unit,
+    { lower: num(e.totalCiLower), upper: num(e.totalCiUpper) });
+  numericFigure("n-total-se", "standard error of the total", valueText(e.totalStandardError, e) + unit, { value: num(e.totalStandardError) });
+}
+
+// The histogram: bars of the unbiased and consistent shares with each bucket's interval (thick
+// whisker) and the simultaneous one (thin), the buckets' table and the quantiles' table.
+function showHistogram(p) {
+  const e = p.numeric, buckets = e.buckets || [], level = levelText(p.confidenceLevel);
+  const method = e.simultaneousMethod === "bonferroni" ? "Bonferroni" : "Sidak";
+  $("histogram-legend").textContent = `Bars: each bucket's unbiased share and its consistent share (norm_sub: never below 0, ` +
+    `summing to 100 %). Thick whisker: ${level} interval of each bucket alone; thin whisker: simultaneous ${level} intervals ` +
+    `(${method}, each at ${levelText(e.perBucketLevel)}: all ${buckets.length} cover together).`;
+  $("histogram-legend").dataset.method = e.simultaneousMethod;
+  $("histogram-legend").dataset.perBucketLevel = e.perBucketLevel;
+  const names = buckets.map((b, i) => bucketName(b, i, buckets, e));
+  const bounds = axisBounds(buckets.flatMap((b) => [b.simultaneousLower, b.simultaneousUpper, b.ciLower, b.ciUpper, b.estimateUnbiased, b.estimateConsistent]));
+  destroyChart("histogram-chart");
+  new Chart($("histogram-chart"), {
+    type: "bar",
+    data: { labels: names, datasets: [
+      { label: "unbiased share (%)", data: buckets.map((b) => num(b.estimateUnbiased) * 100), backgroundColor: "rgba(54,112,196,0.6)" },
+      { label: "consistent share, norm_sub (%)", data: buckets.map((b) => num(b.estimateConsistent) * 100), backgroundColor: "rgba(230,145,56,0.6)" }] },
+    options: { animation: false, maintainAspectRatio: false,
+      scales: { x: { title: { display: true, text: `bucket${unitHeader(e)}` } }, y: { title: { display: true, text: "share (%)" }, min: bounds.min, max: bounds.max } },
+      plugins: { shareWhiskers: { shares: buckets } } },
+    plugins: [shareWhiskers],
+  });
+  fillTable("histogram-table", [`bucket${unitHeader(e)}`, { name: "reports sampling it", cls: "num" }, { name: "bits 1", cls: "num" },
+    { name: "unbiased share", cls: "num" }, { name: "consistent share", cls: "num", title: "norm_sub" }, { name: "standard error", cls: "num" },
+    { name: "interval (this bucket)", cls: "num" }, { name: "simultaneous interval (all buckets)", cls: "num" }],
+  buckets.map((b, i) => ({ data: { lower: num(b.lower), upper: num(b.upper) },
+    csv: [num(b.lower), num(b.upper), num(b.sampled), num(b.ones), num(b.estimateUnbiased), num(b.estimateConsistent), num(b.standardError),
+      num(b.ciLower), num(b.ciUpper), num(b.simultaneousLower), num(b.simultaneousUpper)],
+    cells: [{ text: names[i], cls: "num" }, { text: count(b.sampled), cls: "num", data: { value: num(b.sampled) } },
+      { text: count(b.ones), cls: "num", data: { value: num(b.ones) } },
+      { text: pct(b.estimateUnbiased), cls: "num", data: { value: num(b.estimateUnbiased) } },
+      { text: pct(b.estimateConsistent), cls: "num", data: { value: num(b.estimateConsistent) } },
+      { text: pct(b.standardError), cls: "num", data: { value: num(b.standardError) } },
+      { text: interval(b.ciLower, b.ciUpper), cls: "num", data: { lower: num(b.ciLower), upper: num(b.ciUpper) } },
+      { text: interval(b.simultaneousLower, b.simultaneousUpper), cls: "num", data: { lower: num(b.simultaneousLower), upper: num(b.simultaneousUpper) } }] })));
+  state.tables["histogram-table"].columns = ["lower", "upper", "sampled", "ones", "estimate_unbiased", "estimate_consistent", "standard_error",
+    "ci_lower", "ci_upper", "simultaneous_lower", "simultaneous_upper"];
+  const quantiles = e.quantiles || [];
+  fillTable("quantile-table", ["quantile", { name: `value${unitHeader(e)}`, cls: "num" }, { name: `${level} interval`, cls: "num" }],
+    quantiles.map((q) => ({ data: { level: num(q.level) },
+      csv: [num(q.level), num(q.value), num(q.ciLower), num(q.ciUpper)],
+      cells: [{ text: `${quantileName(q.level)} (${num(q.level)})` }, { text: valueText(q.value, e), cls: "num", data: { value: num(q.value) } },
+        { text: valueInterval(q.ciLower, q.ciUpper, e), cls: "num", data: { lower: num(q.ciLower), upper: num(q.ciUpper) } }] })));
+  state.tables["quantile-table"].columns = ["level", "value", "ci_lower", "ci_upper"];
+}
+
+// The series of a numeric metric: the mean (one_bit_mean) or the median (d_bit_flip) over time,
+// with its interval as a band, in the metric's unit.
+function seriesFigure(b) {
+  if (numericSuppressed(b)) return null;
+  const e = b.numeric;
+  if (!isHistogram(b)) return { value: num(e.mean), lower: num(e.meanCiLower), upper: num(e.meanCiUpper), e };
+  const q = (e.quantiles || []).find((x) => num(x.level) === 0.5);
+  return q ? { value: num(q.value), lower: num(q.ciLower), upper: num(q.ciUpper), e } : null;
+}
+function drawNumericSeries(buckets) {
+  const first = buckets.find((b) => !numericSuppressed(b));
+  const histogram = first ? isHistogram(first) : false;
+  const what = histogram ? "median" : "mean";
+  const unit = first ? unitHeader(first.numeric) : "";
+  $("series-legend").textContent = `Line: the ${what}${unit}; shaded band: its ${levelText($("level").value)} interval; ` +
+    "\u25B2 suppressed bucket (too few reports); dashed line: new design version.";
+  $("series-legend").dataset.figure = what;
+  const figures = buckets.map(seriesFigure);
+  const data = { labels: buckets.map((b) => bucketLabel(b.startTimeSeconds)), datasets: [
+    { label: "interval upper", data: figures.map((f) => (f ? f.upper : null)), borderWidth: 0, pointRadius: 0, fill: "+1", backgroundColor: "rgba(54,112,196,0.2)" },
+    { label: "interval lower", data: figures.map((f) => (f ? f.lower : null)), borderWidth: 0, pointRadius: 0, fill: false },
+    { label: what, data: figures.map((f) => (f ? f.value : null)), borderColor: "#1f4e96", backgroundColor: "#1f4e96", fill: false, spanGaps: false },
+    { ...SUPPRESSED_MARK, data: buckets.map((b, i) => (numericSuppressed(b) ? (figures.find(Boolean) || { lower: 0 }).lower : null)) }] };
+  destroyChart("series-chart");
+  new Chart($("series-chart"), { type: "line", data,
+    options: { animation: false, maintainAspectRatio: false,
+      scales: { y: { title: { display: true, text: what + unit } } },
+      plugins: { legend: { labels: { filter: (item) => !item.text.startsWith("interval") } }, versionMarks: { indexes: designMarks(buckets) } } },
+    plugins: [versionMarks] });
+  fillTable("series-table", ["bucket start (UTC)", { name: "n", cls: "num" }, { name: what + unit, cls: "num" }, { name: "interval", cls: "num" }, "design"],
+    buckets.map((b, i) => {
+      const f = figures[i];
+      return { data: { start: num(b.startTimeSeconds) },
+        csv: [num(b.startTimeSeconds), num(b.n), f ? f.value : null, f ? f.lower : null, f ? f.upper : null, b.design ? b.design.version : null],
+        cells: [{ text: utc(b.startTimeSeconds) }, { text: count(b.n), cls: "num" },
+          { text: f ? valueText(f.value, f.e) : "suppressed", cls: "num", data: { value: f ? f.value : "" } },
+          { text: f ? valueInterval(f.lower, f.upper, f.e) : "", cls: "num", data: f ? { lower: f.lower, upper: f.upper } : {} },
+          { text: b.design ? "v" + b.design.version : "" }] };
+    }));
+  state.tables["series-table"].columns = ["start_time_seconds", "n", what, "ci_lower", "ci_upper", "design_version"];
+}
+
+// A numeric metric by label: the mean (or median) of each group with its interval as a whisker.
+function drawNumericGroups(key, groups) {
+  const figures = groups.map(seriesFigure);
+  const first = figures.find(Boolean);
+  const what = groups.some((g) => isHistogram(g)) ? "median" : "mean";
+  const unit = first ? unitHeader(first.e) : "";
+  $("groups-legend").textContent = `Bars: the ${what} by ${key}; whiskers: its ${levelText($("level").value)} interval; suppressed groups have too few reports.`;
+  destroyChart("groups-chart");
+  new Chart($("groups-chart"), { type: "bar",
+    data: { labels: groups.map((g) => (g.groupValue || "(no value)") + (numericSuppressed(g) ? " (suppressed)" : "")),
+      datasets: [{ label: `${what}${unit} by ${key}`, data: figures.map((f) => (f ? f.value : null)), backgroundColor: "rgba(54,112,196,0.6)" }] },
+    options: { animation: false, maintainAspectRatio: false,
+      scales: { y: { title: { display: true, text: what + unit } } },
+      plugins: { whiskers: { scale: 1, intervals: figures.map((f) => (f ? [f.lower, f.upper] : null)) } } },
+    plugins: [whiskers] });
+  fillTable("groups-table", [key, { name: "n", cls: "num" }, { name: what + unit, cls: "num" }, { name: "interval", cls: "num" }],
+    groups.map((g, i) => {
+      const f = figures[i];
+      return { data: { group: g.groupValue },
+        csv: [g.groupValue, num(g.n), f ? f.value : null, f ? f.lower : null, f ? f.upper : null],
+        cells: [{ text: g.groupValue || "(no value)" }, { text: count(g.n), cls: "num", data: { value: num(g.n) } },
+          { text: f ? valueText(f.value, f.e) : "suppressed", cls: "num", data: { value: f ? f.value : "" } },
+          { text: f ? valueInterval(f.lower, f.upper, f.e) : "", cls: "num", data: f ? { lower: f.lower, upper: f.upper } : {} }] };
+    }));
+  state.tables["groups-table"].columns = [key, "n", what, "ci_lower", "ci_upper"];
+}
+
+// The difference of a numeric metric, second window minus first, computed here from the two
+// windows' figures (independent reports: standard errors add in quadrature; Wald interval):
+// the mean in the metric's unit, or each bucket's share in percentage points.
+function showNumericDifference(d, windows, level) {
+  const z = Z[num(d.confidenceLevel)] || Z[0.95];
+  const a = d.first.numeric, b = d.second.numeric, result = $("diff-result");
+  if (!isHistogram(d.first)) {
+    const change = num(b.mean) - num(a.mean), se = Math.hypot(num(a.meanStandardError), num(b.meanStandardError));
+    const c = { diff: change, lower: change - z * se, upper: change + z * se };
+    const same = Number(valueText(Math.abs(change), a)) === 0;
+    result.textContent = `${windows}. The mean ${same ? "did not change" : (change > 0 ? "rose" : "fell") + " by " + valueText(Math.abs(change), a) + unitText(a)}: ` +
+      `${valueText(a.mean, a)} then ${valueText(b.mean, a)}${unitText(a)}; second minus first ${change > 0 && !same ? "+" : ""}${valueText(change, a)}${unitText(a)}, ` +
+      `${level} interval ${valueInterval(c.lower, c.upper, a)}${unitText(a)}` +
+      (c.lower <= 0 && c.upper >= 0 && !same ? " (the interval includes 0: no clear change)." : ".");
+    result.dataset.value = c.diff;
+    result.dataset.lower = c.lower;
+    result.dataset.upper = c.upper;
+    return;
+  }
+  result.textContent = `${windows}. Each bucket's share, second minus first, in percentage points, with its own ${level} Wald interval:`;
+  const buckets = a.buckets || [];
+  const rows = buckets.map((x, i) => {
+    const y = (b.buckets || [])[i] || {};
+    const change = num(y.estimateUnbiased) - num(x.estimateUnbiased), se = Math.hypot(num(x.standardError), num(y.standardError));
+    return { name: bucketName(x, i, buckets, a), f: x.estimateUnbiased, sec: y.estimateUnbiased,
+      c: { diff: change, lower: Math.max(-1, change - z * se), upper: Math.min(1, change + z * se) } };
+  });
+  fillTable("diff-shares", ["bucket", { name: "first window", cls: "num" }, { name: "second window", cls: "num" },
+    { name: "second \u2212 first (points)", cls: "num" }, { name: "interval (points)", cls: "num" }, "change"],
+  rows.map(({ name, f, sec, c }) => ({ data: { bucket: name },
+    csv: [name, num(f), num(sec), c.diff, c.lower, c.upper],
+    cells: [{ text: name }, { text: pct(f), cls: "num" }, { text: pct(sec), cls: "num" },
+      { text: points(c.diff), cls: "num", data: { value: c.diff } },
+      { text: `[${points(c.lower)}, ${points(c.upper)}]`, cls: "num", data: { lower: c.lower, upper: c.upper } },
+      { text: direction(c) }] })));
+  state.tables["diff-shares"].columns = ["bucket", "first_estimate", "second_estimate", "second_minus_first", "ci_lower", "ci_upper"];
+}
+
+// A numeric design's figures, from the metric (mechanism, epsilon, range, buckets); the planner
+// for numbers is `deniable plan --range` (docs/cli.md).
+function showNumericDesign(m) {
+  const list = $("design-figures"), n = m.design.parameters.numeric || {};
+  const edges = n.bucketEdges || [];
+  addFigure(list, "design", `${n.mechanism === "D_BIT_FLIP" ? "dBitFlip" : "1BitMean"} v${m.design.version}` +
+    (n.mechanism === "D_BIT_FLIP" ? `: ${edges.length - 1} buckets, each report samples ${n.sampledBuckets || edges.length - 1} and sends one randomized bit for each`
+      : ": one randomized bit per report, 1 more often the higher the value"), n.mechanism);
+  addFigure(list, "epsilon (nats)", round(m.design.epsilon || n.epsilon, 5), String(m.design.epsilon || n.epsilon));
+  addFigure(list, "values", `[${m.range.lo}, ${m.range.hi}]${m.range.unit ? " " + m.range.unit : ""}, clipped to the range on the device`);
+  if (edges.length > 2) addFigure(list, n.mechanism === "D_BIT_FLIP" ? "bucket edges" : "rounding grid", edges.join(", "));
+  addFigure($("plan"), "planner", "for numeric metrics: deniable plan --range (docs/cli.md)");
 }
 
 // ---- Wiring.

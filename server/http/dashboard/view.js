@@ -72,3 +72,5 @@ function metricInfo() { return state.metrics.find((x) => x.name === state.metric
 // The selected metric's category names; empty for a yes/no metric.
 function categories() { const m = metricInfo(); return (m && m.categories) || []; }
 function isCategorical() { return categories().length > 0; }
+// A numeric metric (issue 28) has the range of its values.
+function isNumeric() { const m = metricInfo(); return !!(m && m.range); }
