@@ -19,6 +19,8 @@
 #include "absl/status/status.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
+#include "absl/time/clock.h"
+#include "absl/time/time.h"
 #include "deniable/common/status_macros.h"
 #include "server/storage/sqlite_schema.h"
 
@@ -787,6 +789,7 @@ absl::StatusOr<std::vector<AppendResult>> SqliteStorage::AppendBatches(
     appends_waiting_.fetch_add(1, std::memory_order_relaxed);
     absl::MutexLock lock(&write_mu_);
     appends_waiting_.fetch_sub(1, std::memory_order_relaxed);
+    appends_started_.fetch_add(1, std::memory_order_relaxed);
     DENIABLE_RETURN_IF_ERROR(write_->begin.Run());
     recent_.Begin();
     results = AppendLocked(batches);
@@ -903,10 +906,25 @@ absl::Status SqliteStorage::MoveHour(const HourKey& key) {
                               : move_chunk_rows_;
   std::vector<ReportId> ids;
   size_t next = 0;
+  // While appends arrive, a background move leaves the writer to them between its transactions
+  // for as long as the last one held it, so a move takes at most about half of the writer's time.
+  // Without the pause one append transaction ran between two move transactions of a second or
+  // more each (a 50 000-row chunk touches most of a large hour's recent pages), and a hot hour
+  // ingested at a few percent of its rate while it moved.
+  absl::Duration pause;
+  int64_t appends_seen = appends_started_.load(std::memory_order_relaxed);
   for (bool done = false; !done;) {
     const size_t end = std::min(pending.size(), next + rows_per_chunk);
     done = end == pending.size();
-    // Appends waiting for the writer go first: a move has no pause of its own between chunks.
+    if (pause > absl::ZeroDuration()) {  // ends early on Close
+      write_mu_.LockWhenWithTimeout(
+          absl::Condition(
+              +[](SqliteStorage* self) ABSL_NO_THREAD_SAFETY_ANALYSIS { return self->stop_; },
+              this),
+          pause);
+      write_mu_.Unlock();
+    }
+    // Then appends waiting for the writer go first.
     absl::MutexLock lock(&write_mu_, absl::Condition(
                                          +[](std::atomic<int>* waiting) {
                                            return waiting->load(std::memory_order_relaxed) == 0;
@@ -938,7 +956,13 @@ absl::Status SqliteStorage::MoveHour(const HourKey& key) {
       write_->end_move.BindInt64(2, key.event_time);
       return write_->end_move.Run();
     };
+    const absl::Time chunk_start = absl::Now();
     DENIABLE_RETURN_IF_ERROR(RunInTransaction(write_chunk));
+    const int64_t appends_now = appends_started_.load(std::memory_order_relaxed);
+    const bool appending =
+        appends_now != appends_seen || appends_waiting_.load(std::memory_order_relaxed) > 0;
+    appends_seen = appends_now;
+    pause = background_moves_ && appending ? absl::Now() - chunk_start : absl::ZeroDuration();
     // The WAL hook has just measured this commit: aim the next chunk at target_pages (growing at
     // most fourfold a chunk, and never below one page per row).
     const int64_t wrote = std::max<int64_t>(1, last_commit_pages_);

@@ -242,6 +242,9 @@ class SqliteStorage : public Storage {
   int last_commit_pages_ ABSL_GUARDED_BY(write_mu_) = 0;  // the pages the last commit wrote
   // Appends waiting for write_mu_: a move's next chunk waits for them (MoveHour).
   std::atomic<int> appends_waiting_{0};
+  // Appends that have taken write_mu_ so far: a background move that saw one since its last
+  // transaction pauses before its next (MoveHour).
+  std::atomic<int64_t> appends_started_{0};
   int busy_timeout_millis_ = 5000;
 
   // Moves read the metric-hour in key order on their own connection, so neither appends nor
