@@ -145,6 +145,35 @@ int64_t ProcStatusKib(const std::string& key) {
   return 0;
 }
 
+// Where the database's bytes are, for "database bytes per report" (DatabaseBytes: the main file
+// plus its WAL): the WAL's bytes, and the main file's free pages (PRAGMA freelist_count times
+// page_size) that a move leaves behind until new rows reuse them. -1 each when unreadable.
+struct DatabaseSplit {
+  int64_t wal_bytes = -1, free_bytes = -1;
+};
+DatabaseSplit SplitDatabaseBytes(const std::string& path) {
+  DatabaseSplit split;
+  std::error_code error;
+  const uintmax_t wal = std::filesystem::file_size(path + "-wal", error);
+  split.wal_bytes = error ? 0 : static_cast<int64_t>(wal);
+  sqlite3* db = nullptr;
+  if (sqlite3_open_v2(path.c_str(), &db, SQLITE_OPEN_READONLY, nullptr) == SQLITE_OK) {
+    int64_t pages = -1, page_size = -1;
+    for (auto [pragma, out] :
+         {std::pair{"PRAGMA freelist_count", &pages}, std::pair{"PRAGMA page_size", &page_size}}) {
+      sqlite3_stmt* st = nullptr;
+      if (sqlite3_prepare_v2(db, pragma, -1, &st, nullptr) == SQLITE_OK &&
+          sqlite3_step(st) == SQLITE_ROW) {
+        *out = sqlite3_column_int64(st, 0);
+      }
+      sqlite3_finalize(st);
+    }
+    if (pages >= 0 && page_size > 0) split.free_bytes = pages * page_size;
+  }
+  sqlite3_close(db);
+  return split;
+}
+
 // The collector as deniable-server runs it: SQLite under group commit, on 127.0.0.1:0.
 struct Collector {
   std::unique_ptr<server::CollectorServer> server;
@@ -498,6 +527,7 @@ int Run(const Config& config) {
   const int64_t sqlite_hwm = sqlite3_memory_highwater(0);
   absl::StatusOr<int64_t> large_count = large_collector->sqlite->ReportCount();
   const int64_t large_now_bytes = DatabaseBytes(large_path);
+  const DatabaseSplit large_split = SplitDatabaseBytes(large_path);
   large_collector->server->Shutdown(absl::ZeroDuration());
   large_collector->server.reset();
 
@@ -573,8 +603,9 @@ int Run(const Config& config) {
       q->recent_before, q->recent_after);
   absl::PrintF(
       "memory: peak RSS %d KiB, SQLite heap high-water %d KiB; large db %d bytes "
-      "after load, %d bytes at the end\n",
-      hwm_kib, sqlite_hwm / 1024, large_bytes, large_now_bytes);
+      "after load, %d bytes at the end (of which WAL %d bytes, free pages %d bytes)\n",
+      hwm_kib, sqlite_hwm / 1024, large_bytes, large_now_bytes, large_split.wal_bytes,
+      large_split.free_bytes);
 
   Struct* details = (*json.mutable_fields())["details"].mutable_struct_value();
   for (const auto& [name, values] : results.samples()) {
@@ -595,6 +626,8 @@ int Run(const Config& config) {
   SetNumber(details, "query_checkpoint_passive", static_cast<double>(q->checkpoints.passive));
   SetNumber(details, "wal_largest_commit_pages",
             static_cast<double>(q->checkpoints.largest_commit_pages));
+  SetNumber(details, "large_db_end_wal_bytes", static_cast<double>(large_split.wal_bytes));
+  SetNumber(details, "large_db_end_free_bytes", static_cast<double>(large_split.free_bytes));
   SetNumber(details, "sqlite_heap_highwater_kib", static_cast<double>(sqlite_hwm) / 1024);
   for (const auto& [name, ns] : sdk) SetNumber(details, "sdk_ns_" + name, ns);
   for (const auto& [name, fill] : hour_fill) {

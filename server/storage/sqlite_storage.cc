@@ -19,6 +19,8 @@
 #include "absl/status/status.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
+#include "absl/time/clock.h"
+#include "absl/time/time.h"
 #include "deniable/common/status_macros.h"
 #include "server/storage/sqlite_schema.h"
 
@@ -84,7 +86,7 @@ struct SqliteStorage::WriteStatements {
   SqliteStatement begin, commit, rollback;
   SqliteStatement insert_metric, insert_design, insert_labelset, find_labelset;
   SqliteStatement insert_recent, find_report, hour_has_reports, upsert_count;
-  SqliteStatement insert_moved, take_recent, start_move, end_move;
+  SqliteStatement insert_moved, delete_moved, start_move, end_move;
   SqliteStatement upsert_category_count;
   SqliteStatement upsert_first_count;  // first_counts (sqlite_schema.h version 5)
   SqliteStatement metric_exists;
@@ -171,11 +173,15 @@ absl::Status SqliteStorage::Init(const SqliteOptions& options) {
   DENIABLE_ASSIGN_OR_RETURN(
       SqliteStatement insert_moved,
       prepare_write("INSERT OR IGNORE INTO reports(metric_id, event_time, report_id, version, "
-                    "bit, labelset_id, support, firsts) VALUES(?, ?, ?, ?, ?, ?, ?, ?)"));
+                    "bit, labelset_id, support, firsts) SELECT metric_id, event_time, report_id, "
+                    "version, bit, labelset_id, support, firsts FROM recent_reports WHERE "
+                    "metric_id = ? AND event_time = ? AND seq = ?"));
+  // Not DELETE ... RETURNING: SQLite runs each RETURNING statement through an ephemeral table of
+  // its own (opened, sized and freed per execution), which cost a move more than its B-tree work.
   DENIABLE_ASSIGN_OR_RETURN(
-      SqliteStatement take_recent,
+      SqliteStatement delete_moved,
       prepare_write("DELETE FROM recent_reports WHERE metric_id = ? AND event_time = ? AND "
-                    "seq = ? RETURNING version, bit, labelset_id, support, firsts"));
+                    "seq = ?"));
   DENIABLE_ASSIGN_OR_RETURN(
       SqliteStatement start_move,
       prepare_write("INSERT OR IGNORE INTO moving(metric_id, event_time) VALUES(?, ?)"));
@@ -225,7 +231,7 @@ absl::Status SqliteStorage::Init(const SqliteOptions& options) {
                                    std::move(hour_has_reports),
                                    std::move(upsert_count),
                                    std::move(insert_moved),
-                                   std::move(take_recent),
+                                   std::move(delete_moved),
                                    std::move(start_move),
                                    std::move(end_move),
                                    std::move(upsert_category_count),
@@ -783,6 +789,7 @@ absl::StatusOr<std::vector<AppendResult>> SqliteStorage::AppendBatches(
     appends_waiting_.fetch_add(1, std::memory_order_relaxed);
     absl::MutexLock lock(&write_mu_);
     appends_waiting_.fetch_sub(1, std::memory_order_relaxed);
+    appends_started_.fetch_add(1, std::memory_order_relaxed);
     DENIABLE_RETURN_IF_ERROR(write_->begin.Run());
     recent_.Begin();
     results = AppendLocked(batches);
@@ -821,8 +828,8 @@ absl::Status SqliteStorage::MoveHours(const std::vector<HourKey>& keys) {
 }
 
 // Moves the metric-hour's recent rows (those appended so far) into the keyed table in key order,
-// in transactions that each take a chunk of them out of `recent_reports` (DELETE ... RETURNING,
-// by seq) and insert it into `reports`, so no reader ever sees a row in both tables
+// in transactions that each copy a chunk of them into `reports` (INSERT ... SELECT by seq) and
+// delete it from `recent_reports` (by seq), so no reader ever sees a row in both tables
 // (ReportCount, stored_reports stay exact during a move). Each chunk's ids are dropped from
 // memory once it has committed (from then on the keyed lookup finds them). Appends to the same
 // metric-hour go on between the transactions and stay recent.
@@ -899,10 +906,25 @@ absl::Status SqliteStorage::MoveHour(const HourKey& key) {
                               : move_chunk_rows_;
   std::vector<ReportId> ids;
   size_t next = 0;
+  // While appends arrive, a background move leaves the writer to them between its transactions
+  // for as long as the last one held it, so a move takes at most about half of the writer's time.
+  // Without the pause one append transaction ran between two move transactions of a second or
+  // more each (a 50 000-row chunk touches most of a large hour's recent pages), and a hot hour
+  // ingested at a few percent of its rate while it moved.
+  absl::Duration pause;
+  int64_t appends_seen = appends_started_.load(std::memory_order_relaxed);
   for (bool done = false; !done;) {
     const size_t end = std::min(pending.size(), next + rows_per_chunk);
     done = end == pending.size();
-    // Appends waiting for the writer go first: a move has no pause of its own between chunks.
+    if (pause > absl::ZeroDuration()) {  // ends early on Close
+      write_mu_.LockWhenWithTimeout(
+          absl::Condition(
+              +[](SqliteStorage* self) ABSL_NO_THREAD_SAFETY_ANALYSIS { return self->stop_; },
+              this),
+          pause);
+      write_mu_.Unlock();
+    }
+    // Then appends waiting for the writer go first.
     absl::MutexLock lock(&write_mu_, absl::Condition(
                                          +[](std::atomic<int>* waiting) {
                                            return waiting->load(std::memory_order_relaxed) == 0;
@@ -912,42 +934,21 @@ absl::Status SqliteStorage::MoveHour(const HourKey& key) {
     ids.clear();
     auto write_chunk = [&]() -> absl::Status {
       write_mu_.AssertHeld();  // run with it held (-Wthread-safety cannot see it)
-      SqliteStatement& take = write_->take_recent;
       SqliteStatement& ins = write_->insert_moved;
+      SqliteStatement& del = write_->delete_moved;
       for (size_t i = next; i < end; ++i) {
         const Pending& p = pending[i];
-        // In the same transaction: a reader sees each row in exactly one of the two tables.
-        take.BindInt64(1, key.metric_id);
-        take.BindInt64(2, key.event_time);
-        take.BindInt64(3, p.seq);
-        absl::StatusOr<bool> taken = take.Step();
-        if (!taken.ok()) {
-          take.Reset();
-          return taken.status();
+        // In the same transaction: a reader sees each row in exactly one of the two tables. The
+        // row is copied by SQLite itself (INSERT ... SELECT by seq), then deleted by seq.
+        for (SqliteStatement* st : {&ins, &del}) {
+          st->BindInt64(1, key.metric_id);
+          st->BindInt64(2, key.event_time);
+          st->BindInt64(3, p.seq);
+          DENIABLE_RETURN_IF_ERROR(st->Run());
         }
-        if (!*taken) {   // cannot happen: only moves, retention and deletion (under move_mu_)
-          take.Reset();  // delete recent rows
-          continue;
-        }
-        ins.BindInt64(1, key.metric_id);
-        ins.BindInt64(2, key.event_time);
-        ins.BindBlob(3, p.id.data(), static_cast<int>(p.id.size()));
-        ins.BindInt64(4, take.ColumnInt64(0));
-        ins.BindInt64(5, take.ColumnInt64(1));
-        ins.BindInt64(6, take.ColumnInt64(2));
-        if (take.ColumnIsNull(3)) {
-          ins.BindNull(7);
-        } else {
-          const std::string support = take.ColumnBlob(3);
-          ins.BindBlob(7, support.data(), static_cast<int>(support.size()));
-        }
-        if (take.ColumnIsNull(4)) {  // no window flags from the device
-          ins.BindNull(8);
-        } else {
-          ins.BindInt64(8, take.ColumnInt64(4));
-        }
-        take.Reset();
-        DENIABLE_RETURN_IF_ERROR(ins.Run());
+        // No row to take cannot happen: only moves, retention and deletion (under move_mu_)
+        // delete recent rows; the copy then inserted nothing either.
+        if (sqlite3_changes(write_db_) == 0) continue;
         ids.push_back(p.id);
       }
       if (!done) return absl::OkStatus();
@@ -955,7 +956,13 @@ absl::Status SqliteStorage::MoveHour(const HourKey& key) {
       write_->end_move.BindInt64(2, key.event_time);
       return write_->end_move.Run();
     };
+    const absl::Time chunk_start = absl::Now();
     DENIABLE_RETURN_IF_ERROR(RunInTransaction(write_chunk));
+    const int64_t appends_now = appends_started_.load(std::memory_order_relaxed);
+    const bool appending =
+        appends_now != appends_seen || appends_waiting_.load(std::memory_order_relaxed) > 0;
+    appends_seen = appends_now;
+    pause = background_moves_ && appending ? absl::Now() - chunk_start : absl::ZeroDuration();
     // The WAL hook has just measured this commit: aim the next chunk at target_pages (growing at
     // most fourfold a chunk, and never below one page per row).
     const int64_t wrote = std::max<int64_t>(1, last_commit_pages_);

@@ -16,11 +16,12 @@
 //       recent ids (recent_hours.h) deduplicates them. When more than
 //       SqliteOptions::max_recent_reports are recent, a background thread moves the least
 //       recently written metric-hours into `reports` in key order, in transactions of at most
-//       kMoveChunkRows (sized to the WAL they write) between which appends go on: a sorted bulk
-//       insert. Each transaction of a move inserts its chunk into
-//       `reports` and deletes it from `recent_reports`, so every report is in exactly one of the
-//       two tables at every moment, for every reader; the view stored_reports is their union.
-//       (docs/performance.md, "Deduplication")
+//       kMoveChunkRows (sized to the WAL they write) between which appends go on (while they
+//       arrive, the move pauses as long as its last transaction took, leaving appends at least
+//       about half of the writer's time): a sorted bulk insert. Each transaction of a move
+//       inserts its chunk into `reports` and deletes it from `recent_reports`, so every report
+//       is in exactly one of the two tables at every moment, for every reader; the view
+//       stored_reports is their union. (docs/performance.md, "Deduplication")
 //   moving(metric_id, event_time): metric-hours whose move has started and not finished.
 //   counts(metric_id, event_time, version, labelset_id, n, yes)              WITHOUT ROWID
 //       maintained in the same transaction as the reports: queries never scan reports.
@@ -242,6 +243,9 @@ class SqliteStorage : public Storage {
   int last_commit_pages_ ABSL_GUARDED_BY(write_mu_) = 0;  // the pages the last commit wrote
   // Appends waiting for write_mu_: a move's next chunk waits for them (MoveHour).
   std::atomic<int> appends_waiting_{0};
+  // Appends that have taken write_mu_ so far: a background move that saw one since its last
+  // transaction pauses before its next (MoveHour).
+  std::atomic<int64_t> appends_started_{0};
   int busy_timeout_millis_ = 5000;
 
   // Moves read the metric-hour in key order on their own connection, so neither appends nor
