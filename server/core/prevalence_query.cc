@@ -11,6 +11,9 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "absl/strings/str_split.h"
+#include "absl/time/civil_time.h"
+#include "absl/time/time.h"
+#include "deniable/common/calendar_windows.h"
 #include "deniable/common/echo.h"
 #include "deniable/common/interval.h"
 #include "deniable/common/labels.h"
@@ -68,13 +71,36 @@ int64_t BucketStart(int64_t t, v1::BucketWidth width) {
       return floor_to(t, 3600, 0);
     case v1::WEEK:
       return floor_to(t, 7 * 86400, kMondayEpochOffset);
+    case v1::MONTH:
+      return WindowStart(CalendarWindow::kMonth, t);
     default:
       return floor_to(t, 86400, 0);
   }
 }
 
-int64_t BucketSeconds(v1::BucketWidth width) {
-  return width == v1::HOUR ? 3600 : width == v1::WEEK ? 7 * 86400 : 86400;
+// The start of the bucket after the one that starts at `bucket` (months differ in length).
+int64_t BucketEnd(int64_t bucket, v1::BucketWidth width) {
+  switch (width) {
+    case v1::HOUR:
+      return bucket + 3600;
+    case v1::WEEK:
+      return bucket + 7 * 86400;
+    case v1::MONTH:
+      return NextWindowStart(CalendarWindow::kMonth, bucket);
+    default:
+      return bucket + 86400;
+  }
+}
+
+// Buckets from the one holding `first` to the one holding `last`, both included.
+int64_t BucketsBetween(int64_t first, int64_t last, v1::BucketWidth width) {
+  const int64_t a = BucketStart(first, width);
+  const int64_t b = BucketStart(last, width);
+  if (width != v1::MONTH) return (b - a) / (BucketEnd(a, width) - a) + 1;
+  const absl::TimeZone utc = absl::UTCTimeZone();
+  return (absl::ToCivilMonth(absl::FromUnixSeconds(b), utc) -
+          absl::ToCivilMonth(absl::FromUnixSeconds(a), utc)) +
+         1;
 }
 
 int64_t Total(const PeriodCounts& counts) {
@@ -324,24 +350,24 @@ absl::StatusOr<v1::Series> PrevalenceQuery::Series(const v1::GetSeriesRequest& r
       Selection s, Select(request.metric(), request.start_time_seconds(),
                           request.end_time_seconds(), request.confidence_level(), request.method(),
                           request.combination(), request.simultaneous()));
-  const int64_t step = BucketSeconds(width);
-  const int64_t buckets = (BucketStart(s.end - 1, width) - BucketStart(s.start, width)) / step + 1;
+  const int64_t buckets = BucketsBetween(s.start, s.end - 1, width);
   if (buckets > options_.max_series_buckets) {
     return absl::InvalidArgumentError(absl::StrCat("end_time_seconds: the range spans ", buckets,
                                                    " buckets, more than the limit of ",
                                                    options_.max_series_buckets));
   }
-  // Rows by bucket; a bucket wholly inside the range that is a day or an ISO week is counted by
-  // devices when the metric's devices send window flags (window_selection.h).
+  // Rows by bucket; a bucket wholly inside the range that is a day, an ISO week or a calendar month
+  // is counted by devices when the metric's devices send window flags (window_selection.h).
   std::map<int64_t, std::vector<const CountRow*>> rows_by_bucket;
   for (const CountRow& row : s.rows) {
     rows_by_bucket[BucketStart(row.event_time_seconds, width)].push_back(&row);
   }
   std::map<int64_t, Tally> by_bucket;
   for (const auto& [bucket, rows] : rows_by_bucket) {
-    const bool whole = width != v1::HOUR && bucket >= s.start && bucket + step <= s.end;
+    const int64_t bucket_end = BucketEnd(bucket, width);
+    const bool whole = width != v1::HOUR && bucket >= s.start && bucket_end <= s.end;
     Tally& t = by_bucket[bucket];
-    if (whole) t = NewTally(s, bucket, bucket + step, rows);
+    if (whole) t = NewTally(s, bucket, bucket_end, rows);
     for (const CountRow* row : rows) s.Add(*row, t);
   }
   v1::Series out;
@@ -352,7 +378,7 @@ absl::StatusOr<v1::Series> PrevalenceQuery::Series(const v1::GetSeriesRequest& r
     DENIABLE_ASSIGN_OR_RETURN(*p, EstimateOrSuppress(s, counts));
     // The bucket's bounds, cut to the requested range.
     p->set_start_time_seconds(std::max(bucket, s.start));
-    p->set_end_time_seconds(std::min(bucket + step, s.end));
+    p->set_end_time_seconds(std::min(BucketEnd(bucket, width), s.end));
   }
   return out;
 }

@@ -230,6 +230,34 @@ TEST_F(QueryFeaturesTest, SeriesHasOneEstimatePerBucket) {
   EXPECT_EQ(weekly->buckets(1).start_time_seconds(), kMonday + 7 * kDay);
 }
 
+TEST_F(QueryFeaturesTest, SeriesByCalendarMonthFollowsTheMonthsLengths) {
+  Create("m");
+  constexpr int64_t kOct15 = 1697328000;  // 2023-10-15 00:00 UTC: the first month is cut
+  constexpr int64_t kNov1 = 1698796800;
+  constexpr int64_t kDec1 = 1701388800;   // November has 30 days (a 31-day step would miss it)
+  constexpr int64_t kDec10 = 1702166400;  // before the test clock (2023-12-13)
+  Store("m", 1, 3, kNov1 + 14 * kDay);    // 2023-11-15 (within the collector's report age)
+  Store("m", 2, 2, kDec1 - kHour);        // 2023-11-30 23:00: November
+  Store("m", 4, 0, kDec1);                // December
+  v1::GetSeriesRequest r;
+  r.set_metric("m");
+  r.set_start_time_seconds(kOct15);
+  r.set_end_time_seconds(kDec10);
+  r.set_bucket(v1::MONTH);
+  absl::StatusOr<v1::Series> monthly = query_.Series(r);
+  ASSERT_TRUE(monthly.ok()) << monthly.status();
+  ASSERT_EQ(monthly->buckets_size(), 2);  // October holds no reports
+  EXPECT_EQ(monthly->bucket(), v1::MONTH);
+  EXPECT_EQ(monthly->buckets(0).start_time_seconds(), kNov1);
+  EXPECT_EQ(monthly->buckets(0).end_time_seconds(), kDec1);
+  EXPECT_EQ(monthly->buckets(0).n(), 8);
+  EXPECT_NEAR(monthly->buckets(0).estimate_unbiased(), 2 * (3.0 / 8) - 0.5, 1e-12);
+  // The last month is cut at the range's end.
+  EXPECT_EQ(monthly->buckets(1).start_time_seconds(), kDec1);
+  EXPECT_EQ(monthly->buckets(1).end_time_seconds(), kDec10);
+  EXPECT_EQ(monthly->buckets(1).n(), 4);
+}
+
 TEST_F(QueryFeaturesTest, SeriesRejectsMissingBoundsAndTooManyBuckets) {
   Create("m");
   v1::GetSeriesRequest r;

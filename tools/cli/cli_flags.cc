@@ -94,7 +94,7 @@ ABSL_FLAG(std::string, combination, "by_reports",
           "design versions: by_reports (the window's share) | inverse_variance (only for a "
           "prevalence constant across versions)");
 ABSL_FLAG(std::string, group_by, "", "prevalence, replay: a label key to group by (e.g. region)");
-ABSL_FLAG(std::string, bucket, "day", "series: hour | day | week");
+ABSL_FLAG(std::string, bucket, "day", "series: hour | day | week | month (UTC calendar months)");
 ABSL_FLAG(std::string, simultaneous, "",
           "metrics with categories: simultaneous intervals over the k shares by sidak | "
           "bonferroni; empty = sidak");

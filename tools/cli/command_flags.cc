@@ -82,7 +82,7 @@ const std::vector<CommandSpec>& Commands() {
        {"metric", "start", "end", "level", "method", "combination", "group_by", "simultaneous",
         "quantiles"}},
       {"series",
-       "--metric=N [--start=T] [--end=T] [--bucket=hour|day|week] [--level] [--method] "
+       "--metric=N [--start=T] [--end=T] [--bucket=hour|day|week|month] [--level] [--method] "
        "[--combination] [--plot=FILE.svg|.pdf] [--simultaneous=sidak|bonferroni]   (T as for "
        "prevalence; default: the last 30 days)",
        {"metric", "start", "end", "level", "method", "combination", "bucket", "plot",

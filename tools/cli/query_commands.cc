@@ -230,8 +230,10 @@ int Series() {
     request.set_bucket(v1::DAY);
   } else if (bucket == "week") {
     request.set_bucket(v1::WEEK);
+  } else if (bucket == "month") {
+    request.set_bucket(v1::MONTH);
   } else {
-    return FailUsage("--bucket must be hour, day or week");
+    return FailUsage("--bucket must be hour, day, week or month");
   }
   absl::StatusOr<v1::IntervalMethod> method = MethodFromFlag();
   if (!method.ok()) return FailUsage(std::string(method.status().message()));

@@ -569,7 +569,7 @@ class QueryClient:
     def series(self, metric: str, *, start: int, end: int, bucket: str = "DAY",
                level: float = 0.95, method: Optional[str] = None,
                simultaneous: Optional[str] = None) -> List[SeriesPoint]:
-        """One point per bucket (HOUR, DAY, WEEK) of [start, end); with `shares` for a metric
+        """One point per bucket (HOUR, DAY, WEEK, MONTH) of [start, end); with `shares` for a metric
         with categories."""
         request = query_service_pb2.GetSeriesRequest(
             metric=metric, start_time_seconds=start, end_time_seconds=end,
