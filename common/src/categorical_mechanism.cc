@@ -39,6 +39,11 @@ absl::StatusOr<WireAnswer> CategoricalReportMechanism::Randomize(int32_t value,
 
 absl::StatusOr<CounterIncrements> CategoricalReportMechanism::Validate(
     const WireAnswer& answer, absl::string_view field, absl::string_view metric) const {
+  if (answer.has_numeric) {
+    return absl::InvalidArgumentError(
+        absl::StrCat(field, ".numeric: metric \"", metric,
+                     "\" is not numeric (it has no range); send a bit or a categorical report"));
+  }
   if (!answer.has_categorical) {
     return absl::InvalidArgumentError(
         absl::StrCat(field, ".categorical: metric \"", metric, "\" has ", design_.k(),

@@ -39,6 +39,11 @@ absl::StatusOr<CounterIncrements> YesNoMechanism::Validate(const WireAnswer& ans
         absl::StrCat(field, ".categorical: metric \"", metric,
                      "\" is a yes/no metric: its reports carry `bit` and no categorical report"));
   }
+  if (answer.has_numeric) {
+    return absl::InvalidArgumentError(
+        absl::StrCat(field, ".numeric: metric \"", metric,
+                     "\" is not numeric (it has no range); send a bit or a categorical report"));
+  }
   if (answer.bit > 1) {
     return absl::InvalidArgumentError(
         absl::StrCat(field, ".bit: must be 0 or 1, but is ", answer.bit));

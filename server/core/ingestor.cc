@@ -282,13 +282,6 @@ absl::StatusOr<ReportRow> Ingestor::ValidateReport(const v1::Report& report,
         report.design_version(), " on this collector (", FingerprintHex(version->fingerprint),
         "): the bit was randomized with another design; fetch the design again"));
   }
-  // A dBitFlip report only goes to a numeric metric (the yes/no and categorical mechanisms read
-  // no `numeric` field).
-  if (report.has_numeric() && !version->numeric.has_value()) {
-    return absl::InvalidArgumentError(
-        absl::StrCat(field, ".numeric: metric \"", report.metric(),
-                     "\" is not numeric (it has no range); send a bit or a categorical report"));
-  }
   // The design's mechanism checks the answer fields (`bit`, `categorical`) and says which
   // counters the report adds to.
   DENIABLE_ASSIGN_OR_RETURN(
