@@ -69,6 +69,25 @@ def main():
         check(len(buckets) >= 167 and max(int(b["n"]) for b in buckets) <= 2, buckets)
         print(f"--spread=7d: {len(buckets)} hourly buckets of 1 or 2 reports")
 
+        # 1b. A survey into a metric that does not exist yet: replay creates it as a survey
+        # question (reporting_period=once), so the spread answers are counted as respondents.
+        out = run("replay", "--metric=survey_new", f"--csv={survey}", "--column=vote", "--yes=Y",
+                  "--spread=28d", "--json")
+        check(out.returncode == 0, out.stderr)
+        check('created metric "survey_new" as a survey question' in out.stderr, out.stderr)
+        check("--reporting_period=once" not in out.stderr, out.stderr)  # no periodic-metric note
+        prevalence = json.loads(out.stdout)
+        check(int(prevalence["n"]) == 280 and prevalence.get("window") == "once", prevalence)
+        listed = run("list-metrics", "--json")
+        check(listed.returncode == 0, listed.stderr)
+        made = [m for m in json.loads(listed.stdout)["metrics"] if m["name"] == "survey_new"]
+        check(len(made) == 1 and made[0].get("reportingOnce") is True, made)
+        check("twoCoin" in json.dumps(made[0]), made)
+        # Categories cannot be guessed: a missing categorical metric needs --categories.
+        out = run("replay", "--metric=survey_cat", f"--csv={survey}", "--column=vote")
+        check(out.returncode == 2 and "--categories" in out.stderr, out.stderr)
+        print("replay into a missing metric: created as a survey question, n = 280 respondents")
+
         # 2. A time column.
         out = run("replay", "--metric=dated", f"--csv={survey}", "--column=vote", "--yes=Y",
                   "--time_column=day", "--time_format=%Y-%m-%d")

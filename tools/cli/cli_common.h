@@ -56,6 +56,12 @@ absl::StatusOr<v1::IntervalMethod> MethodFromFlag();
 void SetGivenFlags(std::vector<std::string> names);
 bool FlagGiven(const std::string& name);
 
+// The CreateMetricRequest that create-metric sends, from its flags, for metric `name`. With
+// `once_by_default` (replay of a survey) the metric reports once per device unless
+// --reporting_period is given. Errors: INVALID_ARGUMENT naming the flag.
+absl::StatusOr<v1::CreateMetricRequest> CreateMetricRequestFromFlags(const std::string& name,
+                                                                     bool once_by_default);
+
 // The commands; each returns the process exit code.
 int CreateMetric();
 int ListMetrics();

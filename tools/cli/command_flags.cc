@@ -132,10 +132,16 @@ const std::vector<CommandSpec>& Commands() {
        "--spread=7d] [--import]   (without --yes: a metric with categories, each --column value "
        "one "
        "of them; --import: a historical import with an analyst --token) | --metric=N --csv=F "
-       "--value_column=C [--quantiles=0.5,0.9] ...   (a numeric metric)",
+       "--value_column=C [--quantiles=0.5,0.9] ...   (a numeric metric); a metric that does not "
+       "exist is created as a survey question (reporting_period=once) with create-metric's "
+       "design flags (yes/no default: two_coin)",
        {"metric", "csv", "column", "yes", "label_columns", "group_by", "blank", "level", "method",
         "simultaneous", "time_column", "time_format", "spread", "import", "value_column",
-        "quantiles"}},
+        "quantiles",
+        // A metric that does not exist yet is created as a survey question with these.
+        "design", "epsilon", "p", "q", "pi_b", "gamma", "categories", "description", "min_reports",
+        "reporting_period", "randomization", "range", "unit", "mechanism", "buckets",
+        "bucket_edges", "sampled_buckets"}},
       {"stats", "   (AdminService counters since the server started)", {}},
       {"health",
        "[--service=deniable.v1.ReportService|deniable.v1.QueryService|deniable.v1.AdminService]"

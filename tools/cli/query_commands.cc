@@ -89,52 +89,61 @@ absl::StatusOr<v1::VersionCombination> CombinationFromFlag() {
 
 }  // namespace
 
-int CreateMetric() {
+absl::StatusOr<v1::CreateMetricRequest> CreateMetricRequestFromFlags(const std::string& name,
+                                                                     bool once_by_default) {
   v1::CreateMetricRequest request;
-  request.set_name(absl::GetFlag(FLAGS_name));
+  request.set_name(name);
   request.set_description(absl::GetFlag(FLAGS_description));
   request.set_time_precision_seconds(
       static_cast<uint32_t>(absl::GetFlag(FLAGS_time_precision_seconds)));
   request.set_min_reports(static_cast<uint32_t>(absl::GetFlag(FLAGS_min_reports)));
   const std::string period_text = absl::GetFlag(FLAGS_reporting_period);
-  request.set_reporting_once(period_text == "once");
+  request.set_reporting_once(period_text == "once" ||
+                             (once_by_default && !FlagGiven("reporting_period")));
   absl::StatusOr<uint32_t> period =
       ParseReportingPeriod(request.reporting_once() ? "" : period_text);
-  if (!period.ok()) return FailUsage(std::string(period.status().message()));
+  if (!period.ok()) return period.status();
   request.set_reporting_period_seconds(*period);
   request.set_window_firsts_off(!absl::GetFlag(FLAGS_window_flags));
   absl::StatusOr<v1::Randomization> randomization =
       ParseRandomization(absl::GetFlag(FLAGS_randomization));
-  if (!randomization.ok()) return FailUsage(std::string(randomization.status().message()));
+  if (!randomization.ok()) return randomization.status();
   request.set_randomization(*randomization);
   request.set_allow_no_privacy(absl::GetFlag(FLAGS_allow_no_privacy));
   if (absl::GetFlag(FLAGS_retention_days) < 0) {
-    return FailUsage("--retention_days: must be >= 0 (0 = keep forever), but is " +
-                     std::to_string(absl::GetFlag(FLAGS_retention_days)));
+    return absl::InvalidArgumentError("--retention_days: must be >= 0 (0 = keep forever), but is " +
+                                      std::to_string(absl::GetFlag(FLAGS_retention_days)));
   }
   request.set_retention_days(static_cast<uint32_t>(absl::GetFlag(FLAGS_retention_days)));
   absl::StatusOr<v1::RetentionPolicy> retention =
       ParseRetentionPolicy(absl::GetFlag(FLAGS_retention_policy), "--retention_policy");
-  if (!retention.ok()) return FailUsage(std::string(retention.status().message()));
+  if (!retention.ok()) return retention.status();
   request.set_retention_policy(*retention);
   if (!absl::GetFlag(FLAGS_categories).empty()) {
     absl::StatusOr<std::vector<std::string>> categories =
         CategoriesFromFlag(absl::GetFlag(FLAGS_categories));
-    if (!categories.ok()) return FailUsage(std::string(categories.status().message()));
+    if (!categories.ok()) return categories.status();
     for (const std::string& c : *categories) request.add_categories(c);
   }
   absl::StatusOr<std::optional<v1::NumericRange>> range = RangeFromFlagValues(NumericFlags());
-  if (!range.ok()) return FailUsage(std::string(range.status().message()));
+  if (!range.ok()) return range.status();
   if (range->has_value()) *request.mutable_range() = **range;
   absl::StatusOr<v1::DesignParameters> design = DesignFromFlags();
-  if (!design.ok()) return FailUsage(std::string(design.status().message()));
+  if (!design.ok()) return design.status();
   if (design->has_numeric() && !range->has_value()) {
-    return FailUsage(
+    return absl::InvalidArgumentError(
         "--range: a numeric metric needs the range of its values, --range=LO,HI (e.g. "
         "--range=0,120 --unit=years)");
   }
   *request.mutable_design() = *design;
-  return Call("create-metric", &v1::QueryService::Stub::CreateMetric, request, &FormatMetric);
+  return request;
+}
+
+int CreateMetric() {
+  absl::StatusOr<v1::CreateMetricRequest> request =
+      CreateMetricRequestFromFlags(absl::GetFlag(FLAGS_name), /*once_by_default=*/false);
+  if (!request.ok()) return FailUsage(std::string(request.status().message()));
+  return Call("create-metric", &v1::QueryService::Stub::CreateMetric, *request, &FormatMetric);
 }
 
 int AddVersion() {

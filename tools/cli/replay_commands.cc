@@ -92,6 +92,49 @@ absl::StatusOr<std::shared_ptr<ImportTransport>> MakeImportTransport(
 
 }  // namespace
 
+// A replay is of a survey: a metric that does not exist yet is created as a survey question,
+// answered once per device (reporting_period=once unless --reporting_period is given), with the
+// design flags of create-metric (a yes/no metric without them: two coins), so that a survey
+// spread over weeks gets its respondents' interval (docs/cli.md). Returns 0 when the metric
+// exists or was created, else the exit code of the failure.
+int CreateSurveyMetricIfMissing(client::ReportTransport& transport,
+                                const std::shared_ptr<grpc::Channel>& channel,
+                                const std::string& metric, bool categorical, bool numeric) {
+  absl::StatusOr<v1::GetDesignResponse> design =
+      transport.GetDesign(metric, absl::Seconds(absl::GetFlag(FLAGS_timeout_seconds)));
+  if (design.ok() || design.status().code() != absl::StatusCode::kNotFound) return 0;
+  if (categorical && absl::GetFlag(FLAGS_categories).empty()) {
+    return FailUsage("replay: metric \"" + metric +
+                     "\" does not exist; give its --categories (and --design, --epsilon) to "
+                     "create it as a survey question, or create it with create-metric");
+  }
+  if (numeric && absl::GetFlag(FLAGS_range).empty()) {
+    return FailUsage("replay: metric \"" + metric +
+                     "\" does not exist; give its --range=LO,HI (and --epsilon) to create it "
+                     "as a survey question, or create it with create-metric");
+  }
+  if (!categorical && !numeric && absl::GetFlag(FLAGS_design).empty() &&
+      absl::GetFlag(FLAGS_epsilon) == 0) {
+    absl::SetFlag(&FLAGS_design, "two_coin");
+  }
+  absl::StatusOr<v1::CreateMetricRequest> request =
+      CreateMetricRequestFromFlags(metric, /*once_by_default=*/true);
+  if (!request.ok()) return FailUsage("replay: " + std::string(request.status().message()));
+  auto stub = v1::QueryService::NewStub(channel);
+  grpc::ClientContext context;
+  SetDeadline(&context);
+  v1::Metric created;
+  grpc::Status status = stub->CreateMetric(&context, *request, &created);
+  if (!status.ok()) return Fail("replay: create-metric", status);
+  std::cerr << "deniable: replay: created metric \"" << metric << "\" as "
+            << (request->reporting_once()
+                    ? "a survey question, answered once per device (reporting_period=once): "
+                      "every respondent is counted once however long the answers are spread"
+                    : "a metric reporting every period (--reporting_period)")
+            << "\n";
+  return 0;
+}
+
 int Replay() {
   SurveySpec spec;
   spec.csv_path = absl::GetFlag(FLAGS_csv);
@@ -141,6 +184,11 @@ int Replay() {
   }
   if (!transport.ok()) return FailUsage(std::string(transport.status().message()));
   const bool categorical = spec.yes_value.empty() && !numeric;
+  if (int created =
+          CreateSurveyMetricIfMissing(**transport, *channel, metric, categorical, numeric);
+      created != 0) {
+    return created;
+  }
   if (categorical || numeric) {  // the metric's categories or range: check every row up front
     absl::StatusOr<v1::GetDesignResponse> design =
         (*transport)->GetDesign(metric, absl::Seconds(absl::GetFlag(FLAGS_timeout_seconds)));
