@@ -70,6 +70,13 @@ assert abs(d["perBucketLevel"] - 0.95 ** (1 / 7)) < 1e-12, d
 assert d["devicesNeeded"] == 10025, d
 PY
 
+# design, locally: a numeric design's privacy figures from its parameters and range (1BitMean at
+# ln 3: the bit at hi against lo is symmetric randomized response, posterior 3/4).
+expect_exit 0 "${offline[@]}" design --range=18,90 --mechanism=one_bit_mean --epsilon=$ln3
+grep -q "P(yes | report yes)         75.00 %" out.txt
+expect_usage --range "${offline[@]}" design --design=numeric --mechanism=one_bit_mean \
+  --epsilon=$ln3
+
 # replay refuses a value that is not a number, naming the record and not the value.
 printf 'region,age\nN,65\nS,sixty\n' >survey.csv
 "$server_bin" --listen=127.0.0.1:0 --db="$work/d.db" >server.log 2>&1 &

@@ -21,6 +21,7 @@
 #include "deniable/common/status_macros.h"
 #include "deniable/convert/categorical_convert.h"
 #include "deniable/convert/design_convert.h"
+#include "deniable/convert/numeric_advice.h"
 
 namespace deniable {
 namespace {
@@ -258,6 +259,10 @@ absl::StatusOr<v1::DesignDescription> DescribeDesign(const v1::DescribeDesignReq
     }
     return absl::InvalidArgumentError("design, metric: set one of them");
   }
+  if (request.design().has_numeric()) return DescribeNumericParameters(request);
+  if (request.has_range()) {
+    return absl::InvalidArgumentError("range: only for a numeric design (design.numeric)");
+  }
   v1::DesignDescription out;
   std::optional<CategoricalDesign> categorical;
   std::vector<std::string> names;
@@ -321,6 +326,10 @@ absl::StatusOr<v1::SurveyPlan> PlanSurvey(const v1::PlanSurveyRequest& request) 
 namespace {
 // The plan in reports (PlanSurvey without a window).
 absl::StatusOr<v1::SurveyPlan> PlanReports(const v1::PlanSurveyRequest& request) {
+  if (request.design().has_numeric()) return PlanNumericSurvey(request);
+  if (request.has_range()) {
+    return absl::InvalidArgumentError("range: only for a numeric design (design.numeric)");
+  }
   DENIABLE_ASSIGN_OR_RETURN(std::optional<NamedCategoricalDesign> named,
                             CategoricalFromRequest(request));
   if (named.has_value()) return PlanCategorical(request, named->design, named->names);

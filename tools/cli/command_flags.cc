@@ -94,11 +94,12 @@ const std::vector<CommandSpec>& Commands() {
        {"metric", "start", "end", "metric2", "start2", "end2", "level", "combination"}},
       {"design",
        "(--design=D [design flags] | --categories=Y,N,U,A [--design=k_rr|oue|olh|categorical] "
-       "--epsilon=E [--shares=PRIOR,...] | --metric=N) [--prior=PI] [--n=REPORTS]   (--design, "
-       "--categories: computed locally, no server; --n: the shuffle-amplified epsilon for N "
-       "reports)",
+       "--epsilon=E [--shares=PRIOR,...] | --range=LO,HI [--unit=U] [--mechanism=M] "
+       "[--buckets=K | --bucket_edges=...] [--sampled_buckets=D] --epsilon=E | --metric=N) "
+       "[--prior=PI] [--n=REPORTS]   (--design, --categories, --range: computed locally, no "
+       "server; --n: the shuffle-amplified epsilon for N reports)",
        {"design", "epsilon", "p", "q", "pi_b", "gamma", "categories", "shares", "metric", "prior",
-        "n"}},
+        "n", "range", "unit", "mechanism", "buckets", "bucket_edges", "sampled_buckets"}},
       {"plan",
        "--design=D [design flags] --half_width=H [--prior=PI|-1] [--level] | --categories=Y,N,U,A "
        "[--design=k_rr|oue|olh|categorical] --epsilon=E --half_width=H [--shares=F,...] "

@@ -2,10 +2,10 @@
 
 #include <cmath>
 
+#include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
-#include "deniable/common/categorical_estimate.h"
-#include "deniable/common/interval.h"
+#include "deniable/convert/numeric_advice.h"
 #include "tools/cli/cli_parse.h"
 #include "tools/cli/numeric_output.h"
 
@@ -18,65 +18,50 @@ absl::StatusOr<NumericPlan> PlanNumeric(const v1::Numeric& design, const v1::Num
     return absl::InvalidArgumentError(
         absl::StrCat("--level must be in (0, 1), but is ", confidence_level));
   }
-  if (!(design.epsilon() > 0) || !std::isfinite(design.epsilon())) {
-    return absl::InvalidArgumentError(absl::StrCat(
-        "--epsilon: a numeric design needs a finite epsilon > 0, but it is ", design.epsilon()));
+  // The arithmetic is the server's PlanSurvey (proto/convert/numeric_advice.h), so `plan` and
+  // the API answer alike; its field names become the flags' here.
+  v1::PlanSurveyRequest request;
+  *request.mutable_design()->mutable_numeric() = design;
+  *request.mutable_range() = range;
+  request.set_half_width(half_width);
+  request.set_confidence_level(confidence_level);
+  request.set_simultaneous(simultaneous);
+  absl::StatusOr<v1::SurveyPlan> planned = PlanNumericSurvey(request);
+  if (!planned.ok()) {
+    std::string message(planned.status().message());
+    for (const auto& [field, flag] :
+         {std::pair<std::string, std::string>{"half_width", "--half_width"},
+          {"design.numeric.epsilon", "--epsilon"},
+          {"design.numeric.buckets", "--buckets"},
+          {"design.numeric.bucket_edges", "--bucket_edges"},
+          {"design.numeric.sampled_buckets", "--sampled_buckets"},
+          {"range", "--range"}}) {
+      if (absl::StartsWith(message, field)) {
+        message = flag + message.substr(field.size());
+        break;
+      }
+    }
+    return absl::Status(planned.status().code(), message);
   }
+  const v1::Numeric& chosen = planned->design().parameters().numeric();
   NumericPlan plan;
-  plan.epsilon = design.epsilon();
+  plan.epsilon = chosen.epsilon();
   plan.lo = range.lo();
   plan.hi = range.hi();
   plan.unit = range.unit();
-  plan.confidence_level = confidence_level;
+  plan.confidence_level = planned->confidence_level();
   plan.half_width = half_width;
-  const int k = design.bucket_edges_size() > 1 ? design.bucket_edges_size() - 1
-                                               : static_cast<int>(design.buckets());
-  // The server's pick for --design=numeric (design.proto): a histogram when buckets are asked.
-  const bool histogram = design.mechanism() == v1::D_BIT_FLIP ||
-                         (design.mechanism() == v1::NUMERIC_MECHANISM_UNSPECIFIED && k > 1);
-  const double m = range.hi() - range.lo();
-  if (!histogram) {
-    if (!(half_width > 0) || !std::isfinite(half_width)) {
-      return absl::InvalidArgumentError(absl::StrCat(
-          "--half_width: the mean's target half-width, in the values' unit, must be > 0, but is ",
-          half_width));
-    }
-    const double e = std::exp(design.epsilon());
-    const double c = (e + 1) / (e - 1);
-    const double z = TwoSidedNormalQuantile(confidence_level);
+  plan.devices_needed = planned->reports_needed();
+  plan.assumption = planned->assumption();
+  if (chosen.mechanism() == v1::D_BIT_FLIP) {
+    plan.mechanism = "d_bit_flip";
+    plan.buckets = static_cast<int>(chosen.buckets());
+    plan.sampled_buckets = static_cast<int>(chosen.sampled_buckets());
+    plan.simultaneous = planned->simultaneous_method() == v1::BONFERRONI ? "bonferroni" : "sidak";
+    plan.per_bucket_level = planned->per_category_level();
+  } else {
     plan.mechanism = "one_bit_mean";
-    plan.devices_needed =
-        static_cast<int64_t>(std::ceil(z * z * m * m * c * c / (4 * half_width * half_width)));
-    plan.assumption = absl::StrFormat(
-        "worst case over the values: Var(mean) <= (hi - lo)^2 C^2 / (4 n), C = (e^eps + 1) / "
-        "(e^eps - 1) = %.4f; n = ceil(z^2 (hi - lo)^2 C^2 / (4 h^2)), z = %.4f",
-        c, z);
-    return plan;
   }
-  if (!(half_width > 0 && half_width < 1)) {
-    return absl::InvalidArgumentError(absl::StrCat(
-        "--half_width: every bucket share's target half-width must be in (0, 1), but is ",
-        half_width));
-  }
-  plan.mechanism = "d_bit_flip";
-  plan.buckets = k > 0 ? k : 10;  // design.proto: 0 means 10 for D_BIT_FLIP
-  plan.sampled_buckets =
-      design.sampled_buckets() > 0 ? static_cast<int>(design.sampled_buckets()) : plan.buckets;
-  const SimultaneousMethod method =
-      simultaneous == v1::BONFERRONI ? SimultaneousMethod::kBonferroni : SimultaneousMethod::kSidak;
-  plan.simultaneous = SimultaneousMethodName(method);
-  plan.per_bucket_level = PerCategoryLevel(confidence_level, plan.buckets, method);
-  const double z = TwoSidedNormalQuantile(plan.per_bucket_level);
-  const double a = std::exp(design.epsilon() / 2);
-  const double gap = (a - 1) / (a + 1);
-  plan.devices_needed =
-      static_cast<int64_t>(std::ceil(static_cast<double>(plan.buckets) / plan.sampled_buckets * z *
-                                     z / (4 * half_width * half_width * gap * gap)));
-  plan.assumption = absl::StrFormat(
-      "worst case over the shares: each bucket's share from the n d / k reports that sample it, "
-      "Var <= 1 / (4 (n d / k) (p - q)^2), p - q = (a - 1) / (a + 1) = %.4f, a = e^(eps/2); n = "
-      "ceil((k / d) z^2 / (4 h^2 (p - q)^2)), z = %.4f at the per-bucket level",
-      gap, z);
   return plan;
 }
 

@@ -340,8 +340,19 @@ int DescribeDesign() {
     absl::StatusOr<v1::DesignParameters> design = DesignFromFlags();
     if (!design.ok()) return FailUsage(std::string(design.status().message()));
     *request.mutable_design() = *design;
-    const std::string usage = SetCategoricalFlags(&request, request.mutable_category_prior());
-    if (!usage.empty()) return FailUsage(usage);
+    if (design->has_numeric()) {  // the values' range gives the bucket edges and the unit
+      absl::StatusOr<std::optional<v1::NumericRange>> range = RangeFromFlagValues(NumericFlags());
+      if (!range.ok()) return FailUsage(std::string(range.status().message()));
+      if (!range->has_value()) {
+        return FailUsage(
+            "--range: a numeric design is described over its values' range, "
+            "--range=LO,HI");
+      }
+      *request.mutable_range() = **range;
+    } else {
+      const std::string usage = SetCategoricalFlags(&request, request.mutable_category_prior());
+      if (!usage.empty()) return FailUsage(usage);
+    }
   }
   request.set_prior(absl::GetFlag(FLAGS_prior));
   if (absl::GetFlag(FLAGS_n) < 0 || absl::GetFlag(FLAGS_n) > kMaxDescribedReports) {
