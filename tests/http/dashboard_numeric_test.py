@@ -19,6 +19,7 @@ import os
 import subprocess
 import sys
 import tempfile
+import time
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "lib"))
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
@@ -159,6 +160,24 @@ def main():
             check(float(cells[3].get_attribute("data-upper")) == g["numeric"]["meanCiUpper"])
         check(canvas_drawn(driver, "groups-chart"))
 
+        # The difference of the mean between two windows: the API's figures (GetDifference gives
+        # first - second), shown as second minus first.
+        split_at = (int(time.time()) - 36 * 3600) // 3600 * 3600
+        split = time.strftime("%Y-%m-%dT%H:00", time.gmtime(split_at))
+        driver.execute_script("document.getElementById('diff-split').value = arguments[0]", split)
+        driver.find_element(By.ID, "diff-go").click()
+        wait.until(lambda d: "The mean" in d.find_element(By.ID, "diff-result").text)
+        diff = api(base, "QueryService/GetDifference", {
+            "first": {"metric": "chile_age", "startTimeSeconds": start,
+                      "endTimeSeconds": str(split_at)},
+            "second": {"metric": "chile_age", "startTimeSeconds": str(split_at),
+                       "endTimeSeconds": end}, "confidenceLevel": 0.95}, "")
+        result = figure(driver, "diff-result")
+        check(float(result.get_attribute("data-value")) == -diff["difference"], (result.text, diff))
+        check(float(result.get_attribute("data-lower")) == -diff["ciUpper"], (result.text, diff))
+        check(float(result.get_attribute("data-upper")) == -diff["ciLower"], (result.text, diff))
+        check(" years" in result.text, result.text)
+
         # The income histogram and its quantiles.
         driver.find_element(By.CSS_SELECTOR,
                             '#metrics tbody tr[data-metric="chile_income_histogram"]').click()
@@ -216,6 +235,23 @@ def main():
             check(float(cells[3].get_attribute("data-lower")) == median["ciLower"], r.text)
             check(float(cells[3].get_attribute("data-upper")) == median["ciUpper"], r.text)
         check(not figure(driver, "error").is_displayed(), figure(driver, "error").text)
+
+        # Each bucket's share difference between the two windows: the API's, second minus first.
+        driver.execute_script("document.getElementById('diff-split').value = arguments[0]", split)
+        driver.find_element(By.ID, "diff-go").click()
+        wait.until(lambda d: len(d.find_elements(By.CSS_SELECTOR, "#diff-shares tbody tr")) == 7)
+        diff = api(base, "QueryService/GetDifference", {
+            "first": {"metric": "chile_income_histogram", "startTimeSeconds": start,
+                      "endTimeSeconds": str(split_at)},
+            "second": {"metric": "chile_income_histogram", "startTimeSeconds": str(split_at),
+                       "endTimeSeconds": end}, "confidenceLevel": 0.95}, "")
+        rows = driver.find_elements(By.CSS_SELECTOR, "#diff-shares tbody tr")
+        check(len(diff["shares"]) == 7, diff)
+        for row, d in zip(rows, diff["shares"]):
+            cells = row.find_elements(By.TAG_NAME, "td")
+            check(float(cells[3].get_attribute("data-value")) == -d["difference"], (row.text, d))
+            check(float(cells[4].get_attribute("data-lower")) == -d["ciUpper"], (row.text, d))
+            check(float(cells[4].get_attribute("data-upper")) == -d["ciLower"], (row.text, d))
 
         driver.execute_script("document.getElementById('detail').scrollIntoView()")
         driver.save_screenshot(screenshot)

@@ -562,8 +562,6 @@ async function loadDesign() {
 // bucket's own and the simultaneous intervals, and the quantiles (d_bit_flip), in the metric's
 // unit. Every figure keeps the API's raw value in data-value (data-lower, data-upper).
 const NUMERIC_QUANTILES = [0.5, 0.9, 0.99];
-// Two-sided normal quantiles of the level select's levels (the difference's Wald interval).
-const Z = { 0.9: 1.6448536269514722, 0.95: 1.959963984540054, 0.99: 2.5758293035489004 };
 // A value with 4 significant digits of the range's width, as the CLI prints it (38.32 years of
 // a 72-year range, 33971 pesos of a 200000-peso range).
 function valueText(v, e) {
@@ -737,15 +735,12 @@ function drawNumericGroups(key, groups) {
   state.tables["groups-table"].columns = [key, "n", what, "ci_lower", "ci_upper"];
 }
 
-// The difference of a numeric metric, second window minus first, computed here from the two
-// windows' figures (independent reports: standard errors add in quadrature; Wald interval):
-// the mean in the metric's unit, or each bucket's share in percentage points.
+// The difference of a numeric metric as the API computes it (GetDifference: the means in the
+// metric's unit, or each bucket's share), stated as second minus first like the other kinds.
 function showNumericDifference(d, windows, level) {
-  const z = Z[num(d.confidenceLevel)] || Z[0.95];
   const a = d.first.numeric, b = d.second.numeric, result = $("diff-result");
   if (!isHistogram(d.first)) {
-    const change = num(b.mean) - num(a.mean), se = Math.hypot(num(a.meanStandardError), num(b.meanStandardError));
-    const c = { diff: change, lower: change - z * se, upper: change + z * se };
+    const c = secondMinusFirst(d, a.mean, b.mean), change = c.diff;
     const same = Number(valueText(Math.abs(change), a)) === 0;
     result.textContent = `${windows}. The mean ${same ? "did not change" : (change > 0 ? "rose" : "fell") + " by " + valueText(Math.abs(change), a) + unitText(a)}: ` +
       `${valueText(a.mean, a)} then ${valueText(b.mean, a)}${unitText(a)}; second minus first ${change > 0 && !same ? "+" : ""}${valueText(change, a)}${unitText(a)}, ` +
@@ -758,11 +753,10 @@ function showNumericDifference(d, windows, level) {
   }
   result.textContent = `${windows}. Each bucket's share, second minus first, in percentage points, with its own ${level} Wald interval:`;
   const buckets = a.buckets || [];
-  const rows = buckets.map((x, i) => {
-    const y = (b.buckets || [])[i] || {};
-    const change = num(y.estimateUnbiased) - num(x.estimateUnbiased), se = Math.hypot(num(x.standardError), num(y.standardError));
+  const rows = (d.shares || []).map((s, i) => {
+    const x = buckets[i] || {}, y = (b.buckets || [])[i] || {};
     return { name: bucketName(x, i, buckets, a), f: x.estimateUnbiased, sec: y.estimateUnbiased,
-      c: { diff: change, lower: Math.max(-1, change - z * se), upper: Math.min(1, change + z * se) } };
+      c: secondMinusFirst(s, x.estimateUnbiased, y.estimateUnbiased) };
   });
   fillTable("diff-shares", ["bucket", { name: "first window", cls: "num" }, { name: "second window", cls: "num" },
     { name: "second \u2212 first (points)", cls: "num" }, { name: "interval (points)", cls: "num" }, "change"],
