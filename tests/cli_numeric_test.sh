@@ -120,7 +120,12 @@ for metric in age income; do
     --end2=now --json
   cp out.txt $metric-difference.json
 done
-expect_usage "--plot draws yes/no metrics only" "${cli[@]}" series --metric=age --plot=x.svg
+# series --plot draws a numeric metric: the mean (age) or the median (income histogram) with its
+# band, on the range's axis, titled with what it is.
+expect_exit 0 "${cli[@]}" series --metric=age --start=-4d --bucket=day --plot=age.svg
+grep -q "<svg" age.svg && grep -q 'fill="#BED7F0"' age.svg
+expect_exit 0 "${cli[@]}" series --metric=income --start=-4d --bucket=day --plot=income.svg
+grep -q "<svg" income.svg && grep -q 'fill="#BED7F0"' income.svg
 python3 - <<'PY'
 import json, math, re
 def value(x, e):  # NumericValue (tools/cli/numeric_output.h)

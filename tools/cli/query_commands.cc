@@ -258,26 +258,26 @@ int Series() {
   if (!plot.empty() && !absl::EndsWith(plot, ".svg") && !absl::EndsWith(plot, ".pdf")) {
     return FailUsage(absl::StrCat("--plot must name a .svg or .pdf file, but is \"", plot, "\""));
   }
-  return Call(
-      "series", &v1::QueryService::Stub::GetSeries, request, &FormatSeries,
-      std::function<int(const v1::Series&)>([plot](const v1::Series& series) {
-        if (plot.empty()) return 0;
-        if (std::any_of(series.buckets().begin(), series.buckets().end(),
-                        [](const v1::Prevalence& b) { return IsCategorical(b) || IsNumeric(b); })) {
-          std::fprintf(stderr,
-                       "deniable: series: --plot draws yes/no metrics only; use --json "
-                       "for the shares of a metric with categories or the estimates of "
-                       "a numeric metric (the dashboard draws them)\n");
-          return 2;
-        }
-        const absl::Status written = WriteSeriesPlot(series, plot);
-        if (!written.ok()) {
-          std::fprintf(stderr, "deniable: series: %s\n", written.ToString().c_str());
-          return 1;
-        }
-        std::fprintf(stderr, "deniable: series: chart written to %s\n", plot.c_str());
-        return 0;
-      }));
+  return Call("series", &v1::QueryService::Stub::GetSeries, request, &FormatSeries,
+              std::function<int(const v1::Series&)>([plot](const v1::Series& series) {
+                if (plot.empty()) return 0;
+                if (std::any_of(series.buckets().begin(), series.buckets().end(),
+                                [](const v1::Prevalence& b) { return IsCategorical(b); })) {
+                  std::fprintf(
+                      stderr,
+                      "deniable: series: --plot draws yes/no and numeric metrics; use --json "
+                      "for the shares of a metric with categories (the dashboard draws "
+                      "them)\n");
+                  return 2;
+                }
+                const absl::Status written = WriteSeriesPlot(series, plot);
+                if (!written.ok()) {
+                  std::fprintf(stderr, "deniable: series: %s\n", written.ToString().c_str());
+                  return 1;
+                }
+                std::fprintf(stderr, "deniable: series: chart written to %s\n", plot.c_str());
+                return 0;
+              }));
 }
 
 int Difference() {

@@ -25,6 +25,46 @@ int KeepRunning(const char* message) {
   return 1;
 }
 
+// What the chart draws for each bucket: the yes/no prevalence, a ONE_BIT_MEAN metric's mean,
+// or a D_BIT_FLIP metric's median (the quantile at 0.5 the series carries), with its interval.
+enum class Figure { kPrevalence, kMean, kMedian };
+
+struct Point {
+  bool drawn = false;  // false: suppressed, or no median in the bucket
+  double estimate = 0;
+  double lower = 0;
+  double upper = 0;
+};
+
+Figure FigureOf(const v1::Series& series) {
+  for (const v1::Prevalence& b : series.buckets()) {
+    if (b.has_numeric()) {
+      return b.numeric().mechanism() == "d_bit_flip" ? Figure::kMedian : Figure::kMean;
+    }
+  }
+  return Figure::kPrevalence;
+}
+
+Point PointOf(const v1::Prevalence& b, Figure figure) {
+  Point p;
+  if (b.suppressed()) return p;
+  switch (figure) {
+    case Figure::kPrevalence:
+      return Point{true, b.estimate_clipped(), b.ci_lower(), b.ci_upper()};
+    case Figure::kMean: {
+      const v1::NumericEstimate& e = b.numeric();
+      return Point{true, std::clamp(e.mean(), e.lo(), e.hi()), e.mean_ci_lower(),
+                   e.mean_ci_upper()};
+    }
+    case Figure::kMedian:
+      for (const v1::NumericQuantile& q : b.numeric().quantiles()) {
+        if (q.level() == 0.5) return Point{true, q.value(), q.ci_lower(), q.ci_upper()};
+      }
+      return p;
+  }
+  return p;
+}
+
 double Middle(const v1::Prevalence& bucket) {
   return 0.5 * static_cast<double>(bucket.start_time_seconds() + bucket.end_time_seconds());
 }
@@ -37,12 +77,12 @@ uint32_t NewestVersion(const v1::Prevalence& bucket) {
   return newest;
 }
 
-// Buckets that are not suppressed and follow each other without a gap, as index ranges.
-std::vector<std::pair<int, int>> ContiguousRuns(const v1::Series& series) {
+// Buckets with a point that follow each other without a gap, as index ranges.
+std::vector<std::pair<int, int>> ContiguousRuns(const v1::Series& series, Figure figure) {
   std::vector<std::pair<int, int>> runs;
   for (int i = 0; i < series.buckets_size(); ++i) {
     const v1::Prevalence& b = series.buckets(i);
-    if (b.suppressed()) continue;
+    if (!PointOf(b, figure).drawn) continue;
     const bool continues = !runs.empty() && runs.back().second == i &&
                            series.buckets(i - 1).end_time_seconds() == b.start_time_seconds();
     if (continues) {
@@ -54,14 +94,15 @@ std::vector<std::pair<int, int>> ContiguousRuns(const v1::Series& series) {
   return runs;
 }
 
-void DrawBandAndLine(const v1::Series& series, int from, int to) {
+void DrawBandAndLine(const v1::Series& series, Figure figure, int from, int to) {
   std::vector<PLFLT> x, lower, upper, estimate;
   for (int i = from; i < to; ++i) {
     const v1::Prevalence& b = series.buckets(i);
+    const Point p = PointOf(b, figure);
     x.push_back(Middle(b));
-    lower.push_back(b.ci_lower());
-    upper.push_back(b.ci_upper());
-    estimate.push_back(b.estimate_clipped());
+    lower.push_back(p.lower);
+    upper.push_back(p.upper);
+    estimate.push_back(p.estimate);
   }
   const int n = static_cast<int>(x.size());
   if (n > 1) {  // the band: lower ends left to right, then upper ends right to left
@@ -114,6 +155,20 @@ absl::Status WriteSeriesPlot(const v1::Series& series, const std::string& path) 
     x_max = std::max(x_max, static_cast<double>(b.end_time_seconds()));
   }
 
+  const Figure figure = FigureOf(series);
+  double y_min = 0.0, y_max = 1.0;
+  std::string unit;
+  for (const v1::Prevalence& b : series.buckets()) {
+    if (figure != Figure::kPrevalence && b.has_numeric()) {
+      y_min = b.numeric().lo();
+      y_max = b.numeric().hi();
+      unit = b.numeric().unit();
+      break;
+    }
+  }
+  if (!(y_max > y_min)) y_max = y_min + 1.0;
+  const double y_span = y_max - y_min;
+
   plsexit(&KeepRunning);
   plsdev(device);
   plsfnam(path.c_str());
@@ -127,17 +182,19 @@ absl::Status WriteSeriesPlot(const v1::Series& series, const std::string& path) 
   plinit();
   pladv(0);
   plvpor(0.09, 0.97, 0.14, 0.88);
-  plwind(x_min, x_max, 0.0, 1.0);
+  plwind(x_min, x_max, y_min, y_max);
   plschr(0, 0.8);
 
-  for (const auto& [from, to] : ContiguousRuns(series)) DrawBandAndLine(series, from, to);
+  for (const auto& [from, to] : ContiguousRuns(series, figure)) {
+    DrawBandAndLine(series, figure, from, to);
+  }
 
   // Suppressed buckets: too few reports for an estimate (min_reports), marked on the x axis.
   std::vector<PLFLT> sx, sy;
   for (const v1::Prevalence& b : series.buckets()) {
     if (b.suppressed()) {
       sx.push_back(Middle(b));
-      sy.push_back(0.02);
+      sy.push_back(y_min + 0.02 * y_span);
     }
   }
   if (!sx.empty()) {
@@ -153,21 +210,29 @@ absl::Status WriteSeriesPlot(const v1::Series& series, const std::string& path) 
     const uint32_t now = NewestVersion(series.buckets(i));
     if (now == 0 || before == 0 || now == before) continue;
     const double x = static_cast<double>(series.buckets(i).start_time_seconds());
-    pljoin(x, 0.0, x, 1.0);
-    plptex(x, 0.96, 1.0, 0.0, -0.1, absl::StrCat("v", now).c_str());
+    pljoin(x, y_min, x, y_max);
+    plptex(x, y_min + 0.96 * y_span, 1.0, 0.0, -0.1, absl::StrCat("v", now).c_str());
   }
   pllsty(1);
 
   plcol0(kAxes);
   const bool hourly = series.bucket() == v1::HOUR;
   pltimefmt(hourly ? "%m-%d %H:%M" : "%Y-%m-%d");
-  plbox("bcnstd", 0.0, 0, "bcnstv", 0.1, 2);
+  plbox("bcnstd", 0.0, 0, "bcnstv", figure == Figure::kPrevalence ? 0.1 : 0.0,
+        figure == Figure::kPrevalence ? 2 : 0);
   const std::string level =
       series.buckets(0).confidence_level() > 0
           ? absl::StrFormat("%g %% interval", 100.0 * series.buckets(0).confidence_level())
           : std::string("interval");
-  pllab("time (UTC)", "prevalence",
-        absl::StrCat(series.metric(), ": debiased estimate with its ", level,
+  const std::string in_unit = unit.empty() ? "" : absl::StrCat(" (", unit, ")");
+  const std::string y_label = figure == Figure::kPrevalence ? "prevalence"
+                              : figure == Figure::kMean     ? "mean" + in_unit
+                                                            : "median" + in_unit;
+  const char* what = figure == Figure::kPrevalence ? "debiased estimate"
+                     : figure == Figure::kMean     ? "debiased mean"
+                                                   : "median from the histogram";
+  pllab("time (UTC)", y_label.c_str(),
+        absl::StrCat(series.metric(), ": ", what, " with its ", level,
                      sx.empty() ? "" : "; squares: suppressed buckets")
             .c_str());
   plend();

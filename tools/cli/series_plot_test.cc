@@ -88,6 +88,49 @@ TEST(SeriesPlotTest, DrawsTheBandPerRunTheLineTheSuppressedDayAndTheVersionChang
   EXPECT_EQ(Count(svg, Entities("smokes: debiased estimate")), 1);  // the title names the metric
 }
 
+// A numeric metric's series: the mean (one_bit_mean) or the median (d_bit_flip) over [lo, hi].
+v1::Series NumericDays(const std::string& mechanism) {
+  v1::Series s;
+  s.set_metric("age");
+  s.set_bucket(v1::DAY);
+  for (int day = 0; day < 3; ++day) {
+    v1::Prevalence b = Bucket(day, 0, 0, 0, 1);
+    v1::NumericEstimate* e = b.mutable_numeric();
+    e->set_lo(18);
+    e->set_hi(90);
+    e->set_unit("years");
+    e->set_mechanism(mechanism);
+    e->set_mean(38 + day);
+    e->set_mean_ci_lower(35 + day);
+    e->set_mean_ci_upper(41 + day);
+    if (mechanism == "d_bit_flip" && day != 1) {  // day 1 carries no median: left out
+      v1::NumericQuantile* q = e->add_quantiles();
+      q->set_level(0.5);
+      q->set_value(40);
+      q->set_ci_lower(30);
+      q->set_ci_upper(50);
+    }
+    *s.add_buckets() = b;
+  }
+  return s;
+}
+
+TEST(SeriesPlotTest, DrawsANumericMetricsMeanOrMedianInItsUnit) {
+  const std::string path = TempPath("age.svg");
+  ASSERT_TRUE(WriteSeriesPlot(NumericDays("one_bit_mean"), path).ok());
+  std::string svg = Read(path);
+  EXPECT_EQ(Count(svg, "fill=\"#BED7F0\""), 1);  // one band over the three days
+  EXPECT_EQ(Count(svg, Entities("age: debiased mean")), 1);
+  EXPECT_EQ(Count(svg, Entities("mean (years)")), 1);
+  ASSERT_TRUE(WriteSeriesPlot(NumericDays("d_bit_flip"), path).ok());
+  svg = Read(path);
+  std::remove(path.c_str());
+  EXPECT_EQ(Count(svg, Entities("age: median from the histogram")), 1);
+  EXPECT_EQ(Count(svg, Entities("median (years)")), 1);
+  // Days 0 and 2 have a median, day 1 none: two single-bucket runs, no filled band.
+  EXPECT_EQ(Count(svg, "fill=\"#BED7F0\""), 0);
+}
+
 TEST(SeriesPlotTest, WritesAPdfWhenTheNameSaysSo) {
   const std::string path = TempPath("six.pdf");
   ASSERT_TRUE(WriteSeriesPlot(SixDays(), path).ok());
