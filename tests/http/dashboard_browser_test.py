@@ -152,6 +152,21 @@ def main():
         weekly = driver.find_elements(By.CSS_SELECTOR, "#series-table tbody tr td")
         check(weekly[1].text == "2532", [c.text for c in weekly])
         check(canvas_drawn(driver, "series-chart"))
+        # Calendar-month buckets: the API's month series, row for row.
+        Select(driver.find_element(By.ID, "bucket")).select_by_value("MONTH")
+        wait.until(lambda d: d.find_element(By.ID, "series-chart").get_attribute("data-bucket")
+                   == "MONTH")
+        monthly = api(base, "QueryService/GetSeries", {
+            "metric": "chile_vote_yes", "bucket": "MONTH",
+            "startTimeSeconds": figure("range-text").get_attribute("data-start"),
+            "endTimeSeconds": figure("range-text").get_attribute("data-end")}, analyst)
+        wait.until(lambda d: len(d.find_elements(By.CSS_SELECTOR, "#series-table tbody tr")) ==
+                   len(monthly["buckets"]))
+        rows = driver.find_elements(By.CSS_SELECTOR, "#series-table tbody tr")
+        check(sum(int(b["n"]) for b in monthly["buckets"]) == 2532, monthly)
+        for r, b in zip(rows, monthly["buckets"]):
+            check(r.find_elements(By.TAG_NAME, "td")[1].text == str(b["n"]), (r.text, b))
+        Select(driver.find_element(By.ID, "bucket")).select_by_value("WEEK")
 
         # Another interval method changes the figures to the API's for that method.
         Select(driver.find_element(By.ID, "method")).select_by_value("CLOPPER_PEARSON")

@@ -59,7 +59,7 @@ function showRange() {
 function bucketWidth() {
   if ($("bucket").value) return $("bucket").value;
   const r = timeRange(), span = r.end - r.start;
-  return span <= 2 * DAY ? "HOUR" : span <= 120 * DAY ? "DAY" : "WEEK";
+  return span <= 2 * DAY ? "HOUR" : span <= 120 * DAY ? "DAY" : span <= 730 * DAY ? "WEEK" : "MONTH";
 }
 
 function queryOptions() {
