@@ -200,6 +200,7 @@ TEST_P(DeliveryConformanceTest, TheCppReporterFollowsTheTable) {
   options.one_report_per_period = false;
   options.max_batch_reports = reports;
   options.max_report_age = absl::Seconds(kMaxReportAgeSeconds);
+  if (Int(c, "max_queued_reports") > 0) options.max_queued_reports = Int(c, "max_queued_reports");
   options.retry_policy = std::make_shared<LimitedErrorCountRetryPolicy>(0);
   options.initial_backoff = absl::Microseconds(10);
   options.max_backoff = absl::Microseconds(100);

@@ -73,6 +73,7 @@ async function runCase(c) {
   const r = new Reporter({
     transport: collector, now: () => now, backgroundSending: false, onePerPeriod: false,
     maxBatchReports: c.reports, maxReportAgeMs: MAX_REPORT_AGE_MS, maxAttempts: 1,
+    maxQueuedReports: c.max_queued_reports ?? 100000,
     initialBackoffMs: 1, maxBackoffMs: 2,
     log: (level, message) => { if (level === 'error') errors.push(message); },
   });

@@ -87,6 +87,7 @@ def run_case(test, case):
     r = deniable.Reporter(
         channel=collector, background_sending=False, one_report_per_period=False,
         max_batch_reports=reports, max_report_age=MAX_REPORT_AGE, max_attempts=1,
+        max_queued_reports=case.get("max_queued_reports", 100000),
         initial_backoff=0.001, max_backoff=0.002, shutdown_drain_timeout=0,
         clock=lambda: now[0], log=lambda level, message: errors.append(message)
         if level == "error" else None)
