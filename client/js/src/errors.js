@@ -31,7 +31,8 @@ export class DeniableError extends Error {
   }
 }
 
-/** The delivery contract's one traits function: only INVALID_ARGUMENT is permanent. */
+/** The delivery contract's one traits function: only INVALID_ARGUMENT is permanent (docs/sdk.md
+ * "Delivery contract"; tests/conformance/delivery_contract.json). */
 export function isPermanentBatchError(code) {
   return code === 'INVALID_ARGUMENT';
 }

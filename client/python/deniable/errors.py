@@ -30,5 +30,6 @@ def rejection_code(number: int) -> grpc.StatusCode:
 
 
 def is_permanent_batch_error(code: grpc.StatusCode) -> bool:
-    """The delivery contract's one traits function: only INVALID_ARGUMENT is permanent."""
+    """The delivery contract's one traits function: only INVALID_ARGUMENT is permanent (docs/sdk.md
+    "Delivery contract"; tests/conformance/delivery_contract.json)."""
     return code == grpc.StatusCode.INVALID_ARGUMENT
