@@ -15,6 +15,12 @@ export function codeName(number) {
   return NAMES[number] ?? 'UNKNOWN';
 }
 
+/** The code of a ReportRejection: UNKNOWN for 0 (a rejection is never OK) and for a number that
+ * is no code, as the C++ SDK reads it (tests/conformance/delivery_contract.json). */
+export function rejectionCode(number) {
+  return number === 0 ? 'UNKNOWN' : codeName(number);
+}
+
 /** Thrown (rejected) by the SDK: `code` is a StatusCode name, `message` names the field. */
 export class DeniableError extends Error {
   constructor(code, message) {
@@ -25,7 +31,8 @@ export class DeniableError extends Error {
   }
 }
 
-/** The delivery contract's one traits function: only INVALID_ARGUMENT is permanent. */
+/** The delivery contract's one traits function: only INVALID_ARGUMENT is permanent (docs/sdk.md
+ * "Delivery contract"; tests/conformance/delivery_contract.json). */
 export function isPermanentBatchError(code) {
   return code === 'INVALID_ARGUMENT';
 }

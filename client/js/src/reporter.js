@@ -2,7 +2,7 @@
 // randomized reports. The contract is the C++ Reporter's (docs/sdk.md); index.d.ts documents
 // each method.
 import { categoricalDesignFromWire, drawsFrom, randomizeCategory } from './categorical.js';
-import { DeniableError, codeName, isPermanentBatchError } from './errors.js';
+import { DeniableError, isPermanentBatchError, rejectionCode } from './errors.js';
 import { HttpTransport, toBase64 } from './http_transport.js';
 import {
   clipValue, levelOf, numericDesignFromWire, numericLocalEpsilon, randomizeNumeric,
@@ -519,7 +519,7 @@ export class Reporter {
     const entries = [...rejected.entries()].sort((x, y) => x[0] - y[0]);
     // FAILED_PRECONDITION per report: randomized with a design the collector does not have under
     // that version (docs/sdk.md, "Design fingerprint").
-    const isMismatch = ([, r]) => codeName(Number(r.code)) === 'FAILED_PRECONDITION';
+    const isMismatch = ([, r]) => rejectionCode(Number(r.code)) === 'FAILED_PRECONDITION';
     const mismatched = entries.filter(isMismatch);
     const dropped = entries.filter((e) => e[1].permanent && !isMismatch(e));
     const kept = entries.filter((e) => !e[1].permanent && !isMismatch(e));
@@ -533,7 +533,7 @@ export class Reporter {
     }
     if (dropped.length > 0) {
       const first = dropped[0][1];
-      const code = codeName(Number(first.code));
+      const code = rejectionCode(Number(first.code));
       const reason = `rejected by the collector for good, first: ${code}: ${first.reason}`;
       await this.#drop(dropped.map(([i]) => batch[i].sequence), 'dropped_rejected', reason);
       outcome = 'permanent';
@@ -542,7 +542,7 @@ export class Reporter {
     if (kept.length > 0) {
       this.#session.keptAfterRejection += kept.length;
       const first = kept[0][1];
-      error = new DeniableError('UNAVAILABLE', `${kept.length} reports rejected for now, kept for retry, first: ${codeName(Number(first.code))}: ${first.reason}`);
+      error = new DeniableError('UNAVAILABLE', `${kept.length} reports rejected for now, kept for retry, first: ${rejectionCode(Number(first.code))}: ${first.reason}`);
       this.#log('info', error.message);
       outcome = 'transient';
     }

@@ -22,6 +22,14 @@ def code_from_number(number: int) -> grpc.StatusCode:
     return grpc.StatusCode.UNKNOWN
 
 
+def rejection_code(number: int) -> grpc.StatusCode:
+    """The code of a ReportRejection: UNKNOWN for 0 (a rejection is never OK) and for a number
+    that is no code, as the C++ SDK reads it (tests/conformance/delivery_contract.json)."""
+    code = code_from_number(number)
+    return grpc.StatusCode.UNKNOWN if code == grpc.StatusCode.OK else code
+
+
 def is_permanent_batch_error(code: grpc.StatusCode) -> bool:
-    """The delivery contract's one traits function: only INVALID_ARGUMENT is permanent."""
+    """The delivery contract's one traits function: only INVALID_ARGUMENT is permanent (docs/sdk.md
+    "Delivery contract"; tests/conformance/delivery_contract.json)."""
     return code == grpc.StatusCode.INVALID_ARGUMENT

@@ -48,7 +48,7 @@ from typing import Any, Callable, Dict, Iterable, List, Mapping, Optional, Union
 import grpc
 
 from deniable import _rpc, categorical, numeric, randomizer
-from deniable.errors import DeniableError, code_from_number, is_permanent_batch_error
+from deniable.errors import DeniableError, is_permanent_batch_error, rejection_code
 from deniable.store import DeviceStore
 from deniable.v1 import design_pb2, report_service_pb2
 
@@ -690,7 +690,7 @@ class Reporter:
                                                      f"{reason}")
         if dropped:
             first = dropped[0][1]
-            code = code_from_number(first.code)
+            code = rejection_code(first.code)
             reason = f"rejected by the collector for good, first: {code.name}: {first.reason}"
             self._drop([e for e, _ in dropped], "dropped_rejected", reason)
             outcome, error = "permanent", DeniableError(code, f"dropped {len(dropped)} "
@@ -700,7 +700,7 @@ class Reporter:
             first = kept[0][1]
             error = DeniableError(grpc.StatusCode.UNAVAILABLE,
                                   f"{len(kept)} reports rejected for now, kept for retry, first: "
-                                  f"{code_from_number(first.code).name}: {first.reason}")
+                                  f"{rejection_code(first.code).name}: {first.reason}")
             self._log("info", str(error))
             outcome = "transient"
         return outcome, error
