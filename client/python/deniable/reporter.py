@@ -310,7 +310,8 @@ class Reporter:
         """Randomizes `answer` and queues the randomized report durably. `answer` is a bool for
         a yes/no metric, or the true category's name (str, case sensitive) for a metric with
         categories. `labels`: public labels for this report only, added to the reporter's (a
-        key in both takes the value given here; docs/sdk.md "Per-report options"). Returns a ReportResult: outcome QUEUED with the 16-byte report_id, or
+        key in both takes the value given here; docs/sdk.md "Per-report options"). Returns a
+        ReportResult: outcome QUEUED with the 16-byte report_id, or
         ALREADY_REPORTED ("already reported this period; nothing sent"; falsy) when this
         period's report is queued or sent already (nothing is queued). Raises DeniableError (nothing queued, nothing spent):
         INVALID_ARGUMENT for a bad metric name, and "category: not one of the categories ..."

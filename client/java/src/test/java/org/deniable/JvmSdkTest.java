@@ -134,7 +134,8 @@ public final class JvmSdkTest {
               break;
             default:
               double value = Double.parseDouble(arg);  // "NaN" parses as NaN
-              result = labeled ? r.reportValue(metric, value, labels) : r.reportValue(metric, value);
+              result =
+                  labeled ? r.reportValue(metric, value, labels) : r.reportValue(metric, value);
           }
           check(result.queued(), name + ": OK without a queued report");
           outcome = "OK\t";
