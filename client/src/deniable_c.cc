@@ -267,6 +267,44 @@ int deniable_reporter_report_labeled(deniable_reporter* reporter, const char* me
   });
 }
 
+int deniable_reporter_report_category_index(deniable_reporter* reporter, const char* metric,
+                                            int index, uint8_t* report_id, size_t* report_id_size,
+                                            deniable_error* error) {
+  return deniable_reporter_report_category_index_labeled(reporter, metric, index, nullptr, 0,
+                                                         report_id, report_id_size, error);
+}
+
+int deniable_reporter_report_category_index_labeled(deniable_reporter* reporter, const char* metric,
+                                                    int index, const deniable_label* labels,
+                                                    size_t label_count, uint8_t* report_id,
+                                                    size_t* report_id_size, deniable_error* error) {
+  if (report_id_size != nullptr) *report_id_size = 0;
+  return Guarded(error, [&]() -> absl::Status {
+    if (reporter == nullptr) return absl::InvalidArgumentError("reporter: must not be NULL");
+    if (metric == nullptr || metric[0] == '\0') {
+      return absl::InvalidArgumentError("metric: must be a metric name, but is empty");
+    }
+    if (labels == nullptr && label_count > 0) {
+      return absl::InvalidArgumentError("labels: NULL with label_count > 0");
+    }
+    std::map<std::string, std::string> extra;
+    for (size_t i = 0; i < label_count; ++i) {
+      if (labels[i].key == nullptr || labels[i].value == nullptr) {
+        return absl::InvalidArgumentError(
+            absl::StrCat("labels[", i, "]: key and value must not be NULL"));
+      }
+      extra[labels[i].key] = labels[i].value;
+    }
+    std::string id;
+    absl::Status status = reporter->reporter->ReportCategoryIndex(metric, index, extra, &id);
+    if (status.ok() && !id.empty()) {
+      if (report_id != nullptr) std::memcpy(report_id, id.data(), std::min<size_t>(id.size(), 16));
+      if (report_id_size != nullptr) *report_id_size = id.size();
+    }
+    return status;
+  });
+}
+
 int deniable_reporter_report_value(deniable_reporter* reporter, const char* metric, double value,
                                    uint8_t* report_id, size_t* report_id_size,
                                    deniable_error* error) {

@@ -145,10 +145,21 @@ int main(int argc, char** argv) {
     CHECK(code == DENIABLE_INVALID_ARGUMENT && strstr(error.message, "value") != NULL,
           "report_value(NaN): %s %s", deniable_status_name(code), error.message);
     const deniable_label bad_label[] = {{"Bad Key", "x"}};
+    const deniable_label screen_label[] = {{"screen", "home"}};
     code = deniable_reporter_report_value_labeled(reporter, numeric, 5.0, bad_label, 1, NULL, NULL,
                                                   &error);
     CHECK(code == DENIABLE_INVALID_ARGUMENT && strstr(error.message, "labels") != NULL,
           "report_value_labeled(bad key): %s", error.message);
+    /* A category by index on metrics without categories (tests/conformance/report_options.json
+     * has every case): FAILED_PRECONDITION for yes/no, INVALID_ARGUMENT "metric" for numeric. */
+    code = deniable_reporter_report_category_index(reporter, metric, 0, NULL, NULL, &error);
+    CHECK(code == DENIABLE_FAILED_PRECONDITION && strstr(error.message, "yes/no") != NULL,
+          "report_category_index(yes/no metric): %s %s", deniable_status_name(code), error.message);
+    code = deniable_reporter_report_category_index_labeled(reporter, numeric, 0, screen_label, 1,
+                                                           NULL, NULL, &error);
+    CHECK(code == DENIABLE_INVALID_ARGUMENT && strstr(error.message, "metric") != NULL,
+          "report_category_index_labeled(numeric metric): %s %s", deniable_status_name(code),
+          error.message);
     CHECK(deniable_reporter_pending(reporter) == 0, "queued after refused values");
     /* 150 is above the range [0, 100]: clipped to 100, counted, reported. */
     const deniable_label screen[] = {{"screen", "home"}};

@@ -10,7 +10,10 @@ deniable-server. This script starts the server, creates the metrics and runs
    delivery contract's faults (collector down: durable and delivered once it is back;
    INVALID_ARGUMENT: dropped and counted), threads and close();
 2. the docs' sample (client/java/examples/FirstReport.java, docs/sdk.md "Java / Kotlin") as a
-   new developer runs it: a first report counted by the server.
+   new developer runs it: a first report counted by the server;
+3. JvmSdkTest "options": the shared table of per-report options
+   (tests/conformance/report_options.json: labels, category by name and by index, values), each
+   case's code and message, and the server's counts per metric and label value.
 
 Without a JDK the build leaves the JVM SDK out (DENIABLE_BUILD_JAVA=OFF) and CMake runs this
 script with --absent WHAT: skipped (77) on a developer's machine, failed in CI.
@@ -28,7 +31,9 @@ import time
 import urllib.request
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "lib"))
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "conformance"))
 from checks import check  # noqa: E402
+import report_options  # noqa: E402
 from components import absent  # noqa: E402
 from test_server import start_server  # noqa: E402
 
@@ -141,6 +146,35 @@ def run_sample(java, sample_classpath, jni, collector, cli_bin, work):
     print(f"sample: {lines[0]}; server n=1 ({time.monotonic() - started:.1f} s)")
 
 
+def run_options(java, classpath, jni, collector, work):
+    """The shared table of per-report options through the JVM SDK (JvmSdkTest "options")."""
+    table = report_options.load()
+    report_options.create_metrics(table, collector.call)
+    rows = ["\t".join(["LABELS", *[f for kv in table["reporter_labels"].items() for f in kv]])]
+    for case in table["cases"]:
+        kind, arg, labels = report_options.call_of(case)
+        text = {"bool": lambda a: "true" if a else "false",
+                "value": lambda a: "NaN" if a != a else repr(a)}.get(kind, str)(arg)
+        fields = ["CASE", case["name"], case["metric"], kind, text,
+                  "0" if labels is None else "1"]
+        fields += [f for kv in (labels or {}).items() for f in kv]
+        rows.append("\t".join(fields))
+    path = os.path.join(work, "report_options.tsv")
+    with open(path, "w") as f:
+        f.write("\n".join(rows) + "\n")
+    out = subprocess.run(java_command(java, classpath, jni, "org.deniable.JvmSdkTest", "options",
+                                      collector.target, path),
+                         capture_output=True, text=True, timeout=120)
+    check(out.returncode == 0, (out.stdout[-2000:], out.stderr[-2000:]))
+    results = {}
+    for line in out.stdout.splitlines():
+        if line.startswith("RESULT\t"):
+            _, name, code, message = line.split("\t", 3)
+            results[name] = (code, message)
+    report_options.check_results(table, results, "JVM SDK")
+    report_options.check_server(table, collector.call, "JVM SDK")
+
+
 def main():
     if sys.argv[1] == "--absent":
         absent(f"the JVM SDK (not built: {sys.argv[2]})")
@@ -160,6 +194,7 @@ def main():
         collector.call("QueryService/CreateMetric", {
             "name": "jvm_value", "minReports": 1, "range": {"lo": 0, "hi": 100, "unit": "ms"},
             "design": {"numeric": {"mechanism": "ONE_BIT_MEAN", "epsilon": 1}}})
+        run_options(java, classpath, jni, collector, work)
         run_contract(java, classpath, jni, collector, cli_bin, work)
         run_sample(java, sample_classpath, jni, collector, cli_bin, work)
     finally:

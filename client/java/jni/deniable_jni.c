@@ -245,6 +245,34 @@ done:
   return result;
 }
 
+JNIEXPORT jbyteArray JNICALL Java_org_deniable_NativeBridge_reportCategoryIndex(
+    JNIEnv* env, jclass cls, jlong handle, jstring metric, jint index, jobjectArray label_keys,
+    jobjectArray label_values) {
+  (void)cls;
+  Utf m = {0};
+  Labels labels = {0};
+  jbyteArray result = NULL;
+  if (!Get(env, metric, &m)) {
+    if (metric == NULL) Throw(env, DENIABLE_INVALID_ARGUMENT, "metric: must not be null");
+    goto done;
+  }
+  if (!GetLabels(env, label_keys, label_values, &labels)) goto done;
+  uint8_t id[16];
+  size_t id_size = 0;
+  deniable_error error;
+  int code = deniable_reporter_report_category_index_labeled(
+      Handle(handle), m.c, (int)index, labels.labels, labels.count, id, &id_size, &error);
+  if (Check(env, code, &error)) goto done;
+  result = (*env)->NewByteArray(env, (jsize)id_size);
+  if (result != NULL && id_size > 0) {
+    (*env)->SetByteArrayRegion(env, result, 0, (jsize)id_size, (const jbyte*)id);
+  }
+done:
+  FreeLabels(env, &labels);
+  Release(env, &m);
+  return result;
+}
+
 JNIEXPORT void JNICALL Java_org_deniable_NativeBridge_flush(JNIEnv* env, jclass cls, jlong handle,
                                                             jlong timeout_ms) {
   (void)cls;

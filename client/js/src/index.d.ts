@@ -180,6 +180,15 @@ export interface ReporterOptions {
   random?: RandomSource;
 }
 
+/** Options of one report (docs/sdk.md "Per-report options"). */
+export interface ReportOptions {
+  /** Public labels for this report only, added to ReporterOptions.labels (a key in both takes
+   * the value given here). The merged set is checked with the collector's rules (at most 4;
+   * keys [a-z][a-z0-9_]{0,31}; values [A-Za-z0-9_.:-]{1,32}) before anything is randomized:
+   * INVALID_ARGUMENT "labels..." otherwise. Never identifying or free-text values. */
+  labels?: Record<string, string>;
+}
+
 export declare class Reporter {
   /** Throws DeniableError INVALID_ARGUMENT naming the option. Does not contact the collector. */
   constructor(options: ReporterOptions);
@@ -188,7 +197,7 @@ export declare class Reporter {
    * period's report is queued already (nothing queued). Rejects (nothing queued):
    * INVALID_ARGUMENT; the design fetch's code (NOT_FOUND, UNAVAILABLE, DEADLINE_EXCEEDED);
    * FAILED_PRECONDITION; RESOURCE_EXHAUSTED; the store's error. */
-  report(metric: string, answer: boolean): Promise<Uint8Array | null>;
+  report(metric: string, answer: boolean, options?: ReportOptions): Promise<Uint8Array | null>;
   /** A metric with categories (GetDesignResponse.categories): randomizes the true category,
    * given by name (case sensitive), with the metric's K_RR, OUE or OLH design, or takes the
    * report memoized for (metric, design version, category); the ledger counts the design's
@@ -196,7 +205,12 @@ export declare class Reporter {
    * INVALID_ARGUMENT "category: not one of the categories ..." (the message lists the metric's
    * categories and never repeats the value passed); FAILED_PRECONDITION for a category on a
    * yes/no metric, or a boolean on a metric with categories. */
-  report(metric: string, category: string): Promise<Uint8Array | null>;
+  report(metric: string, category: string, options?: ReportOptions): Promise<Uint8Array | null>;
+  /** report(metric, category) with the true category given by its index in the metric's order
+   * (categories(metric)), 0 <= index < k: the same report as by name. Rejects (nothing queued):
+   * INVALID_ARGUMENT "category: index must be in [0, k) for metric ..." for an index outside
+   * the range (or not an integer); otherwise as report(metric, category). */
+  reportCategoryIndex(metric: string, index: number, options?: ReportOptions): Promise<Uint8Array | null>;
   /** A numeric metric (GetDesignResponse.range; docs/sdk.md "Numeric metrics"): clips `value`
    * to the range [lo, hi] (counted in DeliveryStats.valuesClipped), rounds it to its level
    * (ONE_BIT_MEAN: alpha-point rounding with this device's alpha for the metric, drawn once with
@@ -207,7 +221,7 @@ export declare class Reporter {
    * for a value that is not a number or is NaN (never repeated in the message), and
    * "metric: ..." for a metric that is not numeric (report() on a numeric metric likewise);
    * otherwise as report(). */
-  reportValue(metric: string, value: number): Promise<Uint8Array | null>;
+  reportValue(metric: string, value: number, options?: ReportOptions): Promise<Uint8Array | null>;
   /** The category names of a metric in its order; empty for a yes/no metric. */
   categories(metric: string): Promise<string[]>;
   /** Fetches and caches the designs; rejects with the first error after trying all. */

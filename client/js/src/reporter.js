@@ -4,6 +4,7 @@
 import { categoricalDesignFromWire, drawsFrom, randomizeCategory } from './categorical.js';
 import { DeniableError, isPermanentBatchError, rejectionCode } from './errors.js';
 import { HttpTransport, toBase64 } from './http_transport.js';
+import { mergedLabels } from './labels.js';
 import {
   clipValue, levelOf, numericDesignFromWire, numericLocalEpsilon, randomizeNumeric,
 } from './numeric.js';
@@ -87,27 +88,31 @@ export function windowFirsts(previous, now) {
 // The memo key of a true answer: the boolean of a yes/no metric, or the index of a category.
 // Messages never repeat the answer passed (a misspelt answer is still an answer).
 function trueValue(metric, design, answer) {
-  if (design.numeric) {
-    throw new DeniableError('INVALID_ARGUMENT',
-      `metric: "${metric}" is a numeric metric: report its value with reportValue(metric, number)`);
-  }
-  if (design.categorical === null) {
-    if (typeof answer !== 'boolean') {
-      throw new DeniableError('FAILED_PRECONDITION',
-        `answer: metric "${metric}" is a yes/no metric without categories: report true or false`);
-    }
-    return answer;
-  }
-  if (typeof answer !== 'string') {
-    throw new DeniableError('FAILED_PRECONDITION',
-      `answer: metric "${metric}" has categories (${design.categories.join(', ')}): report one of them by name, not a yes/no answer`);
-  }
+  checkKind(metric, design, typeof answer !== 'boolean');
+  if (design.categorical === null) return answer;
   const index = design.categories.indexOf(answer);
   if (index < 0) {
     throw new DeniableError('INVALID_ARGUMENT',
       `category: not one of the categories of metric "${metric}" (${design.categories.join(', ')}; names are case sensitive)`);
   }
   return index;
+}
+
+// Refuses a yes/no answer (categoricalAnswer false) or a category for a metric of another kind,
+// as the C++ SDK does.
+function checkKind(metric, design, categoricalAnswer) {
+  if (design.numeric) {
+    throw new DeniableError('INVALID_ARGUMENT',
+      `metric: "${metric}" is a numeric metric: report its value with reportValue(metric, number)`);
+  }
+  if (design.categorical === null && categoricalAnswer) {
+    throw new DeniableError('FAILED_PRECONDITION',
+      `answer: metric "${metric}" is a yes/no metric without categories: report true or false`);
+  }
+  if (design.categorical !== null && !categoricalAnswer) {
+    throw new DeniableError('FAILED_PRECONDITION',
+      `answer: metric "${metric}" has categories (${design.categories.join(', ')}): report one of them by name, not a yes/no answer`);
+  }
 }
 
 function emptyLedger() {
@@ -150,29 +155,52 @@ export class Reporter {
     if (o.backgroundSending) this.#schedule(o.sendIntervalMs);
   }
 
-  async report(metric, answer) {
+  async report(metric, answer, { labels } = {}) {
     if (typeof metric !== 'string' || metric === '') {
       throw new DeniableError('INVALID_ARGUMENT', 'metric: must be a non-empty string');
     }
     if (typeof answer !== 'boolean' && typeof answer !== 'string') {
       throw new DeniableError('INVALID_ARGUMENT', 'answer: must be true or false, or a category name (the value of a numeric metric goes to reportValue)');
     }
+    const merged = mergedLabels(this.#o.labels, labels);
     const design = await this.#designFor(metric, this.#o.firstDesignWaitMs);
     const value = trueValue(metric, design, answer);
     const o = this.#o;
     const entry = design.categorical !== null
-      ? { kind: 'category', key: value, draw: () => randomizeCategory(design.categorical, value, drawsFrom(o.random)) }
-      : { kind: 'bit', key: value ? 1 : 0, draw: () => randomizeAnswer(design.a, design.b, value, drawsFrom(o.random)) };
+      ? this.#categoryEntry(design, value, merged)
+      : { kind: 'bit', key: value ? 1 : 0, labels: merged, draw: () => randomizeAnswer(design.a, design.b, value, drawsFrom(o.random)) };
     return this.#serialized(() => this.#commit(metric, design, entry));
   }
 
+  /** report(metric, category) with the category by its index in the metric's order (index.d.ts). */
+  async reportCategoryIndex(metric, index, { labels } = {}) {
+    if (typeof metric !== 'string' || metric === '') {
+      throw new DeniableError('INVALID_ARGUMENT', 'metric: must be a non-empty string');
+    }
+    if (!Number.isInteger(index)) throw new DeniableError('INVALID_ARGUMENT', 'category: index must be an integer');
+    const merged = mergedLabels(this.#o.labels, labels);
+    const design = await this.#designFor(metric, this.#o.firstDesignWaitMs);
+    checkKind(metric, design, true);
+    const k = design.categories.length;
+    if (index < 0 || index >= k) {
+      throw new DeniableError('INVALID_ARGUMENT', `category: index must be in [0, ${k}) for metric "${metric}"`);
+    }
+    return this.#serialized(() => this.#commit(metric, design, this.#categoryEntry(design, index, merged)));
+  }
+
+  #categoryEntry(design, index, labels) {
+    const random = this.#o.random;
+    return { kind: 'category', key: index, labels, draw: () => randomizeCategory(design.categorical, index, drawsFrom(random)) };
+  }
+
   /** A numeric metric's value: clipped, rounded to its level, randomized (index.d.ts). */
-  async reportValue(metric, value) {
+  async reportValue(metric, value, { labels } = {}) {
     if (typeof metric !== 'string' || metric === '') {
       throw new DeniableError('INVALID_ARGUMENT', 'metric: must be a non-empty string');
     }
     if (typeof value !== 'number') throw new DeniableError('INVALID_ARGUMENT', 'value: must be a number');
     if (Number.isNaN(value)) throw new DeniableError('INVALID_ARGUMENT', 'value: is NaN, not a number to report');
+    const merged = mergedLabels(this.#o.labels, labels);
     const design = await this.#designFor(metric, this.#o.firstDesignWaitMs);
     const nd = design.numeric;
     if (!nd) {
@@ -190,7 +218,7 @@ export class Reporter {
         : 0;
       const level = levelOf(nd, x, alpha);
       return this.#commit(metric, design, {
-        kind: 'numeric', key: level, clipped, draw: () => randomizeNumeric(nd, level, drawsFrom(o.random)),
+        kind: 'numeric', key: level, clipped, labels: merged, draw: () => randomizeNumeric(nd, level, drawsFrom(o.random)),
       });
     });
   }
@@ -208,8 +236,9 @@ export class Reporter {
   }
 
   // entry: {kind: 'bit' | 'category' | 'numeric', key: the memo key (0/1, the category index or
-  // the level), draw(): the randomized answer, clipped: count in valuesClipped}.
-  async #commit(metric, design, { kind, key: memoKey, draw, clipped = false }) {
+  // the level), draw(): the randomized answer, clipped: count in valuesClipped, labels: the
+  // report's (checked) labels}.
+  async #commit(metric, design, { kind, key: memoKey, draw, clipped = false, labels }) {
     const o = this.#o;
     const nowSeconds = Math.floor(o.now() / 1000);
     const periodStart = nowSeconds - (((nowSeconds % design.period) + design.period) % design.period);
@@ -249,7 +278,7 @@ export class Reporter {
       const report = {
         metric, designVersion: design.version, bit: kind === 'bit' ? drawn : 0, reportId: toBase64(id),
         eventTimeSeconds: String(nowSeconds - (nowSeconds % design.precision)),
-        labels: { ...o.labels },
+        labels: { ...labels },
         designFingerprint: design.fingerprint,
       };
       if (kind === 'category') report.categorical = { ...drawn };

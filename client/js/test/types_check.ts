@@ -16,9 +16,13 @@ async function example(): Promise<number> {
   const names: string[] = await reporter.categories('vote');
   const minutes: Uint8Array | null = await reporter.reportValue('minutes_of_use', 42.5);
   const clipped: number = (await reporter.stats()).valuesClipped;
+  // Per-report options: labels on every kind of report, a category by its index.
+  const byIndex: Uint8Array | null = await reporter.reportCategoryIndex('vote', 2, { labels: { app_version: '4.2' } });
+  await reporter.report('uses_drugs', true, { labels: { screen: 'home' } });
+  await reporter.reportValue('minutes_of_use', 42.5, { labels: { screen: 'home' } });
   const browser = new Reporter({ baseUrl: 'https://c.example', store: new IndexedDbStore(), random: seededRandom(1) });
   await browser.close({ drainTimeoutMs: 0 });
-  return (id?.length ?? 0) + (vote?.length ?? 0) + (minutes?.length ?? 0) + clipped + names.length +
+  return (id?.length ?? 0) + (vote?.length ?? 0) + (byIndex?.length ?? 0) + (minutes?.length ?? 0) + clipped + names.length +
     ledger['uses_drugs'].epsilonSpent;
 }
 void example;

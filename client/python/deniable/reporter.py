@@ -47,8 +47,9 @@ from typing import Any, Callable, Dict, Iterable, List, Mapping, Optional, Union
 
 import grpc
 
-from deniable import _rpc, categorical, numeric, randomizer
-from deniable.errors import DeniableError, is_permanent_batch_error, rejection_code
+from deniable import _rpc, categorical, labels as _labels, numeric, randomizer
+from deniable.errors import (DeniableError, code_from_number, is_permanent_batch_error,
+                             rejection_code)
 from deniable.store import DeviceStore
 from deniable.v1 import design_pb2, report_service_pb2
 
@@ -305,10 +306,13 @@ class Reporter:
         return cls(_rpc.local_target(target), store_path, insecure=True, **options)
 
     # ---- public API ----
-    def report(self, metric: str, answer: Union[bool, str]) -> ReportResult:
+    def report(self, metric: str, answer: Union[bool, str], *,
+               labels: Optional[Mapping[str, str]] = None) -> ReportResult:
         """Randomizes `answer` and queues the randomized report durably. `answer` is a bool for
         a yes/no metric, or the true category's name (str, case sensitive) for a metric with
-        categories. Returns a ReportResult: outcome QUEUED with the 16-byte report_id, or
+        categories. `labels`: public labels for this report only, added to the reporter's (a
+        key in both takes the value given here; docs/sdk.md "Per-report options"). Returns a
+        ReportResult: outcome QUEUED with the 16-byte report_id, or
         ALREADY_REPORTED ("already reported this period; nothing sent"; falsy) when this
         period's report is queued or sent already (nothing is queued). Raises DeniableError (nothing queued, nothing spent):
         INVALID_ARGUMENT for a bad metric name, and "category: not one of the categories ..."
@@ -316,20 +320,47 @@ class Reporter:
         the value passed); FAILED_PRECONDITION for a category on a yes/no metric or a bool on
         a metric with categories; the design fetch's code for an unknown metric (NOT_FOUND,
         UNAVAILABLE, ...); FAILED_PRECONDITION for FRESH_PER_PERIOD without
-        max_epsilon_per_metric; RESOURCE_EXHAUSTED when a draw would exceed it."""
+        max_epsilon_per_metric; RESOURCE_EXHAUSTED when a draw would exceed it;
+        INVALID_ARGUMENT "labels..." when the merged labels break the collector's rules
+        (deniable.labels)."""
         if not isinstance(metric, str) or not metric:
             raise DeniableError(INVALID, "metric: must be a non-empty string")
+        merged = _labels.merged(self._labels, labels)
         design = self._design_for(metric, self._first_design_wait)
         value = self._true_value(metric, design, answer)
         if design.categorical is not None:
-            return self._queue(metric, design, "category", value,
-                               lambda: categorical.randomize(design.categorical, value,
-                                                             self._rng))
+            return self._queue_category(metric, design, value, merged)
         return self._queue(metric, design, "bit", value,
                            lambda: randomizer.randomize_answer(design.a, design.b, value,
-                                                               self._rng))
+                                                               self._rng), labels=merged)
 
-    def report_value(self, metric: str, value: float) -> ReportResult:
+    def report_category_index(self, metric: str, index: int, *,
+                              labels: Optional[Mapping[str, str]] = None) -> ReportResult:
+        """report(metric, category) with the true category given by its index in the metric's
+        order (categories(metric)), 0 <= index < k: the same report as by name. Raises
+        DeniableError (nothing queued, nothing spent): INVALID_ARGUMENT "category: index must
+        be in [0, k) for metric ..." for an index outside the range (or not an int);
+        otherwise as report() with a category name (FAILED_PRECONDITION for a yes/no metric,
+        INVALID_ARGUMENT "metric: ..." for a numeric one)."""
+        if not isinstance(metric, str) or not metric:
+            raise DeniableError(INVALID, "metric: must be a non-empty string")
+        if isinstance(index, bool) or not isinstance(index, numbers.Integral):
+            raise DeniableError(INVALID, "category: index must be an int")
+        merged = _labels.merged(self._labels, labels)
+        design = self._design_for(metric, self._first_design_wait)
+        self._check_kind(metric, design, categorical_answer=True)
+        if not 0 <= index < len(design.categories):
+            raise DeniableError(INVALID, f"category: index must be in [0, "
+                                         f"{len(design.categories)}) for metric \"{metric}\"")
+        return self._queue_category(metric, design, int(index), merged)
+
+    def _queue_category(self, metric, design, index, merged):
+        return self._queue(metric, design, "category", index,
+                           lambda: categorical.randomize(design.categorical, index, self._rng),
+                           labels=merged)
+
+    def report_value(self, metric: str, value: float, *,
+                     labels: Optional[Mapping[str, str]] = None) -> ReportResult:
         """Randomizes the number `value` of a numeric metric (a metric with a range; docs/sdk.md
         "Numeric metrics") and queues the randomized report durably, as report(). The value is
         clipped to the metric's range [lo, hi] (counted in DeliveryStats.values_clipped), then
@@ -342,13 +373,14 @@ class Reporter:
         (nothing queued, nothing spent): INVALID_ARGUMENT "value: ..." for a value that is not a
         number or is NaN (the message never repeats it), and "metric: ..." for a metric that is
         not numeric (as the C++ SDK; report() on a numeric metric likewise); otherwise as
-        report()."""
+        report(). `labels`: as report()."""
         if not isinstance(metric, str) or not metric:
             raise DeniableError(INVALID, "metric: must be a non-empty string")
         if isinstance(value, bool) or not isinstance(value, numbers.Real):
             raise DeniableError(INVALID, "value: must be a number (int or float)")
         if math.isnan(value):
             raise DeniableError(INVALID, "value: is NaN, not a number to report")
+        merged = _labels.merged(self._labels, labels)
         design = self._design_for(metric, self._first_design_wait)
         nd = design.numeric_design
         if nd is None:
@@ -362,14 +394,15 @@ class Reporter:
             if nd.mechanism == numeric.ONE_BIT_MEAN else 0.0
         level = numeric.level_of(nd, x, alpha)
         return self._queue(metric, design, "numeric", level,
-                           lambda: numeric.randomize(nd, level, self._rng), clipped)
+                           lambda: numeric.randomize(nd, level, self._rng), clipped, merged)
 
-    def _queue(self, metric, design, kind, key, draw, clipped=False):
-        """The common part of report() and report_value(): one report per period, the memo of
+    def _queue(self, metric, design, kind, key, draw, clipped=False, labels=None):
+        """The common part of the report calls: one report per period, the memo of
         `kind` ("bit", "category" or "numeric") under `key` (the true value, category index or
         level), the cap, then the report committed with its memo entry and ledger line in one
         transaction. draw(): the randomized answer (a bit, a CategoricalReport, or a Report
-        with only its answer set); called only when nothing is memoized."""
+        with only its answer set); called only when nothing is memoized. labels: the report's
+        (checked) labels; None: the reporter's."""
         now = int(self._clock())
         period_start = now - now % design.period
         with self._mu:
@@ -405,7 +438,8 @@ class Reporter:
             report_id = self._rng.token(16)
             report = report_service_pb2.Report(
                 metric=metric, design_version=design.version, report_id=report_id,
-                event_time_seconds=now - now % design.precision, labels=self._labels,
+                event_time_seconds=now - now % design.precision,
+                labels=self._labels if labels is None else labels,
                 design_fingerprint=design.fingerprint)
             if design.window_firsts:
                 day, week, month = window_firsts(ledger.get("last_report_seconds", 0),
@@ -531,25 +565,31 @@ class Reporter:
 
     # ---- internals ----
     @staticmethod
-    def _true_value(metric, design, answer):
-        """The memo key of a true answer: 0/1 for yes/no, the category's index otherwise.
-        Messages never repeat the answer passed."""
+    def _check_kind(metric, design, categorical_answer):
+        """Refuses a yes/no answer (categorical_answer False) or a category for a metric of
+        another kind, as the C++ SDK does."""
         if design.numeric_design is not None:
             raise DeniableError(
                 INVALID, f"metric: \"{metric}\" is a numeric metric: report its value with "
                          "report_value(metric, number)")
-        if design.categorical is None:
-            if isinstance(answer, str):
-                raise DeniableError(
-                    grpc.StatusCode.FAILED_PRECONDITION,
-                    f"answer: metric \"{metric}\" is a yes/no metric without categories: "
-                    "report True or False")
-            return int(bool(answer))
-        if not isinstance(answer, str):
+        if design.categorical is None and categorical_answer:
+            raise DeniableError(
+                grpc.StatusCode.FAILED_PRECONDITION,
+                f"answer: metric \"{metric}\" is a yes/no metric without categories: "
+                "report True or False")
+        if design.categorical is not None and not categorical_answer:
             raise DeniableError(
                 grpc.StatusCode.FAILED_PRECONDITION,
                 f"answer: metric \"{metric}\" has categories ({', '.join(design.categories)}): "
                 "report one of them by name, not a yes/no answer")
+
+    @staticmethod
+    def _true_value(metric, design, answer):
+        """The memo key of a true answer: 0/1 for yes/no, the category's index otherwise.
+        Messages never repeat the answer passed."""
+        Reporter._check_kind(metric, design, isinstance(answer, str))
+        if design.categorical is None:
+            return int(bool(answer))
         try:
             return design.categories.index(answer)
         except ValueError:

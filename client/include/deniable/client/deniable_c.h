@@ -212,6 +212,25 @@ DENIABLE_C_API int deniable_reporter_report_labeled(deniable_reporter* reporter,
                                                     size_t label_count, uint8_t* report_id,
                                                     size_t* report_id_size, deniable_error* error);
 
+/* deniable_reporter_report_category with the true category given by its index in the
+ * metric's order (0 <= index < k; the order of GetDesignResponse.categories, as the collector
+ * lists them): the same report as by name. Errors (nothing queued): INVALID_ARGUMENT
+ * "category: index must be in [0, k) for metric ..." for an index outside the range; otherwise
+ * as deniable_reporter_report_category (FAILED_PRECONDITION for a yes/no metric,
+ * INVALID_ARGUMENT "metric" for a numeric one). */
+DENIABLE_C_API int deniable_reporter_report_category_index(deniable_reporter* reporter,
+                                                           const char* metric, int index,
+                                                           uint8_t* report_id,
+                                                           size_t* report_id_size,
+                                                           deniable_error* error);
+
+/* deniable_reporter_report_category_index with public labels for this report only, as
+ * deniable_reporter_report_labeled adds them. Errors: as
+ * deniable_reporter_report_category_index, and INVALID_ARGUMENT naming "labels". */
+DENIABLE_C_API int deniable_reporter_report_category_index_labeled(
+    deniable_reporter* reporter, const char* metric, int index, const deniable_label* labels,
+    size_t label_count, uint8_t* report_id, size_t* report_id_size, deniable_error* error);
+
 /* Randomizes `value`, the true value of a numeric metric (in the metric's unit), with the
  * metric's numeric design (1BitMean or dBitFlip) and commits the randomized report to the device
  * file, exactly as deniable_reporter_report does for bits (periods, memo, ledger, cap, delivery

@@ -57,6 +57,10 @@ final class NativeBridge {
       String[] labelKeys,
       String[] labelValues);
 
+  /** As report, for a category given by its index in the metric's order. */
+  static native byte[] reportCategoryIndex(
+      long handle, String metric, int index, String[] labelKeys, String[] labelValues);
+
   /** As report, for a numeric metric's value. */
   static native byte[] reportValue(
       long handle, String metric, double value, String[] labelKeys, String[] labelValues);

@@ -128,6 +128,31 @@ public final class Reporter implements Closeable {
   }
 
   /**
+   * {@link #reportCategory(String, String)} with the true category given by its index in the
+   * metric's order (0 &lt;= index &lt; k; the collector's order of the category names): the same
+   * report as by name. Errors: as reportCategory, INVALID_ARGUMENT "category: index must be in
+   * [0, k) for metric ..." for an index outside the range.
+   */
+  @Nonnull
+  public ReportResult reportCategoryIndex(String metric, int index) {
+    return reportCategoryIndex(metric, index, Collections.emptyMap());
+  }
+
+  /** {@link #reportCategoryIndex(String, int)} with labels for this report only. */
+  @Nonnull
+  public ReportResult reportCategoryIndex(String metric, int index, Map<String, String> labels) {
+    String[][] kv = split(labels);
+    byte[] id;
+    lock.readLock().lock();
+    try {
+      id = NativeBridge.reportCategoryIndex(open(), metric, index, kv[0], kv[1]);
+    } finally {
+      lock.readLock().unlock();
+    }
+    return new ReportResult(metric, id);
+  }
+
+  /**
    * Reports {@code value}, the true value of a numeric metric (in the metric's unit), randomized
    * with its numeric design (1BitMean or dBitFlip). The value is clipped to the metric's range
    * (counted in {@link DeliveryStats#valuesClipped}, not refused) and rounded to its level

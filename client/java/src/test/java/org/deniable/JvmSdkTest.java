@@ -17,7 +17,8 @@ import java.util.TreeMap;
  * stdout (stop / start the server on the same port, the server's count of a metric). Plain Java:
  * each check exits non-zero with its message.
  *
- * <p>Usage: JvmSdkTest contract TARGET WORK_DIR | JvmSdkTest matrix TARGET METRIC DEVICES SHARE
+ * <p>Usage: JvmSdkTest contract TARGET WORK_DIR | JvmSdkTest matrix TARGET METRIC DEVICES SHARE |
+ * JvmSdkTest options TARGET CASES_FILE
  */
 public final class JvmSdkTest {
   private static final BufferedReader CONTROL =
@@ -67,13 +68,91 @@ public final class JvmSdkTest {
   public static void main(String[] args) throws Exception {
     if (args.length >= 3 && args[0].equals("contract")) {
       contract(args[1], new File(args[2]));
+    } else if (args.length == 3 && args[0].equals("options")) {
+      options(args[1], new File(args[2]));
     } else if (args.length == 5 && args[0].equals("matrix")) {
       matrix(args[1], args[2], Integer.parseInt(args[3]), Double.parseDouble(args[4]));
     } else {
       System.err.println(
-          "usage: JvmSdkTest contract TARGET WORK_DIR | matrix TARGET METRIC N SHARE");
+          "usage: JvmSdkTest contract TARGET WORK_DIR | matrix TARGET METRIC N SHARE | "
+              + "options TARGET CASES_FILE");
       System.exit(2);
     }
+  }
+
+  /**
+   * The shared table of per-report options (tests/conformance/report_options.json), as
+   * tests/interop/jvm_sdk_test.py writes it for this program: a line "LABELS" followed by the
+   * reporter's labels as key and value fields, then per case "CASE name metric kind argument
+   * labeled key value ...", tab-separated (kind: bool, category, category_index or value;
+   * labeled 1 for the call with labels). Prints "RESULT name CODE message" per case (OK and a
+   * 16-byte report id, or the exception's code and message) for the driver to check against the
+   * table, then flushes so that the driver can count what the server stored.
+   */
+  private static void options(String target, File cases) throws IOException {
+    List<String[]> lines = new ArrayList<>();
+    for (String line : java.nio.file.Files.readAllLines(cases.toPath(), StandardCharsets.UTF_8)) {
+      lines.add(line.split("\t", -1));
+    }
+    check(lines.size() > 1 && lines.get(0)[0].equals("LABELS"), "cases file: " + cases);
+    Reporter.Builder builder =
+        Reporter.builder(target)
+            .insecure()
+            .inMemoryStoreForTests()
+            .backgroundSending(false)
+            .oneReportPerPeriod(false);  // every case's report counts
+    String[] wide = lines.get(0);
+    for (int i = 1; i + 1 < wide.length; i += 2) builder.label(wide[i], wide[i + 1]);
+    try (Reporter r = builder.build()) {
+      for (String[] c : lines.subList(1, lines.size())) {
+        check(c.length >= 6 && c[0].equals("CASE"), Arrays.toString(c));
+        String name = c[1];
+        String metric = c[2];
+        String kind = c[3];
+        String arg = c[4];
+        boolean labeled = c[5].equals("1");
+        Map<String, String> labels = new TreeMap<>();
+        for (int i = 6; i + 1 < c.length; i += 2) labels.put(c[i], c[i + 1]);
+        String outcome;
+        try {
+          ReportResult result;
+          switch (kind) {
+            case "bool":
+              boolean answer = Boolean.parseBoolean(arg);
+              result = labeled ? r.report(metric, answer, labels) : r.report(metric, answer);
+              break;
+            case "category":
+              result =
+                  labeled ? r.reportCategory(metric, arg, labels) : r.reportCategory(metric, arg);
+              break;
+            case "category_index":
+              int index = Integer.parseInt(arg);
+              result =
+                  labeled
+                      ? r.reportCategoryIndex(metric, index, labels)
+                      : r.reportCategoryIndex(metric, index);
+              break;
+            default:
+              double value = Double.parseDouble(arg);  // "NaN" parses as NaN
+              result =
+                  labeled ? r.reportValue(metric, value, labels) : r.reportValue(metric, value);
+          }
+          check(result.queued(), name + ": OK without a queued report");
+          outcome = "OK\t";
+        } catch (DeniableException e) {
+          String prefix = e.code().name() + ": ";
+          String message = e.getMessage();
+          outcome =
+              e.code().name()
+                  + "\t"
+                  + (message.startsWith(prefix) ? message.substring(prefix.length()) : message);
+        }
+        System.out.println("RESULT\t" + name + "\t" + outcome);
+      }
+      r.flush(20_000);
+      check(r.pending() == 0, "queued after flush: " + r.pending());
+    }
+    System.out.println("jvm_sdk options: done");
   }
 
   /** Interop matrix: `devices` devices, device i answering yes when i < devices * share. */
