@@ -79,6 +79,9 @@ ABSL_FLAG(std::string, dir, "", "directory for the databases (default: a new tem
 ABSL_FLAG(std::string, json, "", "write every figure as JSON to this file");
 ABSL_FLAG(int64_t, sdk_calls, 100'000, "Reporter calls per kind and round of the SDK phase");
 ABSL_FLAG(bool, skip_ingest, false, "run only the SDK phase");
+ABSL_FLAG(std::vector<std::string>, kinds,
+          std::vector<std::string>({"yes_no", "one_bit_mean", "d_bit_flip_d1", "d_bit_flip_d4"}),
+          "kinds to run (for profiling one of them; the ratios need yes_no)");
 
 namespace deniable::bench {
 namespace {
@@ -366,6 +369,18 @@ void RegisterRandomizerBenchmarks(const std::vector<Kind>& kinds,
           }
         });
   }
+  // The clip and the level alone (numeric.h ClipValue, LevelOf).
+  for (const Kind& kind : kinds) {
+    if (!kind.numeric.has_value()) continue;
+    benchmark::RegisterBenchmark(("level/" + kind.name).c_str(), [kind,
+                                                                  values](benchmark::State& state) {
+      const size_t mask = values->size() - 1;
+      size_t i = 0;
+      for (auto _ : state) {
+        benchmark::DoNotOptimize(client::LevelOfValue(*kind.numeric, (*values)[i++ & mask], 0.37));
+      }
+    });
+  }
   for (const Kind& kind : kinds) {
     if (!kind.numeric.has_value()) continue;
     benchmark::RegisterBenchmark(
@@ -422,7 +437,17 @@ int Run() {
                   "--buckets >= 4\n");
     return 2;
   }
-  const std::vector<Kind> kinds = Kinds(k);
+  std::vector<Kind> kinds = Kinds(k);
+  const std::vector<std::string> wanted = absl::GetFlag(FLAGS_kinds);
+  std::erase_if(kinds, [&](const Kind& kind) {
+    return std::find(wanted.begin(), wanted.end(), kind.name) == wanted.end();
+  });
+  if (kinds.empty()) {
+    absl::FPrintF(stderr,
+                  "--kinds names none of yes_no, one_bit_mean, d_bit_flip_d1, "
+                  "d_bit_flip_d4\n");
+    return 2;
+  }
   std::string dir = absl::GetFlag(FLAGS_dir);
   const bool temporary = dir.empty();
   if (temporary) {
