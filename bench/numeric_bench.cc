@@ -2,8 +2,9 @@
 // same run, and the SDK's cost per randomized value (issue 28; docs/performance.md "Numeric
 // ingestion").
 //
-//   deniable-numeric-bench                         200 k reports per phase, 5 rounds (~2 minutes)
-//   deniable-numeric-bench --reports=50000 --repeat=3 --json=/tmp/numeric.json
+//   deniable-numeric-bench                      200 k reports per phase, 5 rounds (under a minute)
+//   deniable-numeric-bench --reports=1000000 --json=/tmp/numeric.json      steadier (~3 minutes)
+//   deniable-numeric-bench --kinds=d_bit_flip_d4 --repeat=1                 one kind, to profile
 //
 // Phases:
 //   ingest  per round, one phase per kind in round-robin order (yes/no, 1BitMean, dBitFlip d=1,
@@ -15,14 +16,18 @@
 //           event hour, label set and batch size; only the answer differs (`bit`, or
 //           Report.numeric's d buckets and bits). Requests are built before the clock starts.
 //   sdk     the device's cost per randomized value, in the same run:
-//           - Google Benchmark, one value each: yes/no RandomizeAnswer against the numeric path
-//             Reporter::ReportValue runs (clip, alpha-point rounding or bucket, the mechanism's
-//             draws into the wire report), all on the production SecureBitGen;
+//           - Google Benchmark, CPU ns per value: yes/no RandomizeAnswer against the numeric
+//             path Reporter::ReportValue runs (randomize/: clip, alpha-point rounding or bucket,
+//             the mechanism's draws into the wire report), with its parts (level/: clip and
+//             level; mechanism/: Mechanism::Randomize of a level), on the production
+//             SecureBitGen;
 //           - the whole Reporter call per value (Report(metric, bool) against ReportValue) on an
-//             in-memory store, FRESH_PER_PERIOD so every call draws, rounds interleaved.
+//             in-memory store, FRESH_PER_PERIOD so every call draws, rounds interleaved; CPU ns
+//             of the calling thread (the reporter sends nothing meanwhile).
 // Prints reports/s per kind and round, the medians and the ratios to yes/no (dBitFlip also per
 // sampled bit: reports/s * d), then ns per value and its ratio; --json writes every figure.
 #include <benchmark/benchmark.h>
+#include <sys/resource.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -31,6 +36,7 @@
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
+#include <ctime>
 #include <filesystem>
 #include <fstream>
 #include <limits>
@@ -217,12 +223,23 @@ std::vector<v1::SubmitReportsRequest> BuildRequests(const Kind& kind, int64_t to
 
 struct PhaseResult {
   double seconds = 0;
+  double cpu_seconds = 0;  // the process's (collector and load clients) user + system time
   int64_t accepted = 0;
   int64_t stored = 0;
   int errors = 0;
   std::string first_error;
   double reports_per_second() const { return seconds > 0 ? accepted / seconds : 0; }
 };
+
+// User + system CPU time of this process (every thread), seconds.
+double ProcessCpuSeconds() {
+  rusage u{};
+  getrusage(RUSAGE_SELF, &u);
+  auto seconds = [](const timeval& t) {
+    return static_cast<double>(t.tv_sec) + static_cast<double>(t.tv_usec) * 1e-6;
+  };
+  return seconds(u.ru_utime) + seconds(u.ru_stime);
+}
 
 // Sends `requests` to `target` as blocking SubmitReports calls, `in_flight` at once over
 // `channels` connections (connected before the clock starts).
@@ -235,6 +252,7 @@ PhaseResult Send(const std::string& target, const std::vector<v1::SubmitReportsR
   absl::Mutex mu;
   std::atomic<size_t> next{0};
   std::vector<std::thread> threads;
+  const double cpu_start = ProcessCpuSeconds();
   const auto start = std::chrono::steady_clock::now();
   for (int t = 0; t < in_flight; ++t) {
     threads.emplace_back([&, t] {
@@ -255,6 +273,7 @@ PhaseResult Send(const std::string& target, const std::vector<v1::SubmitReportsR
   }
   for (std::thread& t : threads) t.join();
   result.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  result.cpu_seconds = ProcessCpuSeconds() - cpu_start;
   return result;
 }
 
@@ -305,7 +324,14 @@ std::vector<double> Values() {
   return v;
 }
 
-// ns per Reporter call of `kind`: `calls` calls on a fresh reporter (in-memory store, the
+// The calling thread's CPU time in ns (the Reporter calls below run on it alone).
+double ThreadCpuNanos() {
+  timespec t{};
+  clock_gettime(CLOCK_THREAD_CPUTIME_ID, &t);
+  return static_cast<double>(t.tv_sec) * 1e9 + static_cast<double>(t.tv_nsec);
+}
+
+// CPU ns per Reporter call of `kind`: `calls` calls on a fresh reporter (in-memory store, the
 // production SecureBitGen, no background sender, each call a new device's report).
 absl::StatusOr<double> ReporterNsPerCall(const std::shared_ptr<client::ReportTransport>& transport,
                                          const Kind& kind, int64_t calls,
@@ -321,14 +347,13 @@ absl::StatusOr<double> ReporterNsPerCall(const std::shared_ptr<client::ReportTra
   const size_t mask = values.size() - 1;
   const double mid = (kLo + kHi) / 2;
   absl::Status status;
-  const auto start = std::chrono::steady_clock::now();
+  const double start = ThreadCpuNanos();
   for (int64_t i = 0; i < calls && status.ok(); ++i) {
     const double v = values[static_cast<size_t>(i) & mask];
     status = kind.numeric.has_value() ? reporter->ReportValue(kind.metric, v)
                                       : reporter->Report(kind.metric, v > mid);
   }
-  const double ns =
-      std::chrono::duration<double, std::nano>(std::chrono::steady_clock::now() - start).count();
+  const double ns = ThreadCpuNanos() - start;
   DENIABLE_RETURN_IF_ERROR(status);
   if (reporter->pending() != static_cast<size_t>(calls)) {
     return absl::InternalError(
@@ -408,7 +433,9 @@ class CollectingReporter : public benchmark::ConsoleReporter {
   void ReportRuns(const std::vector<Run>& runs) override {
     for (const Run& run : runs) {
       if (run.run_type == Run::RT_Iteration && !run.error_occurred) {
-        (*out_)[run.benchmark_name()] = run.GetAdjustedRealTime();  // ns
+        // CPU time: one thread's own work, which other processes on the shared cores do not
+        // inflate as they do the real time.
+        (*out_)[run.benchmark_name()] = run.GetAdjustedCPUTime();  // ns
       }
     }
     ConsoleReporter::ReportRuns(runs);
@@ -461,7 +488,8 @@ int Run() {
   std::filesystem::create_directories(dir);
 
   // ---- Ingestion, kinds in round-robin order within each round.
-  std::map<std::string, std::vector<double>> rates;  // reports/s per kind, one per round
+  std::map<std::string, std::vector<double>> rates;   // reports/s per kind, one per round
+  std::map<std::string, std::vector<double>> cpu_us;  // process CPU us per report, likewise
   int errors = 0;
   if (!absl::GetFlag(FLAGS_skip_ingest)) {
     IdSource ids(static_cast<uint64_t>(absl::ToUnixNanos(absl::Now())) << 20);
@@ -491,9 +519,12 @@ int Run() {
         c->server.reset();
         for (const char* suffix : {"", "-wal", "-shm"}) std::filesystem::remove(path + suffix);
         rates[kind.name].push_back(r.reports_per_second());
-        absl::PrintF("  round %d %-14s %10.0f reports/s  (%.2f s, %d stored%s)\n", round + 1,
-                     kind.name, r.reports_per_second(), r.seconds, r.stored,
-                     r.errors ? absl::StrCat(", ", r.errors, " errors: ", r.first_error) : "");
+        cpu_us[kind.name].push_back(r.accepted > 0 ? r.cpu_seconds * 1e6 / r.accepted : 0);
+        absl::PrintF(
+            "  round %d %-14s %10.0f reports/s  %6.2f CPU us/report  (%.2f s, %d stored%s)\n",
+            round + 1, kind.name, r.reports_per_second(),
+            r.accepted > 0 ? r.cpu_seconds * 1e6 / r.accepted : 0, r.seconds, r.stored,
+            r.errors ? absl::StrCat(", ", r.errors, " errors: ", r.first_error) : "");
         if (r.errors > 0 || r.stored != total || r.accepted != total) ++errors;
       }
     }
@@ -501,7 +532,7 @@ int Run() {
 
   // ---- The SDK.
   const std::vector<double> values = Values();
-  absl::PrintF("== sdk: one randomized value (Google Benchmark, SecureBitGen)\n");
+  absl::PrintF("== sdk: one randomized value (Google Benchmark, SecureBitGen; CPU ns)\n");
   std::map<std::string, double> randomize_ns;
   RegisterRandomizerBenchmarks(kinds, &values);
   {
@@ -512,7 +543,7 @@ int Run() {
   const int64_t calls = absl::GetFlag(FLAGS_sdk_calls);
   absl::PrintF(
       "== sdk: Reporter::Report / ReportValue, %d calls per kind and round, in-memory "
-      "store, FRESH_PER_PERIOD\n",
+      "store, FRESH_PER_PERIOD; CPU ns of the calling thread\n",
       calls);
   auto transport = std::make_shared<DesignTransport>(kinds);
   std::map<std::string, std::vector<double>> reporter_ns;
@@ -525,49 +556,61 @@ int Run() {
         return 1;
       }
       reporter_ns[kind.name].push_back(*ns);
-      absl::PrintF("  round %d %-14s %8.0f ns per call\n", round + 1, kind.name, *ns);
+      absl::PrintF("  round %d %-14s %8.0f CPU ns per call\n", round + 1, kind.name, *ns);
     }
   }
 
-  // ---- The table.
+  // ---- The tables.
   const double yes_no_rate = Median(rates["yes_no"]);
+  const double yes_no_cpu = Median(cpu_us["yes_no"]);
   const double yes_no_randomize = randomize_ns["randomize/yes_no"];
   const double yes_no_call = Median(reporter_ns["yes_no"]);
-  absl::PrintF("\n== results (medians of %d rounds; ratio = kind / yes_no)\n", repeat);
-  absl::PrintF("%-14s %5s %12s %9s %9s %14s %9s | %11s %7s | %11s | %11s %7s\n", "kind", "bits",
-               "reports/s", "ratio", "round med", "bits/s", "per bit", "randomize", "ratio",
+  auto over = [](double a, double b) { return b > 0 ? a / b : 0; };
+  absl::PrintF(
+      "\n== ingestion (medians of %d rounds; ratio = kind / yes_no; capacity = yes_no's CPU "
+      "per report / the kind's)\n",
+      repeat);
+  absl::PrintF("%-14s %4s %11s %7s %9s %12s %7s | %12s %8s %8s\n", "kind", "bits", "reports/s",
+               "ratio", "round med", "bits/s", "per bit", "CPU us/rep", "capacity", "per bit");
+  for (const Kind& kind : kinds) {
+    const std::vector<double>& samples = rates[kind.name];
+    const double rate = Median(samples);
+    // The ratio of each round's pair (measured seconds apart), then their median.
+    std::vector<double> round_ratios;
+    for (size_t r = 0; r < samples.size() && r < rates["yes_no"].size(); ++r) {
+      round_ratios.push_back(over(samples[r], rates["yes_no"][r]));
+    }
+    const double cpu = Median(cpu_us[kind.name]);
+    const int d = kind.bits_per_report();
+    absl::PrintF("%-14s %4d %11.0f %7.3f %9.3f %12.0f %7.3f | %12.3f %8.3f %8.3f\n", kind.name, d,
+                 rate, over(rate, yes_no_rate), Median(round_ratios), rate * d,
+                 over(rate * d, yes_no_rate), cpu, over(yes_no_cpu, cpu),
+                 over(yes_no_cpu * d, cpu));
+  }
+  absl::PrintF("\n== sdk: CPU ns per value (ratio = kind / yes_no)\n");
+  absl::PrintF("%-14s %11s %7s %11s %11s | %11s %7s\n", "kind", "randomize", "ratio", "level",
                "mechanism", "Reporter", "ratio");
+  for (const Kind& kind : kinds) {
+    const double randomize = randomize_ns["randomize/" + kind.name];
+    const double call = Median(reporter_ns[kind.name]);
+    const std::string level = kind.numeric.has_value()
+                                  ? absl::StrFormat("%8.1f ns", randomize_ns["level/" + kind.name])
+                                  : "-";
+    absl::PrintF("%-14s %8.1f ns %7.2f %11s %8.1f ns | %8.0f ns %7.2f\n", kind.name, randomize,
+                 over(randomize, yes_no_randomize), level, randomize_ns["mechanism/" + kind.name],
+                 call, over(call, yes_no_call));
+  }
   std::string json = "{\n  \"kinds\": [\n";
   for (size_t i = 0; i < kinds.size(); ++i) {
     const Kind& kind = kinds[i];
-    const std::vector<double>& samples = rates[kind.name];
-    const double rate = Median(samples);
-    // The ratio of each round's pair (measured minutes apart, not hours), then their median.
-    std::vector<double> round_ratios;
-    for (size_t r = 0; r < samples.size() && r < rates["yes_no"].size(); ++r) {
-      if (rates["yes_no"][r] > 0) round_ratios.push_back(samples[r] / rates["yes_no"][r]);
-    }
-    const double ratio = yes_no_rate > 0 ? rate / yes_no_rate : 0;
-    const double bits = rate * kind.bits_per_report();
-    const double per_bit = yes_no_rate > 0 ? bits / yes_no_rate : 0;
-    const double randomize = randomize_ns["randomize/" + kind.name];
-    const double call = Median(reporter_ns[kind.name]);
-    const double mechanism = randomize_ns["mechanism/" + kind.name];
-    absl::PrintF(
-        "%-14s %5d %12.0f %9.3f %9.3f %14.0f %9.3f | %8.1f ns %7.2f | %8.1f ns | %8.0f ns %7.2f\n",
-        kind.name, kind.bits_per_report(), rate, ratio, Median(round_ratios), bits, per_bit,
-        randomize, yes_no_randomize > 0 ? randomize / yes_no_randomize : 0, mechanism, call,
-        yes_no_call > 0 ? call / yes_no_call : 0);
     absl::StrAppendFormat(
         &json,
         "    {\"kind\": \"%s\", \"bits_per_report\": %d, \"reports_per_second\": %s, "
-        "\"median_reports_per_second\": %.6g, \"ratio_to_yes_no\": %.6g, "
-        "\"median_round_ratio\": %.6g, \"sampled_bits_per_second\": %.6g, "
-        "\"bits_ratio_to_yes_no\": %.6g, \"randomize_ns\": %.6g, \"mechanism_ns\": %.6g, "
-        "\"reporter_ns\": %s, "
-        "\"median_reporter_ns\": %.6g}%s\n",
-        kind.name, kind.bits_per_report(), JsonList(samples), rate, ratio, Median(round_ratios),
-        bits, per_bit, randomize, mechanism, JsonList(reporter_ns[kind.name]), call,
+        "\"cpu_us_per_report\": %s, \"randomize_ns\": %.6g, \"level_ns\": %.6g, "
+        "\"mechanism_ns\": %.6g, \"reporter_ns\": %s}%s\n",
+        kind.name, kind.bits_per_report(), JsonList(rates[kind.name]), JsonList(cpu_us[kind.name]),
+        randomize_ns["randomize/" + kind.name], randomize_ns["level/" + kind.name],
+        randomize_ns["mechanism/" + kind.name], JsonList(reporter_ns[kind.name]),
         i + 1 < kinds.size() ? "," : "");
   }
   absl::StrAppendFormat(&json,
