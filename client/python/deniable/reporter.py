@@ -48,8 +48,7 @@ from typing import Any, Callable, Dict, Iterable, List, Mapping, Optional, Union
 import grpc
 
 from deniable import _rpc, categorical, labels as _labels, numeric, randomizer
-from deniable.errors import (DeniableError, code_from_number, is_permanent_batch_error,
-                             rejection_code)
+from deniable.errors import DeniableError, is_permanent_batch_error, rejection_code
 from deniable.store import DeviceStore
 from deniable.v1 import design_pb2, report_service_pb2
 
