@@ -1,5 +1,6 @@
 #include "server/service/server_counters.h"
 
+#include <algorithm>
 #include <string>
 #include <utility>
 
@@ -208,8 +209,18 @@ v1::ServerStats ServerCounters::Snapshot() const {
       accepted += Get(*counters.accepted);
       duplicate += Get(*counters.duplicate);
       rejected += Get(*counters.rejected);
+      if (name.empty()) continue;  // not attributed to a metric: in the totals only
+      v1::MetricReportCounts* m = s.add_per_metric();
+      m->set_metric(name);
+      m->set_reports_accepted(Get(*counters.accepted));
+      m->set_reports_duplicate(Get(*counters.duplicate));
+      m->set_reports_rejected(Get(*counters.rejected));
     }
   }
+  std::sort(s.mutable_per_metric()->begin(), s.mutable_per_metric()->end(),
+            [](const v1::MetricReportCounts& a, const v1::MetricReportCounts& b) {
+              return a.metric() < b.metric();
+            });
   s.set_reports_accepted(accepted);
   s.set_reports_duplicate(duplicate);
   s.set_batches_rejected(Get(batches_rejected_));

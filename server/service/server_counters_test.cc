@@ -50,6 +50,24 @@ TEST(ServerCountersTest, AddMetricMakesItsSeriesExistAtZero) {
               HasSubstr("deniable_reports_total{metric=\"smoking\",outcome=\"accepted\"} 3"));
 }
 
+TEST(ServerCountersTest, SnapshotCountsReportsByMetricSortedWithoutTheUnattributed) {
+  ServerCounters counters(1);
+  counters.AddMetric("zeta");
+  counters.RecordStored("smoking", 3, 1);
+  counters.RecordReportRejected("smoking", absl::StatusCode::kInvalidArgument);
+  counters.RecordStored("", 0, 0);
+  counters.RecordRejected(grpc::StatusCode::UNAUTHENTICATED, 5, false);  // metric=""
+  const v1::ServerStats stats = counters.Snapshot();
+  ASSERT_EQ(stats.per_metric_size(), 2);
+  EXPECT_EQ(stats.per_metric(0).metric(), "smoking");
+  EXPECT_EQ(stats.per_metric(0).reports_accepted(), 3u);
+  EXPECT_EQ(stats.per_metric(0).reports_duplicate(), 1u);
+  EXPECT_EQ(stats.per_metric(0).reports_rejected(), 1u);
+  EXPECT_EQ(stats.per_metric(1).metric(), "zeta");
+  EXPECT_EQ(stats.per_metric(1).reports_accepted(), 0u);
+  EXPECT_EQ(stats.reports_rejected(), 6u);  // the totals keep the unattributed
+}
+
 TEST(ServerCountersTest, AddMethodShowsItsOkSeriesBeforeTheFirstCall) {
   ServerCounters counters(1);
   counters.AddMethod("grpc", "deniable.v1.QueryService/ListMetrics");

@@ -188,6 +188,11 @@ def tokenless(server_bin, cli_bin, work):
         code, stats = call(base, "AdminService/GetServerStats")
         check(code == 200 and stats["reportsAccepted"] == 360, stats)
         check(stats["reportsDuplicate"] == 10 and stats["batchesRejected"] == 2, stats)  # bit=2, bad JSON
+        # perMetric (what `deniable tail` polls): the same counts by metric, sorted, no metric="".
+        per_metric = {m["metric"]: (int(m["reportsAccepted"]), int(m["reportsDuplicate"]),
+                                    int(m["reportsRejected"])) for m in stats["perMetric"]}
+        check([m["metric"] for m in stats["perMetric"]] == ["smokes", "vapes"], stats)
+        check(per_metric == {"smokes": (300, 10, 5), "vapes": (60, 0, 0)}, per_metric)
         expect_error(call(base, "QueryService/Nope"), 404, "NOT_FOUND", "QueryService/Nope")
         expect_error(call(base, "ReportService/StreamReports"), 404, "NOT_FOUND",
                      "StreamReports")

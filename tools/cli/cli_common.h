@@ -77,6 +77,9 @@ int DescribeDesign();
 int Plan();
 int Replay();
 int Stats();
+// `tail`: polls GetServerStats every --interval (up to --count polls, 0 = until interrupted) and
+// prints a line per watched metric whose stored report count grew (report_arrivals.h).
+int Tail();
 int Health();
 
 }  // namespace deniable::tools

@@ -76,7 +76,7 @@ ABSL_FLAG(bool, allow_no_privacy, false,
           "create-metric, add-version: accept a design where every report reveals its answer "
           "(a = 1, b = 0)");
 // Queries
-ABSL_FLAG(std::string, metric, "", "metric name");
+ABSL_FLAG(std::string, metric, "", "metric name (tail: names, comma-separated)");
 // The time flags are text: ParseTimeFlag (cli_parse.h) reads them and names the accepted forms.
 ABSL_FLAG(std::string, start, "",
           "start of the range [start, end): 2026-11-01 (00:00 UTC), 2026-11-01T12:00:00Z (RFC "
@@ -172,3 +172,6 @@ ABSL_FLAG(std::vector<std::string>, quantiles, {},
 ABSL_FLAG(std::string, value_column, "",
           "replay: the column of a numeric metric's values (numbers); each respondent's device "
           "reports its value with Reporter::ReportValue");
+ABSL_FLAG(absl::Duration, interval, absl::Seconds(1),
+          "tail: time between two polls of the collector's counts (e.g. 1s, 500ms)");
+ABSL_FLAG(int64_t, count, 0, "tail: stop after this many polls (0 = until interrupted)");

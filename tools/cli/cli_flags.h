@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "absl/flags/declare.h"
+#include "absl/time/time.h"
 
 ABSL_DECLARE_FLAG(std::string, target);
 ABSL_DECLARE_FLAG(double, timeout_seconds);
@@ -72,5 +73,7 @@ ABSL_DECLARE_FLAG(std::vector<std::string>, bucket_edges);
 ABSL_DECLARE_FLAG(int, sampled_buckets);
 ABSL_DECLARE_FLAG(std::vector<std::string>, quantiles);
 ABSL_DECLARE_FLAG(std::string, value_column);
+ABSL_DECLARE_FLAG(absl::Duration, interval);
+ABSL_DECLARE_FLAG(int64_t, count);
 
 #endif  // DENIABLE_TOOLS_CLI_CLI_FLAGS_H_

@@ -144,6 +144,10 @@ const std::vector<CommandSpec>& Commands() {
         "reporting_period", "randomization", "range", "unit", "mechanism", "buckets",
         "bucket_edges", "sampled_buckets"}},
       {"stats", "   (AdminService counters since the server started)", {}},
+      {"tail",
+       "[--metric=N,M] [--interval=1s] [--count=POLLS]   (a line per metric whose stored report "
+       "count grew: arrivals only, never answers; until Ctrl-C or --count polls)",
+       {"metric", "interval", "count"}},
       {"health",
        "[--service=deniable.v1.ReportService|deniable.v1.QueryService|deniable.v1.AdminService]"
        "   (SERVING: exit 0; NOT_SERVING: exit 1; an unknown service: exit 3)",

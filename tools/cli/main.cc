@@ -75,5 +75,6 @@ int main(int argc, char** argv) {
   if (command == "plan") return t::Plan();
   if (command == "replay") return t::Replay();
   if (command == "stats") return t::Stats();
+  if (command == "tail") return t::Tail();
   return t::Health();
 }
