@@ -390,15 +390,19 @@ int deniable_reporter_stats(const deniable_reporter* reporter, deniable_delivery
     if (out == nullptr) return absl::InvalidArgumentError("out: must not be NULL");
     absl::StatusOr<dc::DeliveryStats> stats = reporter->reporter->Stats();
     if (!stats.ok()) return stats.status();
-    *out = deniable_delivery_stats{.queued = stats->queued,
-                                   .acknowledged = stats->counters.acknowledged,
-                                   .duplicates = stats->counters.duplicates,
-                                   .dropped_rejected = stats->counters.dropped_rejected,
-                                   .dropped_queue_full = stats->counters.dropped_queue_full,
-                                   .dropped_too_old = stats->counters.dropped_too_old,
-                                   .send_attempts = stats->send_attempts,
-                                   .failed_attempts = stats->failed_attempts,
-                                   .values_clipped = stats->values_clipped};
+    *out =
+        deniable_delivery_stats{.queued = stats->queued,
+                                .acknowledged = stats->counters.acknowledged,
+                                .duplicates = stats->counters.duplicates,
+                                .dropped_rejected = stats->counters.dropped_rejected,
+                                .dropped_queue_full = stats->counters.dropped_queue_full,
+                                .dropped_too_old = stats->counters.dropped_too_old,
+                                .send_attempts = stats->send_attempts,
+                                .failed_attempts = stats->failed_attempts,
+                                .values_clipped = stats->values_clipped,
+                                .dropped_design_mismatch = stats->counters.dropped_design_mismatch,
+                                .batch_splits = stats->batch_splits,
+                                .kept_after_rejection = stats->kept_after_rejection};
     return absl::OkStatus();
   });
 }

@@ -32,7 +32,8 @@ TABLE = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "conforma
                      "delivery_contract.json")
 # deniable_delivery_stats has these of the table's counters.
 COUNTERS = ("acknowledged", "duplicates", "dropped_rejected", "dropped_queue_full",
-            "dropped_too_old", "send_attempts", "failed_attempts")
+            "dropped_too_old", "send_attempts", "failed_attempts", "dropped_design_mismatch",
+            "batch_splits", "kept_after_rejection")
 
 
 class ScriptedCollector:

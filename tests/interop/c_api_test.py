@@ -53,7 +53,8 @@ class Ledger(ctypes.Structure):
 class Stats(ctypes.Structure):
     _fields_ = [(name, ctypes.c_int64) for name in (
         "queued", "acknowledged", "duplicates", "dropped_rejected", "dropped_queue_full",
-        "dropped_too_old", "send_attempts", "failed_attempts", "values_clipped")]
+        "dropped_too_old", "send_attempts", "failed_attempts", "values_clipped",
+        "dropped_design_mismatch", "batch_splits", "kept_after_rejection")]
 
 
 def load(path):

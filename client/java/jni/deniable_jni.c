@@ -326,8 +326,17 @@ JNIEXPORT jlongArray JNICALL Java_org_deniable_NativeBridge_stats(JNIEnv* env, j
   deniable_delivery_stats s;
   deniable_error error;
   if (Check(env, deniable_reporter_stats(Handle(handle), &s, &error), &error)) return NULL;
-  jlong v[9] = {s.queued,           s.acknowledged,       s.duplicates,
-                s.dropped_rejected, s.dropped_queue_full, s.dropped_too_old,
-                s.send_attempts,    s.failed_attempts,    s.values_clipped};
-  return Longs(env, v, 9);
+  jlong v[12] = {s.queued,
+                 s.acknowledged,
+                 s.duplicates,
+                 s.dropped_rejected,
+                 s.dropped_queue_full,
+                 s.dropped_too_old,
+                 s.send_attempts,
+                 s.failed_attempts,
+                 s.values_clipped,
+                 s.dropped_design_mismatch,
+                 s.batch_splits,
+                 s.kept_after_rejection};
+  return Longs(env, v, 12);
 }

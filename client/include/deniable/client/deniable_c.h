@@ -149,6 +149,15 @@ typedef struct deniable_delivery_stats {
                              metric's range and was clipped to its nearest end. Added with
                              numeric metrics: a caller built against an older header passes a
                              shorter struct and must be rebuilt. */
+  /* Added with the shared delivery table (docs/sdk.md "Delivery contract"; a caller built
+     against an older header passes a shorter struct and must be rebuilt): */
+  int64_t dropped_design_mismatch; /* persisted: rejected as drawn with a design the collector
+                                      does not have under that version (FAILED_PRECONDITION,
+                                      "design_fingerprint"); not in dropped_rejected */
+  int64_t batch_splits;            /* since open: batches halved after a whole-batch
+                                      INVALID_ARGUMENT */
+  int64_t kept_after_rejection;    /* since open: reports kept after a per-report rejection
+                                      with permanent = false */
 } deniable_delivery_stats;
 
 /* Fills `options` with the defaults above (target NULL). */

@@ -22,6 +22,15 @@ public final class DeliveryStats {
    * nearest end (persisted).
    */
   public final long valuesClipped;
+  /**
+   * Dropped because the collector rejected them as drawn with a design it does not have under
+   * that version (persisted; not counted in droppedRejected).
+   */
+  public final long droppedDesignMismatch;
+  /** Since open: batches halved after a whole-batch INVALID_ARGUMENT. */
+  public final long batchSplits;
+  /** Since open: reports kept after a per-report rejection with permanent = false. */
+  public final long keptAfterRejection;
 
   DeliveryStats(long[] v) {
     queued = v[0];
@@ -33,6 +42,9 @@ public final class DeliveryStats {
     sendAttempts = v[6];
     failedAttempts = v[7];
     valuesClipped = v[8];
+    droppedDesignMismatch = v[9];
+    batchSplits = v[10];
+    keptAfterRejection = v[11];
   }
 
   @Override
@@ -41,6 +53,7 @@ public final class DeliveryStats {
         + duplicates + ", droppedRejected=" + droppedRejected + ", droppedQueueFull="
         + droppedQueueFull + ", droppedTooOld=" + droppedTooOld + ", sendAttempts="
         + sendAttempts + ", failedAttempts=" + failedAttempts + ", valuesClipped="
-        + valuesClipped + "}";
+        + valuesClipped + ", droppedDesignMismatch=" + droppedDesignMismatch + ", batchSplits="
+        + batchSplits + ", keptAfterRejection=" + keptAfterRejection + "}";
   }
 }
