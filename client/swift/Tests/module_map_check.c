@@ -18,5 +18,12 @@ int main(void) {
   /* The function the Swift Reporter's report() calls, with its NULL reporter check. */
   size_t size = 99;
   code = deniable_reporter_report_labeled(NULL, "m", 1, NULL, NULL, 0, NULL, &size, &e);
+  if (code != DENIABLE_INVALID_ARGUMENT || size != 0) return 1;
+  /* The functions reportCategoryIndex() and reportValue() call, likewise. */
+  size = 99;
+  code = deniable_reporter_report_category_index_labeled(NULL, "m", 0, NULL, 0, NULL, &size, &e);
+  if (code != DENIABLE_INVALID_ARGUMENT || size != 0) return 1;
+  size = 99;
+  code = deniable_reporter_report_value_labeled(NULL, "m", 1.0, NULL, 0, NULL, &size, &e);
   return code == DENIABLE_INVALID_ARGUMENT && size == 0 ? 0 : 1;
 }

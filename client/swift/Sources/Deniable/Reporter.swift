@@ -45,7 +45,7 @@ private func check(_ code: Int32, _ error: inout deniable_error) throws {
   throw DeniableError(code: code, message: message)
 }
 
-/// Reports yes/no and categorical answers with randomized response; reports are durable in
+/// Reports yes/no, categorical and numeric answers with randomized response; reports are durable in
 /// `storePath` (Application Support, excluded from backups) before report() returns.
 /// Thread safety: the methods may be called from any thread; close() must be the last call.
 public final class Reporter {
@@ -83,6 +83,42 @@ public final class Reporter {
     let code = l.withUnsafeBufferPointer { buffer in
       deniable_reporter_report_labeled(handle, c.copy(metric), answer ? 1 : 0, c.copy(category),
                                        buffer.baseAddress, buffer.count, &id, &size, &e)
+    }
+    try check(code, &e)
+    return size == 0 ? .alreadyReported : .queued(reportId: id)
+  }
+
+  /// Randomizes the category at `index` (0-based, in the metric's order) of a metric with
+  /// categories and queues the report: the same report as report(metric, category: name).
+  public func reportCategoryIndex(_ metric: String, _ index: Int32,
+                                  labels: [String: String] = [:]) throws -> ReportOutcome {
+    let c = CStrings()
+    var id = [UInt8](repeating: 0, count: 16)
+    var size = 0
+    var e = deniable_error()
+    let l = c.labels(labels)
+    let code = l.withUnsafeBufferPointer { buffer in
+      deniable_reporter_report_category_index_labeled(handle, c.copy(metric), index,
+                                                      buffer.baseAddress, buffer.count, &id,
+                                                      &size, &e)
+    }
+    try check(code, &e)
+    return size == 0 ? .alreadyReported : .queued(reportId: id)
+  }
+
+  /// Randomizes `value`, the true value of a numeric metric in its unit (clipped to the
+  /// metric's range, counted in the delivery stats), and queues the report; the value itself
+  /// never leaves the randomizer.
+  public func reportValue(_ metric: String, _ value: Double,
+                          labels: [String: String] = [:]) throws -> ReportOutcome {
+    let c = CStrings()
+    var id = [UInt8](repeating: 0, count: 16)
+    var size = 0
+    var e = deniable_error()
+    let l = c.labels(labels)
+    let code = l.withUnsafeBufferPointer { buffer in
+      deniable_reporter_report_value_labeled(handle, c.copy(metric), value, buffer.baseAddress,
+                                             buffer.count, &id, &size, &e)
     }
     try check(code, &e)
     return size == 0 ? .alreadyReported : .queued(reportId: id)
