@@ -36,6 +36,10 @@ class PeriodTest : public testing::ReporterFileFixture {
 };
 
 TEST_F(PeriodTest, KReportCallsInOnePeriodQueueOneReport) {
+  std::vector<std::string> infos;
+  options_.log = [&infos](LogLevel level, absl::string_view message) {
+    if (level == LogLevel::kInfo) infos.emplace_back(message);
+  };
   auto reporter = Make();
   std::string first_id;
   ASSERT_TRUE(reporter->Report("m", true, &first_id).ok());
@@ -54,6 +58,11 @@ TEST_F(PeriodTest, KReportCallsInOnePeriodQueueOneReport) {
   EXPECT_EQ(m.reports_repeated_in_period, 6);
   EXPECT_EQ(m.randomizations, 1);
   EXPECT_DOUBLE_EQ(m.epsilon_spent, kLn3);
+  // Each repeated call is said as the other SDKs say it ("already reported this period; nothing
+  // sent"), not only an OK with an empty id.
+  EXPECT_EQ(std::count(infos.begin(), infos.end(),
+                       "metric \"m\": already reported this period; nothing sent"),
+            6);
 }
 
 TEST_F(PeriodTest, TheNextPeriodQueuesOneMoreWithTheMemoizedBit) {

@@ -463,8 +463,14 @@ absl::Status Reporter::ReportAnswerOnce(const std::string& metric, const TrueAns
   if ((options_.one_report_per_period && in_period > 0) ||
       (design.reporting_once && history->second.second)) {
     // The period's report (or the metric's only report) is queued already: nothing changes on
-    // the wire.
-    return store_->CountRepeatedReport(metric);
+    // the wire. OK with report_id cleared, and said in the log, as the other SDKs say it.
+    DENIABLE_RETURN_IF_ERROR(store_->CountRepeatedReport(metric));
+    Log(LogLevel::kInfo,
+        absl::StrCat("metric \"", metric, "\": ",
+                     design.reporting_once ? "already reported (a metric reported once per device)"
+                                           : "already reported this period",
+                     "; nothing sent"));
+    return absl::OkStatus();
   }
   // The only uses of `answer` / `category`: the memo key and the randomizer; only the
   // randomized report comes out.

@@ -278,7 +278,9 @@ class Reporter {
   // Randomizes `answer` with the metric's design (or takes its memoized bit) and commits the
   // randomized report to the store; OK means it is durable and will be sent. When the metric's
   // report of the current period is already queued, nothing is queued, the call is counted in
-  // MetricLedger::reports_repeated_in_period and OK is returned (see "One report per period").
+  // MetricLedger::reports_repeated_in_period, ReporterOptions::log receives kInfo "metric \"m\":
+  // already reported this period; nothing sent", `report_id` is cleared and OK is returned (see
+  // "One report per period"): an empty id is how a caller tells that outcome from a queued one.
   // Errors (nothing is queued then): INVALID_ARGUMENT for invalid options;
   // the design fetch's status for a metric never seen (NOT_FOUND, UNAVAILABLE,
   // DEADLINE_EXCEEDED; INVALID_ARGUMENT if the server sent a design the SDK cannot verify);
