@@ -56,6 +56,38 @@ absl::Status CheckPositive(int64_t value, const char* field) {
   return absl::InvalidArgumentError(absl::StrCat(field, ": must be > 0, but is ", value));
 }
 
+// The body every deniable_reporter_report* function shares: checks the reporter, the metric and
+// the labels (naming the field), runs `report` (one of the Reporter's Report calls, with the
+// labels and the id to fill), and copies the queued report's id out; nothing queued leaves
+// *report_id_size at 0 (set by the caller before Guarded, so that it is 0 on every error).
+template <typename Report>
+absl::Status ReportWithLabels(deniable_reporter* reporter, const char* metric,
+                              const deniable_label* labels, size_t label_count, uint8_t* report_id,
+                              size_t* report_id_size, Report report) {
+  if (reporter == nullptr) return absl::InvalidArgumentError("reporter: must not be NULL");
+  if (metric == nullptr || metric[0] == '\0') {
+    return absl::InvalidArgumentError("metric: must be a metric name, but is empty");
+  }
+  if (labels == nullptr && label_count > 0) {
+    return absl::InvalidArgumentError("labels: NULL with label_count > 0");
+  }
+  std::map<std::string, std::string> extra;
+  for (size_t i = 0; i < label_count; ++i) {
+    if (labels[i].key == nullptr || labels[i].value == nullptr) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("labels[", i, "]: key and value must not be NULL"));
+    }
+    extra[labels[i].key] = labels[i].value;
+  }
+  std::string id;
+  absl::Status status = report(*reporter->reporter, extra, &id);
+  if (status.ok() && !id.empty()) {
+    if (report_id != nullptr) std::memcpy(report_id, id.data(), std::min<size_t>(id.size(), 16));
+    if (report_id_size != nullptr) *report_id_size = id.size();
+  }
+  return status;
+}
+
 }  // namespace
 
 extern "C" {
@@ -236,34 +268,15 @@ int deniable_reporter_report_labeled(deniable_reporter* reporter, const char* me
                                      deniable_error* error) {
   if (report_id_size != nullptr) *report_id_size = 0;
   return Guarded(error, [&]() -> absl::Status {
-    if (reporter == nullptr) return absl::InvalidArgumentError("reporter: must not be NULL");
-    if (metric == nullptr || metric[0] == '\0') {
-      return absl::InvalidArgumentError("metric: must be a metric name, but is empty");
-    }
     if (category != nullptr && category[0] == '\0') {
       return absl::InvalidArgumentError("category: must be a category name or NULL, but is empty");
     }
-    if (labels == nullptr && label_count > 0) {
-      return absl::InvalidArgumentError("labels: NULL with label_count > 0");
-    }
-    std::map<std::string, std::string> extra;
-    for (size_t i = 0; i < label_count; ++i) {
-      if (labels[i].key == nullptr || labels[i].value == nullptr) {
-        return absl::InvalidArgumentError(
-            absl::StrCat("labels[", i, "]: key and value must not be NULL"));
-      }
-      extra[labels[i].key] = labels[i].value;
-    }
-    std::string id;
-    absl::Status status =
-        category == nullptr
-            ? reporter->reporter->Report(metric, answer != 0, extra, &id)
-            : reporter->reporter->Report(metric, absl::string_view(category), extra, &id);
-    if (status.ok() && !id.empty()) {
-      if (report_id != nullptr) std::memcpy(report_id, id.data(), std::min<size_t>(id.size(), 16));
-      if (report_id_size != nullptr) *report_id_size = id.size();
-    }
-    return status;
+    return ReportWithLabels(
+        reporter, metric, labels, label_count, report_id, report_id_size,
+        [&](dc::Reporter& r, const std::map<std::string, std::string>& extra, std::string* id) {
+          return category == nullptr ? r.Report(metric, answer != 0, extra, id)
+                                     : r.Report(metric, absl::string_view(category), extra, id);
+        });
   });
 }
 
@@ -280,28 +293,11 @@ int deniable_reporter_report_category_index_labeled(deniable_reporter* reporter,
                                                     size_t* report_id_size, deniable_error* error) {
   if (report_id_size != nullptr) *report_id_size = 0;
   return Guarded(error, [&]() -> absl::Status {
-    if (reporter == nullptr) return absl::InvalidArgumentError("reporter: must not be NULL");
-    if (metric == nullptr || metric[0] == '\0') {
-      return absl::InvalidArgumentError("metric: must be a metric name, but is empty");
-    }
-    if (labels == nullptr && label_count > 0) {
-      return absl::InvalidArgumentError("labels: NULL with label_count > 0");
-    }
-    std::map<std::string, std::string> extra;
-    for (size_t i = 0; i < label_count; ++i) {
-      if (labels[i].key == nullptr || labels[i].value == nullptr) {
-        return absl::InvalidArgumentError(
-            absl::StrCat("labels[", i, "]: key and value must not be NULL"));
-      }
-      extra[labels[i].key] = labels[i].value;
-    }
-    std::string id;
-    absl::Status status = reporter->reporter->ReportCategoryIndex(metric, index, extra, &id);
-    if (status.ok() && !id.empty()) {
-      if (report_id != nullptr) std::memcpy(report_id, id.data(), std::min<size_t>(id.size(), 16));
-      if (report_id_size != nullptr) *report_id_size = id.size();
-    }
-    return status;
+    return ReportWithLabels(
+        reporter, metric, labels, label_count, report_id, report_id_size,
+        [&](dc::Reporter& r, const std::map<std::string, std::string>& extra, std::string* id) {
+          return r.ReportCategoryIndex(metric, index, extra, id);
+        });
   });
 }
 
@@ -318,28 +314,11 @@ int deniable_reporter_report_value_labeled(deniable_reporter* reporter, const ch
                                            size_t* report_id_size, deniable_error* error) {
   if (report_id_size != nullptr) *report_id_size = 0;
   return Guarded(error, [&]() -> absl::Status {
-    if (reporter == nullptr) return absl::InvalidArgumentError("reporter: must not be NULL");
-    if (metric == nullptr || metric[0] == '\0') {
-      return absl::InvalidArgumentError("metric: must be a metric name, but is empty");
-    }
-    if (labels == nullptr && label_count > 0) {
-      return absl::InvalidArgumentError("labels: NULL with label_count > 0");
-    }
-    std::map<std::string, std::string> extra;
-    for (size_t i = 0; i < label_count; ++i) {
-      if (labels[i].key == nullptr || labels[i].value == nullptr) {
-        return absl::InvalidArgumentError(
-            absl::StrCat("labels[", i, "]: key and value must not be NULL"));
-      }
-      extra[labels[i].key] = labels[i].value;
-    }
-    std::string id;
-    absl::Status status = reporter->reporter->ReportValue(metric, value, extra, &id);
-    if (status.ok() && !id.empty()) {
-      if (report_id != nullptr) std::memcpy(report_id, id.data(), std::min<size_t>(id.size(), 16));
-      if (report_id_size != nullptr) *report_id_size = id.size();
-    }
-    return status;
+    return ReportWithLabels(
+        reporter, metric, labels, label_count, report_id, report_id_size,
+        [&](dc::Reporter& r, const std::map<std::string, std::string>& extra, std::string* id) {
+          return r.ReportValue(metric, value, extra, id);
+        });
   });
 }
 

@@ -75,35 +75,20 @@ public final class Reporter {
   /// Randomizes `answer` (or a category of a metric with categories) and queues the report.
   public func report(_ metric: String, _ answer: Bool = false, category: String? = nil,
                      labels: [String: String] = [:]) throws -> ReportOutcome {
-    let c = CStrings()
-    var id = [UInt8](repeating: 0, count: 16)
-    var size = 0
-    var e = deniable_error()
-    let l = c.labels(labels)
-    let code = l.withUnsafeBufferPointer { buffer in
+    try queue(labels) { c, l, n, id, size, e in
       deniable_reporter_report_labeled(handle, c.copy(metric), answer ? 1 : 0, c.copy(category),
-                                       buffer.baseAddress, buffer.count, &id, &size, &e)
+                                       l, n, id, size, e)
     }
-    try check(code, &e)
-    return size == 0 ? .alreadyReported : .queued(reportId: id)
   }
 
   /// Randomizes the category at `index` (0-based, in the metric's order) of a metric with
   /// categories and queues the report: the same report as report(metric, category: name).
   public func reportCategoryIndex(_ metric: String, _ index: Int32,
                                   labels: [String: String] = [:]) throws -> ReportOutcome {
-    let c = CStrings()
-    var id = [UInt8](repeating: 0, count: 16)
-    var size = 0
-    var e = deniable_error()
-    let l = c.labels(labels)
-    let code = l.withUnsafeBufferPointer { buffer in
-      deniable_reporter_report_category_index_labeled(handle, c.copy(metric), index,
-                                                      buffer.baseAddress, buffer.count, &id,
-                                                      &size, &e)
+    try queue(labels) { c, l, n, id, size, e in
+      deniable_reporter_report_category_index_labeled(handle, c.copy(metric), index, l, n, id,
+                                                      size, e)
     }
-    try check(code, &e)
-    return size == 0 ? .alreadyReported : .queued(reportId: id)
   }
 
   /// Randomizes `value`, the true value of a numeric metric in its unit (clipped to the
@@ -111,14 +96,25 @@ public final class Reporter {
   /// never leaves the randomizer.
   public func reportValue(_ metric: String, _ value: Double,
                           labels: [String: String] = [:]) throws -> ReportOutcome {
+    try queue(labels) { c, l, n, id, size, e in
+      deniable_reporter_report_value_labeled(handle, c.copy(metric), value, l, n, id, size, e)
+    }
+  }
+
+  /// One C report call with the labels, the 16-byte id buffer and the error: queued (with the
+  /// id) or already reported (the C API leaves the size at 0).
+  private func queue(
+    _ labels: [String: String],
+    _ call: (CStrings, UnsafePointer<deniable_label>?, Int, UnsafeMutablePointer<UInt8>,
+             UnsafeMutablePointer<Int>, UnsafeMutablePointer<deniable_error>) -> Int32
+  ) throws -> ReportOutcome {
     let c = CStrings()
     var id = [UInt8](repeating: 0, count: 16)
     var size = 0
     var e = deniable_error()
     let l = c.labels(labels)
     let code = l.withUnsafeBufferPointer { buffer in
-      deniable_reporter_report_value_labeled(handle, c.copy(metric), value, buffer.baseAddress,
-                                             buffer.count, &id, &size, &e)
+      call(c, buffer.baseAddress, buffer.count, &id, &size, &e)
     }
     try check(code, &e)
     return size == 0 ? .alreadyReported : .queued(reportId: id)
