@@ -188,6 +188,18 @@ done:
   free((void*)c);
 }
 
+/* A report call's answer to Java: the queued report's id (empty when nothing was queued), or
+ * NULL with the DeniableException thrown for a failed call. */
+static jbyteArray IdOrThrow(JNIEnv* env, int code, deniable_error* error, const uint8_t* id,
+                            size_t id_size) {
+  if (Check(env, code, error)) return NULL;
+  jbyteArray result = (*env)->NewByteArray(env, (jsize)id_size);
+  if (result != NULL && id_size > 0) {
+    (*env)->SetByteArrayRegion(env, result, 0, (jsize)id_size, (const jbyte*)id);
+  }
+  return result;
+}
+
 JNIEXPORT jbyteArray JNICALL Java_org_deniable_NativeBridge_report(
     JNIEnv* env, jclass cls, jlong handle, jstring metric, jboolean answer, jstring category,
     jobjectArray label_keys, jobjectArray label_values) {
@@ -205,11 +217,7 @@ JNIEXPORT jbyteArray JNICALL Java_org_deniable_NativeBridge_report(
   deniable_error error;
   int code = deniable_reporter_report_labeled(Handle(handle), m.c, answer ? 1 : 0, cat.c,
                                               labels.labels, labels.count, id, &id_size, &error);
-  if (Check(env, code, &error)) goto done;
-  result = (*env)->NewByteArray(env, (jsize)id_size);
-  if (result != NULL && id_size > 0) {
-    (*env)->SetByteArrayRegion(env, result, 0, (jsize)id_size, (const jbyte*)id);
-  }
+  result = IdOrThrow(env, code, &error, id, id_size);
 done:
   FreeLabels(env, &labels);
   Release(env, &m);
@@ -234,11 +242,7 @@ JNIEXPORT jbyteArray JNICALL Java_org_deniable_NativeBridge_reportValue(
   deniable_error error;
   int code = deniable_reporter_report_value_labeled(Handle(handle), m.c, value, labels.labels,
                                                     labels.count, id, &id_size, &error);
-  if (Check(env, code, &error)) goto done;
-  result = (*env)->NewByteArray(env, (jsize)id_size);
-  if (result != NULL && id_size > 0) {
-    (*env)->SetByteArrayRegion(env, result, 0, (jsize)id_size, (const jbyte*)id);
-  }
+  result = IdOrThrow(env, code, &error, id, id_size);
 done:
   FreeLabels(env, &labels);
   Release(env, &m);
@@ -262,11 +266,7 @@ JNIEXPORT jbyteArray JNICALL Java_org_deniable_NativeBridge_reportCategoryIndex(
   deniable_error error;
   int code = deniable_reporter_report_category_index_labeled(
       Handle(handle), m.c, (int)index, labels.labels, labels.count, id, &id_size, &error);
-  if (Check(env, code, &error)) goto done;
-  result = (*env)->NewByteArray(env, (jsize)id_size);
-  if (result != NULL && id_size > 0) {
-    (*env)->SetByteArrayRegion(env, result, 0, (jsize)id_size, (const jbyte*)id);
-  }
+  result = IdOrThrow(env, code, &error, id, id_size);
 done:
   FreeLabels(env, &labels);
   Release(env, &m);
