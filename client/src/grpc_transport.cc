@@ -7,19 +7,30 @@
 #include <algorithm>
 #include <chrono>
 #include <fstream>
+#include <optional>
 #include <sstream>
 #include <string>
 
 #include "absl/status/status.h"
 #include "absl/strings/str_cat.h"
+#include "client/src/unreachable.h"
 #include "deniable/v1/report_service.grpc.pb.h"
 
 namespace deniable::client {
 namespace {
 
-// The one place where a grpc::Status becomes an absl::Status in the SDK.
-absl::Status FromGrpcStatus(const grpc::Status& status) {
+// The one place where a grpc::Status becomes an absl::Status in the SDK. UNAVAILABLE from the
+// transport (nothing listening, TLS against plaintext, the HTTP port) says what to do
+// (unreachable.h); the code is kept, so the delivery contract is unchanged.
+absl::Status FromGrpcStatus(const grpc::Status& status, const std::string& target,
+                            TransportSecurity security) {
   if (status.ok()) return absl::OkStatus();
+  if (status.error_code() == grpc::StatusCode::UNAVAILABLE) {
+    if (std::optional<std::string> explained =
+            ExplainUnreachable(target, security, status.error_message())) {
+      return absl::UnavailableError(*explained);
+    }
+  }
   return absl::Status(static_cast<absl::StatusCode>(status.error_code()), status.error_message());
 }
 
@@ -32,8 +43,12 @@ void SetDeadline(grpc::ClientContext* context, absl::Duration timeout) {
 
 class GrpcTransport : public ReportTransport {
  public:
-  explicit GrpcTransport(std::shared_ptr<grpc::Channel> channel)
-      : channel_(std::move(channel)), stub_(v1::ReportService::NewStub(channel_)) {}
+  GrpcTransport(std::shared_ptr<grpc::Channel> channel, std::string target,
+                TransportSecurity security)
+      : channel_(std::move(channel)),
+        stub_(v1::ReportService::NewStub(channel_)),
+        target_(std::move(target)),
+        security_(security) {}
 
   absl::StatusOr<v1::GetDesignResponse> GetDesign(const std::string& metric,
                                                   absl::Duration timeout) override {
@@ -43,7 +58,7 @@ class GrpcTransport : public ReportTransport {
     request.set_metric(metric);
     v1::GetDesignResponse response;
     grpc::Status status = stub_->GetDesign(&context, request, &response);
-    if (!status.ok()) return FromGrpcStatus(status);
+    if (!status.ok()) return FromGrpcStatus(status, target_, security_);
     return response;
   }
 
@@ -53,13 +68,15 @@ class GrpcTransport : public ReportTransport {
     SetDeadline(&context, timeout);
     v1::SubmitReportsResponse response;
     grpc::Status status = stub_->SubmitReports(&context, request, &response);
-    if (!status.ok()) return FromGrpcStatus(status);
+    if (!status.ok()) return FromGrpcStatus(status, target_, security_);
     return response;
   }
 
  private:
   std::shared_ptr<grpc::Channel> channel_;
   std::unique_ptr<v1::ReportService::Stub> stub_;
+  const std::string target_;  // for messages; empty for a caller's channel
+  const TransportSecurity security_;
 };
 
 absl::StatusOr<std::string> ReadPem(const std::string& field, const std::string& path) {
@@ -83,7 +100,7 @@ grpc::ChannelArguments ChannelArgs(absl::Duration max_reconnect_backoff) {
 }  // namespace
 
 std::shared_ptr<ReportTransport> MakeGrpcTransport(std::shared_ptr<grpc::Channel> channel) {
-  return std::make_shared<GrpcTransport>(std::move(channel));
+  return std::make_shared<GrpcTransport>(std::move(channel), "", TransportSecurity::kUnknown);
 }
 
 absl::StatusOr<std::shared_ptr<ReportTransport>> MakeSecureGrpcTransport(
@@ -116,13 +133,17 @@ absl::StatusOr<std::shared_ptr<ReportTransport>> MakeSecureGrpcTransport(
   if (!options.server_name_override.empty()) {
     args.SetSslTargetNameOverride(options.server_name_override);
   }
-  return MakeGrpcTransport(grpc::CreateCustomChannel(options.target, credentials, args));
+  return std::make_shared<GrpcTransport>(
+      grpc::CreateCustomChannel(options.target, credentials, args), options.target,
+      TransportSecurity::kTls);
 }
 
 std::shared_ptr<ReportTransport> MakeInsecureGrpcTransport(const std::string& target,
                                                            absl::Duration max_reconnect_backoff) {
-  return MakeGrpcTransport(grpc::CreateCustomChannel(target, grpc::InsecureChannelCredentials(),
-                                                     ChannelArgs(max_reconnect_backoff)));
+  return std::make_shared<GrpcTransport>(
+      grpc::CreateCustomChannel(target, grpc::InsecureChannelCredentials(),
+                                ChannelArgs(max_reconnect_backoff)),
+      target, TransportSecurity::kPlaintext);
 }
 
 }  // namespace deniable::client
