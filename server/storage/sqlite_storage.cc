@@ -87,7 +87,7 @@ struct SqliteStorage::WriteStatements {
   SqliteStatement insert_metric, insert_design, insert_labelset, find_labelset;
   SqliteStatement insert_recent, find_report, hour_has_reports, upsert_count;
   SqliteStatement insert_moved, delete_moved, start_move, end_move;
-  SqliteStatement drop_copied, set_watermark, advance_watermark, end_watermark;
+  SqliteStatement set_watermark, advance_watermark, end_watermark;
   SqliteStatement upsert_category_count;
   SqliteStatement upsert_first_count;  // first_counts (sqlite_schema.h version 5)
   SqliteStatement metric_exists;
@@ -182,13 +182,6 @@ absl::Status SqliteStorage::Init(const SqliteOptions& options) {
       SqliteStatement delete_moved,
       prepare_write("DELETE FROM recent_reports WHERE metric_id = ? AND event_time = ? AND "
                     "seq > ? AND seq <= ?"));
-  // The rows a failed move copied and left behind its watermark (see MoveHour).
-  DENIABLE_ASSIGN_OR_RETURN(
-      SqliteStatement drop_copied,
-      prepare_write("DELETE FROM recent_reports WHERE metric_id = ?1 AND event_time = ?2 AND "
-                    "seq <= (SELECT last_seq FROM move_watermarks WHERE metric_id = ?1 AND "
-                    "event_time = ?2) AND report_id <= (SELECT last_id FROM move_watermarks "
-                    "WHERE metric_id = ?1 AND event_time = ?2)"));
   DENIABLE_ASSIGN_OR_RETURN(
       SqliteStatement set_watermark,
       prepare_write("INSERT OR REPLACE INTO move_watermarks(metric_id, event_time, last_seq, "
@@ -252,7 +245,6 @@ absl::Status SqliteStorage::Init(const SqliteOptions& options) {
                                    std::move(delete_moved),
                                    std::move(start_move),
                                    std::move(end_move),
-                                   std::move(drop_copied),
                                    std::move(set_watermark),
                                    std::move(advance_watermark),
                                    std::move(end_watermark),
@@ -326,16 +318,80 @@ absl::Status SqliteStorage::StartMoves(const SqliteOptions& options) {
 }
 
 absl::Status SqliteStorage::FinishInterruptedMoves() {
-  // A move interrupted by a crash (or a database written by an older version) may hold rows in
-  // both tables: the copied ones behind its watermark. Keep the keyed copy; the move starts
+  // A move interrupted by a crash or a Close holds rows in both tables: the copied ones behind
+  // its watermark. Keep the keyed copy (in transactions of a bounded size); the move starts
   // again when the mover next picks the metric-hour.
+  std::vector<HourKey> marked;
+  {
+    DENIABLE_ASSIGN_OR_RETURN(
+        SqliteStatement st,
+        SqliteStatement::Prepare(write_db_, "SELECT metric_id, event_time FROM move_watermarks"));
+    while (true) {
+      DENIABLE_ASSIGN_OR_RETURN(bool row, st.Step());
+      if (!row) break;
+      marked.push_back(HourKey{st.ColumnInt64(0), st.ColumnInt64(1)});
+    }
+  }
+  for (const HourKey& key : marked) DENIABLE_RETURN_IF_ERROR(DropCopiedRows(key));
+  // A database written by an older version (before the watermark) may hold rows of an
+  // interrupted move in both tables, with no watermark saying which.
   return SqliteExec(write_db_,
                     "BEGIN IMMEDIATE; "
                     "DELETE FROM recent_reports WHERE (metric_id, event_time) IN "
-                    "(SELECT metric_id, event_time FROM moving) AND EXISTS (SELECT 1 FROM "
+                    "(SELECT metric_id, event_time FROM moving EXCEPT SELECT metric_id, "
+                    "event_time FROM move_watermarks) AND EXISTS (SELECT 1 FROM "
                     "reports r WHERE r.metric_id = recent_reports.metric_id AND r.event_time = "
                     "recent_reports.event_time AND r.report_id = recent_reports.report_id); "
                     "DELETE FROM moving; DELETE FROM move_watermarks; COMMIT;");
+}
+
+absl::Status SqliteStorage::DropCopiedRows(const HourKey& key) {
+  DENIABLE_ASSIGN_OR_RETURN(
+      SqliteStatement mark,
+      SqliteStatement::Prepare(write_db_,
+                               "SELECT last_seq, last_id FROM move_watermarks WHERE metric_id = ? "
+                               "AND event_time = ? AND last_id IS NOT NULL"));
+  mark.BindInt64(1, key.metric_id);
+  mark.BindInt64(2, key.event_time);
+  DENIABLE_ASSIGN_OR_RETURN(bool marked, mark.Step());
+  if (!marked) return absl::OkStatus();  // nothing copied
+  const int64_t last_seq = mark.ColumnInt64(0);
+  const std::string last_id = mark.ColumnBlob(1);
+  mark.Reset();
+  // The seq kMoveReadRows rows further on: each transaction deletes within one such range (the
+  // copied rows among them), a bounded number of pages.
+  DENIABLE_ASSIGN_OR_RETURN(
+      SqliteStatement bound,
+      SqliteStatement::Prepare(write_db_,
+                               "SELECT seq FROM recent_reports WHERE metric_id = ? AND "
+                               "event_time = ? AND seq > ? AND seq <= ? ORDER BY seq LIMIT 1 "
+                               "OFFSET ?"));
+  DENIABLE_ASSIGN_OR_RETURN(
+      SqliteStatement del,
+      SqliteStatement::Prepare(write_db_,
+                               "DELETE FROM recent_reports WHERE metric_id = ? AND event_time = ? "
+                               "AND seq > ? AND seq <= ? AND report_id <= ?"));
+  for (int64_t after = 0; after < last_seq;) {
+    bound.BindInt64(1, key.metric_id);
+    bound.BindInt64(2, key.event_time);
+    bound.BindInt64(3, after);
+    bound.BindInt64(4, last_seq);
+    bound.BindInt64(5, kMoveReadRows - 1);
+    DENIABLE_ASSIGN_OR_RETURN(bool found, bound.Step());
+    const int64_t upto = found ? bound.ColumnInt64(0) : last_seq;
+    bound.Reset();
+    DENIABLE_RETURN_IF_ERROR(RunInTransaction([&]() -> absl::Status {
+      write_mu_.AssertHeld();  // run with it held (-Wthread-safety cannot see it)
+      del.BindInt64(1, key.metric_id);
+      del.BindInt64(2, key.event_time);
+      del.BindInt64(3, after);
+      del.BindInt64(4, upto);
+      del.BindBlob(5, last_id.data(), static_cast<int>(last_id.size()));
+      return del.Run();
+    }));
+    after = upto;
+  }
+  return absl::OkStatus();
 }
 
 absl::Status SqliteStorage::LoadRecent() {
@@ -894,13 +950,13 @@ absl::Status SqliteStorage::MoveHour(const HourKey& key) {
       hour->moved = std::make_unique<MovedIdsFilter>();
     }
     last_seq = next_seq_ - 1;
+    // What a failed move of this hour copied goes first (its watermark still hides it).
+    DENIABLE_RETURN_IF_ERROR(DropCopiedRows(key));
     auto start = [&]() -> absl::Status {
       write_mu_.AssertHeld();  // run with it held (-Wthread-safety cannot see it)
-      for (SqliteStatement* st : {&write_->drop_copied, &write_->start_move}) {
-        st->BindInt64(1, key.metric_id);
-        st->BindInt64(2, key.event_time);
-        DENIABLE_RETURN_IF_ERROR(st->Run());
-      }
+      write_->start_move.BindInt64(1, key.metric_id);
+      write_->start_move.BindInt64(2, key.event_time);
+      DENIABLE_RETURN_IF_ERROR(write_->start_move.Run());
       SqliteStatement& mark = write_->set_watermark;
       mark.BindInt64(1, key.metric_id);
       mark.BindInt64(2, key.event_time);

@@ -199,6 +199,10 @@ class SqliteStorage : public Storage {
   absl::StatusOr<bool> IsStored(const HourKey& key, const ReportRow& row)
       ABSL_EXCLUSIVE_LOCKS_REQUIRED(write_mu_);
   absl::Status FinishInterruptedMoves() ABSL_EXCLUSIVE_LOCKS_REQUIRED(write_mu_);
+  // Deletes the metric-hour's recent rows behind its watermark (copied into `reports` by a move
+  // that did not finish), in transactions of at most kMoveReadRows rows of the hour; the
+  // watermark stays (it hides the rows still there until the last transaction).
+  absl::Status DropCopiedRows(const HourKey& key) ABSL_EXCLUSIVE_LOCKS_REQUIRED(write_mu_);
   absl::Status MoveHours(const std::vector<HourKey>& keys) ABSL_LOCKS_EXCLUDED(write_mu_);
   absl::Status MoveHour(const HourKey& key) ABSL_EXCLUSIVE_LOCKS_REQUIRED(move_mu_)
       ABSL_LOCKS_EXCLUDED(write_mu_);
