@@ -76,7 +76,7 @@ ABSL_FLAG(int64_t, hour_fill_reports, 8'000'000,
 ABSL_FLAG(bool, hour_fill_only, false,
           "run only the hour-fill phase (one metric-hour filled to --hour_fill_reports) and stop");
 ABSL_FLAG(bool, reuse_db, false, "reuse the large database if a previous run left it complete");
-ABSL_FLAG(bool, sqlite_bound_move_wal, false,
+ABSL_FLAG(bool, sqlite_bound_move_wal, true,
           "SQLite: size move transactions to keep the WAL bounded (SqliteOptions::bound_move_wal)");
 ABSL_FLAG(double, seconds, 5, "duration of each throughput measurement");
 ABSL_FLAG(int, repeat, 3, "repetitions of the throughput phases (figures are medians)");

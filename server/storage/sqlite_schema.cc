@@ -249,9 +249,33 @@ CREATE TABLE first_counts(
 
 absl::Status MigrateTo5(sqlite3* db) { return SqliteExec(db, kSchema5); }
 
+// Version 5 -> 6: the move watermark (sqlite_storage.h). While a metric-hour moves, its recent
+// rows with seq <= last_seq and report_id <= last_id have been copied into `reports` and are
+// deleted later by seq range: they count as moved, so stored_reports leaves them out. A database
+// of version 5 has no such rows (its moves delete each row as they copy it).
+constexpr char kSchema6[] = R"sql(
+CREATE TABLE move_watermarks(
+  metric_id INTEGER NOT NULL,
+  event_time INTEGER NOT NULL,
+  last_seq INTEGER NOT NULL,
+  last_id BLOB,
+  PRIMARY KEY (metric_id, event_time)) WITHOUT ROWID;
+DROP VIEW IF EXISTS stored_reports;
+CREATE VIEW stored_reports AS
+  SELECT metric_id, event_time, report_id, version, bit, labelset_id, support, firsts FROM reports
+  UNION ALL
+  SELECT metric_id, event_time, report_id, version, bit, labelset_id, support, firsts
+    FROM recent_reports r WHERE NOT EXISTS (SELECT 1 FROM move_watermarks w WHERE
+      w.metric_id = r.metric_id AND w.event_time = r.event_time AND r.seq <= w.last_seq AND
+      r.report_id <= w.last_id);
+)sql";
+
+absl::Status MigrateTo6(sqlite3* db) { return SqliteExec(db, kSchema6); }
+
 // Step i migrates version i to i + 1.
 using Migration = absl::Status (*)(sqlite3*);
-constexpr Migration kMigrations[] = {MigrateTo1, MigrateTo2, MigrateTo3, MigrateTo4, MigrateTo5};
+constexpr Migration kMigrations[] = {MigrateTo1, MigrateTo2, MigrateTo3,
+                                     MigrateTo4, MigrateTo5, MigrateTo6};
 static_assert(sizeof(kMigrations) / sizeof(kMigrations[0]) == kCurrentSchemaVersion);
 
 absl::StatusOr<int64_t> PragmaInt(sqlite3* db, const char* pragma) {

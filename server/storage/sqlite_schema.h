@@ -30,6 +30,10 @@
 //      before); table first_counts(metric_id, event_time, version, labelset_id, win, category,
 //      count): per count key and window (0 day, 1 week, 2 month) the reports first in it
 //      (category -2), their yes count (-1) and their support of category v (v >= 0)
+//   6  table move_watermarks(metric_id, event_time, last_seq, last_id): while a metric-hour
+//      moves, its recent rows with seq <= last_seq and report_id <= last_id are already in
+//      `reports` (copied in id order, deleted later by seq range); the view stored_reports
+//      leaves them out
 //
 // Thread-compatible: call it on a connection no other thread uses.
 #ifndef DENIABLE_SERVER_STORAGE_SQLITE_SCHEMA_H_
@@ -46,7 +50,7 @@ namespace deniable::server {
 
 inline constexpr int32_t kCollectorApplicationId = 0x444E5331;    // "DNS1"
 inline constexpr int32_t kDeviceStoreApplicationId = 0x444E4231;  // "DNB1": the SDK's file
-inline constexpr int kCurrentSchemaVersion = 5;
+inline constexpr int kCurrentSchemaVersion = 6;
 
 // Checks, creates or migrates the schema of the collector database open on `db`; `path` names
 // it in messages. Errors: FAILED_PRECONDITION naming the path for a database of a newer schema

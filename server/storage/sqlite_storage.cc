@@ -87,6 +87,7 @@ struct SqliteStorage::WriteStatements {
   SqliteStatement insert_metric, insert_design, insert_labelset, find_labelset;
   SqliteStatement insert_recent, find_report, hour_has_reports, upsert_count;
   SqliteStatement insert_moved, delete_moved, start_move, end_move;
+  SqliteStatement set_watermark, advance_watermark, end_watermark;
   SqliteStatement upsert_category_count;
   SqliteStatement upsert_first_count;  // first_counts (sqlite_schema.h version 5)
   SqliteStatement metric_exists;
@@ -176,12 +177,22 @@ absl::Status SqliteStorage::Init(const SqliteOptions& options) {
                     "bit, labelset_id, support, firsts) SELECT metric_id, event_time, report_id, "
                     "version, bit, labelset_id, support, firsts FROM recent_reports WHERE "
                     "metric_id = ? AND event_time = ? AND seq = ?"));
-  // Not DELETE ... RETURNING: SQLite runs each RETURNING statement through an ephemeral table of
-  // its own (opened, sized and freed per execution), which cost a move more than its B-tree work.
+  // The copied rows of a moved metric-hour, by seq range (contiguous pages of the table).
   DENIABLE_ASSIGN_OR_RETURN(
       SqliteStatement delete_moved,
       prepare_write("DELETE FROM recent_reports WHERE metric_id = ? AND event_time = ? AND "
-                    "seq = ?"));
+                    "seq > ? AND seq <= ?"));
+  DENIABLE_ASSIGN_OR_RETURN(
+      SqliteStatement set_watermark,
+      prepare_write("INSERT OR REPLACE INTO move_watermarks(metric_id, event_time, last_seq, "
+                    "last_id) VALUES(?, ?, ?, NULL)"));
+  DENIABLE_ASSIGN_OR_RETURN(
+      SqliteStatement advance_watermark,
+      prepare_write("UPDATE move_watermarks SET last_id = ? WHERE metric_id = ? AND "
+                    "event_time = ?"));
+  DENIABLE_ASSIGN_OR_RETURN(
+      SqliteStatement end_watermark,
+      prepare_write("DELETE FROM move_watermarks WHERE metric_id = ? AND event_time = ?"));
   DENIABLE_ASSIGN_OR_RETURN(
       SqliteStatement start_move,
       prepare_write("INSERT OR IGNORE INTO moving(metric_id, event_time) VALUES(?, ?)"));
@@ -234,6 +245,9 @@ absl::Status SqliteStorage::Init(const SqliteOptions& options) {
                                    std::move(delete_moved),
                                    std::move(start_move),
                                    std::move(end_move),
+                                   std::move(set_watermark),
+                                   std::move(advance_watermark),
+                                   std::move(end_watermark),
                                    std::move(upsert_category_count),
                                    std::move(upsert_first_count),
                                    std::move(metric_exists),
@@ -263,9 +277,13 @@ absl::Status SqliteStorage::Init(const SqliteOptions& options) {
       prepare_read("SELECT c.version, c.event_time, l.canonical, c.n, c.yes FROM counts c "
                    "JOIN labelsets l ON l.id = c.labelset_id WHERE c.metric_id = ? AND "
                    "c.event_time >= ? AND c.event_time < ? ORDER BY c.event_time"));
-  DENIABLE_ASSIGN_OR_RETURN(SqliteStatement count_reports,
-                            prepare_read("SELECT (SELECT count(*) FROM reports) + "
-                                         "(SELECT count(*) FROM recent_reports)"));
+  // Less the recent rows a move has copied and not yet deleted (behind its watermark).
+  DENIABLE_ASSIGN_OR_RETURN(
+      SqliteStatement count_reports,
+      prepare_read("SELECT (SELECT count(*) FROM reports) + (SELECT count(*) FROM "
+                   "recent_reports) - (SELECT count(*) FROM move_watermarks w JOIN "
+                   "recent_reports r ON r.metric_id = w.metric_id AND r.event_time = "
+                   "w.event_time AND r.seq <= w.last_seq AND r.report_id <= w.last_id)"));
   DENIABLE_ASSIGN_OR_RETURN(
       SqliteStatement read_category_counts,
       prepare_read("SELECT c.version, c.event_time, l.canonical, c.category, c.support FROM "
@@ -300,15 +318,80 @@ absl::Status SqliteStorage::StartMoves(const SqliteOptions& options) {
 }
 
 absl::Status SqliteStorage::FinishInterruptedMoves() {
-  // A move deletes each chunk from recent_reports as it inserts it, but a database written by an
-  // older version may hold rows of an interrupted move in both tables: keep the keyed copy.
+  // A move interrupted by a crash or a Close holds rows in both tables: the copied ones behind
+  // its watermark. Keep the keyed copy (in transactions of a bounded size); the move starts
+  // again when the mover next picks the metric-hour.
+  std::vector<HourKey> marked;
+  {
+    DENIABLE_ASSIGN_OR_RETURN(
+        SqliteStatement st,
+        SqliteStatement::Prepare(write_db_, "SELECT metric_id, event_time FROM move_watermarks"));
+    while (true) {
+      DENIABLE_ASSIGN_OR_RETURN(bool row, st.Step());
+      if (!row) break;
+      marked.push_back(HourKey{st.ColumnInt64(0), st.ColumnInt64(1)});
+    }
+  }
+  for (const HourKey& key : marked) DENIABLE_RETURN_IF_ERROR(DropCopiedRows(key));
+  // A database written by an older version (before the watermark) may hold rows of an
+  // interrupted move in both tables, with no watermark saying which.
   return SqliteExec(write_db_,
                     "BEGIN IMMEDIATE; "
                     "DELETE FROM recent_reports WHERE (metric_id, event_time) IN "
-                    "(SELECT metric_id, event_time FROM moving) AND EXISTS (SELECT 1 FROM "
+                    "(SELECT metric_id, event_time FROM moving EXCEPT SELECT metric_id, "
+                    "event_time FROM move_watermarks) AND EXISTS (SELECT 1 FROM "
                     "reports r WHERE r.metric_id = recent_reports.metric_id AND r.event_time = "
                     "recent_reports.event_time AND r.report_id = recent_reports.report_id); "
-                    "DELETE FROM moving; COMMIT;");
+                    "DELETE FROM moving; DELETE FROM move_watermarks; COMMIT;");
+}
+
+absl::Status SqliteStorage::DropCopiedRows(const HourKey& key) {
+  DENIABLE_ASSIGN_OR_RETURN(
+      SqliteStatement mark,
+      SqliteStatement::Prepare(write_db_,
+                               "SELECT last_seq, last_id FROM move_watermarks WHERE metric_id = ? "
+                               "AND event_time = ? AND last_id IS NOT NULL"));
+  mark.BindInt64(1, key.metric_id);
+  mark.BindInt64(2, key.event_time);
+  DENIABLE_ASSIGN_OR_RETURN(bool marked, mark.Step());
+  if (!marked) return absl::OkStatus();  // nothing copied
+  const int64_t last_seq = mark.ColumnInt64(0);
+  const std::string last_id = mark.ColumnBlob(1);
+  mark.Reset();
+  // The seq kMoveReadRows rows further on: each transaction deletes within one such range (the
+  // copied rows among them), a bounded number of pages.
+  DENIABLE_ASSIGN_OR_RETURN(
+      SqliteStatement bound,
+      SqliteStatement::Prepare(write_db_,
+                               "SELECT seq FROM recent_reports WHERE metric_id = ? AND "
+                               "event_time = ? AND seq > ? AND seq <= ? ORDER BY seq LIMIT 1 "
+                               "OFFSET ?"));
+  DENIABLE_ASSIGN_OR_RETURN(
+      SqliteStatement del,
+      SqliteStatement::Prepare(write_db_,
+                               "DELETE FROM recent_reports WHERE metric_id = ? AND event_time = ? "
+                               "AND seq > ? AND seq <= ? AND report_id <= ?"));
+  for (int64_t after = 0; after < last_seq;) {
+    bound.BindInt64(1, key.metric_id);
+    bound.BindInt64(2, key.event_time);
+    bound.BindInt64(3, after);
+    bound.BindInt64(4, last_seq);
+    bound.BindInt64(5, kMoveReadRows - 1);
+    DENIABLE_ASSIGN_OR_RETURN(bool found, bound.Step());
+    const int64_t upto = found ? bound.ColumnInt64(0) : last_seq;
+    bound.Reset();
+    DENIABLE_RETURN_IF_ERROR(RunInTransaction([&]() -> absl::Status {
+      write_mu_.AssertHeld();  // run with it held (-Wthread-safety cannot see it)
+      del.BindInt64(1, key.metric_id);
+      del.BindInt64(2, key.event_time);
+      del.BindInt64(3, after);
+      del.BindInt64(4, upto);
+      del.BindBlob(5, last_id.data(), static_cast<int>(last_id.size()));
+      return del.Run();
+    }));
+    after = upto;
+  }
+  return absl::OkStatus();
 }
 
 absl::Status SqliteStorage::LoadRecent() {
@@ -827,20 +910,35 @@ absl::Status SqliteStorage::MoveHours(const std::vector<HourKey>& keys) {
   return absl::OkStatus();
 }
 
-// Moves the metric-hour's recent rows (those appended so far) into the keyed table in key order,
-// in transactions that each copy a chunk of them into `reports` (INSERT ... SELECT by seq) and
-// delete it from `recent_reports` (by seq), so no reader ever sees a row in both tables
-// (ReportCount, stored_reports stay exact during a move). Each chunk's ids are dropped from
-// memory once it has committed (from then on the keyed lookup finds them). Appends to the same
-// metric-hour go on between the transactions and stay recent.
+// Moves the metric-hour's recent rows (those appended so far, seq <= last_seq) into the keyed
+// table in two phases, each in transactions between which appends go first:
+//
+// 1. Copy, in id order: each transaction inserts a chunk of the rows into `reports` (INSERT ...
+//    SELECT by seq) and advances the hour's watermark (move_watermarks.last_id) to the chunk's
+//    largest id. The copied rows stay in `recent_reports`, but every reader leaves out the rows
+//    behind the watermark (seq <= last_seq and report_id <= last_id; ReportCount and the
+//    stored_reports view), so each report counts exactly once at every moment. A chunk writes
+//    the pages of `reports` it inserts into, in key order; it only reads the recent rows.
+//    Once it has committed, the chunk's ids leave memory (from then on the keyed lookup finds
+//    them; the hour's moved-ids filter has them).
+// 2. Delete, in seq order: each transaction deletes a seq range of the copied rows, which lie
+//    on contiguous pages of `recent_reports` (a few pages per thousand rows). The last one also
+//    ends the move (its `moving` row and its watermark).
+//
+// Deleting the copied rows one by one in id order (what moves did before schema version 6)
+// wrote about one page of the hour's recent rows per report, so either a move's transactions
+// were large (and the WAL grew past its bound) or they were many (and a hot metric-hour ingested
+// at a tenth of its rate while it moved); docs/performance.md, "The hot metric-hour".
 //
 // The hour's (id, seq) pairs are read first, in seq order and in pieces of kMoveReadRows, each
 // its own short read transaction (no row with seq <= last_seq changes meanwhile: everything that
 // deletes recent rows holds move_mu_), and sorted in memory (24 bytes a row), so no read
 // transaction of the move holds a snapshot for long (a long one kept the writer's RESTART
-// checkpoint from restarting the WAL). Deleting in id order touches the hour's recent pages at
-// random places, so the rows per transaction adapt to keep each commit's WAL near half of
-// the checkpoint interval (at most move_chunk_rows_).
+// checkpoint from restarting the WAL). With bound_move_wal_ the rows per transaction adapt to
+// keep each commit's WAL near half of the checkpoint interval.
+//
+// A move that fails half way (disk full, say) leaves its watermark: the copied rows stay
+// hidden, and the next move of the hour (or the next open) deletes them first.
 absl::Status SqliteStorage::MoveHour(const HourKey& key) {
   int64_t last_seq = 0;
   {
@@ -852,12 +950,20 @@ absl::Status SqliteStorage::MoveHour(const HourKey& key) {
       hour->moved = std::make_unique<MovedIdsFilter>();
     }
     last_seq = next_seq_ - 1;
-    DENIABLE_RETURN_IF_ERROR(RunInTransaction([&] {
+    // What a failed move of this hour copied goes first (its watermark still hides it).
+    DENIABLE_RETURN_IF_ERROR(DropCopiedRows(key));
+    auto start = [&]() -> absl::Status {
       write_mu_.AssertHeld();  // run with it held (-Wthread-safety cannot see it)
       write_->start_move.BindInt64(1, key.metric_id);
       write_->start_move.BindInt64(2, key.event_time);
-      return write_->start_move.Run();
-    }));
+      DENIABLE_RETURN_IF_ERROR(write_->start_move.Run());
+      SqliteStatement& mark = write_->set_watermark;
+      mark.BindInt64(1, key.metric_id);
+      mark.BindInt64(2, key.event_time);
+      mark.BindInt64(3, last_seq);
+      return mark.Run();
+    };
+    DENIABLE_RETURN_IF_ERROR(RunInTransaction(start));
   }
   DENIABLE_ASSIGN_OR_RETURN(
       SqliteStatement read,
@@ -870,6 +976,9 @@ absl::Status SqliteStorage::MoveHour(const HourKey& key) {
     int64_t seq;
   };
   std::vector<Pending> pending;
+  // The seq of every kSeqMarkRows-th row and of the last: the delete phase's range bounds.
+  constexpr size_t kSeqMarkRows = 1024;
+  std::vector<int64_t> seq_marks;
   for (int64_t after = 0;;) {
     read.BindInt64(1, key.metric_id);
     read.BindInt64(2, key.event_time);
@@ -891,92 +1000,88 @@ absl::Status SqliteStorage::MoveHour(const HourKey& key) {
       }
       after = read.ColumnInt64(0);
       pending.push_back(Pending{*id, after});
+      if (pending.size() % kSeqMarkRows == 0) seq_marks.push_back(after);
       ++rows;
     }
     read.Reset();
     if (rows < kMoveReadRows) break;
   }
+  if (!pending.empty() && pending.size() % kSeqMarkRows != 0) {
+    seq_marks.push_back(pending.back().seq);
+  }
   std::sort(pending.begin(), pending.end(),
             [](const Pending& a, const Pending& b) { return a.id < b.id; });
 
   const int64_t target_pages = std::max(1, wal_checkpoint_pages_ / 2);
-  // At most about one page per row: a first chunk of target_pages rows stays near the target.
-  size_t rows_per_chunk = bound_move_wal_
-                              ? std::min(move_chunk_rows_, static_cast<size_t>(target_pages))
-                              : move_chunk_rows_;
-  std::vector<ReportId> ids;
-  size_t next = 0;
+  // The rows of the next transaction of a phase, from the rows and WAL pages of the last one
+  // (measured by the WAL hook): with bound_move_wal_, aimed at target_pages, growing at most
+  // fourfold a transaction, within [floor, ceiling].
+  auto next_rows = [&](size_t rows, size_t floor, size_t ceiling) {
+    write_mu_.AssertHeld();  // run with it held (-Wthread-safety cannot see it)
+    if (!bound_move_wal_) return ceiling;
+    const int64_t wrote = std::max<int64_t>(1, last_commit_pages_);
+    const size_t aimed = static_cast<size_t>(
+        static_cast<double>(rows) * static_cast<double>(target_pages) / static_cast<double>(wrote));
+    return std::clamp(std::min(aimed, 4 * std::max<size_t>(1, rows)), floor, ceiling);
+  };
   // While appends arrive, a background move leaves the writer to them between its transactions
   // for as long as the last one held it, so a move takes at most about half of the writer's time.
-  // Without the pause one append transaction ran between two move transactions of a second or
-  // more each (a 50 000-row chunk touches most of a large hour's recent pages), and a hot hour
-  // ingested at a few percent of its rate while it moved.
   absl::Duration pause;
   int64_t appends_seen = appends_started_.load(std::memory_order_relaxed);
-  for (bool done = false; !done;) {
-    const size_t end = std::min(pending.size(), next + rows_per_chunk);
-    done = end == pending.size();
-    if (pause > absl::ZeroDuration()) {  // ends early on Close
-      write_mu_.LockWhenWithTimeout(
-          absl::Condition(
-              +[](SqliteStorage* self) ABSL_NO_THREAD_SAFETY_ANALYSIS { return self->stop_; },
-              this),
-          pause);
-      write_mu_.Unlock();
-    }
-    // Then appends waiting for the writer go first.
-    absl::MutexLock lock(&write_mu_, absl::Condition(
-                                         +[](std::atomic<int>* waiting) {
-                                           return waiting->load(std::memory_order_relaxed) == 0;
-                                         },
-                                         &appends_waiting_));
-    if (stop_) return absl::CancelledError("storage is closing; the move resumes at next open");
-    ids.clear();
-    auto write_chunk = [&]() -> absl::Status {
-      write_mu_.AssertHeld();  // run with it held (-Wthread-safety cannot see it)
-      SqliteStatement& ins = write_->insert_moved;
-      SqliteStatement& del = write_->delete_moved;
-      for (size_t i = next; i < end; ++i) {
-        const Pending& p = pending[i];
-        // In the same transaction: a reader sees each row in exactly one of the two tables. The
-        // row is copied by SQLite itself (INSERT ... SELECT by seq), then deleted by seq.
-        for (SqliteStatement* st : {&ins, &del}) {
-          st->BindInt64(1, key.metric_id);
-          st->BindInt64(2, key.event_time);
-          st->BindInt64(3, p.seq);
-          DENIABLE_RETURN_IF_ERROR(st->Run());
-        }
-        // No row to take cannot happen: only moves, retention and deletion (under move_mu_)
-        // delete recent rows; the copy then inserted nothing either.
-        if (sqlite3_changes(write_db_) == 0) continue;
-        ids.push_back(p.id);
-      }
-      if (!done) return absl::OkStatus();
-      write_->end_move.BindInt64(1, key.metric_id);
-      write_->end_move.BindInt64(2, key.event_time);
-      return write_->end_move.Run();
-    };
-    const absl::Time chunk_start = absl::Now();
-    DENIABLE_RETURN_IF_ERROR(RunInTransaction(write_chunk));
+  auto wait_for_turn = [&]() ABSL_EXCLUSIVE_LOCKS_REQUIRED(move_mu_) ABSL_LOCKS_EXCLUDED(
+                           write_mu_) {
+    if (pause <= absl::ZeroDuration()) return;
+    write_mu_.LockWhenWithTimeout(  // ends early on Close
+        absl::Condition(
+            +[](SqliteStorage* self) ABSL_NO_THREAD_SAFETY_ANALYSIS { return self->stop_; }, this),
+        pause);
+    write_mu_.Unlock();
+  };
+  auto took = [&](absl::Time start) {
     const int64_t appends_now = appends_started_.load(std::memory_order_relaxed);
     const bool appending =
         appends_now != appends_seen || appends_waiting_.load(std::memory_order_relaxed) > 0;
     appends_seen = appends_now;
-    pause = background_moves_ && appending ? absl::Now() - chunk_start : absl::ZeroDuration();
-    // The WAL hook has just measured this commit: aim the next chunk at target_pages (growing at
-    // most fourfold a chunk, and never below one page per row).
-    const int64_t wrote = std::max<int64_t>(1, last_commit_pages_);
-    if (!bound_move_wal_) {
-      rows_per_chunk = move_chunk_rows_;
-    } else {
-      const size_t chunk_rows = end - next;
-      const size_t aimed =
-          static_cast<size_t>(static_cast<double>(chunk_rows) * static_cast<double>(target_pages) /
-                              static_cast<double>(wrote));
-      rows_per_chunk = std::clamp(std::min(aimed, 4 * std::max<size_t>(1, chunk_rows)),
-                                  std::min(move_chunk_rows_, static_cast<size_t>(target_pages)),
-                                  move_chunk_rows_);
-    }
+    pause = background_moves_ && appending ? absl::Now() - start : absl::ZeroDuration();
+  };
+  const auto appends_done = absl::Condition(
+      +[](std::atomic<int>* waiting) { return waiting->load(std::memory_order_relaxed) == 0; },
+      &appends_waiting_);
+
+  // Phase 1: copy in id order, advancing the watermark.
+  size_t rows_per_chunk = bound_move_wal_
+                              ? std::min(move_chunk_rows_, static_cast<size_t>(target_pages))
+                              : move_chunk_rows_;
+  std::vector<ReportId> ids;
+  for (size_t next = 0; next < pending.size();) {
+    wait_for_turn();
+    absl::MutexLock lock(&write_mu_, appends_done);  // appends waiting for the writer go first
+    if (stop_) return absl::CancelledError("storage is closing; the move resumes at next open");
+    const size_t end = std::min(pending.size(), next + rows_per_chunk);
+    ids.clear();
+    auto copy_chunk = [&]() -> absl::Status {
+      write_mu_.AssertHeld();  // run with it held (-Wthread-safety cannot see it)
+      SqliteStatement& ins = write_->insert_moved;
+      for (size_t i = next; i < end; ++i) {
+        ins.BindInt64(1, key.metric_id);
+        ins.BindInt64(2, key.event_time);
+        ins.BindInt64(3, pending[i].seq);
+        DENIABLE_RETURN_IF_ERROR(ins.Run());
+        ids.push_back(pending[i].id);
+      }
+      SqliteStatement& mark = write_->advance_watermark;
+      const ReportId& last = pending[end - 1].id;
+      mark.BindBlob(1, last.data(), static_cast<int>(last.size()));
+      mark.BindInt64(2, key.metric_id);
+      mark.BindInt64(3, key.event_time);
+      return mark.Run();
+    };
+    const absl::Time chunk_start = absl::Now();
+    DENIABLE_RETURN_IF_ERROR(RunInTransaction(copy_chunk));
+    took(chunk_start);
+    rows_per_chunk =
+        next_rows(end - next, std::min(move_chunk_rows_, static_cast<size_t>(target_pages)),
+                  move_chunk_rows_);
     next = end;
     RecentHours::Hour* hour = recent_.Find(key);
     if (hour == nullptr) continue;  // cannot happen: only moves erase, and they hold move_mu_
@@ -985,7 +1090,43 @@ absl::Status SqliteStorage::MoveHour(const HourKey& key) {
       for (const ReportId& id : ids) hour->moved->Add(id);
     }
     recent_.EraseIds(*hour, ids);
-    if (done && hour->ids.empty()) recent_.Erase(key);
+    if (end == pending.size() && hour->ids.empty()) recent_.Erase(key);
+  }
+
+  // Phase 2: delete the copied rows by seq range; the last transaction ends the move.
+  size_t marks_per_chunk = std::max<size_t>(
+      1, (bound_move_wal_ ? move_chunk_rows_ : 4 * move_chunk_rows_) / kSeqMarkRows);
+  int64_t deleted_to = 0;  // seqs up to this one are deleted
+  for (size_t mark = 0, done = 0; done == 0;) {
+    wait_for_turn();
+    absl::MutexLock lock(&write_mu_, appends_done);
+    if (stop_) return absl::CancelledError("storage is closing; the move resumes at next open");
+    const size_t end = std::min(seq_marks.size(), mark + marks_per_chunk);
+    done = end == seq_marks.size() ? 1 : 0;
+    auto delete_chunk = [&]() -> absl::Status {
+      write_mu_.AssertHeld();  // run with it held (-Wthread-safety cannot see it)
+      if (end > mark) {
+        SqliteStatement& del = write_->delete_moved;
+        del.BindInt64(1, key.metric_id);
+        del.BindInt64(2, key.event_time);
+        del.BindInt64(3, deleted_to);
+        del.BindInt64(4, seq_marks[end - 1]);
+        DENIABLE_RETURN_IF_ERROR(del.Run());
+      }
+      if (done == 0) return absl::OkStatus();
+      for (SqliteStatement* st : {&write_->end_move, &write_->end_watermark}) {
+        st->BindInt64(1, key.metric_id);
+        st->BindInt64(2, key.event_time);
+        DENIABLE_RETURN_IF_ERROR(st->Run());
+      }
+      return absl::OkStatus();
+    };
+    const absl::Time chunk_start = absl::Now();
+    DENIABLE_RETURN_IF_ERROR(RunInTransaction(delete_chunk));
+    took(chunk_start);
+    if (end > mark) deleted_to = seq_marks[end - 1];
+    marks_per_chunk = next_rows(end - mark, 1, 4 * move_chunk_rows_ / kSeqMarkRows + 1);
+    mark = end;
   }
   return absl::OkStatus();
 }
@@ -1035,6 +1176,7 @@ absl::Status SqliteStorage::DeleteMetric(absl::string_view name) {
     for (const char* sql :
          {"DELETE FROM recent_reports WHERE metric_id = ?",
           "DELETE FROM reports WHERE metric_id = ?", "DELETE FROM moving WHERE metric_id = ?",
+          "DELETE FROM move_watermarks WHERE metric_id = ?",
           "DELETE FROM counts WHERE metric_id = ?",
           "DELETE FROM category_counts WHERE metric_id = ?",
           "DELETE FROM first_counts WHERE metric_id = ?",

@@ -16,13 +16,16 @@
 //       recent ids (recent_hours.h) deduplicates them. When more than
 //       SqliteOptions::max_recent_reports are recent, a background thread moves the least
 //       recently written metric-hours into `reports` in key order, in transactions of at most
-//       kMoveChunkRows (sized to the WAL they write) between which appends go on (while they
-//       arrive, the move pauses as long as its last transaction took, leaving appends at least
-//       about half of the writer's time): a sorted bulk insert. Each transaction of a move
-//       inserts its chunk into `reports` and deletes it from `recent_reports`, so every report
-//       is in exactly one of the two tables at every moment, for every reader; the view
-//       stored_reports is their union. (docs/performance.md, "Deduplication")
+//       kMoveChunkRows between which appends go on (while they arrive, the move pauses as long
+//       as its last transaction took, leaving appends at least about half of the writer's
+//       time): a sorted bulk insert. Each copy transaction inserts its chunk into `reports` and
+//       advances the hour's watermark (move_watermarks) past it; the copied rows are deleted
+//       from `recent_reports` at the end, by seq range. Rows behind the watermark count as
+//       moved, so every report counts exactly once at every moment, for every reader
+//       (ReportCount, the view stored_reports). (docs/performance.md, "Deduplication")
 //   moving(metric_id, event_time): metric-hours whose move has started and not finished.
+//   move_watermarks(metric_id, event_time, last_seq, last_id): a moving hour's recent rows with
+//       seq <= last_seq and report_id <= last_id are already in `reports`.
 //   counts(metric_id, event_time, version, labelset_id, n, yes)              WITHOUT ROWID
 //       maintained in the same transaction as the reports: queries never scan reports.
 //   label_values(metric_id, key, value)                                      WITHOUT ROWID
@@ -99,14 +102,13 @@ struct SqliteOptions {
   // The rows per transaction of a move (SqliteStorage::kMoveChunkRows by default; smaller in
   // tests that watch a move chunk by chunk).
   int move_chunk_rows = 50'000;
-  // true: fewer rows per move transaction when the metric-hour is large. A move's rows leave
-  // recent_reports from random places of the hour, so each transaction is sized to write about
-  // wal_autocheckpoint_pages / 2 pages to the WAL (measured on the previous one), which keeps
-  // the WAL below wal_size_limit_bytes while moves run, at a cost: a hot metric-hour past
-  // max_recent_reports then ingests about 3x slower (docs/performance.md, "The WAL and the hot
-  // hour"). false (default): move_chunk_rows per transaction; the WAL can pass its limit
-  // (about 105 MiB measured) while a large hour moves, and shrinks back after.
-  bool bound_move_wal = false;
+  // true (default): each move transaction is sized to write about wal_autocheckpoint_pages / 2
+  // pages to the WAL (measured on the previous one; at most move_chunk_rows rows, fewer when
+  // the hour's keyed part is large), which keeps the WAL below wal_size_limit_bytes while moves
+  // run. Since moves copy in key order and delete by seq range (schema version 6), this costs
+  // a hot metric-hour little (docs/performance.md, "The WAL and the hot hour"). false:
+  // move_chunk_rows per transaction, whatever the pages they write.
+  bool bound_move_wal = true;
   // The caps on distinct values of each label key and on distinct label keys, per metric
   // (label_values.h; 0: none).
   int64_t max_label_values = kDefaultMaxLabelValues;
@@ -197,6 +199,10 @@ class SqliteStorage : public Storage {
   absl::StatusOr<bool> IsStored(const HourKey& key, const ReportRow& row)
       ABSL_EXCLUSIVE_LOCKS_REQUIRED(write_mu_);
   absl::Status FinishInterruptedMoves() ABSL_EXCLUSIVE_LOCKS_REQUIRED(write_mu_);
+  // Deletes the metric-hour's recent rows behind its watermark (copied into `reports` by a move
+  // that did not finish), in transactions of at most kMoveReadRows rows of the hour; the
+  // watermark stays (it hides the rows still there until the last transaction).
+  absl::Status DropCopiedRows(const HourKey& key) ABSL_EXCLUSIVE_LOCKS_REQUIRED(write_mu_);
   absl::Status MoveHours(const std::vector<HourKey>& keys) ABSL_LOCKS_EXCLUDED(write_mu_);
   absl::Status MoveHour(const HourKey& key) ABSL_EXCLUSIVE_LOCKS_REQUIRED(move_mu_)
       ABSL_LOCKS_EXCLUDED(write_mu_);
@@ -232,7 +238,7 @@ class SqliteStorage : public Storage {
   int64_t max_recent_reports_ = 0;
   bool background_moves_ = true;
   size_t move_chunk_rows_ = kMoveChunkRows;
-  bool bound_move_wal_ = false;
+  bool bound_move_wal_ = true;
   bool stop_ ABSL_GUARDED_BY(write_mu_) = false;
   int wal_checkpoint_pages_ = 10000;
   int wal_restart_wait_tries_ = 200;
