@@ -13,6 +13,7 @@ import grpc
 
 import deniable
 from deniable.v1 import design_pb2, report_service_pb2
+from test_reporter import _RpcError  # a failed call as grpc raises it
 
 TABLE = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "..", "tests",
                      "conformance", "delivery_contract.json")
@@ -26,18 +27,6 @@ COUNTERS = ("acknowledged", "duplicates", "dropped_rejected", "dropped_design_mi
 def code_number(code):
     """A code by its canonical name, or a number (a malformed answer)."""
     return code if isinstance(code, int) else grpc.StatusCode[code].value[0]
-
-
-class _RpcError(grpc.RpcError):
-    def __init__(self, code, details):
-        super().__init__()
-        self._code, self._details = code, details
-
-    def code(self):
-        return self._code
-
-    def details(self):
-        return self._details
 
 
 class ScriptedCollector:
