@@ -88,15 +88,8 @@ public final class Reporter implements Closeable {
    */
   @Nonnull
   public ReportResult report(String metric, boolean answer, Map<String, String> labels) {
-    String[][] kv = split(labels);
-    byte[] id;
-    lock.readLock().lock();
-    try {
-      id = NativeBridge.report(open(), metric, answer, null, kv[0], kv[1]);
-    } finally {
-      lock.readLock().unlock();
-    }
-    return new ReportResult(metric, id);
+    return queue(metric, labels, (handle, keys, values) ->
+        NativeBridge.report(handle, metric, answer, null, keys, values));
   }
 
   /**
@@ -116,15 +109,8 @@ public final class Reporter implements Closeable {
     if (category.isEmpty()) {
       throw new DeniableException(StatusCode.INVALID_ARGUMENT, "category: must not be empty");
     }
-    String[][] kv = split(labels);
-    byte[] id;
-    lock.readLock().lock();
-    try {
-      id = NativeBridge.report(open(), metric, false, category, kv[0], kv[1]);
-    } finally {
-      lock.readLock().unlock();
-    }
-    return new ReportResult(metric, id);
+    return queue(metric, labels, (handle, keys, values) ->
+        NativeBridge.report(handle, metric, false, category, keys, values));
   }
 
   /**
@@ -141,15 +127,8 @@ public final class Reporter implements Closeable {
   /** {@link #reportCategoryIndex(String, int)} with labels for this report only. */
   @Nonnull
   public ReportResult reportCategoryIndex(String metric, int index, Map<String, String> labels) {
-    String[][] kv = split(labels);
-    byte[] id;
-    lock.readLock().lock();
-    try {
-      id = NativeBridge.reportCategoryIndex(open(), metric, index, kv[0], kv[1]);
-    } finally {
-      lock.readLock().unlock();
-    }
-    return new ReportResult(metric, id);
+    return queue(metric, labels, (handle, keys, values) ->
+        NativeBridge.reportCategoryIndex(handle, metric, index, keys, values));
   }
 
   /**
@@ -170,15 +149,8 @@ public final class Reporter implements Closeable {
   /** {@link #reportValue(String, double)} with labels for this report only. */
   @Nonnull
   public ReportResult reportValue(String metric, double value, Map<String, String> labels) {
-    String[][] kv = split(labels);
-    byte[] id;
-    lock.readLock().lock();
-    try {
-      id = NativeBridge.reportValue(open(), metric, value, kv[0], kv[1]);
-    } finally {
-      lock.readLock().unlock();
-    }
-    return new ReportResult(metric, id);
+    return queue(metric, labels, (handle, keys, values) ->
+        NativeBridge.reportValue(handle, metric, value, keys, values));
   }
 
   /**
@@ -260,6 +232,24 @@ public final class Reporter implements Closeable {
     } finally {
       lock.writeLock().unlock();
     }
+  }
+
+  /** One native report call: (handle, label keys, label values) to the queued report's id. */
+  private interface NativeReport {
+    byte[] call(long handle, String[] keys, String[] values);
+  }
+
+  /** Runs {@code report} under the read lock with the labels split; the outcome for metric. */
+  private ReportResult queue(String metric, Map<String, String> labels, NativeReport report) {
+    String[][] kv = split(labels);
+    byte[] id;
+    lock.readLock().lock();
+    try {
+      id = report.call(open(), kv[0], kv[1]);
+    } finally {
+      lock.readLock().unlock();
+    }
+    return new ReportResult(metric, id);
   }
 
   private long open() {
