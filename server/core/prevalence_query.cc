@@ -165,6 +165,13 @@ absl::Status SetCentralPrivacy(const MetricInfo& metric, v1::Prevalence* p) {
 
 }  // namespace
 
+void AddCounterSums(int64_t n, const std::vector<int64_t>& counters,
+                    std::pair<int64_t, int64_t>& count, std::vector<int64_t>& sums) {
+  count.first += n;
+  count.second += CounterAt(counters, 0);
+  for (size_t j = 0; j < counters.size(); ++j) AddCounter(&sums, j, counters[j]);
+}
+
 // The counts of one selection (and, for a categorical metric, its support counts).
 struct PrevalenceQuery::Tally {
   PeriodCounts counts;
@@ -194,12 +201,8 @@ struct PrevalenceQuery::Selection {
       return;
     }
     const int64_t period = PeriodStart(row.event_time_seconds, period_seconds);
-    auto& [n, yes] = tally.counts[period][row.design_version];
-    n += row.n;
-    yes += row.yes;
-    if (row.support.empty()) return;
-    std::vector<int64_t>& support = tally.support[period][row.design_version];
-    for (size_t v = 0; v < row.support.size(); ++v) AddCategorySupport(&support, v, row.support[v]);
+    AddCounterSums(row.n, row.counters, tally.counts[period][row.design_version],
+                   tally.support[period][row.design_version]);
   }
 };
 
