@@ -43,8 +43,24 @@ def served_figures(server_bin, cli, db, log):
         server.wait(timeout=30)
 
 
+# Prevalence.kind (issue 27) is newer than the fixture's figures: yes_no and categorical are
+# left out of the comparison once checked to be the metric's kind.
+def without_kind(p, kind):
+    """`p` (a Prevalence as JSON) without its kind marker, checked to be `kind`; groups too."""
+    check(kind in p, f"Prevalence.kind is not {kind}: {sorted(p)}")
+    new = kind if kind != "numeric" else None  # numeric kept its number (41) in the oneof
+    out = {k: v for k, v in p.items() if k != new}
+    if "groups" in p:
+        out["groups"] = [without_kind(g, kind) for g in p["groups"]]
+    return out
+
+
 def compare(backend, got, want):
     check(sorted(got) == sorted(want), f"{backend}: queries {sorted(got)} vs {sorted(want)}")
+    for query in got:
+        kind = ("numeric" if "numeric" in want[query]
+                else "categorical" if want[query].get("shares") else "yesNo")
+        got[query] = without_kind(got[query], kind)
     for query, figures in want.items():
         for field, value in figures.items():
             check(got[query].get(field) == value,

@@ -165,6 +165,17 @@ absl::Status SetCentralPrivacy(const MetricInfo& metric, v1::Prevalence* p) {
 
 }  // namespace
 
+void SetEstimateKind(const MetricInfo& metric, v1::Prevalence* p) {
+  if (metric.numeric()) {
+    p->mutable_numeric();  // already filled by the numeric estimate (or its header)
+  } else if (metric.categorical()) {
+    p->mutable_categorical()->set_categories(
+        static_cast<uint32_t>(metric.proto.categories_size()));
+  } else {
+    p->mutable_yes_no();
+  }
+}
+
 void AddCounterSums(int64_t n, const std::vector<int64_t>& counters,
                     std::pair<int64_t, int64_t>& count, std::vector<int64_t>& sums) {
   count.first += n;
@@ -214,6 +225,7 @@ absl::StatusOr<v1::Prevalence> PrevalenceQuery::Estimate(const Selection& s, con
                                                          s.simultaneous, s.quantiles)
                             : EstimateFromPeriods(*s.metric, t.counts, s.options);
   if (!p.ok()) return p;
+  SetEstimateKind(*s.metric, &*p);
   if (t.window.has_value()) {
     DescribeWindowEstimate(*t.window, t.start, &*p);
   } else {
@@ -246,6 +258,7 @@ absl::StatusOr<v1::Prevalence> PrevalenceQuery::EstimateOrSuppress(const Selecti
   suppressed.set_n(n);
   suppressed.set_suppressed(true);
   SetSuppressedNumeric(*s.metric, &suppressed);
+  SetEstimateKind(*s.metric, &suppressed);
   return suppressed;
 }
 

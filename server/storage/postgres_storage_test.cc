@@ -114,7 +114,13 @@ TEST_F(PostgresStorageTest, Version4DatabaseGetsItsLabelValuesFromTheCounts) {
   auto conn = PgConnection::Connect(uri_);
   ASSERT_TRUE(conn.ok());
   // Back to version 4, as a database written before the cap (and before the window flags of
-  // version 6, issue 26).
+  // version 6, issue 26, and the counter vectors of version 7, issue 27).
+  ASSERT_TRUE((*conn)
+                  ->Exec("ALTER TABLE counts RENAME COLUMN counter0 TO yes; ALTER TABLE "
+                         "counter_sums RENAME COLUMN counter TO category; ALTER TABLE "
+                         "counter_sums RENAME COLUMN total TO support; ALTER TABLE counter_sums "
+                         "RENAME TO category_counts")
+                  .ok());
   ASSERT_TRUE((*conn)->Exec("DROP TABLE label_values").ok());
   ASSERT_TRUE((*conn)->Exec("DROP TABLE first_counts").ok());
   ASSERT_TRUE((*conn)
