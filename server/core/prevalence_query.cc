@@ -169,8 +169,7 @@ void SetEstimateKind(const MetricInfo& metric, v1::Prevalence* p) {
   if (metric.numeric()) {
     p->mutable_numeric();  // already filled by the numeric estimate (or its header)
   } else if (metric.categorical()) {
-    p->mutable_categorical()->set_categories(
-        static_cast<uint32_t>(metric.proto.categories_size()));
+    p->mutable_categorical()->set_categories(static_cast<uint32_t>(metric.proto.categories_size()));
   } else {
     p->mutable_yes_no();
   }
