@@ -83,15 +83,16 @@ using PeriodCounts = std::map<int64_t, VersionCounts>;
 // is counter 0, the binary channel of a one-coordinate mechanism (yes/no, 1BitMean).
 using PeriodSupport = std::map<int64_t, std::map<uint32_t, std::vector<int64_t>>>;
 
-// Adds one count row's n and counters to the cell of its period and version: `count` gets
-// (n, counters[0]) and `sums` the whole vector. Kind-blind: the estimator chosen by the
-// metric's mechanism reads what it needs.
 // Sets Prevalence.kind from `metric`: yes_no, categorical (with k) or numeric (left as the
 // numeric estimate filled it).
 void SetEstimateKind(const MetricInfo& metric, v1::Prevalence* p);
 
+// Adds one count row's n and counters to the cell of its period and version: `count` gets
+// (n, counters[0]) and `sums`, unless null (a layout of one coordinate, whose estimator reads
+// only `count`), the whole vector. Kind-blind: the estimator chosen by the metric's mechanism
+// reads what it needs.
 void AddCounterSums(int64_t n, const std::vector<int64_t>& counters,
-                    std::pair<int64_t, int64_t>& count, std::vector<int64_t>& sums);
+                    std::pair<int64_t, int64_t>& count, std::vector<int64_t>* sums);
 
 // How to estimate one selection.
 struct EstimateOptions {

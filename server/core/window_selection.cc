@@ -50,7 +50,7 @@ void AddWindowCounts(const CountRow& row, const WindowChoice& choice, PeriodCoun
   const int64_t n = choice.once ? row.n : f.n;
   if (n == 0) return;
   AddCounterSums(n, choice.once ? row.counters : f.counters, (*counts)[key][row.design_version],
-                 (*support)[key][row.design_version]);
+                 support == nullptr ? nullptr : &(*support)[key][row.design_version]);
 }
 
 void DescribeWindowEstimate(const WindowChoice& choice, int64_t start, v1::Prevalence* p) {
