@@ -325,7 +325,7 @@ absl::StatusOr<QueryFigures> MeasureQueries(Collector& c, const std::string& db_
         n = yes = 0;
       }
       n += r.n;
-      yes += r.yes;
+      yes += server::CounterAt(r.counters, 0);
     }
     close_bucket();
     f.series_ms.push_back(absl::ToDoubleMilliseconds(absl::Now() - t0));

@@ -49,7 +49,7 @@ std::vector<ReportRow> MakeRows(int n, int64_t metric_id) {
   for (ReportRow& r : rows) {
     r.metric_id = metric_id;
     r.design_version = 1;
-    r.bit = (rng() & 1) != 0;
+    if ((rng() & 1) != 0) r.counters = {0};  // a yes: counter 0
     for (auto& b : r.report_id) b = static_cast<uint8_t>(rng());
     r.event_time_seconds = hour;
   }
@@ -144,7 +144,7 @@ int main(int argc, char** argv) {
       time.push_back(rows[i].event_time_seconds);
       id.push_back(Uuid(rows[i]));
       version.push_back(1);
-      bit.push_back(rows[i].bit);
+      bit.push_back(rows[i].counters.empty() ? 0 : 1);
       labels.push_back("");
     }
     auto r = raw[t]->Exec(

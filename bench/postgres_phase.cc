@@ -279,7 +279,7 @@ absl::Status Prefill(const std::string& uri, int64_t metric, int64_t n, int hour
                                    .status());
       DENIABLE_RETURN_IF_ERROR(
           c->Exec(absl::StrCat("INSERT INTO counts(metric_id, event_time, version, labels, shard, "
-                               "n, yes) SELECT metric_id, event_time, version, labels, 0, "
+                               "n, counter0) SELECT metric_id, event_time, version, labels, 0, "
                                "count(*), count(*) FILTER (WHERE bit) FROM ",
                                name, " GROUP BY 1, 2, 3, 4"))
               .status());

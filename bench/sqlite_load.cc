@@ -87,7 +87,7 @@ absl::StatusOr<std::vector<LoadSlice>> BulkLoad(server::SqliteStorage* storage, 
         server::ReportRow& row = batch.emplace_back();
         row.metric_id = metric_id;
         row.design_version = 1;
-        row.bit = (stored + done) % 3 == 0;
+        if ((stored + done) % 3 == 0) row.counters = {0};  // a yes: counter 0
         ids->Next(&id);
         std::copy(id.begin(), id.end(), row.report_id.begin());
         row.event_time_seconds = event_time;

@@ -56,7 +56,7 @@ def main():
             check(r.returncode == 0, r.stderr)
         with sqlite3.connect(db_file) as c:
             sqlite_reports = c.execute("SELECT count(*) FROM stored_reports").fetchone()[0]
-            sqlite_n, sqlite_yes = c.execute("SELECT sum(n), sum(yes) FROM counts").fetchone()
+            sqlite_n, sqlite_yes = c.execute("SELECT sum(n), sum(counter0) FROM counts").fetchone()
         check(sqlite_reports > 1000, sqlite_reports)
 
         uri = pg.new_database()
@@ -70,7 +70,7 @@ def main():
         check("metrics 2 (created 2, versions added 1)" in first.stdout, first.stdout)
 
         pg_reports = int(pg.sql(db, "SELECT count(*) FROM reports"))
-        pg_n, pg_yes = map(int, pg.sql(db, "SELECT sum(n), sum(yes) FROM counts").split("|"))
+        pg_n, pg_yes = map(int, pg.sql(db, "SELECT sum(n), sum(counter0) FROM counts").split("|"))
         check((pg_reports, pg_n, pg_yes) == (sqlite_reports, sqlite_n, sqlite_yes), \
             (pg_reports, pg_n, pg_yes, sqlite_reports, sqlite_n, sqlite_yes))
         with sqlite3.connect(db_file) as c:

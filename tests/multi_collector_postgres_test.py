@@ -102,7 +102,7 @@ def main():
         stored = set(pg.sql(db, "SELECT replace(report_id::text, '-', '') FROM reports "
                                 "WHERE metric_id = (SELECT id FROM metrics WHERE name = 'kill')"
                             ).split())
-        n, yes = map(int, pg.sql(db, "SELECT coalesce(sum(n), 0), coalesce(sum(yes), 0) FROM counts "
+        n, yes = map(int, pg.sql(db, "SELECT coalesce(sum(n), 0), coalesce(sum(counter0), 0) FROM counts "
                                      "WHERE metric_id = (SELECT id FROM metrics WHERE name = 'kill')"
                                  ).split("|"))
         stored_yes = int(pg.sql(db, "SELECT count(*) FROM reports WHERE bit AND metric_id = "

@@ -130,7 +130,7 @@ def main():
 
         stored = set(pg.sql(db, "SELECT replace(report_id::text, '-', '') FROM reports").split())
         stored_yes = int(pg.sql(db, "SELECT count(*) FROM reports WHERE bit"))
-        n, yes = map(int, pg.sql(db, "SELECT coalesce(sum(n), 0), coalesce(sum(yes), 0) "
+        n, yes = map(int, pg.sql(db, "SELECT coalesce(sum(n), 0), coalesce(sum(counter0), 0) "
                                      "FROM counts").split("|"))
         recovered = (times["first_ack_after_up"] - times["up"]
                      if times["first_ack_after_up"] else None)

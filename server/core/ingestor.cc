@@ -339,18 +339,13 @@ absl::StatusOr<ReportRow> Ingestor::ValidateReport(const v1::Report& report,
   ReportRow row;
   row.metric_id = metric.id;
   row.design_version = report.design_version();
-  row.bit = report.bit() == 1;
   std::memcpy(row.report_id.data(), report.report_id().data(), row.report_id.size());
   row.event_time_seconds = t;
   row.labels = std::move(labels);
-  // Storage keeps yes/no counts and category support apart (ReportRow): a yes/no (or 1BitMean)
-  // report's increment is its bit, a categorical one's the categories it supports, and a
-  // dBitFlip one's its counter indices as support: j for each sampled bucket j, k + j for each
-  // of those whose bit is 1 (numeric.h: [n, s_0 .. s_{k-1}, y_0 .. y_{k-1}]).
-  row.categorical = version->mechanism->kind() == ReportKind::kCategorical ||
-                    (version->numeric.has_value() &&
-                     version->numeric->mechanism() == NumericMechanism::kDBitFlip);
-  if (row.categorical) row.supported.assign(increments.ones.begin(), increments.ones.end());
+  // Storage sums counter vectors without knowing the kind: the report adds 1 to n and to each
+  // counter its mechanism's validation found (CounterIncrements::ones; yes/no: counter 0 for a
+  // 1 bit; categorical: the supported categories; dBitFlip: j and k + j, numeric.h).
+  row.counters = increments.ones;
   row.window_firsts = window_firsts;
   return row;
 }

@@ -261,17 +261,15 @@ TEST_F(NumericMetricTest, ReportsAreCountedAsTheirMechanismSays) {
   ASSERT_TRUE(rows.ok());
   ASSERT_EQ(rows->size(), 1u);
   EXPECT_EQ((*rows)[0].n, 2);
-  EXPECT_EQ((*rows)[0].yes, 1);
-  EXPECT_TRUE((*rows)[0].support.empty());
-  // dBitFlip: [n, s_0..s_3, y_0..y_3] with s and y kept as support j and 4 + j.
+  EXPECT_THAT((*rows)[0].counters, ElementsAre(1));  // the bit's count is counter 0
+  // dBitFlip: [n, s_0..s_3, y_0..y_3] with s and y kept as counters j and 4 + j.
   absl::StatusOr<std::shared_ptr<const MetricInfo>> hist = registry_.Find("hist");
   ASSERT_TRUE(hist.ok());
   rows = storage_.ReadCounts((*hist)->id, 0, kNow + 1);
   ASSERT_TRUE(rows.ok());
   ASSERT_EQ(rows->size(), 1u);
   EXPECT_EQ((*rows)[0].n, 2);
-  EXPECT_EQ((*rows)[0].yes, 0);
-  EXPECT_THAT((*rows)[0].support, ElementsAre(1, 0, 2, 1, 1, 0, 1, 1));
+  EXPECT_THAT((*rows)[0].counters, ElementsAre(1, 0, 2, 1, 1, 0, 1, 1));
 }
 
 TEST_F(NumericMetricTest, BadReportsAreRejectedNamingTheirFieldAndNothingIsStored) {

@@ -165,6 +165,24 @@ absl::Status SetCentralPrivacy(const MetricInfo& metric, v1::Prevalence* p) {
 
 }  // namespace
 
+void SetEstimateKind(const MetricInfo& metric, v1::Prevalence* p) {
+  if (metric.numeric()) {
+    p->mutable_numeric();  // already filled by the numeric estimate (or its header)
+  } else if (metric.categorical()) {
+    p->mutable_categorical()->set_categories(static_cast<uint32_t>(metric.proto.categories_size()));
+  } else {
+    p->mutable_yes_no();
+  }
+}
+
+void AddCounterSums(int64_t n, const std::vector<int64_t>& counters,
+                    std::pair<int64_t, int64_t>& count, std::vector<int64_t>* sums) {
+  count.first += n;
+  count.second += CounterAt(counters, 0);
+  if (sums == nullptr) return;
+  for (size_t j = 0; j < counters.size(); ++j) AddCounter(sums, j, counters[j]);
+}
+
 // The counts of one selection (and, for a categorical metric, its support counts).
 struct PrevalenceQuery::Tally {
   PeriodCounts counts;
@@ -184,22 +202,21 @@ struct PrevalenceQuery::Selection {
   SimultaneousMethod simultaneous = SimultaneousMethod::kSidak;
   int64_t period_seconds = 0;  // the metric's reporting period (0: the default day)
   int64_t min_reports = 1;
+  // Whether a version's layout has several coordinates, so that the estimator reads the summed
+  // vectors (PeriodSupport); a one-coordinate layout's counter 0 is in PeriodCounts.
+  bool sum_vectors = false;
   std::vector<double> quantiles = {0.5, 0.9, 0.99};  // numeric (D_BIT_FLIP) metrics
 
   // Adds `row` to `tally` under its reporting period and design version (or, in the window
   // form, its window's first reports under its window).
   void Add(const CountRow& row, Tally& tally) const {
     if (tally.window.has_value()) {
-      AddWindowCounts(row, *tally.window, &tally.counts, &tally.support);
+      AddWindowCounts(row, *tally.window, &tally.counts, sum_vectors ? &tally.support : nullptr);
       return;
     }
     const int64_t period = PeriodStart(row.event_time_seconds, period_seconds);
-    auto& [n, yes] = tally.counts[period][row.design_version];
-    n += row.n;
-    yes += row.yes;
-    if (row.support.empty()) return;
-    std::vector<int64_t>& support = tally.support[period][row.design_version];
-    for (size_t v = 0; v < row.support.size(); ++v) AddCategorySupport(&support, v, row.support[v]);
+    AddCounterSums(row.n, row.counters, tally.counts[period][row.design_version],
+                   sum_vectors ? &tally.support[period][row.design_version] : nullptr);
   }
 };
 
@@ -211,6 +228,7 @@ absl::StatusOr<v1::Prevalence> PrevalenceQuery::Estimate(const Selection& s, con
                                                          s.simultaneous, s.quantiles)
                             : EstimateFromPeriods(*s.metric, t.counts, s.options);
   if (!p.ok()) return p;
+  SetEstimateKind(*s.metric, &*p);
   if (t.window.has_value()) {
     DescribeWindowEstimate(*t.window, t.start, &*p);
   } else {
@@ -243,6 +261,7 @@ absl::StatusOr<v1::Prevalence> PrevalenceQuery::EstimateOrSuppress(const Selecti
   suppressed.set_n(n);
   suppressed.set_suppressed(true);
   SetSuppressedNumeric(*s.metric, &suppressed);
+  SetEstimateKind(*s.metric, &suppressed);
   return suppressed;
 }
 
@@ -272,6 +291,9 @@ absl::StatusOr<PrevalenceQuery::Selection> PrevalenceQuery::Select(
   DENIABLE_ASSIGN_OR_RETURN(s.simultaneous, SimultaneousFromProto(sm));
   DENIABLE_ASSIGN_OR_RETURN(s.metric, registry_->Find(metric));
   s.period_seconds = s.metric->proto.reporting_period_seconds();
+  for (const MetricVersion& v : s.metric->versions) {
+    if (v.mechanism != nullptr && v.mechanism->Layout().coordinates > 1) s.sum_vectors = true;
+  }
   DENIABLE_ASSIGN_OR_RETURN(s.rows,
                             storage_->ReadCounts(s.metric->id, start, end == 0 ? kNoEnd : end));
   s.min_reports = s.metric->proto.min_reports() > 0 ? s.metric->proto.min_reports()

@@ -77,9 +77,22 @@ struct QueryOptions {
 using VersionCounts = std::map<uint32_t, std::pair<int64_t, int64_t>>;
 // Counts of one selection per reporting period: period start (Unix seconds) -> versions.
 using PeriodCounts = std::map<int64_t, VersionCounts>;
-// Categorical metrics: support counts per reporting period, design version and category
-// (CountRow.support summed; a vector may be shorter than k when the last categories have none).
+// The summed counter vectors (CountRow.counters) per reporting period and design version; a
+// vector may be shorter than the layout when its last counters are 0. Mechanisms of several
+// coordinates (categorical_query.h, numeric_query.h) read these; PeriodCounts' second member
+// is counter 0, the binary channel of a one-coordinate mechanism (yes/no, 1BitMean).
 using PeriodSupport = std::map<int64_t, std::map<uint32_t, std::vector<int64_t>>>;
+
+// Sets Prevalence.kind from `metric`: yes_no, categorical (with k) or numeric (left as the
+// numeric estimate filled it).
+void SetEstimateKind(const MetricInfo& metric, v1::Prevalence* p);
+
+// Adds one count row's n and counters to the cell of its period and version: `count` gets
+// (n, counters[0]) and `sums`, unless null (a layout of one coordinate, whose estimator reads
+// only `count`), the whole vector. Kind-blind: the estimator chosen by the metric's mechanism
+// reads what it needs.
+void AddCounterSums(int64_t n, const std::vector<int64_t>& counters,
+                    std::pair<int64_t, int64_t>& count, std::vector<int64_t>* sums);
 
 // How to estimate one selection.
 struct EstimateOptions {

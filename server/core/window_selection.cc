@@ -49,13 +49,8 @@ void AddWindowCounts(const CountRow& row, const WindowChoice& choice, PeriodCoun
   const CountRow::Firsts& f = row.firsts[static_cast<size_t>(choice.kind)];
   const int64_t n = choice.once ? row.n : f.n;
   if (n == 0) return;
-  auto& [tn, ty] = (*counts)[key][row.design_version];
-  tn += n;
-  ty += choice.once ? row.yes : f.yes;
-  const std::vector<int64_t>& s = choice.once ? row.support : f.support;
-  if (s.empty()) return;
-  std::vector<int64_t>& to = (*support)[key][row.design_version];
-  for (size_t v = 0; v < s.size(); ++v) AddCategorySupport(&to, v, s[v]);
+  AddCounterSums(n, choice.once ? row.counters : f.counters, (*counts)[key][row.design_version],
+                 support == nullptr ? nullptr : &(*support)[key][row.design_version]);
 }
 
 void DescribeWindowEstimate(const WindowChoice& choice, int64_t start, v1::Prevalence* p) {

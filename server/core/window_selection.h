@@ -32,8 +32,8 @@ struct WindowChoice {
 // kind (month, week, day) of which the selection is a whole number of windows.
 std::optional<WindowChoice> ChooseWindow(const MetricInfo& metric, int64_t start, int64_t end);
 
-// Adds the counts of `row` that the window form counts to `counts` and `support` (categorical
-// metrics), keyed by the window's start in place of the period's: its first reports of the
+// Adds the counts of `row` that the window form counts to `counts` and, unless null, the summed
+// counter vectors to `support` (AddCounterSums), keyed by the window's start in place of the period's: its first reports of the
 // window kind, or (once) all of its reports.
 void AddWindowCounts(const CountRow& row, const WindowChoice& choice, PeriodCounts* counts,
                      PeriodSupport* support);

@@ -39,7 +39,7 @@ ReportRow Row(uint32_t id, bool bit = true, int64_t hour = 100) {
   ReportRow r;
   r.metric_id = 1;
   r.design_version = 1;
-  r.bit = bit;
+  if (bit) r.counters = {0};
   r.report_id.fill(0);
   r.report_id[0] = static_cast<uint8_t>(id);
   r.report_id[1] = static_cast<uint8_t>(id >> 8);

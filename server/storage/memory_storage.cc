@@ -51,8 +51,6 @@ absl::Status MemoryStorage::DeleteMetric(absl::string_view name) {
   metrics_.erase(it);
   std::erase_if(reports_, [id](const ReportKey& k) { return std::get<0>(k) == id; });
   std::erase_if(counts_, [id](const auto& entry) { return std::get<0>(entry.first) == id; });
-  std::erase_if(support_, [id](const auto& entry) { return std::get<0>(entry.first) == id; });
-  std::erase_if(firsts_, [id](const auto& entry) { return std::get<0>(entry.first) == id; });
   label_values_.erase(id);
   return absl::OkStatus();
 }
@@ -85,12 +83,6 @@ absl::StatusOr<RetentionResult> MemoryStorage::ApplyRetention(const RetentionOpt
     result.count_rows_dropped += static_cast<int64_t>(std::erase_if(counts_, [&](const auto& e) {
       return expired(std::get<0>(e.first), std::get<1>(e.first));
     }));
-    std::erase_if(support_, [&](const auto& e) {
-      return expired(std::get<0>(e.first), std::get<1>(e.first));
-    });
-    std::erase_if(firsts_, [&](const auto& e) {
-      return expired(std::get<0>(e.first), std::get<1>(e.first));
-    });
   }
   return result;
 }
@@ -159,19 +151,10 @@ AppendResult MemoryStorage::AppendLocked(absl::Span<const ReportRow> rows) {
       continue;
     }
     const CountKey key{row.metric_id, row.event_time_seconds, row.design_version, row.labels};
-    auto& [n, yes] = counts_[key];
-    ++n;
-    yes += row.bit ? 1 : 0;
-    if (row.categorical) {
-      std::vector<int64_t>& support = support_[key];
-      for (uint16_t v : row.supported) AddCategorySupport(&support, v, 1);
-    }
-    if (row.window_firsts > 0) {
-      CountRow firsts;
-      firsts.firsts = firsts_[key];
-      AddWindowFirsts(&firsts, row.window_firsts, row.bit, row.supported);
-      firsts_[key] = std::move(firsts.firsts);
-    }
+    CountRow& counts = counts_[key];
+    ++counts.n;
+    for (uint16_t j : row.counters) AddCounter(&counts.counters, j, 1);
+    AddWindowFirsts(&counts, row.window_firsts, row.counters);
     result.Count(row.metric_id, /*duplicate=*/false);
   }
   for (const auto& [metric, key, value] : labels.added()) label_values_[metric][key].insert(value);
@@ -188,14 +171,10 @@ absl::StatusOr<std::vector<CountRow>> MemoryStorage::ReadCounts(int64_t metric_i
        std::get<1>(it->first) < end_seconds;
        ++it) {
     const auto& [m, time, version, labels] = it->first;
-    out.push_back(CountRow{version, time, labels, it->second.first, it->second.second, {}, {}});
-    if (auto s = support_.find(it->first); s != support_.end()) {
-      out.back().support = s->second;
-      while (!out.back().support.empty() && out.back().support.back() == 0) {
-        out.back().support.pop_back();
-      }
-    }
-    if (auto f = firsts_.find(it->first); f != firsts_.end()) out.back().firsts = f->second;
+    out.push_back(it->second);
+    out.back().design_version = version;
+    out.back().event_time_seconds = time;
+    out.back().labels = labels;
   }
   return out;
 }

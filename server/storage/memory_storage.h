@@ -51,10 +51,8 @@ class MemoryStorage : public Storage {
   mutable absl::Mutex mu_;
   std::map<std::string, StoredMetric> metrics_ ABSL_GUARDED_BY(mu_);
   std::set<ReportKey> reports_ ABSL_GUARDED_BY(mu_);
-  std::map<CountKey, std::pair<int64_t, int64_t>> counts_ ABSL_GUARDED_BY(mu_);  // n, yes
-  std::map<CountKey, std::vector<int64_t>> support_ ABSL_GUARDED_BY(mu_);        // categorical
-  // The window-first counts of the same keys (CountRow::firsts), only where a first was counted.
-  std::map<CountKey, std::array<CountRow::Firsts, 3>> firsts_ ABSL_GUARDED_BY(mu_);
+  // n, the counters and the window firsts; the key fields of the rows are set when read.
+  std::map<CountKey, CountRow> counts_ ABSL_GUARDED_BY(mu_);
   AppendResult AppendLocked(absl::Span<const ReportRow> rows) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
 
   int64_t next_id_ ABSL_GUARDED_BY(mu_) = 1;

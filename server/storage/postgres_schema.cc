@@ -116,6 +116,25 @@ CREATE TABLE first_counts(
   count bigint NOT NULL,
   PRIMARY KEY (metric_id, event_time, version, labels, shard, win, category));
 )sql",
+    // 7: one form of counts for every kind of report (issue 27; sqlite_schema.h version 7):
+    // counts.yes becomes counter0 (counter 0 of the mechanism's vector, for every kind; a
+    // categorical row's support of category 0 moves there, shard by shard); category_counts
+    // becomes counter_sums(..., counter, total) for counters 1 and up; first_counts.category
+    // becomes counter (-1: the reports first in the window, was -2; j: their counter j, yes was
+    // -1). The first_counts keys move in two steps, since a unique key is checked row by row.
+    R"sql(
+ALTER TABLE counts RENAME COLUMN yes TO counter0;
+UPDATE counts c SET counter0 = cc.support FROM category_counts cc
+  WHERE cc.metric_id = c.metric_id AND cc.event_time = c.event_time AND cc.version = c.version
+    AND cc.labels = c.labels AND cc.shard = c.shard AND cc.category = 0;
+DELETE FROM category_counts WHERE category = 0;
+ALTER TABLE category_counts RENAME TO counter_sums;
+ALTER TABLE counter_sums RENAME COLUMN category TO counter;
+ALTER TABLE counter_sums RENAME COLUMN support TO total;
+ALTER TABLE first_counts RENAME COLUMN category TO counter;
+UPDATE first_counts SET counter = counter - 10 WHERE counter < 0;
+UPDATE first_counts SET counter = counter + 11 WHERE counter < -2;
+)sql",
 };
 static_assert(sizeof(kSteps) / sizeof(kSteps[0]) == kPostgresSchemaVersion);
 

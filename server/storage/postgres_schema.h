@@ -18,7 +18,10 @@ namespace deniable::server {
 //   4  retention: metrics.retention_days, metrics.retention_policy (0 and 1: keep everything)
 //   5  label_values(metric_id, key, value): each metric's stored label values, for the cap on
 //      distinct values of a label key (label_values.h), filled from the counts' label sets
-inline constexpr int kPostgresSchemaVersion = 6;
+//   7  one form of counts for every kind of report (sqlite_schema.h version 7): counts.counter0
+//      (was yes), counter_sums(..., counter, total) (was category_counts(..., category,
+//      support), counters 1 and up), first_counts.counter (was category: -1 n, j counter j)
+inline constexpr int kPostgresSchemaVersion = 7;
 
 // Advisory lock key held (session level, pg_try_advisory_lock) by the collector applying
 // retention, so that collectors on one database never run it at the same time.

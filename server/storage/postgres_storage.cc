@@ -16,7 +16,7 @@
 #include "absl/strings/str_replace.h"
 #include "absl/time/time.h"
 #include "deniable/common/status_macros.h"
-#include "server/storage/postgres_categories.h"
+#include "server/storage/postgres_counter_sums.h"
 #include "server/storage/postgres_schema.h"
 
 namespace deniable::server {
@@ -58,27 +58,30 @@ std::string UuidText(const ReportId& id) {
                       hex.substr(16, 4), "-", hex.substr(20));
 }
 
+// Whether `row` adds 1 to counter 0 (reports.bit; counts.counter0).
+bool HasCounter0(const ReportRow& row) { return !row.counters.empty() && row.counters[0] == 0; }
+
 int64_t DayOf(int64_t seconds) {
   return seconds >= 0 ? seconds / kPartitionSeconds : -((-seconds - 1) / kPartitionSeconds) - 1;
 }
 
-// ReadCounts' statement: the count rows (kind 0: n, yes) and the category support rows (kind 1:
-// category, support) of a metric's range, every shard's row as stored, in ONE statement, so one
-// round trip and one snapshot (READ COMMITTED takes a snapshot per statement: both parts see the
-// same committed appends). Each part is a scan of its primary key's range, which begins with
-// (metric_id, event_time). The shards are summed and the rows ordered by ReadCounts, not by
-// PostgreSQL: a GROUP BY and ORDER BY over the 720 hours of a month took 0.6 to 1.0 ms of
-// PostgreSQL's time, the plain rows 0.25 ms (EXPLAIN ANALYZE in docs/benchmarks.md), and that
-// time is what a query waits for a core for when ingestion keeps both busy.
+// ReadCounts' statement: the count rows (kind 0: n, counter 0), the counter sums (kind 1:
+// counter, total) and the window-first counts (kind 2) of a metric's range, every shard's row as
+// stored, in ONE statement, so one round trip and one snapshot (READ COMMITTED takes a snapshot per
+// statement: both parts see the same committed appends). Each part is a scan of its primary key's
+// range, which begins with (metric_id, event_time). The shards are summed and the rows ordered by
+// ReadCounts, not by PostgreSQL: a GROUP BY and ORDER BY over the 720 hours of a month took 0.6
+// to 1.0 ms of PostgreSQL's time, the plain rows 0.25 ms (EXPLAIN ANALYZE in docs/benchmarks.md),
+// and that time is what a query waits for a core for when ingestion keeps both busy.
 constexpr char kReadCountsName[] = "deniable_read_counts";
 constexpr char kReadCounts[] =
-    "SELECT 0, event_time, version, labels, n, yes FROM counts "
+    "SELECT 0, event_time, version, labels, n, counter0 FROM counts "
     "WHERE metric_id = $1 AND event_time >= $2 AND event_time < $3 "
     "UNION ALL "
-    "SELECT 1, event_time, version, labels, category::bigint, support "
-    "FROM category_counts WHERE metric_id = $1 AND event_time >= $2 AND event_time < $3 "
+    "SELECT 1, event_time, version, labels, counter::bigint, total "
+    "FROM counter_sums WHERE metric_id = $1 AND event_time >= $2 AND event_time < $3 "
     "UNION ALL "
-    "SELECT 2, event_time, version, labels, (win * 1000 + category + 2)::bigint, count "
+    "SELECT 2, event_time, version, labels, (win * 1000 + counter + 1)::bigint, count "
     "FROM first_counts WHERE metric_id = $1 AND event_time >= $2 AND event_time < $3";
 
 std::string DoubleText(double v) { return absl::StrFormat("%.17g", v); }
@@ -235,7 +238,7 @@ absl::Status PostgresStorage::DeleteMetric(absl::string_view name) {
       const std::string id = absl::StrCat(locked.Int64(0, 0));
       for (const char* sql :
            {"DELETE FROM reports WHERE metric_id = $1", "DELETE FROM counts WHERE metric_id = $1",
-            "DELETE FROM category_counts WHERE metric_id = $1",
+            "DELETE FROM counter_sums WHERE metric_id = $1",
             "DELETE FROM first_counts WHERE metric_id = $1",
             "DELETE FROM label_values WHERE metric_id = $1",
             "DELETE FROM designs WHERE metric_id = $1", "DELETE FROM metrics WHERE id = $1"}) {
@@ -267,7 +270,7 @@ absl::StatusOr<StoredMetric> PostgresStorage::SetRetention(absl::string_view nam
 
 absl::StatusOr<int64_t> PostgresStorage::DeleteExpired(const char* table, int64_t metric_id,
                                                        int64_t cutoff, int64_t batch_rows) {
-  // Rows by ctid within one table (counts, category_counts) or by key (reports: a partitioned
+  // Rows by ctid within one table (counts, counter_sums) or by key (reports: a partitioned
   // table, whose ctids repeat across partitions).
   const std::string sql =
       absl::string_view(table) == "reports"
@@ -290,17 +293,18 @@ absl::StatusOr<int64_t> PostgresStorage::DeleteExpired(const char* table, int64_
 
 absl::StatusOr<int64_t> PostgresStorage::FoldShards(const char* table, int64_t cutoff,
                                                     int64_t batch_rows) {
-  const bool categories = absl::string_view(table) == "category_counts";
-  const std::string key = categories ? "metric_id, event_time, version, labels, category"
-                                     : "metric_id, event_time, "
-                                       "version, labels";
-  const std::string values = categories ? "support" : "n, yes";
-  const std::string sums = categories ? "sum(support)::bigint" : "sum(n)::bigint, sum(yes)::bigint";
-  const std::string add = categories ? "support = t.support + EXCLUDED.support"
-                                     : "n = t.n + EXCLUDED.n, yes = t.yes + EXCLUDED.yes";
-  const std::string conflict = categories
-                                   ? "metric_id, event_time, version, labels, shard, category"
-                                   : "metric_id, event_time, version, labels, shard";
+  const bool counters = absl::string_view(table) == "counter_sums";
+  const std::string key = counters ? "metric_id, event_time, version, labels, counter"
+                                   : "metric_id, event_time, "
+                                     "version, labels";
+  const std::string values = counters ? "total" : "n, counter0";
+  const std::string sums =
+      counters ? "sum(total)::bigint" : "sum(n)::bigint, sum(counter0)::bigint";
+  const std::string add = counters ? "total = t.total + EXCLUDED.total"
+                                   : "n = t.n + EXCLUDED.n, counter0 = t.counter0 + "
+                                     "EXCLUDED.counter0";
+  const std::string conflict = counters ? "metric_id, event_time, version, labels, shard, counter"
+                                        : "metric_id, event_time, version, labels, shard";
   const std::string sql = absl::StrCat(
       "WITH moved AS (DELETE FROM ", table, " WHERE ctid = ANY(ARRAY(SELECT ctid FROM ", table,
       " WHERE event_time < $1 AND shard <> $2 ORDER BY ", conflict,
@@ -409,14 +413,14 @@ absl::StatusOr<RetentionResult> PostgresStorage::ApplyRetention(const RetentionO
       if (m.retention_policy != kRetentionDropCounts) continue;
       DENIABLE_ASSIGN_OR_RETURN(int64_t counts, DeleteExpired("counts", m.id, cutoff, batch));
       result.count_rows_dropped += counts;
-      DENIABLE_RETURN_IF_ERROR(DeleteExpired("category_counts", m.id, cutoff, batch).status());
+      DENIABLE_RETURN_IF_ERROR(DeleteExpired("counter_sums", m.id, cutoff, batch).status());
       DENIABLE_RETURN_IF_ERROR(DeleteExpired("first_counts", m.id, cutoff, batch).status());
     }
     // The hours that ended kFoldAfterSeconds ago: [.., fold) with fold on an hour boundary.
     const int64_t fold = (options.now_seconds - kFoldAfterSeconds) / 3600 * 3600;
     DENIABLE_ASSIGN_OR_RETURN(result.count_rows_folded, FoldShards("counts", fold, batch));
-    DENIABLE_ASSIGN_OR_RETURN(int64_t category_rows, FoldShards("category_counts", fold, batch));
-    result.count_rows_folded += category_rows;
+    DENIABLE_ASSIGN_OR_RETURN(int64_t counter_rows, FoldShards("counter_sums", fold, batch));
+    result.count_rows_folded += counter_rows;
     return absl::OkStatus();
   }();
   (void)retention_->Exec("SELECT pg_advisory_unlock($1)", {absl::StrCat(kRetentionLockKey)});
@@ -536,7 +540,8 @@ absl::StatusOr<PgResult> PostgresStorage::InsertReports(Writer& w,
     for (size_t i = 0; i < rows.size(); ++i) {
       const ReportRow& r = *rows[i];
       absl::StrAppend(&data, r.metric_id, "\t", r.event_time_seconds, "\t", *ids[i], "\t",
-                      r.design_version, r.bit ? "\tt\t" : "\tf\t", CopyText(r.labels), "\n");
+                      r.design_version, HasCounter0(r) ? "\tt\t" : "\tf\t", CopyText(r.labels),
+                      "\n");
     }
     absl::Status copied = w.conn->CopyIn("COPY report_staging FROM STDIN", data);
     if (!copied.ok()) {
@@ -557,7 +562,7 @@ absl::StatusOr<PgResult> PostgresStorage::InsertReports(Writer& w,
     time.push_back(row.event_time_seconds);
     id.push_back(*ids[i]);
     version.push_back(row.design_version);
-    bit.push_back(row.bit ? 1 : 0);
+    bit.push_back(HasCounter0(row) ? 1 : 0);
     labels.push_back(row.labels);
   }
   return w.conn->ExecPrepared(
@@ -790,9 +795,10 @@ absl::StatusOr<std::vector<AppendResult>> PostgresStorage::AppendLocked(
   for (int i = 0; i < inserted.rows(); ++i) {
     fresh.insert(Key{inserted.Int64(i, 0), inserted.Int64(i, 1), inserted.Text(i, 2)});
   }
-  // (metric, event time, version, labels) -> (n, yes), in key order (see above).
+  // (metric, event time, version, labels) -> (n, counter 0), in key order (see above).
   std::map<std::tuple<int64_t, int64_t, int64_t, std::string>, std::pair<int64_t, int64_t>> delta;
-  std::vector<const ReportRow*> categorical;  // stored categorical rows (postgres_categories.h)
+  std::vector<const ReportRow*> with_sums;    // stored rows adding to counters >= 1
+                                              // (postgres_counter_sums.h)
   std::vector<const ReportRow*> with_firsts;  // stored rows first in some window
   for (const Candidate& c : candidates) {
     if (!fresh.contains(c.key)) {
@@ -800,12 +806,13 @@ absl::StatusOr<std::vector<AppendResult>> PostgresStorage::AppendLocked(
       continue;
     }
     results[c.batch].Count(c.row->metric_id, /*duplicate=*/false);
-    if (c.row->categorical) categorical.push_back(c.row);
+    const bool counter0 = HasCounter0(*c.row);
+    if (c.row->counters.size() > (counter0 ? 1u : 0u)) with_sums.push_back(c.row);
     if (c.row->window_firsts > 0) with_firsts.push_back(c.row);
-    auto& [n, yes] =
+    auto& [n, sum0] =
         delta[{c.row->metric_id, c.row->event_time_seconds, c.row->design_version, c.row->labels}];
     ++n;
-    yes += c.row->bit ? 1 : 0;
+    sum0 += counter0 ? 1 : 0;
   }
   if (delta.empty()) return results;
   std::vector<int64_t> cm, ct, cv, cn, cy;
@@ -822,15 +829,15 @@ absl::StatusOr<std::vector<AppendResult>> PostgresStorage::AppendLocked(
       w.conn
           ->ExecPrepared(
               "deniable_add_counts",
-              "INSERT INTO counts(metric_id, event_time, version, labels, shard, n, yes) "
+              "INSERT INTO counts(metric_id, event_time, version, labels, shard, n, counter0) "
               "SELECT m, t, v, l, $7, n, y FROM unnest($1::bigint[], $2::bigint[], "
               "$3::integer[], $4::text[], $5::bigint[], $6::bigint[]) AS u(m, t, v, l, n, y) "
               "ON CONFLICT (metric_id, event_time, version, labels, shard) DO UPDATE "
-              "SET n = counts.n + EXCLUDED.n, yes = counts.yes + EXCLUDED.yes",
+              "SET n = counts.n + EXCLUDED.n, counter0 = counts.counter0 + EXCLUDED.counter0",
               {PgIntArray(cm), PgIntArray(ct), PgIntArray(cv), PgTextArray(cl), PgIntArray(cn),
                PgIntArray(cy), absl::StrCat(w.shard)})
           .status());
-  DENIABLE_RETURN_IF_ERROR(AddPostgresCategoryCounts(*w.conn, categorical, w.shard));
+  DENIABLE_RETURN_IF_ERROR(AddPostgresCounterSums(*w.conn, with_sums, w.shard));
   DENIABLE_RETURN_IF_ERROR(AddPostgresFirstCounts(*w.conn, with_firsts, w.shard));
   return results;
 }
@@ -853,31 +860,29 @@ absl::StatusOr<std::vector<CountRow>> PostgresStorage::ReadCounts(int64_t metric
     row.design_version = version;
     row.event_time_seconds = time;
     row.n += r.Int64(i, 4);
-    row.yes += r.Int64(i, 5);
+    AddCounter(&row.counters, 0, r.Int64(i, 5));
   }
   for (int i = 0; i < r.rows(); ++i) {
     if (r.Int64(i, 0) == 0) continue;
     auto it = summed.find({r.Int64(i, 1), static_cast<uint32_t>(r.Int64(i, 2)), r.Text(i, 3)});
     if (it == summed.end()) {
       return absl::DataLossError(absl::StrCat(
-          "metric ", metric_id, ": category counts without counts in the PostgreSQL database"));
+          "metric ", metric_id, ": counter sums without counts in the PostgreSQL database"));
     }
-    if (r.Int64(i, 0) == 2) {  // first_counts: win * 1000 + category + 2
+    if (r.Int64(i, 0) == 2) {  // first_counts: win * 1000 + counter + 1
       const int64_t code = r.Int64(i, 4);
       const int64_t w = code / 1000;
-      const int64_t category = code % 1000 - 2;
+      const int64_t counter = code % 1000 - 1;
       if (w < 0 || w > 2) return absl::DataLossError("first_counts: window out of range");
       CountRow::Firsts& f = it->second.firsts[static_cast<size_t>(w)];
-      if (category == -2) {
+      if (counter < 0) {
         f.n += r.Int64(i, 5);
-      } else if (category == -1) {
-        f.yes += r.Int64(i, 5);
       } else {
-        AddCategorySupport(&f.support, static_cast<size_t>(category), r.Int64(i, 5));
+        AddCounter(&f.counters, static_cast<size_t>(counter), r.Int64(i, 5));
       }
       continue;
     }
-    AddCategorySupport(&it->second.support, static_cast<size_t>(r.Int64(i, 4)), r.Int64(i, 5));
+    AddCounter(&it->second.counters, static_cast<size_t>(r.Int64(i, 4)), r.Int64(i, 5));
   }
   std::vector<CountRow> rows;
   rows.reserve(summed.size());

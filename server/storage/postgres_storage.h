@@ -9,13 +9,15 @@
 //       PARTITION BY RANGE (event_time), one partition per UTC day ("reports_YYYYMMDD", created
 //       on first use), so retention detaches or drops whole days and the key of the current day
 //       stays small and hot.
-//   counts(metric_id, event_time, version, labels, shard, n, yes)
+//   counts(metric_id, event_time, version, labels, shard, n, counter0)
 //       one row per key and collector shard: each process adds to its own shard (drawn from the
 //       sequence collector_shards at Open, modulo kCountShards), so collectors never wait on
 //       one hot row; ReadCounts sums the shards. ApplyRetention folds the shards of closed hours
 //       into one row (kFoldedShard), so reads stay one row per hour and key.
-//   category_counts: categorical metrics' support counts, keyed like counts plus the category
-//       (postgres_categories.h).
+//   counter_sums(..., counter, total): counters 1 and up of the summed counter vector
+//       (storage.h CountRow::counters; counter 0 is counts.counter0), keyed like counts plus the
+//       counter; first_counts(..., win, counter, count) the same over a window's first reports
+//       (counter -1: n) (postgres_counter_sums.h).
 //   label_values(metric_id, key, value): each metric's stored label values (label_values.h).
 //       An append whose rows carry values not stored yet takes the transaction advisory lock
 //       (kLabelValuesLockClass, metric id) of each such metric, in id order, then counts and

@@ -36,6 +36,7 @@ using testing_util::NewMetric;
 using testing_util::Row;
 using testing_util::TempDbPath;
 using testing_util::TestPostgres;
+using testing_util::Yes;
 
 class PostgresStorageTest : public ::testing::Test {
  protected:
@@ -113,7 +114,13 @@ TEST_F(PostgresStorageTest, Version4DatabaseGetsItsLabelValuesFromTheCounts) {
   auto conn = PgConnection::Connect(uri_);
   ASSERT_TRUE(conn.ok());
   // Back to version 4, as a database written before the cap (and before the window flags of
-  // version 6, issue 26).
+  // version 6, issue 26, and the counter vectors of version 7, issue 27).
+  ASSERT_TRUE((*conn)
+                  ->Exec("ALTER TABLE counts RENAME COLUMN counter0 TO yes; ALTER TABLE "
+                         "counter_sums RENAME COLUMN counter TO category; ALTER TABLE "
+                         "counter_sums RENAME COLUMN total TO support; ALTER TABLE counter_sums "
+                         "RENAME TO category_counts")
+                  .ok());
   ASSERT_TRUE((*conn)->Exec("DROP TABLE label_values").ok());
   ASSERT_TRUE((*conn)->Exec("DROP TABLE first_counts").ok());
   ASSERT_TRUE((*conn)
@@ -148,7 +155,7 @@ TEST_F(PostgresStorageTest, Version4DatabaseGetsItsLabelValuesFromTheCounts) {
   ASSERT_TRUE(counts.ok()) << counts.status();
   ASSERT_EQ(counts->size(), 1u);
   EXPECT_EQ((*counts)[0].firsts[2].n, 1);
-  EXPECT_EQ((*counts)[0].firsts[2].yes, 1);
+  EXPECT_EQ(Yes((*counts)[0].firsts[2]), 1);
 
   ASSERT_TRUE((*s)->DeleteMetric("m").ok());
   absl::StatusOr<PgResult> left =
@@ -189,7 +196,7 @@ TEST_F(PostgresStorageTest, MigrationFromSqliteCarriesTheWindowFirsts) {
   ASSERT_TRUE(counts.ok()) << counts.status();
   ASSERT_EQ(counts->size(), 2u);
   EXPECT_EQ((*counts)[0].firsts[0].n, 2);
-  EXPECT_EQ((*counts)[0].firsts[0].yes, 1);
+  EXPECT_EQ(Yes((*counts)[0].firsts[0]), 1);
   EXPECT_EQ((*counts)[0].firsts[2].n, 1);
   EXPECT_EQ((*counts)[1].firsts[1].n, 1);
 }
@@ -401,18 +408,18 @@ TEST_F(PostgresStorageTest, ReadCountsSumsEveryCollectorsShardsInEventTimeOrder)
   ASSERT_EQ(rows->size(), 3u);
   EXPECT_EQ((*rows)[0].event_time_seconds, 3 * 3600);
   EXPECT_EQ((*rows)[0].n, 8);
-  EXPECT_EQ((*rows)[0].yes, 8);
+  EXPECT_EQ(Yes((*rows)[0]), 8);
   EXPECT_EQ((*rows)[1].event_time_seconds, 5 * 3600);
   EXPECT_EQ((*rows)[1].labels, "");
   EXPECT_EQ((*rows)[1].n, 16);
-  EXPECT_EQ((*rows)[1].yes, 8);
+  EXPECT_EQ(Yes((*rows)[1]), 8);
   EXPECT_EQ((*rows)[2].labels, "k=x");
   EXPECT_EQ((*rows)[2].n, 8);
   absl::StatusOr<std::vector<CountRow>> cats = (*first)->ReadCounts(c->id, 0, 1 << 30);
   ASSERT_TRUE(cats.ok()) << cats.status();
   ASSERT_EQ(cats->size(), 1u);
   EXPECT_EQ((*cats)[0].n, 16);
-  EXPECT_THAT((*cats)[0].support, ::testing::ElementsAre(8, 0, 16));
+  EXPECT_THAT((*cats)[0].counters, ::testing::ElementsAre(8, 0, 16));
 }
 
 // ApplyRetention folds the count rows of closed hours into one shard: the counts a query reads
@@ -454,7 +461,8 @@ TEST_F(PostgresStorageTest, RetentionFoldsTheShardsOfClosedHoursAndKeepsEveryCou
   ASSERT_TRUE(folded.ok()) << folded.status();
   EXPECT_GT(folded->count_rows_folded, 0);
   EXPECT_EQ(rows_at("counts", 5), std::make_pair(3L, 1L)) << "m '', m k=x, c: one row each";
-  EXPECT_EQ(rows_at("category_counts", 5), std::make_pair(2L, 1L)) << "categories 0 and 2";
+  EXPECT_EQ(rows_at("counter_sums", 5), std::make_pair(1L, 1L))
+      << "category 2 (category 0 is counts.counter0)";
   EXPECT_GE(rows_at("counts", now_hour).second, 2) << "the current hour is not folded";
   absl::StatusOr<std::vector<CountRow>> after = (*first)->ReadCounts(m->id, 0, 1L << 40);
   ASSERT_TRUE(after.ok());
@@ -463,12 +471,12 @@ TEST_F(PostgresStorageTest, RetentionFoldsTheShardsOfClosedHoursAndKeepsEveryCou
     EXPECT_EQ((*after)[i].event_time_seconds, (*before)[i].event_time_seconds);
     EXPECT_EQ((*after)[i].labels, (*before)[i].labels);
     EXPECT_EQ((*after)[i].n, (*before)[i].n);
-    EXPECT_EQ((*after)[i].yes, (*before)[i].yes);
+    EXPECT_EQ(Yes((*after)[i]), Yes((*before)[i]));
   }
   absl::StatusOr<std::vector<CountRow>> cats = (*first)->ReadCounts(c->id, 0, 1L << 40);
   ASSERT_TRUE(cats.ok() && cats->size() == 1u);
   EXPECT_EQ((*cats)[0].n, 8);
-  EXPECT_THAT((*cats)[0].support, ::testing::ElementsAre(8, 0, 8));
+  EXPECT_THAT((*cats)[0].counters, ::testing::ElementsAre(8, 0, 8));
 
   // A late report for hour 5, then the next run.
   ASSERT_TRUE((*first)->AppendReports({Row(m->id, ++id, true, 5)}).ok());
@@ -480,7 +488,7 @@ TEST_F(PostgresStorageTest, RetentionFoldsTheShardsOfClosedHoursAndKeepsEveryCou
   absl::StatusOr<std::vector<CountRow>> late = (*second)->ReadCounts(m->id, 0, 6 * 3600);
   ASSERT_TRUE(late.ok() && late->size() == 2u);
   EXPECT_EQ((*late)[0].n, 9);  // hour 5, no labels: 8 + the late one
-  EXPECT_EQ((*late)[0].yes, 9);
+  EXPECT_EQ(Yes((*late)[0]), 9);
 }
 
 // A prepared statement lives as long as its session: after the session is lost, the call that

@@ -28,6 +28,7 @@ namespace {
 using testing_util::NewMetric;
 using testing_util::Row;
 using testing_util::TempDbPath;
+using testing_util::Yes;
 
 std::unique_ptr<SqliteStorage> OpenOrDie(const std::string& path, int64_t max_recent,
                                          bool background = false) {
@@ -44,7 +45,7 @@ std::vector<std::tuple<uint32_t, int64_t, std::string, int64_t, int64_t>> Counts
   EXPECT_TRUE(rows.ok()) << rows.status();
   if (!rows.ok()) return out;
   for (const CountRow& r : *rows)
-    out.emplace_back(r.design_version, r.event_time_seconds, r.labels, r.n, r.yes);
+    out.emplace_back(r.design_version, r.event_time_seconds, r.labels, r.n, Yes(r));
   std::sort(out.begin(), out.end());
   return out;
 }

@@ -122,7 +122,7 @@ absl::Status MigrateTo1(sqlite3* db) {
 
 // Version 1 -> 2: categorical metrics. Metrics gain their category names (comma-separated;
 // names never contain a comma; '' for the yes/no metrics that existed before); a report gains
-// the categories it supports (a bitmap, storage.h EncodeSupport; NULL for yes/no reports, as
+// the categories it supports (a bitmap, storage.h EncodeCounters; NULL for yes/no reports, as
 // for every report stored before), so that counts can be rebuilt and copied (sqlite_to_postgres);
 // and the support count of each category lives beside the counts, keyed like them plus the
 // category index. The yes/no rows are untouched.
@@ -272,10 +272,48 @@ CREATE VIEW stored_reports AS
 
 absl::Status MigrateTo6(sqlite3* db) { return SqliteExec(db, kSchema6); }
 
+// Version 6 -> 7: one form of counts for every kind of report (issue 27): n and the counter
+// vector a report's mechanism adds to (storage.h ReportRow::counters), with counter 0 beside n
+// and counters 1 and up in counter_sums. Yes/no (and 1BitMean) counts keep their row (yes is
+// counter 0); a categorical (or dBitFlip) row's support of category 0 moves from
+// category_counts into counts.counter0, and the other categories keep their index as counter.
+// first_counts.category becomes counter, -1 for the reports first in the window (was -2) and j
+// for their counter j (yes was -1, category v was v). Stored reports keep their form: bit is
+// counter 0 and support, where present, the bitmap of every counter (storage.h DecodeCounters
+// reads rows of both versions).
+constexpr char kSchema7[] = R"sql(
+ALTER TABLE counts RENAME COLUMN yes TO counter0;
+UPDATE counts SET counter0 = (SELECT c.support FROM category_counts c WHERE
+    c.metric_id = counts.metric_id AND c.event_time = counts.event_time AND
+    c.version = counts.version AND c.labelset_id = counts.labelset_id AND c.category = 0)
+  WHERE EXISTS (SELECT 1 FROM category_counts c WHERE c.metric_id = counts.metric_id AND
+    c.event_time = counts.event_time AND c.version = counts.version AND
+    c.labelset_id = counts.labelset_id AND c.category = 0);
+DELETE FROM category_counts WHERE category = 0;
+ALTER TABLE category_counts RENAME TO counter_sums;
+ALTER TABLE counter_sums RENAME COLUMN category TO counter;
+ALTER TABLE counter_sums RENAME COLUMN support TO total;
+CREATE TABLE first_counts_v7(
+  metric_id INTEGER NOT NULL,
+  event_time INTEGER NOT NULL,
+  version INTEGER NOT NULL,
+  labelset_id INTEGER NOT NULL,
+  win INTEGER NOT NULL,
+  counter INTEGER NOT NULL,
+  count INTEGER NOT NULL,
+  PRIMARY KEY (metric_id, event_time, version, labelset_id, win, counter)) WITHOUT ROWID;
+INSERT INTO first_counts_v7 SELECT metric_id, event_time, version, labelset_id, win,
+  CASE WHEN category < 0 THEN category + 1 ELSE category END, count FROM first_counts;
+DROP TABLE first_counts;
+ALTER TABLE first_counts_v7 RENAME TO first_counts;
+)sql";
+
+absl::Status MigrateTo7(sqlite3* db) { return SqliteExec(db, kSchema7); }
+
 // Step i migrates version i to i + 1.
 using Migration = absl::Status (*)(sqlite3*);
-constexpr Migration kMigrations[] = {MigrateTo1, MigrateTo2, MigrateTo3,
-                                     MigrateTo4, MigrateTo5, MigrateTo6};
+constexpr Migration kMigrations[] = {MigrateTo1, MigrateTo2, MigrateTo3, MigrateTo4,
+                                     MigrateTo5, MigrateTo6, MigrateTo7};
 static_assert(sizeof(kMigrations) / sizeof(kMigrations[0]) == kCurrentSchemaVersion);
 
 absl::StatusOr<int64_t> PragmaInt(sqlite3* db, const char* pragma) {

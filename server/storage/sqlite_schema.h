@@ -34,6 +34,11 @@
 //      moves, its recent rows with seq <= last_seq and report_id <= last_id are already in
 //      `reports` (copied in id order, deleted later by seq range); the view stored_reports
 //      leaves them out
+//   7  one form of counts for every kind of report (issue 27; storage.h CountRow::counters):
+//      counts.yes renamed counter0 (counter 0 of the mechanism's vector, for every kind; a
+//      categorical row's support of category 0 moves there); category_counts renamed
+//      counter_sums(..., counter, total) for counters 1 and up; first_counts.category renamed
+//      counter (-1: the reports first in the window, j: their counter j)
 //
 // Thread-compatible: call it on a connection no other thread uses.
 #ifndef DENIABLE_SERVER_STORAGE_SQLITE_SCHEMA_H_
@@ -50,7 +55,7 @@ namespace deniable::server {
 
 inline constexpr int32_t kCollectorApplicationId = 0x444E5331;    // "DNS1"
 inline constexpr int32_t kDeviceStoreApplicationId = 0x444E4231;  // "DNB1": the SDK's file
-inline constexpr int kCurrentSchemaVersion = 6;
+inline constexpr int kCurrentSchemaVersion = 7;
 
 // Checks, creates or migrates the schema of the collector database open on `db`; `path` names
 // it in messages. Errors: FAILED_PRECONDITION naming the path for a database of a newer schema

@@ -21,6 +21,7 @@ namespace {
 
 using ::testing::HasSubstr;
 using testing_util::TempDbPath;
+using testing_util::Yes;
 
 // Runs `sql` into the file at `path` (created if missing).
 void RunSql(const std::string& path, const std::string& sql) {
@@ -109,8 +110,8 @@ TEST(SqliteSchemaTest, MigratesAVersion1DatabaseKeepingItsCountsAndAcceptingCate
   int64_t n = 0, yes = 0;
   for (const CountRow& row : *counts) {
     n += row.n;
-    yes += row.yes;
-    EXPECT_TRUE(row.support.empty());
+    yes += Yes(row);
+    EXPECT_LE(row.counters.size(), 1u);  // a yes/no row: counter 0 at most
   }
   EXPECT_EQ(n, 5);
   EXPECT_EQ(yes, 3);
@@ -135,7 +136,7 @@ TEST(SqliteSchemaTest, MigratesAVersion1DatabaseKeepingItsCountsAndAcceptingCate
   ASSERT_TRUE(cat.ok()) << cat.status();
   ASSERT_EQ(cat->size(), 1u);
   EXPECT_EQ((*cat)[0].n, 2);
-  EXPECT_EQ((*cat)[0].support, (std::vector<int64_t>{0, 2, 0, 1}));
+  EXPECT_EQ((*cat)[0].counters, (std::vector<int64_t>{0, 2, 0, 1}));
   EXPECT_EQ(*(*storage)->IntegrityCheck(), "ok");
   storage->reset();
   auto reopened = SqliteStorage::Open({.path = path});
@@ -170,7 +171,7 @@ TEST(SqliteSchemaTest, MigratesAVersion2DatabaseKeepingItsDataAndNeverReusingMet
   ASSERT_TRUE(cat.ok()) << cat.status();
   ASSERT_EQ(cat->size(), 1u);
   EXPECT_EQ((*cat)[0].n, 2);
-  EXPECT_EQ((*cat)[0].support, (std::vector<int64_t>{0, 2, 0, 1}));
+  EXPECT_EQ((*cat)[0].counters, (std::vector<int64_t>{0, 2, 0, 1}));
   // Version 5: reports stored before carry no window flags, so no first is counted; the metrics
   // keep flags on and are periodic.
   EXPECT_EQ((*cat)[0].firsts[0].n, 0);
@@ -200,7 +201,7 @@ TEST(SqliteSchemaTest, MigratesAVersion2DatabaseKeepingItsDataAndNeverReusingMet
   ASSERT_TRUE(yes_no_counts.ok()) << yes_no_counts.status();
   ASSERT_EQ(yes_no_counts->size(), 1u);
   EXPECT_EQ((*yes_no_counts)[0].firsts[0].n, 1);
-  EXPECT_EQ((*yes_no_counts)[0].firsts[0].yes, 1);
+  EXPECT_EQ(Yes((*yes_no_counts)[0].firsts[0]), 1);
 
   // The newest metric deleted: its id is not given to the next one (version 2 gave it).
   ASSERT_TRUE((*storage)->DeleteMetric("chile_vote").ok());

@@ -88,7 +88,7 @@ struct SqliteStorage::WriteStatements {
   SqliteStatement insert_recent, find_report, hour_has_reports, upsert_count;
   SqliteStatement insert_moved, delete_moved, start_move, end_move;
   SqliteStatement set_watermark, advance_watermark, end_watermark;
-  SqliteStatement upsert_category_count;
+  SqliteStatement upsert_counter_sum;
   SqliteStatement upsert_first_count;  // first_counts (sqlite_schema.h version 5)
   SqliteStatement metric_exists;
   SqliteStatement label_value_known, label_value_count, insert_label_value, label_key_count;
@@ -96,7 +96,7 @@ struct SqliteStorage::WriteStatements {
 
 struct SqliteStorage::ReadStatements {
   SqliteStatement get_metric, list_metrics, get_designs, read_counts, count_reports;
-  SqliteStatement read_category_counts;
+  SqliteStatement read_counter_sums;
   SqliteStatement read_first_counts;
 };
 
@@ -201,20 +201,21 @@ absl::Status SqliteStorage::Init(const SqliteOptions& options) {
       prepare_write("DELETE FROM moving WHERE metric_id = ? AND event_time = ?"));
   DENIABLE_ASSIGN_OR_RETURN(
       SqliteStatement upsert_count,
-      prepare_write("INSERT INTO counts(metric_id, event_time, version, labelset_id, n, yes) "
-                    "VALUES(?, ?, ?, ?, ?, ?) ON CONFLICT(metric_id, event_time, version, "
-                    "labelset_id) DO UPDATE SET n = n + excluded.n, yes = yes + excluded.yes"));
+      prepare_write("INSERT INTO counts(metric_id, event_time, version, labelset_id, n, "
+                    "counter0) VALUES(?, ?, ?, ?, ?, ?) ON CONFLICT(metric_id, event_time, "
+                    "version, labelset_id) DO UPDATE SET n = n + excluded.n, counter0 = "
+                    "counter0 + excluded.counter0"));
   DENIABLE_ASSIGN_OR_RETURN(
-      SqliteStatement upsert_category_count,
-      prepare_write("INSERT INTO category_counts(metric_id, event_time, version, labelset_id, "
-                    "category, support) VALUES(?, ?, ?, ?, ?, ?) ON CONFLICT(metric_id, "
-                    "event_time, version, labelset_id, category) DO UPDATE SET support = "
-                    "support + excluded.support"));
+      SqliteStatement upsert_counter_sum,
+      prepare_write("INSERT INTO counter_sums(metric_id, event_time, version, labelset_id, "
+                    "counter, total) VALUES(?, ?, ?, ?, ?, ?) ON CONFLICT(metric_id, "
+                    "event_time, version, labelset_id, counter) DO UPDATE SET total = "
+                    "total + excluded.total"));
   DENIABLE_ASSIGN_OR_RETURN(
       SqliteStatement upsert_first_count,
       prepare_write("INSERT INTO first_counts(metric_id, event_time, version, labelset_id, win, "
-                    "category, count) VALUES(?, ?, ?, ?, ?, ?, ?) ON CONFLICT(metric_id, "
-                    "event_time, version, labelset_id, win, category) DO UPDATE SET count = "
+                    "counter, count) VALUES(?, ?, ?, ?, ?, ?, ?) ON CONFLICT(metric_id, "
+                    "event_time, version, labelset_id, win, counter) DO UPDATE SET count = "
                     "count + excluded.count"));
   DENIABLE_ASSIGN_OR_RETURN(SqliteStatement metric_exists,
                             prepare_write("SELECT 1 FROM metrics WHERE id = ?"));
@@ -248,7 +249,7 @@ absl::Status SqliteStorage::Init(const SqliteOptions& options) {
                                    std::move(set_watermark),
                                    std::move(advance_watermark),
                                    std::move(end_watermark),
-                                   std::move(upsert_category_count),
+                                   std::move(upsert_counter_sum),
                                    std::move(upsert_first_count),
                                    std::move(metric_exists),
                                    std::move(label_value_known),
@@ -274,7 +275,7 @@ absl::Status SqliteStorage::Init(const SqliteOptions& options) {
                    "WHERE metric_id = ? ORDER BY version"));
   DENIABLE_ASSIGN_OR_RETURN(
       SqliteStatement read_counts,
-      prepare_read("SELECT c.version, c.event_time, l.canonical, c.n, c.yes FROM counts c "
+      prepare_read("SELECT c.version, c.event_time, l.canonical, c.n, c.counter0 FROM counts c "
                    "JOIN labelsets l ON l.id = c.labelset_id WHERE c.metric_id = ? AND "
                    "c.event_time >= ? AND c.event_time < ? ORDER BY c.event_time"));
   // Less the recent rows a move has copied and not yet deleted (behind its watermark).
@@ -285,18 +286,18 @@ absl::Status SqliteStorage::Init(const SqliteOptions& options) {
                    "recent_reports r ON r.metric_id = w.metric_id AND r.event_time = "
                    "w.event_time AND r.seq <= w.last_seq AND r.report_id <= w.last_id)"));
   DENIABLE_ASSIGN_OR_RETURN(
-      SqliteStatement read_category_counts,
-      prepare_read("SELECT c.version, c.event_time, l.canonical, c.category, c.support FROM "
-                   "category_counts c JOIN labelsets l ON l.id = c.labelset_id WHERE "
+      SqliteStatement read_counter_sums,
+      prepare_read("SELECT c.version, c.event_time, l.canonical, c.counter, c.total FROM "
+                   "counter_sums c JOIN labelsets l ON l.id = c.labelset_id WHERE "
                    "c.metric_id = ? AND c.event_time >= ? AND c.event_time < ?"));
   DENIABLE_ASSIGN_OR_RETURN(
       SqliteStatement read_first_counts,
-      prepare_read("SELECT c.version, c.event_time, l.canonical, c.win, c.category, c.count FROM "
+      prepare_read("SELECT c.version, c.event_time, l.canonical, c.win, c.counter, c.count FROM "
                    "first_counts c JOIN labelsets l ON l.id = c.labelset_id WHERE "
                    "c.metric_id = ? AND c.event_time >= ? AND c.event_time < ?"));
   read_.reset(new ReadStatements{std::move(get_metric), std::move(list_metrics),
                                  std::move(get_designs), std::move(read_counts),
-                                 std::move(count_reports), std::move(read_category_counts),
+                                 std::move(count_reports), std::move(read_counter_sums),
                                  std::move(read_first_counts)});
   max_recent_reports_ = options.max_recent_reports;
   max_label_values_ = options.max_label_values;
@@ -653,11 +654,11 @@ absl::StatusOr<int64_t> SqliteStorage::LabelsetId(const std::string& canonical) 
 absl::StatusOr<std::vector<AppendResult>> SqliteStorage::AppendLocked(
     absl::Span<const absl::Span<const ReportRow>> batches) {
   std::vector<AppendResult> results(batches.size());
-  // (metric, event time, version, labelset) -> (n, yes) for this transaction.
+  // (metric, event time, version, labelset) -> (n, counter 0) for this transaction.
   std::map<std::tuple<int64_t, int64_t, uint32_t, int64_t>, std::pair<int64_t, int64_t>> delta;
-  // The same key plus a category -> support, for categorical reports.
-  std::map<std::tuple<int64_t, int64_t, uint32_t, int64_t, uint16_t>, int64_t> category_delta;
-  // The same key plus a window and a category (-2: n, -1: yes, v: support) -> first reports.
+  // The same key plus a counter j >= 1 -> its sum.
+  std::map<std::tuple<int64_t, int64_t, uint32_t, int64_t, uint16_t>, int64_t> counter_delta;
+  // The same key plus a window and a counter (-1: n, j: counter j) -> first reports.
   std::map<std::tuple<int64_t, int64_t, uint32_t, int64_t, int, int>, int64_t> first_delta;
   absl::flat_hash_map<std::string, int64_t> new_labelsets;
   SqliteStatement& ins = write_->insert_recent;
@@ -759,12 +760,12 @@ absl::StatusOr<std::vector<AppendResult>> SqliteStorage::AppendLocked(
       ins.BindInt64(3, next_seq_++);
       ins.BindBlob(4, row.report_id.data(), static_cast<int>(row.report_id.size()));
       ins.BindInt64(5, row.design_version);
-      ins.BindInt64(6, row.bit ? 1 : 0);
+      const bool counter0 = !row.counters.empty() && row.counters[0] == 0;
+      ins.BindInt64(6, counter0 ? 1 : 0);
       ins.BindInt64(7, labelset_id);
-      std::string support;
-      if (row.categorical) {
-        support = EncodeSupport(row.supported);
-        ins.BindBlob(8, support.data(), static_cast<int>(support.size()));
+      const std::optional<std::string> bitmap = EncodeCounters(row.counters);
+      if (bitmap.has_value()) {
+        ins.BindBlob(8, bitmap->data(), static_cast<int>(bitmap->size()));
       } else {
         ins.BindNull(8);
       }
@@ -776,25 +777,23 @@ absl::StatusOr<std::vector<AppendResult>> SqliteStorage::AppendLocked(
       DENIABLE_RETURN_IF_ERROR(ins.Run());
       recent_.Insert(key, *hour, row.report_id);
       result.Count(row.metric_id, /*duplicate=*/false);
-      auto& [n, yes] =
+      auto& [n, sum0] =
           delta[{row.metric_id, row.event_time_seconds, row.design_version, labelset_id}];
       ++n;
-      yes += row.bit ? 1 : 0;
-      if (row.categorical) {
-        for (uint16_t v : row.supported) {
-          ++category_delta[{row.metric_id, row.event_time_seconds, row.design_version, labelset_id,
-                            v}];
-        }
+      sum0 += counter0 ? 1 : 0;
+      for (uint16_t j : row.counters) {
+        if (j == 0) continue;
+        ++counter_delta[{row.metric_id, row.event_time_seconds, row.design_version, labelset_id,
+                         j}];
       }
       for (int w = 0; w < 3 && row.window_firsts > 0; ++w) {
         if ((row.window_firsts & (1 << w)) == 0) continue;
-        const auto first_key = [&](int category) {
+        const auto first_key = [&](int counter) {
           return std::make_tuple(row.metric_id, row.event_time_seconds, row.design_version,
-                                 labelset_id, w, category);
+                                 labelset_id, w, counter);
         };
-        ++first_delta[first_key(-2)];
-        if (row.bit) ++first_delta[first_key(-1)];
-        for (uint16_t v : row.supported) ++first_delta[first_key(v)];
+        ++first_delta[first_key(-1)];
+        for (uint16_t j : row.counters) ++first_delta[first_key(j)];
       }
     }
   }
@@ -805,9 +804,9 @@ absl::StatusOr<std::vector<AppendResult>> SqliteStorage::AppendLocked(
     up.BindInt64(next + 1, value.second);
     DENIABLE_RETURN_IF_ERROR(up.Run());
   }
-  for (const auto& [key, support] : category_delta) {
-    SqliteStatement& up = write_->upsert_category_count;
-    up.BindInt64(BindKey(up, key), support);
+  for (const auto& [key, total] : counter_delta) {
+    SqliteStatement& up = write_->upsert_counter_sum;
+    up.BindInt64(BindKey(up, key), total);
     DENIABLE_RETURN_IF_ERROR(up.Run());
   }
   for (const auto& [key, count] : first_delta) {
@@ -1177,8 +1176,7 @@ absl::Status SqliteStorage::DeleteMetric(absl::string_view name) {
          {"DELETE FROM recent_reports WHERE metric_id = ?",
           "DELETE FROM reports WHERE metric_id = ?", "DELETE FROM moving WHERE metric_id = ?",
           "DELETE FROM move_watermarks WHERE metric_id = ?",
-          "DELETE FROM counts WHERE metric_id = ?",
-          "DELETE FROM category_counts WHERE metric_id = ?",
+          "DELETE FROM counts WHERE metric_id = ?", "DELETE FROM counter_sums WHERE metric_id = ?",
           "DELETE FROM first_counts WHERE metric_id = ?",
           "DELETE FROM label_values WHERE metric_id = ?", "DELETE FROM designs WHERE metric_id = ?",
           "DELETE FROM metrics WHERE id = ?"}) {
@@ -1272,10 +1270,10 @@ absl::StatusOr<RetentionResult> SqliteStorage::ApplyRetention(const RetentionOpt
     DENIABLE_ASSIGN_OR_RETURN(int64_t counts, DeleteExpired("counts", "version, labelset_id", m.id,
                                                             cutoff, batch, nullptr));
     result.count_rows_dropped += counts;
-    DENIABLE_RETURN_IF_ERROR(DeleteExpired("category_counts", "version, labelset_id, category",
-                                           m.id, cutoff, batch, nullptr)
-                                 .status());
-    DENIABLE_RETURN_IF_ERROR(DeleteExpired("first_counts", "version, labelset_id, win, category",
+    DENIABLE_RETURN_IF_ERROR(
+        DeleteExpired("counter_sums", "version, labelset_id, counter", m.id, cutoff, batch, nullptr)
+            .status());
+    DENIABLE_RETURN_IF_ERROR(DeleteExpired("first_counts", "version, labelset_id, win, counter",
                                            m.id, cutoff, batch, nullptr)
                                  .status());
   }
@@ -1291,7 +1289,7 @@ absl::StatusOr<std::vector<CountRow>> SqliteStorage::ReadCounts(int64_t metric_i
                                                                 int64_t start_seconds,
                                                                 int64_t end_seconds) {
   absl::MutexLock lock(&read_mu_);
-  // One read transaction: the counts and the category support come from the same snapshot.
+  // One read transaction: n and every counter come from the same snapshot.
   DENIABLE_RETURN_IF_ERROR(SqliteExec(read_db_, "BEGIN"));
   absl::StatusOr<std::vector<CountRow>> rows =
       ReadCountsLocked(metric_id, start_seconds, end_seconds);
@@ -1313,18 +1311,17 @@ absl::StatusOr<std::vector<CountRow>> SqliteStorage::ReadCountsLocked(int64_t me
     absl::StatusOr<bool> row = st.Step();
     if (!row.ok()) return row.status();
     if (!*row) break;
-    rows.push_back(CountRow{static_cast<uint32_t>(st.ColumnInt64(0)),
-                            st.ColumnInt64(1),
-                            st.ColumnText(2),
-                            st.ColumnInt64(3),
-                            st.ColumnInt64(4),
-                            {},
-                            {}});
+    CountRow& r = rows.emplace_back();
+    r.design_version = static_cast<uint32_t>(st.ColumnInt64(0));
+    r.event_time_seconds = st.ColumnInt64(1);
+    r.labels = st.ColumnText(2);
+    r.n = st.ColumnInt64(3);
+    AddCounter(&r.counters, 0, st.ColumnInt64(4));
   }
   st.Reset();
-  // The support counts of categorical metrics, merged into their count rows.
+  // Counters 1 and up, merged into their count rows.
   std::map<std::tuple<uint32_t, int64_t, std::string>, size_t> index;
-  SqliteStatement& cat = read_->read_category_counts;
+  SqliteStatement& cat = read_->read_counter_sums;
   cat.BindInt64(1, metric_id);
   cat.BindInt64(2, start_seconds);
   cat.BindInt64(3, end_seconds);
@@ -1343,10 +1340,10 @@ absl::StatusOr<std::vector<CountRow>> SqliteStorage::ReadCountsLocked(int64_t me
         {static_cast<uint32_t>(cat.ColumnInt64(0)), cat.ColumnInt64(1), cat.ColumnText(2)});
     if (it == index.end()) {
       return absl::DataLossError(
-          absl::StrCat("metric ", metric_id, ": category counts without counts in the database"));
+          absl::StrCat("metric ", metric_id, ": counter sums without counts in the database"));
     }
-    AddCategorySupport(&rows[it->second].support, static_cast<size_t>(cat.ColumnInt64(3)),
-                       cat.ColumnInt64(4));
+    AddCounter(&rows[it->second].counters, static_cast<size_t>(cat.ColumnInt64(3)),
+               cat.ColumnInt64(4));
   }
   cat.Reset();
   // The window-first counts (first_counts), merged the same way.
@@ -1373,13 +1370,11 @@ absl::StatusOr<std::vector<CountRow>> SqliteStorage::ReadCountsLocked(int64_t me
           absl::StrCat("metric ", metric_id, ": first counts without counts in the database"));
     }
     CountRow::Firsts& f = rows[it->second].firsts[static_cast<size_t>(w)];
-    const int64_t category = fc.ColumnInt64(4);
-    if (category == -2) {
+    const int64_t counter = fc.ColumnInt64(4);
+    if (counter < 0) {
       f.n += fc.ColumnInt64(5);
-    } else if (category == -1) {
-      f.yes += fc.ColumnInt64(5);
     } else {
-      AddCategorySupport(&f.support, static_cast<size_t>(category), fc.ColumnInt64(5));
+      AddCounter(&f.counters, static_cast<size_t>(counter), fc.ColumnInt64(5));
     }
   }
   fc.Reset();

@@ -26,7 +26,11 @@
 //   moving(metric_id, event_time): metric-hours whose move has started and not finished.
 //   move_watermarks(metric_id, event_time, last_seq, last_id): a moving hour's recent rows with
 //       seq <= last_seq and report_id <= last_id are already in `reports`.
-//   counts(metric_id, event_time, version, labelset_id, n, yes)              WITHOUT ROWID
+//   counts(metric_id, event_time, version, labelset_id, n, counter0)         WITHOUT ROWID
+//   counter_sums(metric_id, event_time, version, labelset_id, counter, total) WITHOUT ROWID
+//   first_counts(metric_id, event_time, version, labelset_id, win, counter, count)
+//       n and the summed counter vector (storage.h CountRow; counter 0 beside n, 1 and up in
+//       counter_sums; first_counts the same over the window's first reports, counter -1 = n),
 //       maintained in the same transaction as the reports: queries never scan reports.
 //   label_values(metric_id, key, value)                                      WITHOUT ROWID
 //       each metric's stored label values, for the cap on distinct values of a label key

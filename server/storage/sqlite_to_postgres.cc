@@ -6,6 +6,8 @@
 #include <algorithm>
 #include <map>
 #include <memory>
+#include <optional>
+#include <string>
 #include <tuple>
 #include <utility>
 #include <vector>
@@ -13,6 +15,7 @@
 #include "absl/container/flat_hash_map.h"
 #include "absl/status/status.h"
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
 #include "deniable/common/status_macros.h"
 #include "server/storage/postgres_storage.h"
 #include "server/storage/postgres_token_store.h"
@@ -26,7 +29,6 @@ namespace {
 constexpr size_t kChunkReports = 50'000;
 
 using CountKey = std::tuple<uint32_t, int64_t, std::string>;  // version, event time, labels
-using CountMap = std::map<CountKey, std::pair<int64_t, int64_t>>;
 
 // Makes `to` hold `from`'s designs: creates the metric or appends the versions it lacks.
 absl::StatusOr<int64_t> CopyMetric(const StoredMetric& from, PostgresStorage& to,
@@ -55,90 +57,22 @@ absl::StatusOr<int64_t> CopyMetric(const StoredMetric& from, PostgresStorage& to
   return existing->id;
 }
 
-absl::StatusOr<CountMap> SqliteCounts(sqlite3* db, int64_t metric_id) {
-  DENIABLE_ASSIGN_OR_RETURN(
-      SqliteStatement st,
-      SqliteStatement::Prepare(db,
-                               "SELECT c.version, c.event_time, l.canonical, c.n, c.yes FROM "
-                               "counts c JOIN labelsets l ON l.id = c.labelset_id "
-                               "WHERE c.metric_id = ?"));
-  st.BindInt64(1, metric_id);
+// A metric's count rows by key: n, the counter vector and the window firsts, as read through
+// the Storage interface (so both sides are compared in the same, kind-blind form).
+using CountMap = std::map<CountKey, const CountRow*>;
+CountMap ByKey(const std::vector<CountRow>& rows) {
   CountMap out;
-  while (true) {
-    DENIABLE_ASSIGN_OR_RETURN(bool row, st.Step());
-    if (!row) break;
-    auto& [n, yes] =
-        out[{static_cast<uint32_t>(st.ColumnInt64(0)), st.ColumnInt64(1), st.ColumnText(2)}];
-    n += st.ColumnInt64(3);
-    yes += st.ColumnInt64(4);
-  }
+  for (const CountRow& c : rows) out[{c.design_version, c.event_time_seconds, c.labels}] = &c;
   return out;
 }
 
-using SupportMap = std::map<CountKey, std::vector<int64_t>>;
-// (version, event time, labels, window, category: -2 n, -1 yes, v support) -> first reports
-// (sqlite_schema.h version 5), without zeros.
-using FirstsMap = std::map<std::tuple<uint32_t, int64_t, std::string, int64_t, int64_t>, int64_t>;
-
-absl::StatusOr<FirstsMap> SqliteFirsts(sqlite3* db, int64_t metric_id) {
-  DENIABLE_ASSIGN_OR_RETURN(
-      SqliteStatement st,
-      SqliteStatement::Prepare(db,
-                               "SELECT c.version, c.event_time, l.canonical, c.win, c.category, "
-                               "c.count FROM first_counts c JOIN labelsets l ON l.id = "
-                               "c.labelset_id WHERE c.metric_id = ? AND c.count <> 0"));
-  st.BindInt64(1, metric_id);
-  FirstsMap out;
-  while (true) {
-    DENIABLE_ASSIGN_OR_RETURN(bool row, st.Step());
-    if (!row) break;
-    out[{static_cast<uint32_t>(st.ColumnInt64(0)), st.ColumnInt64(1), st.ColumnText(2),
-         st.ColumnInt64(3), st.ColumnInt64(4)}] += st.ColumnInt64(5);
-  }
-  return out;
-}
-
-// The same map from the target's count rows.
-FirstsMap FirstsOf(const std::vector<CountRow>& rows) {
-  FirstsMap out;
-  for (const CountRow& c : rows) {
-    for (size_t w = 0; w < c.firsts.size(); ++w) {
-      const CountRow::Firsts& f = c.firsts[w];
-      const auto key = [&](int64_t category) {
-        return std::make_tuple(c.design_version, c.event_time_seconds, c.labels,
-                               static_cast<int64_t>(w), category);
-      };
-      if (f.n != 0) out[key(-2)] = f.n;
-      if (f.yes != 0) out[key(-1)] = f.yes;
-      for (size_t v = 0; v < f.support.size(); ++v) {
-        if (f.support[v] != 0) out[key(static_cast<int64_t>(v))] = f.support[v];
-      }
+bool SameFirsts(const CountRow& a, const CountRow& b) {
+  for (size_t w = 0; w < a.firsts.size(); ++w) {
+    if (a.firsts[w].n != b.firsts[w].n || a.firsts[w].counters != b.firsts[w].counters) {
+      return false;
     }
   }
-  return out;
-}
-
-// The category support counts of a categorical metric (empty for a yes/no metric).
-absl::StatusOr<SupportMap> SqliteSupport(sqlite3* db, int64_t metric_id) {
-  DENIABLE_ASSIGN_OR_RETURN(
-      SqliteStatement st,
-      SqliteStatement::Prepare(db,
-                               "SELECT c.version, c.event_time, l.canonical, c.category, "
-                               "c.support FROM category_counts c JOIN labelsets l ON l.id = "
-                               "c.labelset_id WHERE c.metric_id = ?"));
-  st.BindInt64(1, metric_id);
-  SupportMap out;
-  while (true) {
-    DENIABLE_ASSIGN_OR_RETURN(bool row, st.Step());
-    if (!row) break;
-    AddCategorySupport(
-        &out[{static_cast<uint32_t>(st.ColumnInt64(0)), st.ColumnInt64(1), st.ColumnText(2)}],
-        static_cast<size_t>(st.ColumnInt64(3)), st.ColumnInt64(4));
-  }
-  for (auto& [key, support] : out) {
-    while (!support.empty() && support.back() == 0) support.pop_back();
-  }
-  return out;
+  return true;
 }
 
 }  // namespace
@@ -237,13 +171,12 @@ absl::StatusOr<MigrationSummary> MigrateSqliteToPostgres(
     }
     std::copy(id.begin(), id.end(), r.report_id.begin());
     r.design_version = static_cast<uint32_t>(reports.ColumnInt64(3));
-    r.bit = reports.ColumnInt64(4) != 0;
     r.labels = reports.ColumnText(5);
-    // A categorical report carries its supported categories: PostgreSQL counts them again.
-    if (!reports.ColumnIsNull(6)) {
-      r.categorical = true;
-      r.supported = DecodeSupport(reports.ColumnBlob(6));
-    }
+    // The report's counters (bit and bitmap, storage.h DecodeCounters): PostgreSQL counts them
+    // again.
+    r.counters = DecodeCounters(
+        reports.ColumnInt64(4) != 0,
+        reports.ColumnIsNull(6) ? std::nullopt : std::optional<std::string>(reports.ColumnBlob(6)));
     // Its window flags: PostgreSQL counts its firsts again.
     if (!reports.ColumnIsNull(7)) r.window_firsts = static_cast<int>(reports.ColumnInt64(7));
     chunk.push_back(std::move(r));
@@ -253,40 +186,30 @@ absl::StatusOr<MigrationSummary> MigrateSqliteToPostgres(
 
   // Verification: every count row of every metric equal on both sides.
   for (const StoredMetric& m : metrics) {
-    DENIABLE_ASSIGN_OR_RETURN(CountMap want, SqliteCounts(db.get(), m.id));
+    DENIABLE_ASSIGN_OR_RETURN(std::vector<CountRow> source_rows,
+                              source->ReadCounts(m.id, INT64_MIN, INT64_MAX));
     DENIABLE_ASSIGN_OR_RETURN(std::vector<CountRow> rows,
                               target->ReadCounts(metric_ids[m.id], INT64_MIN, INT64_MAX));
-    CountMap got;
-    SupportMap got_support;
-    for (const CountRow& c : rows) {
-      got[{c.design_version, c.event_time_seconds, c.labels}] = {c.n, c.yes};
-      if (!c.support.empty())
-        got_support[{c.design_version, c.event_time_seconds, c.labels}] = c.support;
-    }
-    DENIABLE_ASSIGN_OR_RETURN(SupportMap want_support, SqliteSupport(db.get(), m.id));
-    DENIABLE_ASSIGN_OR_RETURN(FirstsMap want_firsts, SqliteFirsts(db.get(), m.id));
-    if (FirstsOf(rows) != want_firsts) {
-      return absl::FailedPreconditionError(absl::StrCat(
-          "verification failed: metric \"", m.name,
-          "\" has window-first counts in PostgreSQL that differ from the SQLite database"));
-    }
-    if (got_support != want_support) {
-      return absl::FailedPreconditionError(absl::StrCat(
-          "verification failed: metric \"", m.name,
-          "\" has category support counts in PostgreSQL that differ from the SQLite database"));
-    }
-    if (got != want) {
-      for (const auto& [key, value] : want) {
-        auto it = got.find(key);
-        const std::pair<int64_t, int64_t> there = it == got.end() ? std::pair{0L, 0L} : it->second;
-        if (there != value) {
-          return absl::FailedPreconditionError(
-              absl::StrCat("verification failed: metric \"", m.name, "\" version ",
-                           std::get<0>(key), " event time ", std::get<1>(key), " labels \"",
-                           std::get<2>(key), "\": SQLite n=", value.first, " yes=", value.second,
-                           ", PostgreSQL n=", there.first, " yes=", there.second));
-        }
+    const CountMap want = ByKey(source_rows);
+    const CountMap got = ByKey(rows);
+    for (const auto& [key, row] : want) {
+      auto it = got.find(key);
+      const CountRow none;
+      const CountRow& there = it == got.end() ? none : *it->second;
+      if (there.n != row->n || there.counters != row->counters) {
+        return absl::FailedPreconditionError(absl::StrCat(
+            "verification failed: metric \"", m.name, "\" version ", std::get<0>(key),
+            " event time ", std::get<1>(key), " labels \"", std::get<2>(key),
+            "\": SQLite n=", row->n, " counters=[", absl::StrJoin(row->counters, ","),
+            "], PostgreSQL n=", there.n, " counters=[", absl::StrJoin(there.counters, ","), "]"));
       }
+      if (!SameFirsts(there, *row)) {
+        return absl::FailedPreconditionError(absl::StrCat(
+            "verification failed: metric \"", m.name,
+            "\" has window-first counts in PostgreSQL that differ from the SQLite database"));
+      }
+    }
+    if (got.size() != want.size()) {
       return absl::FailedPreconditionError(absl::StrCat(
           "verification failed: metric \"", m.name,
           "\" has counts in PostgreSQL that the SQLite database lacks (collectors already "

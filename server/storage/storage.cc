@@ -24,15 +24,13 @@ void RetentionResult::Count(const StoredMetric& metric, int64_t reports) {
   per_metric.push_back({metric.id, metric.name, reports});
 }
 
-void AddWindowFirsts(CountRow* row, int window_firsts, bool bit,
-                     const std::vector<uint16_t>& supported) {
+void AddWindowFirsts(CountRow* row, int window_firsts, absl::Span<const uint16_t> counters) {
   if (window_firsts <= 0) return;
   for (size_t w = 0; w < row->firsts.size(); ++w) {
     if ((window_firsts & (1 << w)) == 0) continue;
     CountRow::Firsts& f = row->firsts[w];
     ++f.n;
-    f.yes += bit ? 1 : 0;
-    for (uint16_t v : supported) AddCategorySupport(&f.support, v, 1);
+    for (uint16_t j : counters) AddCounter(&f.counters, j, 1);
   }
 }
 
@@ -60,19 +58,38 @@ int64_t RetentionCutoff(const StoredMetric& metric, const RetentionOptions& opti
   return q * period;
 }
 
-void AddCategorySupport(std::vector<int64_t>* support, size_t v, int64_t count) {
-  if (support->size() <= v) support->resize(v + 1, 0);
-  (*support)[v] += count;
+int64_t CounterAt(const std::vector<int64_t>& counters, size_t j) {
+  return j < counters.size() ? counters[j] : 0;
 }
 
-std::string EncodeSupport(const std::vector<uint16_t>& supported) {
+void AddCounter(std::vector<int64_t>* counters, size_t j, int64_t count) {
+  if (counters->size() <= j) {
+    if (count == 0) return;
+    counters->resize(j + 1, 0);
+  }
+  (*counters)[j] += count;
+}
+
+std::optional<std::string> EncodeCounters(absl::Span<const uint16_t> counters) {
+  if (counters.empty() || (counters.size() == 1 && counters[0] == 0)) return std::nullopt;
   std::string bitmap(1, '\0');
-  for (uint16_t v : supported) {
-    const size_t byte = v / 8;
+  for (uint16_t j : counters) {
+    const size_t byte = j / 8;
     if (bitmap.size() <= byte) bitmap.resize(byte + 1, '\0');
-    bitmap[byte] = static_cast<char>(static_cast<uint8_t>(bitmap[byte]) | (1u << (v % 8)));
+    bitmap[byte] = static_cast<char>(static_cast<uint8_t>(bitmap[byte]) | (1u << (j % 8)));
   }
   return bitmap;
+}
+
+absl::InlinedVector<uint16_t, 8> DecodeCounters(bool bit,
+                                                const std::optional<std::string>& bitmap) {
+  absl::InlinedVector<uint16_t, 8> counters;
+  if (bitmap.has_value()) {
+    for (uint16_t j : DecodeSupport(*bitmap)) counters.push_back(j);
+  } else if (bit) {
+    counters.push_back(0);
+  }
+  return counters;
 }
 
 std::vector<uint16_t> DecodeSupport(absl::string_view bitmap) {

@@ -4,9 +4,11 @@
 // Implementations: SqliteStorage (production; sqlite_storage.h), PostgresStorage
 // (postgres_storage.h) and MemoryStorage (tests; memory_storage.h).
 //
-// Categorical metrics (StoredMetric.categories not empty) store their reports like yes/no ones
-// (dedup by report id; bit false) and, in the same transaction as the counts, one support count
-// per (design version, event time, label set, category): CountRow.support. All implementations are
+// Storage does not know kinds of report (yes/no, categorical, numeric): a report is its counter
+// increments (ReportRow.counters, the mechanism's CounterIncrements, common/mechanism.h), and the
+// counts are per (design version, event time, label set) n and the summed counter vector
+// (CountRow.counters), summed in the same transaction as the deduplication. Only the mechanism
+// (server/core via common/mechanism.h) gives the counters a meaning. All implementations are
 // safe for concurrent use from multiple threads.
 #ifndef DENIABLE_SERVER_STORAGE_STORAGE_H_
 #define DENIABLE_SERVER_STORAGE_STORAGE_H_
@@ -14,9 +16,11 @@
 #include <array>
 #include <cstddef>
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <vector>
 
+#include "absl/container/inlined_vector.h"
 #include "absl/functional/any_invocable.h"
 #include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"
@@ -110,16 +114,14 @@ using ReportId = std::array<uint8_t, 16>;
 struct ReportRow {
   int64_t metric_id = 0;
   uint32_t design_version = 0;
-  bool bit = false;
   ReportId report_id{};
   int64_t event_time_seconds = 0;  // already rounded to the metric's precision
   std::string labels;              // canonical "k1=v1,k2=v2" sorted by key, or empty
-  // Categorical metrics: the report is counted in n (bit is false) and adds 1 to the support
-  // count of each category index in `supported` (ascending, distinct, < the metric's k; empty
-  // when the report supports none, e.g. an OUE report of zeros). Storage does not interpret the
-  // mechanism: the ingestor computed the supported categories (categorical.h: Supports).
-  bool categorical = false;
-  std::vector<uint16_t> supported;
+  // What the report adds besides 1 to n: 1 to each counter j listed (CounterIncrements::ones of
+  // its design version's mechanism: ascending, distinct, each < the layout's coordinates; empty
+  // when it adds to none, e.g. a yes/no "no" or an OUE report of zeros). Inline for a few
+  // counters, so a yes/no report costs no allocation.
+  absl::InlinedVector<uint16_t, 8> counters;
   // The report's window flags (calendar_windows.h: kFirstInDay | kFirstInWeek | kFirstInMonth);
   // -1 when unknown (an older SDK, or a metric with the flags off): never counted as a first.
   int window_firsts = -1;
@@ -191,35 +193,41 @@ struct CountRow {
   int64_t event_time_seconds = 0;
   std::string labels;
   int64_t n = 0;
-  int64_t yes = 0;
-  // Categorical metrics: support[v] = reports of this row supporting category v. Sized to the
-  // largest category index with a non-zero count plus one (shorter than k, or empty, when the
-  // last categories have no support); empty for yes/no metrics.
-  std::vector<int64_t> support;
+  // counters[j] = reports of this row that added 1 to counter j (ReportRow::counters): the
+  // mechanism's y_j (common/mechanism.h CounterLayout). Sized to the largest j with a non-zero
+  // sum plus one (shorter than the layout, or empty, when the last counters are 0); read an
+  // index with CounterAt.
+  std::vector<int64_t> counters;
   // The same counts over the reports of the row that were their device's first in the UTC day
   // (firsts[0]), ISO week (firsts[1]) and calendar month (firsts[2]) of the metric
-  // (ReportRow::window_firsts): n, yes and, for categorical metrics, support as above.
+  // (ReportRow::window_firsts).
   struct Firsts {
     int64_t n = 0;
-    int64_t yes = 0;
-    std::vector<int64_t> support;
+    std::vector<int64_t> counters;
   };
   std::array<Firsts, 3> firsts;
 };
 
-// Adds one report's window flags to `row.firsts` (for storage implementations): `bit`, its yes
-// count, and its supported categories.
-void AddWindowFirsts(CountRow* row, int window_firsts, bool bit,
-                     const std::vector<uint16_t>& supported);
+// counters[j], or 0 when j is past the end (CountRow::counters drops trailing zeros).
+int64_t CounterAt(const std::vector<int64_t>& counters, size_t j);
 
-// Adds `count` to category v of `support`, growing it as needed (for storage implementations).
-void AddCategorySupport(std::vector<int64_t>* support, size_t v, int64_t count);
+// Adds one report's window flags to `row.firsts` (for storage implementations): its counter
+// increments.
+void AddWindowFirsts(CountRow* row, int window_firsts, absl::Span<const uint16_t> counters);
 
-// The stored form of a categorical report's supported categories (SQLite's reports.support):
-// a bitmap, category v in byte v / 8 under mask 1 << (v % 8), at least one byte (so that a
-// report supporting no category is still told from a yes/no report, whose column is NULL).
-std::string EncodeSupport(const std::vector<uint16_t>& supported);
-// EncodeSupport's inverse: the set categories, ascending.
+// Adds `count` to counter j of `counters`, growing it as needed (for storage implementations and
+// the queries' sums). A zero count past the end leaves the vector as it is.
+void AddCounter(std::vector<int64_t>* counters, size_t j, int64_t count);
+
+// The stored form of a report's counter increments (SQLite's reports.support, version 7): NULL
+// (nullopt) when they are at most counter 0, which reports.bit holds; otherwise a bitmap, counter
+// j in byte j / 8 under mask 1 << (j % 8), at least one byte. Rows of older versions (a
+// categorical report's bitmap with bit = 0) decode the same way.
+std::optional<std::string> EncodeCounters(absl::Span<const uint16_t> counters);
+// The counters of a stored report: DecodeSupport(bitmap) when there is one, else {0} or {} by
+// its bit.
+absl::InlinedVector<uint16_t, 8> DecodeCounters(bool bit, const std::optional<std::string>& bitmap);
+// The bitmap's set indices, ascending.
 std::vector<uint16_t> DecodeSupport(absl::string_view bitmap);
 
 // The stored form of StoredMetric.categories: the names joined by ',' ("" for yes/no metrics).

@@ -38,6 +38,7 @@ using testing_util::NewMetric;
 using testing_util::Row;
 using testing_util::TempDbPath;
 using testing_util::TestPostgres;
+using testing_util::Yes;
 
 // The storage conformance suite: every backend (memory, SQLite, PostgreSQL) passes the same tests.
 struct StorageFactory {
@@ -116,7 +117,7 @@ TEST_P(StorageTest, AppendCountsEachReportIdOnce) {
   ASSERT_TRUE(counts.ok());
   ASSERT_EQ(counts->size(), 1u);
   EXPECT_EQ((*counts)[0].n, 2);
-  EXPECT_EQ((*counts)[0].yes, 1);
+  EXPECT_EQ(Yes((*counts)[0]), 1);
 }
 
 // Issue 26: first-in-day/week/month reports are counted beside the counts, in the same append
@@ -155,17 +156,17 @@ TEST_P(StorageTest, WindowFirstsAreCountedWithTheirReportOnce) {
   const CountRow& c = (*counts)[0];
   EXPECT_EQ(c.n, 4);
   EXPECT_EQ(c.firsts[0].n, 2);  // day: ids 1 and 2
-  EXPECT_EQ(c.firsts[0].yes, 1);
+  EXPECT_EQ(Yes(c.firsts[0]), 1);
   EXPECT_EQ(c.firsts[1].n, 1);  // week: id 1
   EXPECT_EQ(c.firsts[2].n, 1);  // month: id 1
-  EXPECT_EQ(c.firsts[2].yes, 1);
+  EXPECT_EQ(Yes(c.firsts[2]), 1);
   absl::StatusOr<std::vector<CountRow>> cat = storage_->ReadCounts(vote->id, 0, 1 << 30);
   ASSERT_TRUE(cat.ok()) << cat.status();
   ASSERT_EQ(cat->size(), 1u);
   EXPECT_EQ((*cat)[0].firsts[0].n, 2);
-  EXPECT_THAT((*cat)[0].firsts[0].support, ElementsAre(0, 1, 0, 2));
+  EXPECT_THAT((*cat)[0].firsts[0].counters, ElementsAre(0, 1, 0, 2));
   EXPECT_EQ((*cat)[0].firsts[1].n, 1);
-  EXPECT_THAT((*cat)[0].firsts[1].support, ElementsAre(0, 1, 0, 1));
+  EXPECT_THAT((*cat)[0].firsts[1].counters, ElementsAre(0, 1, 0, 1));
   EXPECT_EQ((*cat)[0].firsts[2].n, 0);
   ASSERT_TRUE(storage_->DeleteMetric("m").ok());
   absl::StatusOr<StoredMetric> again = storage_->CreateMetric(NewMetric("m"));
@@ -190,7 +191,7 @@ TEST_P(StorageTest, ReadCountsKeepsHalfOpenRangeAndLabels) {
   EXPECT_EQ((*counts)[0].event_time_seconds, 11 * 3600);
   EXPECT_EQ((*counts)[0].labels, "region=S");
   EXPECT_EQ((*counts)[0].n, 2);
-  EXPECT_EQ((*counts)[0].yes, 1);
+  EXPECT_EQ(Yes((*counts)[0]), 1);
 }
 
 TEST_P(StorageTest, MetricFieldsAndBinaryParametersRoundTrip) {
@@ -331,7 +332,7 @@ TEST_P(StorageTest, ConcurrentAppendsOfOverlappingIdsCountEachReportOnce) {
   absl::StatusOr<std::vector<CountRow>> counts = storage_->ReadCounts(m->id, 0, 1 << 30);
   ASSERT_TRUE(counts.ok());
   int64_t n = 0, yes = 0;
-  for (const CountRow& c : *counts) n += c.n, yes += c.yes;
+  for (const CountRow& c : *counts) n += c.n, yes += Yes(c);
   EXPECT_EQ(n, kIds);
   EXPECT_EQ(yes, kIds / 3);
 }
@@ -382,7 +383,7 @@ TEST_P(StorageTest, BehavesLikeTheModelOnASeededWorkload) {
     auto flat = [](const std::vector<CountRow>& rows) {
       std::vector<std::tuple<uint32_t, int64_t, std::string, int64_t, int64_t>> out;
       for (const CountRow& r : rows)
-        out.emplace_back(r.design_version, r.event_time_seconds, r.labels, r.n, r.yes);
+        out.emplace_back(r.design_version, r.event_time_seconds, r.labels, r.n, Yes(r));
       std::sort(out.begin(), out.end());
       return out;
     };
@@ -409,7 +410,7 @@ TEST_P(StorageTest, SecondCollectorOnTheSameDatabaseSharesDedupAndDesigns) {
     ASSERT_TRUE(counts.ok());
     ASSERT_EQ(counts->size(), 1u);  // the two collectors' shards summed
     EXPECT_EQ((*counts)[0].n, 3);
-    EXPECT_EQ((*counts)[0].yes, 2);
+    EXPECT_EQ(Yes((*counts)[0]), 2);
   }
   ASSERT_TRUE(storage_->AddDesignVersion("m", StoredDesign{2, "p2", 0.6, 0.4, 2000}).ok());
   absl::StatusOr<StoredMetric> seen = (*other)->GetMetric("m");
@@ -454,16 +455,15 @@ TEST_P(StorageTest, CategoricalReportsCountTheirSupportOncePerReportBesideN) {
             [](const CountRow& x, const CountRow& y) { return x.labels < y.labels; });
   EXPECT_EQ((*counts)[0].labels, "");
   EXPECT_EQ((*counts)[0].n, 3);
-  EXPECT_EQ((*counts)[0].yes, 0);
-  EXPECT_THAT((*counts)[0].support, ElementsAre(2, 0, 1));  // trailing zero category trimmed
+  EXPECT_THAT((*counts)[0].counters, ElementsAre(2, 0, 1));  // trailing zero category trimmed
   EXPECT_EQ((*counts)[1].labels, "r=N");
   EXPECT_EQ((*counts)[1].n, 1);
-  EXPECT_THAT((*counts)[1].support, ElementsAre(0, 1));
+  EXPECT_THAT((*counts)[1].counters, ElementsAre(0, 1));
   absl::StatusOr<std::vector<CountRow>> yes_no = storage_->ReadCounts(yn->id, 0, 1 << 30);
   ASSERT_TRUE(yes_no.ok());
   ASSERT_EQ(yes_no->size(), 1u);
-  EXPECT_EQ((*yes_no)[0].yes, 1);
-  EXPECT_TRUE((*yes_no)[0].support.empty());
+  EXPECT_EQ(Yes((*yes_no)[0]), 1);
+  EXPECT_THAT((*yes_no)[0].counters, ElementsAre(1));  // counter 0 only
 }
 
 TEST_P(StorageTest, CategoricalBatchesOfOneCallShareDedupAndSupport) {
@@ -481,7 +481,7 @@ TEST_P(StorageTest, CategoricalBatchesOfOneCallShareDedupAndSupport) {
   ASSERT_TRUE(counts.ok());
   ASSERT_EQ(counts->size(), 1u);
   EXPECT_EQ((*counts)[0].n, 2);
-  EXPECT_THAT((*counts)[0].support, ElementsAre(0, 1, 0, 2));
+  EXPECT_THAT((*counts)[0].counters, ElementsAre(0, 1, 0, 2));
 }
 
 // DeleteMetric removes the metric, its designs, reports and counts at once; other metrics keep
@@ -691,8 +691,8 @@ TEST_P(StorageTest, ApplyRetentionDropsExpiredReportsAndOnlyDropCountsMetricsCou
   EXPECT_THAT(totals(shrt), ElementsAre(97, 98));
   absl::StatusOr<std::vector<CountRow>> drop_counts = storage_->ReadCounts(drop, 0, 1LL << 40);
   ASSERT_TRUE(drop_counts.ok());
-  EXPECT_THAT((*drop_counts)[0].support, ElementsAre(0, 0, 0, 1));  // day 90: only report 14
-  EXPECT_THAT((*drop_counts)[1].support, ElementsAre(0, 0, 1));
+  EXPECT_THAT((*drop_counts)[0].counters, ElementsAre(0, 0, 0, 1));  // day 90: only report 14
+  EXPECT_THAT((*drop_counts)[1].counters, ElementsAre(0, 0, 1));
 
   // A second run finds nothing more.
   absl::StatusOr<RetentionResult> again = storage_->ApplyRetention(options);
@@ -989,7 +989,7 @@ TEST(SqliteStorageTest, CategoricalSupportSurvivesTheRecentReportsMoveAndReopen)
   ASSERT_TRUE(counts.ok());
   ASSERT_EQ(counts->size(), 1u);
   EXPECT_EQ((*counts)[0].n, 3);
-  EXPECT_THAT((*counts)[0].support, ElementsAre(1, 0, 1, 1));
+  EXPECT_THAT((*counts)[0].counters, ElementsAre(1, 0, 1, 1));
   EXPECT_EQ(*(*s)->IntegrityCheck(), "ok");
   // The moved rows keep their supported categories (what sqlite_to_postgres copies).
   sqlite3* db = nullptr;
@@ -1043,9 +1043,14 @@ TEST(SqliteStorageTest, WindowFirstsSurviveTheRecentReportsMoveAndReopen) {
 }
 
 TEST(SupportEncodingTest, RoundTripsAndTellsNoSupportFromYesNo) {
-  EXPECT_EQ(EncodeSupport({}), std::string(1, '\0'));
-  EXPECT_THAT(DecodeSupport(EncodeSupport({0, 7, 8, 255})), ElementsAre(0, 7, 8, 255));
-  EXPECT_EQ(EncodeSupport({9}).size(), 2u);
+  EXPECT_EQ(EncodeCounters({}), std::nullopt);   // bit 0, no bitmap
+  EXPECT_EQ(EncodeCounters({0}), std::nullopt);  // bit 1, no bitmap
+  EXPECT_THAT(DecodeSupport(*EncodeCounters({0, 7, 8, 255})), ElementsAre(0, 7, 8, 255));
+  EXPECT_EQ(EncodeCounters({9})->size(), 2u);
+  EXPECT_THAT(DecodeCounters(true, std::nullopt), ElementsAre(0));
+  EXPECT_THAT(DecodeCounters(false, std::nullopt), ElementsAre());
+  // A categorical report as version 2 to 6 stored it (bit 0, the bitmap of its categories).
+  EXPECT_THAT(DecodeCounters(false, std::string(1, '\x05')), ElementsAre(0, 2));
   EXPECT_THAT(SplitCategories(JoinCategories({"Y", "N", "U", "A"})),
               ElementsAre("Y", "N", "U", "A"));
   EXPECT_TRUE(SplitCategories("").empty());

@@ -41,7 +41,7 @@ inline ReportRow Row(int64_t metric_id, int id, bool bit, int64_t hour, std::str
   ReportRow r;
   r.metric_id = metric_id;
   r.design_version = 1;
-  r.bit = bit;
+  if (bit) r.counters = {0};  // a yes/no report's bit is counter 0
   r.report_id.fill(0);
   r.report_id[0] = static_cast<uint8_t>(id);
   r.report_id[15] = static_cast<uint8_t>(id >> 8);
@@ -63,10 +63,13 @@ inline StoredMetric NewCategoricalMetric(const std::string& name) {
 inline ReportRow CategoricalRow(int64_t metric_id, int id, std::vector<uint16_t> supported,
                                 int64_t hour, std::string labels = "") {
   ReportRow r = Row(metric_id, id, false, hour, std::move(labels));
-  r.categorical = true;
-  r.supported = std::move(supported);
+  r.counters.assign(supported.begin(), supported.end());  // category v is counter v
   return r;
 }
+
+// A yes/no count row's yes count (counter 0) and a categorical one's support (the counters).
+inline int64_t Yes(const CountRow& row) { return CounterAt(row.counters, 0); }
+inline int64_t Yes(const CountRow::Firsts& f) { return CounterAt(f.counters, 0); }
 
 }  // namespace deniable::server::testing_util
 

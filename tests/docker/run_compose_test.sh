@@ -240,7 +240,7 @@ check_database() {
   row=$(psql_value "SELECT (SELECT count(*) FROM reports r WHERE r.metric_id = m.id),
                            (SELECT count(*) FILTER (WHERE bit) FROM reports r WHERE r.metric_id = m.id),
                            (SELECT coalesce(sum(n), 0) FROM counts c WHERE c.metric_id = m.id),
-                           (SELECT coalesce(sum(yes), 0) FROM counts c WHERE c.metric_id = m.id),
+                           (SELECT coalesce(sum(counter0), 0) FROM counts c WHERE c.metric_id = m.id),
                            (SELECT count(DISTINCT shard) FROM counts c WHERE c.metric_id = m.id)
                     FROM metrics m WHERE m.name = '$1'")
   IFS='|' read -r stored stored_yes counted counted_yes DB_SHARDS <<<"$row"

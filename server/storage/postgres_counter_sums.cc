@@ -1,4 +1,4 @@
-#include "server/storage/postgres_categories.h"
+#include "server/storage/postgres_counter_sums.h"
 
 #include <map>
 #include <string>
@@ -10,56 +10,56 @@
 
 namespace deniable::server {
 
-absl::Status AddPostgresCategoryCounts(PgConnection& conn,
-                                       const std::vector<const ReportRow*>& rows, int shard) {
-  // (metric, event time, version, labels, category) -> support, in key order.
+absl::Status AddPostgresCounterSums(PgConnection& conn, const std::vector<const ReportRow*>& rows,
+                                    int shard) {
+  // (metric, event time, version, labels, counter) -> its sum, in key order.
   std::map<std::tuple<int64_t, int64_t, int64_t, std::string, int64_t>, int64_t> delta;
   for (const ReportRow* row : rows) {
-    for (uint16_t v : row->supported) {
-      ++delta[{row->metric_id, row->event_time_seconds, row->design_version, row->labels, v}];
+    for (uint16_t j : row->counters) {
+      if (j == 0) continue;  // counts.counter0
+      ++delta[{row->metric_id, row->event_time_seconds, row->design_version, row->labels, j}];
     }
   }
   if (delta.empty()) return absl::OkStatus();
-  std::vector<int64_t> metric, time, version, category, support;
+  std::vector<int64_t> metric, time, version, counter, total;
   std::vector<std::string> labels;
   for (const auto& [key, count] : delta) {
     metric.push_back(std::get<0>(key));
     time.push_back(std::get<1>(key));
     version.push_back(std::get<2>(key));
     labels.push_back(std::get<3>(key));
-    category.push_back(std::get<4>(key));
-    support.push_back(count);
+    counter.push_back(std::get<4>(key));
+    total.push_back(count);
   }
   return conn
       .Exec(
-          "INSERT INTO category_counts(metric_id, event_time, version, labels, shard, category, "
-          "support) SELECT m, t, v, l, $7, c, s FROM unnest($1::bigint[], $2::bigint[], "
+          "INSERT INTO counter_sums(metric_id, event_time, version, labels, shard, counter, "
+          "total) SELECT m, t, v, l, $7, c, s FROM unnest($1::bigint[], $2::bigint[], "
           "$3::integer[], $4::text[], $5::integer[], $6::bigint[]) AS u(m, t, v, l, c, s) "
-          "ON CONFLICT (metric_id, event_time, version, labels, shard, category) DO UPDATE "
-          "SET support = category_counts.support + EXCLUDED.support",
+          "ON CONFLICT (metric_id, event_time, version, labels, shard, counter) DO UPDATE "
+          "SET total = counter_sums.total + EXCLUDED.total",
           {PgIntArray(metric), PgIntArray(time), PgIntArray(version), PgTextArray(labels),
-           PgIntArray(category), PgIntArray(support), absl::StrCat(shard)})
+           PgIntArray(counter), PgIntArray(total), absl::StrCat(shard)})
       .status();
 }
 
 absl::Status AddPostgresFirstCounts(PgConnection& conn, const std::vector<const ReportRow*>& rows,
                                     int shard) {
-  // (metric, event time, version, labels, window, category) -> count, in key order.
+  // (metric, event time, version, labels, window, counter; -1: n) -> count, in key order.
   std::map<std::tuple<int64_t, int64_t, int64_t, std::string, int64_t, int64_t>, int64_t> delta;
   for (const ReportRow* row : rows) {
     for (int64_t w = 0; w < 3 && row->window_firsts > 0; ++w) {
       if ((row->window_firsts & (1 << w)) == 0) continue;
-      const auto key = [&](int64_t category) {
+      const auto key = [&](int64_t counter) {
         return std::make_tuple(row->metric_id, row->event_time_seconds,
-                               int64_t{row->design_version}, row->labels, w, category);
+                               int64_t{row->design_version}, row->labels, w, counter);
       };
-      ++delta[key(-2)];
-      if (row->bit) ++delta[key(-1)];
-      for (uint16_t v : row->supported) ++delta[key(v)];
+      ++delta[key(-1)];
+      for (uint16_t j : row->counters) ++delta[key(j)];
     }
   }
   if (delta.empty()) return absl::OkStatus();
-  std::vector<int64_t> metric, time, version, win, category, count;
+  std::vector<int64_t> metric, time, version, win, counter, count;
   std::vector<std::string> labels;
   for (const auto& [key, n] : delta) {
     metric.push_back(std::get<0>(key));
@@ -67,18 +67,18 @@ absl::Status AddPostgresFirstCounts(PgConnection& conn, const std::vector<const 
     version.push_back(std::get<2>(key));
     labels.push_back(std::get<3>(key));
     win.push_back(std::get<4>(key));
-    category.push_back(std::get<5>(key));
+    counter.push_back(std::get<5>(key));
     count.push_back(n);
   }
   return conn
       .Exec(
-          "INSERT INTO first_counts(metric_id, event_time, version, labels, shard, win, category, "
+          "INSERT INTO first_counts(metric_id, event_time, version, labels, shard, win, counter, "
           "count) SELECT m, t, v, l, $8, w, c, n FROM unnest($1::bigint[], $2::bigint[], "
           "$3::integer[], $4::text[], $5::integer[], $6::integer[], $7::bigint[]) AS u(m, t, v, "
-          "l, w, c, n) ON CONFLICT (metric_id, event_time, version, labels, shard, win, category) "
+          "l, w, c, n) ON CONFLICT (metric_id, event_time, version, labels, shard, win, counter) "
           "DO UPDATE SET count = first_counts.count + EXCLUDED.count",
           {PgIntArray(metric), PgIntArray(time), PgIntArray(version), PgTextArray(labels),
-           PgIntArray(win), PgIntArray(category), PgIntArray(count), absl::StrCat(shard)})
+           PgIntArray(win), PgIntArray(counter), PgIntArray(count), absl::StrCat(shard)})
       .status();
 }
 
