@@ -33,8 +33,8 @@ struct WindowChoice {
 std::optional<WindowChoice> ChooseWindow(const MetricInfo& metric, int64_t start, int64_t end);
 
 // Adds the counts of `row` that the window form counts to `counts` and, unless null, the summed
-// counter vectors to `support` (AddCounterSums), keyed by the window's start in place of the period's: its first reports of the
-// window kind, or (once) all of its reports.
+// counter vectors to `support` (AddCounterSums), keyed by the window's start in place of the
+// period's: its first reports of the window kind, or (once) all of its reports.
 void AddWindowCounts(const CountRow& row, const WindowChoice& choice, PeriodCounts* counts,
                      PeriodSupport* support);
 
