@@ -39,7 +39,8 @@ std::string ReadFile(const std::string& path) {
 
 // The last line of the .hex file, decoded (the lines before it are comments).
 std::string GoldenWire() {
-  const std::string text = ReadFile(std::string(DENIABLE_GOLDEN_DIR) + "/wire_v6_submit_reports.hex");
+  const std::string text =
+      ReadFile(std::string(DENIABLE_GOLDEN_DIR) + "/wire_v6_submit_reports.hex");
   std::vector<std::string> lines = absl::StrSplit(text, '\n', absl::SkipEmpty());
   return lines.empty() ? "" : absl::HexStringToBytes(lines.back());
 }
