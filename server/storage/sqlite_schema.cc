@@ -278,7 +278,8 @@ absl::Status MigrateTo6(sqlite3* db) { return SqliteExec(db, kSchema6); }
 // counter 0); a categorical (or dBitFlip) row's support of category 0 moves from
 // category_counts into counts.counter0, and the other categories keep their index as counter.
 // first_counts.category becomes counter, -1 for the reports first in the window (was -2) and j
-// for their counter j (yes was -1, category v was v). Stored reports keep their form: bit is
+// for their counter j (yes was -1, category v was v), in two steps since the key is checked
+// row by row, and in place (no table dropped). Stored reports keep their form: bit is
 // counter 0 and support, where present, the bitmap of every counter (storage.h DecodeCounters
 // reads rows of both versions).
 constexpr char kSchema7[] = R"sql(
@@ -293,19 +294,9 @@ DELETE FROM category_counts WHERE category = 0;
 ALTER TABLE category_counts RENAME TO counter_sums;
 ALTER TABLE counter_sums RENAME COLUMN category TO counter;
 ALTER TABLE counter_sums RENAME COLUMN support TO total;
-CREATE TABLE first_counts_v7(
-  metric_id INTEGER NOT NULL,
-  event_time INTEGER NOT NULL,
-  version INTEGER NOT NULL,
-  labelset_id INTEGER NOT NULL,
-  win INTEGER NOT NULL,
-  counter INTEGER NOT NULL,
-  count INTEGER NOT NULL,
-  PRIMARY KEY (metric_id, event_time, version, labelset_id, win, counter)) WITHOUT ROWID;
-INSERT INTO first_counts_v7 SELECT metric_id, event_time, version, labelset_id, win,
-  CASE WHEN category < 0 THEN category + 1 ELSE category END, count FROM first_counts;
-DROP TABLE first_counts;
-ALTER TABLE first_counts_v7 RENAME TO first_counts;
+ALTER TABLE first_counts RENAME COLUMN category TO counter;
+UPDATE first_counts SET counter = counter - 10 WHERE counter < 0;
+UPDATE first_counts SET counter = counter + 11 WHERE counter < -2;
 )sql";
 
 absl::Status MigrateTo7(sqlite3* db) { return SqliteExec(db, kSchema7); }
