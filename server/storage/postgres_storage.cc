@@ -58,9 +58,6 @@ std::string UuidText(const ReportId& id) {
                       hex.substr(16, 4), "-", hex.substr(20));
 }
 
-// Whether `row` adds 1 to counter 0 (reports.bit; counts.counter0).
-bool HasCounter0(const ReportRow& row) { return !row.counters.empty() && row.counters[0] == 0; }
-
 int64_t DayOf(int64_t seconds) {
   return seconds >= 0 ? seconds / kPartitionSeconds : -((-seconds - 1) / kPartitionSeconds) - 1;
 }
@@ -540,8 +537,8 @@ absl::StatusOr<PgResult> PostgresStorage::InsertReports(Writer& w,
     for (size_t i = 0; i < rows.size(); ++i) {
       const ReportRow& r = *rows[i];
       absl::StrAppend(&data, r.metric_id, "\t", r.event_time_seconds, "\t", *ids[i], "\t",
-                      r.design_version, HasCounter0(r) ? "\tt\t" : "\tf\t", CopyText(r.labels),
-                      "\n");
+                      r.design_version, AddsToCounter0(r.counters) ? "\tt\t" : "\tf\t",
+                      CopyText(r.labels), "\n");
     }
     absl::Status copied = w.conn->CopyIn("COPY report_staging FROM STDIN", data);
     if (!copied.ok()) {
@@ -562,7 +559,7 @@ absl::StatusOr<PgResult> PostgresStorage::InsertReports(Writer& w,
     time.push_back(row.event_time_seconds);
     id.push_back(*ids[i]);
     version.push_back(row.design_version);
-    bit.push_back(HasCounter0(row) ? 1 : 0);
+    bit.push_back(AddsToCounter0(row.counters) ? 1 : 0);
     labels.push_back(row.labels);
   }
   return w.conn->ExecPrepared(
@@ -806,7 +803,7 @@ absl::StatusOr<std::vector<AppendResult>> PostgresStorage::AppendLocked(
       continue;
     }
     results[c.batch].Count(c.row->metric_id, /*duplicate=*/false);
-    const bool counter0 = HasCounter0(*c.row);
+    const bool counter0 = AddsToCounter0(c.row->counters);
     if (c.row->counters.size() > (counter0 ? 1u : 0u)) with_sums.push_back(c.row);
     if (c.row->window_firsts > 0) with_firsts.push_back(c.row);
     auto& [n, sum0] =

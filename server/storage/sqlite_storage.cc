@@ -760,7 +760,7 @@ absl::StatusOr<std::vector<AppendResult>> SqliteStorage::AppendLocked(
       ins.BindInt64(3, next_seq_++);
       ins.BindBlob(4, row.report_id.data(), static_cast<int>(row.report_id.size()));
       ins.BindInt64(5, row.design_version);
-      const bool counter0 = !row.counters.empty() && row.counters[0] == 0;
+      const bool counter0 = AddsToCounter0(row.counters);
       ins.BindInt64(6, counter0 ? 1 : 0);
       ins.BindInt64(7, labelset_id);
       const std::optional<std::string> bitmap = EncodeCounters(row.counters);

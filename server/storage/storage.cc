@@ -71,7 +71,7 @@ void AddCounter(std::vector<int64_t>* counters, size_t j, int64_t count) {
 }
 
 std::optional<std::string> EncodeCounters(absl::Span<const uint16_t> counters) {
-  if (counters.empty() || (counters.size() == 1 && counters[0] == 0)) return std::nullopt;
+  if (counters.size() == (AddsToCounter0(counters) ? 1u : 0u)) return std::nullopt;  // the bit
   std::string bitmap(1, '\0');
   for (uint16_t j : counters) {
     const size_t byte = j / 8;

@@ -208,6 +208,12 @@ struct CountRow {
   std::array<Firsts, 3> firsts;
 };
 
+// Whether a report with these counter increments (ReportRow::counters, ascending) adds 1 to
+// counter 0: the stored bit (reports.bit) and its share of counts.counter0.
+inline bool AddsToCounter0(absl::Span<const uint16_t> counters) {
+  return !counters.empty() && counters[0] == 0;
+}
+
 // counters[j], or 0 when j is past the end (CountRow::counters drops trailing zeros).
 int64_t CounterAt(const std::vector<int64_t>& counters, size_t j);
 
