@@ -3,6 +3,7 @@
 //   deniable-bench                 the full run (50 M stored reports; about 15-30 minutes)
 //   deniable-bench --smoke         seconds: every phase once at tiny sizes (CI), no assertion
 //   deniable-bench --json=out.json --dir=/tmp/deniable-bench --stored_reports=10000000
+//   deniable-bench --empty_unary_only --repeat=3 --seconds=3   unary into new databases, alone
 //
 // Phases (servers run in this process on 127.0.0.1:0, clients share the cores with them):
 //   sdk      Google Benchmark: buffered SecureBitGen vs one RAND_bytes call per draw
@@ -75,6 +76,9 @@ ABSL_FLAG(int64_t, hour_fill_reports, 8'000'000,
           "reports appended into one metric-hour to show how the cost grows with its size");
 ABSL_FLAG(bool, hour_fill_only, false,
           "run only the hour-fill phase (one metric-hour filled to --hour_fill_reports) and stop");
+ABSL_FLAG(bool, empty_unary_only, false,
+          "run only unary ingestion into a new database (--repeat times, each on a database of "
+          "its own) and stop: the figure most sensitive to the cost of one commit");
 ABSL_FLAG(bool, reuse_db, false, "reuse the large database if a previous run left it complete");
 ABSL_FLAG(bool, sqlite_bound_move_wal, true,
           "SQLite: size move transactions to keep the WAL bounded (SqliteOptions::bound_move_wal)");
@@ -365,6 +369,25 @@ int Run(const Config& config) {
   const int64_t now_hour = absl::ToUnixSeconds(absl::Now()) / 3600 * 3600;
   int64_t load_end = now_hour;  // the loaded hours end here (read back when reusing the database)
 
+  if (absl::GetFlag(FLAGS_empty_unary_only)) {
+    std::vector<double> rates;
+    for (int r = 0; r < config.repeat; ++r) {
+      const std::string path = absl::StrCat(config.dir, "/empty.db");
+      RemoveDatabase(path);
+      absl::StatusOr<std::unique_ptr<server::SqliteStorage>> db = OpenSqlite(path, config);
+      if (!db.ok() || !EnsureBenchMetric(db->get()).ok()) return 1;
+      absl::StatusOr<Collector> c = StartCollector(*std::move(db));
+      if (!c.ok()) return 1;
+      const Loads loads = MakeLoads(now_hour - 3600, config.seconds);
+      const LoadResult u = RunUnary(MakeChannels(c->target, config.channels), loads.unary, &ids);
+      if (u.errors > 0 || u.reports == 0) return 1;
+      rates.push_back(u.reports_per_second());
+      c->server.reset();
+      RemoveDatabase(path);
+    }
+    absl::PrintF("empty_unary_median %.1f\n", Median(rates));
+    return 0;
+  }
   absl::PrintF("== sdk: secure randomness per report (Google Benchmark)\n");
   std::map<std::string, double> sdk = RunSdkBenchmarks();
 
