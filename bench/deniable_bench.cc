@@ -748,6 +748,7 @@ int main(int argc, char** argv) {
     pg.stream_message_reports = absl::GetFlag(FLAGS_stream_message_reports);
     pg.access_log = absl::GetFlag(FLAGS_access_log);
     pg.committers = absl::GetFlag(FLAGS_pg_committers);
+    pg.json_path = absl::GetFlag(FLAGS_json);
     const int rc = deniable::bench::RunPostgresBench(pg);
     if (smoke) std::filesystem::remove_all(config.dir);
     return rc;

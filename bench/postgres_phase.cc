@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <atomic>
+#include <fstream>
 #include <map>
 #include <memory>
 #include <string>
@@ -14,6 +15,8 @@
 #include "bench/load.h"
 #include "deniable/common/clock.h"
 #include "deniable/common/status_macros.h"
+#include "google/protobuf/struct.pb.h"
+#include "google/protobuf/util/json_util.h"
 #include "server/core/metric_registry.h"
 #include "server/core/prevalence_query.h"
 #include "server/service/collector_server.h"
@@ -521,6 +524,26 @@ int RunPostgresBench(const PostgresBenchConfig& config) {
   for (const Row& r : rows) {
     absl::PrintF("%-36s %12.0f   %-30s %12.0f %7.2f\n", r.name, r.value, r.limit_name, r.limit,
                  r.limit > 0 ? r.value / r.limit : 0.0);
+  }
+  if (!config.json_path.empty()) {
+    google::protobuf::Struct json;
+    google::protobuf::Value& list = (*json.mutable_fields())["figures"];
+    for (const Row& r : rows) {
+      auto& item =
+          *list.mutable_list_value()->add_values()->mutable_struct_value()->mutable_fields();
+      item["name"].set_string_value(r.name);
+      item["unit"].set_string_value("reports/s");
+      item["value"].set_number_value(r.value);
+      item["limit_name"].set_string_value(r.limit_name);
+      item["limit"].set_number_value(r.limit);
+      item["ratio"].set_number_value(r.limit > 0 ? r.value / r.limit : 0.0);
+    }
+    std::string text;
+    google::protobuf::util::JsonPrintOptions options;
+    options.add_whitespace = true;
+    (void)google::protobuf::util::MessageToJsonString(json, &text, options);
+    std::ofstream(config.json_path) << text;
+    absl::PrintF("wrote %s\n", config.json_path);
   }
   absl::PrintF(
       "raw gRPC batched %.0f, streaming %.0f reports/s; prefill %.0f s (%.0f rows/s)\n"

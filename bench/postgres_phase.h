@@ -37,6 +37,9 @@ struct PostgresBenchConfig {
   int batch_reports = 1000;
   int streams = 8;
   int stream_message_reports = 1;
+  // Where to write the figures as JSON (the SQLite run's shape: {"figures": [{name, unit, value,
+  // limit_name, limit, ratio}]}); empty: not written.
+  std::string json_path;
   // The collectors' access log (ServerOptions::access_log; deniable-server's default is on).
   bool access_log = true;
   // Group commit's committers per collector (GroupCommitOptions::committers); 0: as
