@@ -47,6 +47,7 @@
 #include "absl/strings/str_format.h"
 #include "absl/synchronization/mutex.h"
 #include "absl/time/clock.h"
+#include "bench/figures_json.h"
 #include "bench/load.h"
 #include "bench/postgres_phase.h"
 #include "bench/sdk_bench.h"
@@ -212,6 +213,14 @@ absl::StatusOr<Collector> StartCollector(std::unique_ptr<server::SqliteStorage> 
   return c;
 }
 
+// The collector on a new database at `path` (an old one there removed) holding the bench metric.
+absl::StatusOr<Collector> StartEmptyCollector(const std::string& path, const Config& config) {
+  RemoveDatabase(path);
+  DENIABLE_ASSIGN_OR_RETURN(std::unique_ptr<server::SqliteStorage> db, OpenSqlite(path, config));
+  DENIABLE_RETURN_IF_ERROR(EnsureBenchMetric(db.get()).status());
+  return StartCollector(std::move(db));
+}
+
 // The three ingestion loads at one event hour; reports per second, keyed by load name.
 struct Loads {
   LoadSpec unary, batched, streaming;
@@ -354,14 +363,6 @@ void SetNumber(Struct* s, const std::string& key, double v) {
   (*s->mutable_fields())[key].set_number_value(v);
 }
 
-struct Figure {
-  std::string name, unit;
-  double value;
-  std::string limit_name;
-  double limit;
-  std::string target;  // e.g. ">= 0.40" on the ratio, or "< 1 ms" on the value
-};
-
 int Run(const Config& config) {
   Results results;
   IdSource ids(static_cast<uint64_t>(absl::ToUnixNanos(absl::Now())) << 20);
@@ -373,10 +374,7 @@ int Run(const Config& config) {
     std::vector<double> rates;
     for (int r = 0; r < config.repeat; ++r) {
       const std::string path = absl::StrCat(config.dir, "/empty.db");
-      RemoveDatabase(path);
-      absl::StatusOr<std::unique_ptr<server::SqliteStorage>> db = OpenSqlite(path, config);
-      if (!db.ok() || !EnsureBenchMetric(db->get()).ok()) return 1;
-      absl::StatusOr<Collector> c = StartCollector(*std::move(db));
+      absl::StatusOr<Collector> c = StartEmptyCollector(path, config);
       if (!c.ok()) return 1;
       const Loads loads = MakeLoads(now_hour - 3600, config.seconds);
       const LoadResult u = RunUnary(MakeChannels(c->target, config.channels), loads.unary, &ids);
@@ -490,12 +488,9 @@ int Run(const Config& config) {
       null->server->Shutdown();
     }
     const std::string empty_path = absl::StrCat(config.dir, "/empty.db");
-    RemoveDatabase(empty_path);
     int64_t rows_per_group = 1000;
     {
-      absl::StatusOr<std::unique_ptr<server::SqliteStorage>> empty = OpenSqlite(empty_path, config);
-      if (!empty.ok() || !EnsureBenchMetric(empty->get()).ok()) return 1;
-      absl::StatusOr<Collector> c = StartCollector(*std::move(empty));
+      absl::StatusOr<Collector> c = StartEmptyCollector(empty_path, config);
       if (!c.ok()) return 1;
       RunLoads("empty", c->target, loads, config.channels, &ids, &results);
       absl::StatusOr<int64_t> count = c->sqlite->ReportCount();
@@ -520,13 +515,10 @@ int Run(const Config& config) {
     results.Add("group_commit_rows_per_transaction", static_cast<double>(rows_per_group));
     absl::PrintF("  %-28s %12.0f rows/s  (%d rows per transaction: what group commit achieved)\n",
                  "raw_sqlite_batched", *raw_sqlite, rows_per_group);
-    RemoveDatabase(empty_path);
     if (absl::GetFlag(FLAGS_durability) != "normal") {  // the same unary load without fsync
       Config normal = config;
       normal.durability = server::Durability::kNormal;
-      absl::StatusOr<std::unique_ptr<server::SqliteStorage>> db = OpenSqlite(empty_path, normal);
-      if (!db.ok() || !EnsureBenchMetric(db->get()).ok()) return 1;
-      absl::StatusOr<Collector> c = StartCollector(*std::move(db));
+      absl::StatusOr<Collector> c = StartEmptyCollector(empty_path, normal);
       if (!c.ok()) return 1;
       RecordLoad(&results, "empty_unary_normal",
                  RunUnary(MakeChannels(c->target, config.channels), loads.unary, &ids));
@@ -596,19 +588,11 @@ int Run(const Config& config) {
   absl::PrintF("%-38s %14s %-10s %-34s %14s %7s  %s\n", "figure", "value", "unit", "raw limit",
                "limit", "ratio", "target");
   Struct json;
-  Value* list = &(*json.mutable_fields())["figures"];
   for (const Figure& f : figures) {
-    const double ratio = f.limit > 0 ? f.value / f.limit : 0;
+    const double ratio = Ratio(f);
     absl::PrintF("%-38s %14.3f %-10s %-34s %14.3f %7s  %s\n", f.name, f.value, f.unit, f.limit_name,
                  f.limit, f.limit > 0 ? absl::StrFormat("%.3f", ratio) : "", f.target);
-    Struct* item = list->mutable_list_value()->add_values()->mutable_struct_value();
-    (*item->mutable_fields())["name"].set_string_value(f.name);
-    (*item->mutable_fields())["unit"].set_string_value(f.unit);
-    SetNumber(item, "value", f.value);
-    (*item->mutable_fields())["limit_name"].set_string_value(f.limit_name);
-    SetNumber(item, "limit", f.limit);
-    SetNumber(item, "ratio", ratio);
-    (*item->mutable_fields())["target"].set_string_value(f.target);
+    AddFigure(&json, f);
   }
   absl::PrintF(
       "query: %d prevalence / %d series samples, %d buckets, p50 %.3f / %.3f ms, max %.3f / "
@@ -667,14 +651,7 @@ int Run(const Config& config) {
     SetNumber(item, "stored_before", static_cast<double>(s.stored_before));
     SetNumber(item, "rows_per_second", s.rows_per_second);
   }
-  if (const std::string path = absl::GetFlag(FLAGS_json); !path.empty()) {
-    std::string text;
-    google::protobuf::util::JsonPrintOptions options;
-    options.add_whitespace = true;
-    (void)google::protobuf::util::MessageToJsonString(json, &text, options);
-    std::ofstream(path) << text;
-    absl::PrintF("wrote %s\n", path);
-  }
+  if (const std::string path = absl::GetFlag(FLAGS_json); !path.empty()) WriteJson(json, path);
   if (results.errors > 0) {
     absl::FPrintF(stderr, "%d loads had errors or stored nothing\n", results.errors);
     return 1;

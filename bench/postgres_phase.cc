@@ -2,21 +2,20 @@
 
 #include <algorithm>
 #include <atomic>
-#include <fstream>
 #include <map>
 #include <memory>
 #include <string>
 #include <thread>
+#include <utility>
 #include <vector>
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "absl/time/clock.h"
+#include "bench/figures_json.h"
 #include "bench/load.h"
 #include "deniable/common/clock.h"
 #include "deniable/common/status_macros.h"
-#include "google/protobuf/struct.pb.h"
-#include "google/protobuf/util/json_util.h"
 #include "server/core/metric_registry.h"
 #include "server/core/prevalence_query.h"
 #include "server/service/collector_server.h"
@@ -493,57 +492,36 @@ int RunPostgresBench(const PostgresBenchConfig& config) {
   }
 
   const auto f = [](const std::string& k) { return figures.count(k) ? figures[k] : 0.0; };
-  struct Row {
-    std::string name;
-    double value;
-    std::string limit_name;
-    double limit;
+  std::vector<Figure> rows;  // every figure in reports/s
+  const auto add = [&rows](std::string name, double value, std::string limit_name, double limit) {
+    rows.push_back({std::move(name), "reports/s", value, std::move(limit_name), limit, ""});
   };
-  std::vector<Row> rows;
   for (int k : {1, 2}) {
     const std::string e = absl::StrCat("empty", k), l = absl::StrCat("large", k);
     const std::string who = absl::StrCat(k, " collector", k > 1 ? "s" : "");
-    rows.push_back({absl::StrCat("batched, ", who), f(e + "_batched"), "raw INSERT ON CONFLICT",
-                    f("raw_insert")});
-    rows.push_back(
-        {absl::StrCat("batched, ", who), f(e + "_batched"), "raw COPY, no index", f("raw_copy")});
-    rows.push_back({absl::StrCat("streaming, ", who), f(e + "_streaming"), "raw INSERT ON CONFLICT",
-                    f("raw_insert")});
-    rows.push_back(
-        {absl::StrCat("unary, ", who), f(e + "_unary"), "raw gRPC unary", f("raw_grpc_unary")});
+    add(absl::StrCat("batched, ", who), f(e + "_batched"), "raw INSERT ON CONFLICT",
+        f("raw_insert"));
+    add(absl::StrCat("batched, ", who), f(e + "_batched"), "raw COPY, no index", f("raw_copy"));
+    add(absl::StrCat("streaming, ", who), f(e + "_streaming"), "raw INSERT ON CONFLICT",
+        f("raw_insert"));
+    add(absl::StrCat("unary, ", who), f(e + "_unary"), "raw gRPC unary", f("raw_grpc_unary"));
     for (const char* load : {"unary", "batched", "streaming"}) {
-      rows.push_back({absl::StrCat(load, ", ", who, ", at stored"), f(l + "_" + load),
-                      absl::StrCat(load, ", ", who, ", empty"), f(e + "_" + load)});
+      add(absl::StrCat(load, ", ", who, ", at stored"), f(l + "_" + load),
+          absl::StrCat(load, ", ", who, ", empty"), f(e + "_" + load));
     }
   }
-  rows.push_back(
-      {"batched, 2 vs 1 collector", f("empty2_batched"), "1 collector", f("empty1_batched")});
+  add("batched, 2 vs 1 collector", f("empty2_batched"), "1 collector", f("empty1_batched"));
   absl::PrintF("\n== results (one run; ratio = value / limit)\n");
   absl::PrintF("%-36s %12s   %-30s %12s %7s\n", "figure (reports/s)", "value", "limit", "value",
                "ratio");
-  for (const Row& r : rows) {
+  for (const Figure& r : rows) {
     absl::PrintF("%-36s %12.0f   %-30s %12.0f %7.2f\n", r.name, r.value, r.limit_name, r.limit,
-                 r.limit > 0 ? r.value / r.limit : 0.0);
+                 Ratio(r));
   }
   if (!config.json_path.empty()) {
     google::protobuf::Struct json;
-    google::protobuf::Value& list = (*json.mutable_fields())["figures"];
-    for (const Row& r : rows) {
-      auto& item =
-          *list.mutable_list_value()->add_values()->mutable_struct_value()->mutable_fields();
-      item["name"].set_string_value(r.name);
-      item["unit"].set_string_value("reports/s");
-      item["value"].set_number_value(r.value);
-      item["limit_name"].set_string_value(r.limit_name);
-      item["limit"].set_number_value(r.limit);
-      item["ratio"].set_number_value(r.limit > 0 ? r.value / r.limit : 0.0);
-    }
-    std::string text;
-    google::protobuf::util::JsonPrintOptions options;
-    options.add_whitespace = true;
-    (void)google::protobuf::util::MessageToJsonString(json, &text, options);
-    std::ofstream(config.json_path) << text;
-    absl::PrintF("wrote %s\n", config.json_path);
+    for (const Figure& r : rows) AddFigure(&json, r);
+    WriteJson(json, config.json_path);
   }
   absl::PrintF(
       "raw gRPC batched %.0f, streaming %.0f reports/s; prefill %.0f s (%.0f rows/s)\n"
