@@ -7,11 +7,13 @@
 #include <unistd.h>
 
 #include <filesystem>
+#include <functional>
 #include <string>
 
 #include "absl/strings/str_cat.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
+#include "server/storage/sqlite_keyed_file.h"
 #include "server/storage/sqlite_storage.h"
 #include "server/storage/storage_test_util.h"
 
@@ -36,8 +38,9 @@ class DatabaseLockTest : public ::testing::Test {
 
   // Opens the database at `first`, checks that opening it at `second` fails naming `second` and
   // this process, that the first storage keeps working, and that `second` opens once the first
-  // has closed.
-  void ExpectOneWriter(const std::string& first, const std::string& second) {
+  // has closed (after `after_first_closed`, when given).
+  void ExpectOneWriter(const std::string& first, const std::string& second,
+                       const std::function<void()>& after_first_closed = {}) {
     auto a = SqliteStorage::Open({.path = first});
     ASSERT_TRUE(a.ok()) << a.status();
     auto b = SqliteStorage::Open({.path = second});
@@ -48,6 +51,7 @@ class DatabaseLockTest : public ::testing::Test {
     ASSERT_TRUE(m.ok()) << m.status();
     ASSERT_TRUE((*a)->AppendReports({Row(m->id, 1, true, 5)}).ok());
     a->reset();
+    if (after_first_closed) after_first_closed();
     auto c = SqliteStorage::Open({.path = second});
     ASSERT_TRUE(c.ok()) << c.status();
     EXPECT_EQ(*(*c)->ReportCount(), 1);
@@ -64,7 +68,15 @@ TEST_F(DatabaseLockTest, SecondOpenThroughAHardLinkFails) {
   ASSERT_TRUE(DatabaseLock::Acquire(db_).ok());  // creates the file, then releases it
   const std::string link = dir_ + "/sub/hard.db";
   ASSERT_EQ(::link(db_.c_str(), link.c_str()), 0);
-  ExpectOneWriter(db_, link);
+  ExpectOneWriter(db_, link, [&] {
+    // The keyed reports file is looked for beside the name that opens the database: through a
+    // hard link in another directory it is missing, and the open is refused rather than
+    // deduplicating against an empty file; linked too, it opens.
+    auto missing = SqliteStorage::Open({.path = link});
+    EXPECT_EQ(missing.status().code(), absl::StatusCode::kDataLoss) << missing.status();
+    EXPECT_THAT(missing.status().message(), HasSubstr(KeyedReportsPath(link)));
+    ASSERT_EQ(::link(KeyedReportsPath(db_).c_str(), KeyedReportsPath(link).c_str()), 0);
+  });
 }
 
 TEST_F(DatabaseLockTest, SecondOpenThroughASymlinkFails) {

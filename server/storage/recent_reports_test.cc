@@ -19,6 +19,7 @@
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "server/storage/memory_storage.h"
+#include "server/storage/sqlite_keyed_file.h"
 #include "server/storage/sqlite_storage.h"
 #include "server/storage/storage_test_util.h"
 
@@ -169,8 +170,9 @@ INSTANTIATE_TEST_SUITE_P(Moves, RecentReportsModelTest, ::testing::Bool(),
                            return param.param ? "Background" : "Foreground";
                          });
 
-// A crash in the middle of a move leaves some rows in both tables and a `moving` marker. This
-// builds that state by hand; the next open must keep one copy of each report.
+// A crash after a move's copy phase (its watermark's moved_seq set in the keyed file) and before
+// its delete leaves every row in both files. This builds that state by hand; readers count each
+// report once, and the next open deletes the recent copies.
 TEST(RecentReportsTest, InterruptedMoveIsCompletedAtOpen) {
   const std::string path = TempDbPath("interrupted");
   int64_t m = 0;
@@ -184,20 +186,28 @@ TEST(RecentReportsTest, InterruptedMoveIsCompletedAtOpen) {
   {
     sqlite3* db = nullptr;
     ASSERT_EQ(sqlite3_open(path.c_str(), &db), SQLITE_OK);
+    ASSERT_TRUE(AttachKeyedReports(db, path).ok());
     ASSERT_EQ(sqlite3_exec(db,
-                           "BEGIN; INSERT INTO moving SELECT DISTINCT metric_id, event_time FROM "
-                           "recent_reports; INSERT INTO reports(metric_id, event_time, report_id, "
-                           "version, bit, labelset_id) SELECT metric_id, event_time, "
-                           "report_id, version, bit, labelset_id FROM recent_reports ORDER BY "
-                           "report_id LIMIT 2; COMMIT;",
+                           "BEGIN; INSERT INTO keyed.reports(metric_id, event_time, report_id, "
+                           "version, bit, labelset_id) SELECT metric_id, event_time, report_id, "
+                           "version, bit, labelset_id FROM recent_reports; COMMIT; BEGIN; "
+                           "INSERT INTO keyed.watermarks SELECT metric_id, event_time, max(seq), "
+                           "max(seq), NULL FROM recent_reports GROUP BY metric_id, event_time; "
+                           "COMMIT;",
                            nullptr, nullptr, nullptr),
               SQLITE_OK);
+    sqlite3_stmt* st = nullptr;
+    ASSERT_EQ(sqlite3_prepare_v2(db, "SELECT count(*) FROM stored_reports", -1, &st, nullptr),
+              SQLITE_OK);
+    ASSERT_EQ(sqlite3_step(st), SQLITE_ROW);
+    EXPECT_EQ(sqlite3_column_int64(st, 0), 3);
+    sqlite3_finalize(st);
     sqlite3_close(db);
   }
   std::unique_ptr<SqliteStorage> s = OpenOrDie(path, 1000);
   ASSERT_NE(s, nullptr);
   EXPECT_EQ(*s->ReportCount(), 3);
-  EXPECT_EQ(s->RecentReportCount(), 1);
+  EXPECT_EQ(s->RecentReportCount(), 0);
   absl::StatusOr<AppendResult> r =
       s->AppendReports({Row(m, 1, true, 5), Row(m, 2, false, 5), Row(m, 3, true, 5)});
   ASSERT_TRUE(r.ok()) << r.status();
@@ -208,8 +218,8 @@ TEST(RecentReportsTest, InterruptedMoveIsCompletedAtOpen) {
   EXPECT_EQ(std::get<3>(Counts(*s, m)[0]), 3);
 }
 
-// A crash during a move's copy phase leaves rows behind the hour's watermark in both tables
-// (copied into `reports`, not yet deleted from `recent_reports`). Readers count them once, and
+// A crash during a move's copy phase leaves rows behind the hour's watermark in both files
+// (copied into the keyed `reports`, not yet deleted from `recent_reports`). Readers count them once, and
 // the next open keeps one copy of each report.
 TEST(RecentReportsTest, CrashBehindTheWatermarkCountsEachReportOnce) {
   const std::string path = TempDbPath("watermark");
@@ -224,6 +234,7 @@ TEST(RecentReportsTest, CrashBehindTheWatermarkCountsEachReportOnce) {
   }
   sqlite3* db = nullptr;
   ASSERT_EQ(sqlite3_open(path.c_str(), &db), SQLITE_OK);
+  ASSERT_TRUE(AttachKeyedReports(db, path).ok());
   auto count = [&](const char* sql) {
     sqlite3_stmt* st = nullptr;
     int64_t n = -1;
@@ -235,17 +246,16 @@ TEST(RecentReportsTest, CrashBehindTheWatermarkCountsEachReportOnce) {
   };
   // The four smallest ids copied, the watermark at the fourth.
   ASSERT_EQ(sqlite3_exec(db,
-                         "BEGIN; INSERT INTO moving SELECT DISTINCT metric_id, event_time FROM "
-                         "recent_reports; INSERT INTO move_watermarks SELECT metric_id, "
-                         "event_time, max(seq), NULL FROM recent_reports GROUP BY metric_id, "
-                         "event_time; UPDATE move_watermarks SET last_id = (SELECT report_id "
-                         "FROM recent_reports ORDER BY report_id LIMIT 1 OFFSET 3); INSERT INTO "
-                         "reports(metric_id, event_time, report_id, version, bit, labelset_id) "
-                         "SELECT metric_id, event_time, report_id, version, bit, labelset_id "
-                         "FROM recent_reports ORDER BY report_id LIMIT 4; COMMIT;",
+                         "BEGIN; INSERT INTO keyed.watermarks SELECT metric_id, event_time, 0, "
+                         "max(seq), NULL FROM recent_reports GROUP BY metric_id, event_time; "
+                         "UPDATE keyed.watermarks SET last_id = (SELECT report_id FROM "
+                         "recent_reports ORDER BY report_id LIMIT 1 OFFSET 3); INSERT INTO "
+                         "keyed.reports(metric_id, event_time, report_id, version, bit, "
+                         "labelset_id) SELECT metric_id, event_time, report_id, version, bit, "
+                         "labelset_id FROM recent_reports ORDER BY report_id LIMIT 4; COMMIT;",
                          nullptr, nullptr, nullptr),
             SQLITE_OK);
-  EXPECT_EQ(count("SELECT count(*) FROM reports"), 4);
+  EXPECT_EQ(count("SELECT count(*) FROM keyed.reports"), 4);
   EXPECT_EQ(count("SELECT count(*) FROM recent_reports"), 10);
   EXPECT_EQ(count("SELECT count(*) FROM stored_reports"), 10);
   EXPECT_EQ(count("SELECT count(DISTINCT report_id) FROM stored_reports"), 10);
@@ -320,6 +330,7 @@ TEST(RecentReportsTest, ReaderDuringAMoveNeverSeesARowTwice) {
 
   sqlite3* view_db = nullptr;
   ASSERT_EQ(sqlite3_open_v2(path.c_str(), &view_db, SQLITE_OPEN_READONLY, nullptr), SQLITE_OK);
+  ASSERT_TRUE(AttachKeyedReports(view_db, path).ok());
   std::atomic<bool> moving{true};
   std::atomic<int> reads{0};
   std::atomic<int> wrong{0};

@@ -301,10 +301,37 @@ UPDATE first_counts SET counter = counter + 11 WHERE counter < -2;
 
 absl::Status MigrateTo7(sqlite3* db) { return SqliteExec(db, kSchema7); }
 
+// Version 7 -> 8: the keyed reports leave this file for their own (sqlite_keyed_file.h), so
+// that moves write them on a connection and a core of their own. Here, in this file's
+// transaction: a move that a crash or a Close cut short is finished the way versions 6 and 7
+// finish it at open (the recent rows behind its watermark, or, for a `moving` row of an older
+// version without one, the recent copies of rows already in `reports`, are deleted); `reports`
+// becomes `legacy_reports`, which SqliteStorage::Open copies into the keyed file and then drops
+// (in that order, so a crash in between loses nothing: until the drop, this file still holds
+// every report); `moving`, `move_watermarks` and the view `stored_reports` (a view here cannot
+// name the other file; AttachKeyedReports makes it a TEMP view) go; `keyed_file` will hold the
+// keyed file's pair id.
+constexpr char kSchema8[] = R"sql(
+DELETE FROM recent_reports WHERE EXISTS (SELECT 1 FROM move_watermarks w WHERE
+    w.metric_id = recent_reports.metric_id AND w.event_time = recent_reports.event_time AND
+    recent_reports.seq <= w.last_seq AND recent_reports.report_id <= w.last_id);
+DELETE FROM recent_reports WHERE (metric_id, event_time) IN (SELECT metric_id, event_time
+    FROM moving EXCEPT SELECT metric_id, event_time FROM move_watermarks) AND EXISTS (SELECT 1
+    FROM reports r WHERE r.metric_id = recent_reports.metric_id AND r.event_time =
+    recent_reports.event_time AND r.report_id = recent_reports.report_id);
+DROP VIEW IF EXISTS stored_reports;
+DROP TABLE moving;
+DROP TABLE move_watermarks;
+ALTER TABLE reports RENAME TO legacy_reports;
+CREATE TABLE keyed_file(pair_id BLOB NOT NULL);
+)sql";
+
+absl::Status MigrateTo8(sqlite3* db) { return SqliteExec(db, kSchema8); }
+
 // Step i migrates version i to i + 1.
 using Migration = absl::Status (*)(sqlite3*);
 constexpr Migration kMigrations[] = {MigrateTo1, MigrateTo2, MigrateTo3, MigrateTo4,
-                                     MigrateTo5, MigrateTo6, MigrateTo7};
+                                     MigrateTo5, MigrateTo6, MigrateTo7, MigrateTo8};
 static_assert(sizeof(kMigrations) / sizeof(kMigrations[0]) == kCurrentSchemaVersion);
 
 absl::StatusOr<int64_t> PragmaInt(sqlite3* db, const char* pragma) {

@@ -39,6 +39,11 @@
 //      categorical row's support of category 0 moves there); category_counts renamed
 //      counter_sums(..., counter, total) for counters 1 and up; first_counts.category renamed
 //      counter (-1: the reports first in the window, j: their counter j)
+//   8  the keyed reports in a file of their own (issue 25; sqlite_keyed_file.h): `reports`
+//      renamed legacy_reports (SqliteStorage::Open copies it into the keyed file, then drops
+//      it); moving, move_watermarks and the view stored_reports dropped (the keyed file holds the
+//      watermarks; AttachKeyedReports gives the view); table keyed_file(pair_id), the keyed
+//      file's pair id once it exists
 //
 // Thread-compatible: call it on a connection no other thread uses.
 #ifndef DENIABLE_SERVER_STORAGE_SQLITE_SCHEMA_H_
@@ -55,7 +60,7 @@ namespace deniable::server {
 
 inline constexpr int32_t kCollectorApplicationId = 0x444E5331;    // "DNS1"
 inline constexpr int32_t kDeviceStoreApplicationId = 0x444E4231;  // "DNB1": the SDK's file
-inline constexpr int kCurrentSchemaVersion = 7;
+inline constexpr int kCurrentSchemaVersion = 8;
 
 // Checks, creates or migrates the schema of the collector database open on `db`; `path` names
 // it in messages. Errors: FAILED_PRECONDITION naming the path for a database of a newer schema

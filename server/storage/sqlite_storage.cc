@@ -21,7 +21,11 @@
 #include "absl/strings/str_format.h"
 #include "absl/time/clock.h"
 #include "absl/time/time.h"
+#include "absl/random/random.h"
+#include "spdlog/spdlog.h"
 #include "deniable/common/status_macros.h"
+#include "server/storage/sqlite_keyed_file.h"
+#include "server/storage/sqlite_move_statements.h"
 #include "server/storage/sqlite_schema.h"
 
 namespace deniable::server {
@@ -36,18 +40,41 @@ int BindKey(SqliteStatement& st, const std::tuple<Ints...>& key) {
   return i + 1;
 }
 
-absl::StatusOr<sqlite3*> OpenConnection(const SqliteOptions& options) {
+absl::StatusOr<sqlite3*> OpenConnection(const SqliteOptions& options,
+                                        const std::string& path) {
   sqlite3* db = nullptr;
   const int rc =
-      sqlite3_open_v2(options.path.c_str(), &db,
+      sqlite3_open_v2(path.c_str(), &db,
                       SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_NOMUTEX, nullptr);
   if (rc != SQLITE_OK) {
-    absl::Status s = SqliteError(db, rc, absl::StrCat("opening database \"", options.path, "\""));
+    absl::Status s = SqliteError(db, rc, absl::StrCat("opening database \"", path, "\""));
     sqlite3_close(db);
     return s;
   }
   sqlite3_busy_timeout(db, options.busy_timeout_millis);
   return db;
+}
+
+absl::StatusOr<sqlite3*> OpenConnection(const SqliteOptions& options) {
+  return OpenConnection(options, options.path);
+}
+
+// The pragmas of a writing connection: WAL, the durability, the page cache, the WAL's size
+// after a restart.
+absl::Status SetWriterPragmas(sqlite3* db, const SqliteOptions& options) {
+  DENIABLE_RETURN_IF_ERROR(SqliteExec(db, "PRAGMA journal_mode=WAL"));
+  DENIABLE_RETURN_IF_ERROR(SqliteExec(db, options.durability == Durability::kFull
+                                              ? "PRAGMA synchronous=FULL"
+                                              : "PRAGMA synchronous=NORMAL"));
+  DENIABLE_RETURN_IF_ERROR(
+      SqliteExec(db, absl::StrCat("PRAGMA cache_size=-", options.write_cache_kib)));
+  return SqliteExec(db,
+                    absl::StrCat("PRAGMA journal_size_limit=", options.wal_size_limit_bytes));
+}
+
+bool FileExists(const std::string& path) {
+  struct stat st {};
+  return stat(path.c_str(), &st) == 0;
 }
 
 // A row of kMetricColumns (below), without its designs.
@@ -85,9 +112,8 @@ absl::StatusOr<ReportId> ColumnReportId(const SqliteStatement& st, int column) {
 struct SqliteStorage::WriteStatements {
   SqliteStatement begin, commit, rollback;
   SqliteStatement insert_metric, insert_design, insert_labelset, find_labelset;
-  SqliteStatement insert_recent, find_report, hour_has_reports, upsert_count;
-  SqliteStatement insert_moved, delete_moved, start_move, end_move;
-  SqliteStatement set_watermark, advance_watermark, end_watermark;
+  SqliteStatement insert_recent, upsert_count;
+  SqliteStatement find_report, hour_has_reports;  // on keyed_lookup_db_
   SqliteStatement upsert_counter_sum;
   SqliteStatement upsert_first_count;  // first_counts (sqlite_schema.h version 5)
   SqliteStatement metric_exists;
@@ -118,24 +144,20 @@ absl::StatusOr<std::unique_ptr<SqliteStorage>> SqliteStorage::Open(const SqliteO
 }
 
 absl::Status SqliteStorage::Init(const SqliteOptions& options) {
+  absl::MutexLock mlock(&move_mu_);
   absl::MutexLock wlock(&write_mu_);
   absl::MutexLock rlock(&read_mu_);
   DENIABLE_ASSIGN_OR_RETURN(write_db_, OpenConnection(options));
-  DENIABLE_RETURN_IF_ERROR(SqliteExec(write_db_, "PRAGMA journal_mode=WAL"));
-  DENIABLE_RETURN_IF_ERROR(SqliteExec(write_db_, options.durability == Durability::kFull
-                                                     ? "PRAGMA synchronous=FULL"
-                                                     : "PRAGMA synchronous=NORMAL"));
-  DENIABLE_RETURN_IF_ERROR(
-      SqliteExec(write_db_, absl::StrCat("PRAGMA cache_size=-", options.write_cache_kib)));
-  DENIABLE_RETURN_IF_ERROR(SqliteExec(
-      write_db_, absl::StrCat("PRAGMA journal_size_limit=", options.wal_size_limit_bytes)));
+  DENIABLE_RETURN_IF_ERROR(SetWriterPragmas(write_db_, options));
   // Replaces SQLite's autocheckpoint (PASSIVE, which readers can starve): see SqliteOptions.
   busy_timeout_millis_ = options.busy_timeout_millis;
   wal_checkpoint_pages_ = std::max(1, options.wal_autocheckpoint_pages);
   wal_restart_wait_tries_ = std::max(0, options.wal_restart_wait_tries);
   sqlite3_wal_hook(write_db_, &SqliteStorage::OnWalCommit, this);
   DENIABLE_RETURN_IF_ERROR(EnsureCollectorSchema(write_db_, options.path));
+  DENIABLE_RETURN_IF_ERROR(OpenKeyedFile(options));
   DENIABLE_ASSIGN_OR_RETURN(read_db_, OpenConnection(options));
+  DENIABLE_RETURN_IF_ERROR(AttachKeyedReports(read_db_, options.path));
 
   auto prepare_write = [this](absl::string_view sql) {
     write_mu_.AssertHeld();  // run with it held (-Wthread-safety cannot see it)
@@ -165,40 +187,14 @@ absl::Status SqliteStorage::Init(const SqliteOptions& options) {
                     "bit, labelset_id, support, firsts) VALUES(?, ?, ?, ?, ?, ?, ?, ?, ?)"));
   DENIABLE_ASSIGN_OR_RETURN(
       SqliteStatement find_report,
-      prepare_write("SELECT 1 FROM reports WHERE metric_id = ? AND event_time = ? AND "
-                    "report_id = ?"));
+      SqliteStatement::Prepare(keyed_lookup_db_,
+                               "SELECT 1 FROM reports WHERE metric_id = ? AND event_time = ? AND "
+                               "report_id = ?"));
   DENIABLE_ASSIGN_OR_RETURN(
       SqliteStatement hour_has_reports,
-      prepare_write("SELECT 1 FROM reports WHERE metric_id = ? AND event_time = ? LIMIT 1"));
-  // OR IGNORE: a move interrupted by a crash may have copied a row already.
-  DENIABLE_ASSIGN_OR_RETURN(
-      SqliteStatement insert_moved,
-      prepare_write("INSERT OR IGNORE INTO reports(metric_id, event_time, report_id, version, "
-                    "bit, labelset_id, support, firsts) SELECT metric_id, event_time, report_id, "
-                    "version, bit, labelset_id, support, firsts FROM recent_reports WHERE "
-                    "metric_id = ? AND event_time = ? AND seq = ?"));
-  // The copied rows of a moved metric-hour, by seq range (contiguous pages of the table).
-  DENIABLE_ASSIGN_OR_RETURN(
-      SqliteStatement delete_moved,
-      prepare_write("DELETE FROM recent_reports WHERE metric_id = ? AND event_time = ? AND "
-                    "seq > ? AND seq <= ?"));
-  DENIABLE_ASSIGN_OR_RETURN(
-      SqliteStatement set_watermark,
-      prepare_write("INSERT OR REPLACE INTO move_watermarks(metric_id, event_time, last_seq, "
-                    "last_id) VALUES(?, ?, ?, NULL)"));
-  DENIABLE_ASSIGN_OR_RETURN(
-      SqliteStatement advance_watermark,
-      prepare_write("UPDATE move_watermarks SET last_id = ? WHERE metric_id = ? AND "
-                    "event_time = ?"));
-  DENIABLE_ASSIGN_OR_RETURN(
-      SqliteStatement end_watermark,
-      prepare_write("DELETE FROM move_watermarks WHERE metric_id = ? AND event_time = ?"));
-  DENIABLE_ASSIGN_OR_RETURN(
-      SqliteStatement start_move,
-      prepare_write("INSERT OR IGNORE INTO moving(metric_id, event_time) VALUES(?, ?)"));
-  DENIABLE_ASSIGN_OR_RETURN(
-      SqliteStatement end_move,
-      prepare_write("DELETE FROM moving WHERE metric_id = ? AND event_time = ?"));
+      SqliteStatement::Prepare(keyed_lookup_db_,
+                               "SELECT 1 FROM reports WHERE metric_id = ? AND event_time = ? "
+                               "LIMIT 1"));
   DENIABLE_ASSIGN_OR_RETURN(
       SqliteStatement upsert_count,
       prepare_write("INSERT INTO counts(metric_id, event_time, version, labelset_id, n, "
@@ -239,16 +235,9 @@ absl::Status SqliteStorage::Init(const SqliteOptions& options) {
                                    std::move(insert_labelset),
                                    std::move(find_labelset),
                                    std::move(insert_recent),
+                                   std::move(upsert_count),
                                    std::move(find_report),
                                    std::move(hour_has_reports),
-                                   std::move(upsert_count),
-                                   std::move(insert_moved),
-                                   std::move(delete_moved),
-                                   std::move(start_move),
-                                   std::move(end_move),
-                                   std::move(set_watermark),
-                                   std::move(advance_watermark),
-                                   std::move(end_watermark),
                                    std::move(upsert_counter_sum),
                                    std::move(upsert_first_count),
                                    std::move(metric_exists),
@@ -278,13 +267,9 @@ absl::Status SqliteStorage::Init(const SqliteOptions& options) {
       prepare_read("SELECT c.version, c.event_time, l.canonical, c.n, c.counter0 FROM counts c "
                    "JOIN labelsets l ON l.id = c.labelset_id WHERE c.metric_id = ? AND "
                    "c.event_time >= ? AND c.event_time < ? ORDER BY c.event_time"));
-  // Less the recent rows a move has copied and not yet deleted (behind its watermark).
-  DENIABLE_ASSIGN_OR_RETURN(
-      SqliteStatement count_reports,
-      prepare_read("SELECT (SELECT count(*) FROM reports) + (SELECT count(*) FROM "
-                   "recent_reports) - (SELECT count(*) FROM move_watermarks w JOIN "
-                   "recent_reports r ON r.metric_id = w.metric_id AND r.event_time = "
-                   "w.event_time AND r.seq <= w.last_seq AND r.report_id <= w.last_id)"));
+  // Through the view (sqlite_keyed_file.h): the database's snapshot is taken first.
+  DENIABLE_ASSIGN_OR_RETURN(SqliteStatement count_reports,
+                            prepare_read("SELECT count(*) FROM stored_reports"));
   DENIABLE_ASSIGN_OR_RETURN(
       SqliteStatement read_counter_sums,
       prepare_read("SELECT c.version, c.event_time, l.canonical, c.counter, c.total FROM "
@@ -305,93 +290,72 @@ absl::Status SqliteStorage::Init(const SqliteOptions& options) {
   background_moves_ = options.background_moves;
   move_chunk_rows_ = static_cast<size_t>(std::max(1, options.move_chunk_rows));
   bound_move_wal_ = options.bound_move_wal;
+  DENIABLE_ASSIGN_OR_RETURN(move_db_, OpenConnection(options));
+  DENIABLE_RETURN_IF_ERROR(PrepareMoveStatements());
   DENIABLE_RETURN_IF_ERROR(FinishInterruptedMoves());
   return LoadRecent();
 }
 
-absl::Status SqliteStorage::StartMoves(const SqliteOptions& options) {
-  {
-    absl::MutexLock mlock(&move_mu_);
-    DENIABLE_ASSIGN_OR_RETURN(move_db_, OpenConnection(options));
+absl::Status SqliteStorage::OpenKeyedFile(const SqliteOptions& options) {
+  keyed_path_ = KeyedReportsPath(options.path);
+  DENIABLE_ASSIGN_OR_RETURN(const std::string pair_id, ReadPairId(write_db_));
+  std::string new_pair;
+  if (pair_id.empty()) {
+    // No keyed file belongs to this database yet (a new one, or one of version 7 or older whose
+    // migration has not finished): whatever file has the name is left over from an interrupted
+    // migration (the database still holds every report) and is made anew.
+    for (const char* suffix : {"", "-wal", "-shm"}) {
+      std::remove(absl::StrCat(keyed_path_, suffix).c_str());
+    }
+    absl::BitGen gen;
+    new_pair.resize(16);
+    for (char& c : new_pair) c = static_cast<char>(absl::Uniform<uint8_t>(gen));
+  } else if (!FileExists(keyed_path_)) {
+    return absl::DataLossError(absl::StrCat(
+        "the keyed reports file \"", keyed_path_, "\" of database \"", options.path,
+        "\" is missing: restore it beside the database (back up, copy and move both files "
+        "together; docs/operations.md)"));
   }
-  if (background_moves_) mover_ = std::thread([this] { MoverLoop(); });
+  DENIABLE_ASSIGN_OR_RETURN(DatabaseLock lock, DatabaseLock::Acquire(keyed_path_));
+  keyed_device_ = lock.device();
+  keyed_inode_ = lock.inode();
+  keyed_lock_.emplace(std::move(lock));
+  SqliteOptions keyed_options = options;
+  keyed_options.path = keyed_path_;
+  DENIABLE_ASSIGN_OR_RETURN(keyed_db_, OpenConnection(keyed_options));
+  DENIABLE_RETURN_IF_ERROR(SetWriterPragmas(keyed_db_, keyed_options));
+  sqlite3_wal_hook(keyed_db_, &SqliteStorage::OnKeyedWalCommit, this);
+  DENIABLE_RETURN_IF_ERROR(
+      EnsureKeyedSchema(keyed_db_, keyed_path_, pair_id.empty() ? new_pair : pair_id));
+  if (pair_id.empty()) {
+    DENIABLE_ASSIGN_OR_RETURN(
+        SqliteStatement legacy,
+        SqliteStatement::Prepare(write_db_,
+                                 "SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = "
+                                 "'legacy_reports'"));
+    DENIABLE_ASSIGN_OR_RETURN(bool migrating, legacy.Step());
+    legacy.Reset();
+    if (migrating) DENIABLE_RETURN_IF_ERROR(CopyLegacyReports(keyed_db_, options.path));
+    // The pair id and the drop of the copied table, in one transaction of the database.
+    DENIABLE_ASSIGN_OR_RETURN(
+        SqliteStatement pair,
+        SqliteStatement::Prepare(write_db_, "INSERT INTO keyed_file(pair_id) VALUES(?)"));
+    DENIABLE_RETURN_IF_ERROR(SqliteExec(write_db_, "BEGIN IMMEDIATE"));
+    pair.BindBlob(1, new_pair.data(), static_cast<int>(new_pair.size()));
+    absl::Status s = pair.Run();
+    if (s.ok()) s = SqliteExec(write_db_, "DROP TABLE IF EXISTS legacy_reports");
+    if (s.ok()) s = SqliteExec(write_db_, "COMMIT");
+    if (!s.ok()) {
+      SqliteExec(write_db_, "ROLLBACK").IgnoreError();
+      return s;
+    }
+  }
+  DENIABLE_ASSIGN_OR_RETURN(keyed_lookup_db_, OpenConnection(keyed_options));
   return absl::OkStatus();
 }
 
-absl::Status SqliteStorage::FinishInterruptedMoves() {
-  // A move interrupted by a crash or a Close holds rows in both tables: the copied ones behind
-  // its watermark. Keep the keyed copy (in transactions of a bounded size); the move starts
-  // again when the mover next picks the metric-hour.
-  std::vector<HourKey> marked;
-  {
-    DENIABLE_ASSIGN_OR_RETURN(
-        SqliteStatement st,
-        SqliteStatement::Prepare(write_db_, "SELECT metric_id, event_time FROM move_watermarks"));
-    while (true) {
-      DENIABLE_ASSIGN_OR_RETURN(bool row, st.Step());
-      if (!row) break;
-      marked.push_back(HourKey{st.ColumnInt64(0), st.ColumnInt64(1)});
-    }
-  }
-  for (const HourKey& key : marked) DENIABLE_RETURN_IF_ERROR(DropCopiedRows(key));
-  // A database written by an older version (before the watermark) may hold rows of an
-  // interrupted move in both tables, with no watermark saying which.
-  return SqliteExec(write_db_,
-                    "BEGIN IMMEDIATE; "
-                    "DELETE FROM recent_reports WHERE (metric_id, event_time) IN "
-                    "(SELECT metric_id, event_time FROM moving EXCEPT SELECT metric_id, "
-                    "event_time FROM move_watermarks) AND EXISTS (SELECT 1 FROM "
-                    "reports r WHERE r.metric_id = recent_reports.metric_id AND r.event_time = "
-                    "recent_reports.event_time AND r.report_id = recent_reports.report_id); "
-                    "DELETE FROM moving; DELETE FROM move_watermarks; COMMIT;");
-}
-
-absl::Status SqliteStorage::DropCopiedRows(const HourKey& key) {
-  DENIABLE_ASSIGN_OR_RETURN(
-      SqliteStatement mark,
-      SqliteStatement::Prepare(write_db_,
-                               "SELECT last_seq, last_id FROM move_watermarks WHERE metric_id = ? "
-                               "AND event_time = ? AND last_id IS NOT NULL"));
-  mark.BindInt64(1, key.metric_id);
-  mark.BindInt64(2, key.event_time);
-  DENIABLE_ASSIGN_OR_RETURN(bool marked, mark.Step());
-  if (!marked) return absl::OkStatus();  // nothing copied
-  const int64_t last_seq = mark.ColumnInt64(0);
-  const std::string last_id = mark.ColumnBlob(1);
-  mark.Reset();
-  // The seq kMoveReadRows rows further on: each transaction deletes within one such range (the
-  // copied rows among them), a bounded number of pages.
-  DENIABLE_ASSIGN_OR_RETURN(
-      SqliteStatement bound,
-      SqliteStatement::Prepare(write_db_,
-                               "SELECT seq FROM recent_reports WHERE metric_id = ? AND "
-                               "event_time = ? AND seq > ? AND seq <= ? ORDER BY seq LIMIT 1 "
-                               "OFFSET ?"));
-  DENIABLE_ASSIGN_OR_RETURN(
-      SqliteStatement del,
-      SqliteStatement::Prepare(write_db_,
-                               "DELETE FROM recent_reports WHERE metric_id = ? AND event_time = ? "
-                               "AND seq > ? AND seq <= ? AND report_id <= ?"));
-  for (int64_t after = 0; after < last_seq;) {
-    bound.BindInt64(1, key.metric_id);
-    bound.BindInt64(2, key.event_time);
-    bound.BindInt64(3, after);
-    bound.BindInt64(4, last_seq);
-    bound.BindInt64(5, kMoveReadRows - 1);
-    DENIABLE_ASSIGN_OR_RETURN(bool found, bound.Step());
-    const int64_t upto = found ? bound.ColumnInt64(0) : last_seq;
-    bound.Reset();
-    DENIABLE_RETURN_IF_ERROR(RunInTransaction([&]() -> absl::Status {
-      write_mu_.AssertHeld();  // run with it held (-Wthread-safety cannot see it)
-      del.BindInt64(1, key.metric_id);
-      del.BindInt64(2, key.event_time);
-      del.BindInt64(3, after);
-      del.BindInt64(4, upto);
-      del.BindBlob(5, last_id.data(), static_cast<int>(last_id.size()));
-      return del.Run();
-    }));
-    after = upto;
-  }
+absl::Status SqliteStorage::StartMoves(const SqliteOptions& /*options*/) {
+  if (background_moves_) mover_ = std::thread([this] { MoverLoop(); });
   return absl::OkStatus();
 }
 
@@ -471,7 +435,9 @@ void SqliteStorage::CheckpointLocked(int pages) ABSL_NO_THREAD_SAFETY_ANALYSIS {
 
 SqliteStorage::CheckpointCounts SqliteStorage::Checkpoints() {
   absl::MutexLock lock(&write_mu_);
-  return checkpoints_;
+  CheckpointCounts counts = checkpoints_;
+  counts.largest_keyed_wal_pages = keyed_largest_wal_pages_.load(std::memory_order_relaxed);
+  return counts;
 }
 
 absl::StatusOr<bool> SqliteStorage::HourHasSortedRows(const HourKey& key) {
@@ -501,7 +467,9 @@ SqliteStorage::~SqliteStorage() {
   if (mover_.joinable()) mover_.join();
   {
     absl::MutexLock mlock(&move_mu_);
+    move_.reset();
     sqlite3_close(move_db_);
+    sqlite3_close(keyed_db_);
   }
   absl::MutexLock wlock(&write_mu_);
   absl::MutexLock rlock(&read_mu_);
@@ -509,7 +477,9 @@ SqliteStorage::~SqliteStorage() {
   read_.reset();
   sqlite3_close(write_db_);
   sqlite3_close(read_db_);
-  // Last, once SQLite has closed the file.
+  sqlite3_close(keyed_lookup_db_);
+  // Last, once SQLite has closed the files.
+  keyed_lock_.reset();
   lock_.reset();
 }
 
@@ -835,17 +805,20 @@ absl::StatusOr<AppendResult> SqliteStorage::AppendReports(absl::Span<const Repor
 
 absl::Status SqliteStorage::Health() {
   struct stat st {};
-  if (stat(path_.c_str(), &st) != 0) {
-    return absl::UnavailableError(absl::StrCat(
-        "storage: the database file \"", path_, "\" was deleted while the server runs (",
-        std::strerror(errno), "); nothing more is acknowledged: restore the file and restart"));
-  }
-  if (static_cast<uint64_t>(st.st_dev) != file_device_ ||
-      static_cast<uint64_t>(st.st_ino) != file_inode_) {
-    return absl::UnavailableError(
-        absl::StrCat("storage: the database file \"", path_,
-                     "\" was replaced by another file while the server runs; nothing more is "
-                     "acknowledged: restart the server"));
+  for (const auto& [path, device, inode] :
+       {std::tuple(&keyed_path_, keyed_device_, keyed_inode_),
+        std::tuple(&path_, file_device_, file_inode_)}) {
+    if (stat(path->c_str(), &st) != 0) {
+      return absl::UnavailableError(absl::StrCat(
+          "storage: the database file \"", *path, "\" was deleted while the server runs (",
+          std::strerror(errno), "); nothing more is acknowledged: restore the file and restart"));
+    }
+    if (static_cast<uint64_t>(st.st_dev) != device || static_cast<uint64_t>(st.st_ino) != inode) {
+      return absl::UnavailableError(
+          absl::StrCat("storage: the database file \"", *path,
+                       "\" was replaced by another file while the server runs; nothing more is "
+                       "acknowledged: restart the server"));
+    }
   }
   if ((st.st_mode & (S_IWUSR | S_IWGRP | S_IWOTH)) == 0) {
     return absl::UnavailableError(absl::StrFormat(
@@ -903,260 +876,6 @@ absl::Status SqliteStorage::RunInTransaction(const std::function<absl::Status()>
   return s;
 }
 
-absl::Status SqliteStorage::MoveHours(const std::vector<HourKey>& keys) {
-  absl::MutexLock mlock(&move_mu_);
-  for (const HourKey& key : keys) DENIABLE_RETURN_IF_ERROR(MoveHour(key));
-  return absl::OkStatus();
-}
-
-// Moves the metric-hour's recent rows (those appended so far, seq <= last_seq) into the keyed
-// table in two phases, each in transactions between which appends go first:
-//
-// 1. Copy, in id order: each transaction inserts a chunk of the rows into `reports` (INSERT ...
-//    SELECT by seq) and advances the hour's watermark (move_watermarks.last_id) to the chunk's
-//    largest id. The copied rows stay in `recent_reports`, but every reader leaves out the rows
-//    behind the watermark (seq <= last_seq and report_id <= last_id; ReportCount and the
-//    stored_reports view), so each report counts exactly once at every moment. A chunk writes
-//    the pages of `reports` it inserts into, in key order; it only reads the recent rows.
-//    Once it has committed, the chunk's ids leave memory (from then on the keyed lookup finds
-//    them; the hour's moved-ids filter has them).
-// 2. Delete, in seq order: each transaction deletes a seq range of the copied rows, which lie
-//    on contiguous pages of `recent_reports` (a few pages per thousand rows). The last one also
-//    ends the move (its `moving` row and its watermark).
-//
-// Deleting the copied rows one by one in id order (what moves did before schema version 6)
-// wrote about one page of the hour's recent rows per report, so either a move's transactions
-// were large (and the WAL grew past its bound) or they were many (and a hot metric-hour ingested
-// at a tenth of its rate while it moved); docs/performance.md, "The hot metric-hour".
-//
-// The hour's (id, seq) pairs are read first, in seq order and in pieces of kMoveReadRows, each
-// its own short read transaction (no row with seq <= last_seq changes meanwhile: everything that
-// deletes recent rows holds move_mu_), and sorted in memory (24 bytes a row), so no read
-// transaction of the move holds a snapshot for long (a long one kept the writer's RESTART
-// checkpoint from restarting the WAL). With bound_move_wal_ the rows per transaction adapt to
-// keep each commit's WAL near half of the checkpoint interval.
-//
-// A move that fails half way (disk full, say) leaves its watermark: the copied rows stay
-// hidden, and the next move of the hour (or the next open) deletes them first.
-absl::Status SqliteStorage::MoveHour(const HourKey& key) {
-  int64_t last_seq = 0;
-  {
-    absl::MutexLock lock(&write_mu_);
-    RecentHours::Hour* hour = recent_.Find(key);
-    if (hour == nullptr) return absl::OkStatus();
-    // Nothing of the hour is in `reports` yet: a filter of what moves put there is complete.
-    if (!hour->may_have_sorted_rows && hour->moved == nullptr) {
-      hour->moved = std::make_unique<MovedIdsFilter>();
-    }
-    last_seq = next_seq_ - 1;
-    // What a failed move of this hour copied goes first (its watermark still hides it).
-    DENIABLE_RETURN_IF_ERROR(DropCopiedRows(key));
-    auto start = [&]() -> absl::Status {
-      write_mu_.AssertHeld();  // run with it held (-Wthread-safety cannot see it)
-      write_->start_move.BindInt64(1, key.metric_id);
-      write_->start_move.BindInt64(2, key.event_time);
-      DENIABLE_RETURN_IF_ERROR(write_->start_move.Run());
-      SqliteStatement& mark = write_->set_watermark;
-      mark.BindInt64(1, key.metric_id);
-      mark.BindInt64(2, key.event_time);
-      mark.BindInt64(3, last_seq);
-      return mark.Run();
-    };
-    DENIABLE_RETURN_IF_ERROR(RunInTransaction(start));
-  }
-  DENIABLE_ASSIGN_OR_RETURN(
-      SqliteStatement read,
-      SqliteStatement::Prepare(move_db_,
-                               "SELECT seq, report_id FROM recent_reports WHERE metric_id = ? "
-                               "AND event_time = ? AND seq > ? AND seq <= ? ORDER BY seq "
-                               "LIMIT ?"));
-  struct Pending {
-    ReportId id;
-    int64_t seq;
-  };
-  std::vector<Pending> pending;
-  // The seq of every kSeqMarkRows-th row and of the last: the delete phase's range bounds.
-  constexpr size_t kSeqMarkRows = 1024;
-  std::vector<int64_t> seq_marks;
-  for (int64_t after = 0;;) {
-    read.BindInt64(1, key.metric_id);
-    read.BindInt64(2, key.event_time);
-    read.BindInt64(3, after);
-    read.BindInt64(4, last_seq);
-    read.BindInt64(5, kMoveReadRows);
-    int64_t rows = 0;
-    while (true) {
-      absl::StatusOr<bool> has_row = read.Step();
-      if (!has_row.ok()) {
-        read.Reset();
-        return has_row.status();
-      }
-      if (!*has_row) break;
-      absl::StatusOr<ReportId> id = ColumnReportId(read, 1);
-      if (!id.ok()) {
-        read.Reset();
-        return id.status();
-      }
-      after = read.ColumnInt64(0);
-      pending.push_back(Pending{*id, after});
-      if (pending.size() % kSeqMarkRows == 0) seq_marks.push_back(after);
-      ++rows;
-    }
-    read.Reset();
-    if (rows < kMoveReadRows) break;
-  }
-  if (!pending.empty() && pending.size() % kSeqMarkRows != 0) {
-    seq_marks.push_back(pending.back().seq);
-  }
-  std::sort(pending.begin(), pending.end(),
-            [](const Pending& a, const Pending& b) { return a.id < b.id; });
-
-  const int64_t target_pages = std::max(1, wal_checkpoint_pages_ / 2);
-  // The rows of the next transaction of a phase, from the rows and WAL pages of the last one
-  // (measured by the WAL hook): with bound_move_wal_, aimed at target_pages, growing at most
-  // fourfold a transaction, within [floor, ceiling].
-  auto next_rows = [&](size_t rows, size_t floor, size_t ceiling) {
-    write_mu_.AssertHeld();  // run with it held (-Wthread-safety cannot see it)
-    if (!bound_move_wal_) return ceiling;
-    const int64_t wrote = std::max<int64_t>(1, last_commit_pages_);
-    const size_t aimed = static_cast<size_t>(
-        static_cast<double>(rows) * static_cast<double>(target_pages) / static_cast<double>(wrote));
-    return std::clamp(std::min(aimed, 4 * std::max<size_t>(1, rows)), floor, ceiling);
-  };
-  // While appends arrive, a background move leaves the writer to them between its transactions
-  // for as long as the last one held it, so a move takes at most about half of the writer's time.
-  absl::Duration pause;
-  int64_t appends_seen = appends_started_.load(std::memory_order_relaxed);
-  auto wait_for_turn = [&]() ABSL_EXCLUSIVE_LOCKS_REQUIRED(move_mu_) ABSL_LOCKS_EXCLUDED(
-                           write_mu_) {
-    if (pause <= absl::ZeroDuration()) return;
-    write_mu_.LockWhenWithTimeout(  // ends early on Close
-        absl::Condition(
-            +[](SqliteStorage* self) ABSL_NO_THREAD_SAFETY_ANALYSIS { return self->stop_; }, this),
-        pause);
-    write_mu_.Unlock();
-  };
-  auto took = [&](absl::Time start) {
-    const int64_t appends_now = appends_started_.load(std::memory_order_relaxed);
-    const bool appending =
-        appends_now != appends_seen || appends_waiting_.load(std::memory_order_relaxed) > 0;
-    appends_seen = appends_now;
-    pause = background_moves_ && appending ? absl::Now() - start : absl::ZeroDuration();
-  };
-  const auto appends_done = absl::Condition(
-      +[](std::atomic<int>* waiting) { return waiting->load(std::memory_order_relaxed) == 0; },
-      &appends_waiting_);
-
-  // Phase 1: copy in id order, advancing the watermark.
-  size_t rows_per_chunk = bound_move_wal_
-                              ? std::min(move_chunk_rows_, static_cast<size_t>(target_pages))
-                              : move_chunk_rows_;
-  std::vector<ReportId> ids;
-  for (size_t next = 0; next < pending.size();) {
-    wait_for_turn();
-    absl::MutexLock lock(&write_mu_, appends_done);  // appends waiting for the writer go first
-    if (stop_) return absl::CancelledError("storage is closing; the move resumes at next open");
-    const size_t end = std::min(pending.size(), next + rows_per_chunk);
-    ids.clear();
-    auto copy_chunk = [&]() -> absl::Status {
-      write_mu_.AssertHeld();  // run with it held (-Wthread-safety cannot see it)
-      SqliteStatement& ins = write_->insert_moved;
-      for (size_t i = next; i < end; ++i) {
-        ins.BindInt64(1, key.metric_id);
-        ins.BindInt64(2, key.event_time);
-        ins.BindInt64(3, pending[i].seq);
-        DENIABLE_RETURN_IF_ERROR(ins.Run());
-        ids.push_back(pending[i].id);
-      }
-      SqliteStatement& mark = write_->advance_watermark;
-      const ReportId& last = pending[end - 1].id;
-      mark.BindBlob(1, last.data(), static_cast<int>(last.size()));
-      mark.BindInt64(2, key.metric_id);
-      mark.BindInt64(3, key.event_time);
-      return mark.Run();
-    };
-    const absl::Time chunk_start = absl::Now();
-    DENIABLE_RETURN_IF_ERROR(RunInTransaction(copy_chunk));
-    took(chunk_start);
-    rows_per_chunk =
-        next_rows(end - next, std::min(move_chunk_rows_, static_cast<size_t>(target_pages)),
-                  move_chunk_rows_);
-    next = end;
-    RecentHours::Hour* hour = recent_.Find(key);
-    if (hour == nullptr) continue;  // cannot happen: only moves erase, and they hold move_mu_
-    hour->may_have_sorted_rows = true;
-    if (hour->moved != nullptr) {
-      for (const ReportId& id : ids) hour->moved->Add(id);
-    }
-    recent_.EraseIds(*hour, ids);
-    if (end == pending.size() && hour->ids.empty()) recent_.Erase(key);
-  }
-
-  // Phase 2: delete the copied rows by seq range; the last transaction ends the move.
-  size_t marks_per_chunk = std::max<size_t>(
-      1, (bound_move_wal_ ? move_chunk_rows_ : 4 * move_chunk_rows_) / kSeqMarkRows);
-  int64_t deleted_to = 0;  // seqs up to this one are deleted
-  for (size_t mark = 0, done = 0; done == 0;) {
-    wait_for_turn();
-    absl::MutexLock lock(&write_mu_, appends_done);
-    if (stop_) return absl::CancelledError("storage is closing; the move resumes at next open");
-    const size_t end = std::min(seq_marks.size(), mark + marks_per_chunk);
-    done = end == seq_marks.size() ? 1 : 0;
-    auto delete_chunk = [&]() -> absl::Status {
-      write_mu_.AssertHeld();  // run with it held (-Wthread-safety cannot see it)
-      if (end > mark) {
-        SqliteStatement& del = write_->delete_moved;
-        del.BindInt64(1, key.metric_id);
-        del.BindInt64(2, key.event_time);
-        del.BindInt64(3, deleted_to);
-        del.BindInt64(4, seq_marks[end - 1]);
-        DENIABLE_RETURN_IF_ERROR(del.Run());
-      }
-      if (done == 0) return absl::OkStatus();
-      for (SqliteStatement* st : {&write_->end_move, &write_->end_watermark}) {
-        st->BindInt64(1, key.metric_id);
-        st->BindInt64(2, key.event_time);
-        DENIABLE_RETURN_IF_ERROR(st->Run());
-      }
-      return absl::OkStatus();
-    };
-    const absl::Time chunk_start = absl::Now();
-    DENIABLE_RETURN_IF_ERROR(RunInTransaction(delete_chunk));
-    took(chunk_start);
-    if (end > mark) deleted_to = seq_marks[end - 1];
-    marks_per_chunk = next_rows(end - mark, 1, 4 * move_chunk_rows_ / kSeqMarkRows + 1);
-    mark = end;
-  }
-  return absl::OkStatus();
-}
-
-void SqliteStorage::MoverLoop() {
-  absl::MutexLock lock(&write_mu_);
-  while (true) {
-    write_mu_.Await(absl::Condition(
-        +[](SqliteStorage* self) ABSL_NO_THREAD_SAFETY_ANALYSIS {
-          return self->stop_ || self->recent_.size() > self->max_recent_reports_;
-        },
-        this));
-    if (stop_) return;
-    const std::vector<HourKey> keys = recent_.OldestBeyond(max_recent_reports_ / 2);
-    write_mu_.Unlock();
-    const absl::Status s = MoveHours(keys);
-    write_mu_.Lock();
-    // After a failure (disk full, say) wait a second before trying again.
-    if (!s.ok() && !stop_) write_mu_.AwaitWithTimeout(absl::Condition(&stop_), absl::Seconds(1));
-  }
-}
-
-absl::Status SqliteStorage::MoveRecentReports() {
-  std::vector<HourKey> keys;
-  {
-    absl::MutexLock lock(&write_mu_);
-    keys = recent_.All();
-  }
-  return MoveHours(keys);
-}
-
 absl::Status SqliteStorage::DeleteMetric(absl::string_view name) {
   // move_mu_ first: no move of one of the metric's hours is half done while its rows go.
   absl::MutexLock mlock(&move_mu_);
@@ -1174,8 +893,6 @@ absl::Status SqliteStorage::DeleteMetric(absl::string_view name) {
     find.Reset();
     for (const char* sql :
          {"DELETE FROM recent_reports WHERE metric_id = ?",
-          "DELETE FROM reports WHERE metric_id = ?", "DELETE FROM moving WHERE metric_id = ?",
-          "DELETE FROM move_watermarks WHERE metric_id = ?",
           "DELETE FROM counts WHERE metric_id = ?", "DELETE FROM counter_sums WHERE metric_id = ?",
           "DELETE FROM first_counts WHERE metric_id = ?",
           "DELETE FROM label_values WHERE metric_id = ?", "DELETE FROM designs WHERE metric_id = ?",
@@ -1190,6 +907,15 @@ absl::Status SqliteStorage::DeleteMetric(absl::string_view name) {
   // The in-memory half of recent_reports follows the committed delete.
   for (const HourKey& key : recent_.All()) {
     if (key.metric_id == id) recent_.Erase(key);
+  }
+  // Then the keyed file, in a transaction of its own: the metric is gone once the first
+  // committed (appends refuse its id, AUTOINCREMENT never gives it again); if this one fails,
+  // the next open deletes the rows left (FinishInterruptedMoves).
+  if (absl::Status keyed = DeleteKeyedMetric(id); !keyed.ok()) {
+    spdlog::warn(
+        "event=delete_metric_keyed_rows_left metric_id={} reason=\"{}\" (deleted at the next "
+        "start)",
+        id, std::string(keyed.message()));
   }
   return absl::OkStatus();
 }
@@ -1245,6 +971,41 @@ absl::StatusOr<int64_t> SqliteStorage::DeleteExpired(const char* table, const ch
   }
 }
 
+absl::StatusOr<int64_t> SqliteStorage::DeleteExpiredKeyed(int64_t metric_id, int64_t cutoff,
+                                                          int64_t batch_rows) {
+  DENIABLE_ASSIGN_OR_RETURN(
+      SqliteStatement st,
+      SqliteStatement::Prepare(keyed_db_,
+                               "DELETE FROM reports WHERE metric_id = ?1 AND (event_time, "
+                               "report_id) IN (SELECT event_time, report_id FROM reports WHERE "
+                               "metric_id = ?1 AND event_time < ?2 LIMIT ?3)"));
+  int64_t total = 0;
+  while (true) {
+    int64_t deleted = 0;
+    DENIABLE_RETURN_IF_ERROR(RunInKeyedTransaction([&]() -> absl::Status {
+      st.BindInt64(1, metric_id);
+      st.BindInt64(2, cutoff);
+      st.BindInt64(3, batch_rows);
+      absl::Status s = st.Run();
+      deleted = sqlite3_changes(keyed_db_);
+      return s;
+    }));
+    total += deleted;
+    if (deleted < batch_rows) break;
+  }
+  // The watermarks go last: the recent rows of these hours are gone already (ApplyRetention).
+  DENIABLE_RETURN_IF_ERROR(RunInKeyedTransaction([&]() -> absl::Status {
+    DENIABLE_ASSIGN_OR_RETURN(
+        SqliteStatement del,
+        SqliteStatement::Prepare(keyed_db_,
+                                 "DELETE FROM watermarks WHERE metric_id = ? AND event_time < ?"));
+    del.BindInt64(1, metric_id);
+    del.BindInt64(2, cutoff);
+    return del.Run();
+  }));
+  return total;
+}
+
 absl::StatusOr<RetentionResult> SqliteStorage::ApplyRetention(const RetentionOptions& options) {
   DENIABLE_ASSIGN_OR_RETURN(std::vector<StoredMetric> metrics, ListMetrics());
   const int64_t batch = std::max<int64_t>(1, options.batch_rows);
@@ -1253,9 +1014,8 @@ absl::StatusOr<RetentionResult> SqliteStorage::ApplyRetention(const RetentionOpt
   for (const StoredMetric& m : metrics) {
     if (m.retention_days == 0) continue;
     const int64_t cutoff = RetentionCutoff(m, options);
-    DENIABLE_ASSIGN_OR_RETURN(int64_t sorted,
-                              DeleteExpired("reports", "report_id", m.id, cutoff, batch, nullptr));
-    // The recent ids of the emptied metric-hours go with the transaction that deleted the last
+    // The recent rows first, the keyed ones after: a reader never sees a recent row whose
+    // watermark is gone (sqlite_keyed_file.h). The recent ids of the emptied metric-hours go with the transaction that deleted the last
     // of their rows (nothing can be appended to them in between: the writer lock is held).
     DENIABLE_ASSIGN_OR_RETURN(
         int64_t recent, DeleteExpired("recent_reports", "seq", m.id, cutoff, batch,
@@ -1265,6 +1025,7 @@ absl::StatusOr<RetentionResult> SqliteStorage::ApplyRetention(const RetentionOpt
                                             recent_.Erase(key);
                                         }
                                       }));
+    DENIABLE_ASSIGN_OR_RETURN(int64_t sorted, DeleteExpiredKeyed(m.id, cutoff, batch));
     result.Count(m, sorted + recent);
     if (m.retention_policy != kRetentionDropCounts) continue;
     DENIABLE_ASSIGN_OR_RETURN(int64_t counts, DeleteExpired("counts", "version, labelset_id", m.id,

@@ -1,4 +1,5 @@
-// The production Storage: one SQLite database file in WAL mode.
+// The production Storage: a SQLite database file in WAL mode, and its keyed reports file beside
+// it ("<db>-reports", sqlite_keyed_file.h), which holds `reports`.
 //
 // Schema (created on open; see docs/storage.md):
 //   metrics(id AUTOINCREMENT, name UNIQUE, description, created_time_seconds,
@@ -6,26 +7,21 @@
 //           categories, retention_days, retention_policy)
 //   designs(metric_id, version, parameters, a, b, created_time_seconds)      WITHOUT ROWID
 //   labelsets(id, canonical UNIQUE)
-//   reports(metric_id, event_time, report_id, version, bit, labelset_id)     WITHOUT ROWID
-//       PRIMARY KEY (metric_id, event_time, report_id): the deduplication key, sorted by
-//       metric-hour first, so a lookup never searches one random-id B-tree of all history.
 //   recent_reports(metric_id, event_time, seq, report_id, version, bit, labelset_id)
 //       WITHOUT ROWID, PRIMARY KEY (metric_id, event_time, seq): new reports, appended in
 //       arrival order (seq), so a commit writes a few pages at the end of each metric-hour
 //       instead of one page per report at random places. An in-memory set of each metric-hour's
 //       recent ids (recent_hours.h) deduplicates them. When more than
 //       SqliteOptions::max_recent_reports are recent, a background thread moves the least
-//       recently written metric-hours into `reports` in key order, in transactions of at most
-//       kMoveChunkRows between which appends go on (while they arrive, the move pauses as long
-//       as its last transaction took, leaving appends at least about half of the writer's
-//       time): a sorted bulk insert. Each copy transaction inserts its chunk into `reports` and
-//       advances the hour's watermark (move_watermarks) past it; the copied rows are deleted
-//       from `recent_reports` at the end, by seq range. Rows behind the watermark count as
-//       moved, so every report counts exactly once at every moment, for every reader
-//       (ReportCount, the view stored_reports). (docs/performance.md, "Deduplication")
-//   moving(metric_id, event_time): metric-hours whose move has started and not finished.
-//   move_watermarks(metric_id, event_time, last_seq, last_id): a moving hour's recent rows with
-//       seq <= last_seq and report_id <= last_id are already in `reports`.
+//       recently written metric-hours into the keyed file's `reports` (keyed by metric, hour and
+//       report id, so a lookup never searches one random-id B-tree of all history), in key
+//       order, on the keyed file's own connection while appends go on: a sorted bulk insert.
+//       Each of its transactions advances the hour's watermark there past the rows it copied;
+//       the copied rows are deleted from `recent_reports` at the end, by seq range, in
+//       transactions between which appends go first. Rows behind the watermark count as moved,
+//       so every report counts exactly once at every moment, for every reader (ReportCount, the
+//       view stored_reports of AttachKeyedReports). (docs/performance.md, "Deduplication")
+//   keyed_file(pair_id): the keyed file's pair id (sqlite_keyed_file.h).
 //   counts(metric_id, event_time, version, labelset_id, n, counter0)         WITHOUT ROWID
 //   counter_sums(metric_id, event_time, version, labelset_id, counter, total) WITHOUT ROWID
 //   first_counts(metric_id, event_time, version, labelset_id, win, counter, count)
@@ -41,7 +37,8 @@
 // process but the last transactions may roll back on power loss.
 //
 // Thread-safe: writes are serialized on one connection, reads use a second connection
-// (WAL lets them run beside a write).
+// (WAL lets them run beside a write); moves write the keyed file on a third, and appends look
+// the keyed file up on a fourth.
 #ifndef DENIABLE_SERVER_STORAGE_SQLITE_STORAGE_H_
 #define DENIABLE_SERVER_STORAGE_SQLITE_STORAGE_H_
 
@@ -121,12 +118,15 @@ struct SqliteOptions {
 
 class SqliteStorage : public Storage {
  public:
-  // Opens (creating if needed) the database and its schema, after taking the database file's
-  // writer lock (DatabaseLock, on the file's identity): one SqliteStorage per database file, in
-  // any process, whatever name (hard link, symlink, bind mount, path spelling) opens it.
-  // Errors: INVALID_ARGUMENT for an empty path; FAILED_PRECONDITION naming the path and the
-  // holder's pid when another process (or another SqliteStorage of this one) has the database
-  // open; UNAVAILABLE / DATA_LOSS / INTERNAL if SQLite fails (see SqliteError).
+  // Opens (creating if needed) the database, its keyed reports file and their schemas, after
+  // taking each file's writer lock (DatabaseLock, on the file's identity): one SqliteStorage per
+  // database file, in any process, whatever name (hard link, symlink, bind mount, path
+  // spelling) opens it. A database of schema version 7 or older is migrated: its reports are
+  // copied into a new keyed file, then dropped from it. Errors: INVALID_ARGUMENT for an empty
+  // path; FAILED_PRECONDITION naming the path and the holder's pid when another process (or
+  // another SqliteStorage of this one) has the database open; DATA_LOSS naming the keyed file
+  // when it is missing or belongs to another database; UNAVAILABLE / DATA_LOSS / INTERNAL if
+  // SQLite fails (see SqliteError).
   static absl::StatusOr<std::unique_ptr<SqliteStorage>> Open(const SqliteOptions& options);
   ~SqliteStorage() override;
 
@@ -163,6 +163,7 @@ class SqliteStorage : public Storage {
     int64_t passive = 0;
     int64_t largest_wal_pages = 0;
     int64_t largest_commit_pages = 0;
+    int64_t largest_keyed_wal_pages = 0;  // the keyed file's largest WAL after a commit
   };
   CheckpointCounts Checkpoints();
   // Moves every recent metric-hour into the keyed table now, on the calling thread. Not needed
@@ -176,8 +177,8 @@ class SqliteStorage : public Storage {
   // "ok" when PRAGMA integrity_check finds no problem, else its findings.
   absl::StatusOr<std::string> IntegrityCheck();
 
-  // Checks that the path still names the file this storage opened (same device and inode) and
-  // that the file and its file system are writable; every append runs it before its
+  // Checks that the path still names the file this storage opened (same device and inode), the
+  // same for the keyed file, and that the file and its file system are writable; every append runs it before its
   // transaction and again after its commit, so a batch written into a deleted (unlinked) or
   // replaced file is never acknowledged. Errors: UNAVAILABLE "storage: the database file
   // \"<path>\" was deleted | was replaced | is read-only ..." (and the server's health turns
@@ -202,16 +203,47 @@ class SqliteStorage : public Storage {
       ABSL_EXCLUSIVE_LOCKS_REQUIRED(write_mu_);
   absl::StatusOr<bool> IsStored(const HourKey& key, const ReportRow& row)
       ABSL_EXCLUSIVE_LOCKS_REQUIRED(write_mu_);
-  absl::Status FinishInterruptedMoves() ABSL_EXCLUSIVE_LOCKS_REQUIRED(write_mu_);
-  // Deletes the metric-hour's recent rows behind its watermark (copied into `reports` by a move
-  // that did not finish), in transactions of at most kMoveReadRows rows of the hour; the
-  // watermark stays (it hides the rows still there until the last transaction).
-  absl::Status DropCopiedRows(const HourKey& key) ABSL_EXCLUSIVE_LOCKS_REQUIRED(write_mu_);
+  // Opens the keyed file (creating it, and copying a migrated database's legacy_reports into
+  // it, when the database has no pair id yet) and its connections (sqlite_keyed_file.h).
+  absl::Status OpenKeyedFile(const SqliteOptions& options)
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(move_mu_, write_mu_);
+  absl::Status PrepareMoveStatements() ABSL_EXCLUSIVE_LOCKS_REQUIRED(move_mu_, write_mu_);
+  // A metric-hour's row of the keyed file's watermarks (all zero when it has none).
+  struct Watermark {
+    int64_t moved_seq = 0;
+    int64_t last_seq = 0;
+    bool copying = false;  // last_id is set: a move copies (or was cut short copying)
+    std::string last_id;
+  };
+  absl::StatusOr<Watermark> ReadWatermark(const HourKey& key)
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(move_mu_);
+  // Deletes the recent rows behind every watermark (a move a crash or a Close cut short) and the
+  // keyed rows of metrics the database no longer has.
+  absl::Status FinishInterruptedMoves() ABSL_EXCLUSIVE_LOCKS_REQUIRED(move_mu_, write_mu_);
+  // Deletes the metric-hour's recent rows behind `w`, in transactions of at most kMoveReadRows
+  // rows of the hour.
+  absl::Status DropBehind(const HourKey& key, const Watermark& w)
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(move_mu_, write_mu_);
+  // Deletes a metric's rows and watermarks from the keyed file, in one of its transactions.
+  absl::Status DeleteKeyedMetric(int64_t metric_id) ABSL_EXCLUSIVE_LOCKS_REQUIRED(move_mu_);
   absl::Status MoveHours(const std::vector<HourKey>& keys) ABSL_LOCKS_EXCLUDED(write_mu_);
   absl::Status MoveHour(const HourKey& key) ABSL_EXCLUSIVE_LOCKS_REQUIRED(move_mu_)
       ABSL_LOCKS_EXCLUDED(write_mu_);
+  // One move of the hour: the one `mark` says was cut short, or else a new one.
+  absl::Status MoveHourOnce(const HourKey& key, const Watermark& mark)
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(move_mu_) ABSL_LOCKS_EXCLUDED(write_mu_);
   absl::Status RunInTransaction(const std::function<absl::Status()>& body)
       ABSL_EXCLUSIVE_LOCKS_REQUIRED(write_mu_);
+  // A transaction of the keyed file's writer; checkpoints its WAL after the commit.
+  absl::Status RunInKeyedTransaction(const std::function<absl::Status()>& body)
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(move_mu_);
+  static int OnKeyedWalCommit(void* self, sqlite3* db, const char* schema, int pages);
+  void CheckpointKeyed() ABSL_EXCLUSIVE_LOCKS_REQUIRED(move_mu_);
+  // Deletes the keyed rows of `metric_id` with event_time < cutoff, batch_rows per
+  // transaction, then their watermarks. Returns the rows deleted.
+  absl::StatusOr<int64_t> DeleteExpiredKeyed(int64_t metric_id, int64_t cutoff,
+                                             int64_t batch_rows)
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(move_mu_);
   // Deletes, batch_rows per transaction, the rows of `table` (keyed by metric_id, event_time,
   // then `key`) of `metric_id` with event_time < cutoff; `after_last` runs inside the writer lock
   // right after the transaction that deleted the last of them. Returns the rows deleted.
@@ -262,6 +294,21 @@ class SqliteStorage : public Storage {
   // queries wait for the sort.
   absl::Mutex move_mu_ ABSL_ACQUIRED_BEFORE(write_mu_);
   sqlite3* move_db_ ABSL_GUARDED_BY(move_mu_) = nullptr;
+  // The keyed file's writer (moves, retention, DeleteMetric) and its statements.
+  struct MoveStatements;
+  sqlite3* keyed_db_ ABSL_GUARDED_BY(move_mu_) = nullptr;
+  std::unique_ptr<MoveStatements> move_ ABSL_GUARDED_BY(move_mu_);
+  // Set by the keyed writer's WAL hook (inside a commit, under move_mu_).
+  int keyed_wal_pages_ = 0;
+  int64_t keyed_commit_pages_ = 0;
+  std::atomic<int64_t> keyed_largest_wal_pages_{0};
+  // Appends' lookups in the keyed file (find_report, hour_has_reports), each statement its own
+  // read transaction, so each sees every committed move.
+  sqlite3* keyed_lookup_db_ ABSL_GUARDED_BY(write_mu_) = nullptr;
+  std::string keyed_path_;
+  uint64_t keyed_device_ = 0;
+  uint64_t keyed_inode_ = 0;
+  std::optional<DatabaseLock> keyed_lock_;  // destroyed after SQLite has closed the file
   std::thread mover_;
   // The writer lock; destroyed last, after SQLite has closed the file (see database_lock.h).
   std::optional<DatabaseLock> lock_;

@@ -21,7 +21,9 @@ inline std::string TempDbPath(const std::string& name) {
   static int counter = 0;
   const std::string path = absl::StrCat(::testing::TempDir(), "/storage_test_", name, "_",
                                         ::getpid(), "_", counter++, ".db");
-  for (const char* suffix : {"", "-wal", "-shm"}) std::remove((path + suffix).c_str());
+  for (const char* suffix : {"", "-wal", "-shm", "-reports", "-reports-wal", "-reports-shm"}) {
+    std::remove((path + suffix).c_str());
+  }
   return path;
 }
 

@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "gtest/gtest.h"
+#include "server/storage/sqlite_keyed_file.h"
 #include "server/storage/sqlite_storage.h"
 #include "server/storage/storage_test_util.h"
 
@@ -124,7 +125,7 @@ TEST(WalBoundTest, WalStaysBelowTheLimitWithReadersBackToBackAndMovesRunning) {
       sqlite3_busy_timeout(db, 5000);
       while (!stop.load()) {
         if (sqlite3_exec(db,
-                         "BEGIN; SELECT sum(n) FROM counts; SELECT count(*) FROM moving; COMMIT;",
+                         "BEGIN; SELECT sum(n) FROM counts; SELECT count(*) FROM recent_reports; COMMIT;",
                          nullptr, nullptr, nullptr) == SQLITE_OK) {
           ++reads;
         } else {
@@ -150,10 +151,12 @@ TEST(WalBoundTest, WalStaysBelowTheLimitWithReadersBackToBackAndMovesRunning) {
     absl::StatusOr<AppendResult> appended = storage.AppendReports(rows);
     ASSERT_TRUE(appended.ok()) << appended.status();
     ASSERT_EQ(appended->accepted, kRowsPerAppend);
-    largest_wal = std::max(largest_wal, FileSize(path + "-wal"));
+    largest_wal = std::max(
+        {largest_wal, FileSize(path + "-wal"), FileSize(KeyedReportsPath(path) + "-wal")});
   }
   ASSERT_TRUE(storage.MoveRecentReports().ok());
-  largest_wal = std::max(largest_wal, FileSize(path + "-wal"));
+  largest_wal = std::max(
+      {largest_wal, FileSize(path + "-wal"), FileSize(KeyedReportsPath(path) + "-wal")});
   stop = true;
   for (std::thread& t : readers) t.join();
 

@@ -1,0 +1,183 @@
+#include "server/storage/sqlite_keyed_file.h"
+
+#include <sys/stat.h>
+
+#include <filesystem>
+#include <system_error>
+
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
+#include "deniable/common/status_macros.h"
+#include "server/storage/sqlite_statement.h"
+
+namespace deniable::server {
+namespace {
+
+constexpr char kKeyedSchema[] = R"sql(
+CREATE TABLE reports(
+  metric_id INTEGER NOT NULL,
+  event_time INTEGER NOT NULL,
+  report_id BLOB NOT NULL,
+  version INTEGER NOT NULL,
+  bit INTEGER NOT NULL,
+  labelset_id INTEGER NOT NULL,
+  support BLOB,
+  firsts INTEGER,
+  PRIMARY KEY (metric_id, event_time, report_id)) WITHOUT ROWID;
+CREATE TABLE watermarks(
+  metric_id INTEGER NOT NULL,
+  event_time INTEGER NOT NULL,
+  moved_seq INTEGER NOT NULL,
+  last_seq INTEGER NOT NULL,
+  last_id BLOB,
+  PRIMARY KEY (metric_id, event_time)) WITHOUT ROWID;
+CREATE TABLE keyed_file(pair_id BLOB NOT NULL);
+)sql";
+
+absl::StatusOr<int64_t> PragmaValue(sqlite3* db, const char* pragma) {
+  DENIABLE_ASSIGN_OR_RETURN(SqliteStatement st, SqliteStatement::Prepare(db, pragma));
+  DENIABLE_ASSIGN_OR_RETURN(bool row, st.Step());
+  return row ? st.ColumnInt64(0) : 0;
+}
+
+}  // namespace
+
+std::string KeyedReportsPath(const std::string& db_path) {
+  std::error_code ec;
+  const std::filesystem::path real = std::filesystem::canonical(db_path, ec);
+  return absl::StrCat(ec ? db_path : real.string(), "-reports");
+}
+
+absl::Status AttachKeyedReports(sqlite3* db, const std::string& db_path) {
+  const std::string keyed = KeyedReportsPath(db_path);
+  struct stat st {};
+  if (stat(keyed.c_str(), &st) != 0) {
+    return absl::NotFoundError(absl::StrCat("the keyed reports file \"", keyed, "\" of \"",
+                                            db_path, "\" does not exist"));
+  }
+  DENIABLE_ASSIGN_OR_RETURN(SqliteStatement attach,
+                            SqliteStatement::Prepare(db, "ATTACH DATABASE ? AS keyed"));
+  attach.BindText(1, keyed);
+  DENIABLE_RETURN_IF_ERROR(attach.Run());
+  return SqliteExec(db, kStoredReportsViewSql);
+}
+
+absl::StatusOr<std::string> ReadPairId(sqlite3* db) {
+  DENIABLE_ASSIGN_OR_RETURN(SqliteStatement exists,
+                            SqliteStatement::Prepare(db,
+                                                     "SELECT 1 FROM sqlite_master WHERE type = "
+                                                     "'table' AND name = 'keyed_file'"));
+  DENIABLE_ASSIGN_OR_RETURN(bool has_table, exists.Step());
+  if (!has_table) return std::string();
+  DENIABLE_ASSIGN_OR_RETURN(SqliteStatement st,
+                            SqliteStatement::Prepare(db, "SELECT pair_id FROM keyed_file"));
+  DENIABLE_ASSIGN_OR_RETURN(bool row, st.Step());
+  return row ? st.ColumnBlob(0) : std::string();
+}
+
+absl::Status EnsureKeyedSchema(sqlite3* keyed, const std::string& path,
+                               const std::string& pair_id) {
+  DENIABLE_ASSIGN_OR_RETURN(int64_t application_id, PragmaValue(keyed, "PRAGMA application_id"));
+  DENIABLE_ASSIGN_OR_RETURN(int64_t version, PragmaValue(keyed, "PRAGMA user_version"));
+  if (application_id == 0 && version == 0) {
+    DENIABLE_ASSIGN_OR_RETURN(int64_t tables,
+                              PragmaValue(keyed, "SELECT count(*) FROM sqlite_master"));
+    if (tables != 0) {
+      return absl::FailedPreconditionError(
+          absl::StrCat("\"", path, "\" is not a Deniable keyed reports file; nothing was changed"));
+    }
+    DENIABLE_RETURN_IF_ERROR(SqliteExec(keyed, "BEGIN IMMEDIATE"));
+    absl::Status s = SqliteExec(keyed, kKeyedSchema);
+    if (s.ok()) {
+      absl::StatusOr<SqliteStatement> ins =
+          SqliteStatement::Prepare(keyed, "INSERT INTO keyed_file(pair_id) VALUES(?)");
+      if (ins.ok()) {
+        ins->BindBlob(1, pair_id.data(), static_cast<int>(pair_id.size()));
+        s = ins->Run();
+      } else {
+        s = ins.status();
+      }
+    }
+    if (s.ok()) {
+      s = SqliteExec(keyed, absl::StrCat("PRAGMA application_id=", kKeyedReportsApplicationId,
+                                         "; PRAGMA user_version=", kKeyedReportsVersion));
+    }
+    if (s.ok()) s = SqliteExec(keyed, "COMMIT");
+    if (!s.ok()) SqliteExec(keyed, "ROLLBACK").IgnoreError();
+    return s;
+  }
+  if (application_id != kKeyedReportsApplicationId || version != kKeyedReportsVersion) {
+    return absl::FailedPreconditionError(absl::StrFormat(
+        "\"%s\" is not a Deniable keyed reports file of this version (application_id 0x%08x, "
+        "version %d); nothing was changed",
+        path, static_cast<uint32_t>(application_id), version));
+  }
+  DENIABLE_ASSIGN_OR_RETURN(std::string stored, ReadPairId(keyed));
+  if (stored != pair_id) {
+    return absl::DataLossError(absl::StrCat(
+        "the keyed reports file \"", path,
+        "\" belongs to another database (its pair id differs): restore the keyed file that was "
+        "beside this database (back up and copy both files together)"));
+  }
+  return absl::OkStatus();
+}
+
+absl::Status CopyLegacyReports(sqlite3* keyed, const std::string& db_path) {
+  {
+    DENIABLE_ASSIGN_OR_RETURN(SqliteStatement attach,
+                              SqliteStatement::Prepare(keyed, "ATTACH DATABASE ? AS collector"));
+    attach.BindText(1, db_path);
+    DENIABLE_RETURN_IF_ERROR(attach.Run());
+  }
+  absl::Status status = [&]() -> absl::Status {
+    DENIABLE_ASSIGN_OR_RETURN(
+        SqliteStatement next_hour,
+        SqliteStatement::Prepare(keyed,
+                                 "SELECT metric_id, event_time FROM collector.legacy_reports "
+                                 "WHERE (metric_id, event_time) > (?, ?) ORDER BY metric_id, "
+                                 "event_time LIMIT 1"));
+    DENIABLE_ASSIGN_OR_RETURN(
+        SqliteStatement copy,
+        SqliteStatement::Prepare(
+            keyed,
+            "INSERT OR IGNORE INTO main.reports(metric_id, event_time, report_id, version, bit, "
+            "labelset_id, support, firsts) SELECT metric_id, event_time, report_id, version, bit, "
+            "labelset_id, support, firsts FROM collector.legacy_reports WHERE metric_id = ? AND "
+            "event_time = ?"));
+    DENIABLE_ASSIGN_OR_RETURN(
+        SqliteStatement mark,
+        SqliteStatement::Prepare(keyed,
+                                 "INSERT OR IGNORE INTO main.watermarks(metric_id, event_time, "
+                                 "moved_seq, last_seq, last_id) VALUES(?, ?, 0, 0, NULL)"));
+    int64_t metric = INT64_MIN;
+    int64_t hour = INT64_MIN;
+    while (true) {
+      next_hour.BindInt64(1, metric);
+      next_hour.BindInt64(2, hour);
+      DENIABLE_ASSIGN_OR_RETURN(bool found, next_hour.Step());
+      if (found) {
+        metric = next_hour.ColumnInt64(0);
+        hour = next_hour.ColumnInt64(1);
+      }
+      next_hour.Reset();
+      if (!found) return absl::OkStatus();
+      DENIABLE_RETURN_IF_ERROR(SqliteExec(keyed, "BEGIN IMMEDIATE"));
+      absl::Status s = absl::OkStatus();
+      for (SqliteStatement* st : {&copy, &mark}) {
+        st->BindInt64(1, metric);
+        st->BindInt64(2, hour);
+        if (s.ok()) s = st->Run();
+        st->Reset();
+      }
+      if (s.ok()) s = SqliteExec(keyed, "COMMIT");
+      if (!s.ok()) {
+        SqliteExec(keyed, "ROLLBACK").IgnoreError();
+        return s;
+      }
+    }
+  }();
+  absl::Status detach = SqliteExec(keyed, "DETACH DATABASE collector");
+  return status.ok() ? detach : status;
+}
+
+}  // namespace deniable::server
