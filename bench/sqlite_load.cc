@@ -14,7 +14,9 @@
 namespace deniable::bench {
 
 void RemoveDatabase(const std::string& path) {
-  for (const char* suffix : {"", "-wal", "-shm"}) std::remove((path + suffix).c_str());
+  for (const char* suffix : {"", "-wal", "-shm", "-reports", "-reports-wal", "-reports-shm"}) {
+    std::remove((path + suffix).c_str());
+  }
 }
 
 int64_t DatabaseBytes(const std::string& path) {

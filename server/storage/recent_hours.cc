@@ -24,6 +24,20 @@ void RecentHours::Insert(const HourKey& key, Hour& hour, const ReportId& id) {
   undo_ids_.emplace_back(key, id);
 }
 
+bool RecentHours::TryInsert(const HourKey& key, Hour& hour, const ReportId& id) {
+  if (!hour.ids.insert(id).second) return false;
+  hour.last_write = tick_;
+  ++size_;
+  undo_ids_.emplace_back(key, id);
+  return true;
+}
+
+void RecentHours::TakeBackLast(Hour& hour) {
+  hour.ids.erase(undo_ids_.back().second);
+  --size_;
+  undo_ids_.pop_back();
+}
+
 void RecentHours::Begin() {
   Commit();
   ++tick_;

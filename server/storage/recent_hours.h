@@ -59,6 +59,10 @@ class RecentHours {
   Hour& Create(const HourKey& key, bool may_have_sorted_rows);
   // Adds a new id (absent from the hour's set) and remembers it for Undo().
   void Insert(const HourKey& key, Hour& hour, const ReportId& id);
+  // Inserts `id` unless present (one probe); true if inserted, remembered for Undo().
+  bool TryInsert(const HourKey& key, Hour& hour, const ReportId& id);
+  // Takes back the id the last TryInsert inserted.
+  void TakeBackLast(Hour& hour);
 
   // Starts a transaction: forgets the undo log and advances the clock used for last_write.
   void Begin();
