@@ -6,7 +6,8 @@ tests/data/collector-v6-d15df5a-{sqlite,postgres}.sql are a SQLite and a Postgre
 schema version 6 (yes/no counts in counts.yes, category support in category_counts, window
 firsts keyed by category), written by the collector at commit d15df5a with one metric of every
 kind (tests/data/make_counts_fixture.py); -figures.json is what that collector's CLI printed for
-each query. Today's collector opens each (migrating it to counter vectors, schema version 7)
+each query. Today's collector opens each (migrating it to counter vectors, schema version 7,
+and, for SQLite, its keyed reports into a file of their own, version 8)
 and must print the same figures, field for field. PostgreSQL runs for real (tests/lib/postgres.py);
 the test skips only where it is not installed.
 """
@@ -21,6 +22,7 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.join(HERE, "lib"))
 sys.path.insert(0, os.path.join(HERE, "data"))
 import postgres  # noqa: E402
+import stored_reports  # noqa: E402
 from checks import check  # noqa: E402
 from make_counts_fixture import QUERIES, RANGE  # noqa: E402
 from test_server import start_server  # noqa: E402
@@ -83,11 +85,18 @@ def main():
         check(c.execute("PRAGMA user_version").fetchone()[0] == 6, "the fixture is version 6")
         support0 = c.execute("SELECT count(*) FROM category_counts WHERE category = 0").fetchone()[0]
         check(support0 > 0, "the fixture has support of category 0 to move")
+        ids = sorted(r[0] for r in c.execute(
+            "SELECT report_id FROM reports UNION ALL SELECT report_id FROM recent_reports"))
     compare("sqlite", served_figures(server_bin, cli, db_file, f"{work}/sqlite.log"), want)
-    with sqlite3.connect(db_file) as c:
-        check(c.execute("PRAGMA user_version").fetchone()[0] == 7, "migrated to version 7")
+    with stored_reports.connect(db_file) as c:
+        # Version 8 too: the keyed reports moved into their own file (sqlite_keyed_file.h).
+        check(c.execute("PRAGMA main.user_version").fetchone()[0] == 8, "migrated to version 8")
         check(c.execute("SELECT count(*) FROM counter_sums WHERE counter = 0").fetchone()[0] == 0,
               "counter 0 lives in counts.counter0")
+        check(sorted(r[0] for r in c.execute("SELECT report_id FROM stored_reports")) == ids,
+              "every report of the fixture is stored once, in one of the two files")
+        check(c.execute("SELECT count(*) FROM sqlite_master WHERE name = 'legacy_reports'")
+              .fetchone()[0] == 0, "the copied legacy_reports table is dropped")
 
     try:
         pg = postgres.TestPostgres()

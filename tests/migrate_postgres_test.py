@@ -10,7 +10,6 @@ serves the migrated data from PostgreSQL. Skips only when PostgreSQL is not inst
 """
 import os
 import signal
-import sqlite3
 import subprocess
 import sys
 import tempfile
@@ -18,6 +17,7 @@ import time
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "lib"))
 import postgres  # noqa: E402
+import stored_reports  # noqa: E402
 from test_server import start_server  # noqa: E402
 from checks import check  # noqa: E402
 
@@ -54,7 +54,7 @@ def main():
         for role in ("reporter", "analyst"):
             r = run([server_bin, "tokens", "add", f"--role={role}", f"--db={db_file}"])
             check(r.returncode == 0, r.stderr)
-        with sqlite3.connect(db_file) as c:
+        with stored_reports.connect(db_file) as c:
             sqlite_reports = c.execute("SELECT count(*) FROM stored_reports").fetchone()[0]
             sqlite_n, sqlite_yes = c.execute("SELECT sum(n), sum(counter0) FROM counts").fetchone()
         check(sqlite_reports > 1000, sqlite_reports)
@@ -73,7 +73,7 @@ def main():
         pg_n, pg_yes = map(int, pg.sql(db, "SELECT sum(n), sum(counter0) FROM counts").split("|"))
         check((pg_reports, pg_n, pg_yes) == (sqlite_reports, sqlite_n, sqlite_yes), \
             (pg_reports, pg_n, pg_yes, sqlite_reports, sqlite_n, sqlite_yes))
-        with sqlite3.connect(db_file) as c:
+        with stored_reports.connect(db_file) as c:
             want_ids = sorted(row[0].hex() for row in c.execute("SELECT report_id FROM stored_reports"))
         got_ids = sorted(pg.sql(db, "SELECT replace(report_id::text, '-', '') FROM reports").split())
         check(got_ids == want_ids, "report ids differ")

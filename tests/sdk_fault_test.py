@@ -13,7 +13,6 @@ Bounded: KILLS (default 50) runs of at most 0.35 s each plus the drain.
 import os
 import random
 import signal
-import sqlite3
 import subprocess
 import sys
 import tempfile
@@ -23,6 +22,7 @@ sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".",
 from test_server import start_server  # noqa: E402
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "lib"))
 from checks import check  # noqa: E402
+import stored_reports  # noqa: E402
 
 
 def main():
@@ -69,7 +69,7 @@ def main():
         check(drain.returncode == 0, drain.stderr.decode())
         check(b"pending=0" in drain.stdout, drain.stdout)
 
-        db = sqlite3.connect(server_db)
+        db = stored_reports.connect(server_db)
         rows = [r[0].lower() for r in db.execute("SELECT hex(report_id) FROM stored_reports")]
         n = db.execute("SELECT coalesce(sum(n), 0) FROM counts").fetchone()[0]
         stored = set(rows)

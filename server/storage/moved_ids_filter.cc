@@ -13,8 +13,8 @@ constexpr size_t kFirstWords = 1 << 14;  // 128 KiB, 65 536 ids
 constexpr size_t kBlockWords = 8;        // 512 bits: one cache line
 
 // Two hashes (Kirsch and Mitzenmacher, "Less hashing, same performance", 2006): h1 picks the
-// block (its low bits), seven 9-bit fields of h2 and bits 48-56 of h1 the bits in it; absl::Hash is seeded per process, so clients
-// cannot choose ids that collide.
+// block (its low bits), seven 9-bit fields of h2 and bits 48-56 of h1 the bits in it; absl::Hash is
+// seeded per process, so clients cannot choose ids that collide.
 struct Probe {
   uint64_t h1, h2;
 };
@@ -25,9 +25,7 @@ Probe ProbeOf(const ReportId& id) {
 }
 
 // The i-th of the id's bits in its block (0..511).
-uint64_t BitOf(const Probe& p, int i) {
-  return (i < 7 ? p.h2 >> (9 * i) : p.h1 >> 48) & 511;
-}
+uint64_t BitOf(const Probe& p, int i) { return (i < 7 ? p.h2 >> (9 * i) : p.h1 >> 48) & 511; }
 
 }  // namespace
 

@@ -13,9 +13,9 @@
 // Bloom filter, Almeida et al., "Scalable Bloom Filters", IPL 101(6), 2007): 16 bits per id and 8
 // probes, 2 to 4 bytes per id (a hot metric-hour's 16 M moved ids fill 8 segments, and every new
 // id of the hour is checked against each: 1 % false positives per segment sent about one new id
-// in ten to a B-tree lookup in the keyed file). Each segment is blocked (Putze, Sanders and Singler,
-// "Cache-, Hash- and Space-Efficient Bloom Filters", WEA 2007): an id's 7 bits lie in one 512-bit
-// block, so a lookup reads one cache line per segment instead of seven (a hot metric-hour's
+// in ten to a B-tree lookup in the keyed file). Each segment is blocked (Putze, Sanders and
+// Singler, "Cache-, Hash- and Space-Efficient Bloom Filters", WEA 2007): an id's 7 bits lie in one
+// 512-bit block, so a lookup reads one cache line per segment instead of seven (a hot metric-hour's
 // appends check every segment for every new id).
 //
 // Thread-compatible: SqliteStorage uses it under its write mutex.

@@ -219,8 +219,8 @@ TEST(RecentReportsTest, InterruptedMoveIsCompletedAtOpen) {
 }
 
 // A crash during a move's copy phase leaves rows behind the hour's watermark in both files
-// (copied into the keyed `reports`, not yet deleted from `recent_reports`). Readers count them once, and
-// the next open keeps one copy of each report.
+// (copied into the keyed `reports`, not yet deleted from `recent_reports`). Readers count them
+// once, and the next open keeps one copy of each report.
 TEST(RecentReportsTest, CrashBehindTheWatermarkCountsEachReportOnce) {
   const std::string path = TempDbPath("watermark");
   int64_t m = 0;

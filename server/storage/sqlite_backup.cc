@@ -9,12 +9,14 @@
 #include <cstdio>
 #include <cstring>
 #include <memory>
+#include <utility>
 
 #include "absl/status/status.h"
 #include "absl/strings/str_cat.h"
 #include "absl/time/clock.h"
 #include "absl/time/time.h"
 #include "deniable/common/status_macros.h"
+#include "server/storage/sqlite_keyed_file.h"
 #include "server/storage/sqlite_schema.h"
 #include "server/storage/sqlite_statement.h"
 
@@ -80,6 +82,8 @@ absl::Status SyncPath(const std::string& path) {
 // Opens the copy afresh and checks it (header comment of sqlite_backup.h).
 absl::Status Verify(const std::string& path, int source_version, BackupSummary* summary) {
   DENIABLE_ASSIGN_OR_RETURN(DbPtr db, OpenDb(path, SQLITE_OPEN_READWRITE));
+  // The keyed file's copy beside it: integrity_check checks it too, stored_reports reads it.
+  DENIABLE_RETURN_IF_ERROR(AttachKeyedReports(db.get(), path));
   {
     DENIABLE_ASSIGN_OR_RETURN(SqliteStatement check,
                               SqliteStatement::Prepare(db.get(), "PRAGMA integrity_check"));
@@ -119,9 +123,11 @@ absl::StatusOr<BackupSummary> BackupSqlite(const std::string& db_path,
     return absl::InvalidArgumentError("out: must differ from the database file");
   }
   struct stat st;
-  if (stat(out_path.c_str(), &st) == 0) {
-    return absl::InvalidArgumentError(
-        absl::StrCat("out: \"", out_path, "\" already exists; a backup never overwrites a file"));
+  for (const std::string& out : {out_path, out_path + "-reports"}) {
+    if (stat(out.c_str(), &st) == 0) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("out: \"", out, "\" already exists; a backup never overwrites a file"));
+    }
   }
   // Read-only: no write lock, no one-writer lock (the server holds it), no -journal.
   DENIABLE_ASSIGN_OR_RETURN(DbPtr source, OpenDb(db_path, SQLITE_OPEN_READONLY));
@@ -137,8 +143,16 @@ absl::StatusOr<BackupSummary> BackupSqlite(const std::string& db_path,
         "); a database from before schema versions: start the server on it once to migrate it"));
   }
 
+  // Its keyed reports file (schema version 8), copied second: the copy of the database is the
+  // older snapshot, so every report is in exactly one of the two copies once the restored pair
+  // is opened (sqlite_keyed_file.h).
+  const std::string keyed_path = KeyedReportsPath(db_path);
+  DENIABLE_ASSIGN_OR_RETURN(DbPtr keyed_source, OpenDb(keyed_path, SQLITE_OPEN_READONLY));
+
   const std::string partial = out_path + ".partial";
+  const std::string keyed_partial = partial + "-reports";
   std::remove(partial.c_str());
+  std::remove(keyed_partial.c_str());
   BackupSummary summary;
   absl::Status status = [&]() -> absl::Status {
     {
@@ -146,19 +160,35 @@ absl::StatusOr<BackupSummary> BackupSqlite(const std::string& db_path,
                                 OpenDb(partial, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE));
       DENIABLE_RETURN_IF_ERROR(CopyPages(source.get(), dest.get(), &summary.pages));
     }
+    {
+      DENIABLE_ASSIGN_OR_RETURN(DbPtr dest,
+                                OpenDb(keyed_partial, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE));
+      int64_t keyed_pages = 0;
+      DENIABLE_RETURN_IF_ERROR(CopyPages(keyed_source.get(), dest.get(), &keyed_pages));
+      summary.pages += keyed_pages;
+    }
     source.reset();
+    keyed_source.reset();
     DENIABLE_RETURN_IF_ERROR(Verify(partial, version, &summary));
-    if (stat(partial.c_str(), &st) == 0) summary.bytes = st.st_size;
-    DENIABLE_RETURN_IF_ERROR(SyncPath(partial));
-    if (std::rename(partial.c_str(), out_path.c_str()) != 0) {
-      return absl::InternalError(absl::StrCat("out: cannot rename \"", partial, "\" to \"",
-                                              out_path, "\": ", std::strerror(errno)));
+    summary.bytes = 0;
+    for (const std::string& file : {partial, keyed_partial}) {
+      if (stat(file.c_str(), &st) == 0) summary.bytes += st.st_size;
+      DENIABLE_RETURN_IF_ERROR(SyncPath(file));
+    }
+    // The keyed file first: the database's name appears last, once both are complete.
+    for (const auto& [from, to] :
+         {std::pair(keyed_partial, out_path + "-reports"), std::pair(partial, out_path)}) {
+      if (std::rename(from.c_str(), to.c_str()) != 0) {
+        return absl::InternalError(absl::StrCat("out: cannot rename \"", from, "\" to \"", to,
+                                                "\": ", std::strerror(errno)));
+      }
     }
     const size_t slash = out_path.rfind('/');
     return SyncPath(slash == std::string::npos ? "." : out_path.substr(0, slash + 1));
   }();
   if (!status.ok()) {
-    for (const char* suffix : {"", "-wal", "-shm", "-journal"}) {
+    for (const char* suffix : {"", "-wal", "-shm", "-journal", "-reports", "-reports-wal",
+                               "-reports-shm", "-reports-journal"}) {
       std::remove((partial + suffix).c_str());
     }
     return status;

@@ -52,8 +52,8 @@ absl::Status AttachKeyedReports(sqlite3* db, const std::string& db_path) {
   const std::string keyed = KeyedReportsPath(db_path);
   struct stat st {};
   if (stat(keyed.c_str(), &st) != 0) {
-    return absl::NotFoundError(absl::StrCat("the keyed reports file \"", keyed, "\" of \"",
-                                            db_path, "\" does not exist"));
+    return absl::NotFoundError(
+        absl::StrCat("the keyed reports file \"", keyed, "\" of \"", db_path, "\" does not exist"));
   }
   DENIABLE_ASSIGN_OR_RETURN(SqliteStatement attach,
                             SqliteStatement::Prepare(db, "ATTACH DATABASE ? AS keyed"));

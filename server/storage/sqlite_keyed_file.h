@@ -74,8 +74,7 @@ absl::Status AttachKeyedReports(sqlite3* db, const std::string& db_path);
 // Creates the keyed file's schema on `keyed` (an empty file) with `pair_id`, or checks an
 // existing one: FAILED_PRECONDITION naming `path` when the file is not a keyed reports file;
 // DATA_LOSS naming `path` when its pair id is not `pair_id`. Errors: as SqliteError.
-absl::Status EnsureKeyedSchema(sqlite3* keyed, const std::string& path,
-                               const std::string& pair_id);
+absl::Status EnsureKeyedSchema(sqlite3* keyed, const std::string& path, const std::string& pair_id);
 
 // The pair id in the table keyed_file of `db` (either file), or "" when there is none.
 absl::StatusOr<std::string> ReadPairId(sqlite3* db);

@@ -188,9 +188,9 @@ absl::Status SqliteStorage::FinishInterruptedMoves() {
     DENIABLE_ASSIGN_OR_RETURN(
         SqliteStatement st,
         SqliteStatement::Prepare(keyed_db_, "SELECT DISTINCT metric_id FROM watermarks"));
-    DENIABLE_ASSIGN_OR_RETURN(SqliteStatement known,
-                              SqliteStatement::Prepare(write_db_,
-                                                       "SELECT 1 FROM metrics WHERE id = ?"));
+    DENIABLE_ASSIGN_OR_RETURN(
+        SqliteStatement known,
+        SqliteStatement::Prepare(write_db_, "SELECT 1 FROM metrics WHERE id = ?"));
     while (true) {
       DENIABLE_ASSIGN_OR_RETURN(bool row, st.Step());
       if (!row) break;
@@ -206,6 +206,7 @@ absl::Status SqliteStorage::FinishInterruptedMoves() {
 
 absl::Status SqliteStorage::DeleteKeyedMetric(int64_t metric_id) {
   return RunInKeyedTransaction([&]() -> absl::Status {
+    move_mu_.AssertHeld();  // run with it held (-Wthread-safety cannot see it)
     for (const char* sql : {"DELETE FROM reports WHERE metric_id = ?",
                             "DELETE FROM watermarks WHERE metric_id = ?"}) {
       DENIABLE_ASSIGN_OR_RETURN(SqliteStatement st, SqliteStatement::Prepare(keyed_db_, sql));
@@ -234,7 +235,8 @@ absl::Status SqliteStorage::DropBehind(const HourKey& key, const Watermark& w) {
     bound.Reset();
     if (!found.ok()) return found.status();
     DENIABLE_RETURN_IF_ERROR(RunInTransaction([&]() -> absl::Status {
-      write_mu_.AssertHeld();  // run with it held (-Wthread-safety cannot see it)
+      move_mu_.AssertHeld();  // run with both held (-Wthread-safety cannot see it)
+      write_mu_.AssertHeld();
       SqliteStatement& del = move_->delete_behind;
       del.BindInt64(1, key.metric_id);
       del.BindInt64(2, key.event_time);
@@ -308,6 +310,7 @@ absl::Status SqliteStorage::MoveHourOnce(const HourKey& key, const Watermark& ma
   if (!mark.copying) {
     if (last_seq <= mark.moved_seq) return absl::OkStatus();
     DENIABLE_RETURN_IF_ERROR(RunInKeyedTransaction([&]() -> absl::Status {
+      move_mu_.AssertHeld();  // run with it held (-Wthread-safety cannot see it)
       SqliteStatement& st = move_->start_watermark;
       st.BindInt64(1, key.metric_id);
       st.BindInt64(2, key.event_time);
@@ -395,6 +398,7 @@ absl::Status SqliteStorage::MoveHourOnce(const HourKey& key, const Watermark& ma
     const size_t end = std::min(rows.size(), next + rows_per_chunk);
     const bool last = end == rows.size();
     DENIABLE_RETURN_IF_ERROR(RunInKeyedTransaction([&]() -> absl::Status {
+      move_mu_.AssertHeld();  // run with it held (-Wthread-safety cannot see it)
       SqliteStatement& ins = move_->insert_keyed;
       for (size_t i = next; i < end; ++i) {
         const MovingRow& r = rows[i];
@@ -464,7 +468,8 @@ absl::Status SqliteStorage::MoveHourOnce(const HourKey& key, const Watermark& ma
     const size_t end = std::min(seq_marks.size(), at + marks_per_chunk);
     const absl::Time start = absl::Now();
     DENIABLE_RETURN_IF_ERROR(RunInTransaction([&]() -> absl::Status {
-      write_mu_.AssertHeld();  // run with it held (-Wthread-safety cannot see it)
+      move_mu_.AssertHeld();  // run with both held (-Wthread-safety cannot see it)
+      write_mu_.AssertHeld();
       SqliteStatement& del = move_->delete_moved;
       del.BindInt64(1, key.metric_id);
       del.BindInt64(2, key.event_time);

@@ -16,17 +16,17 @@
 #include <utility>
 #include <vector>
 
+#include "absl/random/random.h"
 #include "absl/status/status.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "absl/time/clock.h"
 #include "absl/time/time.h"
-#include "absl/random/random.h"
-#include "spdlog/spdlog.h"
 #include "deniable/common/status_macros.h"
 #include "server/storage/sqlite_keyed_file.h"
 #include "server/storage/sqlite_move_statements.h"
 #include "server/storage/sqlite_schema.h"
+#include "spdlog/spdlog.h"
 
 namespace deniable::server {
 namespace {
@@ -40,12 +40,10 @@ int BindKey(SqliteStatement& st, const std::tuple<Ints...>& key) {
   return i + 1;
 }
 
-absl::StatusOr<sqlite3*> OpenConnection(const SqliteOptions& options,
-                                        const std::string& path) {
+absl::StatusOr<sqlite3*> OpenConnection(const SqliteOptions& options, const std::string& path) {
   sqlite3* db = nullptr;
-  const int rc =
-      sqlite3_open_v2(path.c_str(), &db,
-                      SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_NOMUTEX, nullptr);
+  const int rc = sqlite3_open_v2(
+      path.c_str(), &db, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_NOMUTEX, nullptr);
   if (rc != SQLITE_OK) {
     absl::Status s = SqliteError(db, rc, absl::StrCat("opening database \"", path, "\""));
     sqlite3_close(db);
@@ -68,8 +66,7 @@ absl::Status SetWriterPragmas(sqlite3* db, const SqliteOptions& options) {
                                               : "PRAGMA synchronous=NORMAL"));
   DENIABLE_RETURN_IF_ERROR(
       SqliteExec(db, absl::StrCat("PRAGMA cache_size=-", options.write_cache_kib)));
-  return SqliteExec(db,
-                    absl::StrCat("PRAGMA journal_size_limit=", options.wal_size_limit_bytes));
+  return SqliteExec(db, absl::StrCat("PRAGMA journal_size_limit=", options.wal_size_limit_bytes));
 }
 
 bool FileExists(const std::string& path) {
@@ -227,24 +224,13 @@ absl::Status SqliteStorage::Init(const SqliteOptions& options) {
   DENIABLE_ASSIGN_OR_RETURN(
       SqliteStatement label_key_count,
       prepare_write("SELECT count(DISTINCT key) FROM label_values WHERE metric_id = ?"));
-  write_.reset(new WriteStatements{std::move(begin),
-                                   std::move(commit),
-                                   std::move(rollback),
-                                   std::move(insert_metric),
-                                   std::move(insert_design),
-                                   std::move(insert_labelset),
-                                   std::move(find_labelset),
-                                   std::move(insert_recent),
-                                   std::move(upsert_count),
-                                   std::move(find_report),
-                                   std::move(hour_has_reports),
-                                   std::move(upsert_counter_sum),
-                                   std::move(upsert_first_count),
-                                   std::move(metric_exists),
-                                   std::move(label_value_known),
-                                   std::move(label_value_count),
-                                   std::move(insert_label_value),
-                                   std::move(label_key_count)});
+  write_.reset(new WriteStatements{
+      std::move(begin), std::move(commit), std::move(rollback), std::move(insert_metric),
+      std::move(insert_design), std::move(insert_labelset), std::move(find_labelset),
+      std::move(insert_recent), std::move(upsert_count), std::move(find_report),
+      std::move(hour_has_reports), std::move(upsert_counter_sum), std::move(upsert_first_count),
+      std::move(metric_exists), std::move(label_value_known), std::move(label_value_count),
+      std::move(insert_label_value), std::move(label_key_count)});
 
   auto prepare_read = [this](absl::string_view sql) {
     read_mu_.AssertHeld();  // run with it held (-Wthread-safety cannot see it)
@@ -353,8 +339,8 @@ absl::Status SqliteStorage::OpenKeyedFile(const SqliteOptions& options) {
   DENIABLE_ASSIGN_OR_RETURN(keyed_lookup_db_, OpenConnection(keyed_options));
   // The interior pages of a hot metric-hour's keyed part (about 12 MiB at 20 M reports), so
   // that the lookups appends make for the ids the moved-ids filter passes read one leaf each.
-  return SqliteExec(keyed_lookup_db_,
-                    absl::StrCat("PRAGMA cache_size=-", std::max(2048, options.write_cache_kib / 4)));
+  return SqliteExec(keyed_lookup_db_, absl::StrCat("PRAGMA cache_size=-",
+                                                   std::max(2048, options.write_cache_kib / 4)));
 }
 
 absl::Status SqliteStorage::StartMoves(const SqliteOptions& /*options*/) {
@@ -810,9 +796,8 @@ absl::StatusOr<AppendResult> SqliteStorage::AppendReports(absl::Span<const Repor
 
 absl::Status SqliteStorage::Health() {
   struct stat st {};
-  for (const auto& [path, device, inode] :
-       {std::tuple(&keyed_path_, keyed_device_, keyed_inode_),
-        std::tuple(&path_, file_device_, file_inode_)}) {
+  for (const auto& [path, device, inode] : {std::tuple(&keyed_path_, keyed_device_, keyed_inode_),
+                                            std::tuple(&path_, file_device_, file_inode_)}) {
     if (stat(path->c_str(), &st) != 0) {
       return absl::UnavailableError(absl::StrCat(
           "storage: the database file \"", *path, "\" was deleted while the server runs (",
@@ -988,6 +973,7 @@ absl::StatusOr<int64_t> SqliteStorage::DeleteExpiredKeyed(int64_t metric_id, int
   while (true) {
     int64_t deleted = 0;
     DENIABLE_RETURN_IF_ERROR(RunInKeyedTransaction([&]() -> absl::Status {
+      move_mu_.AssertHeld();  // run with it held (-Wthread-safety cannot see it)
       st.BindInt64(1, metric_id);
       st.BindInt64(2, cutoff);
       st.BindInt64(3, batch_rows);
@@ -1000,6 +986,7 @@ absl::StatusOr<int64_t> SqliteStorage::DeleteExpiredKeyed(int64_t metric_id, int
   }
   // The watermarks go last: the recent rows of these hours are gone already (ApplyRetention).
   DENIABLE_RETURN_IF_ERROR(RunInKeyedTransaction([&]() -> absl::Status {
+    move_mu_.AssertHeld();  // run with it held (-Wthread-safety cannot see it)
     DENIABLE_ASSIGN_OR_RETURN(
         SqliteStatement del,
         SqliteStatement::Prepare(keyed_db_,
@@ -1020,8 +1007,9 @@ absl::StatusOr<RetentionResult> SqliteStorage::ApplyRetention(const RetentionOpt
     if (m.retention_days == 0) continue;
     const int64_t cutoff = RetentionCutoff(m, options);
     // The recent rows first, the keyed ones after: a reader never sees a recent row whose
-    // watermark is gone (sqlite_keyed_file.h). The recent ids of the emptied metric-hours go with the transaction that deleted the last
-    // of their rows (nothing can be appended to them in between: the writer lock is held).
+    // watermark is gone (sqlite_keyed_file.h). The recent ids of the emptied metric-hours go with
+    // the transaction that deleted the last of their rows (nothing can be appended to them in
+    // between: the writer lock is held).
     DENIABLE_ASSIGN_OR_RETURN(
         int64_t recent, DeleteExpired("recent_reports", "seq", m.id, cutoff, batch,
                                       [&]() ABSL_NO_THREAD_SAFETY_ANALYSIS {

@@ -178,9 +178,10 @@ class SqliteStorage : public Storage {
   absl::StatusOr<std::string> IntegrityCheck();
 
   // Checks that the path still names the file this storage opened (same device and inode), the
-  // same for the keyed file, and that the file and its file system are writable; every append runs it before its
-  // transaction and again after its commit, so a batch written into a deleted (unlinked) or
-  // replaced file is never acknowledged. Errors: UNAVAILABLE "storage: the database file
+  // same for the keyed file, and that the file and its file system are writable; every append runs
+  // it before its transaction and again after its commit, so a batch written into a deleted
+  // (unlinked) or replaced file is never acknowledged. Errors: UNAVAILABLE "storage: the database
+  // file
   // \"<path>\" was deleted | was replaced | is read-only ..." (and the server's health turns
   // NOT_SERVING; see CollectorServer).
   absl::Status Health() override;
@@ -241,8 +242,7 @@ class SqliteStorage : public Storage {
   void CheckpointKeyed() ABSL_EXCLUSIVE_LOCKS_REQUIRED(move_mu_);
   // Deletes the keyed rows of `metric_id` with event_time < cutoff, batch_rows per
   // transaction, then their watermarks. Returns the rows deleted.
-  absl::StatusOr<int64_t> DeleteExpiredKeyed(int64_t metric_id, int64_t cutoff,
-                                             int64_t batch_rows)
+  absl::StatusOr<int64_t> DeleteExpiredKeyed(int64_t metric_id, int64_t cutoff, int64_t batch_rows)
       ABSL_EXCLUSIVE_LOCKS_REQUIRED(move_mu_);
   // Deletes, batch_rows per transaction, the rows of `table` (keyed by metric_id, event_time,
   // then `key`) of `metric_id` with event_time < cutoff; `after_last` runs inside the writer lock

@@ -19,6 +19,7 @@
 #include "deniable/common/status_macros.h"
 #include "server/storage/postgres_storage.h"
 #include "server/storage/postgres_token_store.h"
+#include "server/storage/sqlite_keyed_file.h"
 #include "server/storage/sqlite_statement.h"
 #include "server/storage/sqlite_storage.h"
 #include "server/storage/sqlite_token_store.h"
@@ -129,6 +130,8 @@ absl::StatusOr<MigrationSummary> MigrateSqliteToPostgres(
   if (rc != SQLITE_OK) {
     return SqliteError(raw, rc, absl::StrCat("opening \"", sqlite_path, "\" for reading"));
   }
+  // The keyed file too: stored_reports reads both (sqlite_keyed_file.h).
+  DENIABLE_RETURN_IF_ERROR(AttachKeyedReports(db.get(), sqlite_path));
   int64_t total = 0;
   {
     DENIABLE_ASSIGN_OR_RETURN(

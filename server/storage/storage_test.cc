@@ -20,6 +20,7 @@
 #include "gtest/gtest.h"
 #include "server/storage/memory_storage.h"
 #include "server/storage/postgres_storage.h"
+#include "server/storage/sqlite_keyed_file.h"
 #include "server/storage/sqlite_storage.h"
 #include "server/storage/storage_error.h"
 #include "server/storage/storage_test_util.h"
@@ -993,7 +994,7 @@ TEST(SqliteStorageTest, CategoricalSupportSurvivesTheRecentReportsMoveAndReopen)
   EXPECT_EQ(*(*s)->IntegrityCheck(), "ok");
   // The moved rows keep their supported categories (what sqlite_to_postgres copies).
   sqlite3* db = nullptr;
-  ASSERT_EQ(sqlite3_open(path.c_str(), &db), SQLITE_OK);
+  ASSERT_EQ(sqlite3_open(KeyedReportsPath(path).c_str(), &db), SQLITE_OK);
   sqlite3_stmt* st = nullptr;
   ASSERT_EQ(
       sqlite3_prepare_v2(db, "SELECT support FROM reports ORDER BY report_id", -1, &st, nullptr),
@@ -1030,7 +1031,7 @@ TEST(SqliteStorageTest, WindowFirstsSurviveTheRecentReportsMoveAndReopen) {
   ASSERT_EQ(counts->size(), 1u);
   EXPECT_EQ((*counts)[0].firsts[1].n, 1);
   sqlite3* db = nullptr;
-  ASSERT_EQ(sqlite3_open(path.c_str(), &db), SQLITE_OK);
+  ASSERT_EQ(sqlite3_open(KeyedReportsPath(path).c_str(), &db), SQLITE_OK);
   sqlite3_stmt* st = nullptr;
   ASSERT_EQ(sqlite3_prepare_v2(db, "SELECT coalesce(firsts, -1) FROM reports ORDER BY report_id",
                                -1, &st, nullptr),

@@ -124,9 +124,10 @@ TEST(WalBoundTest, WalStaysBelowTheLimitWithReadersBackToBackAndMovesRunning) {
       if (sqlite3_open_v2(path.c_str(), &db, SQLITE_OPEN_READONLY, nullptr) != SQLITE_OK) return;
       sqlite3_busy_timeout(db, 5000);
       while (!stop.load()) {
-        if (sqlite3_exec(db,
-                         "BEGIN; SELECT sum(n) FROM counts; SELECT count(*) FROM recent_reports; COMMIT;",
-                         nullptr, nullptr, nullptr) == SQLITE_OK) {
+        if (sqlite3_exec(
+                db,
+                "BEGIN; SELECT sum(n) FROM counts; SELECT count(*) FROM recent_reports; COMMIT;",
+                nullptr, nullptr, nullptr) == SQLITE_OK) {
           ++reads;
         } else {
           sqlite3_exec(db, "ROLLBACK", nullptr, nullptr, nullptr);
@@ -151,12 +152,12 @@ TEST(WalBoundTest, WalStaysBelowTheLimitWithReadersBackToBackAndMovesRunning) {
     absl::StatusOr<AppendResult> appended = storage.AppendReports(rows);
     ASSERT_TRUE(appended.ok()) << appended.status();
     ASSERT_EQ(appended->accepted, kRowsPerAppend);
-    largest_wal = std::max(
-        {largest_wal, FileSize(path + "-wal"), FileSize(KeyedReportsPath(path) + "-wal")});
+    largest_wal =
+        std::max({largest_wal, FileSize(path + "-wal"), FileSize(KeyedReportsPath(path) + "-wal")});
   }
   ASSERT_TRUE(storage.MoveRecentReports().ok());
-  largest_wal = std::max(
-      {largest_wal, FileSize(path + "-wal"), FileSize(KeyedReportsPath(path) + "-wal")});
+  largest_wal =
+      std::max({largest_wal, FileSize(path + "-wal"), FileSize(KeyedReportsPath(path) + "-wal")});
   stop = true;
   for (std::thread& t : readers) t.join();
 

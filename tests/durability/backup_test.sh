@@ -35,10 +35,12 @@ before=$(wc -l <acked_before) after=$(wc -l <acked)
 [ "$after" -gt "$before" ] || { echo "FAIL: the server acknowledged nothing after the backup"; exit 1; }
 kill -TERM "$server_pid"; wait "$server_pid" || true; server_pid=
 wait "$driver_pid" || true; driver_pid=
-[ ! -e copy.db.partial ] || { echo "FAIL: copy.db.partial left behind"; exit 1; }
+[ ! -e copy.db.partial ] && [ ! -e copy.db.partial-reports ] || { echo "FAIL: copy.db.partial left behind"; exit 1; }
+[ -e copy.db-reports ] || { echo "FAIL: no copy.db-reports beside copy.db"; exit 1; }
 
 # Every report acknowledged before the backup started is in the copy.
 missing=$(sqlite3 copy.db <<SQL
+$(stored_reports_sql copy.db)
 CREATE TEMP TABLE acked(id TEXT PRIMARY KEY);
 .mode csv
 .import $work/acked_before acked

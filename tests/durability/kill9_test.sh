@@ -44,6 +44,7 @@ cat "$work"/acked.* | grep -E '^[0-9a-f]{32}$' >"$work/acked" || true
 acked=$(wc -l <"$work/acked")
 [ "$acked" -gt 0 ] || { echo "no batch was acknowledged"; exit 1; }
 result=$(sqlite3 "$db" <<SQL
+$(stored_reports_sql "$db")
 CREATE TEMP TABLE acked(id TEXT PRIMARY KEY);
 .mode csv
 .import $work/acked acked

@@ -42,6 +42,7 @@ grep -q 'event=draining' "$work/server.log" || { echo "FAIL: no event=draining";
 grep -q 'event=stopped' "$work/server.log" || { echo "FAIL: no event=stopped"; exit 1; }
 [ -s "$work/acked" ] || { echo "FAIL: nothing was acknowledged before the stop"; exit 1; }
 missing=$(sqlite3 "$db" <<SQL
+$(stored_reports_sql "$db")
 CREATE TEMP TABLE acked(id TEXT PRIMARY KEY);
 .mode csv
 .import $work/acked acked

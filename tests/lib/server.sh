@@ -37,3 +37,15 @@ enter_work_dir() {
   trap 'if [ -n "$server_pid" ]; then kill "$server_pid" 2>/dev/null || true; wait "$server_pid" 2>/dev/null || true; fi; rm -rf "$work"' EXIT
   cd "$work"
 }
+
+# SQL for the sqlite3 shell that attaches the collector database DB's keyed reports file and
+# creates the TEMP view stored_reports (every stored report once; server/storage/
+# sqlite_keyed_file.h, whose kStoredReportsViewSql is tests/lib/stored_reports.sql).
+# Usage: sqlite3 "$db" <<SQL
+#        $(stored_reports_sql "$db")
+#        SELECT count(*) FROM stored_reports;
+#        SQL
+stored_reports_sql() {
+  printf "ATTACH '%s-reports' AS keyed;\n" "$(realpath "$1")"
+  cat "$(dirname "${BASH_SOURCE[0]}")/stored_reports.sql"
+}

@@ -17,12 +17,12 @@ import os
 import random
 import re
 import signal
-import sqlite3
 import subprocess
 import sys
 import tempfile
 import time
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "lib"))
+import stored_reports  # noqa: E402
 from checks import check  # noqa: E402
 
 
@@ -200,7 +200,7 @@ def main():
         server.wait(timeout=30)
         server = None
 
-        con = sqlite3.connect(db)
+        con = stored_reports.connect(db)
         stored = [r[0].lower() for r in con.execute("SELECT hex(report_id) FROM stored_reports")]
         counted = con.execute("SELECT coalesce(sum(n), 0) FROM counts").fetchone()[0]
         con.close()

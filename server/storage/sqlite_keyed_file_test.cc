@@ -1,0 +1,132 @@
+// The keyed reports file (sqlite_keyed_file.h): it belongs to one database, a version 7
+// database's reports move into it, and tools read both through one view.
+#include "server/storage/sqlite_keyed_file.h"
+
+#include <sqlite3.h>
+
+#include <cstdio>
+#include <fstream>
+#include <memory>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "gmock/gmock.h"
+#include "gtest/gtest.h"
+#include "server/storage/sqlite_schema.h"
+#include "server/storage/sqlite_storage.h"
+#include "server/storage/storage_test_util.h"
+
+namespace deniable::server {
+namespace {
+
+using ::testing::HasSubstr;
+using testing_util::NewMetric;
+using testing_util::Row;
+using testing_util::TempDbPath;
+
+int64_t Count(sqlite3* db, const char* sql) {
+  sqlite3_stmt* st = nullptr;
+  int64_t n = -1;
+  if (sqlite3_prepare_v2(db, sql, -1, &st, nullptr) == SQLITE_OK && sqlite3_step(st) == SQLITE_ROW)
+    n = sqlite3_column_int64(st, 0);
+  sqlite3_finalize(st);
+  return n;
+}
+
+// A database with `n` reports of one metric-hour, all moved into the keyed file but `recent`.
+std::string MakeDatabase(const std::string& name, int n, int recent) {
+  const std::string path = TempDbPath(name);
+  auto s = SqliteStorage::Open({.path = path, .background_moves = false});
+  EXPECT_TRUE(s.ok()) << s.status();
+  const int64_t m = (*s)->CreateMetric(NewMetric("m"))->id;
+  std::vector<ReportRow> rows;
+  for (int i = 1; i <= n - recent; ++i) rows.push_back(Row(m, i, i % 2 == 0, 5));
+  EXPECT_TRUE((*s)->AppendReports(rows).ok());
+  EXPECT_TRUE((*s)->MoveRecentReports().ok());
+  rows.clear();
+  for (int i = n - recent + 1; i <= n; ++i) rows.push_back(Row(m, i, true, 5));
+  EXPECT_TRUE((*s)->AppendReports(rows).ok());
+  return path;
+}
+
+TEST(SqliteKeyedFileTest, TheViewFileForToolsIsTheHeadersView) {
+  std::ifstream in(DENIABLE_STORED_REPORTS_SQL);
+  std::stringstream text;
+  text << in.rdbuf();
+  EXPECT_EQ("\n" + text.str(), kStoredReportsViewSql);
+}
+
+TEST(SqliteKeyedFileTest, ToolsReadEveryReportOnceThroughTheView) {
+  const std::string path = MakeDatabase("view", 10, 3);
+  sqlite3* db = nullptr;
+  ASSERT_EQ(sqlite3_open_v2(path.c_str(), &db, SQLITE_OPEN_READONLY, nullptr), SQLITE_OK);
+  ASSERT_TRUE(AttachKeyedReports(db, path).ok());
+  EXPECT_EQ(Count(db, "SELECT count(*) FROM keyed.reports"), 7);
+  EXPECT_EQ(Count(db, "SELECT count(*) FROM main.recent_reports"), 3);
+  EXPECT_EQ(Count(db, "SELECT count(DISTINCT report_id) FROM stored_reports"), 10);
+  EXPECT_EQ(Count(db, "SELECT count(*) FROM stored_reports"), 10);
+  sqlite3_close(db);
+}
+
+TEST(SqliteKeyedFileTest, AMissingKeyedFileIsRefusedNotRecreated) {
+  const std::string path = MakeDatabase("missing", 10, 3);
+  ASSERT_EQ(std::rename(KeyedReportsPath(path).c_str(), (path + ".aside").c_str()), 0);
+  auto s = SqliteStorage::Open({.path = path});
+  EXPECT_EQ(s.status().code(), absl::StatusCode::kDataLoss) << s.status();
+  EXPECT_THAT(s.status().message(), HasSubstr(KeyedReportsPath(path)));
+  ASSERT_EQ(std::rename((path + ".aside").c_str(), KeyedReportsPath(path).c_str()), 0);
+  auto again = SqliteStorage::Open({.path = path});
+  ASSERT_TRUE(again.ok()) << again.status();
+  EXPECT_EQ(*(*again)->ReportCount(), 10);
+}
+
+TEST(SqliteKeyedFileTest, AnotherDatabasesKeyedFileIsRefused) {
+  const std::string a = MakeDatabase("pair_a", 10, 3);
+  const std::string b = MakeDatabase("pair_b", 4, 1);
+  ASSERT_EQ(std::rename(KeyedReportsPath(b).c_str(), KeyedReportsPath(a).c_str()), 0);
+  auto s = SqliteStorage::Open({.path = a});
+  EXPECT_EQ(s.status().code(), absl::StatusCode::kDataLoss) << s.status();
+  EXPECT_THAT(s.status().message(), HasSubstr("belongs to another database"));
+}
+
+// A database of schema version 7 (built here from a version 8 one: `reports` back in the
+// database, no pair id, user_version 7) opens with its reports moved into a new keyed file, each
+// once, and deduplicates against them.
+TEST(SqliteKeyedFileTest, AVersion7DatabasesReportsMoveIntoANewKeyedFile) {
+  const std::string path = MakeDatabase("v7", 10, 3);
+  {
+    sqlite3* db = nullptr;
+    ASSERT_EQ(sqlite3_open(path.c_str(), &db), SQLITE_OK);
+    ASSERT_TRUE(AttachKeyedReports(db, path).ok());
+    ASSERT_EQ(sqlite3_exec(db,
+                           "BEGIN; CREATE TABLE main.reports AS SELECT * FROM keyed.reports; "
+                           "CREATE TABLE main.moving(metric_id, event_time); CREATE TABLE "
+                           "main.move_watermarks(metric_id, event_time, last_seq, last_id); "
+                           "DROP TABLE main.keyed_file; PRAGMA main.user_version = 7; COMMIT;",
+                           nullptr, nullptr, nullptr),
+              SQLITE_OK)
+        << sqlite3_errmsg(db);
+    sqlite3_close(db);
+  }
+  // A stale keyed file of an interrupted migration (here: the old one) is made anew.
+  auto s = SqliteStorage::Open({.path = path, .background_moves = false});
+  ASSERT_TRUE(s.ok()) << s.status();
+  EXPECT_EQ(*(*s)->ReportCount(), 10);
+  EXPECT_EQ((*s)->RecentReportCount(), 3);
+  std::vector<ReportRow> again;
+  for (int i = 1; i <= 11; ++i) again.push_back(Row(1, i, true, 5));
+  absl::StatusOr<AppendResult> r = (*s)->AppendReports(again);
+  ASSERT_TRUE(r.ok()) << r.status();
+  EXPECT_EQ(r->duplicates, 10);
+  EXPECT_EQ(r->accepted, 1);
+  s->reset();
+  sqlite3* db = nullptr;
+  ASSERT_EQ(sqlite3_open(path.c_str(), &db), SQLITE_OK);
+  EXPECT_EQ(Count(db, "PRAGMA user_version"), kCurrentSchemaVersion);
+  EXPECT_EQ(Count(db, "SELECT count(*) FROM sqlite_master WHERE name = 'legacy_reports'"), 0);
+  sqlite3_close(db);
+}
+
+}  // namespace
+}  // namespace deniable::server
