@@ -18,13 +18,6 @@
 namespace deniable::server {
 namespace {
 
-// A busy handler that gives up after `*max_tries` calls, sleeping about 1 ms each.
-int BoundedKeyedBusy(void* max_tries, int calls) {
-  if (calls >= *static_cast<int*>(max_tries)) return 0;
-  sqlite3_sleep(1);
-  return 1;
-}
-
 // A recent row on its way to the keyed file: 40 bytes, plus its support bitmap in the move's
 // arena (categorical and vector reports only).
 struct MovingRow {
@@ -36,17 +29,6 @@ struct MovingRow {
   uint16_t support_size;
   uint8_t bit;
 };
-
-// A stored report id. Errors: DATA_LOSS if the column is not 16 bytes.
-absl::StatusOr<ReportId> ColumnReportIdOf(const SqliteStatement& st, int column) {
-  const std::string blob = st.ColumnBlob(column);
-  ReportId id{};
-  if (blob.size() != id.size()) {
-    return absl::DataLossError("the database holds a report id that is not 16 bytes");
-  }
-  std::copy(blob.begin(), blob.end(), id.begin());
-  return id;
-}
 
 }  // namespace
 
@@ -139,7 +121,7 @@ int SqliteStorage::OnKeyedWalCommit(void* self, sqlite3* /*db*/, const char* /*s
 void SqliteStorage::CheckpointKeyed() {
   if (keyed_wal_pages_ < wal_checkpoint_pages_) return;
   int tries = wal_restart_wait_tries_;
-  sqlite3_busy_handler(keyed_db_, &BoundedKeyedBusy, &tries);
+  sqlite3_busy_handler(keyed_db_, &BoundedBusy, &tries);
   const int rc =
       sqlite3_wal_checkpoint_v2(keyed_db_, nullptr, SQLITE_CHECKPOINT_RESTART, nullptr, nullptr);
   sqlite3_busy_timeout(keyed_db_, busy_timeout_millis_);
@@ -339,7 +321,7 @@ absl::Status SqliteStorage::MoveHourOnce(const HourKey& key, const Watermark& ma
         absl::StatusOr<bool> has_row = read.Step();
         if (!has_row.ok()) s = has_row.status();
         if (!s.ok() || !*has_row) break;
-        absl::StatusOr<ReportId> id = ColumnReportIdOf(read, 1);
+        absl::StatusOr<ReportId> id = ColumnReportId(read, 1);
         if (!id.ok()) {
           s = id.status();
           break;

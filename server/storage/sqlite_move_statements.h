@@ -1,5 +1,5 @@
 // SqliteStorage's statements for moves (sqlite_move.cc), shared with sqlite_storage.cc, which
-// destroys them before it closes the connections they run on.
+// destroys them before it closes the connections they run on; and two helpers both files use.
 #ifndef DENIABLE_SERVER_STORAGE_SQLITE_MOVE_STATEMENTS_H_
 #define DENIABLE_SERVER_STORAGE_SQLITE_MOVE_STATEMENTS_H_
 
@@ -7,6 +7,12 @@
 #include "server/storage/sqlite_storage.h"
 
 namespace deniable::server {
+
+// A stored report id. Errors: DATA_LOSS if the column is not 16 bytes.
+absl::StatusOr<ReportId> ColumnReportId(const SqliteStatement& st, int column);
+
+// A busy handler that gives up after `*max_tries` calls (an int), sleeping about 1 ms each.
+int BoundedBusy(void* max_tries, int calls);
 
 struct SqliteStorage::MoveStatements {
   // On move_db_ (the database, read).

@@ -93,17 +93,6 @@ StoredMetric MetricFromRow(const SqliteStatement& st) {
   return m;
 }
 
-// A stored report id. Errors: DATA_LOSS if the column is not 16 bytes.
-absl::StatusOr<ReportId> ColumnReportId(const SqliteStatement& st, int column) {
-  const std::string blob = st.ColumnBlob(column);
-  ReportId id{};
-  if (blob.size() != id.size()) {
-    return absl::DataLossError("the database holds a report id that is not 16 bytes");
-  }
-  std::copy(blob.begin(), blob.end(), id.begin());
-  return id;
-}
-
 }  // namespace
 
 struct SqliteStorage::WriteStatements {
@@ -371,16 +360,21 @@ absl::Status SqliteStorage::LoadRecent() {
   return absl::OkStatus();
 }
 
-namespace {
-
-// A busy handler that gives up after `*max_tries` calls, sleeping about 1 ms each.
 int BoundedBusy(void* max_tries, int calls) {
   if (calls >= *static_cast<int*>(max_tries)) return 0;
   sqlite3_sleep(1);
   return 1;
 }
 
-}  // namespace
+absl::StatusOr<ReportId> ColumnReportId(const SqliteStatement& st, int column) {
+  const std::string blob = st.ColumnBlob(column);
+  ReportId id{};
+  if (blob.size() != id.size()) {
+    return absl::DataLossError("the database holds a report id that is not 16 bytes");
+  }
+  std::copy(blob.begin(), blob.end(), id.begin());
+  return id;
+}
 
 // SQLite's wal hook runs inside a commit of write_db_, which only runs under write_mu_ (see
 // CheckpointLocked); the analysis cannot follow the call through SQLite.
