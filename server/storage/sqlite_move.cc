@@ -85,11 +85,17 @@ absl::Status SqliteStorage::PrepareMoveStatements() {
       on(write_db_,
          "SELECT seq FROM recent_reports WHERE metric_id = ? AND event_time = ? AND seq > ? AND "
          "seq <= ? ORDER BY seq LIMIT 1 OFFSET ?"));
+  DENIABLE_ASSIGN_OR_RETURN(
+      SqliteStatement any_behind,
+      on(write_db_,
+         "SELECT 1 FROM recent_reports WHERE metric_id = ? AND event_time = ? AND seq <= ? "
+         "LIMIT 1"));
   move_.reset(new MoveStatements{
       std::move(list_rows), std::move(keyed_begin), std::move(keyed_commit),
       std::move(keyed_rollback), std::move(insert_keyed), std::move(read_watermark),
       std::move(start_watermark), std::move(advance_watermark), std::move(finish_watermark),
-      std::move(delete_moved), std::move(delete_behind), std::move(seq_bound)});
+      std::move(delete_moved), std::move(delete_behind), std::move(seq_bound),
+      std::move(any_behind)});
   return absl::OkStatus();
 }
 
@@ -205,6 +211,18 @@ absl::Status SqliteStorage::DropBehind(const HourKey& key, const Watermark& w) {
   // Rows with seq > moved_seq are behind the watermark only up to last_id while a move copies;
   // without one, an id no blob is <= to.
   const std::string last_id = w.copying ? w.last_id : std::string();
+  {
+    // Usually nothing is left behind the watermark: no transaction then (an open checks every
+    // metric-hour that ever moved).
+    SqliteStatement& any = move_->any_behind;
+    any.BindInt64(1, key.metric_id);
+    any.BindInt64(2, key.event_time);
+    any.BindInt64(3, upto);
+    absl::StatusOr<bool> found = any.Step();
+    any.Reset();
+    if (!found.ok()) return found.status();
+    if (!*found) return absl::OkStatus();
+  }
   for (int64_t after = 0; after < upto;) {
     SqliteStatement& bound = move_->seq_bound;
     bound.BindInt64(1, key.metric_id);

@@ -22,7 +22,7 @@ struct SqliteStorage::MoveStatements {
   SqliteStatement insert_keyed, read_watermark, start_watermark, advance_watermark;
   SqliteStatement finish_watermark;
   // On write_db_, with write_mu_ held too.
-  SqliteStatement delete_moved, delete_behind, seq_bound;
+  SqliteStatement delete_moved, delete_behind, seq_bound, any_behind;
 };
 
 }  // namespace deniable::server
