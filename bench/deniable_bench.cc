@@ -278,7 +278,7 @@ struct QueryFigures {
   std::vector<double> prevalence_ms, grpc_prevalence_ms, series_ms;
   int64_t series_buckets = 0;
   double ingest_reports_per_second = 0;
-  int64_t wal_max_bytes = 0;  // the largest -wal file seen between queries
+  int64_t wal_max_bytes = 0;  // the largest -wal file (of either file) seen between queries
   // The writer's checkpoints during the phase (differences; the largest sizes over the
   // collector's life), and the reports still recent (not yet moved) before and after it.
   server::SqliteStorage::CheckpointCounts checkpoints;
@@ -343,9 +343,12 @@ absl::StatusOr<QueryFigures> MeasureQueries(Collector& c, const std::string& db_
     close_bucket();
     f.series_ms.push_back(absl::ToDoubleMilliseconds(absl::Now() - t0));
     f.series_buckets = static_cast<int64_t>(series.size());
-    std::error_code error;
-    const uintmax_t wal = std::filesystem::file_size(db_path + "-wal", error);
-    if (!error) f.wal_max_bytes = std::max(f.wal_max_bytes, static_cast<int64_t>(wal));
+    // The larger WAL of the two files (the database's, the keyed reports file's).
+    for (const char* wal_suffix : {"-wal", "-reports-wal"}) {
+      std::error_code error;
+      const uintmax_t wal = std::filesystem::file_size(db_path + wal_suffix, error);
+      if (!error) f.wal_max_bytes = std::max(f.wal_max_bytes, static_cast<int64_t>(wal));
+    }
   }
   ingestion.join();
   DENIABLE_RETURN_IF_ERROR(failure);
@@ -603,11 +606,12 @@ int Run(const Config& config) {
       q->ingest_reports_per_second, static_cast<double>(q->wal_max_bytes) / (1 << 20));
   absl::PrintF(
       "query checkpoints: %d RESTART attempts, %d restarted, %d found a reader in the way, %d "
-      "PASSIVE; largest WAL after a commit %d pages, largest commit %d pages; recent reports %d "
-      "before, %d after\n",
+      "PASSIVE; largest WAL after a commit %d pages (keyed reports file %d), largest commit %d "
+      "pages; recent reports %d before, %d after\n",
       q->checkpoints.attempts, q->checkpoints.restarted, q->checkpoints.busy,
-      q->checkpoints.passive, q->checkpoints.largest_wal_pages, q->checkpoints.largest_commit_pages,
-      q->recent_before, q->recent_after);
+      q->checkpoints.passive, q->checkpoints.largest_wal_pages,
+      q->checkpoints.largest_keyed_wal_pages, q->checkpoints.largest_commit_pages, q->recent_before,
+      q->recent_after);
   absl::PrintF(
       "memory: peak RSS %d KiB, SQLite heap high-water %d KiB; large db %d bytes "
       "after load, %d bytes at the end (of which WAL %d bytes, free pages %d bytes)\n",

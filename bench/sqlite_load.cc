@@ -21,7 +21,9 @@ void RemoveDatabase(const std::string& path) {
 
 int64_t DatabaseBytes(const std::string& path) {
   int64_t bytes = 0;
-  for (const char* suffix : {"", "-wal"}) {
+  // The database and its keyed reports file (server/storage/sqlite_keyed_file.h), each with its
+  // WAL.
+  for (const char* suffix : {"", "-wal", "-reports", "-reports-wal"}) {
     std::error_code ec;
     const auto size = std::filesystem::file_size(path + suffix, ec);
     if (!ec) bytes += static_cast<int64_t>(size);

@@ -37,10 +37,11 @@ absl::StatusOr<std::vector<LoadSlice>> BulkLoad(server::SqliteStorage* storage, 
                                                 int64_t total, int hours, int64_t end_hour_seconds,
                                                 int batch_rows, IdSource* ids);
 
-// Size of the database at `path` in bytes (the main file plus its WAL).
+// Size of the database at `path` in bytes: the main file, its keyed reports file ("-reports")
+// and their WALs.
 int64_t DatabaseBytes(const std::string& path);
 
-// Deletes the database file and its WAL and shared-memory files.
+// Deletes the database file, its keyed reports file and their WAL and shared-memory files.
 void RemoveDatabase(const std::string& path);
 
 }  // namespace deniable::bench
