@@ -68,9 +68,11 @@ struct SqliteOptions {
   std::string path;  // database file; ":memory:" is refused (WAL needs a file)
   Durability durability = Durability::kFull;
   int busy_timeout_millis = 5000;  // wait for a lock held by another process
-  // Page cache of the writing connection, in KiB (PRAGMA cache_size=-N). It holds the B-tree
-  // pages that inserts touch: the current hour's part of the reports key and the counts. The
-  // reading connection keeps SQLite's default (2 MiB). Bounds the storage's memory.
+  // Page cache of each writing connection (the database's and the keyed reports file's), in KiB
+  // (PRAGMA cache_size=-N). It holds the B-tree pages that inserts touch: the current hours'
+  // recent rows and counts, and the keyed part a move inserts into. The appends' lookups in the
+  // keyed file get a quarter of it; the reading connection keeps SQLite's default (2 MiB).
+  // Bounds the storage's memory.
   int write_cache_kib = 64 * 1024;
   // The WAL is copied back into the database once it holds this many pages (4 KiB each). A
   // report insert dirties a page at a random place of its hour's part of the key, so a larger
