@@ -128,5 +128,63 @@ TEST(SqliteKeyedFileTest, AVersion7DatabasesReportsMoveIntoANewKeyedFile) {
   sqlite3_close(db);
 }
 
+// Retention reaches the keyed file: an expired metric-hour's moved reports and its watermark go,
+// a recent hour's stay.
+TEST(SqliteKeyedFileTest, RetentionDropsMovedReportsAndTheirWatermarks) {
+  constexpr int64_t kDay = 24;  // Row() takes hours
+  const std::string path = TempDbPath("retention");
+  auto s = SqliteStorage::Open({.path = path, .background_moves = false});
+  ASSERT_TRUE(s.ok()) << s.status();
+  StoredMetric metric = NewMetric("m");
+  metric.reporting_period_seconds = 86400;
+  const int64_t m = (*s)->CreateMetric(metric)->id;
+  ASSERT_TRUE((*s)->SetRetention("m", 10, kRetentionKeepCounts).ok());
+  ASSERT_TRUE((*s)->AppendReports({Row(m, 1, true, 80 * kDay), Row(m, 2, false, 80 * kDay),
+                                   Row(m, 3, true, 95 * kDay)})
+                  .ok());
+  ASSERT_TRUE((*s)->MoveRecentReports().ok());
+  ASSERT_TRUE((*s)->AppendReports({Row(m, 4, true, 80 * kDay)}).ok());  // recent again
+  absl::StatusOr<RetentionResult> r = (*s)->ApplyRetention(
+      {.now_seconds = 100 * 86400, .dedup_window_seconds = 2 * 86400, .batch_rows = 1});
+  ASSERT_TRUE(r.ok()) << r.status();
+  EXPECT_EQ(r->reports_dropped, 3);
+  EXPECT_EQ(*(*s)->ReportCount(), 1);
+  sqlite3* db = nullptr;
+  ASSERT_EQ(sqlite3_open_v2(KeyedReportsPath(path).c_str(), &db, SQLITE_OPEN_READONLY, nullptr),
+            SQLITE_OK);
+  EXPECT_EQ(Count(db, "SELECT count(*) FROM reports"), 1);
+  EXPECT_EQ(Count(db, "SELECT count(*) FROM watermarks"), 1);  // day 95's
+  sqlite3_close(db);
+}
+
+// A DeleteMetric whose second transaction (in the keyed file) did not run leaves keyed rows of a
+// metric the database no longer has: the next open deletes them.
+TEST(SqliteKeyedFileTest, KeyedRowsOfADeletedMetricGoAtTheNextOpen) {
+  const std::string path = MakeDatabase("orphans", 10, 3);
+  {
+    sqlite3* db = nullptr;
+    ASSERT_EQ(sqlite3_open(KeyedReportsPath(path).c_str(), &db), SQLITE_OK);
+    ASSERT_EQ(sqlite3_exec(db,
+                           "BEGIN; INSERT INTO reports SELECT 99, event_time, report_id, version, "
+                           "bit, labelset_id, support, firsts FROM reports; INSERT INTO "
+                           "watermarks SELECT 99, event_time, moved_seq, last_seq, last_id FROM "
+                           "watermarks; COMMIT;",
+                           nullptr, nullptr, nullptr),
+              SQLITE_OK)
+        << sqlite3_errmsg(db);
+    EXPECT_EQ(Count(db, "SELECT count(*) FROM reports"), 14);
+    sqlite3_close(db);
+  }
+  auto s = SqliteStorage::Open({.path = path});
+  ASSERT_TRUE(s.ok()) << s.status();
+  EXPECT_EQ(*(*s)->ReportCount(), 10);
+  s->reset();
+  sqlite3* db = nullptr;
+  ASSERT_EQ(sqlite3_open(KeyedReportsPath(path).c_str(), &db), SQLITE_OK);
+  EXPECT_EQ(Count(db, "SELECT count(*) FROM reports WHERE metric_id = 99"), 0);
+  EXPECT_EQ(Count(db, "SELECT count(*) FROM watermarks WHERE metric_id = 99"), 0);
+  sqlite3_close(db);
+}
+
 }  // namespace
 }  // namespace deniable::server

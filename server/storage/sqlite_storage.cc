@@ -40,21 +40,19 @@ int BindKey(SqliteStatement& st, const std::tuple<Ints...>& key) {
   return i + 1;
 }
 
-absl::StatusOr<sqlite3*> OpenConnection(const SqliteOptions& options, const std::string& path) {
+// A connection to options.path (the database, or with the keyed file's path, that file).
+absl::StatusOr<sqlite3*> OpenConnection(const SqliteOptions& options) {
   sqlite3* db = nullptr;
-  const int rc = sqlite3_open_v2(
-      path.c_str(), &db, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_NOMUTEX, nullptr);
+  const int rc =
+      sqlite3_open_v2(options.path.c_str(), &db,
+                      SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_NOMUTEX, nullptr);
   if (rc != SQLITE_OK) {
-    absl::Status s = SqliteError(db, rc, absl::StrCat("opening database \"", path, "\""));
+    absl::Status s = SqliteError(db, rc, absl::StrCat("opening database \"", options.path, "\""));
     sqlite3_close(db);
     return s;
   }
   sqlite3_busy_timeout(db, options.busy_timeout_millis);
   return db;
-}
-
-absl::StatusOr<sqlite3*> OpenConnection(const SqliteOptions& options) {
-  return OpenConnection(options, options.path);
 }
 
 // The pragmas of a writing connection: WAL, the durability, the page cache, the WAL's size
