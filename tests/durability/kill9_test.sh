@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Durability under SIGKILL: ITERATIONS times (default 50), start the real deniable-server on the
-# same database (alternating synchronous=FULL and NORMAL), let the driver submit batches, kill -9
+# same database (alternating synchronous=FULL and NORMAL; two starts in three with a recent limit
+# of 2000, so that moves into the keyed reports file run), let the driver submit batches, kill -9
 # the server at a random moment (20-400 ms), restart. Then check on the database:
 #   every acknowledged report id is stored; sum(counts.n) = count(*) of reports;
 #   PRAGMA integrity_check = ok.
@@ -23,7 +24,11 @@ start=$(date +%s)
 db=$work/deniable.db
 for i in $(seq 1 "$iterations"); do
   durability=full; [ $((i % 2)) -eq 0 ] && durability=normal
-  "$server_bin" --listen=127.0.0.1:0 --db="$db" --durability=$durability >"$work/server.log" 2>&1 &
+  # Two starts in three move metric-hours into the keyed reports file all the time (a small
+  # recent limit), so kills land in moves too: across the two files, every report stays once.
+  recent=4000000; [ $((i % 3)) -ne 0 ] && recent=2000
+  "$server_bin" --listen=127.0.0.1:0 --db="$db" --durability=$durability \
+    --max_recent_reports=$recent >"$work/server.log" 2>&1 &
   server_pid=$!
   port=$(wait_for_port "$work/server.log" "$server_pid")
   "$driver_bin" "127.0.0.1:$port" "$i" >"$work/acked.$i" 2>"$work/driver.$i.log" &
@@ -52,6 +57,7 @@ CREATE TEMP TABLE acked(id TEXT PRIMARY KEY);
 SELECT 'missing=' || count(*) FROM acked WHERE id NOT IN (SELECT lower(hex(report_id)) FROM stored_reports);
 SELECT 'reports=' || count(*) FROM stored_reports;
 SELECT 'counted=' || (SELECT coalesce(sum(n), 0) FROM counts);
+SELECT 'keyed=' || count(*) FROM keyed.reports;
 SELECT 'integrity=' || group_concat(integrity_check) FROM pragma_integrity_check;
 SQL
 )
@@ -60,8 +66,10 @@ missing=$(echo "$result" | sed -n 's/^missing=//p')
 reports=$(echo "$result" | sed -n 's/^reports=//p')
 counted=$(echo "$result" | sed -n 's/^counted=//p')
 integrity=$(echo "$result" | sed -n 's/^integrity=//p')
+keyed=$(echo "$result" | sed -n 's/^keyed=//p')
 [ "$missing" = 0 ] || { echo "FAIL: $missing acknowledged reports are not stored"; exit 1; }
 [ "$reports" = "$counted" ] || { echo "FAIL: counts say $counted, reports table has $reports"; exit 1; }
 [ "$integrity" = ok ] || { echo "FAIL: integrity_check: $integrity"; exit 1; }
 [ "$reports" -ge "$acked" ] || { echo "FAIL: fewer reports than acknowledged"; exit 1; }
+[ "$keyed" -gt 0 ] || { echo "FAIL: no report moved into the keyed file (no move ran)"; exit 1; }
 echo "kill9: OK"
