@@ -8,6 +8,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "deniable/common/status_macros.h"
+#include "server/storage/sqlite_schema.h"
 #include "server/storage/sqlite_statement.h"
 
 namespace deniable::server {
@@ -33,12 +34,6 @@ CREATE TABLE watermarks(
   PRIMARY KEY (metric_id, event_time)) WITHOUT ROWID;
 CREATE TABLE keyed_file(pair_id BLOB NOT NULL);
 )sql";
-
-absl::StatusOr<int64_t> PragmaValue(sqlite3* db, const char* pragma) {
-  DENIABLE_ASSIGN_OR_RETURN(SqliteStatement st, SqliteStatement::Prepare(db, pragma));
-  DENIABLE_ASSIGN_OR_RETURN(bool row, st.Step());
-  return row ? st.ColumnInt64(0) : 0;
-}
 
 }  // namespace
 
@@ -77,12 +72,15 @@ absl::StatusOr<std::string> ReadPairId(sqlite3* db) {
 
 absl::Status EnsureKeyedSchema(sqlite3* keyed, const std::string& path,
                                const std::string& pair_id) {
-  DENIABLE_ASSIGN_OR_RETURN(int64_t application_id, PragmaValue(keyed, "PRAGMA application_id"));
-  DENIABLE_ASSIGN_OR_RETURN(int64_t version, PragmaValue(keyed, "PRAGMA user_version"));
+  int32_t application_id = 0;
+  int version = 0;
+  DENIABLE_RETURN_IF_ERROR(ReadSchemaVersion(keyed, &application_id, &version));
   if (application_id == 0 && version == 0) {
-    DENIABLE_ASSIGN_OR_RETURN(int64_t tables,
-                              PragmaValue(keyed, "SELECT count(*) FROM sqlite_master"));
-    if (tables != 0) {
+    DENIABLE_ASSIGN_OR_RETURN(SqliteStatement any_table,
+                              SqliteStatement::Prepare(keyed, "SELECT 1 FROM sqlite_master"));
+    DENIABLE_ASSIGN_OR_RETURN(bool has_tables, any_table.Step());
+    any_table.Reset();
+    if (has_tables) {
       return absl::FailedPreconditionError(
           absl::StrCat("\"", path, "\" is not a Deniable keyed reports file; nothing was changed"));
     }

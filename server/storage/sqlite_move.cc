@@ -71,11 +71,6 @@ absl::Status SqliteStorage::PrepareMoveStatements() {
          "UPDATE watermarks SET moved_seq = last_seq, last_id = NULL WHERE metric_id = ? AND "
          "event_time = ?"));
   DENIABLE_ASSIGN_OR_RETURN(
-      SqliteStatement delete_moved,
-      on(write_db_,
-         "DELETE FROM recent_reports WHERE metric_id = ? AND event_time = ? AND seq > ? AND "
-         "seq <= ?"));
-  DENIABLE_ASSIGN_OR_RETURN(
       SqliteStatement delete_behind,
       on(write_db_,
          "DELETE FROM recent_reports WHERE metric_id = ?1 AND event_time = ?2 AND seq > ?3 AND "
@@ -94,8 +89,7 @@ absl::Status SqliteStorage::PrepareMoveStatements() {
       std::move(list_rows), std::move(keyed_begin), std::move(keyed_commit),
       std::move(keyed_rollback), std::move(insert_keyed), std::move(read_watermark),
       std::move(start_watermark), std::move(advance_watermark), std::move(finish_watermark),
-      std::move(delete_moved), std::move(delete_behind), std::move(seq_bound),
-      std::move(any_behind)});
+      std::move(delete_behind), std::move(seq_bound), std::move(any_behind)});
   return absl::OkStatus();
 }
 
@@ -126,12 +120,9 @@ int SqliteStorage::OnKeyedWalCommit(void* self, sqlite3* /*db*/, const char* /*s
 // tried again after the next commit.
 void SqliteStorage::CheckpointKeyed() {
   if (keyed_wal_pages_ < wal_checkpoint_pages_) return;
-  int tries = wal_restart_wait_tries_;
-  sqlite3_busy_handler(keyed_db_, &BoundedBusy, &tries);
-  const int rc =
-      sqlite3_wal_checkpoint_v2(keyed_db_, nullptr, SQLITE_CHECKPOINT_RESTART, nullptr, nullptr);
-  sqlite3_busy_timeout(keyed_db_, busy_timeout_millis_);
-  if (rc == SQLITE_OK) keyed_wal_pages_ = 0;
+  if (RestartCheckpoint(keyed_db_, wal_restart_wait_tries_, busy_timeout_millis_) == SQLITE_OK) {
+    keyed_wal_pages_ = 0;
+  }
 }
 
 absl::StatusOr<SqliteStorage::Watermark> SqliteStorage::ReadWatermark(const HourKey& key) {
@@ -470,11 +461,14 @@ absl::Status SqliteStorage::MoveHourOnce(const HourKey& key, const Watermark& ma
     DENIABLE_RETURN_IF_ERROR(RunInTransaction([&]() -> absl::Status {
       move_mu_.AssertHeld();  // run with both held (-Wthread-safety cannot see it)
       write_mu_.AssertHeld();
-      SqliteStatement& del = move_->delete_moved;
+      // Every row of the seq range: all of them are behind the finished watermark.
+      SqliteStatement& del = move_->delete_behind;
       del.BindInt64(1, key.metric_id);
       del.BindInt64(2, key.event_time);
       del.BindInt64(3, deleted_to);
       del.BindInt64(4, seq_marks[end - 1]);
+      del.BindInt64(5, seq_marks[end - 1]);
+      del.BindNull(6);
       return del.Run();
     }));
     const int64_t appends_now = appends_started_.load(std::memory_order_relaxed);

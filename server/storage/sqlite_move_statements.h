@@ -11,8 +11,11 @@ namespace deniable::server {
 // A stored report id. Errors: DATA_LOSS if the column is not 16 bytes.
 absl::StatusOr<ReportId> ColumnReportId(const SqliteStatement& st, int column);
 
-// A busy handler that gives up after `*max_tries` calls (an int), sleeping about 1 ms each.
-int BoundedBusy(void* max_tries, int calls);
+// A RESTART checkpoint of the WAL of `db` (the caller's writing connection) that waits at most
+// `wait_tries` busy-handler calls (about 1 ms each) for readers of an older snapshot, then puts
+// the connection's busy timeout (`busy_timeout_millis`) back. Returns SQLite's result code:
+// SQLITE_OK when the WAL was restarted (SqliteOptions::wal_autocheckpoint_pages).
+int RestartCheckpoint(sqlite3* db, int wait_tries, int busy_timeout_millis);
 
 struct SqliteStorage::MoveStatements {
   // On move_db_ (the database, read).
@@ -22,7 +25,9 @@ struct SqliteStorage::MoveStatements {
   SqliteStatement insert_keyed, read_watermark, start_watermark, advance_watermark;
   SqliteStatement finish_watermark;
   // On write_db_, with write_mu_ held too.
-  SqliteStatement delete_moved, delete_behind, seq_bound, any_behind;
+  // Recent rows of a metric-hour in a seq range (?3, ?4] that are behind a watermark: seq <= ?5,
+  // or report_id <= ?6 (NULL: none).
+  SqliteStatement delete_behind, seq_bound, any_behind;
 };
 
 }  // namespace deniable::server

@@ -358,10 +358,24 @@ absl::Status SqliteStorage::LoadRecent() {
   return absl::OkStatus();
 }
 
+namespace {
+
+// A busy handler that gives up after `*max_tries` calls, sleeping about 1 ms each.
 int BoundedBusy(void* max_tries, int calls) {
   if (calls >= *static_cast<int*>(max_tries)) return 0;
   sqlite3_sleep(1);
   return 1;
+}
+
+}  // namespace
+
+int RestartCheckpoint(sqlite3* db, int wait_tries, int busy_timeout_millis) {
+  int tries = wait_tries;
+  sqlite3_busy_handler(db, &BoundedBusy, &tries);
+  const int rc =
+      sqlite3_wal_checkpoint_v2(db, nullptr, SQLITE_CHECKPOINT_RESTART, nullptr, nullptr);
+  sqlite3_busy_timeout(db, busy_timeout_millis);
+  return rc;
 }
 
 absl::StatusOr<ReportId> ColumnReportId(const SqliteStatement& st, int column) {
@@ -399,12 +413,7 @@ void SqliteStorage::CheckpointLocked(int pages) ABSL_NO_THREAD_SAFETY_ANALYSIS {
     return;
   }
   ++checkpoints_.attempts;
-  int tries = wal_restart_wait_tries_;
-  sqlite3_busy_handler(write_db_, &BoundedBusy, &tries);
-  const int rc =
-      sqlite3_wal_checkpoint_v2(write_db_, nullptr, SQLITE_CHECKPOINT_RESTART, nullptr, nullptr);
-  sqlite3_busy_timeout(write_db_, busy_timeout_millis_);
-  if (rc == SQLITE_OK) {
+  if (RestartCheckpoint(write_db_, wal_restart_wait_tries_, busy_timeout_millis_) == SQLITE_OK) {
     ++checkpoints_.restarted;
     next_restart_pages_ = 0;
     last_wal_pages_ = 0;  // the next commit writes from the WAL's beginning
