@@ -64,6 +64,7 @@
 #include "server/server_logging.h"
 #include "server/service/collector_server.h"
 #include "server/storage/group_commit_storage.h"
+#include "server/storage/sqlite_statement.h"
 #include "server/storage/sqlite_storage.h"
 #include "server/storage/testing/test_postgres.h"
 
@@ -542,7 +543,6 @@ int Run(const Config& config) {
     return 1;
   }
   const int64_t hwm_kib = ProcStatusKib("VmHWM");
-  const int64_t sqlite_hwm = sqlite3_memory_highwater(0);
   absl::StatusOr<int64_t> large_count = large_collector->sqlite->ReportCount();
   const int64_t large_now_bytes = DatabaseBytes(large_path);
   const DatabaseSplit large_split = SplitDatabaseBytes(large_path);
@@ -613,10 +613,9 @@ int Run(const Config& config) {
       q->checkpoints.largest_keyed_wal_pages, q->checkpoints.largest_commit_pages, q->recent_before,
       q->recent_after);
   absl::PrintF(
-      "memory: peak RSS %d KiB, SQLite heap high-water %d KiB; large db %d bytes "
+      "memory: peak RSS %d KiB; large db %d bytes "
       "after load, %d bytes at the end (of which WAL %d bytes, free pages %d bytes)\n",
-      hwm_kib, sqlite_hwm / 1024, large_bytes, large_now_bytes, large_split.wal_bytes,
-      large_split.free_bytes);
+      hwm_kib, large_bytes, large_now_bytes, large_split.wal_bytes, large_split.free_bytes);
 
   Struct* details = (*json.mutable_fields())["details"].mutable_struct_value();
   for (const auto& [name, values] : results.samples()) {
@@ -639,7 +638,6 @@ int Run(const Config& config) {
             static_cast<double>(q->checkpoints.largest_commit_pages));
   SetNumber(details, "large_db_end_wal_bytes", static_cast<double>(large_split.wal_bytes));
   SetNumber(details, "large_db_end_free_bytes", static_cast<double>(large_split.free_bytes));
-  SetNumber(details, "sqlite_heap_highwater_kib", static_cast<double>(sqlite_hwm) / 1024);
   for (const auto& [name, ns] : sdk) SetNumber(details, "sdk_ns_" + name, ns);
   for (const auto& [name, fill] : hour_fill) {
     Value& v = (*details->mutable_fields())["hour_fill_" + name];
@@ -668,6 +666,8 @@ int Run(const Config& config) {
 
 int main(int argc, char** argv) {
   // Google Benchmark takes its --benchmark_* flags first; the smoke run shortens its phases.
+  // As deniable-server does, before any SQLite call (server/storage/sqlite_statement.h).
+  deniable::server::TurnOffSqliteMemoryStatistics();
   std::vector<char*> args(argv, argv + argc);
   std::string min_time = "--benchmark_min_time=0.01";
   bool smoke = false;

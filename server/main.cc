@@ -60,6 +60,7 @@
 #include "server/storage/group_commit_storage.h"
 #include "server/storage/postgres_connection.h"
 #include "server/storage/sqlite_backup.h"
+#include "server/storage/sqlite_statement.h"
 #include "server/storage/sqlite_to_postgres.h"
 
 namespace {
@@ -412,6 +413,8 @@ std::optional<int> ParseCommandLine(int argc, char** argv, std::vector<char*>* a
   // Debian's Abseil checks every lock for deadlock cycles (a debug aid costing a graph update
   // per lock on the ingestion path); the server's lock order is fixed, so skip the check.
   absl::SetMutexDeadlockDetectionMode(absl::OnDeadlockCycle::kIgnore);
+  // Before any SQLite call: no global mutex around each of SQLite's allocations.
+  server::TurnOffSqliteMemoryStatistics();
   return std::nullopt;
 }
 

@@ -46,6 +46,15 @@ void MovedIdsFilter::Add(const ReportId& id) {
   ++s.count;
 }
 
+void MovedIdsFilter::Prefetch(const ReportId& id, bool for_add) const {
+  const uint64_t h1 = ProbeOf(id).h1;
+  for (size_t i = for_add && !segments_.empty() ? segments_.size() - 1 : 0; i < segments_.size();
+       ++i) {
+    const Segment& s = segments_[i];
+    __builtin_prefetch(&s.words[(h1 & (s.words.size() / kBlockWords - 1)) * kBlockWords]);
+  }
+}
+
 bool MovedIdsFilter::MayContain(const ReportId& id) const {
   const Probe p = ProbeOf(id);
   for (const Segment& s : segments_) {

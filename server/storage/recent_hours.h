@@ -73,8 +73,16 @@ class RecentHours {
 
   // Removes a metric-hour whose rows have moved to the keyed table.
   void Erase(const HourKey& key);
-  // Removes ids whose rows are now in the keyed table (a chunk of a move).
-  void EraseIds(Hour& hour, absl::Span<const ReportId> ids);
+  // Removes ids whose rows are now in the keyed table (a chunk of a move) and adds them to the
+  // hour's moved-ids filter, if it has one. Prefetches a few ids ahead: the recent set and the
+  // filter are larger than the CPU's caches, and the caller holds the lock appends wait on.
+  void MoveOut(Hour& hour, absl::Span<const ReportId> ids);
+  // Hints the CPU to fetch the memory that TryInsert(_, hour, id) and then the hour's filter
+  // will read; changes nothing.
+  static void Prefetch(const Hour& hour, const ReportId& id) {
+    hour.ids.prefetch(id);
+    if (hour.moved != nullptr) hour.moved->Prefetch(id, /*for_add=*/false);
+  }
 
   // Metric-hours to move so that at most `keep` ids remain, least recently written first.
   std::vector<HourKey> OldestBeyond(int64_t keep) const;

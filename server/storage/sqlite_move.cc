@@ -18,6 +18,12 @@
 namespace deniable::server {
 namespace {
 
+// While appends arrive, a move's delete phase pauses after each transaction for this many times
+// as long as the transaction held the writer, so it takes at most a quarter of the writer's time:
+// at half (a factor of 1), a hot metric-hour ingested at half its rate for the seconds each
+// delete phase lasted (docs/performance.md, "Allocations and cache misses").
+constexpr int kDeleteYield = 3;
+
 // A recent row on its way to the keyed file: 40 bytes, plus its support bitmap in the move's
 // arena (categorical and vector reports only).
 struct MovingRow {
@@ -429,17 +435,15 @@ absl::Status SqliteStorage::MoveHourOnce(const HourKey& key, const Watermark& ma
     RecentHours::Hour* hour = recent_.Find(key);
     if (hour != nullptr) {  // always: only moves and deletes (holding move_mu_) erase it
       hour->may_have_sorted_rows = true;
-      if (hour->moved != nullptr) {
-        for (const ReportId& id : ids) hour->moved->Add(id);
-      }
-      recent_.EraseIds(*hour, ids);
+      recent_.MoveOut(*hour, ids);
       if (last && hour->ids.empty()) recent_.Erase(key);
     }
     if (last) break;
   }
 
   // 4. Delete the copied rows by seq range, between appends: while they arrive, the move
-  // leaves the writer to them between its transactions for as long as the last one held it.
+  // leaves the writer to them between its transactions for kDeleteYield times as long as the
+  // last one held it (the rows behind the watermark are hidden from readers meanwhile).
   absl::Duration pause;
   int64_t appends_seen = appends_started_.load(std::memory_order_relaxed);
   size_t marks_per_chunk = std::max<size_t>(
@@ -475,7 +479,8 @@ absl::Status SqliteStorage::MoveHourOnce(const HourKey& key, const Watermark& ma
     const bool appending =
         appends_now != appends_seen || appends_waiting_.load(std::memory_order_relaxed) > 0;
     appends_seen = appends_now;
-    pause = background_moves_ && appending ? absl::Now() - start : absl::ZeroDuration();
+    pause = background_moves_ && appending ? kDeleteYield * (absl::Now() - start)
+                                           : absl::ZeroDuration();
     deleted_to = seq_marks[end - 1];
     marks_per_chunk =
         next_rows(end - at, last_commit_pages_, 1, 4 * move_chunk_rows_ / kSeqMarkRows + 1);

@@ -51,6 +51,10 @@ absl::Status SqliteError(sqlite3* db, int code, absl::string_view what) {
   }
 }
 
+bool TurnOffSqliteMemoryStatistics() {
+  return sqlite3_config(SQLITE_CONFIG_MEMSTATUS, 0) == SQLITE_OK;
+}
+
 absl::Status SqliteExec(sqlite3* db, absl::string_view sql) {
   const std::string owned(sql);
   const int rc = sqlite3_exec(db, owned.c_str(), nullptr, nullptr, nullptr);

@@ -37,6 +37,19 @@ absl::Status SqliteError(sqlite3* db, int code, absl::string_view what);
 // Runs one or more SQL statements without results. Errors: as SqliteError.
 absl::Status SqliteExec(sqlite3* db, absl::string_view sql);
 
+// Turns off SQLite's memory statistics for the whole process (sqlite3_config
+// SQLITE_CONFIG_MEMSTATUS, https://sqlite.org/c3ref/c_config_covering_index_scan.html). With them
+// on, every sqlite3_malloc and sqlite3_free of every connection takes one global mutex: the
+// writer, the mover and the readers then wait on each other's allocations (measured in
+// docs/performance.md, "Allocations and cache misses"). The cost: sqlite3_memory_used(),
+// sqlite3_memory_highwater(), sqlite3_status64() and the soft and hard heap limits stop working
+// (https://sqlite.org/c3ref/c_config_covering_index_scan.html#sqliteconfigmemstatus); Deniable
+// uses none of them.
+// Call once at process start, before any other SQLite call and before other threads use SQLite
+// (sqlite3_config is not thread-safe). Returns false, changing nothing, if SQLite was already
+// initialized.
+bool TurnOffSqliteMemoryStatistics();
+
 class SqliteStatement {
  public:
   // Errors: INTERNAL if the SQL does not compile; as SqliteError otherwise.

@@ -674,10 +674,26 @@ absl::StatusOr<std::vector<AppendResult>> SqliteStorage::AppendLocked(
   // Rows in arrival order: of two equal keys the earlier batch's row is stored. A row is new when
   // its id is neither among its metric-hour's recent ids (this transaction's included) nor, if
   // that metric-hour has moved rows, in the keyed table.
+  // A hot metric-hour's recent set and filter are larger than the CPU's caches: what the row a
+  // few ahead will read is fetched while this row is stored (docs/performance.md, "Allocations
+  // and cache misses").
+  constexpr size_t kPrefetchAhead = 8;
+  HourKey ahead_key;
+  // Valid through this call: entries are erased only under write_mu_, held here, and not here.
+  const RecentHours::Hour* ahead_hour = nullptr;
   for (size_t b = 0; b < batches.size(); ++b) {
     AppendResult& result = results[b];
     for (size_t i = 0; i < batches[b].size(); ++i) {
       const ReportRow& row = batches[b][i];
+      if (i + kPrefetchAhead < batches[b].size()) {
+        const ReportRow& ahead = batches[b][i + kPrefetchAhead];
+        const HourKey key{ahead.metric_id, ahead.event_time_seconds};
+        if (ahead_hour == nullptr || !(key == ahead_key)) {
+          ahead_key = key;
+          ahead_hour = recent_.Find(key);
+        }
+        if (ahead_hour != nullptr) RecentHours::Prefetch(*ahead_hour, ahead.report_id);
+      }
       if (!exists[row.metric_id]) {
         if (!result.IsMissing(row.metric_id)) result.missing_metrics.push_back(row.metric_id);
         continue;
