@@ -3,23 +3,17 @@
 #include <random>
 
 #include "gtest/gtest.h"
+#include "server/storage/storage_test_util.h"
 
 namespace deniable::server {
 namespace {
 
-ReportId RandomId(std::mt19937_64& gen) {
-  ReportId id{};
-  for (int b = 0; b < 2; ++b) {
-    const uint64_t word = gen();
-    for (int k = 0; k < 8; ++k) id[8 * b + k] = static_cast<uint8_t>(word >> (8 * k));
-  }
-  return id;
-}
+using testing_util::RandomReportId;
 
 TEST(MovedIdsFilterTest, EmptyFilterRulesEverythingOut) {
   MovedIdsFilter filter;
   std::mt19937_64 gen(1);
-  for (int i = 0; i < 1000; ++i) EXPECT_FALSE(filter.MayContain(RandomId(gen)));
+  for (int i = 0; i < 1000; ++i) EXPECT_FALSE(filter.MayContain(RandomReportId(gen)));
 }
 
 // 300 000 ids fill three segments (65 536, 131 072 and 262 144 ids): none is ever ruled out, and
@@ -29,7 +23,7 @@ TEST(MovedIdsFilterTest, NeverRulesOutAnAddedIdAndPassesFewOthers) {
   std::mt19937_64 gen(25);  // seeded: the same ids every run
   std::vector<ReportId> added;
   for (int i = 0; i < 300'000; ++i) {
-    added.push_back(RandomId(gen));
+    added.push_back(RandomReportId(gen));
     filter.Add(added.back());
   }
   int missed = 0;
@@ -37,7 +31,7 @@ TEST(MovedIdsFilterTest, NeverRulesOutAnAddedIdAndPassesFewOthers) {
   EXPECT_EQ(missed, 0);
   int passed = 0;
   constexpr int kOthers = 100'000;
-  for (int i = 0; i < kOthers; ++i) passed += filter.MayContain(RandomId(gen)) ? 1 : 0;
+  for (int i = 0; i < kOthers; ++i) passed += filter.MayContain(RandomReportId(gen)) ? 1 : 0;
   EXPECT_LT(passed, kOthers / 100) << passed << " of " << kOthers << " other ids passed";
   EXPECT_LT(filter.bytes(), 300'000 * 4) << "more than 4 bytes per id";
 }

@@ -5,18 +5,12 @@
 #include <vector>
 
 #include "gtest/gtest.h"
+#include "server/storage/storage_test_util.h"
 
 namespace deniable::server {
 namespace {
 
-ReportId RandomId(std::mt19937_64& gen) {
-  ReportId id{};
-  for (int b = 0; b < 2; ++b) {
-    const uint64_t word = gen();
-    for (int k = 0; k < 8; ++k) id[8 * b + k] = static_cast<uint8_t>(word >> (8 * k));
-  }
-  return id;
-}
+using testing_util::RandomReportId;
 
 // A move's chunk leaves the recent set and enters the hour's moved-ids filter, every id of it
 // (more ids than the prefetch distance, and a last few within it); the other ids stay.
@@ -28,7 +22,7 @@ TEST(RecentHoursTest, MoveOutErasesTheIdsAndAddsThemToTheFilter) {
   std::mt19937_64 gen(25);  // seeded: the same ids every run
   std::vector<ReportId> ids;
   for (int i = 0; i < 1000; ++i) {
-    ids.push_back(RandomId(gen));
+    ids.push_back(RandomReportId(gen));
     RecentHours::Prefetch(hour, ids.back());  // a hint only: the id is still absent
     ASSERT_TRUE(recent.TryInsert(key, hour, ids.back()));
   }
@@ -54,7 +48,7 @@ TEST(RecentHoursTest, MoveOutWithoutAFilterOnlyErases) {
   std::mt19937_64 gen(26);
   std::vector<ReportId> ids;
   for (int i = 0; i < 20; ++i) {
-    ids.push_back(RandomId(gen));
+    ids.push_back(RandomReportId(gen));
     ASSERT_TRUE(recent.TryInsert(key, hour, ids.back()));
   }
   recent.MoveOut(hour, ids);

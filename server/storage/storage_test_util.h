@@ -5,6 +5,7 @@
 #include <unistd.h>
 
 #include <cstdio>
+#include <random>
 #include <string>
 #include <utility>
 #include <vector>
@@ -72,6 +73,16 @@ inline ReportRow CategoricalRow(int64_t metric_id, int id, std::vector<uint16_t>
 // A yes/no count row's yes count (counter 0) and a categorical one's support (the counters).
 inline int64_t Yes(const CountRow& row) { return CounterAt(row.counters, 0); }
 inline int64_t Yes(const CountRow::Firsts& f) { return CounterAt(f.counters, 0); }
+
+// A 16-byte report id from a seeded generator: the same ids every run.
+inline ReportId RandomReportId(std::mt19937_64& gen) {
+  ReportId id{};
+  for (int b = 0; b < 2; ++b) {
+    const uint64_t word = gen();
+    for (int k = 0; k < 8; ++k) id[8 * b + k] = static_cast<uint8_t>(word >> (8 * k));
+  }
+  return id;
+}
 
 }  // namespace deniable::server::testing_util
 
