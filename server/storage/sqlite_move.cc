@@ -231,25 +231,30 @@ absl::Status SqliteStorage::DropBehind(const HourKey& key, const Watermark& w) {
     const int64_t to = found.ok() && *found ? bound.ColumnInt64(0) : upto;
     bound.Reset();
     if (!found.ok()) return found.status();
-    DENIABLE_RETURN_IF_ERROR(RunInTransaction([&]() -> absl::Status {
-      move_mu_.AssertHeld();  // run with both held (-Wthread-safety cannot see it)
-      write_mu_.AssertHeld();
-      SqliteStatement& del = move_->delete_behind;
-      del.BindInt64(1, key.metric_id);
-      del.BindInt64(2, key.event_time);
-      del.BindInt64(3, after);
-      del.BindInt64(4, to);
-      del.BindInt64(5, w.moved_seq);
-      if (w.copying) {
-        del.BindBlob(6, last_id.data(), static_cast<int>(last_id.size()));
-      } else {
-        del.BindNull(6);
-      }
-      return del.Run();
-    }));
+    DENIABLE_RETURN_IF_ERROR(DeleteBehind(key, after, to, w.moved_seq, last_id));
     after = to;
   }
   return absl::OkStatus();
+}
+
+absl::Status SqliteStorage::DeleteBehind(const HourKey& key, int64_t after, int64_t to,
+                                         int64_t moved_seq, const std::string& last_id) {
+  return RunInTransaction([&]() -> absl::Status {
+    move_mu_.AssertHeld();  // run with both held (-Wthread-safety cannot see it)
+    write_mu_.AssertHeld();
+    SqliteStatement& del = move_->delete_behind;
+    del.BindInt64(1, key.metric_id);
+    del.BindInt64(2, key.event_time);
+    del.BindInt64(3, after);
+    del.BindInt64(4, to);
+    del.BindInt64(5, moved_seq);
+    if (last_id.empty()) {
+      del.BindNull(6);
+    } else {
+      del.BindBlob(6, last_id.data(), static_cast<int>(last_id.size()));
+    }
+    return del.Run();
+  });
 }
 
 absl::Status SqliteStorage::MoveHours(const std::vector<HourKey>& keys) {
@@ -462,19 +467,9 @@ absl::Status SqliteStorage::MoveHourOnce(const HourKey& key, const Watermark& ma
     if (stop_) return absl::CancelledError("storage is closing; the move resumes at next open");
     const size_t end = std::min(seq_marks.size(), at + marks_per_chunk);
     const absl::Time start = absl::Now();
-    DENIABLE_RETURN_IF_ERROR(RunInTransaction([&]() -> absl::Status {
-      move_mu_.AssertHeld();  // run with both held (-Wthread-safety cannot see it)
-      write_mu_.AssertHeld();
-      // Every row of the seq range: all of them are behind the finished watermark.
-      SqliteStatement& del = move_->delete_behind;
-      del.BindInt64(1, key.metric_id);
-      del.BindInt64(2, key.event_time);
-      del.BindInt64(3, deleted_to);
-      del.BindInt64(4, seq_marks[end - 1]);
-      del.BindInt64(5, seq_marks[end - 1]);
-      del.BindNull(6);
-      return del.Run();
-    }));
+    // Every row of the seq range: all of them are behind the finished watermark.
+    DENIABLE_RETURN_IF_ERROR(
+        DeleteBehind(key, deleted_to, seq_marks[end - 1], seq_marks[end - 1], std::string()));
     const int64_t appends_now = appends_started_.load(std::memory_order_relaxed);
     const bool appending =
         appends_now != appends_seen || appends_waiting_.load(std::memory_order_relaxed) > 0;

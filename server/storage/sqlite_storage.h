@@ -227,6 +227,12 @@ class SqliteStorage : public Storage {
   // rows of the hour.
   absl::Status DropBehind(const HourKey& key, const Watermark& w)
       ABSL_EXCLUSIVE_LOCKS_REQUIRED(move_mu_, write_mu_);
+  // Deletes, in one transaction, the metric-hour's recent rows with after < seq <= to that are
+  // behind a watermark: seq <= moved_seq, or report_id <= last_id (empty: no id is) while a move
+  // copies.
+  absl::Status DeleteBehind(const HourKey& key, int64_t after, int64_t to, int64_t moved_seq,
+                            const std::string& last_id)
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(move_mu_, write_mu_);
   // Deletes a metric's rows and watermarks from the keyed file, in one of its transactions.
   absl::Status DeleteKeyedMetric(int64_t metric_id) ABSL_EXCLUSIVE_LOCKS_REQUIRED(move_mu_);
   absl::Status MoveHours(const std::vector<HourKey>& keys) ABSL_LOCKS_EXCLUDED(write_mu_);
