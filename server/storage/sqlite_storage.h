@@ -202,6 +202,11 @@ class SqliteStorage : public Storage {
       absl::Span<const absl::Span<const ReportRow>> batches)
       ABSL_EXCLUSIVE_LOCKS_REQUIRED(write_mu_);
   absl::Status LoadRecent() ABSL_EXCLUSIVE_LOCKS_REQUIRED(write_mu_);
+  // Numbers the next appended row past every watermark of the keyed file, not only past the
+  // recent rows: when every recent row was moved and deleted, LoadRecent finds none, and a row
+  // numbered from 1 again would sit behind its hour's watermark (hidden from the stored-reports
+  // view, and deleted uncopied by the hour's next move).
+  absl::Status NumberPastWatermarks() ABSL_EXCLUSIVE_LOCKS_REQUIRED(move_mu_, write_mu_);
   absl::StatusOr<bool> HourHasSortedRows(const HourKey& key)
       ABSL_EXCLUSIVE_LOCKS_REQUIRED(write_mu_);
   absl::StatusOr<bool> IsStored(const HourKey& key, const ReportRow& row)
