@@ -162,6 +162,11 @@ absl::Status SqliteStorage::FinishInterruptedMoves() {
       DENIABLE_ASSIGN_OR_RETURN(bool row, st.Step());
       if (!row) break;
       Watermark w{st.ColumnInt64(2), st.ColumnInt64(3), !st.ColumnIsNull(4), st.ColumnBlob(4)};
+      // Seq numbers only grow: the next row is numbered past every watermark, not only past the
+      // recent rows LoadRecent finds (none when every one was moved; a row numbered from 1 again
+      // would sit behind its hour's watermark, hidden, and the hour's next move would delete it
+      // uncopied).
+      next_seq_ = std::max(next_seq_, std::max(w.moved_seq, w.last_seq) + 1);
       marks.emplace_back(HourKey{st.ColumnInt64(0), st.ColumnInt64(1)}, std::move(w));
     }
   }

@@ -266,8 +266,7 @@ absl::Status SqliteStorage::Init(const SqliteOptions& options) {
   DENIABLE_ASSIGN_OR_RETURN(move_db_, OpenConnection(options));
   DENIABLE_RETURN_IF_ERROR(PrepareMoveStatements());
   DENIABLE_RETURN_IF_ERROR(FinishInterruptedMoves());
-  DENIABLE_RETURN_IF_ERROR(LoadRecent());
-  return NumberPastWatermarks();
+  return LoadRecent();
 }
 
 absl::Status SqliteStorage::OpenKeyedFile(const SqliteOptions& options) {
@@ -356,15 +355,6 @@ absl::Status SqliteStorage::LoadRecent() {
     recent_.Insert(key, *hour, id);
   }
   recent_.Commit();
-  return absl::OkStatus();
-}
-
-absl::Status SqliteStorage::NumberPastWatermarks() {
-  DENIABLE_ASSIGN_OR_RETURN(
-      SqliteStatement st,
-      SqliteStatement::Prepare(keyed_db_, "SELECT max(max(moved_seq, last_seq)) FROM watermarks"));
-  DENIABLE_ASSIGN_OR_RETURN(const bool has_row, st.Step());
-  if (has_row && !st.ColumnIsNull(0)) next_seq_ = std::max(next_seq_, st.ColumnInt64(0) + 1);
   return absl::OkStatus();
 }
 

@@ -202,11 +202,6 @@ class SqliteStorage : public Storage {
       absl::Span<const absl::Span<const ReportRow>> batches)
       ABSL_EXCLUSIVE_LOCKS_REQUIRED(write_mu_);
   absl::Status LoadRecent() ABSL_EXCLUSIVE_LOCKS_REQUIRED(write_mu_);
-  // Numbers the next appended row past every watermark of the keyed file, not only past the
-  // recent rows: when every recent row was moved and deleted, LoadRecent finds none, and a row
-  // numbered from 1 again would sit behind its hour's watermark (hidden from the stored-reports
-  // view, and deleted uncopied by the hour's next move).
-  absl::Status NumberPastWatermarks() ABSL_EXCLUSIVE_LOCKS_REQUIRED(move_mu_, write_mu_);
   absl::StatusOr<bool> HourHasSortedRows(const HourKey& key)
       ABSL_EXCLUSIVE_LOCKS_REQUIRED(write_mu_);
   absl::StatusOr<bool> IsStored(const HourKey& key, const ReportRow& row)
@@ -226,7 +221,8 @@ class SqliteStorage : public Storage {
   absl::StatusOr<Watermark> ReadWatermark(const HourKey& key)
       ABSL_EXCLUSIVE_LOCKS_REQUIRED(move_mu_);
   // Deletes the recent rows behind every watermark (a move a crash or a Close cut short) and the
-  // keyed rows of metrics the database no longer has.
+  // keyed rows of metrics the database no longer has. Numbers the next appended row past every
+  // watermark (LoadRecent, after it, takes the recent rows' seq into account).
   absl::Status FinishInterruptedMoves() ABSL_EXCLUSIVE_LOCKS_REQUIRED(move_mu_, write_mu_);
   // Deletes the metric-hour's recent rows behind `w`, in transactions of at most kMoveReadRows
   // rows of the hour.
