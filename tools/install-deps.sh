@@ -14,7 +14,7 @@ for arg in "$@"; do
   esac
 done
 packages=(
-  build-essential cmake ninja-build pkg-config git python3 sqlite3
+  build-essential cmake ninja-build ccache pkg-config git python3 sqlite3
   libgrpc++-dev protobuf-compiler-grpc libprotobuf-dev protobuf-compiler libabsl-dev
   libsqlite3-dev libssl-dev libboost-dev libspdlog-dev libcsv-dev
   libgtest-dev libgmock-dev libbenchmark-dev clang-format

@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
-# Builds the libFuzzer target with clang-14, AddressSanitizer and UBSan in its own build tree
-# (only the targets it needs) and fuzzes SubmitReportsRequest parsing, validation and storage for
+# Builds the libFuzzer target with clang-14, AddressSanitizer and UBSan in the sanitizer step's
+# ASan tree, build-asan/ (tests/sanitize/asan_tree.sh: one tree, compiled once in CI, where the
+# sanitizer step has already built it), only the target it needs, and fuzzes SubmitReportsRequest parsing, validation and storage for
 # a bounded time (default 60 s; FUZZ_SECONDS overrides). The seed corpus (tests/fuzz/corpus) is
 # read, never written: new inputs go to a scratch folder. A crash leaves crash-* in the build
 # tree's fuzz-out/ and fails the script; copy it into tests/fuzz/regressions/ with the fix.
@@ -9,12 +10,11 @@ set -euo pipefail
 root=$(cd "$(dirname "$0")/../.." && pwd)
 # clang-14 and its sanitizer/libFuzzer runtime (Debian); installed only when missing.
 bash "$root/tools/install-clang.sh"
-build=${DENIABLE_FUZZ_BUILD_DIR:-$root/build-fuzz}
+build=${DENIABLE_FUZZ_BUILD_DIR:-$root/build-asan}
 seconds=${FUZZ_SECONDS:-60}
-sanitize="-fsanitize=address,undefined -fno-sanitize-recover=undefined -fsanitize=fuzzer-no-link"
-cmake -S "$root" -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo \
-  -DCMAKE_C_COMPILER=clang-14 -DCMAKE_CXX_COMPILER=clang++-14 -DDENIABLE_FUZZ=ON \
-  -DCMAKE_CXX_FLAGS="$sanitize" -DCMAKE_EXE_LINKER_FLAGS="-fsanitize=address,undefined" >/dev/null
+# shellcheck source=tests/sanitize/asan_tree.sh
+. "$root/tests/sanitize/asan_tree.sh"
+configure_asan_tree "$root" "$build"
 cmake --build "$build" -j"$(nproc)" --target deniable_submit_reports_fuzzer
 out=$build/fuzz-out
 rm -rf "$out" && mkdir -p "$out/corpus"

@@ -14,7 +14,8 @@
 # hold the few suppressions that follow from that, each with its reason, and tsan_absl_mutex.cc
 # tells ThreadSanitizer what absl::Mutex does (tsan_shim_check.cc proves it at each run).
 # libstdc++ (not libc++): Debian's gRPC is built against it. -O1: sanitizers need little
-# optimisation, and the build is most of the step.
+# optimisation, and the build is most of the step. The ASan tree is also the fuzzing tree
+# (asan_tree.sh): tests/fuzz/run_fuzz.sh reuses it, so CI compiles it once.
 #   bash tests/sanitize/run_sanitizers.sh [tsan|asan]...   (default: both)
 set -euo pipefail
 root=$(cd "$(dirname "$0")/../.." && pwd)
@@ -33,12 +34,19 @@ cli=${DENIABLE_CLI:-$root/build/tools/deniable}
 
 log() { echo "sanitize: $*"; }
 
-# configure KIND COMPILE_FLAGS LINK_FLAGS [CMAKE ARGS...]
+# shellcheck source=tests/sanitize/asan_tree.sh
+. "$here/asan_tree.sh"
+
+# configure KIND COMPILE_FLAGS LINK_FLAGS [CMAKE ARGS...] (the TSan tree; asan_tree.sh the other)
 configure() {
   local kind=$1 cflags=$2 ldflags=$3; shift 3
   local opt="-O1 -gline-tables-only -fno-omit-frame-pointer"
+  local launcher=()
+  if command -v ccache >/dev/null; then
+    launcher=(-DCMAKE_C_COMPILER_LAUNCHER=ccache -DCMAKE_CXX_COMPILER_LAUNCHER=ccache)
+  fi
   cmake -S "$root" -B "$root/build-$kind" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo \
-    -DCMAKE_C_COMPILER=clang-14 -DCMAKE_CXX_COMPILER=clang++-14 \
+    -DCMAKE_C_COMPILER=clang-14 -DCMAKE_CXX_COMPILER=clang++-14 "${launcher[@]}" \
     -DCMAKE_CXX_FLAGS_RELWITHDEBINFO="$opt" -DCMAKE_C_FLAGS_RELWITHDEBINFO="$opt" \
     -DCMAKE_CXX_FLAGS="$cflags" -DCMAKE_C_FLAGS="$cflags" \
     -DCMAKE_EXE_LINKER_FLAGS="$ldflags" -DCMAKE_SHARED_LINKER_FLAGS="$ldflags" \
@@ -117,12 +125,14 @@ for kind in "${kinds[@]}"; do
         -DDENIABLE_THREAD_SAFETY=ON
       ;;
     asan)
-      configure asan "-fsanitize=address,undefined -fno-sanitize-recover=undefined" \
-        "-fsanitize=address,undefined"
+      # The tree tests/fuzz/run_fuzz.sh fuzzes in too: its fuzzer is built here with the rest.
+      configure_asan_tree "$root" "$root/build-asan"
       ;;
     *) echo "run_sanitizers.sh: unknown kind $kind (tsan or asan)" >&2; exit 2 ;;
   esac
-  if ! cmake --build "$root/build-$kind" -j"$jobs" --target "${targets[@]}" \
+  kind_targets=("${targets[@]}")
+  [ "$kind" != asan ] || kind_targets+=(deniable_submit_reports_fuzzer)
+  if ! cmake --build "$root/build-$kind" -j"$jobs" --target "${kind_targets[@]}" \
       >"$root/build-$kind/build.log" 2>&1; then
     grep -v '^\[' "$root/build-$kind/build.log" | tail -n 80
     log "$kind: build FAILED"; exit 1
