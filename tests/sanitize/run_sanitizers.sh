@@ -16,21 +16,27 @@
 # libstdc++ (not libc++): Debian's gRPC is built against it. -O1: sanitizers need little
 # optimisation, and the build is most of the step. The ASan tree is also the fuzzing tree
 # (asan_tree.sh): tests/fuzz/run_fuzz.sh reuses it, so CI compiles it once.
-#   bash tests/sanitize/run_sanitizers.sh [tsan|asan]...   (default: both)
+#   bash tests/sanitize/run_sanitizers.sh [--build-only] [tsan|asan]...   (default: both)
+# --build-only configures and builds the trees and runs nothing: .ci/run starts it in the
+# background at nice 19 before the test step, so the trees compile on the CPU that CTest leaves
+# idle, and the sanitize step then finds them built (docs/ci.md).
 set -euo pipefail
 root=$(cd "$(dirname "$0")/../.." && pwd)
 here=$root/tests/sanitize
 bash "$root/tools/install-clang.sh"  # also installed by tools/install-deps.sh --ci
 jobs=${SANITIZE_JOBS:-$(nproc)}
 soak_seconds=${SANITIZE_SOAK_SECONDS:-20}
+build_only=0
+if [ "${1:-}" = --build-only ]; then build_only=1; shift; fi
 kinds=("$@")
 [ ${#kinds[@]} -gt 0 ] || kinds=(tsan asan)
 targets=(deniable_client_test deniable_sdk_outage_test deniable_sdk_storage_fault_test
          sdk_fault_driver soak_device deniable-server)
 # The CLI only sets the harnesses up (tokens, metrics, queries): the test step's build of it
 # (build/tools/deniable, GCC) is used when there is one, else each tree builds its own.
+# DENIABLE_CLI set (by .ci/run) is trusted even before the test step has built it.
 cli=${DENIABLE_CLI:-$root/build/tools/deniable}
-[ -x "$cli" ] || { cli=""; targets+=(deniable); }
+[ -n "${DENIABLE_CLI:-}" ] || [ -x "$cli" ] || { cli=""; targets+=(deniable); }
 
 log() { echo "sanitize: $*"; }
 
@@ -139,6 +145,7 @@ for kind in "${kinds[@]}"; do
   fi
   log "$kind: built in $(( $(date +%s) - t0 )) s"
   t1=$(date +%s)
+  [ "$build_only" = 0 ] || continue
   run_all "$kind" || status=1
   log "$kind: ran in $(( $(date +%s) - t1 )) s"
 done
