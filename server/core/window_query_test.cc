@@ -127,6 +127,7 @@ TEST_F(WindowQueryTest, AWeekOfADailyFleetCountsEachDeviceOnce) {
   const v1::Prevalence days = Get("daily", kMonday + kDay, kMonday + 8 * kDay);
   EXPECT_EQ(days.window(), "day");
   EXPECT_EQ(days.windows(), 6);  // days holding reports
+  EXPECT_EQ(days.estimand(), "mean_window_prevalence");
   EXPECT_EQ(days.variance_bound(), "minkowski_across_windows");
   // A selection that cuts a day keeps the period form.
   const v1::Prevalence cut = Get("daily", kMonday + kDay + 7200, kMonday + 7 * kDay);
@@ -171,6 +172,9 @@ TEST_F(WindowQueryTest, ASurveySpreadOverFourWeeksGetsTheIntervalOfItsRespondent
   EXPECT_EQ(old.estimand(), "mean_period_prevalence");
   EXPECT_EQ(flags.window(), "week");
   EXPECT_EQ(flags.windows(), 4);
+  // Four weeks: the device-weighted mean of the weekly prevalences, n device-weeks.
+  EXPECT_EQ(flags.estimand(), "mean_window_prevalence");
+  EXPECT_EQ(flags.n(), 2800);
   EXPECT_EQ(flags.variance_bound(), "minkowski_across_windows");
   EXPECT_EQ(once.window(), "once");
   EXPECT_EQ(once.variance_bound(), "independent_devices");

@@ -54,10 +54,12 @@ void AddWindowCounts(const CountRow& row, const WindowChoice& choice, PeriodCoun
 }
 
 void DescribeWindowEstimate(const WindowChoice& choice, int64_t start, v1::Prevalence* p) {
-  p->set_estimand("active_device_prevalence");
+  const bool several = !choice.once && p->periods() > 1;
+  // Several windows: the device-weighted mean of the windows' prevalences, not the share among
+  // the devices active in the range (a device active in two weeks is in both).
+  p->set_estimand(several ? "mean_window_prevalence" : "active_device_prevalence");
   p->set_window(choice.once ? "once" : CalendarWindowName(choice.kind));
   p->set_windows(choice.once ? 1 : p->periods());
-  const bool several = !choice.once && p->periods() > 1;
   // The interval was built per window where EstimateFromPeriods says per period.
   std::string construction = p->interval_construction();
   const std::string unit = choice.once ? "reports (one per device)"

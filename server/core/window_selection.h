@@ -38,8 +38,9 @@ std::optional<WindowChoice> ChooseWindow(const MetricInfo& metric, int64_t start
 void AddWindowCounts(const CountRow& row, const WindowChoice& choice, PeriodCounts* counts,
                      PeriodSupport* support);
 
-// Marks an estimate made from window counts: estimand "active_device_prevalence", window,
-// windows, variance_bound ("independent_devices" for one window, "minkowski_across_windows") and
+// Marks an estimate made from window counts: estimand "active_device_prevalence" (one window,
+// or a reporting_once metric) or "mean_window_prevalence" (several windows: the mean of the
+// windows' prevalences weighted by their devices, n counting device-windows), window, windows, variance_bound ("independent_devices" for one window, "minkowski_across_windows") and
 // the explanation sentence; `start` is the selection's start (the first window's).
 void DescribeWindowEstimate(const WindowChoice& choice, int64_t start, v1::Prevalence* p);
 

@@ -150,6 +150,11 @@ std::string EstimandText(const v1::Prevalence& p) {
     out =
         "a precision-weighted mix of the design versions' prevalences (equal to the prevalence "
         "only if it did not change between versions)";
+  } else if (p.estimand() == "mean_window_prevalence") {
+    out = absl::StrFormat(
+        "the mean over %d %ss of the share among each %s's active devices (weights: devices per "
+        "%s; n counts device-%ss, not devices), combined by the Minkowski bound",
+        p.windows(), p.window(), p.window(), p.window(), p.window());
   } else if (p.estimand() == "active_device_prevalence") {
     out = p.window() == "once"
               ? "the share among the devices that answered (each device answers once)"

@@ -44,6 +44,8 @@ const METHOD_NAMES = { WILSON: "Wilson", WALD: "Wald", AGRESTI_COULL: "Agresti-C
 const VALUE_NAMES = {
   period_prevalence: "the prevalence among the devices reporting in one reporting period",
   mean_period_prevalence: "the mean of the reporting periods' prevalences, weighted by their reports",
+  active_device_prevalence: "the share among the devices active in the window, each counted once",
+  mean_window_prevalence: "the mean of the windows' active-device shares, weighted by their devices (n counts device-windows)",
   precision_weighted_prevalence: "the prevalence with design versions weighted by precision",
   single_version: "one design version", by_reports: "design versions combined by their reports",
   inverse_variance: "design versions combined by precision (inverse variance)",
