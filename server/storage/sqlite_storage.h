@@ -179,16 +179,28 @@ class SqliteStorage : public Storage {
   // "ok" when PRAGMA integrity_check finds no problem, else its findings.
   absl::StatusOr<std::string> IntegrityCheck();
 
-  // Checks that the path still names the file this storage opened (same device and inode), the
-  // same for the keyed file, and that the file and its file system are writable; every append runs
-  // it before its transaction and again after its commit, so a batch written into a deleted
-  // (unlinked) or replaced file is never acknowledged. Errors: UNAVAILABLE "storage: the database
-  // file
-  // \"<path>\" was deleted | was replaced | is read-only ..." (and the server's health turns
-  // NOT_SERVING; see CollectorServer).
+  // Whether the storage can store reports now: FileHealth() (below), and, after an append failed
+  // because the disk is full (UNAVAILABLE "storage: the disk is full ...") or a file is damaged
+  // (DATA_LOSS), that failure until a write succeeds again. While the disk is full each call
+  // tries one small write transaction (about a page, and a sync) and is healthy again once it
+  // commits; a damaged file stays unhealthy until an append succeeds (or the server restarts on
+  // a restored file). The server polls it (CollectorServer, ServerOptions::health_check_interval)
+  // and its health service answers NOT_SERVING while it fails. Thread-safe; may wait for the
+  // writer while a write failure is recorded. Errors: as FileHealth; UNAVAILABLE (disk full) or
+  // DATA_LOSS "storage: the last write failed and none has succeeded since (...)".
   absl::Status Health() override;
 
  private:
+  // Checks that the path still names the file this storage opened (same device and inode), the
+  // same for the keyed file, and that the file and its file system are writable; every append
+  // runs it before its transaction and again after its commit, so a batch written into a deleted
+  // (unlinked) or replaced file is never acknowledged. Errors: UNAVAILABLE "storage: the database
+  // file \"<path>\" was deleted | was replaced | is read-only ...".
+  absl::Status FileHealth();
+  // Records the outcome of a write for Health(): a disk-full or DATA_LOSS failure is kept until an
+  // OK outcome clears it; other failures change nothing. Called with write_mu_ held, so outcomes
+  // are recorded in the order of the writes.
+  void NoteWrite(const absl::Status& status) ABSL_EXCLUSIVE_LOCKS_REQUIRED(write_mu_);
   struct WriteStatements;
   struct ReadStatements;
   SqliteStorage() = default;
@@ -324,6 +336,12 @@ class SqliteStorage : public Storage {
   std::string path_;
   uint64_t file_device_ = 0;  // st_dev and st_ino of the database file when it was opened
   uint64_t file_inode_ = 0;
+
+  // The last write failure Health() reports (OK: none); write_failed_ mirrors !ok() so that a
+  // successful append checks it without the lock.
+  absl::Mutex health_mu_ ABSL_ACQUIRED_AFTER(write_mu_);
+  absl::Status write_failure_ ABSL_GUARDED_BY(health_mu_);
+  std::atomic<bool> write_failed_{false};
 
   absl::Mutex read_mu_;
   sqlite3* read_db_ ABSL_GUARDED_BY(read_mu_) = nullptr;
