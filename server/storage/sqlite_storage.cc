@@ -309,13 +309,19 @@ absl::Status SqliteStorage::OpenKeyedFile(const SqliteOptions& options) {
                                  "'legacy_reports'"));
     DENIABLE_ASSIGN_OR_RETURN(bool migrating, legacy.Step());
     legacy.Reset();
-    if (migrating) DENIABLE_RETURN_IF_ERROR(CopyLegacyReports(keyed_db_, options.path));
+    if (migrating) {
+      DENIABLE_RETURN_IF_ERROR(CopyLegacyReports(keyed_db_, options.path));
+      // The drop below relies on the copy: generation 1 (sqlite_keyed_file.h, "Generations").
+      DENIABLE_RETURN_IF_ERROR(SqliteExec(keyed_db_, "UPDATE keyed_file SET generation = 1"));
+    }
     // The pair id and the drop of the copied table, in one transaction of the database.
     DENIABLE_ASSIGN_OR_RETURN(
         SqliteStatement pair,
-        SqliteStatement::Prepare(write_db_, "INSERT INTO keyed_file(pair_id) VALUES(?)"));
+        SqliteStatement::Prepare(write_db_,
+                                 "INSERT INTO keyed_file(pair_id, keyed_generation) VALUES(?, ?)"));
     DENIABLE_RETURN_IF_ERROR(SqliteExec(write_db_, "BEGIN IMMEDIATE"));
     pair.BindBlob(1, new_pair.data(), static_cast<int>(new_pair.size()));
+    pair.BindInt64(2, migrating ? 1 : 0);
     absl::Status s = pair.Run();
     if (s.ok()) s = SqliteExec(write_db_, "DROP TABLE IF EXISTS legacy_reports");
     if (s.ok()) s = SqliteExec(write_db_, "COMMIT");
@@ -324,6 +330,10 @@ absl::Status SqliteStorage::OpenKeyedFile(const SqliteOptions& options) {
       return s;
     }
   }
+  // An older keyed file than the database relies on is refused (sqlite_keyed_file.h).
+  DENIABLE_ASSIGN_OR_RETURN(int64_t relied, ReadGeneration(write_db_, /*keyed=*/false));
+  DENIABLE_ASSIGN_OR_RETURN(keyed_generation_, ReadGeneration(keyed_db_, /*keyed=*/true));
+  DENIABLE_RETURN_IF_ERROR(CheckGenerations(options.path, relied, keyed_path_, keyed_generation_));
   DENIABLE_ASSIGN_OR_RETURN(keyed_lookup_db_, OpenConnection(keyed_options));
   // The interior pages of a hot metric-hour's keyed part (about 12 MiB at 20 M reports), so
   // that the lookups appends make for the ids the moved-ids filter passes read one leaf each.

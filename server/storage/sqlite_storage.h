@@ -21,7 +21,9 @@
 //       transactions between which appends go first. Rows behind the watermark count as moved,
 //       so every report counts exactly once at every moment, for every reader (ReportCount, the
 //       view stored_reports of AttachKeyedReports). (docs/performance.md, "Deduplication")
-//   keyed_file(pair_id): the keyed file's pair id (sqlite_keyed_file.h).
+//   keyed_file(pair_id, keyed_generation): the keyed file's pair id, and the keyed file's
+//       generation that this file's deletes of moved rows relied on (an open refuses a keyed
+//       file of a lower one; sqlite_keyed_file.h, "Generations").
 //   counts(metric_id, event_time, version, labelset_id, n, counter0)         WITHOUT ROWID
 //   counter_sums(metric_id, event_time, version, labelset_id, counter, total) WITHOUT ROWID
 //   first_counts(metric_id, event_time, version, labelset_id, win, counter, count)
@@ -128,7 +130,8 @@ class SqliteStorage : public Storage {
   // path; FAILED_PRECONDITION naming the path and the holder's pid when another process (or
   // another SqliteStorage of this one) has the database open; DATA_LOSS naming the keyed file
   // when it is missing or belongs to another database; UNAVAILABLE / DATA_LOSS / INTERNAL if
-  // SQLite fails (see SqliteError).
+  // SQLite fails (see SqliteError); DATA_LOSS naming both files when the keyed file is older
+  // than the database relies on (its generation lower: an older copy, a lost -wal).
   static absl::StatusOr<std::unique_ptr<SqliteStorage>> Open(const SqliteOptions& options);
   ~SqliteStorage() override;
 
@@ -319,6 +322,8 @@ class SqliteStorage : public Storage {
   struct MoveStatements;
   sqlite3* keyed_db_ ABSL_GUARDED_BY(move_mu_) = nullptr;
   std::unique_ptr<MoveStatements> move_ ABSL_GUARDED_BY(move_mu_);
+  // The keyed file's last committed generation (sqlite_keyed_file.h, "Generations").
+  int64_t keyed_generation_ ABSL_GUARDED_BY(move_mu_) = 0;
   // Set by the keyed writer's WAL hook (inside a commit, under move_mu_).
   int keyed_wal_pages_ = 0;
   int64_t keyed_commit_pages_ = 0;
