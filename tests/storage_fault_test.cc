@@ -195,10 +195,15 @@ TEST_F(StorageHealthTest, DiskFullIsNotServingUntilAWriteSucceeds) {
   EXPECT_EQ(health.code(), absl::StatusCode::kUnavailable) << health;
   EXPECT_THAT(std::string(health.message()), HasSubstr("disk is full"));
   EXPECT_EQ(HealthStatus(), Health::NOT_SERVING);
+  // What GET /healthz answers (503 with the reason; server/http).
+  absl::Status serving = server_->ServingStatus("deniable.v1.ReportService");
+  EXPECT_EQ(serving.code(), absl::StatusCode::kUnavailable) << serving;
+  EXPECT_THAT(std::string(serving.message()), HasSubstr("disk is full"));
 
   // Space comes back: the next probe commits and the server serves again, with no append.
   FaultVfs::Arm(Fault::kNone);
   EXPECT_TRUE(HealthBecomes(Health::SERVING));
+  EXPECT_TRUE(server_->ServingStatus("deniable.v1.ReportService").ok());
   v1::SubmitReportsResponse retried;
   ASSERT_TRUE(Submit(Batch('b', 7), &retried).ok());
   EXPECT_EQ(retried.accepted(), 7u);
@@ -221,6 +226,7 @@ TEST_F(StorageHealthTest, DamagedKeyedFileIsNotServingUntilAWriteSucceeds) {
   absl::Status health = storage_->Health();
   EXPECT_EQ(health.code(), absl::StatusCode::kDataLoss) << health;
   EXPECT_EQ(HealthStatus(), Health::NOT_SERVING);
+  EXPECT_THAT(std::string(server_->ServingStatus("").message()), HasSubstr("damaged"));
   // ...until a write succeeds.
   ASSERT_TRUE(Submit(Batch('c', 3), &response).ok());
   EXPECT_EQ(response.accepted(), 3u);
