@@ -7,6 +7,7 @@
 //
 //   deniable-server migrate --from=FILE.db --to=postgresql://...   SQLite -> PostgreSQL
 //   deniable-server backup --db=FILE.db --out=COPY.db   online backup while a server runs on FILE
+//   deniable-server restore --from=COPY.db --db=FILE.db  the backup back as FILE (server stopped)
 //
 // --db is a SQLite file, or a PostgreSQL URI ("postgresql://user@host/dbname": several
 // collectors on one database, docs/deploy.md); the tokens subcommands take either.
@@ -197,7 +198,8 @@ ABSL_FLAG(int, token_reload_seconds, 5, "revoked or added tokens take effect wit
 ABSL_FLAG(std::string, role, "", "tokens add: reporter or analyst");
 ABSL_FLAG(std::string, label, "", "tokens add: free text naming the holder (not a secret)");
 ABSL_FLAG(int64_t, id, 0, "tokens revoke: the id shown by `tokens list`");
-ABSL_FLAG(std::string, from, "", "migrate: the SQLite database file to copy (no collector on it)");
+ABSL_FLAG(std::string, from, "",
+          "migrate: the SQLite database file to copy (no collector on it); restore: the backup");
 ABSL_FLAG(std::string, to, "", "migrate: the PostgreSQL URI to copy into");
 ABSL_FLAG(std::string, out, "",
           "backup: the file to write (must not exist); the copy is verified before it appears");
@@ -354,7 +356,8 @@ int RunBackup() {
     return summary.status().code() == absl::StatusCode::kInvalidArgument ? 2 : 1;
   }
   std::printf(
-      "backup %s: verified (integrity_check ok, schema version %d), %lld pages, %lld bytes, "
+      "backup %s: verified (integrity_check ok, counts = stored reports, schema version %d), "
+      "%lld pages, %lld bytes, "
       "%.1f s; metrics %lld, design versions %lld, reports %lld, count rows %lld counting "
       "%lld reports\n",
       absl::GetFlag(FLAGS_out).c_str(), summary->schema_version,
@@ -363,6 +366,36 @@ int RunBackup() {
       static_cast<long long>(summary->design_versions), static_cast<long long>(summary->reports),
       static_cast<long long>(summary->count_rows),
       static_cast<long long>(summary->counted_reports));
+  return 0;
+}
+
+// restore: a backup (both of its files) back as --db, the server stopped.
+int RunRestore() {
+  const std::string db = absl::GetFlag(FLAGS_db);
+  if (server::BackendKindOf(db) == server::BackendKind::kPostgres) {
+    std::fprintf(stderr,
+                 "error: --db is a PostgreSQL database: restore it with pg_restore "
+                 "(docs/deploy.md, \"Backup and restore\")\n");
+    return 2;
+  }
+  auto summary = deniable::server::RestoreSqlite(absl::GetFlag(FLAGS_from), db);
+  if (!summary.ok()) {
+    std::fprintf(stderr, "error: %s\n", summary.status().ToString().c_str());
+    return summary.status().code() == absl::StatusCode::kInvalidArgument ? 2 : 1;
+  }
+  if (!summary->moved_aside.empty()) {
+    std::printf("restore %s: the files that were there are now %s (and its -wal, -reports, ...)\n",
+                db.c_str(), summary->moved_aside.c_str());
+  }
+  std::printf(
+      "restore %s from %s: verified (integrity_check ok, counts = stored reports, schema "
+      "version %d), %lld bytes; metrics %lld, reports %lld, count rows %lld counting %lld "
+      "reports\n",
+      db.c_str(), absl::GetFlag(FLAGS_from).c_str(), summary->copy.schema_version,
+      static_cast<long long>(summary->copy.bytes), static_cast<long long>(summary->copy.metrics),
+      static_cast<long long>(summary->copy.reports),
+      static_cast<long long>(summary->copy.count_rows),
+      static_cast<long long>(summary->copy.counted_reports));
   return 0;
 }
 
@@ -388,7 +421,8 @@ std::optional<int> ParseCommandLine(int argc, char** argv, std::vector<char*>* a
       "debiased prevalence over gRPC.\n  deniable-server --listen=127.0.0.1:50051 "
       "--db=deniable.db\n  deniable-server tokens add --role=reporter|analyst --db=deniable.db"
       "\n  deniable-server tokens list|revoke --db=deniable.db [--id=N]"
-      "\n  deniable-server backup --db=deniable.db --out=backup.db");
+      "\n  deniable-server backup --db=deniable.db --out=backup.db"
+      "\n  deniable-server restore --from=backup.db --db=deniable.db");
   if (AsksForHelp(argc, argv)) {
     return argc > 1 && absl::string_view(argv[1]) == "tokens" ? PrintTokensHelp()
                                                               : PrintServerHelp();
@@ -418,12 +452,13 @@ std::optional<int> ParseCommandLine(int argc, char** argv, std::vector<char*>* a
   return std::nullopt;
 }
 
-// tokens, migrate, backup; args[1] is the command.
+// tokens, migrate, backup, restore; args[1] is the command.
 int RunCommand(const std::vector<char*>& args) {
   const std::string command = args[1];
   if (command == "tokens") return RunTokens(args);
   if (command == "migrate") return RunMigrate();
   if (command == "backup") return RunBackup();
+  if (command == "restore") return RunRestore();
   spdlog::error("unknown command \"{}\" (see --help)", args[1]);
   return 2;
 }

@@ -2,11 +2,13 @@
 // `recent_reports` table, the exact set of their report ids, so that a new report is
 // deduplicated by one hash lookup instead of an insert at a random place of a large B-tree.
 //
-// Invariant kept by SqliteStorage: for every metric-hour, ids() holds exactly the report ids of
-// that metric-hour's rows in `recent_reports`; `may_have_sorted_rows` is true whenever the
-// keyed `reports` table may hold rows of that metric-hour (then a new id is also looked up there).
-// Every stored report is in exactly one of the two tables, so the two lookups together decide
-// "already stored?" exactly (docs/performance.md, "Deduplication").
+// Invariant kept by SqliteStorage (docs/storage.md, invariant 6): for every metric-hour, ids
+// holds exactly the report ids of that metric-hour's visible rows in `recent_reports` (a row a
+// move has copied stays in the table, behind its hour's watermark, until the move's delete
+// phase; its id left this set with the copy's commit); `may_have_sorted_rows` is true whenever
+// the keyed `reports` table may hold rows of that metric-hour (then a new id is also looked up
+// there). Every stored report is visible exactly once, in one of the two tables, so the two
+// lookups together decide "already stored?" exactly (docs/performance.md, "Deduplication").
 //
 // Memory: about 16 bytes per id divided by the hash set's load factor (7/8 at most, 7/16 right
 // after growing), plus ~1 control byte per slot: 20-40 bytes per recent report, measured ~29.

@@ -32,7 +32,7 @@ CREATE TABLE watermarks(
   last_seq INTEGER NOT NULL,
   last_id BLOB,
   PRIMARY KEY (metric_id, event_time)) WITHOUT ROWID;
-CREATE TABLE keyed_file(pair_id BLOB NOT NULL);
+CREATE TABLE keyed_file(pair_id BLOB NOT NULL, generation INTEGER NOT NULL DEFAULT 0);
 )sql";
 
 }  // namespace
@@ -70,6 +70,26 @@ absl::StatusOr<std::string> ReadPairId(sqlite3* db) {
   return row ? st.ColumnBlob(0) : std::string();
 }
 
+absl::StatusOr<int64_t> ReadGeneration(sqlite3* db, bool keyed) {
+  DENIABLE_ASSIGN_OR_RETURN(
+      SqliteStatement st,
+      SqliteStatement::Prepare(db, keyed ? "SELECT generation FROM keyed_file"
+                                         : "SELECT keyed_generation FROM keyed_file"));
+  DENIABLE_ASSIGN_OR_RETURN(bool row, st.Step());
+  return row ? st.ColumnInt64(0) : 0;
+}
+
+absl::Status CheckGenerations(const std::string& db_path, int64_t db_generation,
+                              const std::string& keyed_path, int64_t keyed_generation) {
+  if (keyed_generation >= db_generation) return absl::OkStatus();
+  return absl::DataLossError(absl::StrCat(
+      "the keyed reports file \"", keyed_path, "\" is older than its database \"", db_path,
+      "\" (generation ", keyed_generation, ", the database relies on ", db_generation,
+      "): an older copy of it, or its -wal was lost, so reports the database moved there are "
+      "missing; nothing was changed: restore both files of one backup (deniable-server "
+      "restore), or put back the keyed file and its -wal that were beside this database"));
+}
+
 absl::Status EnsureKeyedSchema(sqlite3* keyed, const std::string& path,
                                const std::string& pair_id) {
   int32_t application_id = 0;
@@ -103,6 +123,20 @@ absl::Status EnsureKeyedSchema(sqlite3* keyed, const std::string& path,
     if (s.ok()) s = SqliteExec(keyed, "COMMIT");
     if (!s.ok()) SqliteExec(keyed, "ROLLBACK").IgnoreError();
     return s;
+  }
+  if (application_id == kKeyedReportsApplicationId && version == 1) {
+    // Version 1 -> 2: the generation (sqlite_keyed_file.h), 0 like the database's at version 9.
+    DENIABLE_RETURN_IF_ERROR(SqliteExec(keyed, "BEGIN IMMEDIATE"));
+    absl::Status s = SqliteExec(
+        keyed, absl::StrCat("ALTER TABLE keyed_file ADD COLUMN generation INTEGER NOT NULL "
+                            "DEFAULT 0; PRAGMA user_version=",
+                            kKeyedReportsVersion));
+    if (s.ok()) s = SqliteExec(keyed, "COMMIT");
+    if (!s.ok()) {
+      SqliteExec(keyed, "ROLLBACK").IgnoreError();
+      return s;
+    }
+    version = kKeyedReportsVersion;
   }
   if (application_id != kKeyedReportsApplicationId || version != kKeyedReportsVersion) {
     return absl::FailedPreconditionError(absl::StrFormat(

@@ -13,7 +13,16 @@
 // missing, or holds another pair id, is refused (DATA_LOSS) rather than deduplicating against
 // an empty or a foreign file. Back up, copy and move both (docs/operations.md).
 //
-// Schema of the keyed file (application_id kKeyedReportsApplicationId, user_version 1):
+// Generations: the keyed file's keyed_file.generation grows by one in each move transaction that
+// copies rows (and advances a watermark); the database's keyed_file.keyed_generation is set, in
+// each transaction that deletes recent rows behind a watermark, to the keyed generation
+// committed before it. So at every instant keyed generation >= the database's: a keyed file
+// whose generation is lower is older than what the database relies on (an older copy with the
+// same pair id, or a keyed file whose -wal was lost after a SIGKILL) and lacks reports the
+// database has deleted; the open refuses it (DATA_LOSS, naming both files) instead of starting
+// with those reports gone (CheckGenerations).
+//
+// Schema of the keyed file (application_id kKeyedReportsApplicationId, user_version 2):
 //   reports(metric_id, event_time, report_id, version, bit, labelset_id, support, firsts)
 //       WITHOUT ROWID, PRIMARY KEY (metric_id, event_time, report_id)
 //   watermarks(metric_id, event_time, moved_seq, last_seq, last_id)  WITHOUT ROWID: for each
@@ -21,7 +30,7 @@
 //       with seq <= moved_seq (finished moves), and, while a move copies, those with
 //       seq <= last_seq and report_id <= last_id. It only grows while the metric-hour exists,
 //       and it is written in the same transaction as the rows it covers.
-//   keyed_file(pair_id)
+//   keyed_file(pair_id, generation)   (version 1 had no generation: migrated at open)
 //
 // Exactly once across two files: WAL commits are atomic per file only. A move commits rows and
 // watermark here first and deletes the recent copies from the database afterwards; a reader
@@ -45,7 +54,7 @@
 namespace deniable::server {
 
 inline constexpr int32_t kKeyedReportsApplicationId = 0x444E5231;  // "DNR1"
-inline constexpr int kKeyedReportsVersion = 1;
+inline constexpr int kKeyedReportsVersion = 2;
 
 // "<db_path>-reports", with db_path's symlinks resolved first (a database opened through a
 // symlink finds the keyed file beside the real file).
@@ -72,12 +81,22 @@ CREATE TEMP VIEW IF NOT EXISTS stored_reports AS
 absl::Status AttachKeyedReports(sqlite3* db, const std::string& db_path);
 
 // Creates the keyed file's schema on `keyed` (an empty file) with `pair_id`, or checks an
-// existing one: FAILED_PRECONDITION naming `path` when the file is not a keyed reports file;
-// DATA_LOSS naming `path` when its pair id is not `pair_id`. Errors: as SqliteError.
+// existing one (migrating version 1: the generation column, 0): FAILED_PRECONDITION naming `path`
+// when the file is not a keyed reports file; DATA_LOSS naming `path` when its pair id is not
+// `pair_id`. Errors: as SqliteError.
 absl::Status EnsureKeyedSchema(sqlite3* keyed, const std::string& path, const std::string& pair_id);
 
 // The pair id in the table keyed_file of `db` (either file), or "" when there is none.
 absl::StatusOr<std::string> ReadPairId(sqlite3* db);
+
+// The generation column of keyed_file: `generation` of a keyed file, `keyed_generation` of a
+// collector database (0 when the table has no row). Errors: as SqliteError.
+absl::StatusOr<int64_t> ReadGeneration(sqlite3* db, bool keyed);
+
+// Refuses a keyed file older than its database: DATA_LOSS naming `keyed_path` and `db_path` when
+// `keyed_generation` < `db_generation` (see above); OK otherwise.
+absl::Status CheckGenerations(const std::string& db_path, int64_t db_generation,
+                              const std::string& keyed_path, int64_t keyed_generation);
 
 // Copies the reports of the database's legacy_reports (schema version 8's rename of a version
 // 7 `reports`) into the keyed file open on `keyed`, one metric-hour per transaction, each with a

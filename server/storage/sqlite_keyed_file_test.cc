@@ -1,8 +1,11 @@
-// The keyed reports file (sqlite_keyed_file.h): it belongs to one database, a version 7
-// database's reports move into it, and tools read both through one view.
+// The keyed reports file (sqlite_keyed_file.h): it belongs to one database (an older copy of it,
+// or one whose WAL was lost, is refused by generation), a version 7 database's reports move into
+// it, and tools read both through one view.
 #include "server/storage/sqlite_keyed_file.h"
 
 #include <sqlite3.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
 #include <cstdio>
 #include <fstream>
@@ -208,6 +211,114 @@ TEST(SqliteKeyedFileTest, ReportsAfterARestartWithEveryReportMovedAreKeptByTheNe
   sqlite3* db = nullptr;
   ASSERT_EQ(sqlite3_open(KeyedReportsPath(path).c_str(), &db), SQLITE_OK);
   EXPECT_EQ(Count(db, "SELECT count(*) FROM reports"), 15);
+  sqlite3_close(db);
+}
+
+// Appends `n` new reports (ids from `first`) of one metric-hour and moves them.
+void AppendAndMove(SqliteStorage& s, int64_t metric, int first, int n) {
+  std::vector<ReportRow> rows;
+  for (int i = first; i < first + n; ++i) rows.push_back(Row(metric, i, i % 2 == 0, 5));
+  ASSERT_TRUE(s.AppendReports(rows).ok());
+  ASSERT_TRUE(s.MoveRecentReports().ok());
+}
+
+void CopyBytes(const std::string& from, const std::string& to) {
+  std::ifstream in(from, std::ios::binary);
+  std::ofstream out(to, std::ios::binary | std::ios::trunc);
+  out << in.rdbuf();
+}
+
+// Issue 37 item 2: an older copy of the keyed file (same pair id) put back after more moves used
+// to open, with the reports moved since gone from stored_reports while the counts kept them.
+TEST(SqliteKeyedFileTest, AnOlderCopyOfTheKeyedFileIsRefused) {
+  const std::string path = TempDbPath("older_keyed");
+  int64_t m = 0;
+  {
+    auto s = SqliteStorage::Open({.path = path, .background_moves = false});
+    ASSERT_TRUE(s.ok()) << s.status();
+    m = (*s)->CreateMetric(NewMetric("m"))->id;
+    AppendAndMove(**s, m, 1, 10);
+  }
+  const std::string keyed = KeyedReportsPath(path);  // (the file exists: its canonical name)
+  CopyBytes(keyed, path + ".old-reports");           // closed: no WAL beside it
+  {
+    auto s = SqliteStorage::Open({.path = path, .background_moves = false});
+    ASSERT_TRUE(s.ok()) << s.status();
+    AppendAndMove(**s, m, 11, 10);
+    EXPECT_EQ(*(*s)->ReportCount(), 20);
+  }
+  CopyBytes(keyed, path + ".new-reports");
+  CopyBytes(path + ".old-reports", keyed);
+  auto s = SqliteStorage::Open({.path = path});
+  ASSERT_FALSE(s.ok());
+  EXPECT_EQ(s.status().code(), absl::StatusCode::kDataLoss) << s.status();
+  EXPECT_THAT(s.status().message(), HasSubstr(keyed));
+  EXPECT_THAT(s.status().message(), HasSubstr("is older than its database"));
+  // The keyed file that was beside it opens, with every report.
+  CopyBytes(path + ".new-reports", keyed);
+  auto again = SqliteStorage::Open({.path = path});
+  ASSERT_TRUE(again.ok()) << again.status();
+  EXPECT_EQ(*(*again)->ReportCount(), 20);
+}
+
+// The keyed file's -wal lost after a SIGKILL (its commits since the last checkpoint gone, the
+// database's deletes of the moved rows kept) is refused the same way.
+TEST(SqliteKeyedFileTest, AKeyedFileWhoseWalWasLostIsRefused) {
+  const std::string path = TempDbPath("lost_wal");
+  {
+    auto s = SqliteStorage::Open({.path = path, .background_moves = false});
+    ASSERT_TRUE(s.ok()) << s.status();
+    (*s)->CreateMetric(NewMetric("m")).IgnoreError();
+  }
+  const std::string keyed = KeyedReportsPath(path);
+  const pid_t child = fork();
+  ASSERT_GE(child, 0);
+  if (child == 0) {  // moves, then dies without closing anything (a SIGKILL's state)
+    auto s = SqliteStorage::Open({.path = path, .background_moves = false});
+    if (!s.ok()) _exit(2);
+    std::vector<ReportRow> rows;
+    for (int i = 1; i <= 10; ++i) rows.push_back(Row(1, i, true, 5));
+    if (!(*s)->AppendReports(rows).ok() || !(*s)->MoveRecentReports().ok()) _exit(3);
+    _exit(0);
+  }
+  int status = 0;
+  ASSERT_EQ(waitpid(child, &status, 0), child);
+  ASSERT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0) << status;
+  ASSERT_EQ(std::remove((keyed + "-wal").c_str()), 0) << "the moves left a keyed WAL";
+  auto s = SqliteStorage::Open({.path = path});
+  ASSERT_FALSE(s.ok());
+  EXPECT_EQ(s.status().code(), absl::StatusCode::kDataLoss) << s.status();
+  EXPECT_THAT(s.status().message(), HasSubstr(keyed));
+}
+
+// A schema version 8 pair (keyed file version 1, no generations) opens and is migrated.
+TEST(SqliteKeyedFileTest, AVersion8PairGetsGenerations) {
+  const std::string path = MakeDatabase("v8_pair", 10, 3);
+  for (const auto& [file, sql] : {std::pair(path,
+                                            "ALTER TABLE keyed_file DROP COLUMN keyed_generation; "
+                                            "PRAGMA user_version=8"),
+                                  std::pair(KeyedReportsPath(path),
+                                            "ALTER TABLE keyed_file DROP COLUMN generation; "
+                                            "PRAGMA user_version=1")}) {
+    sqlite3* db = nullptr;
+    ASSERT_EQ(sqlite3_open(file.c_str(), &db), SQLITE_OK);
+    ASSERT_EQ(sqlite3_exec(db, sql, nullptr, nullptr, nullptr), SQLITE_OK) << sqlite3_errmsg(db);
+    sqlite3_close(db);
+  }
+  {
+    auto s = SqliteStorage::Open({.path = path, .background_moves = false});
+    ASSERT_TRUE(s.ok()) << s.status();
+    EXPECT_EQ(*(*s)->ReportCount(), 10);
+    AppendAndMove(**s, 1, 11, 5);
+  }
+  sqlite3* db = nullptr;
+  ASSERT_EQ(sqlite3_open(path.c_str(), &db), SQLITE_OK);
+  EXPECT_EQ(Count(db, "PRAGMA user_version"), kCurrentSchemaVersion);
+  EXPECT_GT(Count(db, "SELECT keyed_generation FROM keyed_file"), 0);
+  sqlite3_close(db);
+  ASSERT_EQ(sqlite3_open(KeyedReportsPath(path).c_str(), &db), SQLITE_OK);
+  EXPECT_EQ(Count(db, "PRAGMA user_version"), kKeyedReportsVersion);
+  EXPECT_GT(Count(db, "SELECT generation FROM keyed_file"), 0);
   sqlite3_close(db);
 }
 

@@ -91,11 +91,16 @@ absl::Status SqliteStorage::PrepareMoveStatements() {
       on(write_db_,
          "SELECT 1 FROM recent_reports WHERE metric_id = ? AND event_time = ? AND seq <= ? "
          "LIMIT 1"));
+  DENIABLE_ASSIGN_OR_RETURN(SqliteStatement bump_generation,
+                            on(keyed_db_, "UPDATE keyed_file SET generation = ?"));
+  DENIABLE_ASSIGN_OR_RETURN(SqliteStatement record_generation,
+                            on(write_db_, "UPDATE keyed_file SET keyed_generation = ?"));
   move_.reset(new MoveStatements{
       std::move(list_rows), std::move(keyed_begin), std::move(keyed_commit),
       std::move(keyed_rollback), std::move(insert_keyed), std::move(read_watermark),
       std::move(start_watermark), std::move(advance_watermark), std::move(finish_watermark),
-      std::move(delete_behind), std::move(seq_bound), std::move(any_behind)});
+      std::move(bump_generation), std::move(delete_behind), std::move(seq_bound),
+      std::move(any_behind), std::move(record_generation)});
   return absl::OkStatus();
 }
 
@@ -258,7 +263,11 @@ absl::Status SqliteStorage::DeleteBehind(const HourKey& key, int64_t after, int6
     } else {
       del.BindBlob(6, last_id.data(), static_cast<int>(last_id.size()));
     }
-    return del.Run();
+    DENIABLE_RETURN_IF_ERROR(del.Run());
+    // These rows' keyed copies are in the keyed file's generation keyed_generation_ (or older).
+    SqliteStatement& record = move_->record_generation;
+    record.BindInt64(1, keyed_generation_);
+    return record.Run();
   });
 }
 
@@ -435,8 +444,12 @@ absl::Status SqliteStorage::MoveHourOnce(const HourKey& key, const Watermark& ma
       }
       st.BindInt64(i++, key.metric_id);
       st.BindInt64(i, key.event_time);
-      return st.Run();
+      if (absl::Status s = st.Run(); !s.ok()) return s;
+      SqliteStatement& bump = move_->bump_generation;
+      bump.BindInt64(1, keyed_generation_ + 1);
+      return bump.Run();
     }));
+    ++keyed_generation_;  // committed
     rows_per_chunk = next_rows(end - next, keyed_commit_pages_, first_chunk, move_chunk_rows_);
     ids.clear();
     for (size_t i = next; i < end; ++i) ids.push_back(rows[i].id);

@@ -328,10 +328,17 @@ CREATE TABLE keyed_file(pair_id BLOB NOT NULL);
 
 absl::Status MigrateTo8(sqlite3* db) { return SqliteExec(db, kSchema8); }
 
+// Version 8 -> 9: the keyed generation the database relies on (sqlite_keyed_file.h); 0 until
+// the first move of this version, which every keyed file has reached.
+absl::Status MigrateTo9(sqlite3* db) {
+  return SqliteExec(
+      db, "ALTER TABLE keyed_file ADD COLUMN keyed_generation INTEGER NOT NULL DEFAULT 0");
+}
+
 // Step i migrates version i to i + 1.
 using Migration = absl::Status (*)(sqlite3*);
-constexpr Migration kMigrations[] = {MigrateTo1, MigrateTo2, MigrateTo3, MigrateTo4,
-                                     MigrateTo5, MigrateTo6, MigrateTo7, MigrateTo8};
+constexpr Migration kMigrations[] = {MigrateTo1, MigrateTo2, MigrateTo3, MigrateTo4, MigrateTo5,
+                                     MigrateTo6, MigrateTo7, MigrateTo8, MigrateTo9};
 static_assert(sizeof(kMigrations) / sizeof(kMigrations[0]) == kCurrentSchemaVersion);
 
 absl::StatusOr<int64_t> PragmaInt(sqlite3* db, const char* pragma) {

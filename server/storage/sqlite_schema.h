@@ -44,6 +44,9 @@
 //      it); moving, move_watermarks and the view stored_reports dropped (the keyed file holds the
 //      watermarks; AttachKeyedReports gives the view); table keyed_file(pair_id), the keyed
 //      file's pair id once it exists
+//   9  keyed_file.keyed_generation (issue 37): the keyed file's generation that the database's
+//      deletes of moved rows relied on; an open refuses a keyed file of a lower generation (an
+//      older copy, or one whose WAL was lost: sqlite_keyed_file.h)
 //
 // Thread-compatible: call it on a connection no other thread uses.
 #ifndef DENIABLE_SERVER_STORAGE_SQLITE_SCHEMA_H_
@@ -60,7 +63,7 @@ namespace deniable::server {
 
 inline constexpr int32_t kCollectorApplicationId = 0x444E5331;    // "DNS1"
 inline constexpr int32_t kDeviceStoreApplicationId = 0x444E4231;  // "DNB1": the SDK's file
-inline constexpr int kCurrentSchemaVersion = 8;
+inline constexpr int kCurrentSchemaVersion = 9;
 
 // Checks, creates or migrates the schema of the collector database open on `db`; `path` names
 // it in messages. Errors: FAILED_PRECONDITION naming the path for a database of a newer schema

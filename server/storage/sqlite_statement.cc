@@ -22,7 +22,7 @@ absl::Status SqliteError(sqlite3* db, int code, absl::string_view what) {
       return failure(absl::StatusCode::kAlreadyExists, "storage: a database constraint failed");
     // Conditions of the machine or of other processes, which may pass: retry later.
     case SQLITE_FULL:
-      return failure(absl::StatusCode::kUnavailable, "storage: the disk is full, retry later");
+      return failure(absl::StatusCode::kUnavailable, kDiskFullSummary);
     case SQLITE_IOERR:
       return failure(absl::StatusCode::kUnavailable,
                      "storage: an I/O error on the database, retry later");

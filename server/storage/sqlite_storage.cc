@@ -26,6 +26,7 @@
 #include "server/storage/sqlite_keyed_file.h"
 #include "server/storage/sqlite_move_statements.h"
 #include "server/storage/sqlite_schema.h"
+#include "server/storage/storage_error.h"
 #include "spdlog/spdlog.h"
 
 namespace deniable::server {
@@ -308,13 +309,19 @@ absl::Status SqliteStorage::OpenKeyedFile(const SqliteOptions& options) {
                                  "'legacy_reports'"));
     DENIABLE_ASSIGN_OR_RETURN(bool migrating, legacy.Step());
     legacy.Reset();
-    if (migrating) DENIABLE_RETURN_IF_ERROR(CopyLegacyReports(keyed_db_, options.path));
+    if (migrating) {
+      DENIABLE_RETURN_IF_ERROR(CopyLegacyReports(keyed_db_, options.path));
+      // The drop below relies on the copy: generation 1 (sqlite_keyed_file.h, "Generations").
+      DENIABLE_RETURN_IF_ERROR(SqliteExec(keyed_db_, "UPDATE keyed_file SET generation = 1"));
+    }
     // The pair id and the drop of the copied table, in one transaction of the database.
     DENIABLE_ASSIGN_OR_RETURN(
         SqliteStatement pair,
-        SqliteStatement::Prepare(write_db_, "INSERT INTO keyed_file(pair_id) VALUES(?)"));
+        SqliteStatement::Prepare(write_db_,
+                                 "INSERT INTO keyed_file(pair_id, keyed_generation) VALUES(?, ?)"));
     DENIABLE_RETURN_IF_ERROR(SqliteExec(write_db_, "BEGIN IMMEDIATE"));
     pair.BindBlob(1, new_pair.data(), static_cast<int>(new_pair.size()));
+    pair.BindInt64(2, migrating ? 1 : 0);
     absl::Status s = pair.Run();
     if (s.ok()) s = SqliteExec(write_db_, "DROP TABLE IF EXISTS legacy_reports");
     if (s.ok()) s = SqliteExec(write_db_, "COMMIT");
@@ -323,6 +330,10 @@ absl::Status SqliteStorage::OpenKeyedFile(const SqliteOptions& options) {
       return s;
     }
   }
+  // An older keyed file than the database relies on is refused (sqlite_keyed_file.h).
+  DENIABLE_ASSIGN_OR_RETURN(int64_t relied, ReadGeneration(write_db_, /*keyed=*/false));
+  DENIABLE_ASSIGN_OR_RETURN(keyed_generation_, ReadGeneration(keyed_db_, /*keyed=*/true));
+  DENIABLE_RETURN_IF_ERROR(CheckGenerations(options.path, relied, keyed_path_, keyed_generation_));
   DENIABLE_ASSIGN_OR_RETURN(keyed_lookup_db_, OpenConnection(keyed_options));
   // The interior pages of a hot metric-hour's keyed part (about 12 MiB at 20 M reports), so
   // that the lookups appends make for the ids the moved-ids filter passes read one leaf each.
@@ -812,6 +823,48 @@ absl::StatusOr<AppendResult> SqliteStorage::AppendReports(absl::Span<const Repor
 }
 
 absl::Status SqliteStorage::Health() {
+  DENIABLE_RETURN_IF_ERROR(FileHealth());
+  absl::Status failure;
+  {
+    absl::MutexLock lock(&health_mu_);
+    failure = write_failure_;
+  }
+  if (failure.ok()) return absl::OkStatus();
+  if (IsDiskFull(failure)) {
+    // Has space come back? A real commit says (a check of free blocks would not: a quota, the
+    // WAL's reserved pages, root's reserve). One small transaction a call, only while failing.
+    absl::MutexLock lock(&write_mu_);
+    const absl::Status probe =
+        RunInTransaction([&]() ABSL_NO_THREAD_SAFETY_ANALYSIS -> absl::Status {
+          // A row in and out again: the page is written (an UPDATE to the same value is not).
+          return SqliteExec(write_db_,
+                            "INSERT INTO keyed_file(pair_id) VALUES(x''); DELETE FROM keyed_file "
+                            "WHERE rowid = last_insert_rowid()");
+        });
+    NoteWrite(probe);
+    if (probe.ok()) return absl::OkStatus();
+  }
+  return absl::Status(failure.code(),
+                      absl::StrCat("storage: the last write failed and none has succeeded since (",
+                                   failure.message(), "); not serving until a write succeeds"));
+}
+
+void SqliteStorage::NoteWrite(const absl::Status& status) {
+  if (status.ok()) {
+    if (!write_failed_.load(std::memory_order_relaxed)) return;
+    absl::MutexLock lock(&health_mu_);
+    write_failure_ = absl::OkStatus();
+    write_failed_.store(false, std::memory_order_relaxed);
+    return;
+  }
+  // Only the failures that every write meets until someone acts: a full disk, a damaged file.
+  if (!IsDiskFull(status) && status.code() != absl::StatusCode::kDataLoss) return;
+  absl::MutexLock lock(&health_mu_);
+  write_failure_ = status;
+  write_failed_.store(true, std::memory_order_relaxed);
+}
+
+absl::Status SqliteStorage::FileHealth() {
   struct stat st {};
   for (const auto& [path, device, inode] : {std::tuple(&keyed_path_, keyed_device_, keyed_inode_),
                                             std::tuple(&path_, file_device_, file_inode_)}) {
@@ -846,15 +899,21 @@ absl::StatusOr<std::vector<AppendResult>> SqliteStorage::AppendBatches(
     absl::Span<const absl::Span<const ReportRow>> batches) {
   std::vector<HourKey> to_move;
   absl::StatusOr<std::vector<AppendResult>> results;
-  DENIABLE_RETURN_IF_ERROR(Health());
+  DENIABLE_RETURN_IF_ERROR(FileHealth());
   {
     appends_waiting_.fetch_add(1, std::memory_order_relaxed);
     absl::MutexLock lock(&write_mu_);
     appends_waiting_.fetch_sub(1, std::memory_order_relaxed);
     appends_started_.fetch_add(1, std::memory_order_relaxed);
-    DENIABLE_RETURN_IF_ERROR(write_->begin.Run());
+    if (absl::Status begin = write_->begin.Run(); !begin.ok()) {
+      NoteWrite(begin);
+      return begin;
+    }
     recent_.Begin();
     results = AppendLocked(batches);
+    // A full disk or a damaged file turns Health() (and the health service) NOT_SERVING until
+    // a write succeeds again.
+    NoteWrite(results.status());
     if (!results.ok()) {
       if (!sqlite3_get_autocommit(write_db_)) (void)write_->rollback.Run();
       recent_.Undo();
@@ -863,7 +922,7 @@ absl::StatusOr<std::vector<AppendResult>> SqliteStorage::AppendBatches(
     recent_.Commit();
     // Committed, but into the file the path names? If not (deleted or replaced meanwhile), the
     // batch is not acknowledged: the client keeps it and retries.
-    if (absl::Status health = Health(); !health.ok()) return health;
+    if (absl::Status health = FileHealth(); !health.ok()) return health;
     // With background moves the mover thread wakes up by itself (MoverLoop's condition).
     if (!background_moves_ && recent_.size() > max_recent_reports_) {
       to_move = recent_.OldestBeyond(max_recent_reports_ / 2);

@@ -21,7 +21,9 @@
 //       transactions between which appends go first. Rows behind the watermark count as moved,
 //       so every report counts exactly once at every moment, for every reader (ReportCount, the
 //       view stored_reports of AttachKeyedReports). (docs/performance.md, "Deduplication")
-//   keyed_file(pair_id): the keyed file's pair id (sqlite_keyed_file.h).
+//   keyed_file(pair_id, keyed_generation): the keyed file's pair id, and the keyed file's
+//       generation that this file's deletes of moved rows relied on (an open refuses a keyed
+//       file of a lower one; sqlite_keyed_file.h, "Generations").
 //   counts(metric_id, event_time, version, labelset_id, n, counter0)         WITHOUT ROWID
 //   counter_sums(metric_id, event_time, version, labelset_id, counter, total) WITHOUT ROWID
 //   first_counts(metric_id, event_time, version, labelset_id, win, counter, count)
@@ -128,7 +130,8 @@ class SqliteStorage : public Storage {
   // path; FAILED_PRECONDITION naming the path and the holder's pid when another process (or
   // another SqliteStorage of this one) has the database open; DATA_LOSS naming the keyed file
   // when it is missing or belongs to another database; UNAVAILABLE / DATA_LOSS / INTERNAL if
-  // SQLite fails (see SqliteError).
+  // SQLite fails (see SqliteError); DATA_LOSS naming both files when the keyed file is older
+  // than the database relies on (its generation lower: an older copy, a lost -wal).
   static absl::StatusOr<std::unique_ptr<SqliteStorage>> Open(const SqliteOptions& options);
   ~SqliteStorage() override;
 
@@ -179,16 +182,28 @@ class SqliteStorage : public Storage {
   // "ok" when PRAGMA integrity_check finds no problem, else its findings.
   absl::StatusOr<std::string> IntegrityCheck();
 
-  // Checks that the path still names the file this storage opened (same device and inode), the
-  // same for the keyed file, and that the file and its file system are writable; every append runs
-  // it before its transaction and again after its commit, so a batch written into a deleted
-  // (unlinked) or replaced file is never acknowledged. Errors: UNAVAILABLE "storage: the database
-  // file
-  // \"<path>\" was deleted | was replaced | is read-only ..." (and the server's health turns
-  // NOT_SERVING; see CollectorServer).
+  // Whether the storage can store reports now: FileHealth() (below), and, after an append failed
+  // because the disk is full (UNAVAILABLE "storage: the disk is full ...") or a file is damaged
+  // (DATA_LOSS), that failure until a write succeeds again. While the disk is full each call
+  // tries one small write transaction (about a page, and a sync) and is healthy again once it
+  // commits; a damaged file stays unhealthy until an append succeeds (or the server restarts on
+  // a restored file). The server polls it (CollectorServer, ServerOptions::health_check_interval)
+  // and its health service answers NOT_SERVING while it fails. Thread-safe; may wait for the
+  // writer while a write failure is recorded. Errors: as FileHealth; UNAVAILABLE (disk full) or
+  // DATA_LOSS "storage: the last write failed and none has succeeded since (...)".
   absl::Status Health() override;
 
  private:
+  // Checks that the path still names the file this storage opened (same device and inode), the
+  // same for the keyed file, and that the file and its file system are writable; every append
+  // runs it before its transaction and again after its commit, so a batch written into a deleted
+  // (unlinked) or replaced file is never acknowledged. Errors: UNAVAILABLE "storage: the database
+  // file \"<path>\" was deleted | was replaced | is read-only ...".
+  absl::Status FileHealth();
+  // Records the outcome of a write for Health(): a disk-full or DATA_LOSS failure is kept until an
+  // OK outcome clears it; other failures change nothing. Called with write_mu_ held, so outcomes
+  // are recorded in the order of the writes.
+  void NoteWrite(const absl::Status& status) ABSL_EXCLUSIVE_LOCKS_REQUIRED(write_mu_);
   struct WriteStatements;
   struct ReadStatements;
   SqliteStorage() = default;
@@ -307,6 +322,8 @@ class SqliteStorage : public Storage {
   struct MoveStatements;
   sqlite3* keyed_db_ ABSL_GUARDED_BY(move_mu_) = nullptr;
   std::unique_ptr<MoveStatements> move_ ABSL_GUARDED_BY(move_mu_);
+  // The keyed file's last committed generation (sqlite_keyed_file.h, "Generations").
+  int64_t keyed_generation_ ABSL_GUARDED_BY(move_mu_) = 0;
   // Set by the keyed writer's WAL hook (inside a commit, under move_mu_).
   int keyed_wal_pages_ = 0;
   int64_t keyed_commit_pages_ = 0;
@@ -324,6 +341,12 @@ class SqliteStorage : public Storage {
   std::string path_;
   uint64_t file_device_ = 0;  // st_dev and st_ino of the database file when it was opened
   uint64_t file_inode_ = 0;
+
+  // The last write failure Health() reports (OK: none); write_failed_ mirrors !ok() so that a
+  // successful append checks it without the lock.
+  absl::Mutex health_mu_ ABSL_ACQUIRED_AFTER(write_mu_);
+  absl::Status write_failure_ ABSL_GUARDED_BY(health_mu_);
+  std::atomic<bool> write_failed_{false};
 
   absl::Mutex read_mu_;
   sqlite3* read_db_ ABSL_GUARDED_BY(read_mu_) = nullptr;

@@ -19,6 +19,11 @@ bool IsStorageFailure(const absl::Status& status) {
   return status.GetPayload(kStorageFailureUrl).has_value();
 }
 
+bool IsDiskFull(const absl::Status& status) {
+  const auto summary = status.GetPayload(kStorageFailureUrl);
+  return summary.has_value() && *summary == kDiskFullSummary;
+}
+
 absl::Status ClientVisibleStatus(const absl::Status& status) {
   const auto summary = status.GetPayload(kStorageFailureUrl);
   if (!summary.has_value()) return status;

@@ -24,6 +24,9 @@ namespace deniable::server {
 // The payload of a storage failure: its summary for clients.
 inline constexpr char kStorageFailureUrl[] = "type.deniable.dev/storage-failure";
 
+// The summary of a write that failed because the disk (or the file system's quota) is full.
+inline constexpr char kDiskFullSummary[] = "storage: the disk is full, retry later";
+
 // A failure of the database: `code`, message "<summary> (<detail>)", payload the summary.
 // REQUIRES: `code` is not OK.
 absl::Status StorageFailure(absl::StatusCode code, absl::string_view summary,
@@ -31,6 +34,9 @@ absl::Status StorageFailure(absl::StatusCode code, absl::string_view summary,
 
 // True when `status` came from StorageFailure (and was not rewritten since).
 bool IsStorageFailure(const absl::Status& status);
+
+// True when `status` came from StorageFailure with the summary kDiskFullSummary.
+bool IsDiskFull(const absl::Status& status);
 
 // What a client sees for `status`. A status that is not a storage failure is returned as it is
 // (validation errors, "metric \"m\" already exists", the storage's own clear messages such as a

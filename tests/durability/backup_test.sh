@@ -28,7 +28,7 @@ for _ in $(seq 200); do [ "$(wc -l <acked)" -ge 2000 ] && break; sleep 0.05; don
 cp acked acked_before  # acknowledged before the backup starts
 "$server_bin" backup --db=deniable.db --out=copy.db >backup.txt
 cat backup.txt
-grep -q "verified (integrity_check ok" backup.txt
+grep -q "verified (integrity_check ok, counts = stored reports" backup.txt
 sleep 0.3
 kill -0 "$server_pid"  # still running
 before=$(wc -l <acked_before) after=$(wc -l <acked)

@@ -1,6 +1,8 @@
 // An SQLite VFS that wraps the default one and, when armed, fails writes with SQLITE_FULL (a full
-// disk) or syncs with SQLITE_IOERR_FSYNC (an I/O error at commit). Registered as the default VFS,
-// so SqliteStorage picks it up without a hook. For tests only; arm/disarm are thread-safe.
+// disk), syncs with SQLITE_IOERR_FSYNC (an I/O error at commit), or reads of a keyed reports
+// file ("...-reports", its WAL included) with SQLITE_CORRUPT (a damaged file). Registered as the
+// default VFS, so SqliteStorage picks it up without a hook. For tests only; arm/disarm are
+// thread-safe.
 #ifndef DENIABLE_TESTS_SUPPORT_FAULT_VFS_H_
 #define DENIABLE_TESTS_SUPPORT_FAULT_VFS_H_
 
@@ -11,7 +13,7 @@
 
 namespace deniable::testing {
 
-enum class Fault { kNone, kDiskFull, kSyncError };
+enum class Fault { kNone, kDiskFull, kSyncError, kCorruptKeyed };
 
 class FaultVfs {
  public:
@@ -36,6 +38,7 @@ class FaultVfs {
   struct File {
     sqlite3_file base;
     sqlite3_file* real;
+    bool keyed;  // a keyed reports file or its WAL
   };
   static sqlite3_vfs*& real() {
     static sqlite3_vfs* vfs = nullptr;
@@ -51,6 +54,7 @@ class FaultVfs {
                   int* out_flags) {
     File* f = reinterpret_cast<File*>(file);
     f->real = reinterpret_cast<sqlite3_file*>(f + 1);
+    f->keyed = name != nullptr && std::strstr(name, "-reports") != nullptr;
     const int rc = real()->xOpen(real(), name, f->real, flags, out_flags);
     if (rc != SQLITE_OK || f->real->pMethods == nullptr) {
       f->base.pMethods = nullptr;
@@ -61,6 +65,9 @@ class FaultVfs {
       m.iVersion = 3;
       m.xClose = [](sqlite3_file* x) { return R(x)->pMethods->xClose(R(x)); };
       m.xRead = [](sqlite3_file* x, void* b, int n, sqlite3_int64 o) {
+        if (fault_() == Fault::kCorruptKeyed && reinterpret_cast<File*>(x)->keyed) {
+          return SQLITE_CORRUPT;
+        }
         return R(x)->pMethods->xRead(R(x), b, n, o);
       };
       m.xWrite = [](sqlite3_file* x, const void* b, int n, sqlite3_int64 o) {
