@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # The CLI against a hardened server: TLS with a test CA made here, bearer tokens with roles.
 # Checks that a reporter token can replay but not query (PERMISSION_DENIED), an analyst token can
-# create and query, no token is UNAUTHENTICATED, and plaintext is refused by the TLS port.
+# create and query, no token is UNAUTHENTICATED, and plaintext is refused by the TLS port with a
+# hint about --tls_ca_file; gRPC's own log lines stay off stderr unless GRPC_VERBOSITY is set.
 # Usage: cli_tls_token_test.sh SERVER_BINARY CLI_BINARY CSV
 set -euo pipefail
 . "$(dirname "$0")/lib/server.sh"
@@ -44,4 +45,16 @@ assert int(p["n"]) == 2532, p["n"]
 print("n = 2532 over TLS with tokens")
 PY
 expect_fail UNAVAILABLE "$cli_bin" --target="127.0.0.1:$port" --timeout_seconds=2 health
+# Plaintext against the TLS port says the server may require TLS and names the flag (issue 38).
+grep -q 'may require TLS: give --tls_ca_file' err.txt || { echo "no TLS hint:"; cat err.txt; exit 1; }
+# A CA that did not sign the server's certificate: the command's error only, none of gRPC's own
+# log lines ("E1201 ... Handshake failed"), unless GRPC_VERBOSITY asks for them.
+openssl req -x509 -newkey rsa:2048 -nodes -days 1 -subj /CN=other-ca -keyout other.key \
+  -out other.crt 2>/dev/null
+expect_fail UNAVAILABLE "$cli_bin" --target="127.0.0.1:$port" --tls_ca_file=other.crt \
+  --timeout_seconds=2 health
+if grep -v '^deniable: ' err.txt | grep -q .; then echo "gRPC's log reached stderr:"; cat err.txt; exit 1; fi
+GRPC_VERBOSITY=ERROR expect_fail UNAVAILABLE "$cli_bin" --target="127.0.0.1:$port" \
+  --tls_ca_file=other.crt --timeout_seconds=2 health
+grep -q 'Handshake failed' err.txt || { echo "GRPC_VERBOSITY=ERROR shows no gRPC log:"; cat err.txt; exit 1; }
 echo "cli over TLS with tokens: OK"

@@ -44,8 +44,21 @@ if [ "$port" = 0 ]; then
   port=$(wait_for_port "$demo/server.log" "$server_pid")
 fi
 cli=("$cli_bin" --target="127.0.0.1:$port")
-for _ in $(seq 50); do "${cli[@]}" health >/dev/null 2>&1 && break; sleep 0.2; done
-"${cli[@]}" health >/dev/null || { echo "the server did not start:"; cat "$demo/server.log"; exit 1; }
+for _ in $(seq 50); do
+  kill -0 "$server_pid" 2>/dev/null || break  # exited: never ask another process on the port
+  "${cli[@]}" health >/dev/null 2>&1 && break
+  sleep 0.2
+done
+if ! kill -0 "$server_pid" 2>/dev/null; then
+  # The server's own "cannot start" line names the cause (e.g. "address in use"), not gRPC's.
+  echo "the server did not start on 127.0.0.1:$port:" >&2
+  grep -m1 'cannot start' "$demo/server.log" >&2 || cat "$demo/server.log" >&2
+  if grep -q 'address in use' "$demo/server.log"; then
+    echo "port $port: address in use; set DENIABLE_DEMO_PORT to a free port (0 picks one)" >&2
+  fi
+  exit 1
+fi
+"${cli[@]}" health >/dev/null || { echo "the server did not answer:"; cat "$demo/server.log"; exit 1; }
 
 echo "== collector listening on 127.0.0.1:$port, database $demo/deniable.db"
 echo

@@ -89,6 +89,9 @@ TEST_F(CategoricalReportTest, YesNoAnswerOnAMetricWithCategoriesIsFailedPrecondi
   absl::Status status = reporter->Report("m", true);
   EXPECT_EQ(status.code(), absl::StatusCode::kFailedPrecondition);
   EXPECT_THAT(status.message(), HasSubstr("Report(metric, category)"));
+  // The C API and the JVM SDK pass this message on: it names their calls too.
+  EXPECT_THAT(status.message(), HasSubstr("(C: deniable_reporter_report_category; Java, Kotlin: "
+                                          "reportCategory)"));
   EXPECT_EQ(reporter->pending(), 0u);
 }
 
@@ -96,7 +99,11 @@ TEST_F(CategoricalReportTest, CategoryOnAYesNoMetricIsFailedPreconditionEvenForA
   transport_ = std::make_shared<testing::FakeTransport>();  // "m" is two coins, yes/no
   auto reporter = Make();
   // A string literal must not convert to bool and report "yes".
-  EXPECT_EQ(reporter->Report("m", "Y").code(), absl::StatusCode::kFailedPrecondition);
+  const absl::Status literal = reporter->Report("m", "Y");
+  EXPECT_EQ(literal.code(), absl::StatusCode::kFailedPrecondition);
+  EXPECT_THAT(
+      literal.message(),
+      HasSubstr("Report(metric, bool) (C: deniable_reporter_report; Java, Kotlin: report)"));
   EXPECT_EQ(reporter->Report("m", std::string("Y")).code(), absl::StatusCode::kFailedPrecondition);
   EXPECT_EQ(reporter->ReportCategoryIndex("m", 0).code(), absl::StatusCode::kFailedPrecondition);
   EXPECT_EQ(reporter->pending(), 0u);

@@ -277,7 +277,9 @@ TEST_F(NumericReportTest, AnswersOfTheWrongKindAreInvalidArgumentNamingTheMetric
                                 reporter->ReportCategoryIndex("m", 0)}) {
     EXPECT_EQ(s.code(), absl::StatusCode::kInvalidArgument) << s;
     EXPECT_THAT(s.message(), HasSubstr("metric: \"m\" is a numeric metric"));
-    EXPECT_THAT(s.message(), HasSubstr("ReportValue"));
+    EXPECT_THAT(s.message(),
+                HasSubstr("ReportValue(metric, value) (C: "
+                          "deniable_reporter_report_value; Java, Kotlin: reportValue)"));
   }
   absl::Status nan = reporter->ReportValue("m", NAN);
   EXPECT_EQ(nan.code(), absl::StatusCode::kInvalidArgument);

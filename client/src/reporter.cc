@@ -43,22 +43,32 @@ absl::StatusOr<NumericDesign> NumericDesignOf(const v1::GetDesignResponse& respo
   return design;
 }
 
+// The call to make, in each SDK that binds this Reporter (the C API, and Java / Kotlin over it),
+// so that a C or Java developer reads their own function's name.
+constexpr char kCategoryCall[] =
+    "Report(metric, category) (C: deniable_reporter_report_category; Java, Kotlin: "
+    "reportCategory)";
+constexpr char kValueCall[] =
+    "ReportValue(metric, value) (C: deniable_reporter_report_value; Java, Kotlin: reportValue)";
+constexpr char kBoolCall[] =
+    "Report(metric, bool) (C: deniable_reporter_report; Java, Kotlin: report)";
+
 // A true answer of the wrong kind for the metric. Never repeats the answer.
 absl::Status WrongKindError(const std::string& metric, const std::optional<NumericDesign>& numeric,
                             const std::vector<std::string>& categories) {
   if (numeric.has_value()) {
     return absl::InvalidArgumentError(
         absl::StrCat("metric: \"", metric, "\" is a numeric metric (values in [", numeric->lo(),
-                     ", ", numeric->hi(), "]): report a number with ReportValue(metric, value)"));
+                     ", ", numeric->hi(), "]): report a number with ", kValueCall));
   }
   if (!categories.empty()) {
     return absl::InvalidArgumentError(
         absl::StrCat("metric: \"", metric, "\" has categories (", absl::StrJoin(categories, ", "),
-                     "): report one of them with Report(metric, category), not a number"));
+                     "): report one of them with ", kCategoryCall, ", not a number"));
   }
-  return absl::InvalidArgumentError(
-      absl::StrCat("metric: \"", metric,
-                   "\" is a yes/no metric: report a bool with Report(metric, bool), not a number"));
+  return absl::InvalidArgumentError(absl::StrCat("metric: \"", metric,
+                                                 "\" is a yes/no metric: report a bool with ",
+                                                 kBoolCall, ", not a number"));
 }
 
 }  // namespace
@@ -402,13 +412,12 @@ absl::Status Reporter::ReportAnswerOnce(const std::string& metric, const TrueAns
     if (has_categories) {
       return absl::FailedPreconditionError(absl::StrCat(
           "metric \"", metric, "\" has categories (", absl::StrJoin(design.categories, ", "),
-          "): report one of them with Report(metric, category), not a yes/no answer"));
+          "): report one of them with ", kCategoryCall, ", not a yes/no answer"));
     }
   } else if (!has_categories) {
     return absl::FailedPreconditionError(
         absl::StrCat("metric \"", metric,
-                     "\" is a yes/no metric without categories: report a bool with "
-                     "Report(metric, bool)"));
+                     "\" is a yes/no metric without categories: report a bool with ", kBoolCall));
   } else if (answer.kind == TrueAnswer::Kind::kCategoryName) {
     auto it = std::find(design.categories.begin(), design.categories.end(), answer.name);
     if (it == design.categories.end()) {

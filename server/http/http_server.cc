@@ -35,6 +35,7 @@
 #include "server/http/http_status.h"
 #include "server/http/request_checks.h"
 #include "server/service/access_log.h"
+#include "server/service/listen_probe.h"
 
 namespace deniable::server::http {
 
@@ -577,8 +578,12 @@ absl::StatusOr<std::unique_ptr<HttpServer>> HttpServer::Start(
   server->daemon_ = MHD_start_daemon(flags, 0, nullptr, nullptr, &Access, &listener,
                                      MHD_OPTION_ARRAY, items.data(), MHD_OPTION_END);
   if (server->daemon_ == nullptr) {
-    return absl::UnavailableError(
-        absl::StrCat("http_listen: cannot listen on \"", options.listen_address, "\""));
+    const std::string reason = BindFailureReason(
+        reinterpret_cast<const sockaddr*>(&bind_address),
+        bind_address.ss_family == AF_INET6 ? sizeof(sockaddr_in6) : sizeof(sockaddr_in), port);
+    return absl::UnavailableError(absl::StrCat("http_listen: cannot listen on \"",
+                                               options.listen_address, "\"",
+                                               reason.empty() ? "" : ": ", reason));
   }
   const MHD_DaemonInfo* info = MHD_get_daemon_info(server->daemon_, MHD_DAEMON_INFO_BIND_PORT);
   server->port_ = info != nullptr ? info->port : port;

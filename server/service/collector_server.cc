@@ -19,6 +19,7 @@
 #include "google/protobuf/descriptor.h"
 #include "server/core/echo.h"
 #include "server/service/call_metrics.h"
+#include "server/service/listen_probe.h"
 
 namespace deniable::server {
 namespace {
@@ -108,6 +109,9 @@ absl::StatusOr<std::unique_ptr<CollectorServer>> CollectorServer::Start(
         options.credentials != nullptr ? options.credentials : grpc::InsecureServerCredentials(),
         &server->port_);
   }
+  // One collector per port: without this, gRPC's SO_REUSEPORT lets a second collector (a
+  // forgotten demo's) share the port, and clients land on either at random.
+  builder.AddChannelArgument(GRPC_ARG_ALLOW_REUSEPORT, 0);
   builder.SetMaxReceiveMessageSize(options.max_receive_message_bytes);
   int idle_threads = options.max_idle_threads;
   if (options.max_threads > 0 && idle_threads > options.max_threads) {
@@ -136,8 +140,10 @@ absl::StatusOr<std::unique_ptr<CollectorServer>> CollectorServer::Start(
   builder.RegisterService(&server->admin_service_);
   server->server_ = builder.BuildAndStart();
   if (server->server_ == nullptr || (!options.listen_address.empty() && server->port_ == 0)) {
-    return absl::UnavailableError(
-        absl::StrCat("listen_address: cannot listen on \"", options.listen_address, "\""));
+    const std::string reason = BindFailureReason(options.listen_address);
+    return absl::UnavailableError(absl::StrCat("listen_address: cannot listen on \"",
+                                               options.listen_address, "\"",
+                                               reason.empty() ? "" : ": ", reason));
   }
   // Every method of the served services shows in /metrics (at 0) before its first call.
   for (const char* service : kHealthServices) {

@@ -14,6 +14,9 @@ deniable-server. This script starts the server, creates the metrics and runs
 3. JvmSdkTest "options": the shared table of per-report options
    (tests/conformance/report_options.json: labels, category by name and by index, values), each
    case's code and message, and the server's counts per metric and label value.
+4. the sample without -Ddeniable.jni.library, and with a wrong one: an UnsatisfiedLinkError
+   naming the property and where libdeniable_jni.so is, not only the JVM's "no deniable_jni in
+   java.library.path" (issue 38).
 
 Without a JDK the build leaves the JVM SDK out (DENIABLE_BUILD_JAVA=OFF) and CMake runs this
 script with --absent WHAT: skipped (77) on a developer's machine, failed in CI.
@@ -146,6 +149,23 @@ def run_sample(java, sample_classpath, jni, collector, cli_bin, work):
     print(f"sample: {lines[0]}; server n=1 ({time.monotonic() - started:.1f} s)")
 
 
+def run_without_library(java, sample_classpath, work):
+    """The JNI library not found: the error names -Ddeniable.jni.library and the library."""
+    for flags, says in (([], "libdeniable_jni.so is not on java.library.path"),
+                        (["-Ddeniable.jni.library=/nonexistent/libdeniable_jni.so"],
+                         "cannot load the JNI library "
+                         "-Ddeniable.jni.library=/nonexistent/libdeniable_jni.so")):
+        out = subprocess.run([java, "-Djava.library.path=/nonexistent", *flags, "-cp",
+                              sample_classpath, "FirstReport"], cwd=work, capture_output=True,
+                             text=True, timeout=60)
+        check(out.returncode != 0, (out.stdout, out.stderr))
+        first = out.stderr.splitlines()[0] if out.stderr else ""
+        check("java.lang.UnsatisfiedLinkError: org.deniable: " + says in first, out.stderr)
+        check("-Ddeniable.jni.library=" in first and "build/client/java/libdeniable_jni.so"
+              in first, first)
+        print(f"no JNI library: {first}")
+
+
 def run_options(java, classpath, jni, collector, work):
     """The shared table of per-report options through the JVM SDK (JvmSdkTest "options")."""
     table = report_options.load()
@@ -197,6 +217,7 @@ def main():
         run_options(java, classpath, jni, collector, work)
         run_contract(java, classpath, jni, collector, cli_bin, work)
         run_sample(java, sample_classpath, jni, collector, cli_bin, work)
+        run_without_library(java, sample_classpath, work)
     finally:
         collector.stop()
         subprocess.run(["rm", "-rf", work])

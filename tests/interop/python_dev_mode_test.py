@@ -12,6 +12,9 @@ the real deniable-server (plaintext, port 0):
    number", and suggesting insecure=True.
 4. insecure=True against a TLS server: UNAVAILABLE "in plaintext: the server closed the
    connection (does it expect TLS? ...)".
+5. The collector's HTTP port given as the gRPC target: UNAVAILABLE saying an HTTP/1 server
+   answered and naming the HTTP listener and the gRPC port, not "nothing answered there"
+   (issue 38).
 
 Usage: python_dev_mode_test.py SERVER_BINARY   (run with the venv's python)
 """
@@ -23,7 +26,7 @@ import tempfile
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "lib"))
 from checks import check  # noqa: E402
-from test_server import start_server  # noqa: E402
+from test_server import start_collector, start_server  # noqa: E402
 
 import grpc  # noqa: E402
 
@@ -108,6 +111,27 @@ def main():
             e = expect_error(lambda: q.list_metrics(), grpc.StatusCode.UNAVAILABLE,
                              f"cannot reach {target} in plaintext", "expect TLS")
             print(f"plaintext against TLS: {e}")
+    finally:
+        server.kill()
+        server.wait()
+
+    # 5. The HTTP listener's port given as the gRPC target.
+    server, _, http_url = start_collector(server_bin, os.path.join(work, "http.db"),
+                                          os.path.join(work, "http.log"))
+    http_target = http_url[len("http://"):]
+    try:
+        for make in (lambda: deniable.QueryClient(http_target, insecure=True, timeout=2.0),
+                     lambda: deniable.QueryClient.local(http_target, timeout=2.0)):
+            with make() as q:
+                e = expect_error(lambda: q.list_metrics(), grpc.StatusCode.UNAVAILABLE,
+                                 f"cannot reach {http_target}: an HTTP/1.x server answered",
+                                 "HTTP listener", "gRPC --listen address")
+                check("nothing answered" not in e.message, e.message)
+        with deniable.Reporter.local(None, http_target, first_design_wait=1.0,
+                                     background_sending=False, max_attempts=1) as r:
+            e = expect_error(lambda: r.report("dev_m", True), grpc.StatusCode.UNAVAILABLE,
+                             "an HTTP/1.x server answered", "gRPC --listen address")
+            print(f"HTTP port as the gRPC target: {e}")
     finally:
         server.kill()
         server.wait()

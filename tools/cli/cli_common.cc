@@ -11,6 +11,7 @@
 #include <utility>
 
 #include "absl/flags/flag.h"
+#include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "absl/time/time.h"
 #include "deniable/client/grpc_transport.h"
@@ -127,10 +128,19 @@ bool FlagGiven(const std::string& name) {
 }
 
 int Fail(const std::string& what, const grpc::Status& status) {
+  std::string message = status.error_message();
+  // A TLS listener closes a plaintext connection at its first bytes: gRPC says only "Socket
+  // closed".
+  if (status.error_code() == grpc::StatusCode::UNAVAILABLE && !UseTls() &&
+      absl::StrContains(message, "Socket closed")) {
+    absl::StrAppend(&message,
+                    " (the server at --target may require TLS: give --tls_ca_file=CA.pem, the CA "
+                    "that signed its certificate, or set DENIABLE_TLS_CA_FILE)");
+  }
   std::fprintf(stderr, "deniable: %s failed: %s: %s\n", what.c_str(),
-               StatusCodeName(status.error_code()), status.error_message().c_str());
+               StatusCodeName(status.error_code()), message.c_str());
   const int exit_code = ExitCodeFor(static_cast<absl::StatusCode>(status.error_code()));
-  PrintJsonError(what, StatusCodeName(status.error_code()), status.error_message(), exit_code);
+  PrintJsonError(what, StatusCodeName(status.error_code()), message, exit_code);
   return exit_code;
 }
 

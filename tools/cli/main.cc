@@ -1,4 +1,7 @@
 // deniable: the command-line tool for operators and analysts. See --help and docs/cli.md.
+#include <grpc/support/log.h>
+
+#include <cstdlib>
 #include <string>
 #include <vector>
 
@@ -54,6 +57,11 @@ int main(int argc, char** argv) {
                             : "expected one command (deniable --help lists them)");
   }
   command = args[1];
+  // gRPC's own log lines ("E1201 ... Handshake failed") say in gRPC's words what the command's
+  // error message says: off unless GRPC_VERBOSITY or GRPC_TRACE asks for them.
+  if (std::getenv("GRPC_VERBOSITY") == nullptr && std::getenv("GRPC_TRACE") == nullptr) {
+    gpr_set_log_function([](gpr_log_func_args*) {});
+  }
   const t::CommandSpec* spec = t::FindCommand(command);
   if (spec == nullptr) {
     return t::FailUsage("unknown command \"" + command + "\" (deniable --help lists them)");

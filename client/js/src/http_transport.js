@@ -42,6 +42,44 @@ export class HttpTransport {
 }
 
 /**
+ * Why fetch got no HTTP answer from `baseUrl`, from its error `e`: Node's fetch says only "fetch
+ * failed" and puts the socket's error, with its code, in `e.cause` (a browser gives no cause).
+ * Each case keeps that code and message.
+ */
+function noAnswer(method, baseUrl, e) {
+  const cause = e && e.cause;
+  const code = cause && typeof cause.code === 'string' ? cause.code : '';
+  const detail = cause && cause.message
+    ? `${code ? `${code}: ` : ''}${cause.message}` : String(e && e.message ? e.message : e);
+  const tls = baseUrl.startsWith('https:');
+  if (code === 'ECONNREFUSED') {
+    return `${method}: nothing listens at ${baseUrl} (${detail}): is deniable-server running, ` +
+      'and started with --http_listen=HOST:PORT at this address?';
+  }
+  if (code === 'ENOTFOUND' || code === 'EAI_AGAIN') {
+    return `${method}: cannot resolve the host of ${baseUrl} (${detail})`;
+  }
+  if (/CERT|UNABLE_TO_VERIFY|UNABLE_TO_GET_ISSUER/.test(code)) {
+    return `${method}: the TLS certificate of ${baseUrl} is not trusted (${detail}). For a ` +
+      'collector whose certificate a private CA signed, start Node with ' +
+      'NODE_EXTRA_CA_CERTS=/path/to/ca.pem (a browser: install the CA in its trust store)';
+  }
+  if (tls && /WRONG_VERSION_NUMBER|^ERR_SSL_/.test(code)) {
+    return `${method}: ${baseUrl} does not speak TLS (${detail}): for an HTTP listener ` +
+      'started without --tls_cert_file use http://';
+  }
+  if (!tls && /^UND_ERR_SOCKET$|^ECONNRESET$|^HPE_/.test(code)) {
+    return `${method}: ${baseUrl} closed the connection without an HTTP answer (${detail}): if ` +
+      "the collector's HTTP listener uses TLS (--tls_cert_file), use https://; if this is its " +
+      'gRPC port (--listen, 50051 by default), give the HTTP listener (--http_listen) instead';
+  }
+  return `${method}: ${detail} (no HTTP answer from ${baseUrl}: baseUrl must be the collector's ` +
+    'HTTP listener, which deniable-server serves only when started with --http_listen=HOST:PORT, ' +
+    'e.g. http://127.0.0.1:8080; its gRPC port, --listen, 50051 by default, does not speak ' +
+    'HTTP/JSON)';
+}
+
+/**
  * POSTs `body` to `${baseUrl}/v1/${path}` ("QueryService/GetPrevalence") and returns the answer
  * (JSON), or rejects with a DeniableError: the collector's own code and message, else one mapped
  * from the HTTP status; UNAVAILABLE (with a hint about the port) or DEADLINE_EXCEEDED when no
@@ -66,11 +104,7 @@ export async function postJson({ baseUrl, token, fetch: fetchImpl }, path, body,
     if (abort.signal.aborted) {
       throw new DeniableError('DEADLINE_EXCEEDED', `${method}: no answer within ${timeoutMs} ms`);
     }
-    // A gRPC port answers HTTP/1.1 with a closed connection ("fetch failed"): say which port.
-    throw new DeniableError('UNAVAILABLE', `${method}: ${e && e.message ? e.message : e} ` +
-      `(no HTTP answer from ${baseUrl}: baseUrl must be the collector's HTTP listener, which ` +
-      'deniable-server serves only when started with --http_listen=HOST:PORT, e.g. ' +
-      'http://127.0.0.1:8080; its gRPC port, --listen, 50051 by default, does not speak HTTP/JSON)');
+    throw new DeniableError('UNAVAILABLE', noAnswer(method, baseUrl, e));
   } finally {
     clearTimeout(timer);
   }

@@ -92,6 +92,13 @@ def explain_unreachable(where: Optional[Endpoint], details: str) -> Optional[str
         return (f"cannot reach {target} in plaintext: the server closed the connection (does "
                 "it expect TLS? then pass credentials instead of insecure=True). gRPC: "
                 f"{details}")
+    if "http1.x server" in lowered or "failed parsing http/2" in lowered:
+        # Something answered gRPC's HTTP/2 preface in HTTP/1 (libmicrohttpd's 400): as the C++
+        # transport says it (client/src/unreachable.cc).
+        return (f"cannot reach {target}: an HTTP/1.x server answered there, not gRPC. That is "
+                "the collector's HTTP listener (--http_listen, for the JavaScript SDK and the "
+                "dashboard); give the SDK the gRPC --listen address (50051 by default). gRPC: "
+                f"{details}")
     if "failed to connect" in lowered or "connection refused" in lowered \
             or "dns resolution failed" in lowered:
         return (f"cannot reach {target}: nothing answered there (is deniable-server running, "

@@ -5,6 +5,7 @@
     p = q.prevalence("uses_drugs", level=0.95, method="WILSON")   # Prevalence
     by_region = q.prevalence("uses_drugs", group_by="region").groups  # [GroupPrevalence]
     points = q.series("uses_drugs", start=t0, end=t1, bucket="DAY")   # [SeriesPoint]
+    q.series("uses_drugs", start="-7d", end="now")   # times: Unix seconds, datetime, "-7d"
     d = q.difference("uses_drugs", (t0, t1), (t1, t2))  # d.change: this week - last week
     d.change_text                                        # "fell by 1.66 points"
     plan = q.plan(half_width=0.03, symmetric_epsilon=1.0)   # SurveyPlan: reports needed
@@ -25,8 +26,11 @@ Errors are DeniableError with the server's code and message (which names the fie
 Thread-safe (a gRPC channel is).
 """
 import dataclasses
+import datetime
 import math
-from typing import Any, List, Optional, Sequence, Tuple
+import re
+import time
+from typing import Any, Callable, List, Optional, Sequence, Tuple, Union
 
 from deniable import _rpc
 from deniable.errors import DeniableError, StatusCode
@@ -335,6 +339,30 @@ def _shares(shares):
 
 _NAN = float("nan")
 
+# A time of a query: Unix seconds (0: open), a datetime (naive means UTC), "now", or a time
+# before now: "-90m", "-24h", "-7d", "-2w", "-30s" (as the CLI and the JavaScript SDK read them).
+Time = Union[int, datetime.datetime, str]
+_UNIT_SECONDS = {"s": 1, "m": 60, "h": 3600, "d": 86400, "w": 7 * 86400}
+
+
+def _to_seconds(value: Time, field: str, now: Callable[[], float]) -> int:
+    """Unix seconds of `value` (see Time); INVALID_ARGUMENT naming `field` otherwise."""
+    if isinstance(value, datetime.datetime):
+        if value.tzinfo is None:
+            value = value.replace(tzinfo=datetime.timezone.utc)
+        return math.floor(value.timestamp())
+    if isinstance(value, int) and not isinstance(value, bool) and value >= 0:
+        return value
+    if isinstance(value, str):
+        if value == "now":
+            return math.floor(now())
+        m = re.fullmatch(r"-(\d+)([smhdw])", value)
+        if m:
+            return math.floor(now()) - int(m.group(1)) * _UNIT_SECONDS[m.group(2)]
+    raise DeniableError(StatusCode.INVALID_ARGUMENT,
+                        f"{field}: must be Unix seconds, a datetime, \"now\" or a time before "
+                        f"now (\"-7d\", \"-24h\", \"-90m\"), but is {value!r}")
+
 
 def _missing(p) -> bool:
     """Whether the yes/no figures of Prevalence `p` are absent: suppressed, categorical, or a
@@ -471,11 +499,16 @@ def design_parameters(symmetric_epsilon=None, forced_response=None, two_coin=Fal
 
 class QueryClient:
     """Analyst calls over gRPC. target/credentials/bearer_token/insecure as Reporter;
-    timeout: seconds per call."""
+    timeout: seconds per call; now: the clock relative times ("-7d") are counted from (Unix
+    seconds, default time.time). A query's start and end are Unix seconds, a datetime, "now" or
+    a time before now ("-7d", "-24h", "-90m", "-2w"): INVALID_ARGUMENT naming the field
+    otherwise."""
 
     def __init__(self, target: Optional[str] = None, *, channel: Any = None,
                  credentials: Any = None, bearer_token: Optional[str] = None,
-                 insecure: bool = False, timeout: float = 10.0) -> None:
+                 insecure: bool = False, timeout: float = 10.0,
+                 now: Callable[[], float] = time.time) -> None:
+        self._now = now  # the clock of relative times ("-7d"), Unix seconds
         self._channel = channel or _rpc.make_channel(target, credentials, bearer_token, insecure)
         self._own = channel is None
         self._timeout = timeout
@@ -548,7 +581,7 @@ class QueryClient:
         return out
 
     def prevalence(self, metric: str, *, level: float = 0.95, method: Optional[str] = None,
-                   group_by: str = "", start: int = 0, end: int = 0,
+                   group_by: str = "", start: Time = 0, end: Time = 0,
                    combination: Optional[str] = None,
                    simultaneous: Optional[str] = None,
                    quantiles: Sequence[float] = ()) -> Prevalence:
@@ -557,8 +590,9 @@ class QueryClient:
         "BONFERRONI"); for a numeric metric, `numeric` (quantiles: the levels in (0, 1) a
         D_BIT_FLIP histogram's quantiles are estimated at; empty: 0.5, 0.9 and 0.99)."""
         request = query_service_pb2.GetPrevalenceRequest(
-            metric=metric, confidence_level=level, group_by=group_by, start_time_seconds=start,
-            end_time_seconds=end,
+            metric=metric, confidence_level=level, group_by=group_by,
+            start_time_seconds=_to_seconds(start, "start", self._now),
+            end_time_seconds=_to_seconds(end, "end", self._now),
             method=_enum(query_service_pb2.IntervalMethod, method, "method"),
             simultaneous=_enum(query_service_pb2.SimultaneousMethod, simultaneous,
                                "simultaneous"),
@@ -566,13 +600,14 @@ class QueryClient:
             quantiles=list(quantiles))
         return _prevalence(_rpc.call(self._prevalence, request, self._timeout))
 
-    def series(self, metric: str, *, start: int, end: int, bucket: str = "DAY",
+    def series(self, metric: str, *, start: Time, end: Time, bucket: str = "DAY",
                level: float = 0.95, method: Optional[str] = None,
                simultaneous: Optional[str] = None) -> List[SeriesPoint]:
         """One point per bucket (HOUR, DAY, WEEK, MONTH) of [start, end); with `shares` for a metric
         with categories."""
         request = query_service_pb2.GetSeriesRequest(
-            metric=metric, start_time_seconds=start, end_time_seconds=end,
+            metric=metric, start_time_seconds=_to_seconds(start, "start", self._now),
+            end_time_seconds=_to_seconds(end, "end", self._now),
             bucket=_enum(query_service_pb2.BucketWidth, bucket, "bucket"),
             confidence_level=level,
             method=_enum(query_service_pb2.IntervalMethod, method, "method"),
@@ -581,7 +616,7 @@ class QueryClient:
         series = _rpc.call(self._series, request, self._timeout)
         return [_point(b) for b in series.buckets]
 
-    def difference(self, metric: str, first: Tuple[int, int], second: Tuple[int, int], *,
+    def difference(self, metric: str, first: Tuple[Time, Time], second: Tuple[Time, Time], *,
                    metric2: Optional[str] = None, level: float = 0.95,
                    combination: Optional[str] = None) -> Difference:
         """The change from `metric` over first = (start, end) to `metric2` (default: the same
@@ -595,8 +630,10 @@ class QueryClient:
             if len(window) != 2:
                 raise DeniableError(StatusCode.INVALID_ARGUMENT,
                                     f"{field}: must be (start, end), but is {window!r}")
-            return query_service_pb2.Selection(metric=name, start_time_seconds=window[0],
-                                               end_time_seconds=window[1], combination=comb)
+            return query_service_pb2.Selection(
+                metric=name, start_time_seconds=_to_seconds(window[0], f"{field}[0]", self._now),
+                end_time_seconds=_to_seconds(window[1], f"{field}[1]", self._now),
+                combination=comb)
         request = query_service_pb2.GetDifferenceRequest(
             first=selection(metric, first, "first"),
             second=selection(metric2 or metric, second, "second"), confidence_level=level)

@@ -226,5 +226,74 @@ class ToDataFrameTest(unittest.TestCase):
         self.assertNotIn("start_time_seconds", frame.columns)
 
 
+class FakeChannel:
+    """A channel whose every call records its request and answers `response`."""
+
+    def __init__(self, response):
+        self.requests, self.response = [], response
+
+    def unary_unary(self, path, request_serializer, response_deserializer):
+        def stub(request, timeout, wait_for_ready):
+            self.requests.append(request)
+            return self.response
+        return stub
+
+
+class QueryTimesTest(unittest.TestCase):
+    """start/end as the CLI and JS take them (issue 38): "-7d" was a raw protobuf TypeError."""
+    NOW = T0 + 12345.6
+
+    def client(self, response):
+        channel = FakeChannel(response)
+        return deniable.QueryClient(channel=channel, now=lambda: self.NOW), channel
+
+    def test_relative_times_count_back_from_now(self):
+        c, channel = self.client(q.Series())
+        c.series("m", start="-7d", end="now")
+        c.series("m", start="-24h", end="-90m")
+        c.series("m", start="-2w", end="-30s")
+        now = int(self.NOW)
+        self.assertEqual([(r.start_time_seconds, r.end_time_seconds) for r in channel.requests],
+                         [(now - 7 * DAY, now), (now - DAY, now - 90 * 60),
+                          (now - 14 * DAY, now - 30)])
+
+    def test_prevalence_and_difference_take_them_too(self):
+        c, channel = self.client(served_prevalence())
+        c.prevalence("m", start="-7d")
+        self.assertEqual((channel.requests[0].start_time_seconds,
+                          channel.requests[0].end_time_seconds), (int(self.NOW) - 7 * DAY, 0))
+        c, channel = self.client(q.Difference(first=served_prevalence(),
+                                              second=served_prevalence()))
+        c.difference("m", ("-14d", "-7d"), ("-7d", "now"))
+        r = channel.requests[0]
+        self.assertEqual((r.first.start_time_seconds, r.second.end_time_seconds),
+                         (int(self.NOW) - 14 * DAY, int(self.NOW)))
+
+    def test_unix_seconds_and_datetimes(self):
+        import datetime
+        c, channel = self.client(q.Series())
+        utc = datetime.timezone.utc
+        c.series("m", start=datetime.datetime(2026, 11, 23), end=datetime.datetime(
+            2026, 11, 24, 2, tzinfo=datetime.timezone(datetime.timedelta(hours=2))))
+        c.series("m", start=T0, end=T0 + DAY)
+        self.assertEqual([(r.start_time_seconds, r.end_time_seconds) for r in channel.requests],
+                         [(T0, T0 + DAY), (T0, T0 + DAY)])
+        self.assertEqual(datetime.datetime(2026, 11, 23, tzinfo=utc).timestamp(), T0)
+
+    def test_anything_else_names_the_field(self):
+        c, channel = self.client(q.Series())
+        for bad, field in (("yesterday", "start"), ("-7x", "start"), (-5, "start"),
+                           (1.5, "start"), (True, "start")):
+            with self.assertRaises(deniable.DeniableError) as e:
+                c.series("m", start=bad, end="now")
+            self.assertEqual(e.exception.code, deniable.StatusCode.INVALID_ARGUMENT)
+            self.assertIn(f"{field}: must be Unix seconds", e.exception.message)
+            self.assertIn(repr(bad), e.exception.message)
+        with self.assertRaises(deniable.DeniableError) as e:
+            c.difference("m", ("-7d", "soon"), (0, 0))
+        self.assertIn("first[1]: must be", e.exception.message)
+        self.assertEqual(channel.requests, [])
+
+
 if __name__ == "__main__":
     unittest.main()

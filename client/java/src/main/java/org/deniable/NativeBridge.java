@@ -13,12 +13,40 @@ final class NativeBridge {
     // in its own directory); otherwise java.library.path / the APK's jni/<abi>/ directory.
     // libdeniable_jni.so finds libdeniable_c.so beside it (RUNPATH $ORIGIN; on Android the
     // linker resolves it from the app's native library directory, API 23+).
+    // A failure says which property to set, not only the JVM's "no deniable_jni in
+    // java.library.path".
     String path = System.getProperty("deniable.jni.library");
-    if (path != null && !path.isEmpty()) {
-      System.load(path);
-    } else {
-      System.loadLibrary("deniable_jni");
+    try {
+      if (path != null && !path.isEmpty()) {
+        System.load(path);
+      } else {
+        System.loadLibrary("deniable_jni");
+      }
+    } catch (UnsatisfiedLinkError e) {
+      UnsatisfiedLinkError explained = new UnsatisfiedLinkError(loadFailure(path, e.getMessage()));
+      explained.initCause(e);
+      throw explained;
     }
+  }
+
+  /** What to do when libdeniable_jni.so did not load (`path`: -Ddeniable.jni.library, or null). */
+  static String loadFailure(@Nullable String path, @Nullable String cause) {
+    String where =
+        " (in a build tree build/client/java/libdeniable_jni.so; installed,"
+            + " PREFIX/lib/libdeniable_jni.so beside libdeniable_c.so)";
+    if (path != null && !path.isEmpty()) {
+      return "org.deniable: cannot load the JNI library -Ddeniable.jni.library="
+          + path
+          + " ("
+          + cause
+          + "): give the path of libdeniable_jni.so"
+          + where;
+    }
+    return "org.deniable: libdeniable_jni.so is not on java.library.path ("
+        + System.getProperty("java.library.path")
+        + "): give its path with -Ddeniable.jni.library=/path/to/libdeniable_jni.so"
+        + where
+        + ", or its directory with -Djava.library.path=DIR";
   }
 
   private NativeBridge() {}

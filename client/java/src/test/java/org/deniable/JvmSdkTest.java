@@ -240,8 +240,11 @@ public final class JvmSdkTest {
           e = expectError(StatusCode.INVALID_ARGUMENT, () -> r.reportCategory("jvm_vote", "Maybe"));
           check(e.getMessage().contains("category"), e.getMessage());
           check(!e.getMessage().contains("Maybe"), e.getMessage()); // a true answer never echoed
-          expectError(StatusCode.FAILED_PRECONDITION, () -> r.report("jvm_vote", true));
-          expectError(StatusCode.FAILED_PRECONDITION, () -> r.reportCategory("jvm_count", "Y"));
+          // Each names the Java call to make, not only the C++ one.
+          e = expectError(StatusCode.FAILED_PRECONDITION, () -> r.report("jvm_vote", true));
+          check(e.getMessage().contains("Java, Kotlin: reportCategory"), e.getMessage());
+          e = expectError(StatusCode.FAILED_PRECONDITION, () -> r.reportCategory("jvm_count", "Y"));
+          check(e.getMessage().contains("Java, Kotlin: report)"), e.getMessage());
         }
         check(r.reportCategory("jvm_vote", votes[i]).queued(), "vote " + i);
         r.flush(10_000);
