@@ -209,8 +209,14 @@ namespace server = deniable::server;
 // The tokens subcommands on the token store of --db (SQLite or PostgreSQL alike).
 int RunTokens(const std::vector<char*>& args) {
   const std::string command = args.size() > 2 ? args[2] : "";
+  if (command != "add" && command != "list" && command != "revoke") {
+    std::fprintf(stderr, "usage: deniable-server tokens add|list|revoke --db=FILE|URI ...\n");
+    return 2;
+  }
+  // list and revoke read tokens made before: a mistyped --db fails (NOT_FOUND) instead of
+  // creating an empty database; add may start a new one, as the server does.
   const absl::StatusOr<std::unique_ptr<server::TokenStore>> store =
-      server::OpenTokenStore(absl::GetFlag(FLAGS_db));
+      server::OpenTokenStore(absl::GetFlag(FLAGS_db), /*must_exist=*/command != "add");
   if (!store.ok()) {
     std::fprintf(stderr, "error: %s\n", store.status().ToString().c_str());
     return 1;
@@ -259,8 +265,7 @@ int RunTokens(const std::vector<char*>& args) {
     }
     return 0;
   }
-  std::fprintf(stderr, "usage: deniable-server tokens add|list|revoke --db=FILE|URI ...\n");
-  return 2;
+  return 2;  // not reached: the command was checked above
 }
 
 // `deniable-server tokens --help` (Abseil's --help knows no subcommands): on stdout, exit 0.
