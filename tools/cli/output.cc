@@ -95,9 +95,15 @@ std::string RetentionText(const v1::Metric& metric) {
 std::string FormatMetric(const v1::Metric& metric) {
   const bool categorical = metric.categories_size() > 0;
   const bool numeric = metric.has_range();
+  const std::string randomization =
+      metric.randomization() == v1::FRESH_PER_PERIOD
+          ? (categorical || numeric ? "fresh report each period" : "fresh bit each period")
+          : (categorical ? "memoized report per category"
+             : numeric   ? "memoized report per rounded value"
+                         : "memoized bit");
   return absl::StrFormat(
              "metric          %s\ndescription     %s\ndesign          %s\n%s%s"
-             "time precision  %d s\nreport period   %d s, %s\n",
+             "time precision  %d s\nreport period   %s\n",
              metric.name(), metric.description(), FormatDesign(metric.design()),
              categorical ? absl::StrFormat("categories      %d: %s\n", metric.categories_size(),
                                            CategoryList(metric))
@@ -106,12 +112,12 @@ std::string FormatMetric(const v1::Metric& metric) {
                            "range           [%g, %g]%s\n", metric.range().lo(), metric.range().hi(),
                            metric.range().unit().empty() ? "" : " " + metric.range().unit())
                      : "",
-             metric.time_precision_seconds(), metric.reporting_period_seconds(),
-             metric.randomization() == v1::FRESH_PER_PERIOD
-                 ? (categorical || numeric ? "fresh report each period" : "fresh bit each period")
-                 : (categorical ? "memoized report per category"
-                    : numeric   ? "memoized report per rounded value"
-                                : "memoized bit")) +
+             metric.time_precision_seconds(),
+             // A survey question keeps the default period in the field (for older readers) but
+             // has none, and nothing to randomize across periods: each device reports once.
+             metric.reporting_once()
+                 ? std::string("once (one report per device ever)")
+                 : absl::StrFormat("%d s, %s", metric.reporting_period_seconds(), randomization)) +
          absl::StrFormat("retention       %s\n", RetentionText(metric));
 }
 

@@ -150,5 +150,19 @@ TEST(OutputTest, WindowEstimateAndPlanSayWhatIsCounted) {
                                           "each counted once (they send 29883 reports"));
 }
 
+// A survey question (create-metric --reporting_period=once) keeps 86400 in
+// reporting_period_seconds for older readers; the CLI says "once" (issue 38), not "86400 s".
+TEST(FormatMetric, ReportingOnceSaysOnce) {
+  v1::Metric m;
+  m.set_name("chile_age");
+  *m.mutable_design() = TwoCoinWire();
+  m.set_reporting_period_seconds(86400);
+  m.set_reporting_once(true);
+  EXPECT_THAT(FormatMetric(m), HasSubstr("report period   once (one report per device ever)\n"));
+  EXPECT_THAT(FormatMetric(m), Not(HasSubstr("86400")));
+  m.set_reporting_once(false);
+  EXPECT_THAT(FormatMetric(m), HasSubstr("report period   86400 s, "));
+}
+
 }  // namespace
 }  // namespace deniable::tools
