@@ -10,6 +10,7 @@
 #include "absl/status/status.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
+#include "absl/strings/str_replace.h"
 #include "absl/strings/str_split.h"
 #include "absl/time/civil_time.h"
 #include "absl/time/time.h"
@@ -233,6 +234,13 @@ absl::StatusOr<v1::Prevalence> PrevalenceQuery::Estimate(const Selection& s, con
     DescribeWindowEstimate(*t.window, t.start, &*p);
   } else {
     DescribePeriodEstimate(&*p);
+  }
+  if (p->has_numeric()) {
+    // A number's estimate is a mean or a distribution, not a prevalence (the yes/no name stays
+    // in Prevalence.estimand for older readers).
+    p->mutable_numeric()->set_estimand(absl::StrReplaceAll(
+        p->estimand(),
+        {{"prevalence", p->numeric().mechanism() == "d_bit_flip" ? "distribution" : "mean"}}));
   }
   return p;
 }

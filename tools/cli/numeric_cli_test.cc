@@ -239,6 +239,29 @@ TEST(NumericOutputTest, PrintsTheHistogramWithSimultaneousIntervalsAndTheQuantil
   EXPECT_THAT(out, Not(HasSubstr("mean ")));
 }
 
+// Issue 38: a numeric answer speaks of its mean (or median), first, not of a prevalence.
+TEST(NumericOutputTest, TheMeanOrMedianComesFirstInValueWords) {
+  v1::Prevalence mean = MeanPrevalence();
+  mean.set_estimand("active_device_prevalence");
+  mean.set_window("week");
+  mean.set_start_time_seconds(1793491200);  // 2026-11-01
+  mean.set_end_time_seconds(1794096000);
+  std::string out = FormatPrevalence(mean);
+  EXPECT_THAT(out, testing::StartsWith("metric               chile_age\n"
+                                       "mean                 38.87 years"));
+  EXPECT_THAT(out, HasSubstr("estimate of          the mean value among the devices active in "
+                             "the week"));
+  EXPECT_THAT(out, Not(HasSubstr("prevalence")));
+  EXPECT_THAT(out, Not(HasSubstr("share")));
+  mean.set_estimand("mean_period_prevalence");
+  mean.set_periods(7);
+  EXPECT_THAT(FormatPrevalence(mean), HasSubstr("estimate of          the mean over 7"));
+  const std::string histogram = FormatPrevalence(HistogramPrevalence());
+  EXPECT_THAT(histogram, testing::ContainsRegex("^metric +[a-z_]+\nmedian +30000 pesos, 95 % "
+                                                "interval \\[12000, 52000\\] pesos"));
+  EXPECT_THAT(histogram, Not(HasSubstr("prevalence")));
+}
+
 TEST(NumericOutputTest, SeriesPrintsTheMeanPerBucketAndSuppressedBuckets) {
   v1::Series series;
   series.set_metric("chile_age");

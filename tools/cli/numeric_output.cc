@@ -141,25 +141,42 @@ std::string FormatNumericDesign(const v1::Design& design) {
 
 std::string FormatNumericPrevalence(const v1::Prevalence& p) {
   const v1::NumericEstimate& e = p.numeric();
-  std::string out = absl::StrFormat(
-      "metric               %s\n"
-      "design               %s\n"
-      "values               in [%g, %g]%s (the SDK clips a value outside to the nearest end)\n"
-      "reports (n)          %d\n",
-      p.metric(), FormatDesign(p.design()), e.lo(), e.hi(), Unit(e), p.n());
-  if (IsHistogram(p)) {
-    absl::StrAppend(&out, HistogramTable(p), "\n");
-  } else {
+  // The answer first (issue 38: the mean came after the design and the counts): the mean, or
+  // the histogram's median, then what it was estimated from.
+  std::string out = absl::StrFormat("metric               %s\n", p.metric());
+  if (!IsHistogram(p)) {
     absl::StrAppend(&out, MeanLines(p));
+  } else {
+    for (const v1::NumericQuantile& q : e.quantiles()) {
+      if (q.level() != 0.5) continue;
+      absl::StrAppend(
+          &out, absl::StrFormat("median               %s%s, %s %% interval %s%s "
+                                "(from the histogram below)\n",
+                                Value(e, q.value()), Unit(e), LevelLabel(p.confidence_level()),
+                                Interval(e, q.ci_lower(), q.ci_upper()), Unit(e)));
+    }
   }
-  // The estimand's words are the yes/no ones (EstimandText); numbers have estimates, not
-  // prevalences.
   absl::StrAppend(
-      &out, absl::StrFormat(
-                "estimate of          %s\n",
-                absl::StrReplaceAll(EstimandText(p), {{"prevalences", "estimates"},
-                                                      {"prevalence", "estimate"},
-                                                      {"the share among", "the values of"}})));
+      &out,
+      absl::StrFormat(
+          "design               %s\n"
+          "values               in [%g, %g]%s (the SDK clips a value outside to the nearest end)\n"
+          "reports (n)          %d\n",
+          FormatDesign(p.design()), e.lo(), e.hi(), Unit(e), p.n()));
+  if (IsHistogram(p)) absl::StrAppend(&out, HistogramTable(p), "\n");
+  // The estimand's words are the yes/no ones (EstimandText); numbers have a mean or a
+  // distribution, not a prevalence.
+  absl::StrAppend(
+      &out,
+      absl::StrFormat(
+          "estimate of          %s\n",
+          absl::StrReplaceAll(
+              EstimandText(p),
+              {{"mean prevalence over", IsHistogram(p) ? "mean distribution over" : "mean over"},
+               {"prevalences", IsHistogram(p) ? "distributions" : "means"},
+               {"prevalence", IsHistogram(p) ? "distribution" : "mean"},
+               {"the share among",
+                IsHistogram(p) ? "the distribution of the values of" : "the mean value among"}})));
   if (p.central_n() > 0) absl::StrAppend(&out, CentralText(p));
   if (!p.interval_construction().empty()) {
     absl::StrAppend(&out, absl::StrFormat("interval             %s; %s\n",
