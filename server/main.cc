@@ -15,20 +15,22 @@
 // Access (docs/security.md): bearer tokens are on as soon as the database holds a token (even a
 // revoked one); TLS is on with --tls_cert_file and --tls_key_file. Without TLS or without tokens
 // the server listens only on a loopback address unless --insecure is given, and says so loudly.
+#include <fcntl.h>
 #include <prometheus/counter.h>
 #include <prometheus/text_serializer.h>
 #include <pthread.h>
 #include <spdlog/spdlog.h>
+#include <unistd.h>
 
 #include <algorithm>
+#include <cerrno>
 #include <csignal>
 #include <cstdio>
 #include <cstdlib>
-#include <fstream>
+#include <cstring>
 #include <functional>
 #include <memory>
 #include <optional>
-#include <sstream>
 #include <string>
 #include <thread>
 #include <utility>
@@ -211,8 +213,14 @@ namespace server = deniable::server;
 // The tokens subcommands on the token store of --db (SQLite or PostgreSQL alike).
 int RunTokens(const std::vector<char*>& args) {
   const std::string command = args.size() > 2 ? args[2] : "";
+  if (command != "add" && command != "list" && command != "revoke") {
+    std::fprintf(stderr, "usage: deniable-server tokens add|list|revoke --db=FILE|URI ...\n");
+    return 2;
+  }
+  // list and revoke read tokens made before: a mistyped --db fails (NOT_FOUND) instead of
+  // creating an empty database; add may start a new one, as the server does.
   const absl::StatusOr<std::unique_ptr<server::TokenStore>> store =
-      server::OpenTokenStore(absl::GetFlag(FLAGS_db));
+      server::OpenTokenStore(absl::GetFlag(FLAGS_db), /*must_exist=*/command != "add");
   if (!store.ok()) {
     std::fprintf(stderr, "error: %s\n", store.status().ToString().c_str());
     return 1;
@@ -261,8 +269,7 @@ int RunTokens(const std::vector<char*>& args) {
     }
     return 0;
   }
-  std::fprintf(stderr, "usage: deniable-server tokens add|list|revoke --db=FILE|URI ...\n");
-  return 2;
+  return 2;  // not reached: the command was checked above
 }
 
 // `deniable-server tokens --help` (Abseil's --help knows no subcommands): on stdout, exit 0.
@@ -399,13 +406,26 @@ int RunRestore() {
   return 0;
 }
 
-bool ReadFile(const std::string& path, std::string* out) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) return false;
-  std::ostringstream s;
-  s << in.rdbuf();
-  *out = s.str();
-  return true;
+// The whole of the file `flag` names into `out`. Errors: INVALID_ARGUMENT naming the flag and the
+// file, with the reason (strerror) and the uid that tried: a key readable by root only is the
+// usual cause in a container (the image runs as uid 10001, docs/docker.md).
+absl::Status ReadFile(const char* flag, const std::string& path, std::string* out) {
+  const auto cannot_read = [&](int error) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("--", flag, ": cannot read \"", path, "\": ", std::strerror(error),
+                     " (this process runs as uid ", getuid(), ", gid ", getgid(),
+                     "; the file must be readable by it)"));
+  };
+  const int fd = open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd < 0) return cannot_read(errno);
+  out->clear();
+  char buffer[8192];
+  ssize_t got = 0;
+  while ((got = read(fd, buffer, sizeof buffer)) > 0) out->append(buffer, got);
+  const int error = errno;
+  close(fd);
+  if (got < 0) return cannot_read(error);  // a directory opens, then fails to read (EISDIR)
+  return absl::OkStatus();
 }
 
 bool IsLoopback(const std::string& address) {
@@ -577,15 +597,23 @@ absl::StatusOr<ServeOptions> ServeOptionsFromFlags() {
   if (o.tls) {
     grpc::SslServerCredentialsOptions ssl;
     grpc::SslServerCredentialsOptions::PemKeyCertPair pair;
-    if (!ReadFile(o.tls_cert_file, &pair.cert_chain) ||
-        !ReadFile(o.tls_key_file, &pair.private_key)) {
-      return FlagError("--tls_cert_file and --tls_key_file must both name readable PEM files");
+    if (o.tls_cert_file.empty() || o.tls_key_file.empty()) {
+      return FlagError(absl::StrCat("--tls_cert_file and --tls_key_file must both be given (",
+                                    o.tls_cert_file.empty() ? "--tls_cert_file" : "--tls_key_file",
+                                    " is empty)"));
+    }
+    if (absl::Status s = ReadFile("tls_cert_file", o.tls_cert_file, &pair.cert_chain); !s.ok()) {
+      return s;
+    }
+    if (absl::Status s = ReadFile("tls_key_file", o.tls_key_file, &pair.private_key); !s.ok()) {
+      return s;
     }
     ssl.pem_key_cert_pairs.push_back(std::move(pair));
     if (!o.tls_client_ca_file.empty()) {
-      if (!ReadFile(o.tls_client_ca_file, &ssl.pem_root_certs)) {
-        return FlagError(
-            absl::StrCat("--tls_client_ca_file: cannot read \"", o.tls_client_ca_file, "\""));
+      if (absl::Status s =
+              ReadFile("tls_client_ca_file", o.tls_client_ca_file, &ssl.pem_root_certs);
+          !s.ok()) {
+        return s;
       }
       ssl.client_certificate_request = GRPC_SSL_REQUEST_AND_REQUIRE_CLIENT_CERTIFICATE_AND_VERIFY;
     }

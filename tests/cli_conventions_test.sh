@@ -148,10 +148,29 @@ m = re.search(r"change +([-+]\d+\.\d\d) percentage points, second minus first: (
 check(m, text)
 change = -100 * d["difference"]  # the wire's is first - second
 check(m.group(1) == f"{change:+.2f}", (m.group(1), change, text))
-words = ("rose" if change > 0 else "fell") + f" by {abs(change):.2f} points"
+lo, hi = -100 * d["ciUpper"], -100 * d["ciLower"]
+# An interval of the change that covers 0 says so (issue 38), as the dashboard does.
+words = ("rose" if change > 0 else "fell") + f" by {abs(change):.2f} points" + \
+    (" (the interval includes 0: no clear change)" if lo <= 0 <= hi else "")
 check(m.group(2) == words or (abs(change) < 0.005 and m.group(2).startswith("unchanged")),
       (m.group(2), words))
-lo, hi = -100 * d["ciUpper"], -100 * d["ciLower"]
 check(f"[{lo:+.2f}, {hi:+.2f}] percentage points (Wald)" in text, (lo, hi, text))
+# The windows as resolved (issue 38: --start=-7d printed no dates), in RFC 3339 UTC.
+import datetime
+def utc(s):
+    return datetime.datetime.fromtimestamp(int(s), datetime.timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
+for side in ("first", "second"):
+    p = d[side]
+    line = f"{side + ' window':<20} {utc(p['startTimeSeconds'])} to {utc(p['endTimeSeconds'])} (UTC)"
+    check(line in text, (line, text))
 PY
+# prevalence --start=-7d: the start it resolved to, between the clock before and after the call.
+before=$(date -u +%s)
+expect_exit 0 "${cli[@]}" prevalence --metric=windows --start=-7d
+after=$(date -u +%s)
+start=$(sed -n 's/^time range  *\([0-9T:Z-]*\) to the latest report (no end)$/\1/p' out.txt)
+[ -n "$start" ] || { echo "no time range line:"; cat out.txt; exit 1; }
+start=$(date -u -d "$start" +%s)
+[ "$start" -ge $((before - 7 * 86400)) ] && [ "$start" -le $((after - 7 * 86400)) ] \
+  || { echo "time range starts at $start, not 7 days before now"; cat out.txt; exit 1; }
 echo "cli conventions: OK"

@@ -122,6 +122,9 @@ TEST_F(NumericQueryTest, OneBitMeanServesTheMeanAndTotalFromTheFormula) {
   EXPECT_EQ(num.lo(), 10);
   EXPECT_EQ(num.hi(), 130);
   EXPECT_EQ(num.buckets_size(), 0);
+  EXPECT_EQ(num.estimand(), "period_mean");
+  EXPECT_EQ(p->groups(0).numeric().estimand(), "period_mean");
+  EXPECT_EQ(p->groups(1).numeric().estimand(), "");  // suppressed: no estimate
   // The bit's yes/no figures stay: the share of (x - lo) / (hi - lo).
   EXPECT_EQ(p->yes_count(), 130);
   EXPECT_NEAR(p->estimate_unbiased(), 0.8, 1e-12);
@@ -224,6 +227,8 @@ TEST_F(NumericQueryTest, DBitFlipServesTheHistogramAndQuantiles) {
   EXPECT_EQ(p->estimate_unbiased(), 0);
   const v1::NumericEstimate& num = p->numeric();
   EXPECT_EQ(num.mechanism(), "d_bit_flip");
+  EXPECT_EQ(p->estimand(), "period_prevalence");
+  EXPECT_EQ(num.estimand(), "period_distribution");
   EXPECT_TRUE(std::isnan(num.mean()));
   EXPECT_EQ(num.devices(), 240);
   ASSERT_EQ(num.buckets_size(), 4);
@@ -293,7 +298,8 @@ TEST_F(NumericQueryTest, AWholeDayCountsEachDeviceOnce) {
   ASSERT_TRUE(ingestor_.Submit(request).ok());
   absl::StatusOr<v1::Prevalence> p = query_.Get(Request("session", kDay1, kDay2));
   ASSERT_TRUE(p.ok()) << p.status();
-  EXPECT_EQ(p->estimand(), "active_device_prevalence");
+  EXPECT_EQ(p->estimand(), "active_device_prevalence");      // kept for older readers
+  EXPECT_EQ(p->numeric().estimand(), "active_device_mean");  // issue 38: a mean, not a prevalence
   EXPECT_EQ(p->numeric().devices(), 100);
   EXPECT_NEAR(p->numeric().mean(), 60 * ((0.7 * 4 - 1) / 2), 1e-9);  // 54, e^eps = 3
   EXPECT_NEAR(p->numeric().total(), 5400, 1e-6);

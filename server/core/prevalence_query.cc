@@ -10,6 +10,7 @@
 #include "absl/status/status.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
+#include "absl/strings/str_replace.h"
 #include "absl/strings/str_split.h"
 #include "absl/time/civil_time.h"
 #include "absl/time/time.h"
@@ -26,6 +27,17 @@
 
 namespace deniable::server {
 namespace {
+
+// [start, end) of a selection for a person, in RFC 3339 UTC with the Unix seconds: an error then
+// says which window held too few reports (end 0: no end).
+std::string RangeText(int64_t start, int64_t end) {
+  const auto rfc3339 = [](int64_t seconds) {
+    return absl::FormatTime("%Y-%m-%dT%H:%M:%SZ", absl::FromUnixSeconds(seconds),
+                            absl::UTCTimeZone());
+  };
+  return absl::StrCat("[", rfc3339(start), ", ", end == 0 ? "no end" : rfc3339(end),
+                      ") (start_time_seconds ", start, ", end_time_seconds ", end, ")");
+}
 
 constexpr int64_t kNoEnd = std::numeric_limits<int64_t>::max();
 constexpr int64_t kMondayEpochOffset = 4 * 86400;  // 1970-01-05 was the first Monday
@@ -234,6 +246,13 @@ absl::StatusOr<v1::Prevalence> PrevalenceQuery::Estimate(const Selection& s, con
   } else {
     DescribePeriodEstimate(&*p);
   }
+  if (p->has_numeric()) {
+    // A number's estimate is a mean or a distribution, not a prevalence (the yes/no name stays
+    // in Prevalence.estimand for older readers).
+    p->mutable_numeric()->set_estimand(absl::StrReplaceAll(
+        p->estimand(),
+        {{"prevalence", p->numeric().mechanism() == "d_bit_flip" ? "distribution" : "mean"}}));
+  }
   return p;
 }
 
@@ -338,9 +357,10 @@ absl::StatusOr<v1::Prevalence> PrevalenceQuery::Get(const v1::GetPrevalenceReque
   }
   const int64_t n = Total(all.counts);
   if (n < s.min_reports) {
-    return absl::FailedPreconditionError(absl::StrCat(
-        "metric \"", request.metric(), "\" has ", n, " reports in the requested time range; at ",
-        "least ", s.min_reports, " are needed before a prevalence is served"));
+    return absl::FailedPreconditionError(
+        absl::StrCat("metric \"", request.metric(), "\" has ", n,
+                     " reports in the requested time range ", RangeText(s.start, s.end),
+                     "; at least ", s.min_reports, " are needed before a prevalence is served"));
   }
   DENIABLE_ASSIGN_OR_RETURN(v1::Prevalence out, Estimate(s, all));
   DENIABLE_RETURN_IF_ERROR(SetCentralPrivacy(*s.metric, &out));

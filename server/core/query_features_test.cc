@@ -4,6 +4,8 @@
 #include <limits>
 #include <string>
 
+#include "absl/strings/str_cat.h"
+#include "absl/time/time.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "server/core/core_test_util.h"
@@ -310,6 +312,32 @@ TEST_F(QueryFeaturesTest, DifferenceOfTwoMetricsNamesTheFailingSide) {
   absl::StatusOr<v1::Difference> d = query_.Difference(r);
   EXPECT_EQ(d.status().code(), absl::StatusCode::kNotFound);
   EXPECT_THAT(d.status().message(), HasSubstr("second."));
+}
+
+// A window without reports is named (issue 38: "0 reports" named no window): the side, and the
+// range in RFC 3339 UTC and in Unix seconds.
+TEST_F(QueryFeaturesTest, DifferenceOfAnEmptyWindowNamesIt) {
+  Create("m");
+  Store("m", 1, 1, kMonday);
+  v1::GetDifferenceRequest r;
+  r.mutable_first()->set_metric("m");
+  r.mutable_first()->set_start_time_seconds(kMonday);
+  r.mutable_first()->set_end_time_seconds(kMonday + kDay);
+  r.mutable_second()->set_metric("m");
+  r.mutable_second()->set_start_time_seconds(kMonday + 7 * kDay);
+  r.mutable_second()->set_end_time_seconds(kMonday + 14 * kDay);
+  absl::StatusOr<v1::Difference> d = query_.Difference(r);
+  EXPECT_EQ(d.status().code(), absl::StatusCode::kFailedPrecondition);
+  const std::string start = absl::FormatTime(
+      "%Y-%m-%dT%H:%M:%SZ", absl::FromUnixSeconds(kMonday + 7 * kDay), absl::UTCTimeZone());
+  const std::string end = absl::FormatTime(
+      "%Y-%m-%dT%H:%M:%SZ", absl::FromUnixSeconds(kMonday + 14 * kDay), absl::UTCTimeZone());
+  EXPECT_THAT(d.status().message(),
+              HasSubstr(absl::StrCat("second.metric \"m\" has 0 reports in the requested time "
+                                     "range [",
+                                     start, ", ", end, ") (start_time_seconds ", kMonday + 7 * kDay,
+                                     ", end_time_seconds ", kMonday + 14 * kDay, ")")))
+      << d.status();
 }
 
 TEST_F(QueryFeaturesTest, DescribeTwoCoinsGivesTheSeedPosteriors) {

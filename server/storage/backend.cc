@@ -72,9 +72,10 @@ absl::StatusOr<Backend> OpenBackend(const std::string& uri, const BackendOptions
                                                       : OpenSqlite(uri, options);
 }
 
-absl::StatusOr<std::unique_ptr<TokenStore>> OpenTokenStore(const std::string& uri) {
+absl::StatusOr<std::unique_ptr<TokenStore>> OpenTokenStore(const std::string& uri,
+                                                           bool must_exist) {
   if (BackendKindOf(uri) == BackendKind::kPostgres) return PostgresTokenStore::Open(uri);
-  return SqliteTokenStore::Open(uri);
+  return SqliteTokenStore::Open(uri, must_exist);
 }
 
 }  // namespace deniable::server

@@ -78,8 +78,10 @@ struct Backend {
 absl::StatusOr<Backend> OpenBackend(const std::string& uri, const BackendOptions& options);
 
 // Only the token store of `uri` (SqliteTokenStore or PostgresTokenStore), for the tokens
-// subcommands. Errors: as the store's Open.
-absl::StatusOr<std::unique_ptr<TokenStore>> OpenTokenStore(const std::string& uri);
+// subcommands. `must_exist`: a SQLite file is not created (tokens list and revoke), NOT_FOUND
+// naming it instead. Errors: as the store's Open.
+absl::StatusOr<std::unique_ptr<TokenStore>> OpenTokenStore(const std::string& uri,
+                                                           bool must_exist = false);
 
 }  // namespace deniable::server
 

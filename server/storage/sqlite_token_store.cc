@@ -1,6 +1,9 @@
 #include "server/storage/sqlite_token_store.h"
 
+#include <unistd.h>
+
 #include <algorithm>
+#include <cerrno>
 #include <utility>
 
 #include "absl/status/status.h"
@@ -24,12 +27,19 @@ CREATE TABLE IF NOT EXISTS auth_tokens(
 
 }  // namespace
 
-absl::StatusOr<std::unique_ptr<SqliteTokenStore>> SqliteTokenStore::Open(const std::string& path) {
+absl::StatusOr<std::unique_ptr<SqliteTokenStore>> SqliteTokenStore::Open(const std::string& path,
+                                                                         bool must_exist) {
   if (path.empty()) return absl::InvalidArgumentError("db: the database path is empty");
   std::unique_ptr<SqliteTokenStore> store(new SqliteTokenStore());
   absl::MutexLock lock(&store->mu_);
-  const int rc = sqlite3_open_v2(path.c_str(), &store->db_,
-                                 SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE, nullptr);
+  const int rc =
+      sqlite3_open_v2(path.c_str(), &store->db_,
+                      SQLITE_OPEN_READWRITE | (must_exist ? 0 : SQLITE_OPEN_CREATE), nullptr);
+  if (rc == SQLITE_CANTOPEN && must_exist && access(path.c_str(), F_OK) != 0 && errno == ENOENT) {
+    return absl::NotFoundError(absl::StrCat("db: \"", path,
+                                            "\" does not exist (a mistyped path? `tokens add` "
+                                            "or the server creates the database)"));
+  }
   if (rc != SQLITE_OK) {
     return SqliteError(store->db_, rc, absl::StrCat("opening database \"", path, "\""));
   }

@@ -30,10 +30,14 @@ namespace deniable::server {
 
 class SqliteTokenStore final : public TokenStore {
  public:
-  // Opens (creating if needed) the database file and the auth_tokens table.
-  // Errors: INVALID_ARGUMENT for an empty path; FAILED_PRECONDITION for a file that is not a
+  // Opens the database file (creating it if needed, unless `must_exist`) and the auth_tokens
+  // table. `must_exist` is for the commands that read or change tokens already made (tokens
+  // list, tokens revoke): a mistyped path then fails instead of leaving an empty database.
+  // Errors: INVALID_ARGUMENT for an empty path; NOT_FOUND "db: ... does not exist" naming the
+  // file when `must_exist` and there is none; FAILED_PRECONDITION for a file that is not a
   // collector's database (EnsureCollectorSchema); INTERNAL / UNAVAILABLE if SQLite fails.
-  static absl::StatusOr<std::unique_ptr<SqliteTokenStore>> Open(const std::string& path);
+  static absl::StatusOr<std::unique_ptr<SqliteTokenStore>> Open(const std::string& path,
+                                                                bool must_exist = false);
   ~SqliteTokenStore() override;
 
   // See TokenStore.

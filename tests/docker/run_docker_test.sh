@@ -314,11 +314,13 @@ check_compose_limits() {
   command -v docker-compose >/dev/null || { echo "docker-compose not installed"; return; }
   local project=deniable-ci-$$ cid mem cpus pids
   DENIABLE_IMAGE=$IMAGE DENIABLE_PORT=$((PORT + 1)) DENIABLE_HTTP_PORT=$((HTTP_PORT + 1)) \
+    DENIABLE_VOLUME="$project-data" \
     docker-compose -p "$project" -f "$REPO/docker/compose.yaml" up --no-start --no-build server \
     >"$OUT/compose-create.log" 2>&1 || { cat "$OUT/compose-create.log" >&2; fail "docker-compose create failed"; }
   cid=$($DOCKER ps -aq --filter "label=com.docker.compose.project=$project")
   read -r mem cpus pids < <($DOCKER inspect -f '{{.HostConfig.Memory}} {{.HostConfig.NanoCpus}} {{.HostConfig.PidsLimit}}' "$cid")
-  DENIABLE_IMAGE=$IMAGE docker-compose -p "$project" -f "$REPO/docker/compose.yaml" down -v \
+  DENIABLE_IMAGE=$IMAGE DENIABLE_VOLUME="$project-data" \
+    docker-compose -p "$project" -f "$REPO/docker/compose.yaml" down -v \
     >/dev/null 2>&1 || true
   echo "compose server container: Memory=$mem NanoCpus=$cpus PidsLimit=$pids"
   [ "$mem" = $((1024 * 1024 * 1024)) ] && [ "$cpus" = 2000000000 ] && [ "$pids" = 512 ] \

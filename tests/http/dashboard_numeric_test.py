@@ -117,6 +117,20 @@ def main():
         check("total over 2531 reporting devices" in figure(driver, "numeric-figures").text)
         check_range_figure(driver, "n-total-interval", e["totalCiLower"], e["totalCiUpper"])
         check(not figure(driver, "error").is_displayed(), figure(driver, "error").text)
+        # Issue 38: a number's words, and its answer first. The heading says "Mean", the
+        # estimand is the server's numeric one ("active_device_mean": a survey question), and
+        # the mean comes before the counts and the estimate's description.
+        check(figure(driver, "metric-kind").text == "Mean", figure(driver, "metric-kind").text)
+        check(age["estimand"] == "active_device_prevalence" and
+              e["estimand"] == "active_device_mean", (age["estimand"], e.get("estimand")))
+        field = '#p-extra dd[data-field="estimand"]'
+        wait.until(lambda d: d.find_elements(By.CSS_SELECTOR, field))
+        estimand = driver.find_element(By.CSS_SELECTOR, field)
+        check(estimand.text == "active device mean", estimand.text)
+        check(driver.execute_script(
+            "return !!(document.getElementById('n-mean').compareDocumentPosition("
+            "document.getElementById('p-n')) & Node.DOCUMENT_POSITION_FOLLOWING)"),
+            "the mean is not above the reports (n)")
 
         # The mean over time (daily buckets over the page's 30 days) and its band.
         wait.until(lambda d: d.find_elements(By.CSS_SELECTOR, "#series-table tbody tr"))
@@ -189,6 +203,9 @@ def main():
                    == 7)
         check(figure(driver, "histogram").is_displayed())
         check(not driver.find_elements(By.ID, "n-mean"))
+        kind = figure(driver, "metric-kind").text
+        check(kind == "Distribution", kind)
+        check(h["estimand"] == "active_device_distribution", h.get("estimand"))
         rows = driver.find_elements(By.CSS_SELECTOR, "#histogram-table tbody tr")
         for j, (r, b) in enumerate(zip(rows, h["buckets"])):
             check(float(r.get_attribute("data-lower")) == b["lower"] == EDGES[j], (r.text, b))

@@ -14,8 +14,12 @@ neither), so this checks what can be checked here:
    volume or a volumeClaimTemplate; every Secret referenced is defined in the file or created
    by a command in its header; one replica (SQLite: one writer); non-root, read-only root file
    system, no privilege escalation, all capabilities dropped, requests <= limits for each
-   container; the database's directory is on the claim.
-3. Behaviour, with the real binaries: the init container's script against a fresh database
+   container; the database's directory is on the claim; with TLS on, no port is named "http"
+   (issue 38: the listener on 8080 serves HTTPS).
+3. The image: every container's tag is the server's version (`deniable-server --version`), and
+   the header builds that tag and says how it reaches the nodes (a `kind load`, `ctr ... import`
+   or registry step): the docs build `:latest` otherwise, and no step got it into a cluster.
+4. Behaviour, with the real binaries: the init container's script against a fresh database
    (adds exactly one analyst token, to a 0600 file, and nothing on the second start), then the
    server started with the manifest's TLS flags and the probes' own commands: liveness and
    readiness pass while it serves, both fail once it is gone.
@@ -230,7 +234,25 @@ def check_consistency(docs, header):
         f"the database directory {db_dir} is not on the volume claim")
     writable = {m["mountPath"] for m in main["volumeMounts"] if not m.get("readOnly")}
     check("/tmp" in writable, "read-only root file system: /tmp needs its own volume")
+    if any(a.startswith("--tls_cert_file=") for a in main["args"]):
+        for p in main["ports"] + service["spec"]["ports"]:
+            check(p["name"] != "http", f"port {p['name']} serves HTTPS (TLS is on): name it https")
     return sts
+
+
+def check_image(docs, header, server_bin):
+    version = subprocess.run([server_bin, "--version"], capture_output=True, text=True,
+                             check=True).stdout.split()[1]
+    image = f"deniable-server:{version}"
+    (sts,) = [d for d in docs if d["kind"] == "StatefulSet"]
+    pod = sts["spec"]["template"]["spec"]
+    for c in pod.get("initContainers", []) + pod["containers"]:
+        check(c["image"] == image, f"container {c['name']}: image {c['image']}, want {image}")
+    check(f"docker/build.sh -t {image}" in header, f"the header does not build {image}")
+    check(re.search(rf"kind load docker-image {re.escape(image)}", header) and
+          re.search(rf"docker save {re.escape(image)} \| .*ctr .*import", header),
+          "the header has no step that gets the image into a cluster (kind load, ctr import)")
+    return image
 
 
 def probe_argv(probe, port, tls_dir):
@@ -331,6 +353,7 @@ def main():
     print(f"structure: {len(docs)} documents valid against the schemas")
     sts = check_consistency(docs, header)
     print("consistency and policy: OK")
+    print(f"image: {check_image(docs, header, server_bin)}, built and loaded in the header")
     secrets = {d["metadata"]["name"]: d.get("stringData", {}) for d in docs
                if d["kind"] == "Secret"}
     check_behaviour(sts, secrets, server_bin, cli_bin)

@@ -162,9 +162,10 @@ std::string FormatCategoricalPrevalence(const v1::Prevalence& p) {
   for (const v1::CategoryShare& s : p.shares()) names.push_back(s.category());
   std::string out = absl::StrFormat(
       "metric               %s\n"
+      "%s"
       "design               %s\n"
       "reports (n)          %d\n",
-      p.metric(), FormatCategoricalDesign(p.design()), p.n());
+      p.metric(), TimeRangeLine("time range", p), FormatCategoricalDesign(p.design()), p.n());
   if (!names.empty()) {
     absl::StrAppend(&out, absl::StrFormat("categories           %d: %s\n", names.size(),
                                           absl::StrJoin(names, ", ")));
@@ -239,10 +240,13 @@ std::string FormatCategoricalDifference(const v1::Difference& d) {
   std::string out = absl::StrFormat(
       "first                %s (n = %d)\n"
       "second               %s (n = %d)\n"
+      "%s%s"
       "change               second minus first, in percentage points\n"
       "%-12s %10s %10s %9s %9s  %-16s  %s\n",
-      d.first().metric(), d.first().n(), d.second().metric(), d.second().n(), "CATEGORY", "FIRST",
-      "SECOND", "CHANGE", "SE", absl::StrCat(LevelLabel(d.confidence_level()), " % INTERVAL"),
+      d.first().metric(), d.first().n(), d.second().metric(), d.second().n(),
+      TimeRangeLine("first window", d.first()), TimeRangeLine("second window", d.second()),
+      "CATEGORY", "FIRST", "SECOND", "CHANGE", "SE",
+      absl::StrCat(LevelLabel(d.confidence_level()), " % INTERVAL"),
       "IN WORDS (Wald interval of each category alone)");
   for (int i = 0; i < d.shares_size(); ++i) {
     const v1::CategoryDifference& c = d.shares(i);
@@ -256,7 +260,7 @@ std::string FormatCategoricalDifference(const v1::Difference& d) {
                   "%-12s %10s %10s %+9.2f %9.2f  %-16s  %s\n", c.category(), Percent(first),
                   Percent(second), 100.0 * change, 100.0 * c.standard_error(),
                   absl::StrFormat("[%+.2f, %+.2f]", -100.0 * c.ci_upper(), -100.0 * c.ci_lower()),
-                  ChangeWords(change)));
+                  ChangeWords(change, -c.ci_upper(), -c.ci_lower())));
   }
   return out;
 }

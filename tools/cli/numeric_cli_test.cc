@@ -239,6 +239,32 @@ TEST(NumericOutputTest, PrintsTheHistogramWithSimultaneousIntervalsAndTheQuantil
   EXPECT_THAT(out, Not(HasSubstr("mean ")));
 }
 
+// Issue 38: a numeric answer speaks of its mean (or median), first, not of a prevalence; and it
+// prints the window it covers.
+TEST(NumericOutputTest, TheMeanOrMedianComesFirstInValueWords) {
+  v1::Prevalence mean = MeanPrevalence();
+  mean.set_estimand("active_device_prevalence");
+  mean.set_window("week");
+  mean.set_start_time_seconds(1793491200);  // 2026-11-01
+  mean.set_end_time_seconds(1794096000);
+  std::string out = FormatPrevalence(mean);
+  EXPECT_THAT(out, testing::StartsWith("metric               chile_age\n"
+                                       "mean                 38.87 years"));
+  EXPECT_THAT(out, HasSubstr("estimate of          the mean value among the devices active in "
+                             "the week"));
+  EXPECT_THAT(out, HasSubstr("time range           2026-11-01T00:00:00Z to "
+                             "2026-11-08T00:00:00Z (UTC)\n"));
+  EXPECT_THAT(out, Not(HasSubstr("prevalence")));
+  EXPECT_THAT(out, Not(HasSubstr("share")));
+  mean.set_estimand("mean_period_prevalence");
+  mean.set_periods(7);
+  EXPECT_THAT(FormatPrevalence(mean), HasSubstr("estimate of          the mean over 7"));
+  const std::string histogram = FormatPrevalence(HistogramPrevalence());
+  EXPECT_THAT(histogram, testing::ContainsRegex("^metric +[a-z_]+\nmedian +30000 pesos, 95 % "
+                                                "interval \\[12000, 52000\\] pesos"));
+  EXPECT_THAT(histogram, Not(HasSubstr("prevalence")));
+}
+
 TEST(NumericOutputTest, SeriesPrintsTheMeanPerBucketAndSuppressedBuckets) {
   v1::Series series;
   series.set_metric("chile_age");
@@ -266,8 +292,10 @@ TEST(NumericOutputTest, DifferenceIsSecondMinusFirstInTheUnit) {
   d.mutable_second()->mutable_numeric()->set_mean(40.871);
   d.set_confidence_level(0.95);
   const std::string out = FormatDifference(d);
+  // The interval covers 0: the words say so (issue 38), as the dashboard's.
   EXPECT_THAT(out, HasSubstr("change               +2.00 years, second minus first: rose by 2.00 "
-                             "years (standard error 2.02)"));
+                             "years (the interval includes 0: no clear change) (standard error "
+                             "2.02)"));
   // z = 1.96, se = sqrt(2) * 1.4312 = 2.024: [2 - 3.967, 2 + 3.967].
   EXPECT_THAT(out, HasSubstr("95 % interval        [-1.97, +5.97] years (Wald)"));
   v1::Difference h;

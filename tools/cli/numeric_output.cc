@@ -141,25 +141,44 @@ std::string FormatNumericDesign(const v1::Design& design) {
 
 std::string FormatNumericPrevalence(const v1::Prevalence& p) {
   const v1::NumericEstimate& e = p.numeric();
-  std::string out = absl::StrFormat(
-      "metric               %s\n"
-      "design               %s\n"
-      "values               in [%g, %g]%s (the SDK clips a value outside to the nearest end)\n"
-      "reports (n)          %d\n",
-      p.metric(), FormatDesign(p.design()), e.lo(), e.hi(), Unit(e), p.n());
-  if (IsHistogram(p)) {
-    absl::StrAppend(&out, HistogramTable(p), "\n");
-  } else {
+  // The answer first (issue 38: the mean came after the design and the counts): the mean, or
+  // the histogram's median, then what it was estimated from.
+  std::string out = absl::StrFormat("metric               %s\n", p.metric());
+  if (!IsHistogram(p)) {
     absl::StrAppend(&out, MeanLines(p));
+  } else {
+    for (const v1::NumericQuantile& q : e.quantiles()) {
+      if (q.level() != 0.5) continue;
+      absl::StrAppend(
+          &out, absl::StrFormat("median               %s%s, %s %% interval %s%s "
+                                "(from the histogram below)\n",
+                                Value(e, q.value()), Unit(e), LevelLabel(p.confidence_level()),
+                                Interval(e, q.ci_lower(), q.ci_upper()), Unit(e)));
+    }
   }
-  // The estimand's words are the yes/no ones (EstimandText); numbers have estimates, not
-  // prevalences.
   absl::StrAppend(
-      &out, absl::StrFormat(
-                "estimate of          %s\n",
-                absl::StrReplaceAll(EstimandText(p), {{"prevalences", "estimates"},
-                                                      {"prevalence", "estimate"},
-                                                      {"the share among", "the values of"}})));
+      &out,
+      absl::StrFormat(
+          "%s"
+          "design               %s\n"
+          "values               in [%g, %g]%s (the SDK clips a value outside to the nearest end)\n"
+          "reports (n)          %d\n",
+          TimeRangeLine("time range", p), FormatDesign(p.design()), e.lo(), e.hi(), Unit(e),
+          p.n()));
+  if (IsHistogram(p)) absl::StrAppend(&out, HistogramTable(p), "\n");
+  // The estimand's words are the yes/no ones (EstimandText); numbers have a mean or a
+  // distribution, not a prevalence.
+  absl::StrAppend(
+      &out,
+      absl::StrFormat(
+          "estimate of          %s\n",
+          absl::StrReplaceAll(
+              EstimandText(p),
+              {{"mean prevalence over", IsHistogram(p) ? "mean distribution over" : "mean over"},
+               {"prevalences", IsHistogram(p) ? "distributions" : "means"},
+               {"prevalence", IsHistogram(p) ? "distribution" : "mean"},
+               {"the share among",
+                IsHistogram(p) ? "the distribution of the values of" : "the mean value among"}})));
   if (p.central_n() > 0) absl::StrAppend(&out, CentralText(p));
   if (!p.interval_construction().empty()) {
     absl::StrAppend(&out, absl::StrFormat("interval             %s; %s\n",
@@ -246,25 +265,29 @@ std::string FormatNumericDifference(const v1::Difference& d) {
   if (!IsHistogram(a)) {
     const double change = b.numeric().mean() - e.mean();
     const double se = std::hypot(e.mean_standard_error(), b.numeric().mean_standard_error());
-    const std::string words = Value(e, std::abs(change)) == Value(e, 0.0)
-                                  ? "unchanged"
-                                  : absl::StrCat(change > 0 ? "rose" : "fell", " by ",
-                                                 Value(e, std::abs(change)), Unit(e));
+    const std::string words =
+        Value(e, std::abs(change)) == Value(e, 0.0)
+            ? "unchanged"
+            : absl::StrCat(change > 0 ? "rose" : "fell", " by ", Value(e, std::abs(change)),
+                           Unit(e), NoClearChange(change - z * se, change + z * se));
     return absl::StrFormat(
         "first                %s: mean %s%s (n = %d)\n"
         "second               %s: mean %s%s (n = %d)\n"
+        "%s%s"
         "change               %s%s%s, second minus first: %s (standard error %s)\n"
         "%-20s [%s%s, %s%s]%s (Wald)\n",
         a.metric(), Value(e, e.mean()), Unit(e), a.n(), b.metric(), Value(e, b.numeric().mean()),
-        Unit(e), b.n(), change >= 0 ? "+" : "", Value(e, change), Unit(e), words, Value(e, se),
-        label, change - z * se >= 0 ? "+" : "", Value(e, change - z * se),
-        change + z * se >= 0 ? "+" : "", Value(e, change + z * se), Unit(e));
+        Unit(e), b.n(), TimeRangeLine("first window", a), TimeRangeLine("second window", b),
+        change >= 0 ? "+" : "", Value(e, change), Unit(e), words, Value(e, se), label,
+        change - z * se >= 0 ? "+" : "", Value(e, change - z * se), change + z * se >= 0 ? "+" : "",
+        Value(e, change + z * se), Unit(e));
   }
   std::string out = absl::StrFormat(
-      "first                %s (n = %d)\nsecond               %s (n = %d)\n"
+      "first                %s (n = %d)\nsecond               %s (n = %d)\n%s%s"
       "change               per bucket, second minus first, in percentage points; each bucket "
       "alone (Wald)\n\n%-24s %10s %10s %10s %-24s %s\n",
-      a.metric(), a.n(), b.metric(), b.n(), "BUCKET", "FIRST", "SECOND", "CHANGE", label, "");
+      a.metric(), a.n(), b.metric(), b.n(), TimeRangeLine("first window", a),
+      TimeRangeLine("second window", b), "BUCKET", "FIRST", "SECOND", "CHANGE", label, "");
   const int k = std::min(e.buckets_size(), b.numeric().buckets_size());
   for (int i = 0; i < k; ++i) {
     const v1::NumericBucket& x = e.buckets(i);
@@ -277,7 +300,7 @@ std::string FormatNumericDifference(const v1::Difference& d) {
                   Percent(x.estimate_unbiased()), Percent(y.estimate_unbiased()), 100.0 * change,
                   absl::StrFormat("[%+.2f, %+.2f]", 100.0 * std::max(-1.0, change - z * se),
                                   100.0 * std::min(1.0, change + z * se)),
-                  ChangeWords(change)));
+                  ChangeWords(change, change - z * se, change + z * se)));
   }
   return out;
 }

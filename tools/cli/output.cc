@@ -95,9 +95,15 @@ std::string RetentionText(const v1::Metric& metric) {
 std::string FormatMetric(const v1::Metric& metric) {
   const bool categorical = metric.categories_size() > 0;
   const bool numeric = metric.has_range();
+  const std::string randomization =
+      metric.randomization() == v1::FRESH_PER_PERIOD
+          ? (categorical || numeric ? "fresh report each period" : "fresh bit each period")
+          : (categorical ? "memoized report per category"
+             : numeric   ? "memoized report per rounded value"
+                         : "memoized bit");
   return absl::StrFormat(
              "metric          %s\ndescription     %s\ndesign          %s\n%s%s"
-             "time precision  %d s\nreport period   %d s, %s\n",
+             "time precision  %d s\nreport period   %s\n",
              metric.name(), metric.description(), FormatDesign(metric.design()),
              categorical ? absl::StrFormat("categories      %d: %s\n", metric.categories_size(),
                                            CategoryList(metric))
@@ -106,12 +112,12 @@ std::string FormatMetric(const v1::Metric& metric) {
                            "range           [%g, %g]%s\n", metric.range().lo(), metric.range().hi(),
                            metric.range().unit().empty() ? "" : " " + metric.range().unit())
                      : "",
-             metric.time_precision_seconds(), metric.reporting_period_seconds(),
-             metric.randomization() == v1::FRESH_PER_PERIOD
-                 ? (categorical || numeric ? "fresh report each period" : "fresh bit each period")
-                 : (categorical ? "memoized report per category"
-                    : numeric   ? "memoized report per rounded value"
-                                : "memoized bit")) +
+             metric.time_precision_seconds(),
+             // A survey question keeps the default period in the field (for older readers) but
+             // has none, and nothing to randomize across periods: each device reports once.
+             metric.reporting_once()
+                 ? std::string("once (one report per device ever)")
+                 : absl::StrFormat("%d s, %s", metric.reporting_period_seconds(), randomization)) +
          absl::StrFormat("retention       %s\n", RetentionText(metric));
 }
 
@@ -195,6 +201,7 @@ std::string FormatPrevalence(const v1::Prevalence& p) {
   const std::string method = v1::IntervalMethod_Name(p.method());
   std::string out = absl::StrFormat(
       "metric               %s\n"
+      "%s"
       "design               %s\n"
       "reports (n)          %d\n"
       "\"yes\" bits           %d (%s of reports)\n"
@@ -202,8 +209,9 @@ std::string FormatPrevalence(const v1::Prevalence& p) {
       "standard error       %s\n"
       "%-20s [%s, %s] (%s%s)\n"
       "estimated true yes   %.1f of %d\n",
-      p.metric(), FormatDesign(p.design()), p.n(), p.yes_count(), Percent(p.yes_share()),
-      Percent(p.estimate_unbiased()), Percent(p.estimate_clipped()), Percent(p.standard_error()),
+      p.metric(), TimeRangeLine("time range", p), FormatDesign(p.design()), p.n(), p.yes_count(),
+      Percent(p.yes_share()), Percent(p.estimate_unbiased()), Percent(p.estimate_clipped()),
+      Percent(p.standard_error()),
       absl::StrFormat("%s %% interval", LevelLabel(p.confidence_level())), Percent(p.ci_lower()),
       Percent(p.ci_upper()), method, p.interval_clipped() ? ", clipped to [0, 1]" : "",
       p.estimated_yes_count(), p.n());
@@ -266,10 +274,28 @@ std::string FormatSeries(const v1::Series& series) {
   return out;
 }
 
-std::string ChangeWords(double second_minus_first) {
+std::string TimeRangeLine(const char* label, const v1::Prevalence& p) {
+  const auto rfc3339 = [](int64_t seconds) {
+    return absl::FormatTime("%Y-%m-%dT%H:%M:%SZ", absl::FromUnixSeconds(seconds),
+                            absl::UTCTimeZone());
+  };
+  return absl::StrFormat("%-20s %s to %s\n", label,
+                         p.start_time_seconds() == 0 ? std::string("the first report (no start)")
+                                                     : rfc3339(p.start_time_seconds()),
+                         p.end_time_seconds() == 0
+                             ? std::string("the latest report (no end)")
+                             : absl::StrCat(rfc3339(p.end_time_seconds()), " (UTC)"));
+}
+
+std::string NoClearChange(double lower, double upper) {
+  return lower <= 0 && upper >= 0 ? " (the interval includes 0: no clear change)" : "";
+}
+
+std::string ChangeWords(double second_minus_first, double lower, double upper) {
   const double points = 100.0 * second_minus_first;
   if (std::abs(points) < 0.005) return "unchanged (0.00 points)";
-  return absl::StrFormat("%s by %.2f points", points > 0 ? "rose" : "fell", std::abs(points));
+  return absl::StrFormat("%s by %.2f points%s", points > 0 ? "rose" : "fell", std::abs(points),
+                         NoClearChange(lower, upper));
 }
 
 std::string FormatDifference(const v1::Difference& d) {
@@ -279,12 +305,14 @@ std::string FormatDifference(const v1::Difference& d) {
   return absl::StrFormat(
       "first                %s: %s (n = %d)\n"
       "second               %s: %s (n = %d)\n"
+      "%s%s"
       "change               %+.2f percentage points, second minus first: %s "
       "(standard error %.2f)\n"
       "%-20s [%+.2f, %+.2f] percentage points (Wald)\n",
       d.first().metric(), Percent(d.first().estimate_unbiased()), d.first().n(),
-      d.second().metric(), Percent(d.second().estimate_unbiased()), d.second().n(), 100.0 * change,
-      ChangeWords(change), 100.0 * d.standard_error(),
+      d.second().metric(), Percent(d.second().estimate_unbiased()), d.second().n(),
+      TimeRangeLine("first window", d.first()), TimeRangeLine("second window", d.second()),
+      100.0 * change, ChangeWords(change, -d.ci_upper(), -d.ci_lower()), 100.0 * d.standard_error(),
       absl::StrFormat("%s %% interval", LevelLabel(d.confidence_level())), -100.0 * d.ci_upper(),
       -100.0 * d.ci_lower());
 }

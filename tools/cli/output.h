@@ -4,6 +4,7 @@
 
 #include <grpcpp/support/status.h>
 
+#include <cmath>
 #include <cstdint>
 #include <map>
 #include <string>
@@ -41,8 +42,17 @@ std::string FormatSeries(const v1::Series& series);
 std::string FormatDifference(const v1::Difference& difference);
 // The change from the first selection to the second in words, from `second_minus_first` as a
 // share (0.0166 is 1.66 percentage points): "rose by 1.66 points", "fell by 1.66 points", or
-// "unchanged (0.00 points)" when it rounds to 0.00.
-std::string ChangeWords(double second_minus_first);
+// "unchanged (0.00 points)" when it rounds to 0.00. With the change's interval [lower, upper]
+// (shares, second minus first) covering 0, " (the interval includes 0: no clear change)" is
+// added, as the dashboard says it.
+std::string ChangeWords(double second_minus_first, double lower = NAN, double upper = NAN);
+// The suffix above for an interval [lower, upper] of a change: empty unless it covers 0.
+std::string NoClearChange(double lower, double upper);
+// The window a result covers, one line under `label` (padded to the figures' column):
+// "time range           2026-11-24T10:00:00Z to 2026-12-01T10:00:00Z (UTC)", so that --start=-7d
+// shows the start it resolved to; a start of 0 is "the first report (no start)", an end of 0
+// "the latest report (no end)".
+std::string TimeRangeLine(const char* label, const v1::Prevalence& prevalence);
 // Rows of suppressed buckets and groups print this word where the estimate would be.
 inline constexpr char kSuppressed[] = "suppressed";
 // The figures of DescribeDesign; a categorical design's by FormatCategoricalDescription. With

@@ -90,17 +90,52 @@ TEST(FormatDifferenceTest, StatesSecondMinusFirstWithSignUnitAndWords) {
   d.set_ci_lower(-0.0095);
   d.set_ci_upper(0.0427);
   d.set_confidence_level(0.95);
+  d.mutable_first()->set_start_time_seconds(1794909600);  // 2026-11-17T10:00:00Z
+  d.mutable_first()->set_end_time_seconds(1795514400);
+  d.mutable_second()->set_start_time_seconds(1795514400);
+  d.mutable_second()->set_end_time_seconds(1796119200);
   const std::string out = FormatDifference(d);
+  // Issue 38: the interval [-4.27, +0.95] covers 0, which the words say (as the dashboard's);
+  // the windows the command resolved are printed.
   EXPECT_THAT(out, HasSubstr("change               -1.66 percentage points, second minus first: "
-                             "fell by 1.66 points (standard error 1.33)"));
+                             "fell by 1.66 points (the interval includes 0: no clear change) "
+                             "(standard error 1.33)"));
   EXPECT_THAT(out, HasSubstr("95 % interval        [-4.27, +0.95] percentage points (Wald)"));
+  EXPECT_THAT(out, HasSubstr("first window         2026-11-17T10:00:00Z to 2026-11-24T10:00:00Z "
+                             "(UTC)\nsecond window        2026-11-24T10:00:00Z to "
+                             "2026-12-01T10:00:00Z (UTC)\n"));
   EXPECT_THAT(out, Not(HasSubstr("+1.66")));
+  d.set_ci_lower(0.0005);  // an interval of the change [-4.27, -0.05]: a clear fall
+  EXPECT_THAT(FormatDifference(d), HasSubstr("fell by 1.66 points (standard error 1.33)"));
 }
 
 TEST(FormatDifferenceTest, ChangeWordsNameTheDirection) {
   EXPECT_EQ(ChangeWords(0.0166), "rose by 1.66 points");
   EXPECT_EQ(ChangeWords(-0.0166), "fell by 1.66 points");
   EXPECT_EQ(ChangeWords(0.00001), "unchanged (0.00 points)");
+  EXPECT_EQ(ChangeWords(-0.0374, -0.33, 0.26),
+            "fell by 3.74 points (the interval includes 0: no clear change)");
+  EXPECT_EQ(ChangeWords(-0.0374, -0.06, -0.01), "fell by 3.74 points");
+  EXPECT_EQ(ChangeWords(0.0, -0.01, 0.01), "unchanged (0.00 points)");
+}
+
+// Issue 38: `--start=-7d` resolves to a time the output now shows (RFC 3339 UTC); no end is said.
+TEST(FormatPrevalenceTest, PrintsTheTimeRange) {
+  v1::Prevalence p;
+  p.set_metric("m");
+  *p.mutable_design() = TwoCoinWire();
+  p.set_n(10);
+  p.set_start_time_seconds(1795514400);
+  EXPECT_THAT(FormatPrevalence(p), HasSubstr("metric               m\ntime range           "
+                                             "2026-11-24T10:00:00Z to the latest report (no "
+                                             "end)\n"));
+  p.set_end_time_seconds(1796119200);
+  EXPECT_THAT(FormatPrevalence(p), HasSubstr("time range           2026-11-24T10:00:00Z to "
+                                             "2026-12-01T10:00:00Z (UTC)\n"));
+  p.set_start_time_seconds(0);
+  p.set_end_time_seconds(0);
+  EXPECT_THAT(FormatPrevalence(p), HasSubstr("time range           the first report (no start) to "
+                                             "the latest report (no end)\n"));
 }
 
 // A bucket or group below min_reports: the word "suppressed", never an estimate of 0.
@@ -148,6 +183,20 @@ TEST(OutputTest, WindowEstimateAndPlanSayWhatIsCounted) {
   plan.set_reports_sent(29883);
   EXPECT_THAT(FormatPlan(plan), HasSubstr("devices needed              4269 active in the week, "
                                           "each counted once (they send 29883 reports"));
+}
+
+// A survey question (create-metric --reporting_period=once) keeps 86400 in
+// reporting_period_seconds for older readers; the CLI says "once" (issue 38), not "86400 s".
+TEST(FormatMetric, ReportingOnceSaysOnce) {
+  v1::Metric m;
+  m.set_name("chile_age");
+  *m.mutable_design() = TwoCoinWire();
+  m.set_reporting_period_seconds(86400);
+  m.set_reporting_once(true);
+  EXPECT_THAT(FormatMetric(m), HasSubstr("report period   once (one report per device ever)\n"));
+  EXPECT_THAT(FormatMetric(m), Not(HasSubstr("86400")));
+  m.set_reporting_once(false);
+  EXPECT_THAT(FormatMetric(m), HasSubstr("report period   86400 s, "));
 }
 
 }  // namespace

@@ -82,6 +82,10 @@ function selectMetric(name) {
   for (const el of document.querySelectorAll("#prevalence .yes-no")) el.hidden = categorical || numeric;
   $("shares").hidden = !categorical;
   $("numeric").hidden = !numeric;
+  $("numeric-figures").hidden = !numeric;
+  // A number has a mean or a distribution, not a prevalence.
+  const mechanism = numeric && ((m.design || {}).parameters || {}).numeric ? m.design.parameters.numeric.mechanism : "";
+  $("metric-kind").textContent = !numeric ? "Prevalence" : mechanism === "D_BIT_FLIP" ? "Distribution" : "Mean";
   saveView();
   return loadAll();
 }
@@ -156,15 +160,18 @@ function showExtra(p) {
   const extra = $("p-extra");
   extra.innerHTML = "";
   for (const [key, label] of EXTRA_FIELDS) {
-    if (p[key] === "" || p[key] === undefined || p[key] === null) continue;
+    // A numeric answer's estimand in its own words (numeric.estimand: "active_device_mean"),
+    // where a collector gives it; the yes/no name otherwise.
+    const raw = key === "estimand" && p.numeric && p.numeric.estimand ? p.numeric.estimand : p[key];
+    if (raw === "" || raw === undefined || raw === null) continue;
     const dt = document.createElement("dt"); dt.textContent = label; dt.title = key;
     const dd = document.createElement("dd");
     // The window sentence of docs/statistics.md section 4.4 is prose already: shown as written.
-    dd.textContent = key === "periods" ? count(p[key]) : key === "explanation" ? p[key] : humanize(p[key]);
-    if (key === "methodReason" || key === "intervalConstruction") dd.textContent = VALUE_NAMES[p[key]] || roundProse(p[key]);
-    dd.title = `${key}: ${p[key]}`;
+    dd.textContent = key === "periods" ? count(raw) : key === "explanation" ? raw : humanize(raw);
+    if (key === "methodReason" || key === "intervalConstruction") dd.textContent = VALUE_NAMES[raw] || roundProse(raw);
+    dd.title = `${raw === p[key] ? key : "numeric.estimand"}: ${raw}`;
     dd.dataset.field = key;
-    dd.dataset.value = p[key];
+    dd.dataset.value = raw;
     extra.append(dt, dd);
   }
 }
