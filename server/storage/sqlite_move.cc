@@ -36,7 +36,33 @@ struct MovingRow {
   uint8_t bit;
 };
 
+// An fsync of the WAL of `db`'s main database (nothing when it has none open). `what` names the
+// file in the error.
+absl::Status SyncWal(sqlite3* db, absl::string_view what) {
+  sqlite3_file* wal = nullptr;
+  int rc = sqlite3_file_control(db, "main", SQLITE_FCNTL_JOURNAL_POINTER, &wal);
+  if (rc != SQLITE_OK) return SqliteError(db, rc, absl::StrCat("finding the WAL of ", what));
+  if (wal == nullptr || wal->pMethods == nullptr) return absl::OkStatus();
+  rc = wal->pMethods->xSync(wal, SQLITE_SYNC_NORMAL);
+  if (rc != SQLITE_OK) return SqliteError(db, rc, absl::StrCat("syncing the WAL of ", what));
+  return absl::OkStatus();
+}
+
 }  // namespace
+
+absl::Status SqliteStorage::SyncDatabaseCommits() {
+  if (durability_ == Durability::kFull || !database_unsynced_) return absl::OkStatus();
+  DENIABLE_RETURN_IF_ERROR(SyncWal(write_db_, path_));
+  database_unsynced_ = false;
+  return absl::OkStatus();
+}
+
+absl::Status SqliteStorage::SyncKeyedCommits() {
+  if (durability_ == Durability::kFull || !keyed_unsynced_) return absl::OkStatus();
+  DENIABLE_RETURN_IF_ERROR(SyncWal(keyed_db_, keyed_path_));
+  keyed_unsynced_ = false;
+  return absl::OkStatus();
+}
 
 absl::Status SqliteStorage::PrepareMoveStatements() {
   move_mu_.AssertHeld();
@@ -116,6 +142,7 @@ absl::Status SqliteStorage::RunInKeyedTransaction(const std::function<absl::Stat
 int SqliteStorage::OnKeyedWalCommit(void* self, sqlite3* /*db*/, const char* /*schema*/,
                                     int pages) ABSL_NO_THREAD_SAFETY_ANALYSIS {
   auto* storage = static_cast<SqliteStorage*>(self);
+  storage->keyed_unsynced_ = true;
   const int wrote = pages > storage->keyed_wal_pages_ ? pages - storage->keyed_wal_pages_ : pages;
   storage->keyed_wal_pages_ = pages;
   storage->keyed_commit_pages_ = wrote;
@@ -249,6 +276,9 @@ absl::Status SqliteStorage::DropBehind(const HourKey& key, const Watermark& w) {
 
 absl::Status SqliteStorage::DeleteBehind(const HourKey& key, int64_t after, int64_t to,
                                          int64_t moved_seq, const std::string& last_id) {
+  // The rows' keyed copies are durable before their delete commits (under durability=normal a
+  // power loss could otherwise keep the delete and roll the copies back).
+  DENIABLE_RETURN_IF_ERROR(SyncKeyedCommits());
   return RunInTransaction([&]() -> absl::Status {
     move_mu_.AssertHeld();  // run with both held (-Wthread-safety cannot see it)
     write_mu_.AssertHeld();
@@ -322,6 +352,10 @@ absl::Status SqliteStorage::MoveHourOnce(const HourKey& key, const Watermark& ma
     // What a failed move of this hour copied goes first (its watermark still hides it).
     DENIABLE_RETURN_IF_ERROR(DropBehind(key, mark));
     last_seq = mark.copying ? mark.last_seq : next_seq_ - 1;
+    // The rows to copy are durable in the database before any keyed copy of them commits (under
+    // durability=normal a power loss could otherwise keep the copies and roll the appends, and
+    // their counts, back).
+    DENIABLE_RETURN_IF_ERROR(SyncDatabaseCommits());
   }
   if (!mark.copying) {
     if (last_seq <= mark.moved_seq) return absl::OkStatus();

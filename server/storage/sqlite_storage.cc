@@ -259,6 +259,7 @@ absl::Status SqliteStorage::Init(const SqliteOptions& options) {
                                  std::move(count_reports), std::move(read_counter_sums),
                                  std::move(read_first_counts)});
   max_recent_reports_ = options.max_recent_reports;
+  durability_ = options.durability;
   max_label_values_ = options.max_label_values;
   max_label_keys_ = options.max_label_keys;
   background_moves_ = options.background_moves;
@@ -403,7 +404,9 @@ absl::StatusOr<ReportId> ColumnReportId(const SqliteStatement& st, int column) {
 // CheckpointLocked); the analysis cannot follow the call through SQLite.
 int SqliteStorage::OnWalCommit(void* self, sqlite3* /*db*/, const char* /*schema*/,
                                int pages) ABSL_NO_THREAD_SAFETY_ANALYSIS {
-  static_cast<SqliteStorage*>(self)->CheckpointLocked(pages);
+  auto* storage = static_cast<SqliteStorage*>(self);
+  storage->database_unsynced_ = true;
+  storage->CheckpointLocked(pages);
   return SQLITE_OK;  // a failed checkpoint is no failure of the commit
 }
 

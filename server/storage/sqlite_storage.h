@@ -36,7 +36,9 @@
 //
 // Durability: AppendReports returns after COMMIT. With Durability::kFull (synchronous=FULL, the
 // default) a committed batch survives power loss; with kNormal it survives a crash of the
-// process but the last transactions may roll back on power loss.
+// process but the batches committed since the database's WAL was last synced (a checkpoint, a
+// move) may roll back on power loss, never a moved report, never counted twice (docs/storage.md,
+// invariants 11-13).
 //
 // Thread-safe: writes are serialized on one connection, reads use a second connection
 // (WAL lets them run beside a write); moves write the keyed file on a third, and appends look
@@ -259,6 +261,14 @@ class SqliteStorage : public Storage {
       ABSL_EXCLUSIVE_LOCKS_REQUIRED(move_mu_) ABSL_LOCKS_EXCLUDED(write_mu_);
   absl::Status RunInTransaction(const std::function<absl::Status()>& body)
       ABSL_EXCLUSIVE_LOCKS_REQUIRED(write_mu_);
+  // Under Durability::kNormal, makes the database's (or the keyed file's) commits so far
+  // durable: an fsync of its WAL, when a commit came since the last one (under kFull every
+  // commit is synced already: no-op). A transaction of one file that relies on a commit of the
+  // other runs after it (docs/storage.md, invariant 11): a move's first keyed copy after the
+  // database's appends it copies, a delete of moved rows after their keyed copy. Errors: as
+  // SqliteError (the fsync's code).
+  absl::Status SyncDatabaseCommits() ABSL_EXCLUSIVE_LOCKS_REQUIRED(write_mu_);
+  absl::Status SyncKeyedCommits() ABSL_EXCLUSIVE_LOCKS_REQUIRED(move_mu_);
   // A transaction of the keyed file's writer; checkpoints its WAL after the commit.
   absl::Status RunInKeyedTransaction(const std::function<absl::Status()>& body)
       ABSL_EXCLUSIVE_LOCKS_REQUIRED(move_mu_);
@@ -296,6 +306,10 @@ class SqliteStorage : public Storage {
   RecentHours recent_ ABSL_GUARDED_BY(write_mu_);
   int64_t next_seq_ ABSL_GUARDED_BY(write_mu_) = 1;
   int64_t max_recent_reports_ = 0;
+  Durability durability_ = Durability::kFull;
+  // A commit of write_db_ came since its WAL was last synced (set by OnWalCommit; true at open:
+  // what an earlier process committed may not be durable).
+  bool database_unsynced_ ABSL_GUARDED_BY(write_mu_) = true;
   bool background_moves_ = true;
   size_t move_chunk_rows_ = kMoveChunkRows;
   bool bound_move_wal_ = true;
@@ -324,6 +338,8 @@ class SqliteStorage : public Storage {
   std::unique_ptr<MoveStatements> move_ ABSL_GUARDED_BY(move_mu_);
   // The keyed file's last committed generation (sqlite_keyed_file.h, "Generations").
   int64_t keyed_generation_ ABSL_GUARDED_BY(move_mu_) = 0;
+  // A commit of keyed_db_ came since its WAL was last synced (as database_unsynced_).
+  bool keyed_unsynced_ ABSL_GUARDED_BY(move_mu_) = true;
   // Set by the keyed writer's WAL hook (inside a commit, under move_mu_).
   int keyed_wal_pages_ = 0;
   int64_t keyed_commit_pages_ = 0;

@@ -1,0 +1,386 @@
+// Crash consistency of the SQLite engine (docs/storage.md, invariants 11-13): a seeded model
+// drives SqliteStorage through appends (with re-sends of stored and of lost ids), moves (tiny
+// thresholds and chunks, so that they happen all the time and take many transactions), clean
+// reopens and power losses (tests/support/power_loss_vfs.h: every byte not synced is dropped) at
+// the k-th sync from a random point, so in the middle of appends, checkpoints and moves. After
+// each reopen: the open succeeds; every stored report is visible once; sum of counts.n = visible
+// reports per metric-hour; under durability=full every acknowledged report is stored, under
+// durability=normal only those acknowledged since the database's WAL was last synced may be lost;
+// then re-sends of stored ids are duplicates and re-sends of lost ids are counted once.
+#include <sqlite3.h>
+
+#include <chrono>
+#include <cstdio>
+#include <map>
+#include <memory>
+#include <random>
+#include <set>
+#include <string>
+#include <tuple>
+#include <vector>
+
+#include "absl/strings/str_cat.h"
+#include "gtest/gtest.h"
+#include "server/storage/sqlite_keyed_file.h"
+#include "server/storage/sqlite_storage.h"
+#include "server/storage/storage_test_util.h"
+#include "tests/support/power_loss_vfs.h"
+
+namespace deniable::server {
+namespace {
+
+using deniable::testing::PowerLossVfs;
+using testing_util::NewMetric;
+using testing_util::TempDbPath;
+
+// (metric, hour, report id): a report's identity for deduplication.
+using Key = std::tuple<int64_t, int64_t, std::string>;
+
+struct Figures {
+  int64_t steps = 0;
+  int64_t power_losses = 0;
+  int64_t losses_in_moves = 0;  // the power went while MoveRecentReports ran
+  int64_t clean_reopens = 0;
+  int64_t moves = 0;
+  int64_t acknowledged = 0;
+  int64_t lost_in_window = 0;  // acknowledged, unsynced, lost (durability=normal only)
+  int64_t resent_stored = 0;
+  int64_t resent_lost = 0;
+};
+
+struct Param {
+  Durability durability;
+  uint64_t seed;
+};
+
+class CrashConsistencyTest : public ::testing::TestWithParam<Param> {
+ protected:
+  void SetUp() override {
+    vfs_ = &PowerLossVfs::Install();
+    path_ = TempDbPath("crash");
+    options_.path = path_;
+    options_.durability = GetParam().durability;
+    options_.max_recent_reports = 48;  // moves every few appends, in the foreground
+    options_.background_moves = false;
+    options_.move_chunk_rows = 8;  // a move of an hour is several keyed transactions
+    options_.bound_move_wal = false;
+    options_.wal_autocheckpoint_pages = 6;  // checkpoints (and their syncs) all the time
+    options_.wal_restart_wait_tries = 2;
+    options_.write_cache_kib = 512;
+    rng_.seed(GetParam().seed);
+  }
+  void TearDown() override {
+    storage_.reset();
+    for (const char* suffix : {"", "-wal", "-shm", "-reports", "-reports-wal", "-reports-shm"}) {
+      std::remove((path_ + suffix).c_str());
+    }
+  }
+
+  int Uniform(int lo, int hi) { return std::uniform_int_distribution<int>(lo, hi)(rng_); }
+
+  absl::Status Open() {
+    absl::StatusOr<std::unique_ptr<SqliteStorage>> s = SqliteStorage::Open(options_);
+    if (!s.ok()) return s.status();
+    storage_ = *std::move(s);
+    return absl::OkStatus();
+  }
+
+  ReportRow MakeRow(const Key& key) {
+    ReportRow r;
+    r.metric_id = std::get<0>(key);
+    r.design_version = 1;
+    std::copy(std::get<2>(key).begin(), std::get<2>(key).end(), r.report_id.begin());
+    r.event_time_seconds = std::get<1>(key) * 3600;
+    if (std::get<2>(key)[1] & 1) r.counters = {0};
+    return r;
+  }
+  Key NewKey() {
+    const int64_t id = next_id_++;
+    std::string bytes(16, '\0');
+    for (int b = 0; b < 8; ++b) bytes[b] = static_cast<char>(id >> (8 * b));
+    bytes[8] = static_cast<char>(Uniform(0, 255));  // ids arrive out of key order
+    const int64_t hour = figures_.steps / 100 + Uniform(0, 2);
+    return Key{metrics_[Uniform(0, 3) == 0 ? 1 : 0], hour, bytes};
+  }
+  // A random stored id (nullptr: none).
+  const Key* PickStored() {
+    if (stored_keys_.empty()) return nullptr;
+    return &stored_keys_[Uniform(0, static_cast<int>(stored_keys_.size()) - 1)];
+  }
+  // A random lost id (nullptr: none; few are).
+  const Key* PickLost() {
+    if (lost_.empty()) return nullptr;
+    auto it = lost_.begin();
+    std::advance(it, Uniform(0, static_cast<int>(lost_.size()) - 1));
+    return &*it;
+  }
+  void Store(const Key& k, int64_t wal_syncs) {
+    if (stored_.emplace(k, wal_syncs).second) stored_keys_.push_back(k);
+  }
+
+  // One AppendBatches of new ids and re-sends (of stored ids: duplicates; of lost ids: counted
+  // again). `may_fail`: while the power may go (the rows of a failed append are uncertain).
+  void Append(bool may_fail) {
+    std::set<Key> in_call;
+    std::vector<std::vector<ReportRow>> batches(Uniform(1, 2));
+    std::vector<std::vector<Key>> keys(batches.size());
+    for (size_t b = 0; b < batches.size(); ++b) {
+      const int rows = Uniform(1, 8);
+      for (int i = 0; i < rows; ++i) {
+        const int kind = Uniform(0, 9);
+        const Key* picked = kind < 2 ? PickStored() : kind < 3 ? PickLost() : nullptr;
+        Key key = picked != nullptr ? *picked : NewKey();
+        if (!in_call.insert(key).second) continue;
+        keys[b].push_back(key);
+        batches[b].push_back(MakeRow(key));
+      }
+    }
+    std::vector<absl::Span<const ReportRow>> spans(batches.begin(), batches.end());
+    absl::StatusOr<std::vector<AppendResult>> got = storage_->AppendBatches(spans);
+    if (!got.ok()) {
+      ASSERT_TRUE(may_fail) << "step " << figures_.steps << ": " << got.status();
+      for (const auto& batch : keys) {
+        for (const Key& k : batch) {
+          if (!stored_.contains(k)) uncertain_.insert(k);
+        }
+      }
+      return;
+    }
+    ASSERT_EQ(got->size(), batches.size());
+    const int64_t wal_syncs = vfs_->Syncs(path_ + "-wal");
+    for (size_t b = 0; b < batches.size(); ++b) {
+      int64_t fresh = 0, stored = 0;
+      for (const Key& k : keys[b]) (stored_.contains(k) ? stored : fresh) += 1;
+      ASSERT_EQ((*got)[b].duplicates, stored) << "step " << figures_.steps;
+      ASSERT_EQ((*got)[b].accepted, fresh) << "step " << figures_.steps;
+      for (const Key& k : keys[b]) {
+        if (stored_.contains(k)) continue;
+        Store(k, wal_syncs);
+        if (lost_.erase(k) > 0) ++figures_.resent_lost;
+        uncertain_.erase(k);
+        ++figures_.acknowledged;
+      }
+      figures_.resent_stored += stored;
+    }
+  }
+
+  // The visible reports (each with how many times it is visible) and the sum of counts.n, per
+  // metric-hour, read on a connection of the test's own.
+  void ReadState(std::map<Key, int>* visible, std::map<std::pair<int64_t, int64_t>, int64_t>* n) {
+    sqlite3* db = nullptr;
+    ASSERT_EQ(sqlite3_open_v2(path_.c_str(), &db, SQLITE_OPEN_READWRITE, nullptr), SQLITE_OK);
+    ASSERT_TRUE(AttachKeyedReports(db, path_).ok());
+    sqlite3_stmt* st = nullptr;
+    ASSERT_EQ(sqlite3_prepare_v2(db,
+                                 "SELECT metric_id, event_time, report_id, count(*) FROM "
+                                 "stored_reports GROUP BY 1, 2, 3",
+                                 -1, &st, nullptr),
+              SQLITE_OK)
+        << sqlite3_errmsg(db);
+    while (sqlite3_step(st) == SQLITE_ROW) {
+      const auto* blob = static_cast<const char*>(sqlite3_column_blob(st, 2));
+      Key k{sqlite3_column_int64(st, 0), sqlite3_column_int64(st, 1) / 3600,
+            std::string(blob, sqlite3_column_bytes(st, 2))};
+      (*visible)[k] = sqlite3_column_int(st, 3);
+    }
+    sqlite3_finalize(st);
+    sqlite3_close(db);
+    for (int64_t metric : metrics_) {
+      absl::StatusOr<std::vector<CountRow>> rows = storage_->ReadCounts(metric, 0, 1 << 30);
+      ASSERT_TRUE(rows.ok()) << rows.status();
+      for (const CountRow& r : *rows) (*n)[{metric, r.event_time_seconds / 3600}] += r.n;
+    }
+  }
+
+  // The invariants, after a reopen (`power_loss`: after one, with `wal_syncs` syncs of the
+  // database's WAL done before it) or, with the storage open all along, exactly the model.
+  void Check(bool reopened, bool power_loss, int64_t wal_syncs) {
+    std::map<Key, int> visible;
+    std::map<std::pair<int64_t, int64_t>, int64_t> n;
+    ASSERT_NO_FATAL_FAILURE(ReadState(&visible, &n));
+    std::map<std::pair<int64_t, int64_t>, int64_t> per_hour;
+    for (const auto& [k, times] : visible) {
+      ASSERT_EQ(times, 1) << "step " << figures_.steps << ": a report is visible " << times
+                          << " times (hour " << std::get<1>(k) << ")";
+      per_hour[{std::get<0>(k), std::get<1>(k)}] += 1;
+      if (!stored_.contains(k)) {
+        ASSERT_TRUE(uncertain_.contains(k))
+            << "step " << figures_.steps << ": a report no append sent is visible";
+      }
+    }
+    for (auto& [hour, count] : n) {
+      if (count == 0) continue;
+      ASSERT_EQ(count, per_hour[hour])
+          << "step " << figures_.steps << ": sum of counts.n of metric " << hour.first << " hour "
+          << hour.second << " is not its visible reports";
+    }
+    for (const auto& [hour, count] : per_hour) {
+      ASSERT_EQ(n[hour], count) << "step " << figures_.steps << ": metric " << hour.first
+                                << " hour " << hour.second << " has uncounted reports";
+    }
+    for (auto it = stored_.begin(); it != stored_.end();) {
+      if (visible.contains(it->first)) {
+        if (reopened) it->second = -1;  // read from the disk after a reopen: durable
+        ++it;
+        continue;
+      }
+      const bool in_window =
+          power_loss && GetParam().durability == Durability::kNormal && it->second == wal_syncs;
+      ASSERT_TRUE(in_window) << "step " << figures_.steps << ": an acknowledged report is lost"
+                             << (power_loss ? " after a power loss" : "")
+                             << " (acknowledged at WAL sync " << it->second << ", the last was "
+                             << wal_syncs << ")";
+      ++figures_.lost_in_window;
+      lost_.insert(it->first);
+      it = stored_.erase(it);
+    }
+    for (const Key& k : uncertain_) {
+      if (visible.contains(k)) {
+        Store(k, -1);
+      } else {
+        lost_.insert(k);
+      }
+    }
+    uncertain_.clear();
+    stored_keys_.clear();
+    for (const auto& [k, syncs] : stored_) stored_keys_.push_back(k);
+  }
+
+  // After a reopen: re-send a few stored and a few lost ids, then check again.
+  void ResendAndCheck() {
+    std::vector<Key> dup, again;
+    for (int i = 0; i < 6; ++i) {
+      if (const Key* k = PickStored(); k != nullptr) dup.push_back(*k);
+      if (const Key* k = PickLost(); k != nullptr) again.push_back(*k);
+    }
+    std::set<Key> all(dup.begin(), dup.end());
+    const size_t dups = all.size();
+    all.insert(again.begin(), again.end());
+    std::vector<ReportRow> rows;
+    for (const Key& k : all) rows.push_back(MakeRow(k));
+    if (rows.empty()) return;
+    absl::StatusOr<AppendResult> got = storage_->AppendReports(rows);
+    ASSERT_TRUE(got.ok()) << got.status();
+    ASSERT_EQ(got->duplicates, static_cast<int64_t>(dups)) << "step " << figures_.steps;
+    ASSERT_EQ(got->accepted, static_cast<int64_t>(all.size() - dups)) << "step " << figures_.steps;
+    const int64_t wal_syncs = vfs_->Syncs(path_ + "-wal");
+    for (const Key& k : all) {
+      if (lost_.erase(k) > 0) {
+        Store(k, wal_syncs);
+        ++figures_.resent_lost;
+      }
+    }
+    figures_.resent_stored += static_cast<int64_t>(dups);
+    ASSERT_NO_FATAL_FAILURE(Check(false, false, 0));
+  }
+
+  void PowerLoss() {
+    vfs_->CrashAtSync(Uniform(1, 12));
+    for (int i = 0; i < 40 && !vfs_->crashed(); ++i) {
+      if (Uniform(0, 4) == 0) {
+        const absl::Status s = storage_->MoveRecentReports();
+        ++figures_.moves;
+        if (!s.ok() && vfs_->crashed()) ++figures_.losses_in_moves;
+        ASSERT_TRUE(s.ok() || vfs_->crashed()) << s;
+      } else {
+        ASSERT_NO_FATAL_FAILURE(Append(/*may_fail=*/true));
+      }
+    }
+    vfs_->CrashNow();  // if the k-th sync did not come
+    const int64_t wal_syncs = vfs_->Syncs(path_ + "-wal");
+    ++figures_.power_losses;
+    storage_.reset();
+    ASSERT_TRUE(vfs_->Restore()) << vfs_->open_files() << " files still open";
+    const absl::Status opened = Open();
+    ASSERT_TRUE(opened.ok()) << "step " << figures_.steps
+                             << ": the open after a power loss: " << opened;
+    ASSERT_NO_FATAL_FAILURE(Check(true, true, wal_syncs));
+    ASSERT_NO_FATAL_FAILURE(ResendAndCheck());
+  }
+
+  void Run(int steps) {
+    const auto start = std::chrono::steady_clock::now();
+    ASSERT_TRUE(Open().ok());
+    for (const char* name : {"m1", "m2"}) {
+      absl::StatusOr<StoredMetric> m = storage_->CreateMetric(NewMetric(name));
+      ASSERT_TRUE(m.ok()) << m.status();
+      metrics_.push_back(m->id);
+    }
+    storage_.reset();  // a clean close: everything so far is synced
+    ASSERT_TRUE(Open().ok());
+    for (figures_.steps = 0; figures_.steps < steps; ++figures_.steps) {
+      const int r = Uniform(0, 99);
+      if (r < 72) {
+        ASSERT_NO_FATAL_FAILURE(Append(false));
+      } else if (r < 80) {
+        const absl::Status s = storage_->MoveRecentReports();
+        ASSERT_TRUE(s.ok()) << s;
+        ++figures_.moves;
+      } else if (r < 86) {
+        storage_.reset();
+        const absl::Status opened = Open();
+        ASSERT_TRUE(opened.ok()) << opened;
+        ++figures_.clean_reopens;
+        ASSERT_NO_FATAL_FAILURE(Check(true, false, 0));
+        ASSERT_NO_FATAL_FAILURE(ResendAndCheck());
+      } else if (r < 88) {
+        ASSERT_NO_FATAL_FAILURE(Check(false, false, 0));
+      } else {
+        ASSERT_NO_FATAL_FAILURE(PowerLoss());
+      }
+    }
+    ASSERT_NO_FATAL_FAILURE(Check(false, false, 0));
+    EXPECT_EQ(*storage_->IntegrityCheck(), "ok");
+    const double seconds =
+        std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+    std::printf(
+        "crash consistency (%s, seed %llu): %lld steps, %lld power losses (%lld during a move), "
+        "%lld clean reopens, %lld moves, %lld acknowledged, %lld lost in the window, %lld "
+        "re-sends of stored ids, %lld of lost ids, %lld syncs, %.1f s\n",
+        GetParam().durability == Durability::kFull ? "full" : "normal",
+        static_cast<unsigned long long>(GetParam().seed), static_cast<long long>(figures_.steps),
+        static_cast<long long>(figures_.power_losses),
+        static_cast<long long>(figures_.losses_in_moves),
+        static_cast<long long>(figures_.clean_reopens), static_cast<long long>(figures_.moves),
+        static_cast<long long>(figures_.acknowledged),
+        static_cast<long long>(figures_.lost_in_window),
+        static_cast<long long>(figures_.resent_stored),
+        static_cast<long long>(figures_.resent_lost), static_cast<long long>(vfs_->TotalSyncs()),
+        seconds);
+    // The workload reached the states it is for.
+    EXPECT_GT(figures_.power_losses, steps / 20);
+    EXPECT_GT(figures_.losses_in_moves, 0);
+    EXPECT_GT(figures_.resent_lost, 0);
+  }
+
+  PowerLossVfs* vfs_ = nullptr;
+  std::string path_;
+  SqliteOptions options_;
+  std::unique_ptr<SqliteStorage> storage_;
+  std::mt19937_64 rng_;
+  std::vector<int64_t> metrics_;
+  int64_t next_id_ = 1;
+  // Stored reports, each with the database WAL's syncs when it was acknowledged (-1: read back
+  // after a reopen, durable); reports whose append failed with the power; reports known lost.
+  std::map<Key, int64_t> stored_;
+  std::vector<Key> stored_keys_;  // stored_'s keys, to pick from
+  std::set<Key> uncertain_;
+  std::set<Key> lost_;
+  Figures figures_;
+};
+
+TEST_P(CrashConsistencyTest, EveryAcknowledgedReportOnceAfterPowerLoss) {
+  ASSERT_NO_FATAL_FAILURE(Run(1000));
+}
+
+INSTANTIATE_TEST_SUITE_P(
+    Seeds, CrashConsistencyTest,
+    ::testing::Values(Param{Durability::kFull, 20260701}, Param{Durability::kFull, 37},
+                      Param{Durability::kNormal, 20260701}, Param{Durability::kNormal, 37}),
+    [](const ::testing::TestParamInfo<Param>& param) {
+      return absl::StrCat(param.param.durability == Durability::kFull ? "Full" : "Normal", "Seed",
+                          param.param.seed);
+    });
+
+}  // namespace
+}  // namespace deniable::server
