@@ -76,8 +76,10 @@ window.fetch = async (url, init) => {
 """
 
 
-def start_with_metrics(server_bin, cli_bin, csv, work):
-    """Starts a tokenless collector (gRPC and HTTP) with the three metrics; returns (process,
+def start_with_metrics(server_bin, cli_bin, csv, work, numeric=False):
+    """Starts a tokenless collector (gRPC and HTTP) with the three metrics, and with `numeric`
+    two more of the survey spread over 28 days: `chile_age` (one_bit_mean, [18, 90] years) and
+    `chile_income_histogram` (d_bit_flip, 7 buckets of the income in pesos); returns (process,
     HTTP base URL)."""
     server, target, base = start_collector(server_bin, os.path.join(work, "d.db"),
                                            os.path.join(work, "server.log"))
@@ -103,6 +105,17 @@ def start_with_metrics(server_bin, cli_bin, csv, work):
     done = subprocess.run(cli + ["replay", "--metric=few_reports", f"--csv={few}",
                                  "--column=answer", "--yes=Y"], capture_output=True, text=True)
     check("has 10 reports" in done.stderr, (done.returncode, done.stderr))
+    if numeric:
+        run("create-metric", "--name=chile_age", "--range=18,90", "--unit=years",
+            "--mechanism=one_bit_mean", "--epsilon=1.0986122886681098", "--description=Your age")
+        run("replay", "--metric=chile_age", f"--csv={csv}", "--value_column=age", "--blank=skip",
+            "--label_columns=region", "--spread=28d")
+        run("create-metric", "--name=chile_income_histogram", "--range=0,200000", "--unit=pesos",
+            "--mechanism=d_bit_flip",
+            "--bucket_edges=0,5000,10000,25000,50000,100000,150000,200000",
+            "--epsilon=1.0986122886681098", "--description=Your household's monthly income")
+        run("replay", "--metric=chile_income_histogram", f"--csv={csv}", "--value_column=income",
+            "--blank=skip", "--label_columns=region", "--spread=28d")
     return server, base
 
 

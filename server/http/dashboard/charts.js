@@ -17,6 +17,11 @@ function axisBounds(values) {
   const step = hi - lo > 40 ? 10 : 5;
   return { min: Math.floor(lo / step) * step, max: Math.max(step, Math.ceil(hi / step) * step) };
 }
+// y-axis hints (the chart's units) holding every value given; Chart.js rounds them out to ticks.
+function suggestedBounds(values) {
+  const xs = values.map(num).filter((x) => x !== null);
+  return xs.length ? { suggestedMin: Math.min(...xs), suggestedMax: Math.max(...xs) } : {};
+}
 // A distinct colour per category (k up to 256): hues spread by the golden angle.
 function categoryColor(i, alpha) { return `hsla(${Math.round((i * 137.508) % 360)}, 65%, 42%, ${alpha === undefined ? 1 : alpha})`; }
 

@@ -207,7 +207,7 @@ function showShares(p) {
     { name: "interval (this category)", cls: "num" }, { name: "simultaneous interval (all categories)", cls: "num" }],
   shares.map((s) => ({ data: { category: s.category },
     csv: [s.category, num(s.supportCount), num(s.estimateUnbiased), num(s.estimateConsistent), num(s.standardError), num(s.ciLower), num(s.ciUpper), num(s.simultaneousLower), num(s.simultaneousUpper)],
-    cells: [{ text: s.category }, { text: count(s.supportCount), cls: "num", data: { value: num(s.supportCount) } },
+    cells: [{ text: s.category }, { text: count(s.supportCount), cls: "num count", data: { value: num(s.supportCount) } },
       { text: pct(s.estimateUnbiased), cls: "num", data: { value: num(s.estimateUnbiased) } },
       { text: pct(s.estimateConsistent), cls: "num", data: { value: num(s.estimateConsistent) } },
       { text: pct(s.standardError), cls: "num", data: { value: num(s.standardError) } },
@@ -266,7 +266,7 @@ function drawSeries(buckets) {
       const off = suppressed(b);
       return { data: { start: num(b.startTimeSeconds) },
         csv: [num(b.startTimeSeconds), num(b.n), off ? null : num(b.estimateUnbiased), off ? null : num(b.ciLower), off ? null : num(b.ciUpper), b.design ? b.design.version : null],
-        cells: [{ text: utc(b.startTimeSeconds) }, { text: count(b.n), cls: "num" },
+        cells: [{ text: utc(b.startTimeSeconds) }, { text: count(b.n), cls: "num count" },
           { text: off ? "suppressed" : pct(b.estimateUnbiased), cls: "num", data: { value: off ? "" : num(b.estimateUnbiased) } },
           { text: off ? "" : interval(b.ciLower, b.ciUpper), cls: "num", data: off ? {} : { lower: num(b.ciLower), upper: num(b.ciUpper) } },
           { text: b.design ? "v" + b.design.version : "" }] };
@@ -322,7 +322,7 @@ function drawShareSeries(buckets) {
       const s = share(b, v);
       return s ? [num(s.estimateConsistent), num(s.estimateUnbiased), num(s.ciLower), num(s.ciUpper)] : [null, null, null, null];
     }), b.design ? b.design.version : null],
-    cells: [{ text: utc(b.startTimeSeconds) }, { text: count(b.n), cls: "num" },
+    cells: [{ text: utc(b.startTimeSeconds) }, { text: count(b.n), cls: "num count" },
       ...names.map((name, v) => {
         const s = share(b, v);
         if (!s) return { text: suppressed(b) ? "suppressed" : "", cls: "num", data: { category: name } };
@@ -377,7 +377,7 @@ function drawGroups(key, groups) {
       const off = suppressed(g);
       return { data: { group: g.groupValue },
         csv: [g.groupValue, num(g.n), off ? null : num(g.estimateUnbiased), off ? null : num(g.ciLower), off ? null : num(g.ciUpper)],
-        cells: [{ text: g.groupValue || "(no value)" }, { text: count(g.n), cls: "num", data: { value: num(g.n) } },
+        cells: [{ text: g.groupValue || "(no value)" }, { text: count(g.n), cls: "num count", data: { value: num(g.n) } },
           { text: off ? "suppressed" : pct(g.estimateUnbiased), cls: "num", data: { value: off ? "" : num(g.estimateUnbiased) } },
           { text: off ? "" : interval(g.ciLower, g.ciUpper), cls: "num", data: off ? {} : { lower: num(g.ciLower), upper: num(g.ciUpper) } }] };
     }));
@@ -409,7 +409,7 @@ function drawShareGroups(key, groups) {
         const s = share(g, v);
         return s ? [num(s.estimateUnbiased), num(s.simultaneousLower), num(s.simultaneousUpper)] : [null, null, null];
       })],
-      cells: [{ text: g.groupValue || "(no value)" }, { text: count(g.n), cls: "num", data: { value: num(g.n) } },
+      cells: [{ text: g.groupValue || "(no value)" }, { text: count(g.n), cls: "num count", data: { value: num(g.n) } },
         ...names.map((name, v) => {
           const s = share(g, v);
           if (!s) return { text: suppressed(g) ? "suppressed" : "", cls: "num", data: { category: name } };
@@ -655,8 +655,8 @@ function showHistogram(p) {
   buckets.map((b, i) => ({ data: { lower: num(b.lower), upper: num(b.upper) },
     csv: [num(b.lower), num(b.upper), num(b.sampled), num(b.ones), num(b.estimateUnbiased), num(b.estimateConsistent), num(b.standardError),
       num(b.ciLower), num(b.ciUpper), num(b.simultaneousLower), num(b.simultaneousUpper)],
-    cells: [{ text: names[i], cls: "num" }, { text: count(b.sampled), cls: "num", data: { value: num(b.sampled) } },
-      { text: count(b.ones), cls: "num", data: { value: num(b.ones) } },
+    cells: [{ text: names[i], cls: "num" }, { text: count(b.sampled), cls: "num count", data: { value: num(b.sampled) } },
+      { text: count(b.ones), cls: "num count", data: { value: num(b.ones) } },
       { text: pct(b.estimateUnbiased), cls: "num", data: { value: num(b.estimateUnbiased) } },
       { text: pct(b.estimateConsistent), cls: "num", data: { value: num(b.estimateConsistent) } },
       { text: pct(b.standardError), cls: "num", data: { value: num(b.standardError) } },
@@ -707,7 +707,7 @@ function drawNumericSeries(buckets) {
       const f = figures[i];
       return { data: { start: num(b.startTimeSeconds) },
         csv: [num(b.startTimeSeconds), num(b.n), f ? f.value : null, f ? f.lower : null, f ? f.upper : null, b.design ? b.design.version : null],
-        cells: [{ text: utc(b.startTimeSeconds) }, { text: count(b.n), cls: "num" },
+        cells: [{ text: utc(b.startTimeSeconds) }, { text: count(b.n), cls: "num count" },
           { text: f ? valueText(f.value, f.e) : "suppressed", cls: "num", data: { value: f ? f.value : "" } },
           { text: f ? valueInterval(f.lower, f.upper, f.e) : "", cls: "num", data: f ? { lower: f.lower, upper: f.upper } : {} },
           { text: b.design ? "v" + b.design.version : "" }] };
@@ -727,7 +727,8 @@ function drawNumericGroups(key, groups) {
     data: { labels: groups.map((g) => (g.groupValue || "(no value)") + (numericSuppressed(g) ? " (suppressed)" : "")),
       datasets: [{ label: `${what}${unit} by ${key}`, data: figures.map((f) => (f ? f.value : null)), backgroundColor: "rgba(54,112,196,0.6)" }] },
     options: { animation: false, maintainAspectRatio: false,
-      scales: { y: { title: { display: true, text: what + unit } } },
+      // The whiskers are no dataset: the axis is told their ends, so none is cut (ticks stay nice).
+      scales: { y: { title: { display: true, text: what + unit }, ...suggestedBounds(figures.flatMap((f) => (f ? [f.lower, f.upper] : []))) } },
       plugins: { whiskers: { scale: 1, intervals: figures.map((f) => (f ? [f.lower, f.upper] : null)) } } },
     plugins: [whiskers] });
   fillTable("groups-table", [key, { name: "n", cls: "num" }, { name: what + unit, cls: "num" }, { name: "interval", cls: "num" }],
@@ -735,7 +736,7 @@ function drawNumericGroups(key, groups) {
       const f = figures[i];
       return { data: { group: g.groupValue },
         csv: [g.groupValue, num(g.n), f ? f.value : null, f ? f.lower : null, f ? f.upper : null],
-        cells: [{ text: g.groupValue || "(no value)" }, { text: count(g.n), cls: "num", data: { value: num(g.n) } },
+        cells: [{ text: g.groupValue || "(no value)" }, { text: count(g.n), cls: "num count", data: { value: num(g.n) } },
           { text: f ? valueText(f.value, f.e) : "suppressed", cls: "num", data: { value: f ? f.value : "" } },
           { text: f ? valueInterval(f.lower, f.upper, f.e) : "", cls: "num", data: f ? { lower: f.lower, upper: f.upper } : {} }] };
     }));

@@ -86,13 +86,14 @@ function fillTable(id, columns, rows) {
   for (const r of rows) {
     const row = body.insertRow();
     Object.assign(row.dataset, r.data || {});
-    for (const c of r.cells) {
+    r.cells.forEach((c, i) => {
       const td = row.insertCell();
+      if (columns[i]) td.dataset.label = columns[i].name || columns[i];  // the header on a phone
       td.textContent = c.text === undefined ? "" : c.text;
       if (c.cls) td.className = c.cls;
       if (c.title) td.title = c.title;
       for (const [k, v] of Object.entries(c.data || {})) if (v !== null && v !== undefined) td.dataset[k] = v;
-    }
+    });
   }
   state.tables[id] = { columns: columns.map((c) => c.csv || c.name || c), rows: rows.map((r) => r.csv || r.cells.map((c) => (c.raw === undefined ? c.text : c.raw))) };
   const button = document.querySelector(`button.csv[data-table="${id}"]`);
