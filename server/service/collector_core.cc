@@ -222,6 +222,7 @@ absl::StatusOr<RetentionResult> CollectorCore::ApplyRetention() {
   absl::StatusOr<RetentionResult> result = storage_->ApplyRetention(options);
   if (!result.ok()) {
     spdlog::error("event=retention_failed reason=\"{}\"", std::string(result.status().message()));
+    counters_.RecordRetentionFailed();
     return result;
   }
   counters_.RecordRetention(*result);

@@ -137,8 +137,10 @@ class CollectorCore {
   // Makes the per-metric Prometheus series exist, at 0, for every metric in storage (see
   // CollectorServer::AddMetricSeries). Errors: the storage's.
   absl::Status AddMetricSeries();
-  // Applies retention now at the clock's now, keeping the dedup window; records the dropped
-  // reports in the counters and logs event=retention_applied. Errors: the storage's.
+  // Applies retention now at the clock's now, keeping the dedup window; records the run
+  // (retention_runs_total by outcome) and the dropped reports in the counters and logs
+  // event=retention_applied when it dropped or folded anything (event=retention_failed when it
+  // fails). Errors: the storage's.
   absl::StatusOr<RetentionResult> ApplyRetention();
 
   // The parts, for what is not a call (the stream reactor's flushing, tests, /metrics).
