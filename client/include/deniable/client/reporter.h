@@ -125,6 +125,7 @@
 #include <utility>
 #include <vector>
 
+#include "absl/base/attributes.h"
 #include "absl/base/thread_annotations.h"
 #include "absl/container/flat_hash_map.h"
 #include "absl/container/flat_hash_set.h"
@@ -156,7 +157,13 @@ enum class PrivacyPolicy {
 
 enum class LogLevel { kInfo, kWarning, kError };
 
+// The implicit copy and move of ReporterOptions copy its deprecated fields (below), and GCC
+// reports that at the struct's first line in every file that copies options: the warning is off
+// for that line only. Code that sets or reads a deprecated field still gets it.
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Wdeprecated-declarations"
 struct ReporterOptions {
+#pragma GCC diagnostic pop
   // The most privacy (epsilon, nats) this device may spend on one metric over its life: a fresh
   // draw of the randomizer (each period of a FRESH_PER_PERIOD metric; each new design version
   // or true value of a MEMOIZED one) that would take MetricLedger::epsilon_spent above it is
@@ -170,9 +177,14 @@ struct ReporterOptions {
   bool one_report_per_period = true;
 
   // Superseded by the metric's reporting period and randomization (see above); ignored, kept
-  // so that code written for earlier releases compiles.
+  // so that code written for earlier releases compiles (with a deprecation warning).
+  ABSL_DEPRECATED(
+      "ignored: the metric's randomization decides; use create-metric --randomization on the "
+      "server")
   PrivacyPolicy policy = PrivacyPolicy::kMemoize;
+  ABSL_DEPRECATED("ignored: use one_report_per_period (one report per metric and period)")
   int64_t max_reports_per_period = 0;
+  ABSL_DEPRECATED("ignored: the metric's period decides; use create-metric --reporting_period")
   absl::Duration period = absl::Hours(24);
 
   // Deadline of each RPC.
