@@ -22,6 +22,7 @@
 
 #include "absl/container/inlined_vector.h"
 #include "absl/functional/any_invocable.h"
+#include "absl/functional/function_ref.h"
 #include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"
 #include "absl/types/span.h"
@@ -217,8 +218,16 @@ inline bool AddsToCounter0(absl::Span<const uint16_t> counters) {
 // counters[j], or 0 when j is past the end (CountRow::counters drops trailing zeros).
 int64_t CounterAt(const std::vector<int64_t>& counters, size_t j);
 
-// Adds one report's window flags to `row.firsts` (for storage implementations): its counter
-// increments.
+// The window-first counts one stored report adds, the one rule every backend (memory, SQLite,
+// PostgreSQL) counts them by: for each window w (0 day, 1 week, 2 month: CountRow::firsts[w])
+// whose bit 1 << w is set in `window_firsts` (ReportRow::window_firsts; <= 0 adds nothing), in
+// order, calls add(w, -1) for the window's n and then add(w, j) for each counter increment j of
+// `counters`. Thread-compatible (no state).
+void ForEachWindowFirst(int window_firsts, absl::Span<const uint16_t> counters,
+                        absl::FunctionRef<void(int window, int counter)> add);
+
+// Adds one report's window firsts (ForEachWindowFirst) to `row.firsts` (for storage
+// implementations that count in memory).
 void AddWindowFirsts(CountRow* row, int window_firsts, absl::Span<const uint16_t> counters);
 
 // Adds `count` to counter j of `counters`, growing it as needed (for storage implementations and
