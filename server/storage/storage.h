@@ -280,7 +280,9 @@ class Storage {
   // row carrying a label value its metric does not have yet, for a key that already has the
   // storage's max_label_values values (or a new key when the metric has max_label_keys), is
   // refused alone: AppendResult::label_refusals.
-  // Errors: INTERNAL / UNAVAILABLE / RESOURCE_EXHAUSTED (disk full) with nothing written.
+  // Errors: INTERNAL / UNAVAILABLE / RESOURCE_EXHAUSTED (disk full) with nothing written; and, on
+  // SQLite, UNAVAILABLE when the database file was deleted or replaced under the server (the
+  // rows may have been committed to the file that is gone; the batch is not acknowledged).
   virtual absl::StatusOr<AppendResult> AppendReports(absl::Span<const ReportRow> rows) = 0;
 
   // Appends several batches in ONE transaction: all of them are stored (or recognised as
@@ -308,14 +310,19 @@ class Storage {
                                                            int64_t end_seconds) = 0;
 
   // Deletes the metric named `name` with all its design versions, reports, counts and label
-  // values (label_values.h), in ONE
-  // transaction: either everything of the metric is gone (its name is free for a new metric) or
-  // nothing changed. Other metrics are untouched. A report appended afterwards with the deleted
-  // metric's id (validated against a cached metric) is refused by the append
-  // (AppendResult::missing_metrics), and metric ids are never reused, so a later metric never
-  // counts it. Callers should still clear their caches of the metric (MetricRegistry::Delete).
-  // Errors: NOT_FOUND naming the metric; INTERNAL / UNAVAILABLE on storage failure (nothing
-  // deleted).
+  // values (label_values.h). The metric goes in one transaction: once it commits, everything of
+  // the metric is gone for every reader and writer (its name is free for a new metric); when it
+  // fails, nothing changed. Memory and PostgreSQL delete everything in that transaction. SQLite
+  // deletes the rows of its keyed reports file (sqlite_keyed_file.h) in a second transaction
+  // after the first has committed, as a WAL transaction spans one file only; if that one fails,
+  // the call still succeeds (the metric is gone), the rows left are logged
+  // (event=delete_metric_keyed_rows_left) and deleted at the next open, and no query counts them
+  // meanwhile: their metric id is never given again. Other metrics are untouched. A report
+  // appended afterwards with the deleted metric's id (validated against a cached metric) is
+  // refused by the append (AppendResult::missing_metrics), and metric ids are never reused, so a
+  // later metric never counts it. Callers should still clear their caches of the metric
+  // (MetricRegistry::Delete). Errors: NOT_FOUND naming the metric; INTERNAL / UNAVAILABLE on
+  // storage failure of the first transaction (nothing deleted).
   virtual absl::Status DeleteMetric(absl::string_view name) = 0;
 
   // Sets the retention of the metric named `name` (days: 0 keeps everything, at most
