@@ -86,9 +86,13 @@ def main():
         for name, kind in table:
             check(types.get(name) == kind, f"{name}: documented as {kind}, scraped {types.get(name)}")
         for (name, labels), v in samples.items():
+            if name == "deniable_retention_runs_total":
+                continue  # not a call: retention runs once at the start
             if name.startswith("deniable_") and (name.endswith("_total") or
                                                   name.endswith("_count")):
                 check(v == 0, f"{name}{{{labels}}} is {v} before any call")
+        value(samples, "deniable_retention_runs_total", 'outcome="applied"')
+        check(value(samples, "deniable_retention_runs_total", 'outcome="failed"') == 0)
         for outcome in ("accepted", "duplicate", "rejected"):
             value(samples, "deniable_reports_total", 'metric="smoking"', f'outcome="{outcome}"')
             value(samples, "deniable_reports_total", 'metric=""', f'outcome="{outcome}"')

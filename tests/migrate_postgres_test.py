@@ -13,13 +13,12 @@ import signal
 import subprocess
 import sys
 import tempfile
-import time
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "lib"))
 import postgres  # noqa: E402
 import stored_reports  # noqa: E402
 from test_server import start_server  # noqa: E402
-from checks import check  # noqa: E402
+from checks import check, eventually  # noqa: E402
 
 
 def run(argv, **kw):
@@ -38,9 +37,15 @@ def main():
     try:
         # The source: a collector on SQLite, fed by the driver, plus a metric with labels.
         server, target = start_server(server_bin, db_file, f"{work}/server.log")
-        driver = subprocess.Popen([driver_bin, target, "3"], stdout=subprocess.DEVNULL,
-                                  stderr=subprocess.DEVNULL)
-        time.sleep(2)
+        acked_path = os.path.join(work, "acked")
+        with open(acked_path, "w") as acked:  # the driver writes one line per acknowledged report
+            driver = subprocess.Popen([driver_bin, target, "3"], stdout=acked,
+                                      stderr=subprocess.DEVNULL)
+
+        def acknowledged():
+            with open(acked_path) as f:
+                return sum(1 for _ in f)
+        eventually(lambda: acknowledged() > 1000, 60, "the driver's first 1000 reports acknowledged")
         driver.send_signal(signal.SIGTERM)
         driver.wait()
         r = run([cli_bin, f"--target={target}", "add-version", "--metric=kill",

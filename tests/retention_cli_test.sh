@@ -72,7 +72,17 @@ now=$(( $(date +%s) / 3600 * 3600 ))
 curl -s -H "Authorization: Bearer $reporter" "$H/v1/ReportService/SubmitReports" -d \
   '{"reports":[{"metric":"kept","designVersion":1,"bit":1,"reportId":"AAECAwQFBgcICQoLDA0ODw==","eventTimeSeconds":"'$now'"}]}' >submit.json
 python3 -c 'import json; r=json.load(open("submit.json")); assert int(r["accepted"]) == 1, r'
-sleep 2
+# Wait for a retention run that started after the submit (the second to finish from now: the
+# first may have been under way), then assert: without a run this fails instead of passing.
+retention_runs() {  # retention_runs OUTCOME: deniable_retention_runs_total{outcome=OUTCOME}
+  curl -s "$H/metrics" | awk -v s="deniable_retention_runs_total{outcome=\"$1\"}" \
+    '$1 == s { print int($2) }'
+}
+runs_at_least() { [ "$(retention_runs applied)" -ge "$1" ]; }
+runs_before=$(retention_runs applied)
+wait_until 20 runs_at_least $(( runs_before + 2 )) ||
+  { echo "no retention run finished in 20 s (runs: $(retention_runs applied))"; cat server.log; exit 1; }
+[ "$(retention_runs failed)" = 0 ] || { echo "a retention run failed"; cat server.log; exit 1; }
 DENIABLE_TOKEN=$analyst expect_exit 0 "${cli[@]}" prevalence --metric=kept --json
 python3 -c 'import json; p=json.load(open("out.txt")); assert int(p["n"]) == 1, p'
 DENIABLE_TOKEN=$analyst expect_exit 0 "${cli[@]}" stats

@@ -250,8 +250,6 @@ TEST_F(DeliveryTest, ReportsOlderThanMaxReportAgeAreDroppedCountedAndLogged) {
 
 TEST_F(DeliveryTest, QueueFullDropsAreLoggedWithTheirReason) {
   options_.max_queued_reports = 2;
-  options_.policy = PrivacyPolicy::kFresh;
-  options_.max_reports_per_period = 100;
   auto reporter = Make();
   for (int i = 0; i < 5; ++i) ReportOne(*reporter);
   ASSERT_TRUE(reporter->Flush().ok());

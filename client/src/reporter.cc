@@ -398,42 +398,8 @@ absl::Status Reporter::ReportAnswerOnce(const std::string& metric, const TrueAns
     DENIABLE_RETURN_IF_ERROR(CanonicalLabels(labels, "labels").status());
   }
   DENIABLE_ASSIGN_OR_RETURN(CachedDesign design, DesignFor(metric));
-  // The true category's index (metrics with categories), checked before anything is counted.
-  // Messages never repeat the value passed: it may be a true answer.
-  int32_t category = -1;
-  const bool has_categories = design.categorical.has_value();
-  const bool numeric = design.numeric.has_value();
-  if (numeric != (answer.kind == TrueAnswer::Kind::kValue)) {
-    return WrongKindError(metric, design.numeric, design.categories);
-  }
-  if (numeric) {
-    // Checked below, with the level.
-  } else if (answer.kind == TrueAnswer::Kind::kYesNo) {
-    if (has_categories) {
-      return absl::FailedPreconditionError(absl::StrCat(
-          "metric \"", metric, "\" has categories (", absl::StrJoin(design.categories, ", "),
-          "): report one of them with ", kCategoryCall, ", not a yes/no answer"));
-    }
-  } else if (!has_categories) {
-    return absl::FailedPreconditionError(
-        absl::StrCat("metric \"", metric,
-                     "\" is a yes/no metric without categories: report a bool with ", kBoolCall));
-  } else if (answer.kind == TrueAnswer::Kind::kCategoryName) {
-    auto it = std::find(design.categories.begin(), design.categories.end(), answer.name);
-    if (it == design.categories.end()) {
-      return absl::InvalidArgumentError(
-          absl::StrCat("category: not one of the categories of metric \"", metric, "\" (",
-                       absl::StrJoin(design.categories, ", "), "; names are case sensitive)"));
-    }
-    category = static_cast<int32_t>(it - design.categories.begin());
-  } else {
-    if (answer.index < 0 || answer.index >= static_cast<int>(design.categories.size())) {
-      return absl::InvalidArgumentError(absl::StrCat("category: index must be in [0, ",
-                                                     design.categories.size(), ") for metric \"",
-                                                     metric, "\""));
-    }
-    category = answer.index;
-  }
+  // Checked before anything is counted.
+  DENIABLE_ASSIGN_OR_RETURN(const int32_t category, CategoryOf(metric, design, answer));
   const absl::Time now = clock_->Now();
   const int64_t period_seconds = design.period_seconds;
   const int64_t now_seconds = absl::ToUnixSeconds(now);
@@ -452,25 +418,12 @@ absl::Status Reporter::ReportAnswerOnce(const std::string& metric, const TrueAns
     *design_changed = true;
     return absl::OkStatus();
   }
-  auto period = periods_.find(metric);
-  if (period == periods_.end()) {
-    DENIABLE_ASSIGN_OR_RETURN(auto ledger, store_->ReadLedger());
-    const MetricLedger& l = ledger[metric];
-    period = periods_.emplace(metric, std::make_pair(l.period_start_seconds, l.reports_this_period))
-                 .first;
-  }
-  auto history = history_.find(metric);
-  if (history == history_.end()) {
-    DENIABLE_ASSIGN_OR_RETURN(auto ledger, store_->ReadLedger());
-    const MetricLedger& l = ledger[metric];
-    history =
-        history_.emplace(metric, std::make_pair(l.last_report_seconds, l.reports_accepted > 0))
-            .first;
-  }
-  const int64_t in_period =
-      period->second.first == commit.period_start_seconds ? period->second.second : 0;
+  std::pair<int64_t, int64_t>* period = nullptr;
+  std::pair<int64_t, bool>* history = nullptr;
+  DENIABLE_RETURN_IF_ERROR(LoadLedgerCaches(metric, &period, &history));
+  const int64_t in_period = period->first == commit.period_start_seconds ? period->second : 0;
   if ((options_.one_report_per_period && in_period > 0) ||
-      (design.reporting_once && history->second.second)) {
+      (design.reporting_once && history->second)) {
     // The period's report (or the metric's only report) is queued already: nothing changes on
     // the wire. OK with report_id cleared, and said in the log, as the other SDKs say it.
     DENIABLE_RETURN_IF_ERROR(store_->CountRepeatedReport(metric));
@@ -483,117 +436,211 @@ absl::Status Reporter::ReportAnswerOnce(const std::string& metric, const TrueAns
   }
   // The only uses of `answer` / `category`: the memo key and the randomizer; only the
   // randomized report comes out.
+  int32_t level = -1;
+  if (design.numeric.has_value()) {
+    DENIABLE_ASSIGN_OR_RETURN(level, NumericLevel(metric, design, answer.value, &commit));
+  }
+  DENIABLE_ASSIGN_OR_RETURN(Memos memos, LookupMemos(metric, design, answer, category, level));
+  if (!memos.any()) DENIABLE_RETURN_IF_ERROR(CheckEpsilonCap(metric, design));
+  DENIABLE_RETURN_IF_ERROR(
+      RandomizeInto(design, answer, category, level, std::move(memos), &commit));
+  StampReport(metric, design, now, history->first, labels, &commit.report);
+  commit.report_time_seconds = commit.report.event_time_seconds();
+  DENIABLE_RETURN_IF_ERROR(store_->CommitReport(commit));
+  *period = {commit.period_start_seconds, in_period + 1};
+  *history = {commit.report_time_seconds, true};
+  if (report_id != nullptr) *report_id = commit.report.report_id();
+  return absl::OkStatus();
+}
+
+absl::StatusOr<int32_t> Reporter::CategoryOf(const std::string& metric, const CachedDesign& design,
+                                             const TrueAnswer& answer) {
+  // Messages never repeat the value passed: it may be a true answer.
+  const bool has_categories = design.categorical.has_value();
+  const bool numeric = design.numeric.has_value();
+  if (numeric != (answer.kind == TrueAnswer::Kind::kValue)) {
+    return WrongKindError(metric, design.numeric, design.categories);
+  }
+  if (numeric) return -1;  // the value is checked with its level (NumericLevel)
+  if (answer.kind == TrueAnswer::Kind::kYesNo) {
+    if (has_categories) {
+      return absl::FailedPreconditionError(absl::StrCat(
+          "metric \"", metric, "\" has categories (", absl::StrJoin(design.categories, ", "),
+          "): report one of them with ", kCategoryCall, ", not a yes/no answer"));
+    }
+    return -1;
+  }
+  if (!has_categories) {
+    return absl::FailedPreconditionError(
+        absl::StrCat("metric \"", metric,
+                     "\" is a yes/no metric without categories: report a bool with ", kBoolCall));
+  }
+  if (answer.kind == TrueAnswer::Kind::kCategoryName) {
+    auto it = std::find(design.categories.begin(), design.categories.end(), answer.name);
+    if (it == design.categories.end()) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("category: not one of the categories of metric \"", metric, "\" (",
+                       absl::StrJoin(design.categories, ", "), "; names are case sensitive)"));
+    }
+    return static_cast<int32_t>(it - design.categories.begin());
+  }
+  if (answer.index < 0 || answer.index >= static_cast<int>(design.categories.size())) {
+    return absl::InvalidArgumentError(absl::StrCat("category: index must be in [0, ",
+                                                   design.categories.size(), ") for metric \"",
+                                                   metric, "\""));
+  }
+  return answer.index;
+}
+
+absl::Status Reporter::LoadLedgerCaches(const std::string& metric,
+                                        std::pair<int64_t, int64_t>** period,
+                                        std::pair<int64_t, bool>** history) {
+  auto p = periods_.find(metric);
+  if (p == periods_.end()) {
+    DENIABLE_ASSIGN_OR_RETURN(auto ledger, store_->ReadLedger());
+    const MetricLedger& l = ledger[metric];
+    p = periods_.emplace(metric, std::make_pair(l.period_start_seconds, l.reports_this_period))
+            .first;
+  }
+  auto h = history_.find(metric);
+  if (h == history_.end()) {
+    DENIABLE_ASSIGN_OR_RETURN(auto ledger, store_->ReadLedger());
+    const MetricLedger& l = ledger[metric];
+    h = history_.emplace(metric, std::make_pair(l.last_report_seconds, l.reports_accepted > 0))
+            .first;
+  }
+  *period = &p->second;
+  *history = &h->second;
+  return absl::OkStatus();
+}
+
+absl::StatusOr<int32_t> Reporter::NumericLevel(const std::string& metric,
+                                               const CachedDesign& design, double value,
+                                               ReportCommit* commit) {
   // A numeric value's level (numeric.h): clipped, then rounded with the metric's alpha, drawn
   // once and kept (ONE_BIT_MEAN) or put in its bucket (D_BIT_FLIP).
-  int32_t level = -1;
-  if (numeric) {
-    double alpha = 0;
-    if (design.numeric->mechanism() == NumericMechanism::kOneBitMean) {
-      DENIABLE_ASSIGN_OR_RETURN(std::optional<double> kept, store_->LoadNumericAlpha(metric));
-      if (kept.has_value()) {
-        alpha = *kept;
-      } else {
-        alpha = absl::Uniform<double>(gen_, 0.0, 1.0);
-        DENIABLE_RETURN_IF_ERROR(store_->SaveNumericAlpha(metric, alpha));
-      }
-    }
-    const ValueLevel value_level = LevelOfValue(*design.numeric, answer.value, alpha);
-    level = value_level.level;
-    commit.value_clipped = value_level.clipped;
-  }
-  std::optional<bool> memo;
-  std::optional<v1::CategoricalReport> category_memo;
-  std::optional<v1::Report> numeric_memo;
-  if (!design.fresh_per_period) {
-    if (numeric) {
-      DENIABLE_ASSIGN_OR_RETURN(numeric_memo,
-                                store_->LookupNumericMemo(metric, design.version, level));
-    } else if (has_categories) {
-      DENIABLE_ASSIGN_OR_RETURN(category_memo,
-                                store_->LookupCategoryMemo(metric, design.version, category));
+  double alpha = 0;
+  if (design.numeric->mechanism() == NumericMechanism::kOneBitMean) {
+    DENIABLE_ASSIGN_OR_RETURN(std::optional<double> kept, store_->LoadNumericAlpha(metric));
+    if (kept.has_value()) {
+      alpha = *kept;
     } else {
-      DENIABLE_ASSIGN_OR_RETURN(memo, store_->LookupMemo(metric, design.version, answer.yes));
-    }
-  } else if (options_.max_epsilon_per_metric == 0) {
-    return absl::FailedPreconditionError(absl::StrCat(
-        "max_epsilon_per_metric: metric \"", metric,
-        "\" randomizes afresh each period (FRESH_PER_PERIOD), spending epsilon each period; set "
-        "ReporterOptions::max_epsilon_per_metric to the most this device may spend on it"));
-  }
-  const bool fresh_draw =
-      !memo.has_value() && !category_memo.has_value() && !numeric_memo.has_value();
-  if (fresh_draw && options_.max_epsilon_per_metric > 0) {
-    DENIABLE_ASSIGN_OR_RETURN(auto ledger, store_->ReadLedger());
-    const double spent = ledger[metric].epsilon_spent;
-    if (spent + design.epsilon > options_.max_epsilon_per_metric) {
-      return absl::ResourceExhaustedError(absl::StrCat(
-          "metric \"", metric, "\": a new draw would spend ", design.epsilon, " nats on top of ",
-          spent, ", above max_epsilon_per_metric = ", options_.max_epsilon_per_metric));
+      alpha = absl::Uniform<double>(gen_, 0.0, 1.0);
+      DENIABLE_RETURN_IF_ERROR(store_->SaveNumericAlpha(metric, alpha));
     }
   }
-  v1::Report& report = commit.report;
-  if (numeric) {
-    if (numeric_memo.has_value()) {
-      report.set_bit(numeric_memo->bit());
-      if (numeric_memo->has_numeric()) *report.mutable_numeric() = numeric_memo->numeric();
-    } else {
-      BitGenDraws draws(gen_);
-      DENIABLE_ASSIGN_OR_RETURN(v1::Report drawn,
-                                DrawNumericAnswer(*design.numeric_mechanism, level, draws));
-      report.set_bit(drawn.bit());
-      if (drawn.has_numeric()) *report.mutable_numeric() = drawn.numeric();
-      commit.randomized = true;
-      if (!design.fresh_per_period) {
-        commit.numeric_memo =
-            ReportCommit::NumericMemoEntry{design.version, level, std::move(drawn)};
-      }
+  const ValueLevel value_level = LevelOfValue(*design.numeric, value, alpha);
+  commit->value_clipped = value_level.clipped;
+  return value_level.level;
+}
+
+absl::StatusOr<Reporter::Memos> Reporter::LookupMemos(const std::string& metric,
+                                                      const CachedDesign& design,
+                                                      const TrueAnswer& answer, int32_t category,
+                                                      int32_t level) {
+  Memos memos;
+  if (design.fresh_per_period) {
+    if (options_.max_epsilon_per_metric == 0) {
+      return absl::FailedPreconditionError(absl::StrCat(
+          "max_epsilon_per_metric: metric \"", metric,
+          "\" randomizes afresh each period (FRESH_PER_PERIOD), spending epsilon each period; "
+          "set ReporterOptions::max_epsilon_per_metric to the most this device may spend on it"));
     }
-  } else if (has_categories) {
-    if (category_memo.has_value()) {
-      *report.mutable_categorical() = *std::move(category_memo);
-    } else {
-      DENIABLE_ASSIGN_OR_RETURN(CategoricalReport drawn,
-                                RandomizeCategory(*design.categorical, category, gen_));
-      *report.mutable_categorical() = CategoricalReportToProto(*design.categorical, drawn);
-      commit.randomized = true;
-      if (!design.fresh_per_period) {
-        commit.category_memo =
-            ReportCommit::CategoryMemoEntry{design.version, category, report.categorical()};
-      }
-    }
-    report.set_bit(0);
+    return memos;  // never memoized
+  }
+  if (design.numeric.has_value()) {
+    DENIABLE_ASSIGN_OR_RETURN(memos.numeric,
+                              store_->LookupNumericMemo(metric, design.version, level));
+  } else if (design.categorical.has_value()) {
+    DENIABLE_ASSIGN_OR_RETURN(memos.category,
+                              store_->LookupCategoryMemo(metric, design.version, category));
   } else {
-    bool bit = false;
-    if (memo.has_value()) {
-      bit = *memo;
-    } else {
-      bit = RandomizeAnswer(design.channel, answer.yes, gen_);
-      commit.randomized = true;
-      if (!design.fresh_per_period)
-        commit.memo = ReportCommit::MemoEntry{design.version, answer.yes, bit};
-    }
-    report.set_bit(bit ? 1 : 0);
+    DENIABLE_ASSIGN_OR_RETURN(memos.yes_no, store_->LookupMemo(metric, design.version, answer.yes));
   }
+  return memos;
+}
+
+absl::Status Reporter::CheckEpsilonCap(const std::string& metric, const CachedDesign& design) {
+  if (!(options_.max_epsilon_per_metric > 0)) return absl::OkStatus();
+  DENIABLE_ASSIGN_OR_RETURN(auto ledger, store_->ReadLedger());
+  const double spent = ledger[metric].epsilon_spent;
+  if (spent + design.epsilon > options_.max_epsilon_per_metric) {
+    return absl::ResourceExhaustedError(absl::StrCat(
+        "metric \"", metric, "\": a new draw would spend ", design.epsilon, " nats on top of ",
+        spent, ", above max_epsilon_per_metric = ", options_.max_epsilon_per_metric));
+  }
+  return absl::OkStatus();
+}
+
+absl::Status Reporter::RandomizeInto(const CachedDesign& design, const TrueAnswer& answer,
+                                     int32_t category, int32_t level, Memos memos,
+                                     ReportCommit* commit) {
+  v1::Report& report = commit->report;
+  if (design.numeric.has_value()) {
+    if (memos.numeric.has_value()) {
+      report.set_bit(memos.numeric->bit());
+      if (memos.numeric->has_numeric()) *report.mutable_numeric() = memos.numeric->numeric();
+      return absl::OkStatus();
+    }
+    BitGenDraws draws(gen_);
+    DENIABLE_ASSIGN_OR_RETURN(v1::Report drawn,
+                              DrawNumericAnswer(*design.numeric_mechanism, level, draws));
+    report.set_bit(drawn.bit());
+    if (drawn.has_numeric()) *report.mutable_numeric() = drawn.numeric();
+    commit->randomized = true;
+    if (!design.fresh_per_period) {
+      commit->numeric_memo =
+          ReportCommit::NumericMemoEntry{design.version, level, std::move(drawn)};
+    }
+    return absl::OkStatus();
+  }
+  if (design.categorical.has_value()) {
+    report.set_bit(0);
+    if (memos.category.has_value()) {
+      *report.mutable_categorical() = *std::move(memos.category);
+      return absl::OkStatus();
+    }
+    DENIABLE_ASSIGN_OR_RETURN(CategoricalReport drawn,
+                              RandomizeCategory(*design.categorical, category, gen_));
+    *report.mutable_categorical() = CategoricalReportToProto(*design.categorical, drawn);
+    commit->randomized = true;
+    if (!design.fresh_per_period) {
+      commit->category_memo =
+          ReportCommit::CategoryMemoEntry{design.version, category, report.categorical()};
+    }
+    return absl::OkStatus();
+  }
+  bool bit = false;
+  if (memos.yes_no.has_value()) {
+    bit = *memos.yes_no;
+  } else {
+    bit = RandomizeAnswer(design.channel, answer.yes, gen_);
+    commit->randomized = true;
+    if (!design.fresh_per_period) {
+      commit->memo = ReportCommit::MemoEntry{design.version, answer.yes, bit};
+    }
+  }
+  report.set_bit(bit ? 1 : 0);
+  return absl::OkStatus();
+}
+
+void Reporter::StampReport(const std::string& metric, const CachedDesign& design, absl::Time now,
+                           int64_t last_report_seconds,
+                           const std::map<std::string, std::string>& labels, v1::Report* report) {
   uint64_t id_words[2] = {absl::Uniform<uint64_t>(gen_), absl::Uniform<uint64_t>(gen_)};
-  report.set_metric(metric);
-  report.set_design_version(design.version);
-  report.set_design_fingerprint(design.fingerprint);
-  report.set_report_id(reinterpret_cast<const char*>(id_words), sizeof(id_words));
-  report.set_event_time_seconds(RoundDownToPrecision(now, design.time_precision_seconds));
-  commit.report_time_seconds = report.event_time_seconds();
+  report->set_metric(metric);
+  report->set_design_version(design.version);
+  report->set_design_fingerprint(design.fingerprint);
+  report->set_report_id(reinterpret_cast<const char*>(id_words), sizeof(id_words));
+  report->set_event_time_seconds(RoundDownToPrecision(now, design.time_precision_seconds));
   if (design.window_firsts) {
-    const uint8_t firsts = WindowFirsts(history->second.first, commit.report_time_seconds);
-    v1::WindowFirsts* flags = report.mutable_window_firsts();
+    const uint8_t firsts = WindowFirsts(last_report_seconds, report->event_time_seconds());
+    v1::WindowFirsts* flags = report->mutable_window_firsts();
     flags->set_day((firsts & kFirstInDay) != 0);
     flags->set_week((firsts & kFirstInWeek) != 0);
     flags->set_month((firsts & kFirstInMonth) != 0);
   }
-  for (const auto& [key, value] : labels) (*report.mutable_labels())[key] = value;
-  DENIABLE_RETURN_IF_ERROR(store_->CommitReport(commit));
-  period->second = {commit.period_start_seconds, in_period + 1};
-  history->second = {commit.report_time_seconds, true};
-  if (report_id != nullptr) *report_id = report.report_id();
-  return absl::OkStatus();
+  for (const auto& [key, value] : labels) (*report->mutable_labels())[key] = value;
 }
 
 void Reporter::DropReports(const std::vector<int64_t>& sequences, const DeliveryCounters& drops,
@@ -633,29 +680,9 @@ Reporter::SendOutcome Reporter::SendOneBatch(absl::Duration timeout, absl::Statu
     return SendOutcome::kTransient;
   }
   if (batch->empty()) return SendOutcome::kEmpty;
-
-  // Contract (c): reports past max_report_age are dropped instead of sent.
-  const int64_t now_seconds = absl::ToUnixSeconds(clock_->Now());
-  const int64_t max_age_seconds = options_.max_report_age == absl::InfiniteDuration()
-                                      ? INT64_MAX
-                                      : absl::ToInt64Seconds(options_.max_report_age);
-  std::vector<int64_t> too_old;
   v1::SubmitReportsRequest request;
   std::vector<int64_t> sequences;
-  for (QueuedReport& q : *batch) {
-    if (now_seconds - q.report.event_time_seconds() > max_age_seconds) {
-      too_old.push_back(q.sequence);
-      continue;
-    }
-    sequences.push_back(q.sequence);
-    *request.add_reports() = std::move(q.report);
-  }
-  if (!too_old.empty()) {
-    DeliveryCounters drops;
-    drops.dropped_too_old = static_cast<int64_t>(too_old.size());
-    DropReports(too_old, drops,
-                absl::StrCat("older than max_report_age (",
-                             absl::FormatDuration(options_.max_report_age), ")"));
+  if (DropTooOld(*std::move(batch), &request, &sequences)) {
     return SendOutcome::kSent;  // the next call assembles a batch of live reports
   }
 
@@ -664,83 +691,24 @@ Reporter::SendOutcome Reporter::SendOneBatch(absl::Duration timeout, absl::Statu
     ++session_.send_attempts;
   }
   absl::StatusOr<v1::SubmitReportsResponse> response = transport_->SubmitReports(request, timeout);
-  const int size = request.reports_size();
   if (!response.ok()) {
     *error = response.status();
-    {
-      absl::MutexLock lock(&stats_mu_);
-      ++session_.failed_attempts;
-    }
-    if (!retry_prototype_->IsPermanentFailure(*error)) {
-      Log(LogLevel::kInfo, absl::StrCat("batch of ", size,
-                                        " reports not delivered, will retry: ", error->ToString()));
-      return SendOutcome::kTransient;
-    }
-    if (size > 1) {  // too large for this server, or one bad report in it: halve, never drop
-      batch_limit_ = size / 2;
-      {
-        absl::MutexLock lock(&stats_mu_);
-        ++session_.batch_splits;
-      }
-      Log(LogLevel::kWarning,
-          absl::StrCat("batch of ", size, " reports rejected whole (", error->ToString(),
-                       "); re-sending in batches of ", batch_limit_));
-      return SendOutcome::kSplit;
-    }
-    DeliveryCounters drops;
-    drops.dropped_rejected = 1;
-    const std::string reason =
-        absl::StrCat("rejected by the collector for good: ", error->ToString());
-    DropReports(sequences, drops, reason);
-    *error = absl::Status(error->code(), absl::StrCat("dropped 1 report: ", reason));
-    return SendOutcome::kPermanent;
+    return OnBatchFailed(request.reports_size(), sequences, error);
   }
   batch_limit_ =
       static_cast<int>(std::min<int64_t>(options_.max_batch_reports, int64_t{batch_limit_} * 2));
 
-  // Per-report results: acknowledged, rejected for good (dropped), rejected for now (kept).
-  std::vector<bool> rejected(size, false);
-  std::vector<int64_t> dropped, kept, mismatched;
-  std::vector<std::string> disowned;  // metrics whose design the collector disowned
-  std::string first_drop, first_kept, first_mismatch;
-  absl::StatusCode drop_code = absl::StatusCode::kOk;
-  for (const v1::ReportRejection& r : response->rejections()) {
-    if (r.index() >= static_cast<uint32_t>(size) || rejected[r.index()]) {
-      *error = absl::UnavailableError(absl::StrCat("malformed response: rejection index ",
-                                                   r.index(), " in a batch of ", size,
-                                                   "; nothing removed, will retry"));
-      Log(LogLevel::kWarning, error->ToString());
-      return SendOutcome::kTransient;
-    }
-    rejected[r.index()] = true;
-    const int code = r.code() <= 0 || r.code() > 16 ? 2 : r.code();  // 2: UNKNOWN
-    const std::string reason = absl::StrCat(
-        absl::StatusCodeToString(static_cast<absl::StatusCode>(code)), ": ", r.reason());
-    if (code == static_cast<int>(absl::StatusCode::kFailedPrecondition)) {
-      // Randomized with a design the collector does not have under that version: drop it
-      // (never randomize its answer again) and fetch the design anew.
-      mismatched.push_back(sequences[r.index()]);
-      disowned.push_back(request.reports(static_cast<int>(r.index())).metric());
-      if (first_mismatch.empty()) first_mismatch = reason;
-    } else if (r.permanent()) {
-      dropped.push_back(sequences[r.index()]);
-      if (first_drop.empty()) {
-        first_drop = reason;
-        drop_code = static_cast<absl::StatusCode>(code);
-      }
-    } else {
-      kept.push_back(sequences[r.index()]);
-      if (first_kept.empty()) first_kept = reason;
-    }
-  }
-  std::vector<int64_t> acknowledged;
-  for (int i = 0; i < size; ++i) {
-    if (!rejected[i]) acknowledged.push_back(sequences[i]);
+  absl::StatusOr<BatchVerdicts> verdicts = JudgeReports(request, sequences, *response);
+  if (!verdicts.ok()) {
+    *error = verdicts.status();
+    Log(LogLevel::kWarning, error->ToString());
+    return SendOutcome::kTransient;
   }
   DeliveryCounters counters;
-  counters.acknowledged = static_cast<int64_t>(acknowledged.size());
+  counters.acknowledged = static_cast<int64_t>(verdicts->acknowledged.size());
   counters.duplicates = response->duplicates();
-  absl::Status removed = store_->RemoveReports(acknowledged, /*acknowledged=*/true, counters);
+  absl::Status removed =
+      store_->RemoveReports(verdicts->acknowledged, /*acknowledged=*/true, counters);
   if (!removed.ok()) {  // they will be re-sent; the server counts each id once
     Log(LogLevel::kWarning,
         absl::StrCat("cannot delete acknowledged reports: ", removed.message()));
@@ -749,11 +717,111 @@ Reporter::SendOutcome Reporter::SendOneBatch(absl::Duration timeout, absl::Statu
     absl::MutexLock lock(&mu_);
     for (const std::string& metric : response->stale_metrics()) stale_.push_back(metric);
   }
+  return ActOnRejections(*verdicts, error);
+}
+
+bool Reporter::DropTooOld(std::vector<QueuedReport> batch, v1::SubmitReportsRequest* request,
+                          std::vector<int64_t>* sequences) {
+  // Contract (c): reports past max_report_age are dropped instead of sent.
+  const int64_t now_seconds = absl::ToUnixSeconds(clock_->Now());
+  const int64_t max_age_seconds = options_.max_report_age == absl::InfiniteDuration()
+                                      ? INT64_MAX
+                                      : absl::ToInt64Seconds(options_.max_report_age);
+  std::vector<int64_t> too_old;
+  for (QueuedReport& q : batch) {
+    if (now_seconds - q.report.event_time_seconds() > max_age_seconds) {
+      too_old.push_back(q.sequence);
+      continue;
+    }
+    sequences->push_back(q.sequence);
+    *request->add_reports() = std::move(q.report);
+  }
+  if (too_old.empty()) return false;
+  DeliveryCounters drops;
+  drops.dropped_too_old = static_cast<int64_t>(too_old.size());
+  DropReports(too_old, drops,
+              absl::StrCat("older than max_report_age (",
+                           absl::FormatDuration(options_.max_report_age), ")"));
+  return true;
+}
+
+Reporter::SendOutcome Reporter::OnBatchFailed(int size, const std::vector<int64_t>& sequences,
+                                              absl::Status* error) {
+  {
+    absl::MutexLock lock(&stats_mu_);
+    ++session_.failed_attempts;
+  }
+  if (!retry_prototype_->IsPermanentFailure(*error)) {
+    Log(LogLevel::kInfo,
+        absl::StrCat("batch of ", size, " reports not delivered, will retry: ", error->ToString()));
+    return SendOutcome::kTransient;
+  }
+  if (size > 1) {  // too large for this server, or one bad report in it: halve, never drop
+    batch_limit_ = size / 2;
+    {
+      absl::MutexLock lock(&stats_mu_);
+      ++session_.batch_splits;
+    }
+    Log(LogLevel::kWarning,
+        absl::StrCat("batch of ", size, " reports rejected whole (", error->ToString(),
+                     "); re-sending in batches of ", batch_limit_));
+    return SendOutcome::kSplit;
+  }
+  DeliveryCounters drops;
+  drops.dropped_rejected = 1;
+  const std::string reason =
+      absl::StrCat("rejected by the collector for good: ", error->ToString());
+  DropReports(sequences, drops, reason);
+  *error = absl::Status(error->code(), absl::StrCat("dropped 1 report: ", reason));
+  return SendOutcome::kPermanent;
+}
+
+absl::StatusOr<Reporter::BatchVerdicts> Reporter::JudgeReports(
+    const v1::SubmitReportsRequest& request, const std::vector<int64_t>& sequences,
+    const v1::SubmitReportsResponse& response) {
+  // Per-report results: acknowledged, rejected for good (dropped), rejected for now (kept).
+  const int size = request.reports_size();
+  BatchVerdicts v;
+  std::vector<bool> rejected(size, false);
+  for (const v1::ReportRejection& r : response.rejections()) {
+    if (r.index() >= static_cast<uint32_t>(size) || rejected[r.index()]) {
+      return absl::UnavailableError(absl::StrCat("malformed response: rejection index ", r.index(),
+                                                 " in a batch of ", size,
+                                                 "; nothing removed, will retry"));
+    }
+    rejected[r.index()] = true;
+    const int code = r.code() <= 0 || r.code() > 16 ? 2 : r.code();  // 2: UNKNOWN
+    const std::string reason = absl::StrCat(
+        absl::StatusCodeToString(static_cast<absl::StatusCode>(code)), ": ", r.reason());
+    if (code == static_cast<int>(absl::StatusCode::kFailedPrecondition)) {
+      // Randomized with a design the collector does not have under that version: drop it
+      // (never randomize its answer again) and fetch the design anew.
+      v.mismatched.push_back(sequences[r.index()]);
+      v.disowned.push_back(request.reports(static_cast<int>(r.index())).metric());
+      if (v.first_mismatch.empty()) v.first_mismatch = reason;
+    } else if (r.permanent()) {
+      v.dropped.push_back(sequences[r.index()]);
+      if (v.first_drop.empty()) {
+        v.first_drop = reason;
+        v.drop_code = static_cast<absl::StatusCode>(code);
+      }
+    } else {
+      v.kept.push_back(sequences[r.index()]);
+      if (v.first_kept.empty()) v.first_kept = reason;
+    }
+  }
+  for (int i = 0; i < size; ++i) {
+    if (!rejected[i]) v.acknowledged.push_back(sequences[i]);
+  }
+  return v;
+}
+
+Reporter::SendOutcome Reporter::ActOnRejections(const BatchVerdicts& v, absl::Status* error) {
   SendOutcome outcome = SendOutcome::kSent;
-  if (!mismatched.empty()) {
+  if (!v.mismatched.empty()) {
     {
       absl::MutexLock lock(&mu_);
-      for (const std::string& metric : disowned) {
+      for (const std::string& metric : v.disowned) {
         designs_.erase(metric);
         disowned_.insert(metric);
         stale_.push_back(metric);
@@ -761,34 +829,34 @@ Reporter::SendOutcome Reporter::SendOneBatch(absl::Duration timeout, absl::Statu
       wake_ = true;
     }
     DeliveryCounters drops;
-    drops.dropped_design_mismatch = static_cast<int64_t>(mismatched.size());
+    drops.dropped_design_mismatch = static_cast<int64_t>(v.mismatched.size());
     const std::string reason = absl::StrCat(
         "randomized with a design the collector does not have; fetching the design again, "
         "first: ",
-        first_mismatch);
-    DropReports(mismatched, drops, reason);
+        v.first_mismatch);
+    DropReports(v.mismatched, drops, reason);
     *error = absl::FailedPreconditionError(
-        absl::StrCat("dropped ", mismatched.size(), " reports: ", reason));
+        absl::StrCat("dropped ", v.mismatched.size(), " reports: ", reason));
     outcome = SendOutcome::kPermanent;
   }
-  if (!dropped.empty()) {
+  if (!v.dropped.empty()) {
     DeliveryCounters drops;
-    drops.dropped_rejected = static_cast<int64_t>(dropped.size());
+    drops.dropped_rejected = static_cast<int64_t>(v.dropped.size());
     const std::string reason =
-        absl::StrCat("rejected by the collector for good, first: ", first_drop);
-    DropReports(dropped, drops, reason);
+        absl::StrCat("rejected by the collector for good, first: ", v.first_drop);
+    DropReports(v.dropped, drops, reason);
     *error =
-        absl::Status(drop_code, absl::StrCat("dropped ", dropped.size(), " reports: ", reason));
+        absl::Status(v.drop_code, absl::StrCat("dropped ", v.dropped.size(), " reports: ", reason));
     outcome = SendOutcome::kPermanent;
   }
-  if (!kept.empty()) {
+  if (!v.kept.empty()) {
     {
       absl::MutexLock lock(&stats_mu_);
-      session_.kept_after_rejection += static_cast<int64_t>(kept.size());
+      session_.kept_after_rejection += static_cast<int64_t>(v.kept.size());
     }
     // UNAVAILABLE: the collector may accept them later, whatever code it gave.
     *error = absl::UnavailableError(absl::StrCat(
-        kept.size(), " reports rejected for now, kept for retry, first: ", first_kept));
+        v.kept.size(), " reports rejected for now, kept for retry, first: ", v.first_kept));
     Log(LogLevel::kInfo, error->ToString());
     outcome = SendOutcome::kTransient;
   }

@@ -64,16 +64,6 @@ const char* CategoricalMechanismName(CategoricalMechanism m) {
   return "unknown";
 }
 
-absl::StatusOr<CategoricalMechanism> ParseCategoricalMechanism(absl::string_view name) {
-  for (CategoricalMechanism m :
-       {CategoricalMechanism::kDirectEncoding, CategoricalMechanism::kOptimizedUnaryEncoding,
-        CategoricalMechanism::kOptimizedLocalHashing}) {
-    if (name == CategoricalMechanismName(m)) return m;
-  }
-  return absl::InvalidArgumentError(
-      absl::StrCat("mechanism must be k_rr, oue or olh, but is \"", name, "\""));
-}
-
 double ApproximateVarianceFactor(CategoricalMechanism mechanism, int k, double epsilon) {
   const Support s = SupportFor(mechanism, k, epsilon);
   const double gap = s.p - s.q;

@@ -124,18 +124,6 @@ absl::StatusOr<CategoricalDesign> CategoricalDesignFromWire(const v1::Design& wi
   return d;
 }
 
-absl::StatusOr<CategoricalReport> CategoricalReportFromProto(const CategoricalDesign& design,
-                                                             const v1::CategoricalReport& report,
-                                                             absl::string_view field) {
-  WireCategorical wire;
-  wire.category = report.category();
-  wire.bits = report.bits();
-  wire.hash_a = report.hash_a();
-  wire.hash_b = report.hash_b();
-  wire.bucket = report.bucket();
-  return CategoricalReportFromWire(design, wire, field);
-}
-
 v1::CategoricalReport CategoricalReportToProto(const CategoricalDesign& design,
                                                const CategoricalReport& report) {
   WireCategorical wire = CategoricalReportToWire(design, report);

@@ -105,12 +105,6 @@ int64_t PeriodStart(int64_t event_time_seconds, int64_t period_seconds) {
   return event_time_seconds - r;
 }
 
-absl::StatusOr<v1::Prevalence> EstimateFromCounts(const MetricInfo& metric,
-                                                  const VersionCounts& counts,
-                                                  const EstimateOptions& options) {
-  return EstimateFromPeriods(metric, PeriodCounts{{0, counts}}, options);
-}
-
 absl::StatusOr<v1::Prevalence> EstimateFromPeriods(const MetricInfo& metric,
                                                    const PeriodCounts& counts,
                                                    const EstimateOptions& options) {

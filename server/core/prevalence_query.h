@@ -162,11 +162,6 @@ absl::StatusOr<v1::Prevalence> EstimateFromPeriods(const MetricInfo& metric,
                                                    const PeriodCounts& counts,
                                                    const EstimateOptions& options);
 
-// EstimateFromPeriods for counts that all lie in one reporting period.
-absl::StatusOr<v1::Prevalence> EstimateFromCounts(const MetricInfo& metric,
-                                                  const VersionCounts& counts,
-                                                  const EstimateOptions& options);
-
 }  // namespace deniable::server
 
 #endif  // DENIABLE_SERVER_CORE_PREVALENCE_QUERY_H_

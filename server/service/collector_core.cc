@@ -2,10 +2,12 @@
 
 #include <spdlog/spdlog.h>
 
+#include <memory>
 #include <string>
 #include <utility>
 #include <vector>
 
+#include "absl/strings/str_cat.h"
 #include "deniable/common/design.h"
 #include "deniable/common/status_macros.h"
 #include "server/storage/storage_error.h"
@@ -134,6 +136,74 @@ void CollectorCore::RejectBatch(Transport transport, const absl::Status& status,
                            reports, rate_limited);
 }
 
+CollectorCore::Stream::Stream(CollectorCore* core, const ReportCall& call)
+    : core_(core),
+      call_(call),
+      stream_(&core->ingestor_, ReportStream::kMaxListedRejections, call.origin) {
+  core_->counters_.RecordOpenStreams(1);
+}
+
+CollectorCore::Stream::~Stream() { core_->counters_.RecordOpenStreams(-1); }
+
+absl::Status CollectorCore::Stream::Add(const v1::SubmitReportsRequest& message) {
+  absl::Status added = stream_.Add(message);
+  if (!added.ok()) LogRejected(added);
+  return added;
+}
+
+int64_t CollectorCore::Stream::flush_reports() const {
+  return core_->ingestor_.options().stream_flush_reports;
+}
+
+void CollectorCore::Stream::Flush(ReportStream::FlushCallback done) {
+  stream_.Flush([this, done = std::move(done)](absl::Status stored) mutable {
+    if (!stored.ok()) LogRejected(stored);
+    std::move(done)(std::move(stored));  // may end the stream: nothing of this after it
+  });
+}
+
+absl::StatusOr<v1::SubmitReportsResponse> CollectorCore::Stream::Finish() {
+  absl::StatusOr<v1::SubmitReportsResponse> totals = stream_.Totals();
+  if (!totals.ok()) {
+    LogRejected(totals.status());
+    return totals;
+  }
+  if (totals->rejections_size() > 0) {
+    spdlog::warn(
+        "event=stream_reports_rejected rejected={} accepted={} first_index={} first_code={} "
+        "first_reason=\"{}\"",
+        totals->rejections_size() + totals->rejections_omitted(), totals->accepted(),
+        totals->rejections(0).index(),
+        absl::StatusCodeToString(static_cast<absl::StatusCode>(totals->rejections(0).code())),
+        totals->rejections(0).reason());
+  }
+  if (call_.origin == ReportOrigin::kImport) {
+    LogImport(Transport::kGrpc, "StreamReports", call_, *totals);
+  }
+  core_->counters_.RecordAccepted(*totals);
+  return totals;
+}
+
+void CollectorCore::Stream::LogRejected(const absl::Status& status) {
+  spdlog::warn("event=stream_rejected code={} reason=\"{}\"",
+               absl::StatusCodeToString(status.code()), std::string(status.message()));
+  core_->counters_.RecordRejected(static_cast<grpc::StatusCode>(ClientVisibleStatus(status).code()),
+                                  0, false);
+}
+
+std::unique_ptr<CollectorCore::Stream> CollectorCore::OpenStream(const ReportCall& call) {
+  return std::make_unique<Stream>(this, call);
+}
+
+absl::Status CollectorCore::ShedStream(int max_streams, int open_streams) {
+  spdlog::warn("event=stream_shed open_streams={} code=RESOURCE_EXHAUSTED", open_streams);
+  counters_.RecordStreamShed();
+  counters_.RecordRejected(grpc::StatusCode::RESOURCE_EXHAUSTED, 0, false);
+  return absl::ResourceExhaustedError(
+      absl::StrCat("reports: too many open streams (the server's limit is ", max_streams,
+                   "); retry later or use SubmitReports"));
+}
+
 absl::StatusOr<v1::Metric> CollectorCore::CreateMetric(const v1::CreateMetricRequest& request) {
   absl::StatusOr<v1::Metric> metric = registry_.Create(request);
   if (!metric.ok()) return metric;
@@ -222,6 +292,7 @@ absl::StatusOr<RetentionResult> CollectorCore::ApplyRetention() {
   absl::StatusOr<RetentionResult> result = storage_->ApplyRetention(options);
   if (!result.ok()) {
     spdlog::error("event=retention_failed reason=\"{}\"", std::string(result.status().message()));
+    counters_.RecordRetentionFailed();
     return result;
   }
   counters_.RecordRetention(*result);

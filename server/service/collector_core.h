@@ -3,10 +3,12 @@
 // (tokens, roles, rate limit) and the counters, and it is the one place that writes the audit log
 // lines (metric_created, design_version_added, metric_deleted, retention_set,
 // design_without_privacy, historical_import) and accounts for report batches (batch_rejected,
-// reports_rejected; ServerCounters::RecordRejected / RecordAccepted). The gRPC services
-// (query_service.h, report_service.h, guarded_services.h) and the HTTP/JSON API
-// (server/http/json_api.h) only translate: they parse their transport's request, call one method
-// here and write its answer.
+// reports_rejected; ServerCounters::RecordRejected / RecordAccepted) and report streams
+// (CollectorCore::Stream: stream_rejected, stream_reports_rejected, stream_shed, the open-streams
+// gauge). The gRPC services (query_service.h, report_service.h, guarded_services.h, and the
+// stream reactor, report_stream_reactor.h, which only reads, admits and flushes) and the HTTP/JSON
+// API (server/http/json_api.h) only translate: they parse their transport's request, call one
+// method here and write its answer.
 //
 // Its interface speaks absl::Status and the deniable.v1 messages, never a transport's types;
 // `Transport` names the front end in log lines and counters only.
@@ -41,6 +43,7 @@
 #include "server/core/ingestor.h"
 #include "server/core/metric_registry.h"
 #include "server/core/prevalence_query.h"
+#include "server/core/report_stream.h"
 #include "server/service/server_counters.h"
 #include "server/storage/storage.h"
 
@@ -109,6 +112,48 @@ class CollectorCore {
   // (LogImport) and is counted (RecordAccepted). Errors, in `done`: the ingestor's.
   void SubmitAdmitted(Transport transport, const ReportCall& call,
                       const v1::SubmitReportsRequest& request, SubmitDone done);
+  // StreamReports: the core's side of one stream. The transport's reactor reads and admits the
+  // messages and decides when to flush; this validates, buffers and stores them (ReportStream)
+  // and writes every log line and counter of the stream: the open-streams gauge (+1 while it
+  // lives), event=stream_rejected and a rejected batch for a message refused whole or a failed
+  // store, and at the end event=stream_reports_rejected, an import's line (LogImport) and the
+  // accepted reports (RecordAccepted). Thread-safe as ReportStream is (one Flush at a time).
+  class Stream {
+   public:
+    Stream(CollectorCore* core, const ReportCall& call);
+    ~Stream();
+    Stream(const Stream&) = delete;
+    Stream& operator=(const Stream&) = delete;
+
+    // ReportStream::Add; an error is logged and counted before it is returned.
+    absl::Status Add(const v1::SubmitReportsRequest& message);
+    int64_t pending_rows() const { return stream_.pending_rows(); }
+    int64_t held_rows() const { return stream_.held_rows(); }
+    // IngestOptions::stream_flush_reports: the rows a stream buffers while a flush is in
+    // progress before it stops reading.
+    int64_t flush_reports() const;
+    // ReportStream::Flush; a storage error is logged and counted before `done` runs with it.
+    // REQUIRES: no other Flush in progress.
+    void Flush(ReportStream::FlushCallback done);
+    // After the last flush has committed: the stream's totals (ReportStream::Totals), logged and
+    // counted as above. Errors: Totals's (logged and counted).
+    absl::StatusOr<v1::SubmitReportsResponse> Finish();
+
+   private:
+    // event=stream_rejected and ServerCounters::RecordRejected with the code a client sees.
+    void LogRejected(const absl::Status& status);
+
+    CollectorCore* const core_;
+    const ReportCall call_;
+    ReportStream stream_;
+  };
+  // A new stream for `call` (never null); it must not outlive the core.
+  std::unique_ptr<Stream> OpenStream(const ReportCall& call);
+  // A StreamReports call refused before anything is read because `open_streams` of at most
+  // `max_streams` streams are open: logs event=stream_shed and counts it (streams_shed_total and
+  // a rejected batch). Returns the RESOURCE_EXHAUSTED status to answer it with.
+  absl::Status ShedStream(int max_streams, int open_streams);
+
   // Accounts for a report batch of `reports` refused whole (before or by the core): one
   // event=batch_rejected warning (reason and size, never a bit, token or address) and
   // ServerCounters::RecordRejected with the code a client sees.
@@ -137,11 +182,13 @@ class CollectorCore {
   // Makes the per-metric Prometheus series exist, at 0, for every metric in storage (see
   // CollectorServer::AddMetricSeries). Errors: the storage's.
   absl::Status AddMetricSeries();
-  // Applies retention now at the clock's now, keeping the dedup window; records the dropped
-  // reports in the counters and logs event=retention_applied. Errors: the storage's.
+  // Applies retention now at the clock's now, keeping the dedup window; records the run
+  // (retention_runs_total by outcome) and the dropped reports in the counters and logs
+  // event=retention_applied when it dropped or folded anything (event=retention_failed when it
+  // fails). Errors: the storage's.
   absl::StatusOr<RetentionResult> ApplyRetention();
 
-  // The parts, for what is not a call (the stream reactor's flushing, tests, /metrics).
+  // The parts, for what is not a call (tests, /metrics).
   Storage* storage() { return storage_.get(); }
   MetricRegistry* registry() { return &registry_; }
   Ingestor* ingestor() { return &ingestor_; }

@@ -44,8 +44,7 @@ grpc::ServerReadReactor<v1::SubmitReportsRequest>* ReportServiceImpl::StreamRepo
 grpc::ServerReadReactor<v1::SubmitReportsRequest>* ReportServiceImpl::StreamReportsAdmitted(
     grpc::CallbackServerContext* /*context*/, v1::SubmitReportsResponse* response,
     ReportStreamReactor::Admit admit, ReportCall call) {
-  return ReportStreamReactor::Open(core_->ingestor(), core_->counters(), &stream_limits_, response,
-                                   std::move(admit), call);
+  return ReportStreamReactor::Open(core_, &stream_limits_, response, std::move(admit), call);
 }
 
 }  // namespace deniable::server

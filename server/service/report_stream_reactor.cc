@@ -7,10 +7,8 @@
 #include <string>
 #include <utility>
 
-#include "absl/strings/str_cat.h"
 #include "server/core/echo.h"
 #include "server/service/grpc_status.h"
-#include "server/storage/storage_error.h"
 
 namespace deniable::server {
 
@@ -24,34 +22,22 @@ bool StreamLimits::TryOpen() {
 }
 
 grpc::ServerReadReactor<v1::SubmitReportsRequest>* ReportStreamReactor::Open(
-    Ingestor* ingestor, ServerCounters* counters, StreamLimits* limits,
-    v1::SubmitReportsResponse* response, Admit admit, ReportCall call) {
+    CollectorCore* core, StreamLimits* limits, v1::SubmitReportsResponse* response, Admit admit,
+    ReportCall call) {
   if (!limits->TryOpen()) {
-    const absl::Status shed = absl::ResourceExhaustedError(
-        absl::StrCat("reports: too many open streams (the server's limit is ",
-                     limits->max_streams(), "); retry later or use SubmitReports"));
-    spdlog::warn("event=stream_shed open_streams={} code=RESOURCE_EXHAUSTED",
-                 limits->open_streams());
-    if (counters != nullptr) {
-      counters->RecordStreamShed();
-      counters->RecordRejected(grpc::StatusCode::RESOURCE_EXHAUSTED, 0, false);
-    }
-    return new RefusedStreamReactor(ToGrpcStatus(shed));
+    return new RefusedStreamReactor(
+        ToGrpcStatus(core->ShedStream(limits->max_streams(), limits->open_streams())));
   }
-  return new ReportStreamReactor(ingestor, counters, limits, response, std::move(admit), call);
+  return new ReportStreamReactor(core, limits, response, std::move(admit), call);
 }
 
-ReportStreamReactor::ReportStreamReactor(Ingestor* ingestor, ServerCounters* counters,
-                                         StreamLimits* limits, v1::SubmitReportsResponse* response,
-                                         Admit admit, ReportCall call)
-    : ingestor_(ingestor),
-      counters_(counters),
-      limits_(limits),
+ReportStreamReactor::ReportStreamReactor(CollectorCore* core, StreamLimits* limits,
+                                         v1::SubmitReportsResponse* response, Admit admit,
+                                         ReportCall call)
+    : limits_(limits),
       response_(response),
       admit_(std::move(admit)),
-      call_(call),
-      stream_(ingestor, ReportStream::kMaxListedRejections, call.origin) {
-  if (counters_ != nullptr) counters_->RecordOpenStreams(1);
+      stream_(core->OpenStream(call)) {
   StartRead(&message_);
 }
 
@@ -91,8 +77,8 @@ void ReportStreamReactor::HandleMessage() {
       return;
     }
   }
-  if (absl::Status added = stream_.Add(message_); !added.ok()) {
-    Fail(added);
+  if (absl::Status added = stream_->Add(message_); !added.ok()) {  // logged by the core
+    FinishStream(ToGrpcStatus(added));
     return;
   }
   message_.Clear();
@@ -101,11 +87,10 @@ void ReportStreamReactor::HandleMessage() {
     absl::MutexLock lock(&mu_);
     if (finished_ || failure_.has_value()) return;  // the flush in progress answers
     AccountHeld();
-    const int64_t pending = stream_.pending_rows();
+    const int64_t pending = stream_->pending_rows();
     if (!flushing_ && pending > 0) {
       flushing_ = flush = read = true;
-    } else if (flushing_ &&
-               (pending >= ingestor_->options().stream_flush_reports || limits_->BuffersFull())) {
+    } else if (flushing_ && (pending >= stream_->flush_reports() || limits_->BuffersFull())) {
       read_paused_ = true;  // OnFlushed reads on
       limits_->NoteReadPaused();
     } else {
@@ -119,11 +104,10 @@ void ReportStreamReactor::HandleMessage() {
 }
 
 void ReportStreamReactor::StartFlush() {
-  stream_.Flush([this](absl::Status stored) { OnFlushed(std::move(stored)); });
+  stream_->Flush([this](absl::Status stored) { OnFlushed(std::move(stored)); });
 }
 
-void ReportStreamReactor::OnFlushed(absl::Status stored) {
-  if (!stored.ok()) LogRejected(stored);
+void ReportStreamReactor::OnFlushed(absl::Status stored) {  // a failure: logged by the core
   bool resume = false, next = false, final_flush = false;
   std::optional<grpc::Status> finish;
   {
@@ -137,7 +121,7 @@ void ReportStreamReactor::OnFlushed(absl::Status stored) {
     } else if (ended_) {
       flushing_ = final_flush = true;
     } else {
-      if (stream_.pending_rows() > 0) flushing_ = next = true;
+      if (stream_->pending_rows() > 0) flushing_ = next = true;
       resume = std::exchange(read_paused_, false);
     }
   }
@@ -155,9 +139,10 @@ void ReportStreamReactor::OnFlushed(absl::Status stored) {
 }
 
 void ReportStreamReactor::FinalFlush() {
-  stream_.Flush([this](absl::Status stored) {
+  stream_->Flush([this](absl::Status stored) {
+    // Both logged and counted by the core: a failed store, or the totals.
     absl::StatusOr<v1::SubmitReportsResponse> totals =
-        stored.ok() ? stream_.Totals() : absl::StatusOr<v1::SubmitReportsResponse>(stored);
+        stored.ok() ? stream_->Finish() : absl::StatusOr<v1::SubmitReportsResponse>(stored);
     {
       absl::MutexLock lock(&mu_);
       flushing_ = false;
@@ -165,23 +150,10 @@ void ReportStreamReactor::FinalFlush() {
       AccountHeld();
     }
     if (!totals.ok()) {
-      LogRejected(totals.status());
       Finish(ToGrpcStatus(totals.status()));
       return;
     }
     *response_ = *std::move(totals);
-    if (response_->rejections_size() > 0) {
-      spdlog::warn(
-          "event=stream_reports_rejected rejected={} accepted={} first_index={} first_code={} "
-          "first_reason=\"{}\"",
-          response_->rejections_size() + response_->rejections_omitted(), response_->accepted(),
-          response_->rejections(0).index(),
-          absl::StatusCodeToString(static_cast<absl::StatusCode>(response_->rejections(0).code())),
-          response_->rejections(0).reason());
-    }
-    if (call_.origin == ReportOrigin::kImport)
-      LogImport(Transport::kGrpc, "StreamReports", call_, *response_);
-    if (counters_ != nullptr) counters_->RecordAccepted(*response_);
     Finish(grpc::Status::OK);
   });
 }
@@ -199,22 +171,8 @@ void ReportStreamReactor::FinishStream(const grpc::Status& status) {
   Finish(status);
 }
 
-void ReportStreamReactor::LogRejected(const absl::Status& status) {
-  spdlog::warn("event=stream_rejected code={} reason=\"{}\"",
-               absl::StatusCodeToString(status.code()), std::string(status.message()));
-  if (counters_ != nullptr) {
-    counters_->RecordRejected(static_cast<grpc::StatusCode>(ClientVisibleStatus(status).code()), 0,
-                              false);
-  }
-}
-
-void ReportStreamReactor::Fail(const absl::Status& status) {
-  LogRejected(status);
-  FinishStream(ToGrpcStatus(status));
-}
-
 void ReportStreamReactor::AccountHeld() {
-  const int64_t rows = stream_.held_rows();
+  const int64_t rows = stream_->held_rows();
   limits_->AddBuffered(rows - accounted_rows_);
   accounted_rows_ = rows;
 }
@@ -226,8 +184,7 @@ void ReportStreamReactor::OnDone() {
     accounted_rows_ = 0;
   }
   limits_->Close();
-  if (counters_ != nullptr) counters_->RecordOpenStreams(-1);
-  delete this;
+  delete this;  // and stream_ with it: the open-streams gauge goes down (CollectorCore::Stream)
 }
 
 }  // namespace deniable::server

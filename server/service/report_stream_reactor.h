@@ -2,7 +2,8 @@
 // waits for its next message or for a commit.
 //
 // A ReportStreamReactor reads a message, runs the admission check on it (the caller's token and
-// rate limit, guarded_services.h), validates and buffers it (ReportStream) and reads on. Storing
+// rate limit, guarded_services.h), has the core validate and buffer it (CollectorCore::Stream,
+// which writes the stream's log lines and counters) and reads on. Storing
 // overlaps reading: whenever no flush of the stream is in progress, the buffer is handed to
 // Storage::AppendReportsAsync at once, and the messages read while that commits wait in the
 // buffer for the next flush, so a stream's rows join the next group commit with the other
@@ -18,8 +19,7 @@
 // StreamLimits, shared by all streams of a server, bounds what streams hold:
 //   - at most `max_streams` StreamReports calls are open at once over all connections; the next
 //     one ends at once with RESOURCE_EXHAUSTED "reports: too many open streams" before anything
-//     is read, and is counted (ServerCounters::RecordRejected, reason "other",
-//     and deniable_streams_shed_total);
+//     is read, and is logged and counted by the core (CollectorCore::ShedStream);
 //   - at most `max_buffered_rows` validated rows are held (buffered or being stored) by all
 //     streams together: a stream whose message takes the total over it reads on only once its
 //     flush in progress has committed, so the rows held in memory stay near the bound (+ one
@@ -28,7 +28,7 @@
 // Example (a service's handler):
 //   grpc::ServerReadReactor<v1::SubmitReportsRequest>* StreamReports(
 //       grpc::CallbackServerContext* context, v1::SubmitReportsResponse* response) override {
-//     return ReportStreamReactor::Open(&ingestor_, &counters_, &limits_, response, nullptr);
+//     return ReportStreamReactor::Open(&core_, &limits_, response, nullptr);
 //   }
 //
 // Thread-safe: StreamLimits is; a reactor's gRPC reactions (one read at a time) and its flush
@@ -43,16 +43,14 @@
 #include <atomic>
 #include <cstdint>
 #include <functional>
+#include <memory>
 #include <optional>
 
 #include "absl/base/thread_annotations.h"
 #include "absl/status/status.h"
 #include "absl/synchronization/mutex.h"
 #include "deniable/v1/report_service.grpc.pb.h"
-#include "server/core/ingestor.h"
-#include "server/core/report_stream.h"
 #include "server/service/collector_core.h"
-#include "server/service/server_counters.h"
 
 namespace deniable::server {
 
@@ -105,19 +103,19 @@ class ReportStreamReactor final : public grpc::ServerReadReactor<v1::SubmitRepor
   // stream with that status (the function logs and counts the refusal itself).
   using Admit = std::function<absl::Status(int64_t)>;
 
-  // A reactor for a new stream, or a RefusedStreamReactor answering RESOURCE_EXHAUSTED when
-  // `limits` has no free slot (logged as event=stream_shed and counted). `counters` may be
-  // null; `admit` may be empty. None is owned; all must outlive the call. `call`: an import's
-  // messages are judged as an import (Ingestor::Validate) and the stream is logged by LogImport.
+  // A reactor for a new stream of `core` (CollectorCore::OpenStream), or a RefusedStreamReactor
+  // answering RESOURCE_EXHAUSTED when `limits` has no free slot (CollectorCore::ShedStream).
+  // `admit` may be empty. Neither `core` nor `limits` is owned; both must outlive the call.
+  // `call`: an import's messages are judged as an import and the stream is logged as one.
   static grpc::ServerReadReactor<v1::SubmitReportsRequest>* Open(
-      Ingestor* ingestor, ServerCounters* counters, StreamLimits* limits,
-      v1::SubmitReportsResponse* response, Admit admit, ReportCall call = {});
+      CollectorCore* core, StreamLimits* limits, v1::SubmitReportsResponse* response, Admit admit,
+      ReportCall call = {});
 
   void OnReadDone(bool ok) override;
   void OnDone() override;
 
  private:
-  ReportStreamReactor(Ingestor* ingestor, ServerCounters* counters, StreamLimits* limits,
+  ReportStreamReactor(CollectorCore* core, StreamLimits* limits,
                       v1::SubmitReportsResponse* response, Admit admit, ReportCall call);
   // Admits, validates and buffers message_, then reads on and/or starts a flush, or ends the
   // stream.
@@ -130,20 +128,13 @@ class ReportStreamReactor final : public grpc::ServerReadReactor<v1::SubmitRepor
   void FinalFlush();
   // Ends the stream with `status` now, or (a flush in progress) when that flush is done.
   void FinishStream(const grpc::Status& status);
-  // Logs event=stream_rejected and counts it.
-  void LogRejected(const absl::Status& status);
-  // The stream failed: LogRejected, then FinishStream.
-  void Fail(const absl::Status& status);
   // Moves this stream's held-row count in `limits_` to what stream_ holds.
   void AccountHeld() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
 
-  Ingestor* const ingestor_;
-  ServerCounters* const counters_;
   StreamLimits* const limits_;
   v1::SubmitReportsResponse* const response_;
   const Admit admit_;
-  const ReportCall call_;
-  ReportStream stream_;
+  const std::unique_ptr<CollectorCore::Stream> stream_;
   v1::SubmitReportsRequest message_;
   absl::Mutex mu_;
   int64_t accounted_rows_ ABSL_GUARDED_BY(mu_) = 0;  // counted in limits_->buffered_rows()

@@ -69,6 +69,11 @@ ServerCounters::ServerCounters(int64_t start_time_seconds,
       retention_dropped_(Counters(*registry_, "deniable_retention_reports_dropped_total",
                                   "Reports dropped by metrics' retention (--retention_interval_"
                                   "seconds runs), by metric")),
+      retention_runs_(Counters(*registry_, "deniable_retention_runs_total",
+                               "Retention runs finished (--retention_interval_seconds), by "
+                               "outcome")),
+      retention_applied_(retention_runs_.Add({{"outcome", "applied"}})),
+      retention_failed_(retention_runs_.Add({{"outcome", "failed"}})),
       open_streams_(prometheus::BuildGauge()
                         .Name("deniable_open_streams")
                         .Help("StreamReports calls open now (limit: --max_concurrent_streams)")
@@ -192,6 +197,7 @@ void ServerCounters::RecordCall(absl::string_view transport, absl::string_view m
 }
 
 void ServerCounters::RecordRetention(const RetentionResult& result) {
+  retention_applied_.Increment();
   for (const MetricDropCount& m : result.per_metric) {
     retention_dropped_.Add({{"metric", m.name}}).Increment(static_cast<double>(m.reports));
     retention_dropped_total_ += static_cast<uint64_t>(m.reports);

@@ -20,6 +20,7 @@
 //   deniable_request_duration_seconds{transport, method, code}   histogram of the calls' time from
 //                              arrival to status (kRequestDurationBuckets)
 //   deniable_retention_reports_dropped_total{metric}   reports dropped by retention runs
+//   deniable_retention_runs_total{outcome="applied"|"failed"}   retention runs finished
 //   deniable_label_values_refused_total{metric}   reports refused by the caps on distinct values
 //                              of a label key and on distinct keys (--max_label_values,
 //                              --max_label_keys; also in reports_rejected)
@@ -115,9 +116,11 @@ class ServerCounters : public ReportOutcomeSink {
   // outcome and retention_reports_dropped_total. Idempotent.
   void AddMetric(absl::string_view metric);
 
-  // A retention run's dropped reports, by metric (ServerStats.reports_dropped_by_retention sums
-  // them).
+  // A retention run that finished: its dropped reports, by metric (ServerStats.
+  // reports_dropped_by_retention sums them), and retention_runs_total{outcome="applied"} + 1.
   void RecordRetention(const RetentionResult& result);
+  // A retention run that failed: retention_runs_total{outcome="failed"} + 1.
+  void RecordRetentionFailed() { retention_failed_.Increment(); }
 
   v1::ServerStats Snapshot() const;
   // The registry holding these metrics (and the others the server adds, see server/metrics).
@@ -155,6 +158,8 @@ class ServerCounters : public ReportOutcomeSink {
   prometheus::Counter& streams_shed_;
   prometheus::Family<prometheus::Counter>& retention_dropped_;
   std::atomic<uint64_t> retention_dropped_total_{0};
+  prometheus::Family<prometheus::Counter>& retention_runs_;
+  prometheus::Counter &retention_applied_, &retention_failed_;
   prometheus::Gauge& open_streams_;
 };
 

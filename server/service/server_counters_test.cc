@@ -68,6 +68,22 @@ TEST(ServerCountersTest, SnapshotCountsReportsByMetricSortedWithoutTheUnattribut
   EXPECT_EQ(stats.reports_rejected(), 6u);  // the totals keep the unattributed
 }
 
+TEST(ServerCountersTest, RetentionRunsAreCountedEvenWhenNothingIsDropped) {
+  ServerCounters counters(1);
+  EXPECT_THAT(Scrape(counters), HasSubstr("deniable_retention_runs_total{outcome=\"applied\"} 0"));
+  EXPECT_THAT(Scrape(counters), HasSubstr("deniable_retention_runs_total{outcome=\"failed\"} 0"));
+  counters.RecordRetention(RetentionResult{});  // a run that dropped nothing
+  RetentionResult dropped;
+  dropped.per_metric.push_back({1, "smoking", 4});
+  counters.RecordRetention(dropped);
+  counters.RecordRetentionFailed();
+  const std::string text = Scrape(counters);
+  EXPECT_THAT(text, HasSubstr("deniable_retention_runs_total{outcome=\"applied\"} 2"));
+  EXPECT_THAT(text, HasSubstr("deniable_retention_runs_total{outcome=\"failed\"} 1"));
+  EXPECT_THAT(text, HasSubstr("deniable_retention_reports_dropped_total{metric=\"smoking\"} 4"));
+  EXPECT_EQ(counters.Snapshot().reports_dropped_by_retention(), 4u);
+}
+
 TEST(ServerCountersTest, AddMethodShowsItsOkSeriesBeforeTheFirstCall) {
   ServerCounters counters(1);
   counters.AddMethod("grpc", "deniable.v1.QueryService/ListMetrics");

@@ -48,15 +48,10 @@ absl::Status AddPostgresFirstCounts(PgConnection& conn, const std::vector<const 
   // (metric, event time, version, labels, window, counter; -1: n) -> count, in key order.
   std::map<std::tuple<int64_t, int64_t, int64_t, std::string, int64_t, int64_t>, int64_t> delta;
   for (const ReportRow* row : rows) {
-    for (int64_t w = 0; w < 3 && row->window_firsts > 0; ++w) {
-      if ((row->window_firsts & (1 << w)) == 0) continue;
-      const auto key = [&](int64_t counter) {
-        return std::make_tuple(row->metric_id, row->event_time_seconds,
-                               int64_t{row->design_version}, row->labels, w, counter);
-      };
-      ++delta[key(-1)];
-      for (uint16_t j : row->counters) ++delta[key(j)];
-    }
+    ForEachWindowFirst(row->window_firsts, row->counters, [&](int w, int counter) {
+      ++delta[{row->metric_id, row->event_time_seconds, int64_t{row->design_version}, row->labels,
+               w, counter}];
+    });
   }
   if (delta.empty()) return absl::OkStatus();
   std::vector<int64_t> metric, time, version, win, counter, count;

@@ -892,18 +892,6 @@ absl::StatusOr<std::vector<CountRow>> PostgresStorage::ReadCounts(int64_t metric
 
 absl::Status PostgresStorage::Health() { return reads_->Read("SELECT 1").status(); }
 
-absl::StatusOr<std::string> PostgresStorage::ExplainReadCounts(int64_t metric_id,
-                                                               int64_t start_seconds,
-                                                               int64_t end_seconds) {
-  DENIABLE_ASSIGN_OR_RETURN(PgResult r,
-                            reads_->Read(absl::StrCat("EXPLAIN (ANALYZE, BUFFERS) ", kReadCounts),
-                                         {absl::StrCat(metric_id), absl::StrCat(start_seconds),
-                                          absl::StrCat(end_seconds)}));
-  std::string plan;
-  for (int i = 0; i < r.rows(); ++i) absl::StrAppend(&plan, r.Text(i, 0), "\n");
-  return plan;
-}
-
 absl::StatusOr<int64_t> PostgresStorage::ReportCount() {
   DENIABLE_ASSIGN_OR_RETURN(PgResult r, reads_->Read("SELECT count(*) FROM reports"));
   return r.Int64(0, 0);

@@ -141,10 +141,6 @@ class PostgresStorage : public Storage {
 
   // Number of stored reports (a full count; for tests and checks, not for queries).
   absl::StatusOr<int64_t> ReportCount();
-  // EXPLAIN (ANALYZE, BUFFERS) of ReadCounts' statement for these arguments, one plan line per
-  // line (for benchmarks and docs/benchmarks.md). Errors: storage errors.
-  absl::StatusOr<std::string> ExplainReadCounts(int64_t metric_id, int64_t start_seconds,
-                                                int64_t end_seconds);
   // The count shard of this storage's first writer, in [0, kCountShards) (each writer has its
   // own, drawn one after the other).
   int shard() const { return shard_; }

@@ -778,15 +778,10 @@ absl::StatusOr<std::vector<AppendResult>> SqliteStorage::AppendLocked(
         ++counter_delta[{row.metric_id, row.event_time_seconds, row.design_version, labelset_id,
                          j}];
       }
-      for (int w = 0; w < 3 && row.window_firsts > 0; ++w) {
-        if ((row.window_firsts & (1 << w)) == 0) continue;
-        const auto first_key = [&](int counter) {
-          return std::make_tuple(row.metric_id, row.event_time_seconds, row.design_version,
-                                 labelset_id, w, counter);
-        };
-        ++first_delta[first_key(-1)];
-        for (uint16_t j : row.counters) ++first_delta[first_key(j)];
-      }
+      ForEachWindowFirst(row.window_firsts, row.counters, [&](int w, int counter) {
+        ++first_delta[{row.metric_id, row.event_time_seconds, row.design_version, labelset_id, w,
+                       counter}];
+      });
     }
   }
   for (const auto& [key, value] : delta) {

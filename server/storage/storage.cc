@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <limits>
+#include <tuple>
 #include <utility>
 
 #include "absl/status/status.h"
@@ -24,14 +25,25 @@ void RetentionResult::Count(const StoredMetric& metric, int64_t reports) {
   per_metric.push_back({metric.id, metric.name, reports});
 }
 
-void AddWindowFirsts(CountRow* row, int window_firsts, absl::Span<const uint16_t> counters) {
+void ForEachWindowFirst(int window_firsts, absl::Span<const uint16_t> counters,
+                        absl::FunctionRef<void(int window, int counter)> add) {
   if (window_firsts <= 0) return;
-  for (size_t w = 0; w < row->firsts.size(); ++w) {
+  for (int w = 0; w < static_cast<int>(std::tuple_size_v<decltype(CountRow::firsts)>); ++w) {
     if ((window_firsts & (1 << w)) == 0) continue;
-    CountRow::Firsts& f = row->firsts[w];
-    ++f.n;
-    for (uint16_t j : counters) AddCounter(&f.counters, j, 1);
+    add(w, -1);
+    for (uint16_t j : counters) add(w, j);
   }
+}
+
+void AddWindowFirsts(CountRow* row, int window_firsts, absl::Span<const uint16_t> counters) {
+  ForEachWindowFirst(window_firsts, counters, [row](int window, int counter) {
+    CountRow::Firsts& f = row->firsts[static_cast<size_t>(window)];
+    if (counter < 0) {
+      ++f.n;
+    } else {
+      AddCounter(&f.counters, static_cast<size_t>(counter), 1);
+    }
+  });
 }
 
 absl::Status CheckRetention(uint32_t days, int policy) {

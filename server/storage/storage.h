@@ -22,6 +22,7 @@
 
 #include "absl/container/inlined_vector.h"
 #include "absl/functional/any_invocable.h"
+#include "absl/functional/function_ref.h"
 #include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"
 #include "absl/types/span.h"
@@ -217,8 +218,16 @@ inline bool AddsToCounter0(absl::Span<const uint16_t> counters) {
 // counters[j], or 0 when j is past the end (CountRow::counters drops trailing zeros).
 int64_t CounterAt(const std::vector<int64_t>& counters, size_t j);
 
-// Adds one report's window flags to `row.firsts` (for storage implementations): its counter
-// increments.
+// The window-first counts one stored report adds, the one rule every backend (memory, SQLite,
+// PostgreSQL) counts them by: for each window w (0 day, 1 week, 2 month: CountRow::firsts[w])
+// whose bit 1 << w is set in `window_firsts` (ReportRow::window_firsts; <= 0 adds nothing), in
+// order, calls add(w, -1) for the window's n and then add(w, j) for each counter increment j of
+// `counters`. Thread-compatible (no state).
+void ForEachWindowFirst(int window_firsts, absl::Span<const uint16_t> counters,
+                        absl::FunctionRef<void(int window, int counter)> add);
+
+// Adds one report's window firsts (ForEachWindowFirst) to `row.firsts` (for storage
+// implementations that count in memory).
 void AddWindowFirsts(CountRow* row, int window_firsts, absl::Span<const uint16_t> counters);
 
 // Adds `count` to counter j of `counters`, growing it as needed (for storage implementations and
@@ -271,7 +280,9 @@ class Storage {
   // row carrying a label value its metric does not have yet, for a key that already has the
   // storage's max_label_values values (or a new key when the metric has max_label_keys), is
   // refused alone: AppendResult::label_refusals.
-  // Errors: INTERNAL / UNAVAILABLE / RESOURCE_EXHAUSTED (disk full) with nothing written.
+  // Errors: INTERNAL / UNAVAILABLE / RESOURCE_EXHAUSTED (disk full) with nothing written; and, on
+  // SQLite, UNAVAILABLE when the database file was deleted or replaced under the server (the
+  // rows may have been committed to the file that is gone; the batch is not acknowledged).
   virtual absl::StatusOr<AppendResult> AppendReports(absl::Span<const ReportRow> rows) = 0;
 
   // Appends several batches in ONE transaction: all of them are stored (or recognised as
@@ -299,14 +310,19 @@ class Storage {
                                                            int64_t end_seconds) = 0;
 
   // Deletes the metric named `name` with all its design versions, reports, counts and label
-  // values (label_values.h), in ONE
-  // transaction: either everything of the metric is gone (its name is free for a new metric) or
-  // nothing changed. Other metrics are untouched. A report appended afterwards with the deleted
-  // metric's id (validated against a cached metric) is refused by the append
-  // (AppendResult::missing_metrics), and metric ids are never reused, so a later metric never
-  // counts it. Callers should still clear their caches of the metric (MetricRegistry::Delete).
-  // Errors: NOT_FOUND naming the metric; INTERNAL / UNAVAILABLE on storage failure (nothing
-  // deleted).
+  // values (label_values.h). The metric goes in one transaction: once it commits, everything of
+  // the metric is gone for every reader and writer (its name is free for a new metric); when it
+  // fails, nothing changed. Memory and PostgreSQL delete everything in that transaction. SQLite
+  // deletes the rows of its keyed reports file (sqlite_keyed_file.h) in a second transaction
+  // after the first has committed, as a WAL transaction spans one file only; if that one fails,
+  // the call still succeeds (the metric is gone), the rows left are logged
+  // (event=delete_metric_keyed_rows_left) and deleted at the next open, and no query counts them
+  // meanwhile: their metric id is never given again. Other metrics are untouched. A report
+  // appended afterwards with the deleted metric's id (validated against a cached metric) is
+  // refused by the append (AppendResult::missing_metrics), and metric ids are never reused, so a
+  // later metric never counts it. Callers should still clear their caches of the metric
+  // (MetricRegistry::Delete). Errors: NOT_FOUND naming the metric; INTERNAL / UNAVAILABLE on
+  // storage failure of the first transaction (nothing deleted).
   virtual absl::Status DeleteMetric(absl::string_view name) = 0;
 
   // Sets the retention of the metric named `name` (days: 0 keeps everything, at most

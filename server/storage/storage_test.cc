@@ -1043,6 +1043,29 @@ TEST(SqliteStorageTest, WindowFirstsSurviveTheRecentReportsMoveAndReopen) {
   EXPECT_THAT(firsts, ElementsAre(3, -1));
 }
 
+// The one rule every backend counts window firsts by: n (-1) then each counter, per window set.
+TEST(WindowFirstsTest, EachWindowSetCountsItsNThenItsCounters) {
+  std::vector<std::pair<int, int>> added;
+  const auto add = [&](int window, int counter) { added.emplace_back(window, counter); };
+  ForEachWindowFirst(0b101, {0, 3}, add);  // day and month, counters 0 and 3
+  EXPECT_THAT(added, ElementsAre(std::pair(0, -1), std::pair(0, 0), std::pair(0, 3),
+                                 std::pair(2, -1), std::pair(2, 0), std::pair(2, 3)));
+  added.clear();
+  ForEachWindowFirst(-1, {0}, add);    // unknown: never a first
+  ForEachWindowFirst(0, {0}, add);     // first in no window
+  ForEachWindowFirst(0b010, {}, add);  // a "no": n only
+  EXPECT_THAT(added, ElementsAre(std::pair(1, -1)));
+
+  CountRow row;
+  AddWindowFirsts(&row, 0b011, std::vector<uint16_t>{0, 2});
+  AddWindowFirsts(&row, 0b001, std::vector<uint16_t>{2});
+  EXPECT_EQ(row.firsts[0].n, 2);
+  EXPECT_THAT(row.firsts[0].counters, ElementsAre(1, 0, 2));
+  EXPECT_EQ(row.firsts[1].n, 1);
+  EXPECT_THAT(row.firsts[1].counters, ElementsAre(1, 0, 1));
+  EXPECT_EQ(row.firsts[2].n, 0);
+}
+
 TEST(SupportEncodingTest, RoundTripsAndTellsNoSupportFromYesNo) {
   EXPECT_EQ(EncodeCounters({}), std::nullopt);   // bit 0, no bitmap
   EXPECT_EQ(EncodeCounters({0}), std::nullopt);  // bit 1, no bitmap

@@ -175,7 +175,7 @@ class Checker:
             os.makedirs(app)
             with open(os.path.join(app, "main.cc"), "w") as f:
                 f.write('#include "deniable/client/reporter.h"\n'
-                        "int main() { return deniable::client::ReporterOptions{}.period > "
+                        "int main() { return deniable::client::ReporterOptions{}.rpc_timeout > "
                         "absl::ZeroDuration() ? 0 : 1; }\n")
             with open(os.path.join(app, "CMakeLists.txt"), "w") as f:
                 # A whole CMakeLists.txt (it has its project()) as written; a fragment after

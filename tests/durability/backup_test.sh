@@ -29,10 +29,11 @@ cp acked acked_before  # acknowledged before the backup starts
 "$server_bin" backup --db=deniable.db --out=copy.db >backup.txt
 cat backup.txt
 grep -q "verified (integrity_check ok, counts = stored reports" backup.txt
-sleep 0.3
 kill -0 "$server_pid"  # still running
-before=$(wc -l <acked_before) after=$(wc -l <acked)
-[ "$after" -gt "$before" ] || { echo "FAIL: the server acknowledged nothing after the backup"; exit 1; }
+before=$(wc -l <acked_before)
+acked_more() { [ "$(wc -l <acked)" -gt "$before" ]; }
+wait_until 10 acked_more || { echo "FAIL: the server acknowledged nothing after the backup"; exit 1; }
+after=$(wc -l <acked)
 kill -TERM "$server_pid"; wait "$server_pid" || true; server_pid=
 wait "$driver_pid" || true; driver_pid=
 [ ! -e copy.db.partial ] && [ ! -e copy.db.partial-reports ] || { echo "FAIL: copy.db.partial left behind"; exit 1; }

@@ -125,6 +125,7 @@
 #include <utility>
 #include <vector>
 
+#include "absl/base/attributes.h"
 #include "absl/base/thread_annotations.h"
 #include "absl/container/flat_hash_map.h"
 #include "absl/container/flat_hash_set.h"
@@ -156,7 +157,13 @@ enum class PrivacyPolicy {
 
 enum class LogLevel { kInfo, kWarning, kError };
 
+// The implicit copy and move of ReporterOptions copy its deprecated fields (below), and GCC
+// reports that at the struct's first line in every file that copies options: the warning is off
+// for that line only. Code that sets or reads a deprecated field still gets it.
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Wdeprecated-declarations"
 struct ReporterOptions {
+#pragma GCC diagnostic pop
   // The most privacy (epsilon, nats) this device may spend on one metric over its life: a fresh
   // draw of the randomizer (each period of a FRESH_PER_PERIOD metric; each new design version
   // or true value of a MEMOIZED one) that would take MetricLedger::epsilon_spent above it is
@@ -170,9 +177,14 @@ struct ReporterOptions {
   bool one_report_per_period = true;
 
   // Superseded by the metric's reporting period and randomization (see above); ignored, kept
-  // so that code written for earlier releases compiles.
+  // so that code written for earlier releases compiles (with a deprecation warning).
+  ABSL_DEPRECATED(
+      "ignored: the metric's randomization decides; use create-metric --randomization on the "
+      "server")
   PrivacyPolicy policy = PrivacyPolicy::kMemoize;
+  ABSL_DEPRECATED("ignored: use one_report_per_period (one report per metric and period)")
   int64_t max_reports_per_period = 0;
+  ABSL_DEPRECATED("ignored: the metric's period decides; use create-metric --reporting_period")
   absl::Duration period = absl::Hours(24);
 
   // Deadline of each RPC.
@@ -410,8 +422,26 @@ class Reporter {
     static TrueAnswer Index(int index) { return {Kind::kCategoryIndex, false, {}, index, 0}; }
     static TrueAnswer Value(double value) { return {Kind::kValue, false, {}, -1, value}; }
   };
+  // The memoized draws of one answer in the store: at most one is set; none means a fresh draw.
+  struct Memos {
+    std::optional<bool> yes_no;
+    std::optional<v1::CategoricalReport> category;
+    std::optional<v1::Report> numeric;
+    bool any() const { return yes_no.has_value() || category.has_value() || numeric.has_value(); }
+  };
   // kSplit: a batch was rejected whole as permanent and halved; re-send at once.
   enum class SendOutcome { kEmpty, kSent, kTransient, kPermanent, kSplit };
+  // What the collector said of each report of a sent batch (sequences of the store), with the
+  // first reason of each kind of rejection.
+  struct BatchVerdicts {
+    std::vector<int64_t> acknowledged;  // stored or duplicates: removed from the store
+    std::vector<int64_t> dropped;       // rejected for good
+    std::vector<int64_t> kept;          // rejected for now: sent again later
+    std::vector<int64_t> mismatched;    // FAILED_PRECONDITION: a design the collector disowned
+    std::vector<std::string> disowned;  // the metrics of `mismatched`
+    std::string first_drop, first_kept, first_mismatch;
+    absl::StatusCode drop_code = absl::StatusCode::kOk;  // of first_drop
+  };
 
   Reporter(std::shared_ptr<ReportTransport> transport, std::unique_ptr<DeviceStore> store,
            ReporterOptions options, std::unique_ptr<SecureBitGen> secure, absl::BitGenRef gen,
@@ -427,6 +457,40 @@ class Reporter {
   absl::Status ReportAnswerOnce(const std::string& metric, const TrueAnswer& answer,
                                 const std::map<std::string, std::string>& extra_labels,
                                 std::string* report_id, bool* design_changed);
+  // ReportAnswerOnce's steps, in the order it takes them. The true category's index of
+  // `answer` (-1 for yes/no and numeric answers); INVALID_ARGUMENT or FAILED_PRECONDITION for an
+  // answer of the wrong kind or out of range (messages never repeat the answer).
+  static absl::StatusOr<int32_t> CategoryOf(const std::string& metric, const CachedDesign& design,
+                                            const TrueAnswer& answer);
+  // Points *period and *history at the metric's entries of periods_ and history_, read from
+  // the store's ledger the first time. Errors: the store's.
+  absl::Status LoadLedgerCaches(const std::string& metric, std::pair<int64_t, int64_t>** period,
+                                std::pair<int64_t, bool>** history)
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  // A numeric value's level: clipped (commit->value_clipped), then rounded with the metric's
+  // alpha (ONE_BIT_MEAN: drawn once and kept in the store). Errors: the store's.
+  absl::StatusOr<int32_t> NumericLevel(const std::string& metric, const CachedDesign& design,
+                                       double value, ReportCommit* commit)
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  // The answer's memoized draw (none for FRESH_PER_PERIOD metrics). Errors: FAILED_PRECONDITION
+  // for a FRESH_PER_PERIOD metric without max_epsilon_per_metric; the store's.
+  absl::StatusOr<Memos> LookupMemos(const std::string& metric, const CachedDesign& design,
+                                    const TrueAnswer& answer, int32_t category, int32_t level)
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  // A fresh draw against max_epsilon_per_metric. Errors: RESOURCE_EXHAUSTED past the cap; the
+  // store's.
+  absl::Status CheckEpsilonCap(const std::string& metric, const CachedDesign& design)
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  // Fills commit->report's answer from `memos` or with a fresh draw (then commit->randomized,
+  // and the memo entry to store for a MEMOIZED metric). Errors: the mechanism's.
+  absl::Status RandomizeInto(const CachedDesign& design, const TrueAnswer& answer, int32_t category,
+                             int32_t level, Memos memos, ReportCommit* commit)
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  // Sets the report's metric, design, a fresh id, rounded event time, window flags (after the
+  // last report at `last_report_seconds`) and labels.
+  void StampReport(const std::string& metric, const CachedDesign& design, absl::Time now,
+                   int64_t last_report_seconds, const std::map<std::string, std::string>& labels,
+                   v1::Report* report) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   // options_status_, then FAILED_PRECONDITION once closed.
   absl::Status CheckOpen() const;
   static absl::Status ClosedError();
@@ -438,6 +502,23 @@ class Reporter {
   // Sends the oldest batch once. REQUIRES: send_mu_ held.
   SendOutcome SendOneBatch(absl::Duration timeout, absl::Status* error)
       ABSL_EXCLUSIVE_LOCKS_REQUIRED(send_mu_);
+  // SendOneBatch's steps. Moves the live reports of `batch` into *request (their sequences into
+  // *sequences) and drops those past max_report_age; true when it dropped any (nothing is sent
+  // then: the next call assembles a batch of live reports).
+  bool DropTooOld(std::vector<QueuedReport> batch, v1::SubmitReportsRequest* request,
+                  std::vector<int64_t>* sequences);
+  // A call of `size` reports that failed whole with *error: retried (kTransient), halved
+  // (kSplit) or, a single report, dropped (kPermanent, *error says so).
+  SendOutcome OnBatchFailed(int size, const std::vector<int64_t>& sequences, absl::Status* error)
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(send_mu_);
+  // Sorts the reports of an answered call by the response's rejections. Errors: UNAVAILABLE for
+  // a malformed response (an index out of range or repeated); nothing is removed then.
+  static absl::StatusOr<BatchVerdicts> JudgeReports(const v1::SubmitReportsRequest& request,
+                                                    const std::vector<int64_t>& sequences,
+                                                    const v1::SubmitReportsResponse& response);
+  // Drops the mismatched (disowning their designs) and the rejected for good, counts the kept;
+  // kSent when none, else kPermanent or kTransient with *error saying why.
+  SendOutcome ActOnRejections(const BatchVerdicts& verdicts, absl::Status* error);
   // Removes `sequences` (not acknowledged) counting `drops`, and logs `reason`.
   void DropReports(const std::vector<int64_t>& sequences, const DeliveryCounters& drops,
                    const std::string& reason);

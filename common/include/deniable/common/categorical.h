@@ -68,8 +68,6 @@ enum class CategoricalMechanism {
 
 // "k_rr", "oue", "olh".
 const char* CategoricalMechanismName(CategoricalMechanism mechanism);
-// Parses CategoricalMechanismName's output. Errors: INVALID_ARGUMENT listing the known names.
-absl::StatusOr<CategoricalMechanism> ParseCategoricalMechanism(absl::string_view name);
 
 // A categorical design. Immutable value type; thread-safe to share once constructed.
 class CategoricalDesign {

@@ -52,18 +52,9 @@ void CategoricalDesignToProto(const CategoricalDesign& design, uint32_t version,
 // a design it cannot explain. Errors: INVALID_ARGUMENT naming the mismatched field.
 absl::StatusOr<CategoricalDesign> CategoricalDesignFromWire(const v1::Design& wire);
 
-// A wire report in common's form: k-RR's category, OUE's bits unpacked from the bytes (bit v in
-// byte v / 8 under mask 1 << (v % 8)), OLH's hash and bucket; only the design's mechanism's
-// fields are read, and the other mechanisms' fields must be unset (0 / empty). Errors:
-// INVALID_ARGUMENT naming "<field>.bits" when the byte string is not exactly ceil(k / 8) bytes or
-// an unused high bit is set, "<field>.category" / ".bucket" when out of range of int32, and
-// "<field>.<member>" for another mechanism's member that is set. (ValidateCategoricalReport
-// checks the rest.) proto3 cannot tell an empty k-RR report from category 0: both are category 0.
-absl::StatusOr<CategoricalReport> CategoricalReportFromProto(const CategoricalDesign& design,
-                                                             const v1::CategoricalReport& report,
-                                                             absl::string_view field);
-
-// The wire form of a report (OUE bits packed as above). REQUIRES: the report is of `design`.
+// The wire form of a report: k-RR's category, OUE's bits packed (bit v in byte v / 8 under mask
+// 1 << (v % 8)), OLH's hash and bucket (common's CategoricalReportFromWire reads it back).
+// REQUIRES: the report is of `design`.
 v1::CategoricalReport CategoricalReportToProto(const CategoricalDesign& design,
                                                const CategoricalReport& report);
 
