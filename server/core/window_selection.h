@@ -40,8 +40,9 @@ void AddWindowCounts(const CountRow& row, const WindowChoice& choice, PeriodCoun
 
 // Marks an estimate made from window counts: estimand "active_device_prevalence" (one window,
 // or a reporting_once metric) or "mean_window_prevalence" (several windows: the mean of the
-// windows' prevalences weighted by their devices, n counting device-windows), window, windows, variance_bound ("independent_devices" for one window, "minkowski_across_windows") and
-// the explanation sentence; `start` is the selection's start (the first window's).
+// windows' prevalences weighted by their devices, n counting device-windows), window,
+// windows, variance_bound ("independent_devices" for one window, "minkowski_across_windows")
+// and the explanation sentence; `start` is the selection's start (the first window's).
 void DescribeWindowEstimate(const WindowChoice& choice, int64_t start, v1::Prevalence* p);
 
 // The explanation sentence of an estimate in the reporting-period form (its n, periods and
