@@ -17,6 +17,9 @@ import sys
 
 import yaml
 
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "lib"))
+from checks import check  # noqa: E402  (asserts that python -O keeps)
+
 repo = sys.argv[1]
 compose = shutil.which("docker-compose")
 if compose is None:
@@ -26,7 +29,7 @@ if compose is None:
 
 def seconds(text):
     m = re.fullmatch(r"(\d+(?:\.\d+)?)(ms|s|m)", str(text))
-    assert m, f"not a duration: {text}"
+    check(m, f"not a duration: {text}")
     return float(m.group(1)) * {"ms": 0.001, "s": 1, "m": 60}[m.group(2)]
 
 
@@ -39,8 +42,8 @@ def config(name, env=None):
 
 
 def check_health(where, interval, retries):
-    assert interval <= 2, f"{where}: first health check after {interval} s (want <= 2 s)"
-    assert interval * retries >= 15, f"{where}: unhealthy after {interval * retries} s of failures"
+    check(interval <= 2, f"{where}: first health check after {interval} s (want <= 2 s)")
+    check(interval * retries >= 15, f"{where}: unhealthy after {interval * retries} s of failures")
 
 
 for name, volume, variable, collectors in [
@@ -48,9 +51,9 @@ for name, volume, variable, collectors in [
         ("compose.postgres.yaml", "deniable-pg", "DENIABLE_PG_VOLUME", ["collector1", "collector2"])]:
     c = config(name)
     got = c["volumes"][volume].get("name")
-    assert got == volume, f"docker/{name}: volume {volume} is named {got!r} (Compose: docker_{volume})"
+    check(got == volume, f"docker/{name}: volume {volume} is named {got!r} (Compose: docker_{volume})")
     other = config(name, {variable: "ci-volume"})["volumes"][volume].get("name")
-    assert other == "ci-volume", f"docker/{name}: {variable} does not name the volume: {other!r}"
+    check(other == "ci-volume", f"docker/{name}: {variable} does not name the volume: {other!r}")
     for service in collectors:
         h = c["services"][service]["healthcheck"]
         check_health(f"docker/{name} {service}", seconds(h["interval"]), int(h["retries"]))
@@ -59,7 +62,7 @@ for name, volume, variable, collectors in [
 
 dockerfile = open(os.path.join(repo, "docker", "Dockerfile")).read()
 m = re.search(r"^HEALTHCHECK (.*?)\\?$", dockerfile, re.M)
-assert m, "docker/Dockerfile: no HEALTHCHECK"
+check(m, "docker/Dockerfile: no HEALTHCHECK")
 flags = dict(re.findall(r"--([a-z-]+)=(\S+)", m.group(1)))
 check_health("docker/Dockerfile HEALTHCHECK", seconds(flags["interval"]), int(flags["retries"]))
 print(f"docker/Dockerfile: HEALTHCHECK {m.group(1).strip()}")
