@@ -106,22 +106,14 @@ absl::Status BeginPairSnapshot(sqlite3* db, sqlite3* keyed, int* attempts) {
   }
 }
 
-// The first metric-hour whose counts (sum of counts.n) differ from its visible reports
-// (stored_reports), among metrics the database has; "" when there is none. An hour with counts
-// and no reports is allowed only for a metric with a retention (DROP_REPORTS_KEEP_COUNTS keeps
-// its counts; docs/operations.md, "Retention").
+// The first metric-hour whose counts (sum of counts.n) differ from its visible reports (the
+// view stored_reports, which AttachKeyedReports made on `db`), among metrics the database has; ""
+// when there is none. An hour with counts and no reports is allowed only for a metric with a
+// retention (DROP_REPORTS_KEEP_COUNTS keeps its counts; docs/operations.md, "Retention").
 absl::StatusOr<std::string> FirstCountMismatch(sqlite3* db) {
   DENIABLE_ASSIGN_OR_RETURN(SqliteStatement st, SqliteStatement::Prepare(db, R"sql(
 WITH seen(metric_id, event_time, k) AS (
-  SELECT metric_id, event_time, sum(k) FROM (
-    SELECT metric_id, event_time, count(*) AS k FROM keyed.reports GROUP BY 1, 2
-    UNION ALL
-    SELECT metric_id, event_time, count(*) FROM main.recent_reports r WHERE NOT EXISTS (
-      SELECT 1 FROM keyed.watermarks w WHERE w.metric_id = r.metric_id AND
-        w.event_time = r.event_time AND (r.seq <= w.moved_seq OR
-        (r.seq <= w.last_seq AND r.report_id <= w.last_id)))
-    GROUP BY 1, 2)
-  GROUP BY 1, 2),
+  SELECT metric_id, event_time, count(*) FROM stored_reports GROUP BY 1, 2),
 counted(metric_id, event_time, n) AS (
   SELECT metric_id, event_time, sum(n) FROM counts GROUP BY 1, 2)
 SELECT m.name, s.event_time, s.k, coalesce(c.n, 0) FROM seen s JOIN metrics m ON m.id = s.metric_id
