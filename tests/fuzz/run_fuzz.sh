@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Builds the libFuzzer target with clang-14, AddressSanitizer and UBSan in the sanitizer step's
-# ASan tree, build-asan/ (tests/sanitize/asan_tree.sh: one tree, compiled once in CI, where the
+# ASan tree, build-asan/ (tests/sanitize/clang_trees.sh: one tree, compiled once in CI, where the
 # sanitizer step has already built it), only the target it needs, and fuzzes SubmitReportsRequest parsing, validation and storage for
 # a bounded time (default 60 s; FUZZ_SECONDS overrides). The seed corpus (tests/fuzz/corpus) is
 # read, never written: new inputs go to a scratch folder. A crash leaves crash-* in the build
@@ -12,8 +12,8 @@ root=$(cd "$(dirname "$0")/../.." && pwd)
 bash "$root/tools/install-clang.sh"
 build=${DENIABLE_FUZZ_BUILD_DIR:-$root/build-asan}
 seconds=${FUZZ_SECONDS:-60}
-# shellcheck source=tests/sanitize/asan_tree.sh
-. "$root/tests/sanitize/asan_tree.sh"
+# shellcheck source=tests/sanitize/clang_trees.sh
+. "$root/tests/sanitize/clang_trees.sh"
 configure_asan_tree "$root" "$build"
 cmake --build "$build" -j"$(nproc)" --target deniable_submit_reports_fuzzer
 out=$build/fuzz-out

@@ -15,7 +15,7 @@
 # tells ThreadSanitizer what absl::Mutex does (tsan_shim_check.cc proves it at each run).
 # libstdc++ (not libc++): Debian's gRPC is built against it. -O1: sanitizers need little
 # optimisation, and the build is most of the step. The ASan tree is also the fuzzing tree
-# (asan_tree.sh): tests/fuzz/run_fuzz.sh reuses it, so CI compiles it once.
+# (clang_trees.sh): tests/fuzz/run_fuzz.sh reuses it, so CI compiles it once.
 #   bash tests/sanitize/run_sanitizers.sh [--build-only] [tsan|asan]...   (default: both)
 # --build-only configures and builds the trees and runs nothing: .ci/run starts it in the
 # background at nice 19 before the test step, so the trees compile on the CPU that CTest leaves
@@ -40,24 +40,8 @@ cli=${DENIABLE_CLI:-$root/build/tools/deniable}
 
 log() { echo "sanitize: $*"; }
 
-# shellcheck source=tests/sanitize/asan_tree.sh
-. "$here/asan_tree.sh"
-
-# configure KIND COMPILE_FLAGS LINK_FLAGS [CMAKE ARGS...] (the TSan tree; asan_tree.sh the other)
-configure() {
-  local kind=$1 cflags=$2 ldflags=$3; shift 3
-  local opt="-O1 -gline-tables-only -fno-omit-frame-pointer"
-  local launcher=()
-  if command -v ccache >/dev/null; then
-    launcher=(-DCMAKE_C_COMPILER_LAUNCHER=ccache -DCMAKE_CXX_COMPILER_LAUNCHER=ccache)
-  fi
-  cmake -S "$root" -B "$root/build-$kind" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo \
-    -DCMAKE_C_COMPILER=clang-14 -DCMAKE_CXX_COMPILER=clang++-14 "${launcher[@]}" \
-    -DCMAKE_CXX_FLAGS_RELWITHDEBINFO="$opt" -DCMAKE_C_FLAGS_RELWITHDEBINFO="$opt" \
-    -DCMAKE_CXX_FLAGS="$cflags" -DCMAKE_C_FLAGS="$cflags" \
-    -DCMAKE_EXE_LINKER_FLAGS="$ldflags" -DCMAKE_SHARED_LINKER_FLAGS="$ldflags" \
-    -DDENIABLE_BUILD_BENCH=OFF -DDENIABLE_BUILD_EXAMPLES=OFF "$@" >/dev/null
-}
+# shellcheck source=tests/sanitize/clang_trees.sh
+. "$here/clang_trees.sh"
 
 # run_all KIND: the tests and the soak over build-KIND, reports collected in build-KIND/reports.
 run_all() {
@@ -124,7 +108,7 @@ for kind in "${kinds[@]}"; do
       rc=0; TSAN_OPTIONS=exitcode=66 "$check" race 2>/dev/null || rc=$?
       [ "$rc" = 66 ] || { log "tsan: an unguarded counter was not reported (exit $rc)"; exit 1; }
       log "tsan: the Abseil shim orders absl::Mutex and a race is still reported"
-      configure tsan "-fsanitize=thread" \
+      configure_clang_tree "$root" "$root/build-tsan" "-fsanitize=thread" \
         "-fsanitize=thread $root/build-tsan/tsan_absl_mutex.o -ldl \
 -Wl,--export-dynamic-symbol=_ZN4absl7debian35Mutex* \
 -Wl,--export-dynamic-symbol=_ZN4absl7debian37CondVar*" \
