@@ -1,12 +1,17 @@
 #include "deniable/client/grpc_transport.h"
 
+#include <grpc/support/log.h>
 #include <grpcpp/client_context.h>
 #include <grpcpp/create_channel.h>
 #include <grpcpp/security/credentials.h>
 
 #include <algorithm>
 #include <chrono>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
 #include <fstream>
+#include <mutex>
 #include <optional>
 #include <sstream>
 #include <string>
@@ -87,6 +92,29 @@ absl::StatusOr<std::string> ReadPem(const std::string& field, const std::string&
   return contents.str();
 }
 
+// gRPC's C core logs each failed TLS handshake on stderr ("E1201 ... Handshake failed with fatal
+// error SSL_ERROR_SSL: ... WRONG_VERSION_NUMBER"), once per connection attempt, from the
+// process of the app that embeds the SDK. The SDK's own status says the same in words that say
+// what to do (unreachable.h), so those lines are dropped; every other line gRPC would print is
+// printed as gRPC prints it. GRPC_VERBOSITY or GRPC_TRACE set: gRPC's logging is left alone.
+void DropHandshakeLines(gpr_log_func_args* args) {
+  const char* message = args->message != nullptr ? args->message : "";
+  if (std::strstr(message, "Handshake failed") != nullptr) return;
+  const char* file = args->file != nullptr ? args->file : "?";
+  const char* slash = std::strrchr(file, '/');
+  std::fprintf(stderr, "%s %s:%d] %s\n", gpr_log_severity_string(args->severity),
+               slash != nullptr ? slash + 1 : file, args->line, message);
+}
+
+std::once_flag grpc_log_once;
+
+void QuietGrpcHandshakeLog() {
+  std::call_once(grpc_log_once, [] {
+    if (std::getenv("GRPC_VERBOSITY") != nullptr || std::getenv("GRPC_TRACE") != nullptr) return;
+    gpr_set_log_function(DropHandshakeLines);
+  });
+}
+
 grpc::ChannelArguments ChannelArgs(absl::Duration max_reconnect_backoff) {
   grpc::ChannelArguments args;
   args.SetInt(GRPC_ARG_MAX_RECONNECT_BACKOFF_MS,
@@ -98,6 +126,10 @@ grpc::ChannelArguments ChannelArgs(absl::Duration max_reconnect_backoff) {
 }
 
 }  // namespace
+
+void KeepGrpcLogFunction() {
+  std::call_once(grpc_log_once, [] {});
+}
 
 std::shared_ptr<ReportTransport> MakeGrpcTransport(std::shared_ptr<grpc::Channel> channel) {
   return std::make_shared<GrpcTransport>(std::move(channel), "", TransportSecurity::kUnknown);
@@ -133,6 +165,7 @@ absl::StatusOr<std::shared_ptr<ReportTransport>> MakeSecureGrpcTransport(
   if (!options.server_name_override.empty()) {
     args.SetSslTargetNameOverride(options.server_name_override);
   }
+  QuietGrpcHandshakeLog();
   return std::make_shared<GrpcTransport>(
       grpc::CreateCustomChannel(options.target, credentials, args), options.target,
       TransportSecurity::kTls);
@@ -140,6 +173,7 @@ absl::StatusOr<std::shared_ptr<ReportTransport>> MakeSecureGrpcTransport(
 
 std::shared_ptr<ReportTransport> MakeInsecureGrpcTransport(const std::string& target,
                                                            absl::Duration max_reconnect_backoff) {
+  QuietGrpcHandshakeLog();
   return std::make_shared<GrpcTransport>(
       grpc::CreateCustomChannel(target, grpc::InsecureChannelCredentials(),
                                 ChannelArgs(max_reconnect_backoff)),

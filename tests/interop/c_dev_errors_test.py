@@ -11,9 +11,13 @@ do"; the Python SDK's are in python_dev_mode_test.py, the JS SDK's in its unit t
 4. Plaintext against a TLS server: "in plaintext: the server closed the connection (does it
    expect TLS? ...".
 Each is the report() of a metric never seen (its design fetch fails); nothing is queued.
+None of them lets gRPC's own log lines ("E1201 ... Handshake failed") reach the process's stderr
+(issue 38), unless GRPC_VERBOSITY asks for them: the TLS case run again in a child process with
+GRPC_VERBOSITY=ERROR shows them, so the check can see them.
 
 Usage: c_dev_errors_test.py SERVER_BINARY LIBDENIABLE_C
 """
+import contextlib
 import ctypes
 import os
 import socket
@@ -59,6 +63,30 @@ def first_report_error(lib, work, target, insecure, ca_file=None):
         lib.deniable_reporter_close(handle)
 
 
+@contextlib.contextmanager
+def captured_stderr(into):
+    """Points fd 2 (where gRPC's C core logs) at the file `into` for the block."""
+    sys.stderr.flush()
+    saved = os.dup(2)
+    with open(into, "wb") as out:
+        os.dup2(out.fileno(), 2)
+    try:
+        yield
+    finally:
+        os.dup2(saved, 2)
+        os.close(saved)
+
+
+def quiet_first_report_error(lib, work, target, insecure, ca_file=None):
+    """first_report_error, checking that nothing reached stderr meanwhile."""
+    log = os.path.join(work, f"stderr-{free_port()}.txt")
+    with captured_stderr(log):
+        got = first_report_error(lib, work, target, insecure, ca_file)
+    written = open(log, errors="replace").read()
+    check(written == "", f"stderr of a first report to {target}: {written!r}")
+    return got
+
+
 def expect(got, *fragments):
     name, message = got
     check(name == "UNAVAILABLE", got)
@@ -67,13 +95,33 @@ def expect(got, *fragments):
     print(f"{name}: {message}")
 
 
+def verbose_child(lib_path, target, cert):
+    """With GRPC_VERBOSITY=ERROR, the TLS case's handshake lines reach stderr."""
+    out = subprocess.run([sys.executable, os.path.abspath(__file__), "--tls-child", lib_path,
+                          target, cert], env=dict(os.environ, GRPC_VERBOSITY="ERROR"),
+                         capture_output=True, text=True, timeout=30)
+    check(out.returncode == 0, (out.stdout, out.stderr))
+    check("Handshake failed" in out.stderr, f"GRPC_VERBOSITY=ERROR showed no gRPC log: "
+          f"{out.stderr!r}")
+    print("GRPC_VERBOSITY=ERROR: gRPC's handshake lines reach stderr")
+
+
+def tls_child(lib_path, target, cert):
+    lib = load(lib_path)
+    work = tempfile.mkdtemp(prefix="deniable_c_dev_child_")
+    expect(first_report_error(lib, work, target, False, cert), "over TLS")
+
+
 def main():
+    if sys.argv[1] == "--tls-child":
+        tls_child(*sys.argv[2:5])
+        return
     server_bin, lib_path = sys.argv[1:3]
     lib = load(lib_path)
     work = tempfile.mkdtemp(prefix="deniable_c_dev_")
     nobody = f"127.0.0.1:{free_port()}"
-    expect(first_report_error(lib, work, nobody, True), f"cannot reach {nobody}: nothing answered",
-           "is deniable-server running")
+    expect(quiet_first_report_error(lib, work, nobody, True),
+           f"cannot reach {nobody}: nothing answered", "is deniable-server running")
 
     cert, key = os.path.join(work, "server.crt"), os.path.join(work, "server.key")
     subprocess.run(["openssl", "req", "-x509", "-newkey", "rsa:2048", "-nodes", "-days", "1",
@@ -83,11 +131,12 @@ def main():
                                            os.path.join(work, "plain.log"))
     try:
         http = base.removeprefix("http://")
-        expect(first_report_error(lib, work, http, True), f"cannot reach {http}",
+        expect(quiet_first_report_error(lib, work, http, True), f"cannot reach {http}",
                "HTTP/1.x server", "--http_listen", "gRPC --listen address")
-        expect(first_report_error(lib, work, target, False, cert),
+        expect(quiet_first_report_error(lib, work, target, False, cert),
                f"cannot reach {target} over TLS: the server there speaks plaintext",
                "insecure = 1")
+        verbose_child(lib_path, target, cert)
     finally:
         server.kill()
         server.wait()
@@ -95,7 +144,7 @@ def main():
                                   os.path.join(work, "tls.log"), f"--tls_cert_file={cert}",
                                   f"--tls_key_file={key}")
     try:
-        expect(first_report_error(lib, work, target, True),
+        expect(quiet_first_report_error(lib, work, target, True),
                f"cannot reach {target} in plaintext: the server closed the connection",
                "expect TLS")
     finally:

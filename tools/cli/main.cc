@@ -9,6 +9,7 @@
 #include "absl/flags/usage.h"
 #include "absl/flags/usage_config.h"
 #include "absl/strings/match.h"
+#include "deniable/client/grpc_transport.h"
 #include "tools/cli/cli_common.h"
 #include "tools/cli/command_flags.h"
 
@@ -60,6 +61,7 @@ int main(int argc, char** argv) {
   // gRPC's own log lines ("E1201 ... Handshake failed") say in gRPC's words what the command's
   // error message says: off unless GRPC_VERBOSITY or GRPC_TRACE asks for them.
   if (std::getenv("GRPC_VERBOSITY") == nullptr && std::getenv("GRPC_TRACE") == nullptr) {
+    deniable::client::KeepGrpcLogFunction();  // replay's reporter keeps this one
     gpr_set_log_function([](gpr_log_func_args*) {});
   }
   const t::CommandSpec* spec = t::FindCommand(command);

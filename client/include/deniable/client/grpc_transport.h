@@ -42,11 +42,22 @@ struct GrpcTransportOptions {
 // deadline. Thread-safe.
 std::shared_ptr<ReportTransport> MakeGrpcTransport(std::shared_ptr<grpc::Channel> channel);
 
+// The first MakeSecureGrpcTransport or MakeInsecureGrpcTransport of a process installs a gRPC
+// log function (gpr_set_log_function) that drops gRPC's "Handshake failed" lines, which repeat
+// the UNAVAILABLE status's explanation on the app's stderr, and prints every other line gRPC
+// would print; not when GRPC_VERBOSITY or GRPC_TRACE is set, nor after KeepGrpcLogFunction()
+// (docs/sdk.md). Thread-safe.
+//
 // A TLS channel built from `options`. Errors: INVALID_ARGUMENT naming the field ("target" empty,
 // "client_key_file" without "client_cert_file" or the reverse); NOT_FOUND naming the field when
 // a PEM file cannot be read.
 absl::StatusOr<std::shared_ptr<ReportTransport>> MakeSecureGrpcTransport(
     const GrpcTransportOptions& options);
+
+// For an app that sets gRPC's log function itself (gpr_set_log_function): called before the
+// first transport is made, no transport installs its own. Returns nothing, fails never;
+// thread-safe.
+void KeepGrpcLogFunction();
 
 // Convenience: a channel to `target` ("host:port") with plaintext credentials, for local
 // development and tests only.
