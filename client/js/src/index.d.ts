@@ -325,7 +325,10 @@ export interface NumericBucket {
 export interface NumericQuantile { level: number; value: number | null; ciLower: number | null; ciUpper: number | null }
 /** A numeric metric's estimates (NumericEstimate, docs/statistics.md section 6): ONE_BIT_MEAN
  * the mean and the total over the `devices` reporting devices; D_BIT_FLIP the buckets and
- * quantiles. null where the server has no value (the mean of a histogram design). */
+ * quantiles. null where the server has no value (the mean of a histogram design). Read a
+ * numeric answer from here only: the Prevalence's `estimand` ("active_device_prevalence"),
+ * `estimatedYesCount`, `estimateUnbiased` and the other yes/no fields are the bit's, kept for
+ * readers older than `estimand` here (docs/http.md). */
 export interface NumericEstimate {
   lo: number; hi: number; unit?: string; mechanism: 'one_bit_mean' | 'd_bit_flip';
   mean: number | null; meanStandardError: number | null; meanCiLower: number | null;
@@ -333,6 +336,10 @@ export interface NumericEstimate {
   totalCiLower: number | null; totalCiUpper: number | null; devices: number;
   buckets?: NumericBucket[]; quantiles?: NumericQuantile[]; simultaneousMethod?: string;
   perBucketLevel?: number;
+  /** What the mean or histogram is of, in a number's words: "period_mean",
+   * "active_device_mean", "mean_period_mean", "period_distribution", ... (absent on a
+   * suppressed group or bucket). */
+  estimand?: string;
 }
 export interface VersionEstimate {
   designVersion: number; n: number; yesCount: number; estimateUnbiased: number;

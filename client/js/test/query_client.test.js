@@ -75,10 +75,12 @@ test('changeWords', () => {
 
 test('getPrevalence sends the quantile levels of a numeric metric and returns its numeric', async () => {
   const seen = [];
-  const served = { metric: 'minutes', n: 900, numeric: { mechanism: 'd_bit_flip', mean: null, devices: 900, quantiles: [{ level: 0.5, value: 250, ciLower: 200, ciUpper: 310 }] } };
+  const served = { metric: 'minutes', n: 900, estimand: 'period_prevalence', numeric: { mechanism: 'd_bit_flip', estimand: 'period_distribution', mean: null, devices: 900, quantiles: [{ level: 0.5, value: 250, ciLower: 200, ciUpper: 310 }] } };
   const q = new QueryClient({ baseUrl: 'http://h', fetch: fakeFetch(served, seen) });
   const p = await q.getPrevalence({ metric: 'minutes', quantiles: [0.5] });
   assert.deepEqual(seen[0].body, { metric: 'minutes', quantiles: [0.5] });
   assert.equal(p.numeric.mean, null);
   assert.equal(p.numeric.quantiles[0].value, 250);
+  assert.equal(p.numeric.estimand, 'period_distribution');  // the yes/no estimand stays beside it
+  assert.equal(p.estimand, 'period_prevalence');
 });

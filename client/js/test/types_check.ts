@@ -38,6 +38,7 @@ async function analyst(): Promise<string> {
   const d: Difference = await q.getDifference({ metric: 'uses_drugs', first: ['-14d', '-7d'], second: ['-7d', undefined] });
   const minutes: NumericEstimate | undefined = (await q.getPrevalence({ metric: 'minutes', quantiles: [0.5] })).numeric;
   const median: number | null = minutes?.quantiles?.[0]?.value ?? null;
-  return `${p.n} ${shown.length} ${groups.length} ${d.change ?? 0} ${d.changeText} ${changeWords(d.change)} ${median}`;
+  const of: string = minutes?.estimand ?? '';  // "period_distribution", a number's words
+  return `${p.n} ${shown.length} ${groups.length} ${d.change ?? 0} ${d.changeText} ${changeWords(d.change)} ${median} ${of}`;
 }
 void analyst;

@@ -92,7 +92,12 @@ class NumericEstimate:
     devices' values with its standard error and interval, and the total over the `devices`
     reporting devices (mean times devices); buckets and quantiles empty. D_BIT_FLIP: the
     buckets and the quantiles asked; the mean and total fields NaN. NaN wherever the server has
-    no value (a suppressed selection)."""
+    no value (a suppressed selection). `estimand` says what the mean or histogram is of, in a
+    number's words ("period_mean", "active_device_mean", "mean_period_mean",
+    "period_distribution", ...; empty for a suppressed selection). Read a numeric answer from
+    here only: the Prevalence's estimand ("active_device_prevalence"), estimate,
+    estimated_yes_count and the other yes/no fields are the bit's (the share of
+    (x - lo) / (hi - lo)), kept for readers older than this field (docs/http.md)."""
     lo: float
     hi: float
     unit: str
@@ -110,6 +115,7 @@ class NumericEstimate:
     quantiles: List[NumericQuantile] = dataclasses.field(default_factory=list)
     simultaneous_method: str = ""
     per_bucket_level: float = 0.0
+    estimand: str = ""
 
 
 @dataclasses.dataclass
@@ -394,7 +400,8 @@ def _numeric(p) -> Optional[NumericEstimate]:
                                simultaneous_upper=v(b.simultaneous_upper)) for b in n.buckets],
         quantiles=[NumericQuantile(level=q.level, value=v(q.value), ci_lower=v(q.ci_lower),
                                    ci_upper=v(q.ci_upper)) for q in n.quantiles],
-        simultaneous_method=n.simultaneous_method, per_bucket_level=n.per_bucket_level)
+        simultaneous_method=n.simultaneous_method, per_bucket_level=n.per_bucket_level,
+        estimand=n.estimand)
 
 
 def _or_nan(p, value):

@@ -92,7 +92,7 @@ def served_histogram():
             mean_standard_error=math.nan, mean_ci_lower=math.nan, mean_ci_upper=math.nan,
             total=math.nan, total_standard_error=math.nan, total_ci_lower=math.nan,
             total_ci_upper=math.nan, devices=900, simultaneous_method="sidak",
-            per_bucket_level=0.975,
+            per_bucket_level=0.975, estimand="period_distribution",
             buckets=[q.NumericBucket(lower=0, upper=300, sampled=450, ones=300,
                                      estimate_unbiased=0.62, estimate_consistent=0.6,
                                      standard_error=0.04, ci_lower=0.54, ci_upper=0.7,
@@ -115,7 +115,9 @@ def served_mean():
                                   mean=54.0, mean_standard_error=2.0, mean_ci_lower=50.0,
                                   mean_ci_upper=58.0, total=136728.0,
                                   total_standard_error=5064.0, total_ci_lower=126600.0,
-                                  total_ci_upper=146856.0, devices=2532))
+                                  total_ci_upper=146856.0, devices=2532,
+                                  estimand="active_device_mean"),
+        estimand="active_device_prevalence")
 
 
 class NumericTest(unittest.TestCase):
@@ -129,6 +131,9 @@ class NumericTest(unittest.TestCase):
         self.assertEqual((n.total, n.total_ci_lower, n.devices), (136728.0, 126600.0, 2532))
         self.assertEqual((n.buckets, n.quantiles), ([], []))
         self.assertEqual(p.estimate, 0.54)  # the bit's debiased share, on the scale of x / m
+        # What the mean is of, in a number's words; the yes/no name stays for older readers.
+        self.assertEqual(n.estimand, "active_device_mean")
+        self.assertEqual(p.estimand, "active_device_prevalence")
 
     def test_histogram_buckets_quantiles_and_nan_for_what_is_not_served(self):
         p = query._prevalence(served_histogram())
@@ -139,6 +144,7 @@ class NumericTest(unittest.TestCase):
                                                               0.3, 0.46, 0.28, 0.48))
         self.assertEqual(n.quantiles, [deniable.NumericQuantile(0.5, 250, 200, 310)])
         self.assertEqual((n.simultaneous_method, n.per_bucket_level), ("sidak", 0.975))
+        self.assertEqual(n.estimand, "period_distribution")
         group = p.groups[0].numeric
         self.assertEqual(group.devices, 4)
         self.assertTrue(math.isnan(group.mean), group)
@@ -151,6 +157,7 @@ class NumericTest(unittest.TestCase):
         self.assertEqual(frame.columns["numeric_mean"], [54.0])
         self.assertEqual(frame.columns["numeric_total_ci_upper"], [146856.0])
         self.assertEqual(frame.columns["numeric_unit"], ["years"])
+        self.assertEqual(frame.columns["numeric_estimand"], ["active_device_mean"])
         self.assertNotIn("numeric_buckets", frame.columns)
         self.assertNotIn("numeric", frame.columns)
         buckets = deniable.to_dataframe(query._prevalence(served_histogram()).numeric.buckets,
