@@ -237,6 +237,72 @@ MeanCoverage ExactMeanCoverage(const NumericDesign& d, const std::vector<double>
   return out;
 }
 
+// Issue 38: DBitFlipReportPrivacy is of the whole report. Each design's report space is
+// enumerated through the randomizer's own draws (x = 1: the value in bucket 0; x = 0: in one of
+// the other k - 1 alike) and its posteriors and I(x; r) summed directly.
+TEST(NumericPrivacyExactTest, DBitFlipWholeReportEnumerated) {
+  struct Case {
+    double eps;
+    int k, d;
+    double prior;
+  };
+  for (const Case& c : std::vector<Case>{{2.0, 4, 4, 0.5},
+                                         {2.0, 4, 2, 0.5},
+                                         {std::log(3.0), 5, 3, 0.2},
+                                         {1.0, 3, 1, 0.7},
+                                         {0.7, 6, 6, 0.1},
+                                         {3.0, 2, 1, 0.5},
+                                         {1.5, 6, 5, 0.0}}) {
+    SCOPED_TRACE(absl::StrCat("k=", c.k, " d=", c.d, " eps=", c.eps, " prior=", c.prior));
+    const NumericDesign design = Make(NumericMechanism::kDBitFlip, c.eps, c.k, c.d);
+    const auto m = MechanismFor(design);
+    const std::map<std::string, double> yes = Outputs(*m, 0);
+    std::map<std::string, double> no;
+    for (int v = 1; v < c.k; ++v) {
+      for (const auto& [key, p] : Outputs(*m, v)) no[key] += p / (c.k - 1);
+    }
+    double max_posterior = 0.0, min_posterior = 1.0, left = 0.0;
+    for (const auto& [key, p0] : no) {
+      const double p1 = yes.count(key) > 0 ? yes.at(key) : 0.0;
+      const double mass = c.prior * p1 + (1 - c.prior) * p0;
+      const double posterior = c.prior * p1 / mass;
+      max_posterior = std::max(max_posterior, posterior);
+      min_posterior = std::min(min_posterior, posterior);
+      left += mass * BinaryEntropyBits(posterior);
+    }
+    absl::StatusOr<PrivacyFigures> f = DBitFlipReportPrivacy(design, c.prior);
+    ASSERT_TRUE(f.ok()) << f.status();
+    EXPECT_NEAR(f->posterior_given_yes, max_posterior, 1e-12);
+    EXPECT_NEAR(f->posterior_given_no, min_posterior, 1e-12);
+    EXPECT_NEAR(f->conditional_entropy_bits, left, 1e-12);
+    EXPECT_NEAR(f->mutual_information_bits, BinaryEntropyBits(c.prior) - left, 1e-12);
+    EXPECT_NEAR(f->epsilon, m->Epsilon(), 1e-15);
+  }
+  // The issue's figures: k = d = 4, eps = 2, prior 1/2. The whole report reaches
+  // e^eps / (1 + e^eps) = 88.08 % and 0.2135 bits; one bucket's bit 73.11 % and 0.1601 bits.
+  const NumericDesign four = Make(NumericMechanism::kDBitFlip, 2.0, 4, 4);
+  absl::StatusOr<PrivacyFigures> whole = DBitFlipReportPrivacy(four, 0.5);
+  ASSERT_TRUE(whole.ok()) << whole.status();
+  EXPECT_NEAR(whole->posterior_given_yes, std::exp(2.0) / (1 + std::exp(2.0)), 1e-14);
+  EXPECT_NEAR(whole->posterior_given_yes, 0.8808, 5e-5);
+  EXPECT_NEAR(whole->posterior_given_no, 1 / (1 + std::exp(2.0)), 1e-14);
+  EXPECT_NEAR(whole->mutual_information_bits, 0.2135, 5e-5);
+  absl::StatusOr<PrivacyFigures> bit = ComputePrivacyFigures(DBitFlipChannel(four), 0.5);
+  ASSERT_TRUE(bit.ok());
+  EXPECT_NEAR(bit->posterior_given_yes, 0.7311, 5e-5);
+  EXPECT_NEAR(bit->mutual_information_bits, 0.1601, 5e-5);
+  // One bucket: nothing to learn. Bad input names the field.
+  absl::StatusOr<PrivacyFigures> one =
+      DBitFlipReportPrivacy(Make(NumericMechanism::kDBitFlip, 2.0, 1, 1), 0.3);
+  ASSERT_TRUE(one.ok());
+  EXPECT_EQ(one->mutual_information_bits, 0.0);
+  EXPECT_EQ(one->posterior_given_yes, 0.3);
+  EXPECT_THAT(DBitFlipReportPrivacy(four, 1.5).status().message(), ::testing::HasSubstr("prior"));
+  EXPECT_EQ(
+      DBitFlipReportPrivacy(Make(NumericMechanism::kOneBitMean, 2.0, 1, 0), 0.5).status().code(),
+      absl::StatusCode::kFailedPrecondition);
+}
+
 TEST(NumericMeanExactTest, CoverageVarianceAndBiasOverAGrid) {
   const double level = 0.95;
   double least = 1.0;

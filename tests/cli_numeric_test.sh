@@ -74,6 +74,13 @@ PY
 # ln 3: the bit at hi against lo is symmetric randomized response, posterior 3/4).
 expect_exit 0 "${offline[@]}" design --range=18,90 --mechanism=one_bit_mean --epsilon=$ln3
 grep -q "P(yes | report yes)         75.00 %" out.txt
+# dBitFlip (issue 38): the whole report's figures at k = d = 4, eps = 2, prior 1/2 (88.08 %,
+# 0.2135 bits), labelled as the whole report's; one bucket's bit's (73.11 %) only in the note.
+expect_exit 0 "${offline[@]}" design --range=0,100 --mechanism=d_bit_flip --buckets=4 \
+  --epsilon=2 --prior=0.5
+grep -q "P(in it | report), at most  88.08 %" out.txt || { cat out.txt; exit 1; }
+grep -q "I(x; r)                     0.2135 bits (what one whole report reveals)" out.txt
+grep -q "one sampled bucket's bit alone .* = 0.7311 and I(x; bit) = 0.1601 bits" out.txt
 expect_usage --range "${offline[@]}" design --design=numeric --mechanism=one_bit_mean \
   --epsilon=$ln3
 

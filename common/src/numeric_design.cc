@@ -11,12 +11,23 @@
 #include "absl/strings/str_format.h"
 #include "deniable/common/design.h"
 #include "deniable/common/numeric.h"
+#include "deniable/common/privacy.h"
 
 namespace deniable {
 namespace {
 
 constexpr int kMaxNumericBuckets = 256;
 constexpr int kDefaultHistogramBuckets = 10;
+
+// P(Binomial(n, p) = c), 0 outside [0, n]; in logs, so n up to 256 neither overflows nor
+// underflows before the end.
+double BinomialPmf(int n, double p, int c) {
+  if (c < 0 || c > n) return 0.0;
+  if (p <= 0.0) return c == 0 ? 1.0 : 0.0;
+  if (p >= 1.0) return c == n ? 1.0 : 0.0;
+  return std::exp(std::lgamma(n + 1.0) - std::lgamma(c + 1.0) - std::lgamma(n - c + 1.0) +
+                  c * std::log(p) + (n - c) * std::log1p(-p));
+}
 
 }  // namespace
 
@@ -140,6 +151,77 @@ double OneBitMeanProbability(double epsilon, double t) {
 Channel DBitFlipChannel(const NumericDesign& design) {
   const double a = std::exp(design.epsilon() / 2.0);
   return Channel{a / (a + 1.0), 1.0 / (a + 1.0)};
+}
+
+absl::StatusOr<PrivacyFigures> DBitFlipReportPrivacy(const NumericDesign& design, double prior) {
+  if (design.mechanism() != NumericMechanism::kDBitFlip) {
+    return absl::FailedPreconditionError(
+        "design: the whole report's figures are of a d_bit_flip design; a one_bit_mean report "
+        "is one bit (ComputePrivacyFigures)");
+  }
+  if (!(prior >= 0.0 && prior <= 1.0)) {
+    return absl::InvalidArgumentError(absl::StrCat("prior: must be in [0, 1], but is ", prior));
+  }
+  const int k = design.buckets();
+  const int d = design.sampled_buckets();
+  const Channel c = DBitFlipChannel(design);  // a: bit 1 in the value's bucket, b: elsewhere
+  PrivacyFigures out;
+  out.epsilon = k == 1 ? 0.0 : d >= 2 ? design.epsilon() : design.epsilon() / 2.0;
+  out.prior_entropy_bits = BinaryEntropyBits(prior);
+  out.posterior_given_yes = prior;
+  out.posterior_given_no = prior;
+  if (k == 1) {  // the value is always in the one bucket: nothing to learn
+    out.conditional_entropy_bits = out.prior_entropy_bits;
+    return out;
+  }
+  double max_posterior = 0.0;
+  double min_posterior = 1.0;
+  double conditional = 0.0;
+  // One class of reports: `mass1` and `mass0` are P(the class | x = 1) and P(the class | x = 0),
+  // every report in it with the same posterior.
+  auto add = [&](double mass1, double mass0) {
+    const double mass = prior * mass1 + (1.0 - prior) * mass0;
+    if (!(mass > 0.0)) return;
+    const double posterior = prior * mass1 / mass;
+    max_posterior = std::max(max_posterior, posterior);
+    min_posterior = std::min(min_posterior, posterior);
+    conditional += mass * BinaryEntropyBits(std::min(1.0, std::max(0.0, posterior)));
+  };
+  const double in_sample = static_cast<double>(d) / k;  // P(j among the d sampled)
+  const double others = k - 1.0;
+  // j sampled with bit t, c1 ones among the other d - 1 sampled buckets. Given x = 0 the value
+  // is in one of those d - 1 (its bit 1 with a) or in one of the k - d unsampled (all d - 1
+  // bits with b), each bucket with probability 1 / (k - 1).
+  for (int t = 0; t <= 1; ++t) {
+    const double bit_in = t == 1 ? c.a : 1.0 - c.a;
+    const double bit_out = t == 1 ? c.b : 1.0 - c.b;
+    for (int c1 = 0; c1 <= d - 1; ++c1) {
+      const double mass1 = in_sample * bit_in * BinomialPmf(d - 1, c.b, c1);
+      // sum over the value's bucket v != j of P(the d - 1 other bits | v), times C(d - 1, c1)
+      const double others_given_sampled = c.a * (d - 1) * BinomialPmf(d - 2, c.b, c1 - 1) +
+                                          (1.0 - c.a) * (d - 1) * BinomialPmf(d - 2, c.b, c1);
+      const double others_given_unsampled = (k - d) * BinomialPmf(d - 1, c.b, c1);
+      const double mass0 =
+          in_sample * bit_out * (others_given_sampled + others_given_unsampled) / others;
+      add(mass1, mass0);
+    }
+  }
+  // j not sampled, c1 ones among the d sampled.
+  if (d < k) {
+    for (int c1 = 0; c1 <= d; ++c1) {
+      const double mass1 = (1.0 - in_sample) * BinomialPmf(d, c.b, c1);
+      const double sampled =
+          c.a * d * BinomialPmf(d - 1, c.b, c1 - 1) + (1.0 - c.a) * d * BinomialPmf(d - 1, c.b, c1);
+      const double unsampled = (k - d - 1) * BinomialPmf(d, c.b, c1);
+      add(mass1, (1.0 - in_sample) * (sampled + unsampled) / others);
+    }
+  }
+  out.posterior_given_yes = max_posterior;
+  out.posterior_given_no = min_posterior;
+  out.conditional_entropy_bits = std::min(out.prior_entropy_bits, std::max(0.0, conditional));
+  out.mutual_information_bits =
+      std::max(0.0, out.prior_entropy_bits - out.conditional_entropy_bits);
+  return out;
 }
 
 int LevelOf(const NumericDesign& design, double clipped_value, double alpha) {

@@ -9,7 +9,9 @@
 #include "deniable/common/categorical_estimate.h"
 #include "deniable/common/interval.h"
 #include "deniable/common/mechanism.h"
+#include "deniable/common/numeric.h"
 #include "deniable/common/numeric_mechanism.h"
+#include "deniable/common/privacy.h"
 #include "deniable/common/shuffle.h"
 #include "deniable/common/status_macros.h"
 #include "deniable/convert/numeric_convert.h"
@@ -39,16 +41,29 @@ absl::StatusOr<v1::DesignDescription> DescribeNumericDesign(
   DENIABLE_ASSIGN_OR_RETURN(MechanismPrivacy figures,
                             mechanism.Privacy(PrivacyQuestion{prior, {}}));
   out.set_prior(prior);
-  out.set_posterior_given_yes(figures.binary.posterior_given_yes);
-  out.set_posterior_given_no(figures.binary.posterior_given_no);
-  out.set_entropy_bits(figures.binary.prior_entropy_bits);
-  out.set_conditional_entropy_bits(figures.binary.conditional_entropy_bits);
-  out.set_mutual_information_bits(figures.binary.mutual_information_bits);
+  // dBitFlip: the figures of the whole report (its d sampled buckets and bits, issue 38), not
+  // of one bucket's bit, which the note gives beside them.
+  PrivacyFigures shown = figures.binary;
+  if (IsHistogram(design)) {
+    DENIABLE_ASSIGN_OR_RETURN(shown, DBitFlipReportPrivacy(design, prior));
+  }
+  out.set_posterior_given_yes(shown.posterior_given_yes);
+  out.set_posterior_given_no(shown.posterior_given_no);
+  out.set_entropy_bits(shown.prior_entropy_bits);
+  out.set_conditional_entropy_bits(shown.conditional_entropy_bits);
+  out.set_mutual_information_bits(shown.mutual_information_bits);
   out.set_channel_note(absl::StrCat(
       design.ToString(),
       IsHistogram(design)
-          ? ": the binary figures are of one sampled bucket's bit (a = e^(eps/2)), x = 1 meaning "
-            "the value is in that bucket; epsilon is of the whole report"
+          ? absl::StrFormat(
+                ": the figures are of the whole report (its %d sampled buckets and their bits), "
+                "x = 1 meaning the value is in a given bucket (else in one of the other %d, "
+                "alike): posterior_given_yes is P(x = 1 | the report most telling of it), "
+                "posterior_given_no P(x = 1 | the report least telling of it); one sampled "
+                "bucket's bit alone (a = e^(eps/2)) gives P(x = 1 | bit 1) = %.4f and I(x; bit) "
+                "= %.4f bits",
+                design.sampled_buckets(), design.buckets() - 1, figures.binary.posterior_given_yes,
+                figures.binary.mutual_information_bits)
           : ": the binary figures are of the bit for a value at hi (x = 1) against lo (x = 0)"));
   if (request.n() > 0) {
     absl::StatusOr<CentralPrivacy> c = AmplifiedEpsilon(figures.epsilon, figures.clone_probability,

@@ -115,6 +115,23 @@ TEST(NumericDescribeDesignTest, ParametersWithTheirRange) {
   ASSERT_TRUE(hd.ok()) << hd.status();
   EXPECT_NEAR(hd->design().epsilon(), std::log(3.0) / 2, 1e-12);
   EXPECT_THAT(hd->channel_note(), HasSubstr("sampled bucket"));
+  // Issue 38: dBitFlip's figures are the whole report's. k = d = 4, eps = 2, prior 1/2: the
+  // most telling report gives e^2 / (1 + e^2) = 88.08 % and I = 0.2135 bits (one bucket's bit:
+  // 73.11 %, 0.1601 bits, named in the note).
+  v1::DescribeDesignRequest whole = h;
+  whole.mutable_design()->mutable_numeric()->set_epsilon(2.0);
+  whole.mutable_design()->mutable_numeric()->set_buckets(4);
+  whole.mutable_design()->mutable_numeric()->set_sampled_buckets(4);
+  whole.set_n(0);
+  absl::StatusOr<v1::DesignDescription> wd = DescribeDesign(whole);
+  ASSERT_TRUE(wd.ok()) << wd.status();
+  EXPECT_NEAR(wd->posterior_given_yes(), std::exp(2.0) / (1 + std::exp(2.0)), 1e-12);
+  EXPECT_NEAR(wd->posterior_given_no(), 1 / (1 + std::exp(2.0)), 1e-12);
+  EXPECT_NEAR(wd->mutual_information_bits(), 0.2135, 5e-5);
+  EXPECT_NEAR(wd->entropy_bits() - wd->conditional_entropy_bits(), wd->mutual_information_bits(),
+              1e-15);
+  EXPECT_THAT(wd->channel_note(), HasSubstr("whole report"));
+  EXPECT_THAT(wd->channel_note(), HasSubstr("P(x = 1 | bit 1) = 0.7311 and I(x; bit) = 0.1601"));
   // Without the range the edges cannot follow: named.
   v1::DescribeDesignRequest bare = h;
   bare.clear_range();

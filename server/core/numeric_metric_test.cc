@@ -235,10 +235,13 @@ TEST_F(NumericMetricTest, DescribeGivesTheEpsilonOfANumericMetric) {
   absl::StatusOr<v1::DesignDescription> d = advisor.Describe(request);
   ASSERT_TRUE(d.ok()) << d.status();
   EXPECT_NEAR(d->design().epsilon(), std::log(3.0), 1e-12);
-  // One bucket's bit at a = sqrt(3): P(in the bucket | bit 1) at prior 1/2 is a/(a+1).
-  EXPECT_NEAR(d->posterior_given_yes(), std::sqrt(3.0) / (std::sqrt(3.0) + 1), 1e-9);
+  // The whole report (d = k = 5 buckets and bits, issue 38): its most telling report gives
+  // e^eps / (1 + e^eps) = 3/4 at prior 1/2; one bucket's bit alone, at a = sqrt(3), a/(a+1),
+  // named in the note.
+  EXPECT_NEAR(d->posterior_given_yes(), 0.75, 1e-9);
   EXPECT_GT(d->central_n(), 0);
   EXPECT_THAT(d->channel_note(), HasSubstr("d_bit_flip"));
+  EXPECT_THAT(d->channel_note(), HasSubstr("P(x = 1 | bit 1) = 0.6340"));
 }
 
 TEST_F(NumericMetricTest, ReportsAreCountedAsTheirMechanismSays) {

@@ -331,6 +331,23 @@ std::string CentralPrivacyLine(const v1::DesignDescription& d) {
 
 std::string FormatDesignDescription(const v1::DesignDescription& d) {
   if (d.categories_size() > 0) return FormatCategoricalDescription(d);
+  if (d.design().parameters().numeric().mechanism() == v1::D_BIT_FLIP) {
+    // The whole report's figures (issue 38), labelled as such; one bucket's bit in the note.
+    std::string out = absl::StrFormat(
+        "design                      %s\n"
+        "assumed P(in a bucket) pi   %s\n"
+        "P(in it | report), at most  %s   (the whole report most telling of \"in it\")\n"
+        "P(in it | report), at least %s   (the whole report most telling of \"not in it\")\n"
+        "H(x)                        %.4f bits (uncertainty before a report)\n"
+        "H(x | r)                    %.4f bits (uncertainty left after the whole report)\n"
+        "I(x; r)                     %.4f bits (what one whole report reveals)\n"
+        "figures of                  %s\n",
+        FormatDesign(d.design()), Percent(d.prior()), Percent(d.posterior_given_yes()),
+        Percent(d.posterior_given_no()), d.entropy_bits(), d.conditional_entropy_bits(),
+        d.mutual_information_bits(), d.channel_note());
+    absl::StrAppend(&out, CentralPrivacyLine(d));
+    return out;
+  }
   std::string out = absl::StrFormat(
       "design                      %s\n"
       "assumed prevalence pi       %s\n"

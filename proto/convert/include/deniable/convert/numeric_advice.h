@@ -13,8 +13,9 @@
 namespace deniable {
 
 // The figures of numeric design `design` whose wire form is `wire`: epsilon of one report, the
-// binary figures of one coordinate's channel at request.prior (1BitMean: the bit for a value at
-// hi against lo; dBitFlip: one sampled bucket's bit for "in the bucket" against "not"), and, for
+// binary figures at request.prior (1BitMean: the bit for a value at hi against lo; dBitFlip:
+// the whole report for "in a given bucket" against "in another", DBitFlipReportPrivacy, with
+// one sampled bucket's bit's figures in channel_note), and, for
 // request.n > 0, the central (shuffle-amplified) epsilon of n reports. Errors: INVALID_ARGUMENT
 // naming "prior", "n" or "category_prior" (only for categorical designs).
 absl::StatusOr<v1::DesignDescription> DescribeNumericDesign(
