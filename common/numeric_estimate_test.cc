@@ -180,12 +180,84 @@ TEST(NumericPlanTest, MeanOnTheValueScaleAndEveryBucket) {
   const MechanismPlan p = flip->Plan(buckets).value();
   const Channel c = DBitFlipChannel(d);
   const double z = TwoSidedNormalQuantile(std::pow(0.95, 0.1));
-  const double want = 2.0 * z * z * 0.25 / (0.05 * 0.05 * (c.a - c.b) * (c.a - c.b));
-  EXPECT_EQ(p.reports_needed_worst_case, static_cast<int64_t>(std::ceil(want)));
+  // m reports per bucket give the half-width; with d = 5 of k = 10 a bucket is sampled by
+  // Binomial(n, 1/2) reports, and n is the fewest with 10 P(s_j < m) <= 5 % (issue 38).
+  const int64_t m =
+      static_cast<int64_t>(std::ceil(z * z * 0.25 / (0.05 * 0.05 * (c.a - c.b) * (c.a - c.b))));
+  auto below = [&](int64_t n) {  // P(Binomial(n, 1/2) < m)
+    double sum = 0.0;
+    for (int64_t s = 0; s < m; ++s) {
+      sum += std::exp(std::lgamma(n + 1.0) - std::lgamma(s + 1.0) - std::lgamma(n - s + 1.0) -
+                      static_cast<double>(n) * std::log(2.0));
+    }
+    return sum;
+  };
+  EXPECT_LE(10 * below(p.reports_needed_worst_case), 0.05);
+  EXPECT_GT(10 * below(p.reports_needed_worst_case - 1), 0.05);
+  EXPECT_GT(p.reports_needed_worst_case, 2 * m);  // more than m on average
   buckets.assumed_shares = std::vector<double>(10, 0.1);
   EXPECT_LT(flip->Plan(buckets).value().reports_needed, p.reports_needed_worst_case);
   buckets.assumed_shares = {0.5};
   EXPECT_THAT(flip->Plan(buckets).status().message(), HasSubstr("assumed_shares"));
+}
+
+// Issue 38: a dBitFlip plan with d < k meets its half-width with the stated probability. A
+// bucket is sampled by s_j ~ Binomial(n, d / k) reports; a plan for their mean n d / k missed
+// the half-width whenever a binding bucket fell short, about half the time each. Seeded replays
+// of the plan: two buckets hold half the values each (lambda = 1/2, where the plan's bound is
+// tight), every report randomized by the mechanism, the Wald intervals of the plan.
+TEST(NumericPlanTest, DBitFlipPlanMeetsItsHalfWidthInSeededReplays) {
+  const NumericDesign d = Histogram(2.0, 8, 2);
+  const auto m = MechanismFor(d);
+  const double h = 0.05, level = 0.95;
+  const std::vector<double> truth = {0.5, 0, 0, 0, 0, 0, 0, 0.5};
+  absl::StatusOr<HistogramPlan> plan =
+      PlanHistogramSurvey(d, h, level, SimultaneousMethod::kSidak, truth);
+  ASSERT_TRUE(plan.ok()) << plan.status();
+  const Channel c = DBitFlipChannel(d);
+  const double z = TwoSidedNormalQuantile(plan->per_bucket_level);
+  const int64_t per_bucket =
+      static_cast<int64_t>(std::ceil(z * z * 0.25 / (h * h * (c.a - c.b) * (c.a - c.b))));
+  const int64_t on_average = per_bucket * 8 / 2;  // the old plan: n d / k = m on average
+  EXPECT_GT(plan->reports_needed, on_average);
+  EXPECT_LT(plan->reports_needed, on_average * 11 / 10);
+  // Replays: how many of `replays` have every bucket's simultaneous half-width <= h.
+  const int replays = 40;
+  auto missed = [&](int64_t n, uint64_t seed) {
+    std::mt19937_64 gen(seed);
+    int misses = 0;
+    for (int r = 0; r < replays; ++r) {
+      std::vector<int64_t> counters(static_cast<size_t>(m->Layout().length()), 0);
+      for (int64_t i = 0; i < n; ++i) {
+        const int level_of = i % 2 == 0 ? 0 : 7;
+        m->Validate(m->Randomize(level_of, gen).value(), "r", "m").value().AddTo(counters);
+      }
+      const HistogramEstimate e =
+          EstimateHistogram(d, counters, level, IntervalMethod::kWald, SimultaneousMethod::kSidak)
+              .value();
+      bool met = true;
+      for (const BucketEstimate& b : e.buckets) {
+        met = met && (b.simultaneous_upper - b.simultaneous_lower) / 2 <= h;
+      }
+      misses += met ? 0 : 1;
+    }
+    return misses;
+  };
+  const int now = missed(plan->reports_needed, 20261202);
+  const int before = missed(on_average, 20261202);
+  std::printf(
+      "d_bit_flip k=8 d=2 eps=2 h=0.05: plan %lld reports, %d of %d replays missed h; "
+      "n d / k = m on average (%lld reports): %d of %d missed\n",
+      static_cast<long long>(plan->reports_needed), now, replays,
+      static_cast<long long>(on_average), before, replays);
+  // 95 % promised: at most 2 of 40 (the union bound gives about 1 %, 0.5 expected).
+  EXPECT_LE(now, 2);
+  EXPECT_GE(before, 10);  // the old plan's sizing misses most of the time
+  // d = k: every report samples every bucket, so n = m.
+  const NumericDesign all = Histogram(2.0, 8, 8);
+  EXPECT_EQ(
+      PlanHistogramSurvey(all, h, level, SimultaneousMethod::kSidak, truth).value().reports_needed,
+      per_bucket);
 }
 
 TEST(NumericVersionsTest, HistogramsOfTheSameEdgesCombine) {

@@ -25,6 +25,55 @@ absl::Status CheckLevel(double confidence_level) {
   return absl::OkStatus();
 }
 
+// P(Binomial(n, r) < m), r in (0, 1), summed down from m - 1 in logs (below the mean the
+// terms fall geometrically; the sum stops when they no longer count).
+// Beyond a million reports per bucket, the Chernoff bound exp(-n KL(m / n || r)) instead, an
+// upper bound on that probability (so the plan stays on the safe side).
+double BinomialBelow(int64_t n, double r, int64_t m) {
+  if (m <= 0) return 0.0;
+  if (m > n) return 1.0;
+  if (m > 1'000'000) {
+    const double t = static_cast<double>(m) / static_cast<double>(n);
+    if (t >= r) return 1.0;
+    return std::exp(-static_cast<double>(n) *
+                    (t * std::log(t / r) + (1.0 - t) * std::log((1.0 - t) / (1.0 - r))));
+  }
+  const double log_r = std::log(r), log_1r = std::log1p(-r);
+  const double ln = std::lgamma(static_cast<double>(n) + 1.0);
+  double sum = 0.0;
+  for (int64_t c = m - 1; c >= 0; --c) {
+    const double x = static_cast<double>(c);
+    const double term =
+        std::exp(ln - std::lgamma(x + 1.0) - std::lgamma(static_cast<double>(n - c) + 1.0) +
+                 x * log_r + static_cast<double>(n - c) * log_1r);
+    sum += term;
+    if (term < 1e-17 * sum && x < static_cast<double>(n) * r) break;
+  }
+  return std::min(1.0, sum);
+}
+
+// The fewest reports n >= m k / d for which every bucket is sampled by at least m of them with
+// probability >= kHistogramPlanSamplingProbability: each s_j ~ Binomial(n, d / k), and
+// k P(s_j < m) <= 1 - that probability (the union bound over the k buckets).
+int64_t ReportsSamplingEveryBucket(int64_t m, int k, int d) {
+  if (d >= k) return m;  // every report samples every bucket: s_j = n
+  const double r = static_cast<double>(d) / static_cast<double>(k);
+  const double allowed = (1.0 - kHistogramPlanSamplingProbability) / static_cast<double>(k);
+  auto enough = [&](int64_t n) { return BinomialBelow(n, r, m) <= allowed; };
+  int64_t lo = static_cast<int64_t>(std::ceil(static_cast<double>(m) / r));
+  if (enough(lo)) return lo;
+  int64_t hi = lo;
+  do {
+    lo = hi;
+    hi = hi + std::max<int64_t>(1, hi / 8);
+  } while (!enough(hi));
+  while (hi - lo > 1) {  // enough(hi), !enough(lo)
+    const int64_t mid = lo + (hi - lo) / 2;
+    (enough(mid) ? hi : lo) = mid;
+  }
+  return hi;
+}
+
 }  // namespace
 
 absl::StatusOr<MeanEstimate> EstimateMean(const NumericDesign& design, int64_t n, int64_t ones,
@@ -170,14 +219,16 @@ absl::StatusOr<HistogramPlan> PlanHistogramSurvey(const NumericDesign& design, d
   const double z = TwoSidedNormalQuantile(out.per_bucket_level);
   const double gap = c.a - c.b;
   const double per_report = static_cast<double>(k) / static_cast<double>(design.sampled_buckets());
+  // m reports sampling a bucket give it the half-width; n such that every bucket gets m with
+  // probability kHistogramPlanSamplingProbability (not m on average: issue 38).
   const auto needed = [&](double lambda_spread) -> absl::StatusOr<int64_t> {
-    const double n = per_report * z * z * lambda_spread / (half_width * half_width * gap * gap);
-    const double rounded = std::max(1.0, std::ceil(n));
-    if (!(rounded < 9.2e18)) {
-      return absl::OutOfRangeError(absl::StrCat("half_width: the required number of reports (", n,
-                                                ") does not fit in int64"));
+    const double m = z * z * lambda_spread / (half_width * half_width * gap * gap);
+    const double rounded = std::max(1.0, std::ceil(m));
+    if (!(rounded * per_report < 9.2e18 / 2)) {
+      return absl::OutOfRangeError(absl::StrCat("half_width: the required number of reports (",
+                                                m * per_report, ") does not fit in int64"));
     }
-    return static_cast<int64_t>(rounded);
+    return ReportsSamplingEveryBucket(static_cast<int64_t>(rounded), k, design.sampled_buckets());
   };
   DENIABLE_ASSIGN_OR_RETURN(out.reports_needed_worst_case, needed(0.25));
   if (assumed_shares.empty()) {

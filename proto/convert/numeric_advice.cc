@@ -161,14 +161,18 @@ absl::StatusOr<v1::SurveyPlan> PlanNumericSurvey(const v1::PlanSurveyRequest& re
     out.set_per_category_level(per_bucket);
     out.set_reports_needed_simultaneous(needed);
     out.set_reports_needed_simultaneous_worst_case(needed_worst);
+    const int d = design.sampled_buckets();
     out.set_assumption(absl::StrFormat(
-        "%s over the shares: each bucket's share from the n d / k = n %d / %d reports that "
-        "sample it, Var <= 1 / (4 (n d / k) (p - q)^2), p - q = (a - 1) / (a + 1) = %.4f, a = "
-        "e^(eps/2); all %d buckets within +/- h together, each at level %.6g (%s); devices, one "
-        "report each",
-        target.assumed_shares.empty() ? "worst case" : "at the assumed shares",
-        design.sampled_buckets(), k, (a - 1) / (a + 1), k, per_bucket,
-        SimultaneousMethodName(method)));
+        "%s over the shares: each bucket's share from the s_j reports that sample it, Var <= 1 "
+        "/ (4 s_j (p - q)^2), p - q = (a - 1) / (a + 1) = %.4f, a = e^(eps/2); all %d buckets "
+        "within +/- h together, each at level %.6g (%s), %s; devices, one report each",
+        target.assumed_shares.empty() ? "worst case" : "at the assumed shares", (a - 1) / (a + 1),
+        k, per_bucket, SimultaneousMethodName(method),
+        d >= k ? std::string("every report samples every bucket (s_j = n)")
+               : absl::StrFormat("s_j ~ Binomial(n, %d / %d): n such that every bucket is "
+                                 "sampled by enough reports with probability >= %g %% (its "
+                                 "lower tail, not its mean n d / k)",
+                                 d, k, 100 * kHistogramPlanSamplingProbability)));
   } else {
     out.set_assumption(absl::StrFormat(
         "worst case over the values: Var(mean) <= (hi - lo)^2 C^2 / (4 n), C = (e^eps + 1) / "

@@ -493,8 +493,10 @@ TEST(NumericPlanTest, EveryBucketWithinHalfWidthTogether) {
   const double a = std::sqrt(3.0), gap = (a - 1) / (a + 1);
   const double z = 2.4977054744123237;  // two-sided at 98.75 %
   const double n = 4.0 / 2 * z * z / (4 * 0.05 * 0.05 * gap * gap);
-  EXPECT_NEAR(static_cast<double>(plan->devices_needed), std::ceil(n), 1);
-  EXPECT_GE(static_cast<double>(plan->devices_needed), n);
+  // Every bucket sampled by enough of the Binomial(n, d / k) reports with probability 95 %, not
+  // on average (issue 38): a little more than n.
+  EXPECT_GT(static_cast<double>(plan->devices_needed), std::ceil(n) + 1);
+  EXPECT_LE(static_cast<double>(plan->devices_needed), 1.03 * n);
   // The server's pick for --design=numeric with buckets: d_bit_flip.
   design.set_mechanism(v1::NUMERIC_MECHANISM_UNSPECIFIED);
   EXPECT_EQ(PlanNumeric(design, range, 0.05, 0.95, v1::SIDAK)->mechanism, "d_bit_flip");

@@ -33,10 +33,12 @@ absl::StatusOr<v1::DesignDescription> DescribeNumericParameters(
 // D_BIT_FLIP bucket share within +/- half_width together (a share in (0, 1); simultaneous SIDAK
 // or BONFERRONI; assumed_shares: k shares, or empty for the worst case). Worst case over the
 // values: Var(mean) <= m^2 C^2 / (4 n), C = (e^eps + 1) / (e^eps - 1), m = hi - lo (DKY17
-// Theorem 1); a bucket's share from its n d / k sampling reports, Var <= 1 / (4 (n d / k)
-// (p - q)^2). Errors: INVALID_ARGUMENT naming "range", "design.numeric...", "half_width",
-// "confidence_level", "simultaneous", "assumed_shares" or "assumed_prevalence" (a numeric plan
-// takes none: only 0 (unset) or -1); OUT_OF_RANGE naming "half_width" when n exceeds int64.
+// Theorem 1); a bucket's share from the s_j reports that sample it, Var <= 1 / (4 s_j
+// (p - q)^2), s_j ~ Binomial(n, d / k) reaching its need for every bucket with probability 95 %
+// (numeric.h PlanHistogramSurvey). Errors: INVALID_ARGUMENT naming "range", "design.numeric...",
+// "half_width", "confidence_level", "simultaneous", "assumed_shares" or "assumed_prevalence" (a
+// numeric plan takes none: only 0 (unset) or -1); OUT_OF_RANGE naming "half_width" when n exceeds
+// int64.
 absl::StatusOr<v1::SurveyPlan> PlanNumericSurvey(const v1::PlanSurveyRequest& request);
 
 }  // namespace deniable
