@@ -163,11 +163,14 @@ ABSL_FLAG(int, http_idle_timeout_seconds, 60,
           "HTTP listener: a connection that neither sends nor reads for this many seconds is "
           "closed");
 ABSL_FLAG(int, http_max_connections, 1024,
-          "HTTP listener: connections open at once (one thread each); further ones wait in the "
-          "kernel's backlog");
-ABSL_FLAG(int, http_max_connections_per_address, 128,
+          "HTTP listener: connections open at once (one thread each); past them a few more, "
+          "max(4, N / 32), answer only /livez and /healthz (others 503), then new ones are closed");
+ABSL_FLAG(int, http_max_connections_per_address, 0,
           "HTTP listener: connections open at once from one client address; further ones are "
-          "closed at once");
+          "closed at once (0: --http_max_connections / 16, at least 1)");
+ABSL_FLAG(double, http_min_body_bytes_per_second, 1024,
+          "HTTP listener: a request body must arrive at this many bytes a second on average, "
+          "checked from 5 s after its headers; slower is cut (0: no minimum)");
 ABSL_FLAG(bool, reflection, EnvFlag("DENIABLE_REFLECTION"),
           "serve grpc.reflection (the public schema; unauthenticated) (env DENIABLE_REFLECTION=1)");
 ABSL_FLAG(double, rate_limit_reports_per_second, 0,
@@ -633,6 +636,7 @@ absl::StatusOr<ServeOptions> ServeOptionsFromFlags() {
             .idle_timeout = absl::Seconds(absl::GetFlag(FLAGS_http_idle_timeout_seconds)),
             .max_connections = absl::GetFlag(FLAGS_http_max_connections),
             .max_connections_per_address = absl::GetFlag(FLAGS_http_max_connections_per_address),
+            .min_body_bytes_per_second = absl::GetFlag(FLAGS_http_min_body_bytes_per_second),
             .on_connection_cut = nullptr,
             .cors_origins = absl::GetFlag(FLAGS_http_cors_origins),
             .access_log = options.access_log,

@@ -11,16 +11,22 @@ struct ConnectionDeadlines::Connection {
   enum class Phase { kHeaders, kBody, kHandling };
   int fd = -1;
   Phase phase = Phase::kHeaders;
-  absl::Time ready;  // when the connection became ready for its current request
+  absl::Time ready;         // when the connection became ready for its current request
+  absl::Time headers_done;  // when its current request's headers were in
+  int64_t body_bytes = 0;   // of its current request's body, so far
+  bool reserved = false;
   bool cut = false;
 };
 
 ConnectionDeadlines::ConnectionDeadlines(absl::Duration header_timeout,
                                          absl::Duration request_timeout,
                                          std::function<void()> on_cut)
-    : header_timeout_(header_timeout),
-      request_timeout_(request_timeout),
-      on_cut_(std::move(on_cut)) {
+    : ConnectionDeadlines(
+          Limits{.header_timeout = header_timeout, .request_timeout = request_timeout},
+          std::move(on_cut)) {}
+
+ConnectionDeadlines::ConnectionDeadlines(const Limits& limits, std::function<void()> on_cut)
+    : limits_(limits), on_cut_(std::move(on_cut)) {
   watchdog_ = std::thread([this] { Watch(); });
 }
 
@@ -35,15 +41,32 @@ ConnectionDeadlines::~ConnectionDeadlines() {
 }
 
 ConnectionDeadlines::Connection* ConnectionDeadlines::Opened(int fd) {
-  auto* c = new Connection{.fd = fd, .ready = absl::Now()};
+  auto* c = new Connection();
+  c->fd = fd;
+  c->ready = absl::Now();
   absl::MutexLock lock(&mu_);
+  c->reserved = limits_.normal_connections > 0 &&
+                open_.size() >= static_cast<size_t>(limits_.normal_connections);
   open_.insert(c);
   return c;
 }
 
 void ConnectionDeadlines::HeadersDone(Connection* c) {
+  const absl::Time now = absl::Now();
   absl::MutexLock lock(&mu_);
   c->phase = Connection::Phase::kBody;
+  c->headers_done = now;
+  c->body_bytes = 0;
+}
+
+void ConnectionDeadlines::BodyBytes(Connection* c, size_t bytes) {
+  absl::MutexLock lock(&mu_);
+  c->body_bytes += static_cast<int64_t>(bytes);
+}
+
+bool ConnectionDeadlines::Reserved(const Connection* c) const {
+  absl::MutexLock lock(&mu_);
+  return c->reserved;
 }
 
 void ConnectionDeadlines::BodyDone(Connection* c) {
@@ -70,16 +93,28 @@ int64_t ConnectionDeadlines::cut() const {
 
 void ConnectionDeadlines::Watch() {
   // Deadlines are kept to within a tenth of the shorter timeout (at most 250 ms late).
-  const absl::Duration tick = std::clamp(std::min(header_timeout_, request_timeout_) / 10,
-                                         absl::Milliseconds(10), absl::Milliseconds(250));
+  absl::Duration shortest = std::min(limits_.header_timeout, limits_.request_timeout);
+  if (limits_.min_body_bytes_per_second > 0) {
+    shortest = std::min(shortest, limits_.body_grace);
+  }
+  const absl::Duration tick =
+      std::clamp(shortest / 10, absl::Milliseconds(10), absl::Milliseconds(250));
   absl::MutexLock lock(&mu_);
   while (!mu_.AwaitWithTimeout(absl::Condition(&stop_), tick)) {
     const absl::Time now = absl::Now();
     for (Connection* c : open_) {
       if (c->cut || c->phase == Connection::Phase::kHandling) continue;
-      const absl::Duration limit =
-          c->phase == Connection::Phase::kHeaders ? header_timeout_ : request_timeout_;
-      if (now - c->ready < limit) continue;
+      const absl::Duration limit = c->phase == Connection::Phase::kHeaders
+                                       ? limits_.header_timeout
+                                       : limits_.request_timeout;
+      bool slow_body = false;
+      if (c->phase == Connection::Phase::kBody && limits_.min_body_bytes_per_second > 0) {
+        const absl::Duration body_time = now - c->headers_done;
+        slow_body = body_time >= limits_.body_grace &&
+                    static_cast<double>(c->body_bytes) <
+                        limits_.min_body_bytes_per_second * absl::ToDoubleSeconds(body_time);
+      }
+      if (now - c->ready < limit && !slow_body) continue;
       // The socket stays open (its thread closes it): Closed() cannot race with this call.
       shutdown(c->fd, SHUT_RDWR);
       c->cut = true;

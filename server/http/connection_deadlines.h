@@ -8,6 +8,15 @@
 // `header_timeout` too. While the server works on a request (after its body is in) no deadline
 // runs: the server's own time is not the client's.
 //
+// A minimum body rate (issue 38): a client that sends good headers and then its body a byte a
+// second holds its connection until the request deadline (60 s), and a few such clients fill
+// the listener. With `min_body_bytes_per_second` > 0, a connection whose body, `body_grace`
+// after its headers or later, has brought fewer than min_body_bytes_per_second times the time
+// since its headers is shut down too (a body that arrives whole never is).
+//
+// Reserved connections: with `normal_connections` > 0, a connection opened while that many or
+// more are open is Reserved(): the listener answers only its health checks on it.
+//
 // Example (the listener's callbacks):
 //   ConnectionDeadlines deadlines(absl::Seconds(10), absl::Seconds(60));
 //   ConnectionDeadlines::Connection* c = deadlines.Opened(fd);  // on accept
@@ -19,6 +28,7 @@
 #ifndef DENIABLE_SERVER_HTTP_CONNECTION_DEADLINES_H_
 #define DENIABLE_SERVER_HTTP_CONNECTION_DEADLINES_H_
 
+#include <cstddef>
 #include <cstdint>
 #include <functional>
 #include <thread>
@@ -35,10 +45,20 @@ class ConnectionDeadlines {
   // One open connection; owned by ConnectionDeadlines from Opened to Closed.
   struct Connection;
 
+  struct Limits {
+    absl::Duration header_timeout = absl::Seconds(10);   // > 0
+    absl::Duration request_timeout = absl::Seconds(60);  // > 0
+    double min_body_bytes_per_second = 0;                // 0: no minimum body rate
+    absl::Duration body_grace = absl::Seconds(5);        // before the body rate is checked
+    int normal_connections = 0;                          // 0: none is Reserved()
+  };
+
   // REQUIRES: both timeouts > 0. Starts the watchdog thread. `on_cut`, when set, is called on
   // the watchdog's thread for each connection shut down (a metrics counter).
   ConnectionDeadlines(absl::Duration header_timeout, absl::Duration request_timeout,
                       std::function<void()> on_cut = nullptr);
+  // The same with every limit. REQUIRES: as above, min_body_bytes_per_second >= 0.
+  explicit ConnectionDeadlines(const Limits& limits, std::function<void()> on_cut = nullptr);
   ~ConnectionDeadlines();  // stops the watchdog; REQUIRES: every connection Closed
 
   ConnectionDeadlines(const ConnectionDeadlines&) = delete;
@@ -48,8 +68,13 @@ class ConnectionDeadlines {
   Connection* Opened(int fd);
   // Its request's headers are in: the request clock (started with the header clock) runs on.
   void HeadersDone(Connection* connection);
+  // `bytes` more of its request's body arrived (for the minimum body rate).
+  void BodyBytes(Connection* connection, size_t bytes);
   // Its whole request is in: no deadline until RequestDone.
   void BodyDone(Connection* connection);
+  // Whether `connection` was opened while normal_connections or more were open (then only
+  // health checks are answered on it).
+  bool Reserved(const Connection* connection) const;
   // Its answer is sent: the header clock of the next request starts.
   void RequestDone(Connection* connection);
   // The connection ends. REQUIRES: called before its socket is closed (so the watchdog never
@@ -62,7 +87,7 @@ class ConnectionDeadlines {
  private:
   void Watch();
 
-  const absl::Duration header_timeout_, request_timeout_;
+  const Limits limits_;
   const std::function<void()> on_cut_;
   mutable absl::Mutex mu_;
   absl::flat_hash_set<Connection*> open_ ABSL_GUARDED_BY(mu_);

@@ -51,5 +51,41 @@ TEST(ConnectionDeadlinesTest, ShutsDownARequestWhoseBodyMissesTheRequestDeadline
   deadlines.Closed(c);
 }
 
+// Issue 38: a body trickled below the minimum rate is cut after the grace, long before the
+// request deadline (60 s here); the bytes it did send count.
+TEST(ConnectionDeadlinesTest, ShutsDownABodySlowerThanTheMinimumRate) {
+  ConnectionDeadlines deadlines({.header_timeout = absl::Seconds(60),
+                                 .request_timeout = absl::Seconds(60),
+                                 .min_body_bytes_per_second = 1024,
+                                 .body_grace = absl::Milliseconds(50)});
+  SocketPair pair;
+  ConnectionDeadlines::Connection* c = deadlines.Opened(pair.server());
+  deadlines.HeadersDone(c);
+  deadlines.BodyBytes(c, 1);  // one byte: far below 1024 a second once 50 ms have passed
+  EXPECT_TRUE(PeerSeesShutdown(pair.client()));
+  EXPECT_EQ(deadlines.cut(), 1);
+  deadlines.Closed(c);
+}
+
+// A connection opened while normal_connections are open is reserved (for health checks); one
+// opened after some closed is not.
+TEST(ConnectionDeadlinesTest, ConnectionsPastTheNormalOnesAreReserved) {
+  ConnectionDeadlines deadlines({.normal_connections = 2});
+  SocketPair a, b, c, d;
+  ConnectionDeadlines::Connection* first = deadlines.Opened(a.server());
+  ConnectionDeadlines::Connection* second = deadlines.Opened(b.server());
+  ConnectionDeadlines::Connection* third = deadlines.Opened(c.server());
+  EXPECT_FALSE(deadlines.Reserved(first));
+  EXPECT_FALSE(deadlines.Reserved(second));
+  EXPECT_TRUE(deadlines.Reserved(third));
+  deadlines.Closed(first);
+  ConnectionDeadlines::Connection* fourth = deadlines.Opened(d.server());
+  EXPECT_TRUE(deadlines.Reserved(fourth));  // second, third and it: 2 were open before it
+  deadlines.Closed(second);
+  deadlines.Closed(third);
+  deadlines.Closed(fourth);
+  EXPECT_EQ(deadlines.cut(), 0);
+}
+
 }  // namespace
 }  // namespace deniable::server::http

@@ -10,6 +10,7 @@
 #include <sys/socket.h>
 
 #include <algorithm>
+#include <cmath>
 #include <cstdarg>
 #include <cstdio>
 #include <cstring>
@@ -335,6 +336,26 @@ MHD_Result FirstCall(const Listener& listener, MHD_Connection* connection, Excha
   return NotFound(connection, exchange, path);
 }
 
+bool IsHealthCheck(absl::string_view path, absl::string_view verb) {
+  return (verb == MHD_HTTP_METHOD_GET || verb == MHD_HTTP_METHOD_HEAD) &&
+         (path == "/livez" || path == "/healthz");
+}
+
+// A request other than a health check on a connection past max_connections (issue 38): 503 at
+// once, from its headers, and the connection closed, so the reserve stays free for health.
+MHD_Result ReservedRefusal(const Listener& listener, MHD_Connection* connection,
+                           Exchange& exchange) {
+  exchange.route = "reserved";
+  exchange.code = absl::StatusCode::kUnavailable;
+  exchange.has_code = true;
+  return Send(connection, exchange, 503,
+              ErrorBody(absl::UnavailableError(
+                  absl::StrCat("connections: the listener holds --http_max_connections (",
+                               listener.options.max_connections,
+                               ") connections; this one is kept for /livez and /healthz; retry"))),
+              "application/json", {{"Retry-After", "1"}, {"Connection", "close"}});
+}
+
 MHD_Result Access(void* cls, MHD_Connection* connection, const char* url, const char* verb,
                   const char* /*version*/, const char* upload_data, size_t* upload_data_size,
                   void** context) {
@@ -345,9 +366,14 @@ MHD_Result Access(void* cls, MHD_Connection* connection, const char* url, const 
   if (!exchange.seen) {
     exchange.seen = true;
     if (deadlines != nullptr) listener.deadlines->HeadersDone(deadlines);
+    if (deadlines != nullptr && listener.deadlines->Reserved(deadlines) &&
+        !IsHealthCheck(url, verb)) {
+      return ReservedRefusal(listener, connection, exchange);
+    }
     return FirstCall(listener, connection, exchange, url, verb);
   }
   if (*upload_data_size > 0) {
+    if (deadlines != nullptr) listener.deadlines->BodyBytes(deadlines, *upload_data_size);
     // Counted as it arrives; past the limit thrown away as it comes (the request deadline
     // bounds how long).
     if (!exchange.too_large) {
@@ -479,9 +505,16 @@ absl::Status CheckOptions(const HttpOptions& o) {
     return absl::InvalidArgumentError(
         absl::StrCat("http_max_connections: must be > 0, but is ", o.max_connections));
   }
-  if (o.max_connections_per_address <= 0) {
-    return absl::InvalidArgumentError(absl::StrCat(
-        "http_max_connections_per_address: must be > 0, but is ", o.max_connections_per_address));
+  if (o.max_connections_per_address < 0) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("http_max_connections_per_address: must be >= 0 (0: --http_max_connections "
+                     "/ 16), but is ",
+                     o.max_connections_per_address));
+  }
+  if (!(o.min_body_bytes_per_second >= 0) || !std::isfinite(o.min_body_bytes_per_second)) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("http_min_body_bytes_per_second: must be >= 0 (0: no minimum), but is ",
+                     o.min_body_bytes_per_second));
   }
   return absl::OkStatus();
 }
@@ -491,6 +524,10 @@ MHD_OptionItem Item(MHD_OPTION option, intptr_t value, void* pointer = nullptr) 
 }
 
 }  // namespace
+
+int ScaledPerAddressLimit(int max_connections) { return std::max(1, max_connections / 16); }
+
+int HealthReserve(int max_connections) { return std::max(4, max_connections / 32); }
 
 absl::StatusOr<std::unique_ptr<HttpServer>> HttpServer::Start(
     const HttpOptions& options, const JsonApi* api, std::function<std::string()> metrics_text,
@@ -548,8 +585,15 @@ absl::StatusOr<std::unique_ptr<HttpServer>> HttpServer::Start(
               std::min<size_t>(resolved->ai_addrlen, sizeof bind_address));
   freeaddrinfo(resolved);
 
-  listener.deadlines.emplace(options.header_timeout, options.request_timeout,
-                             options.on_connection_cut);
+  listener.deadlines.emplace(
+      ConnectionDeadlines::Limits{.header_timeout = options.header_timeout,
+                                  .request_timeout = options.request_timeout,
+                                  .min_body_bytes_per_second = options.min_body_bytes_per_second,
+                                  .normal_connections = options.max_connections},
+      options.on_connection_cut);
+  const int per_address = options.max_connections_per_address > 0
+                              ? options.max_connections_per_address
+                              : ScaledPerAddressLimit(options.max_connections);
   unsigned int flags = MHD_USE_THREAD_PER_CONNECTION | MHD_USE_INTERNAL_POLLING_THREAD |
                        MHD_USE_POLL | MHD_USE_ERROR_LOG;
   if (bind_address.ss_family == AF_INET6) flags |= MHD_USE_IPv6;
@@ -557,8 +601,9 @@ absl::StatusOr<std::unique_ptr<HttpServer>> HttpServer::Start(
   // The callbacks' function pointers travel as intptr_t (MHD_OptionItem's value).
   std::vector<MHD_OptionItem> items = {
       Item(MHD_OPTION_SOCK_ADDR, 0, &bind_address),
-      Item(MHD_OPTION_CONNECTION_LIMIT, options.max_connections),
-      Item(MHD_OPTION_PER_IP_CONNECTION_LIMIT, options.max_connections_per_address),
+      Item(MHD_OPTION_CONNECTION_LIMIT,
+           options.max_connections + HealthReserve(options.max_connections)),
+      Item(MHD_OPTION_PER_IP_CONNECTION_LIMIT, per_address),
       Item(MHD_OPTION_CONNECTION_TIMEOUT,
            std::max<int64_t>(1, absl::ToInt64Seconds(options.idle_timeout))),
       // Headers (the request line, Authorization, ...) must fit in this much per connection;

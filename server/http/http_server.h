@@ -19,8 +19,9 @@
 //   (403) rules (request_checks.h), and a Content-Length over max_body_bytes (413);
 // - a body is counted as it arrives, whatever its transfer encoding (chunked included); past
 //   max_body_bytes it is thrown away as it comes and the request answered 413;
-// - deadlines for a request's headers and for the whole request (connection_deadlines.h), an
-//   idle timeout, a limit on open connections and one per client address;
+// - deadlines for a request's headers and for the whole request and a minimum body rate
+//   (connection_deadlines.h), an idle timeout, a limit on open connections and one per client
+//   address that scales with it, and connections past the limit kept for health checks;
 // - one thread per connection (at most max_connections): a slow client or a slow storage query
 //   holds its own thread only, so /livez and /healthz answer while others stall.
 //
@@ -58,11 +59,20 @@ struct HttpOptions {
   absl::Duration request_timeout = absl::Seconds(60);
   absl::Duration idle_timeout = absl::Seconds(60);
   // Connections open at once, in all and from one client address (an IPv4 or a whole IPv6
-  // address). A connection past the per-address limit is closed as soon as it is accepted; past
-  // the total, new connections wait in the kernel's listen backlog until one ends. Each open
-  // connection holds one thread. > 0.
+  // address). A connection past the per-address limit is closed as soon as it is accepted.
+  // max_connections_per_address 0 scales with the total: max(1, max_connections / 16) (64 of
+  // 1024), so that eight addresses cannot fill the listener (issue 38). Past max_connections,
+  // HealthReserve(max_connections) more are accepted for /livez and /healthz only: any other
+  // request on them is answered 503 UNAVAILABLE ("Retry-After: 1", the connection closed), so
+  // health checks are answered while the listener is full; past those the library closes new
+  // connections at once. Each open connection holds one thread. max_connections > 0,
+  // max_connections_per_address >= 0.
   int max_connections = 1024;
-  int max_connections_per_address = 128;
+  int max_connections_per_address = 0;
+  // A request's body must arrive at min_body_bytes_per_second on average from its headers on,
+  // checked from 5 s after them (ConnectionDeadlines): a client that trickles a body a byte a
+  // second is cut after 5 s, not held to request_timeout. 0: no minimum. >= 0.
+  double min_body_bytes_per_second = 1024;
   // Called (on the deadline watchdog's thread) for each connection shut down for missing its
   // header or request deadline; main.cc counts them in deniable_http_connections_cut_total.
   std::function<void()> on_connection_cut;
@@ -79,6 +89,11 @@ struct HttpOptions {
   // with `authorization: {credentials: ...}` (docs/security.md). Empty: /metrics is open.
   std::string metrics_token;
 };
+
+// The per-address limit that HttpOptions::max_connections_per_address = 0 stands for.
+int ScaledPerAddressLimit(int max_connections);
+// The connections accepted past max_connections for health checks: max(4, max_connections / 32).
+int HealthReserve(int max_connections);
 
 // The health of `service` ("" for the whole server) for /healthz: OK (SERVING), UNAVAILABLE
 // (NOT_SERVING, with the reason) or NOT_FOUND (no such service). Null: always SERVING.
