@@ -259,5 +259,32 @@ TEST_F(PrevalenceQueryTest, AnytimeRefusesSeveralPeriodsAndBadOptions) {
   EXPECT_THAT(query_.Get(request).status().message(), HasSubstr("quantiles:"));
 }
 
+// GetSeries with interval = ANYTIME: each bucket (here days of a daily metric) its own sequence.
+TEST_F(PrevalenceQueryTest, AnytimeSeriesBuckets) {
+  const int64_t today = kNow - kNow % 86400;
+  Store(300, 200, today - 86400);
+  Store(100, 300, today);
+  v1::GetSeriesRequest request;
+  request.set_metric("m");
+  request.set_start_time_seconds(today - 86400);
+  request.set_end_time_seconds(today + 86400);
+  request.set_bucket(v1::DAY);
+  request.set_interval(v1::ANYTIME);
+  absl::StatusOr<v1::Series> series = query_.Series(request);
+  ASSERT_TRUE(series.ok()) << series.status();
+  ASSERT_EQ(series->buckets_size(), 2);
+  const int yes[] = {300, 100}, n[] = {500, 400};
+  for (int i = 0; i < 2; ++i) {
+    absl::StatusOr<AnytimeInterval> want =
+        AnytimePrevalenceInterval(Channel{0.75, 0.25}, yes[i], n[i], 0.95, 10000);
+    ASSERT_TRUE(want.ok());
+    EXPECT_EQ(series->buckets(i).interval_kind(), v1::ANYTIME) << i;
+    EXPECT_NEAR(series->buckets(i).ci_lower(), want->lower, 1e-12) << i;
+    EXPECT_NEAR(series->buckets(i).ci_upper(), want->upper, 1e-12) << i;
+  }
+  request.set_bucket(v1::WEEK);  // a week of a daily metric spans seven periods
+  EXPECT_THAT(query_.Series(request).status().message(), HasSubstr("interval:"));
+}
+
 }  // namespace
 }  // namespace deniable::server
