@@ -170,6 +170,8 @@ absl::Status ApplyAnytimeIntervals(const MetricInfo& metric, const PeriodCounts&
   p->set_interval_kind(v1::ANYTIME);
   p->set_anytime_tuned_reports(request.tuned_reports);
   p->set_interval_construction(construction);
+  // `method` keeps the fixed-n method the selection would have had; it was not used.
+  p->set_method_reason("interval = ANYTIME requested: the fixed-n method was not used");
   return absl::OkStatus();
 }
 

@@ -37,7 +37,8 @@ absl::StatusOr<int64_t> AnytimeTunedReportsOrDefault(int64_t requested);
 
 // Replaces the intervals of `p`, estimated from `counts` (and, for layouts of several
 // coordinates, `support`, null otherwise) of one selection of `metric`, by anytime ones, and sets
-// interval_kind = ANYTIME, anytime_tuned_reports and interval_construction. Suppressed estimates
+// interval_kind = ANYTIME, anytime_tuned_reports, interval_construction and method_reason (which
+// says the fixed-n `method` was not used). Suppressed estimates
 // are left alone.
 // Errors: FAILED_PRECONDITION naming "interval" when `counts` spans several reporting periods or
 // calendar windows (the reports are then not independent), or "combination" for

@@ -186,6 +186,7 @@ TEST_F(PrevalenceQueryTest, AnytimeIntervalIsTheConfidenceSequence) {
   EXPECT_LT(p->ci_lower(), fixed->ci_lower());
   EXPECT_GT(p->ci_upper(), fixed->ci_upper());
   EXPECT_THAT(p->interval_construction(), HasSubstr("anytime"));
+  EXPECT_THAT(p->method_reason(), HasSubstr("ANYTIME requested"));
 
   request.set_anytime_tuned_reports(1000);
   absl::StatusOr<v1::Prevalence> tuned = query_.Get(request);
