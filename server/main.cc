@@ -49,6 +49,9 @@
 #include "absl/time/clock.h"
 #include "absl/time/time.h"
 #include "deniable/common/clock.h"
+#include "server/alerts/alert_monitor.h"
+#include "server/alerts/alert_rules.h"
+#include "server/alerts/webhook.h"
 #include "server/auth/authenticator.h"
 #include "server/auth/token_store.h"
 #include "server/env_flags.h"
@@ -152,6 +155,14 @@ ABSL_FLAG(std::string, metrics_token, EnvOr("DENIABLE_METRICS_TOKEN", ""),
           "a bearer token that GET /metrics then requires (it lists every metric's name and "
           "counts); empty (the default): /metrics is open to whoever reaches the HTTP port. "
           "Prefer the environment (env DENIABLE_METRICS_TOKEN): a flag shows in the process list");
+ABSL_FLAG(std::string, alert_rules, EnvOr("DENIABLE_ALERT_RULES", ""),
+          "a JSON file of alert rules (docs/alerts.md) evaluated with anytime-valid intervals; "
+          "a bad file stops the server with exit code 2 (env DENIABLE_ALERT_RULES); empty: no "
+          "alerts");
+ABSL_FLAG(int, alert_period_seconds, 60, "seconds between two evaluations of the alert rules");
+ABSL_FLAG(std::string, alert_webhook_url, EnvOr("DENIABLE_ALERT_WEBHOOK_URL", ""),
+          "http:// or https:// URL that gets a JSON POST each time an alert rule starts or stops "
+          "firing (env DENIABLE_ALERT_WEBHOOK_URL); empty: no webhook");
 ABSL_FLAG(int, http_header_timeout_seconds, 10,
           "HTTP listener: a request's headers must arrive within this many seconds of the "
           "connection opening or finishing its previous request (slow clients and idle "
@@ -511,6 +522,9 @@ struct ServeOptions {
   absl::Duration memory_trim_interval;
   absl::Duration shutdown_grace;
   bool text_logs = true;  // --log_format=text: the insecure warning gets a banner
+  std::vector<server::AlertRule> alert_rules;  // --alert_rules (empty: no alert monitor)
+  absl::Duration alert_period;
+  std::string alert_webhook_url;
 };
 
 // A refused flag value: the message main logs before it exits with 2.
@@ -640,11 +654,32 @@ absl::StatusOr<ServeOptions> ServeOptionsFromFlags() {
             .on_connection_cut = nullptr,
             .cors_origins = absl::GetFlag(FLAGS_http_cors_origins),
             .access_log = options.access_log,
-            .metrics_token = absl::GetFlag(FLAGS_metrics_token)};
+            .metrics_token = absl::GetFlag(FLAGS_metrics_token),
+            .alerts_json = nullptr};
   o.token_reload_interval = absl::Seconds(absl::GetFlag(FLAGS_token_reload_seconds));
   o.memory_trim_interval = absl::Seconds(std::max(0, absl::GetFlag(FLAGS_memory_trim_seconds)));
   o.shutdown_grace = absl::Seconds(absl::GetFlag(FLAGS_shutdown_grace_seconds));
   o.text_logs = absl::GetFlag(FLAGS_log_format) == "text";
+  if (absl::GetFlag(FLAGS_alert_period_seconds) < 1) {
+    return FlagError(absl::StrCat("--alert_period_seconds: must be >= 1, but is ",
+                                  absl::GetFlag(FLAGS_alert_period_seconds)));
+  }
+  o.alert_period = absl::Seconds(absl::GetFlag(FLAGS_alert_period_seconds));
+  o.alert_webhook_url = absl::GetFlag(FLAGS_alert_webhook_url);
+  if (!o.alert_webhook_url.empty() && !absl::StartsWith(o.alert_webhook_url, "http://") &&
+      !absl::StartsWith(o.alert_webhook_url, "https://")) {
+    return FlagError(
+        absl::StrCat("--alert_webhook_url: must start with http:// or https://, "
+                     "but is \"",
+                     o.alert_webhook_url, "\""));
+  }
+  if (const std::string rules = absl::GetFlag(FLAGS_alert_rules); !rules.empty()) {
+    absl::StatusOr<std::vector<server::AlertRule>> loaded = server::LoadAlertRules(rules);
+    if (!loaded.ok()) {
+      return FlagError(absl::StrCat("--alert_rules: ", loaded.status().message()));
+    }
+    o.alert_rules = *std::move(loaded);
+  }
   return o;
 }
 
@@ -689,7 +724,29 @@ struct Running {
   std::unique_ptr<server::ProcessMetrics> process_metrics;
   std::unique_ptr<server::http::JsonApi> json_api;
   std::unique_ptr<server::http::HttpServer> http_server;
+  std::unique_ptr<server::AlertMonitor> alerts;  // with --alert_rules; stopped first
 };
+
+// The alert monitor (docs/alerts.md) over the collector's queries, with --alert_rules.
+void StartAlerts(const ServeOptions& options, Running& running) {
+  if (options.alert_rules.empty()) return;
+  server::CollectorCore* core = running.collector->core();
+  server::AlertMonitor::WebhookFn webhook = nullptr;
+  if (!options.alert_webhook_url.empty()) {
+    webhook = [url = options.alert_webhook_url](const std::string& json) {
+      if (absl::Status s = server::PostJson(url, json, absl::Seconds(10)); !s.ok()) {
+        spdlog::warn("event=alert_webhook_failed reason=\"{}\"", std::string(s.message()));
+      }
+    };
+  }
+  running.alerts = std::make_unique<server::AlertMonitor>(
+      options.alert_rules,
+      [core](const deniable::v1::GetPrevalenceRequest& r) { return core->GetPrevalence(r); },
+      running.metrics.get(), std::move(webhook));
+  running.alerts->Start(options.alert_period, deniable::SystemClock::Default());
+  spdlog::info("event=alerts_started rules={} period_seconds={}", options.alert_rules.size(),
+               absl::ToInt64Seconds(options.alert_period));
+}
 
 // Storage behind group commit and its metrics, then the gRPC collector, memory trimming and the
 // process gauges. Errors: the collector's Start.
@@ -735,6 +792,9 @@ absl::Status StartHttp(const ServeOptions& options, Running& running) {
   server::CollectorServer* collector = running.collector.get();
   running.json_api = std::make_unique<server::http::JsonApi>(collector->core());
   server::http::HttpOptions http = options.http;
+  if (running.alerts != nullptr) {
+    http.alerts_json = [alerts = running.alerts.get()] { return alerts->StatesJson(); };
+  }
   http.on_connection_cut = [&http_connections_cut] { http_connections_cut.Increment(); };
   auto started = server::http::HttpServer::Start(
       http, running.json_api.get(),
@@ -795,6 +855,7 @@ int ServeUntilStopped(const sigset_t& stop_signals, absl::Duration grace, Runnin
   });
   running.collector->Wait();
   signal_waiter.join();
+  running.alerts.reset();  // its queries use the collector
   running.http_server.reset();
   running.collector.reset();  // closes the database after the last call has finished
   spdlog::info("event=stopped");
@@ -834,6 +895,7 @@ int main(int argc, char** argv) {
     spdlog::error("cannot start: {}", started.ToString());
     return 1;
   }
+  StartAlerts(*options, running);
   if (absl::Status started = StartHttp(*options, running); !started.ok()) {
     spdlog::error("cannot start the HTTP listener: {}", started.ToString());
     return 1;

@@ -21,6 +21,7 @@ packages=(
   openssl python3-grpcio python3-protobuf python3-venv python3-pip
   libmicrohttpd-dev libgnutls28-dev  # the HTTP listener and its TLS
   libcpp-httplib-dev  # bench/http_latency_bench's HTTP client
+  libcurl4-openssl-dev  # the alert webhook (server/alerts/webhook.cc)
   prometheus-cpp-dev libjs-chart.js chromium chromium-driver python3-selenium curl
   libpq-dev postgresql-15
   libplplot-dev  # series --plot (PLplot: svg and pdf drivers)

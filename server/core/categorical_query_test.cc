@@ -9,6 +9,7 @@
 
 #include "deniable/common/categorical.h"
 #include "deniable/common/categorical_estimate.h"
+#include "deniable/common/confidence_sequence.h"
 #include "deniable/common/shuffle.h"
 #include "deniable/convert/categorical_convert.h"
 #include "gmock/gmock.h"
@@ -302,6 +303,40 @@ TEST_F(CategoricalQueryTest, UnknownSimultaneousMethodIsRefusedNamingTheField) {
   absl::StatusOr<v1::Prevalence> p = query_.Get(request);
   EXPECT_EQ(p.status().code(), absl::StatusCode::kInvalidArgument);
   EXPECT_THAT(p.status().message(), HasSubstr("simultaneous"));
+}
+
+// Issue 41: with interval = ANYTIME each share gets the confidence sequence of its support
+// channel on its support count, and the simultaneous ones Bonferroni over the k categories.
+TEST_F(CategoricalQueryTest, AnytimeSharesAreConfidenceSequences) {
+  for (v1::CategoricalMechanism mechanism : {v1::K_RR, v1::OUE}) {
+    const std::string name = "any" + std::to_string(static_cast<int>(mechanism));
+    Create(name, mechanism, std::log(3.0));
+    std::vector<int64_t> support(4, 0);
+    Store(name, 2532, kNow, "C", &support);
+    v1::GetPrevalenceRequest request = Request(name);
+    request.set_interval(v1::ANYTIME);
+    absl::StatusOr<v1::Prevalence> p = query_.Get(request);
+    ASSERT_TRUE(p.ok()) << p.status();
+    EXPECT_EQ(p->interval_kind(), v1::ANYTIME);
+    EXPECT_EQ(p->simultaneous_method(), "bonferroni");
+    EXPECT_DOUBLE_EQ(p->per_category_level(), 1.0 - 0.05 / 4);
+    const Mechanism& m = *(*registry_.Find(name))->current().mechanism;
+    ASSERT_EQ(p->shares_size(), 4);
+    for (int v = 0; v < 4; ++v) {
+      SCOPED_TRACE(name + " " + kVote[v]);
+      const Channel c = m.ChannelOf(v);
+      absl::StatusOr<AnytimeInterval> alone =
+          AnytimePrevalenceInterval(c, support[v], 2532, 0.95, 10000);
+      absl::StatusOr<AnytimeInterval> together =
+          AnytimePrevalenceInterval(c, support[v], 2532, 1.0 - 0.05 / 4, 10000);
+      ASSERT_TRUE(alone.ok() && together.ok());
+      EXPECT_NEAR(p->shares(v).ci_lower(), alone->lower, 1e-12);
+      EXPECT_NEAR(p->shares(v).ci_upper(), alone->upper, 1e-12);
+      EXPECT_NEAR(p->shares(v).simultaneous_lower(), together->lower, 1e-12);
+      EXPECT_NEAR(p->shares(v).simultaneous_upper(), together->upper, 1e-12);
+      EXPECT_LE(p->shares(v).simultaneous_lower(), p->shares(v).ci_lower());
+    }
+  }
 }
 
 }  // namespace

@@ -5,6 +5,8 @@
 #include <string>
 #include <vector>
 
+#include "deniable/common/confidence_sequence.h"
+#include "deniable/common/mechanism.h"
 #include "deniable/common/numeric.h"
 #include "deniable/convert/interval_method_convert.h"
 #include "gmock/gmock.h"
@@ -402,6 +404,67 @@ TEST_F(NumericQueryTest, BadQuantilesAndMixedDifferencesAreRefused) {
   ASSERT_FALSE(d.ok());
   EXPECT_EQ(d.status().code(), absl::StatusCode::kInvalidArgument);
   EXPECT_THAT(std::string(d.status().message()), HasSubstr("second.metric"));
+}
+
+// Issue 41: interval = ANYTIME for numbers: 1BitMean's mean and total from its share's confidence
+// sequence; dBitFlip's buckets on their s_j reports, Bonferroni over k, quantiles not served.
+TEST_F(NumericQueryTest, AnytimeMeansAndBuckets) {
+  Create("session", 10, 130, std::log(3.0), v1::ONE_BIT_MEAN);
+  StoreBits("session", 1000, 600, kDay1);
+  v1::GetPrevalenceRequest request = Request("session", kDay1 - kDay1 % kDay, kDay1 + 1);
+  request.set_interval(v1::ANYTIME);
+  absl::StatusOr<v1::Prevalence> p = query_.Get(request);
+  ASSERT_TRUE(p.ok()) << p.status();
+  const Channel bit = (*registry_.Find("session"))->current().mechanism->ChannelOf(0);
+  absl::StatusOr<AnytimeInterval> share = AnytimePrevalenceInterval(bit, 600, 1000, 0.95, 10000);
+  ASSERT_TRUE(share.ok());
+  EXPECT_EQ(p->interval_kind(), v1::ANYTIME);
+  EXPECT_NEAR(p->numeric().mean_ci_lower(), 10 + 120 * share->lower, 1e-9);
+  EXPECT_NEAR(p->numeric().mean_ci_upper(), 10 + 120 * share->upper, 1e-9);
+  EXPECT_NEAR(p->numeric().total_ci_upper(), 1000 * (10 + 120 * share->upper), 1e-6);
+
+  Create("load", 0, 100, std::log(9.0), v1::D_BIT_FLIP, 4, 2);
+  const std::vector<std::pair<uint32_t, uint32_t>> pairs = {{0, 1}, {0, 2}, {0, 3},
+                                                            {1, 2}, {1, 3}, {2, 3}};
+  std::vector<int64_t> sampled(4, 0), ones(4, 0);
+  v1::SubmitReportsRequest batch;
+  for (int i = 0; i < 240; ++i) {
+    v1::Report r = NewReport("load", kDay1, "");
+    const auto [j0, j1] = pairs[static_cast<size_t>(i % 6)];
+    for (uint32_t j : {j0, j1}) {
+      const bool b = (i * 7 + static_cast<int>(j) * 3) % 10 < 4;
+      r.mutable_numeric()->add_buckets(j);
+      r.mutable_numeric()->add_bits(b);
+      ++sampled[j];
+      if (b) ++ones[j];
+    }
+    *batch.add_reports() = r;
+  }
+  ASSERT_TRUE(ingestor_.Submit(batch).ok());
+  request = Request("load", kDay1 - kDay1 % kDay, kDay1 + 1);
+  request.set_interval(v1::ANYTIME);
+  p = query_.Get(request);
+  ASSERT_TRUE(p.ok()) << p.status();
+  const Mechanism& m = *(*registry_.Find("load"))->current().mechanism;
+  const v1::NumericEstimate& num = p->numeric();
+  ASSERT_EQ(num.buckets_size(), 4);
+  EXPECT_EQ(num.quantiles_size(), 0);
+  EXPECT_EQ(num.simultaneous_method(), "bonferroni");
+  for (int j = 0; j < 4; ++j) {
+    SCOPED_TRACE(j);
+    EXPECT_EQ(num.buckets(j).sampled(), sampled[j]);
+    absl::StatusOr<AnytimeInterval> alone =
+        AnytimePrevalenceInterval(m.ChannelOf(4 + j), ones[j], sampled[j], 0.95, 10000);
+    absl::StatusOr<AnytimeInterval> together =
+        AnytimePrevalenceInterval(m.ChannelOf(4 + j), ones[j], sampled[j], 1 - 0.05 / 4, 10000);
+    ASSERT_TRUE(alone.ok() && together.ok());
+    EXPECT_NEAR(num.buckets(j).ci_lower(), alone->lower, 1e-12);
+    EXPECT_NEAR(num.buckets(j).ci_upper(), alone->upper, 1e-12);
+    EXPECT_NEAR(num.buckets(j).simultaneous_lower(), together->lower, 1e-12);
+    EXPECT_NEAR(num.buckets(j).simultaneous_upper(), together->upper, 1e-12);
+  }
+  request.add_quantiles(0.5);
+  EXPECT_EQ(query_.Get(request).status().code(), absl::StatusCode::kFailedPrecondition);
 }
 
 }  // namespace

@@ -21,6 +21,7 @@
 #include "deniable/common/shuffle.h"
 #include "deniable/common/status_macros.h"
 #include "deniable/convert/interval_method_convert.h"
+#include "server/core/anytime_estimate.h"
 #include "server/core/categorical_query.h"
 #include "server/core/numeric_query.h"
 #include "server/core/window_selection.h"
@@ -218,6 +219,7 @@ struct PrevalenceQuery::Selection {
   // vectors (PeriodSupport); a one-coordinate layout's counter 0 is in PeriodCounts.
   bool sum_vectors = false;
   std::vector<double> quantiles = {0.5, 0.9, 0.99};  // numeric (D_BIT_FLIP) metrics
+  std::optional<AnytimeRequest> anytime;             // interval = ANYTIME (anytime_estimate.h)
 
   // Adds `row` to `tally` under its reporting period and design version (or, in the window
   // form, its window's first reports under its window).
@@ -240,6 +242,12 @@ absl::StatusOr<v1::Prevalence> PrevalenceQuery::Estimate(const Selection& s, con
                                                          s.simultaneous, s.quantiles)
                             : EstimateFromPeriods(*s.metric, t.counts, s.options);
   if (!p.ok()) return p;
+  if (s.anytime.has_value()) {
+    DENIABLE_RETURN_IF_ERROR(ApplyAnytimeIntervals(
+        *s.metric, t.counts, s.sum_vectors ? &t.support : nullptr, *s.anytime, &*p));
+  } else {
+    p->set_interval_kind(v1::FIXED_N);
+  }
   SetEstimateKind(*s.metric, &*p);
   if (t.window.has_value()) {
     DescribeWindowEstimate(*t.window, t.start, &*p);
@@ -289,7 +297,8 @@ PrevalenceQuery::PrevalenceQuery(MetricRegistry* registry, Storage* storage, Que
 
 absl::StatusOr<PrevalenceQuery::Selection> PrevalenceQuery::Select(
     const std::string& metric, int64_t start, int64_t end, double level, v1::IntervalMethod method,
-    v1::VersionCombination c, v1::SimultaneousMethod sm) {
+    v1::VersionCombination c, v1::SimultaneousMethod sm, v1::IntervalKind kind,
+    int64_t tuned_reports) {
   DENIABLE_RETURN_IF_ERROR(ValidateMetricName(metric, "metric"));
   if (start < 0) {
     return absl::InvalidArgumentError(
@@ -308,6 +317,16 @@ absl::StatusOr<PrevalenceQuery::Selection> PrevalenceQuery::Select(
   }
   DENIABLE_ASSIGN_OR_RETURN(s.options.combination, CombinationFromProto(c));
   DENIABLE_ASSIGN_OR_RETURN(s.simultaneous, SimultaneousFromProto(sm));
+  if (kind == v1::ANYTIME) {
+    AnytimeRequest anytime;
+    anytime.level = s.options.level;
+    anytime.combination = s.options.combination;
+    DENIABLE_ASSIGN_OR_RETURN(anytime.tuned_reports, AnytimeTunedReportsOrDefault(tuned_reports));
+    s.anytime = anytime;
+  } else if (kind != v1::INTERVAL_KIND_UNSPECIFIED && kind != v1::FIXED_N) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("interval: unknown interval kind ", static_cast<int>(kind)));
+  }
   DENIABLE_ASSIGN_OR_RETURN(s.metric, registry_->Find(metric));
   s.period_seconds = s.metric->proto.reporting_period_seconds();
   for (const MetricVersion& v : s.metric->versions) {
@@ -328,9 +347,15 @@ absl::StatusOr<v1::Prevalence> PrevalenceQuery::Get(const v1::GetPrevalenceReque
                      EchoValue(request.group_by())));
   }
   DENIABLE_ASSIGN_OR_RETURN(
-      Selection s, Select(request.metric(), request.start_time_seconds(),
-                          request.end_time_seconds(), request.confidence_level(), request.method(),
-                          request.combination(), request.simultaneous()));
+      Selection s,
+      Select(request.metric(), request.start_time_seconds(), request.end_time_seconds(),
+             request.confidence_level(), request.method(), request.combination(),
+             request.simultaneous(), request.interval(), request.anytime_tuned_reports()));
+  if (s.anytime.has_value() && !request.quantiles().empty()) {
+    return absl::FailedPreconditionError(
+        "quantiles: not served with interval = ANYTIME (their band is fixed-n); ask without "
+        "quantiles, or without interval = ANYTIME");
+  }
   DENIABLE_ASSIGN_OR_RETURN(s.quantiles, QuantileLevels(request.quantiles()));
   std::vector<const CountRow*> all_rows;
   for (const CountRow& row : s.rows) all_rows.push_back(&row);
@@ -389,9 +414,10 @@ absl::StatusOr<v1::Series> PrevalenceQuery::Series(const v1::GetSeriesRequest& r
         absl::StrCat("bucket: unknown bucket width ", static_cast<int>(width)));
   }
   DENIABLE_ASSIGN_OR_RETURN(
-      Selection s, Select(request.metric(), request.start_time_seconds(),
-                          request.end_time_seconds(), request.confidence_level(), request.method(),
-                          request.combination(), request.simultaneous()));
+      Selection s,
+      Select(request.metric(), request.start_time_seconds(), request.end_time_seconds(),
+             request.confidence_level(), request.method(), request.combination(),
+             request.simultaneous(), request.interval(), request.anytime_tuned_reports()));
   const int64_t buckets = BucketsBetween(s.start, s.end - 1, width);
   if (buckets > options_.max_series_buckets) {
     return absl::InvalidArgumentError(absl::StrCat("end_time_seconds: the range spans ", buckets,

@@ -41,6 +41,12 @@
 // total from the bit's estimate by these same rules, D_BIT_FLIP's histogram per bucket as for
 // categories, and its quantiles at GetPrevalenceRequest.quantiles.
 //
+// Anytime-valid intervals (GetPrevalenceRequest.interval = ANYTIME, anytime_estimate.h): the
+// estimate as above, its intervals replaced by confidence sequences (docs/statistics.md section
+// 10); only for a selection (each group, each series bucket) within one reporting period or
+// calendar window, with BY_REPORTS. Prevalence.interval_kind says which intervals a response
+// carries.
+//
 // Small groups: a selection with fewer reports than the metric's min_reports (or, when that is
 // 0, QueryOptions::default_min_reports) is never estimated: GetPrevalence answers
 // FAILED_PRECONDITION with the count needed; groups and series buckets are returned with n only
@@ -113,8 +119,10 @@ class PrevalenceQuery {
   // request.group_by names a label.
   // Errors: NOT_FOUND for an unknown metric; INVALID_ARGUMENT naming "metric",
   // "start_time_seconds", "end_time_seconds", "confidence_level", "method", "combination" or
-  // "group_by";
-  // FAILED_PRECONDITION when the range holds fewer reports than the metric's minimum.
+  // "group_by", "interval" or "anytime_tuned_reports";
+  // FAILED_PRECONDITION when the range holds fewer reports than the metric's minimum, and, with
+  // interval = ANYTIME, naming "interval" (several periods or windows), "combination"
+  // (INVERSE_VARIANCE) or "quantiles" (quantiles asked).
   absl::StatusOr<v1::Prevalence> Get(const v1::GetPrevalenceRequest& request);
 
   // One prevalence per bucket (hour, day, or week from Monday 00:00 UTC) holding reports.
@@ -143,7 +151,8 @@ class PrevalenceQuery {
   absl::StatusOr<Selection> Select(const std::string& metric, int64_t start, int64_t end,
                                    double level, v1::IntervalMethod method,
                                    v1::VersionCombination combination,
-                                   v1::SimultaneousMethod simultaneous);
+                                   v1::SimultaneousMethod simultaneous, v1::IntervalKind kind,
+                                   int64_t tuned_reports);
 
   MetricRegistry* const registry_;
   Storage* const storage_;

@@ -3,6 +3,7 @@
 #include <cmath>
 #include <string>
 
+#include "deniable/common/confidence_sequence.h"
 #include "deniable/common/shuffle.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
@@ -158,6 +159,132 @@ TEST_F(PrevalenceQueryTest, RejectsInvalidArgumentsNamingTheField) {
   request.set_method(v1::CLOPPER_PEARSON);
   request.set_metric("nope");
   EXPECT_EQ(query_.Get(request).status().code(), absl::StatusCode::kNotFound);
+}
+
+// Issue 41: interval = ANYTIME replaces the interval by the normal-mixture confidence sequence of
+// common/confidence_sequence.h on the same reports, and says so.
+TEST_F(PrevalenceQueryTest, AnytimeIntervalIsTheConfidenceSequence) {
+  Store(600, 400, kNow);
+  v1::GetPrevalenceRequest request;
+  request.set_metric("m");
+  absl::StatusOr<v1::Prevalence> fixed = query_.Get(request);
+  ASSERT_TRUE(fixed.ok()) << fixed.status();
+  EXPECT_EQ(fixed->interval_kind(), v1::FIXED_N);
+  EXPECT_EQ(fixed->anytime_tuned_reports(), 0);
+
+  request.set_interval(v1::ANYTIME);
+  absl::StatusOr<v1::Prevalence> p = query_.Get(request);
+  ASSERT_TRUE(p.ok()) << p.status();
+  absl::StatusOr<AnytimeInterval> want =
+      AnytimePrevalenceInterval(Channel{0.75, 0.25}, 600, 1000, 0.95, 10000);
+  ASSERT_TRUE(want.ok());
+  EXPECT_EQ(p->interval_kind(), v1::ANYTIME);
+  EXPECT_EQ(p->anytime_tuned_reports(), 10000);
+  EXPECT_NEAR(p->ci_lower(), want->lower, 1e-12);
+  EXPECT_NEAR(p->ci_upper(), want->upper, 1e-12);
+  EXPECT_NEAR(p->estimate_unbiased(), fixed->estimate_unbiased(), 1e-12);
+  EXPECT_LT(p->ci_lower(), fixed->ci_lower());
+  EXPECT_GT(p->ci_upper(), fixed->ci_upper());
+  EXPECT_THAT(p->interval_construction(), HasSubstr("anytime"));
+  EXPECT_THAT(p->method_reason(), HasSubstr("ANYTIME requested"));
+
+  request.set_anytime_tuned_reports(1000);
+  absl::StatusOr<v1::Prevalence> tuned = query_.Get(request);
+  ASSERT_TRUE(tuned.ok()) << tuned.status();
+  want = AnytimePrevalenceInterval(Channel{0.75, 0.25}, 600, 1000, 0.95, 1000);
+  EXPECT_NEAR(tuned->ci_lower(), want->lower, 1e-12);
+  EXPECT_EQ(tuned->anytime_tuned_reports(), 1000);
+  EXPECT_LT(tuned->ci_upper() - tuned->ci_lower(), p->ci_upper() - p->ci_lower());
+}
+
+// Two design versions in one period: each report debiased through its own channel (BY_REPORTS).
+TEST_F(PrevalenceQueryTest, AnytimeCombinesDesignVersionsByReports) {
+  v1::AddDesignVersionRequest add;
+  add.set_metric("m");
+  add.mutable_design()->mutable_symmetric_epsilon()->set_epsilon(std::log(9.0));  // 0.9, 0.1
+  ASSERT_TRUE(registry_.AddVersion(add).ok());
+  Store(300, 200, kNow);
+  v1::SubmitReportsRequest v2;
+  for (int i = 0; i < 400; ++i) {
+    v1::Report* r = v2.add_reports();
+    r->set_metric("m");
+    r->set_design_version(2);
+    r->set_bit(i < 100 ? 1 : 0);
+    std::string id(16, '\0');
+    id[0] = static_cast<char>(next_id_ & 0xff);
+    id[1] = static_cast<char>(next_id_ >> 8);
+    ++next_id_;
+    r->set_report_id(id);
+    r->set_event_time_seconds(kNow);
+  }
+  ASSERT_TRUE(ingestor_.Submit(v2).ok());
+  v1::GetPrevalenceRequest request;
+  request.set_metric("m");
+  request.set_interval(v1::ANYTIME);
+  absl::StatusOr<v1::Prevalence> p = query_.Get(request);
+  ASSERT_TRUE(p.ok()) << p.status();
+  const std::vector<AnytimeBlock> blocks = {{Channel{0.75, 0.25}, 300, 500},
+                                            {Channel{0.9, 0.1}, 100, 400}};
+  AnytimeOptions options;
+  options.reference_channel = Channel{0.9, 0.1};  // the newest version's
+  absl::StatusOr<AnytimeInterval> want = AnytimePrevalenceInterval(blocks, options);
+  ASSERT_TRUE(want.ok());
+  EXPECT_NEAR(p->ci_lower(), want->lower, 1e-12);
+  EXPECT_NEAR(p->ci_upper(), want->upper, 1e-12);
+  EXPECT_NEAR(p->estimate_unbiased(), want->center, 1e-12);
+
+  request.set_combination(v1::INVERSE_VARIANCE);
+  absl::StatusOr<v1::Prevalence> refused = query_.Get(request);
+  EXPECT_EQ(refused.status().code(), absl::StatusCode::kFailedPrecondition);
+  EXPECT_THAT(refused.status().message(), HasSubstr("combination:"));
+}
+
+TEST_F(PrevalenceQueryTest, AnytimeRefusesSeveralPeriodsAndBadOptions) {
+  Store(60, 40, kNow);
+  Store(60, 40, kNow - 86400);
+  v1::GetPrevalenceRequest request;
+  request.set_metric("m");
+  request.set_interval(v1::ANYTIME);
+  absl::StatusOr<v1::Prevalence> p = query_.Get(request);
+  EXPECT_EQ(p.status().code(), absl::StatusCode::kFailedPrecondition);
+  EXPECT_THAT(p.status().message(), HasSubstr("interval: anytime intervals need a selection"));
+  request.set_start_time_seconds(kNow - kNow % 86400);  // today only: one period
+  EXPECT_TRUE(query_.Get(request).ok());
+  request.set_anytime_tuned_reports(-1);
+  EXPECT_THAT(query_.Get(request).status().message(), HasSubstr("anytime_tuned_reports"));
+  request.set_anytime_tuned_reports(0);
+  request.set_interval(static_cast<v1::IntervalKind>(7));
+  EXPECT_THAT(query_.Get(request).status().message(), HasSubstr("interval: unknown"));
+  request.set_interval(v1::ANYTIME);
+  request.add_quantiles(0.5);
+  EXPECT_THAT(query_.Get(request).status().message(), HasSubstr("quantiles:"));
+}
+
+// GetSeries with interval = ANYTIME: each bucket (here days of a daily metric) its own sequence.
+TEST_F(PrevalenceQueryTest, AnytimeSeriesBuckets) {
+  const int64_t today = kNow - kNow % 86400;
+  Store(300, 200, today - 86400);
+  Store(100, 300, today);
+  v1::GetSeriesRequest request;
+  request.set_metric("m");
+  request.set_start_time_seconds(today - 86400);
+  request.set_end_time_seconds(today + 86400);
+  request.set_bucket(v1::DAY);
+  request.set_interval(v1::ANYTIME);
+  absl::StatusOr<v1::Series> series = query_.Series(request);
+  ASSERT_TRUE(series.ok()) << series.status();
+  ASSERT_EQ(series->buckets_size(), 2);
+  const int yes[] = {300, 100}, n[] = {500, 400};
+  for (int i = 0; i < 2; ++i) {
+    absl::StatusOr<AnytimeInterval> want =
+        AnytimePrevalenceInterval(Channel{0.75, 0.25}, yes[i], n[i], 0.95, 10000);
+    ASSERT_TRUE(want.ok());
+    EXPECT_EQ(series->buckets(i).interval_kind(), v1::ANYTIME) << i;
+    EXPECT_NEAR(series->buckets(i).ci_lower(), want->lower, 1e-12) << i;
+    EXPECT_NEAR(series->buckets(i).ci_upper(), want->upper, 1e-12) << i;
+  }
+  request.set_bucket(v1::WEEK);  // a week of a daily metric spans seven periods
+  EXPECT_THAT(query_.Series(request).status().message(), HasSubstr("interval:"));
 }
 
 }  // namespace

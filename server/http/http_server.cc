@@ -215,6 +215,21 @@ MHD_Result Get(const Listener& listener, MHD_Connection* connection, Exchange& e
     return Send(connection, exchange, 200, listener.metrics_text(),
                 "text/plain; version=0.0.4; charset=utf-8");
   }
+  if (path == "/v1/alerts") {
+    exchange.route = "/v1/alerts";
+    // Whoever may read estimates may read the alerts on them.
+    const absl::StatusOr<Caller> caller = listener.api->Authorize(
+        "deniable.v1.QueryService/GetPrevalence",
+        HeaderOf(connection, "Authorization").value_or(""), Peer(connection), std::nullopt);
+    if (!caller.ok()) return SendError(connection, exchange, caller.status());
+    if (!listener.options.alerts_json) {
+      return SendError(connection, exchange,
+                       absl::NotFoundError("path: /v1/alerts: no alert rules (start "
+                                           "deniable-server with --alert_rules=FILE)"));
+    }
+    return Send(connection, exchange, 200, listener.options.alerts_json(), "application/json",
+                no_store);
+  }
   if (path == "/livez") {
     exchange.route = "/livez";
     return Send(connection, exchange, 200, "{\"status\":\"ALIVE\"}\n", "application/json",

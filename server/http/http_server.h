@@ -88,6 +88,9 @@ struct HttpOptions {
   // scrape lists every metric's name and its report counts; a Prometheus server sends the token
   // with `authorization: {credentials: ...}` (docs/security.md). Empty: /metrics is open.
   std::string metrics_token;
+  // Set (main.cc, with --alert_rules): GET /v1/alerts answers its JSON (docs/alerts.md), to
+  // callers that may call QueryService/GetPrevalence. Unset: GET /v1/alerts is NOT_FOUND.
+  std::function<std::string()> alerts_json;
 };
 
 // The per-address limit that HttpOptions::max_connections_per_address = 0 stands for.

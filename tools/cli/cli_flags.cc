@@ -90,6 +90,14 @@ ABSL_FLAG(double, level, 0.95, "confidence level in (0, 1)");
 ABSL_FLAG(std::string, method, "",
           "interval: wald | wilson | agresti_coull | jeffreys | clopper_pearson; empty = the "
           "design's default from docs/coverage.md");
+ABSL_FLAG(std::string, interval_kind, "",
+          "prevalence, series: fixed (valid at one look) | anytime (valid at every look at once, "
+          "for a range within one reporting period or calendar window; docs/statistics.md "
+          "section 10); empty = fixed");
+ABSL_FLAG(
+    int64_t, anytime_tuned_reports, 0,
+    "with --interval_kind=anytime: the reports at which the interval is tightest, chosen before "
+    "looking; 0 = 10000");
 ABSL_FLAG(std::string, combination, "by_reports",
           "design versions: by_reports (the window's share) | inverse_variance (only for a "
           "prevalence constant across versions)");

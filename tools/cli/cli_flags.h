@@ -45,6 +45,8 @@ ABSL_DECLARE_FLAG(std::string, end);
 ABSL_DECLARE_FLAG(double, level);
 ABSL_DECLARE_FLAG(std::string, method);
 ABSL_DECLARE_FLAG(std::string, combination);
+ABSL_DECLARE_FLAG(std::string, interval_kind);
+ABSL_DECLARE_FLAG(int64_t, anytime_tuned_reports);
 ABSL_DECLARE_FLAG(std::string, group_by);
 ABSL_DECLARE_FLAG(std::string, bucket);
 ABSL_DECLARE_FLAG(std::string, simultaneous);

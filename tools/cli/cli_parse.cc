@@ -62,6 +62,14 @@ absl::StatusOr<v1::Randomization> ParseRandomization(absl::string_view text) {
       absl::StrCat("--randomization: must be memoized or fresh, but is \"", text, "\""));
 }
 
+absl::StatusOr<v1::IntervalKind> ParseIntervalKind(absl::string_view text) {
+  if (text.empty()) return v1::INTERVAL_KIND_UNSPECIFIED;
+  if (text == "fixed") return v1::FIXED_N;
+  if (text == "anytime") return v1::ANYTIME;
+  return absl::InvalidArgumentError(
+      absl::StrCat("--interval_kind: must be fixed or anytime, but is \"", text, "\""));
+}
+
 absl::StatusOr<v1::RetentionPolicy> ParseRetentionPolicy(absl::string_view text,
                                                          absl::string_view flag) {
   if (text.empty()) return v1::RETENTION_POLICY_UNSPECIFIED;

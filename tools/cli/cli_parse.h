@@ -12,6 +12,7 @@
 #include "absl/time/time.h"
 #include "deniable/v1/design.pb.h"
 #include "deniable/v1/metric.pb.h"
+#include "deniable/v1/query_service.pb.h"
 
 namespace deniable::tools {
 
@@ -25,6 +26,12 @@ absl::StatusOr<uint32_t> ParseReportingPeriod(absl::string_view text);
 // "memoized" or "fresh" (empty: RANDOMIZATION_UNSPECIFIED, which the server reads as
 // memoized). Errors: INVALID_ARGUMENT naming "--randomization".
 absl::StatusOr<v1::Randomization> ParseRandomization(absl::string_view text);
+
+// --interval_kind: "fixed" (or empty: INTERVAL_KIND_UNSPECIFIED, which the server reads as FIXED_N)
+// or "anytime" (valid at every look, docs/statistics.md section 10). Errors: INVALID_ARGUMENT
+// naming
+// "--interval_kind".
+absl::StatusOr<v1::IntervalKind> ParseIntervalKind(absl::string_view text);
 
 // "keep_counts" or "drop_counts" (empty: RETENTION_POLICY_UNSPECIFIED, which the server reads as
 // keep_counts). Errors: INVALID_ARGUMENT naming `flag` ("--policy", "--retention_policy").

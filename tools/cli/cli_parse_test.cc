@@ -193,5 +193,14 @@ TEST(LevelLabelTest, NeverRoundsALevelBelowOneToOneHundred) {
   EXPECT_EQ(LevelLabel(1.0), "100");
 }
 
+TEST(ParseIntervalKindTest, FixedOrAnytime) {
+  EXPECT_EQ(*ParseIntervalKind(""), v1::INTERVAL_KIND_UNSPECIFIED);
+  EXPECT_EQ(*ParseIntervalKind("fixed"), v1::FIXED_N);
+  EXPECT_EQ(*ParseIntervalKind("anytime"), v1::ANYTIME);
+  absl::StatusOr<v1::IntervalKind> bad = ParseIntervalKind("always");
+  EXPECT_EQ(bad.status().code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_THAT(bad.status().message(), HasSubstr("--interval_kind: must be fixed or anytime"));
+}
+
 }  // namespace
 }  // namespace deniable::tools

@@ -47,5 +47,18 @@ TEST(CommandFlagsTest, ExitCodesTellUsageNotFoundUnavailableAndAccessApart) {
   EXPECT_EQ(ExitCodeFor(absl::StatusCode::kFailedPrecondition), 6);
 }
 
+// Issue 41: --interval_kind and --anytime_tuned_reports belong to prevalence and series only.
+TEST(CommandFlagsTest, AnytimeFlagsBelongToPrevalenceAndSeries) {
+  for (const char* name : {"prevalence", "series"}) {
+    const CommandSpec* command = FindCommand(name);
+    ASSERT_NE(command, nullptr);
+    EXPECT_TRUE(
+        CheckCommandFlags(*command, {"metric", "interval_kind", "anytime_tuned_reports"}).ok());
+  }
+  const CommandSpec* difference = FindCommand("difference");
+  ASSERT_NE(difference, nullptr);
+  EXPECT_FALSE(CheckCommandFlags(*difference, {"metric", "interval_kind"}).ok());
+}
+
 }  // namespace
 }  // namespace deniable::tools

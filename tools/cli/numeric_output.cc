@@ -89,10 +89,10 @@ std::string MeanLines(const v1::Prevalence& p) {
       "\"1\" bits             %d (%s of reports)\n",
       Value(e, e.mean()), Unit(e), Value(e, e.mean_standard_error()),
       absl::StrCat(level, " % interval"), Interval(e, e.mean_ci_lower(), e.mean_ci_upper()),
-      Unit(e), v1::IntervalMethod_Name(p.method()), Value(e, e.total()), Unit(e), e.devices(),
-      Value(e, e.total_standard_error()), absl::StrCat(level, " % interval"),
-      Interval(e, e.total_ci_lower(), e.total_ci_upper()), Unit(e), p.yes_count(),
-      Percent(p.yes_share()));
+      Unit(e), p.interval_kind() == v1::ANYTIME ? "ANYTIME" : v1::IntervalMethod_Name(p.method()),
+      Value(e, e.total()), Unit(e), e.devices(), Value(e, e.total_standard_error()),
+      absl::StrCat(level, " % interval"), Interval(e, e.total_ci_lower(), e.total_ci_upper()),
+      Unit(e), p.yes_count(), Percent(p.yes_share()));
 }
 
 }  // namespace

@@ -198,7 +198,9 @@ std::string CentralText(const v1::Prevalence& p) {
 std::string FormatPrevalence(const v1::Prevalence& p) {
   if (IsNumeric(p)) return FormatNumericPrevalence(p);
   if (IsCategorical(p)) return FormatCategoricalPrevalence(p);
-  const std::string method = v1::IntervalMethod_Name(p.method());
+  // An anytime interval is not the fixed-n method's: say which one was served.
+  const std::string method =
+      p.interval_kind() == v1::ANYTIME ? "ANYTIME" : v1::IntervalMethod_Name(p.method());
   std::string out = absl::StrFormat(
       "metric               %s\n"
       "%s"

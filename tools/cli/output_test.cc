@@ -199,5 +199,19 @@ TEST(FormatMetric, ReportingOnceSaysOnce) {
   EXPECT_THAT(FormatMetric(m), HasSubstr("report period   86400 s, "));
 }
 
+// Issue 41: an anytime interval is labelled so, not by the fixed-n method it replaced.
+TEST(FormatPrevalenceTest, NamesAnAnytimeInterval) {
+  v1::Prevalence p;
+  p.set_metric("m");
+  p.set_n(100);
+  p.set_confidence_level(0.95);
+  p.set_method(v1::WILSON);
+  p.mutable_yes_no();
+  EXPECT_THAT(FormatPrevalence(p), HasSubstr("(WILSON)"));
+  p.set_interval_kind(v1::ANYTIME);
+  EXPECT_THAT(FormatPrevalence(p), HasSubstr("(ANYTIME)"));
+  EXPECT_THAT(FormatPrevalence(p), Not(HasSubstr("(WILSON)")));
+}
+
 }  // namespace
 }  // namespace deniable::tools

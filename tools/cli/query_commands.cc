@@ -218,6 +218,10 @@ int Prevalence() {
       ParseSimultaneous(absl::GetFlag(FLAGS_simultaneous));
   if (!simultaneous.ok()) return FailUsage(std::string(simultaneous.status().message()));
   request.set_simultaneous(*simultaneous);
+  absl::StatusOr<v1::IntervalKind> kind = ParseIntervalKind(absl::GetFlag(FLAGS_interval_kind));
+  if (!kind.ok()) return FailUsage(std::string(kind.status().message()));
+  request.set_interval(*kind);
+  request.set_anytime_tuned_reports(absl::GetFlag(FLAGS_anytime_tuned_reports));
   absl::StatusOr<std::vector<double>> quantiles = QuantilesFromFlag(absl::GetFlag(FLAGS_quantiles));
   if (!quantiles.ok()) return FailUsage(std::string(quantiles.status().message()));
   for (double level : *quantiles) request.add_quantiles(level);
@@ -254,6 +258,10 @@ int Series() {
       ParseSimultaneous(absl::GetFlag(FLAGS_simultaneous));
   if (!simultaneous.ok()) return FailUsage(std::string(simultaneous.status().message()));
   request.set_simultaneous(*simultaneous);
+  absl::StatusOr<v1::IntervalKind> kind = ParseIntervalKind(absl::GetFlag(FLAGS_interval_kind));
+  if (!kind.ok()) return FailUsage(std::string(kind.status().message()));
+  request.set_interval(*kind);
+  request.set_anytime_tuned_reports(absl::GetFlag(FLAGS_anytime_tuned_reports));
   const std::string plot = absl::GetFlag(FLAGS_plot);
   if (!plot.empty() && !absl::EndsWith(plot, ".svg") && !absl::EndsWith(plot, ".pdf")) {
     return FailUsage(absl::StrCat("--plot must name a .svg or .pdf file, but is \"", plot, "\""));
