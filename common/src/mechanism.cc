@@ -13,6 +13,7 @@
 #include "absl/strings/str_cat.h"
 #include "deniable/common/categorical_mechanism.h"
 #include "deniable/common/estimator.h"
+#include "deniable/common/heavy_hitters_mechanism.h"
 #include "deniable/common/numeric_mechanism.h"
 #include "deniable/common/status_macros.h"
 #include "deniable/common/yes_no_mechanism.h"
@@ -27,6 +28,8 @@ const char* ReportKindName(ReportKind kind) {
       return "categorical";
     case ReportKind::kNumeric:
       return "numeric";
+    case ReportKind::kHeavyHitters:
+      return "heavy_hitters";
   }
   return "unknown";
 }
@@ -46,6 +49,16 @@ std::shared_ptr<const Mechanism> MechanismFor(const CategoricalDesign& design) {
 
 std::shared_ptr<const Mechanism> MechanismFor(const NumericDesign& design) {
   return std::make_shared<NumericReportMechanism>(design);
+}
+
+std::shared_ptr<const Mechanism> MechanismFor(const HeavyHittersDesign& design) {
+  return std::make_shared<HeavyHittersMechanism>(design);
+}
+
+absl::StatusOr<WireAnswer> Mechanism::RandomizeString(absl::string_view value, uint32_t group,
+                                                      Draws& draws) const {
+  return absl::FailedPreconditionError(absl::StrCat(
+      "value: a ", ReportKindName(kind()), " metric takes a number, not a string"));
 }
 
 absl::StatusOr<MechanismEstimate> EstimateVersions(std::span<const VersionCounters> parts,

@@ -49,6 +49,7 @@
 #include "deniable/common/combine.h"
 #include "deniable/common/design.h"
 #include "deniable/common/draws.h"
+#include "deniable/common/heavy_hitters.h"
 #include "deniable/common/interval.h"
 #include "deniable/common/numeric.h"
 #include "deniable/common/privacy.h"
@@ -60,9 +61,10 @@ enum class ReportKind {
   kYesNo,        // one randomized bit (design.h)
   kCategorical,  // k-RR, OUE or OLH over k categories (categorical.h)
   kNumeric,      // 1BitMean or dBitFlip over a value range (numeric.h)
+  kHeavyHitters,  // strings: a Hadamard count-mean sketch with prefix levels (heavy_hitters.h)
 };
 
-// "yes_no", "categorical", "numeric".
+// "yes_no", "categorical", "numeric", "heavy_hitters".
 const char* ReportKindName(ReportKind kind);
 
 // The counter vector of one (metric, design version, time bucket, labels): [n, y_0 .. y_{k-1}].
@@ -75,7 +77,7 @@ struct CounterLayout {
 struct CounterIncrements {
   // Ascending, distinct, each < Layout().coordinates. Inline for a few coordinates: a yes/no
   // report's increment costs no allocation on the ingestion path.
-  absl::InlinedVector<uint16_t, 8> ones;
+  absl::InlinedVector<uint32_t, 8> ones;
   // Adds the increments to `counters`. REQUIRES: counters.size() == Layout().length().
   void AddTo(std::span<int64_t> counters) const;
 };
@@ -180,6 +182,17 @@ class Mechanism {
     return Randomize(value, draws);
   }
 
+  // Whether the values of this kind are strings (RandomizeString) rather than numbers.
+  virtual bool TakesStrings() const { return false; }
+  // The group a device of this design belongs to, drawn once and kept with the device's state
+  // (heavy hitters: heavy_hitters.h DrawHeavyHittersGroup); 0 for the kinds without groups.
+  virtual uint32_t DrawDeviceGroup(Draws& draws) const { return 0; }
+  // Draws the wire answer for the string `value` of a device of `group`. The default (the kinds
+  // whose values are numbers) fails with FAILED_PRECONDITION naming "value".
+  // Errors (heavy hitters): INVALID_ARGUMENT naming "value" or "group".
+  virtual absl::StatusOr<WireAnswer> RandomizeString(absl::string_view value, uint32_t group,
+                                                     Draws& draws) const;
+
   // Checks a wire answer and returns what it adds to the counters. `field` prefixes the messages
   // ("reports[3]"), `metric` is the name of the metric whose design it is (messages say
   // 'metric "<metric>"').
@@ -217,6 +230,7 @@ class Mechanism {
 std::shared_ptr<const Mechanism> MechanismFor(const Design& design);
 std::shared_ptr<const Mechanism> MechanismFor(const CategoricalDesign& design);
 std::shared_ptr<const Mechanism> MechanismFor(const NumericDesign& design);
+std::shared_ptr<const Mechanism> MechanismFor(const HeavyHittersDesign& design);
 
 // Combines several design versions' vectors of the same layout and CoordinatesKey, estimated
 // quantity by quantity (combine.h; statistics.md section 4). One part: its Estimate. Several: per
