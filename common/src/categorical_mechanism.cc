@@ -67,7 +67,7 @@ absl::StatusOr<CounterIncrements> CategoricalReportMechanism::Validate(
   }
   CounterIncrements out;
   for (int v = 0; v < design_.k(); ++v) {
-    if (Supports(design_, parsed, v)) out.ones.push_back(static_cast<uint16_t>(v));
+    if (Supports(design_, parsed, v)) out.ones.push_back(static_cast<uint32_t>(v));
   }
   return out;
 }

@@ -34,9 +34,18 @@ const char* ReportKindName(ReportKind kind) {
   return "unknown";
 }
 
+absl::StatusOr<CounterLayout> CounterLayout::Of(int64_t coordinates) {
+  if (coordinates < 1 || coordinates + 1 > kMaxCounterLayoutLength) {
+    return absl::InvalidArgumentError(absl::StrCat("layout: coordinates must be in [1, ",
+                                                   kMaxCounterLayoutLength - 1, "], but is ",
+                                                   coordinates));
+  }
+  return CounterLayout{static_cast<int>(coordinates)};
+}
+
 void CounterIncrements::AddTo(std::span<int64_t> counters) const {
   counters[0] += 1;
-  for (uint16_t j : ones) counters[1 + j] += 1;
+  for (uint32_t j : ones) counters[1 + j] += 1;
 }
 
 std::shared_ptr<const Mechanism> MechanismFor(const Design& design) {

@@ -227,10 +227,9 @@ absl::StatusOr<CounterIncrements> NumericReportMechanism::Validate(const WireAns
           r.buckets[i], " follows ", r.buckets[i - 1]));
     }
   }
-  for (uint32_t j : r.buckets) out.ones.push_back(static_cast<uint16_t>(j));
+  for (uint32_t j : r.buckets) out.ones.push_back(j);
   for (size_t i = 0; i < d; ++i) {
-    if (r.bits[i])
-      out.ones.push_back(static_cast<uint16_t>(static_cast<uint32_t>(k) + r.buckets[i]));
+    if (r.bits[i]) out.ones.push_back(static_cast<uint32_t>(k) + r.buckets[i]);
   }
   return out;
 }

@@ -187,12 +187,13 @@ void SetEstimateKind(const MetricInfo& metric, v1::Prevalence* p) {
   }
 }
 
-void AddCounterSums(int64_t n, const std::vector<int64_t>& counters,
-                    std::pair<int64_t, int64_t>& count, std::vector<int64_t>* sums) {
+void AddCounterSums(int64_t n, const SparseCounters& counters, std::pair<int64_t, int64_t>& count,
+                    std::vector<int64_t>* sums) {
   count.first += n;
   count.second += CounterAt(counters, 0);
   if (sums == nullptr) return;
-  for (size_t j = 0; j < counters.size(); ++j) AddCounter(sums, j, counters[j]);
+  // The one dense vector per period and version that the mechanism's Estimate takes.
+  for (const auto& [j, sum] : counters) AddCounter(sums, j, sum);
 }
 
 // The counts of one selection (and, for a categorical metric, its support counts).

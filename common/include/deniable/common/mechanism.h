@@ -67,10 +67,20 @@ enum class ReportKind {
 // "yes_no", "categorical", "numeric", "heavy_hitters".
 const char* ReportKindName(ReportKind kind);
 
+// The longest counter layout (CounterLayout::length()) any mechanism may have: coordinates are
+// indexed by uint32_t end to end (CounterIncrements::ones, storage's ReportRow::counters), and
+// storage refuses (DATA_LOSS) a stored index at or past this bound. 2^24: room for a sketch of
+// 33 prefix levels x 16 rows x 1024 coefficients x 2 counters (2^21) and more.
+inline constexpr int64_t kMaxCounterLayoutLength = int64_t{1} << 24;
+
 // The counter vector of one (metric, design version, time bucket, labels): [n, y_0 .. y_{k-1}].
 struct CounterLayout {
   int coordinates = 1;  // k
   int length() const { return 1 + coordinates; }
+  // Builds a layout of `coordinates` coordinates. Thread-safe (no state).
+  // Errors: INVALID_ARGUMENT naming "layout" when coordinates < 1 or the length (1 +
+  // coordinates) exceeds kMaxCounterLayoutLength.
+  static absl::StatusOr<CounterLayout> Of(int64_t coordinates);
 };
 
 // What one valid report adds: 1 to n (index 0) and 1 to y_j (index 1 + j) for each j in `ones`.
