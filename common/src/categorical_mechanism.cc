@@ -40,9 +40,9 @@ absl::StatusOr<WireAnswer> CategoricalReportMechanism::Randomize(int32_t value,
 absl::StatusOr<CounterIncrements> CategoricalReportMechanism::Validate(
     const WireAnswer& answer, absl::string_view field, absl::string_view metric) const {
   if (answer.has_heavy_hitters) {
-    return absl::InvalidArgumentError(absl::StrCat(
-        field, ".heavy_hitters: metric \"", metric,
-        "\" is not a heavy-hitters metric: its reports carry no heavy_hitters place"));
+    return absl::InvalidArgumentError(
+        absl::StrCat(field, ".heavy_hitters: metric \"", metric,
+                     "\" is not a heavy-hitters metric: its reports carry no heavy_hitters place"));
   }
   if (answer.has_numeric) {
     return absl::InvalidArgumentError(

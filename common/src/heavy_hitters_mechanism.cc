@@ -15,8 +15,9 @@ namespace {
 
 absl::Status AnswersAreLists(absl::string_view what) {
   return absl::FailedPreconditionError(
-      absl::StrCat(what, ": a heavy-hitters metric answers top-values and frequency queries "
-                         "(GetTopValues, GetFrequencies), not per-coordinate estimates"));
+      absl::StrCat(what,
+                   ": a heavy-hitters metric answers top-values and frequency queries "
+                   "(GetTopValues, GetFrequencies), not per-coordinate estimates"));
 }
 
 }  // namespace

@@ -66,8 +66,8 @@ std::shared_ptr<const Mechanism> MechanismFor(const HeavyHittersDesign& design) 
 
 absl::StatusOr<WireAnswer> Mechanism::RandomizeString(absl::string_view value, uint32_t group,
                                                       Draws& draws) const {
-  return absl::FailedPreconditionError(absl::StrCat(
-      "value: a ", ReportKindName(kind()), " metric takes a number, not a string"));
+  return absl::FailedPreconditionError(
+      absl::StrCat("value: a ", ReportKindName(kind()), " metric takes a number, not a string"));
 }
 
 absl::StatusOr<MechanismEstimate> EstimateVersions(std::span<const VersionCounters> parts,

@@ -171,9 +171,9 @@ absl::StatusOr<CounterIncrements> NumericReportMechanism::Validate(const WireAns
                                                                    absl::string_view field,
                                                                    absl::string_view metric) const {
   if (answer.has_heavy_hitters) {
-    return absl::InvalidArgumentError(absl::StrCat(
-        field, ".heavy_hitters: metric \"", metric,
-        "\" is not a heavy-hitters metric: its reports carry no heavy_hitters place"));
+    return absl::InvalidArgumentError(
+        absl::StrCat(field, ".heavy_hitters: metric \"", metric,
+                     "\" is not a heavy-hitters metric: its reports carry no heavy_hitters place"));
   }
   if (answer.has_categorical) {
     return absl::InvalidArgumentError(

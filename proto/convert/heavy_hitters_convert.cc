@@ -18,7 +18,8 @@ absl::StatusOr<HeavyHittersDesign> HeavyHittersDesignFromProto(
   const v1::HeavyHitters& p = parameters.heavy_hitters();
   HeavyHittersDesign d;
   if (p.epsilon() != 0) d.epsilon = p.epsilon();
-  if (p.max_length() != 0) d.max_length = static_cast<int>(std::min<uint32_t>(p.max_length(), 1000));
+  if (p.max_length() != 0)
+    d.max_length = static_cast<int>(std::min<uint32_t>(p.max_length(), 1000));
   if (p.rows() != 0) d.rows = static_cast<int>(std::min<uint32_t>(p.rows(), 1000));
   if (p.width() != 0) d.width = static_cast<int>(std::min<uint32_t>(p.width(), 1u << 20));
   if (p.holdout_share() != 0) d.holdout_share = p.holdout_share();

@@ -58,8 +58,12 @@ absl::StatusOr<SketchRead> ReadSketch(MetricRegistry& registry, Storage& storage
       read.older_reports += row.n;
       continue;
     }
-    for (size_t j = 0; j < row.counters.size() && j < read.counters.size(); ++j) {
-      read.counters[j] += row.counters[j];
+    for (const auto& [j, count] : row.counters) {
+      if (j >= read.counters.size()) {
+        return absl::DataLossError(absl::StrCat("metric \"", name, "\": a count row holds counter ",
+                                                j, " past the design's ", read.counters.size()));
+      }
+      read.counters[j] += count;
     }
   }
   return read;
@@ -68,7 +72,8 @@ absl::StatusOr<SketchRead> ReadSketch(MetricRegistry& registry, Storage& storage
 absl::StatusOr<HeavyHittersQueryOptions> OptionsOf(double level, uint32_t max_prefixes) {
   HeavyHittersQueryOptions options;
   if (level != 0) options.confidence_level = level;
-  if (max_prefixes != 0) options.max_prefixes = static_cast<int>(std::min<uint32_t>(max_prefixes, 1u << 20));
+  if (max_prefixes != 0)
+    options.max_prefixes = static_cast<int>(std::min<uint32_t>(max_prefixes, 1u << 20));
   DENIABLE_RETURN_IF_ERROR(ValidateHeavyHittersQueryOptions(options));
   return options;
 }
@@ -115,9 +120,8 @@ absl::StatusOr<v1::TopValues> HeavyHittersQuery::Top(const v1::GetTopValuesReque
                             HeavyHittersSketch::FromCounters(read.design, read.counters));
   absl::StatusOr<HeavyHittersAnswer> answer = DiscoverHeavyHitters(sketch, options);
   if (!answer.ok()) {
-    return absl::Status(answer.status().code(),
-                        absl::StrCat("metric \"", request.metric(), "\": ",
-                                     answer.status().message()));
+    return absl::Status(answer.status().code(), absl::StrCat("metric \"", request.metric(),
+                                                             "\": ", answer.status().message()));
   }
   return ToProto(read, *answer);
 }
@@ -125,9 +129,8 @@ absl::StatusOr<v1::TopValues> HeavyHittersQuery::Top(const v1::GetTopValuesReque
 absl::StatusOr<v1::TopValues> HeavyHittersQuery::Frequencies(
     const v1::GetFrequenciesRequest& request) {
   if (request.values_size() == 0 || request.values_size() > kMaxCandidates) {
-    return absl::InvalidArgumentError(absl::StrCat("values: give 1 to ", kMaxCandidates,
-                                                   " candidate values, got ",
-                                                   request.values_size()));
+    return absl::InvalidArgumentError(absl::StrCat(
+        "values: give 1 to ", kMaxCandidates, " candidate values, got ", request.values_size()));
   }
   DENIABLE_ASSIGN_OR_RETURN(HeavyHittersQueryOptions options,
                             OptionsOf(request.confidence_level(), 0));
@@ -145,9 +148,8 @@ absl::StatusOr<v1::TopValues> HeavyHittersQuery::Frequencies(
                             HeavyHittersSketch::FromCounters(read.design, read.counters));
   absl::StatusOr<HeavyHittersAnswer> answer = EstimateFrequencies(sketch, candidates, options);
   if (!answer.ok()) {
-    return absl::Status(answer.status().code(),
-                        absl::StrCat("metric \"", request.metric(), "\": ",
-                                     answer.status().message()));
+    return absl::Status(answer.status().code(), absl::StrCat("metric \"", request.metric(),
+                                                             "\": ", answer.status().message()));
   }
   return ToProto(read, *answer);
 }

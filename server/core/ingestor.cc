@@ -345,7 +345,7 @@ absl::StatusOr<ReportRow> Ingestor::ValidateReport(const v1::Report& report,
   // Storage sums counter vectors without knowing the kind: the report adds 1 to n and to each
   // counter its mechanism's validation found (CounterIncrements::ones; yes/no: counter 0 for a
   // 1 bit; categorical: the supported categories; dBitFlip: j and k + j, numeric.h).
-  row.counters.assign(increments.ones.begin(), increments.ones.end());
+  row.counters = increments.ones;
   row.window_firsts = window_firsts;
   return row;
 }

@@ -2,6 +2,7 @@
 
 #include <utility>
 
+#include "absl/random/random.h"
 #include "absl/status/status.h"
 #include "absl/strings/ascii.h"
 #include "absl/strings/escaping.h"
@@ -9,7 +10,6 @@
 #include "deniable/common/status_macros.h"
 #include "deniable/convert/categorical_convert.h"
 #include "deniable/convert/design_convert.h"
-#include "absl/random/random.h"
 #include "deniable/convert/heavy_hitters_convert.h"
 #include "deniable/convert/numeric_convert.h"
 #include "server/core/design_fingerprint.h"

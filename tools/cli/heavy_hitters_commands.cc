@@ -2,6 +2,8 @@
 // (the most frequent values, found with no candidates), `frequency` (the shares of given values)
 // and `replay --string_column` (one fresh device per CSV row, then the values found next to their
 // true shares in the file).
+#include "tools/cli/heavy_hitters_commands.h"
+
 #include <algorithm>
 #include <cstdio>
 #include <fstream>
@@ -12,21 +14,20 @@
 #include <vector>
 
 #include "absl/flags/flag.h"
+#include "absl/random/distributions.h"
 #include "absl/status/statusor.h"
 #include "absl/strings/escaping.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
-#include "absl/random/distributions.h"
 #include "absl/time/clock.h"
-#include "deniable/common/status_macros.h"
 #include "deniable/client/secure_bit_gen.h"
+#include "deniable/common/status_macros.h"
 #include "deniable/convert/mechanism_convert.h"
 #include "deniable/v1/query_service.grpc.pb.h"
 #include "deniable/v1/report_service.pb.h"
 #include "tools/cli/cli_common.h"
 #include "tools/cli/cli_flags.h"
 #include "tools/cli/cli_parse.h"
-#include "tools/cli/heavy_hitters_commands.h"
 #include "tools/cli/query_call.h"
 #include "tools/cli/survey_replay.h"
 
@@ -75,11 +76,11 @@ std::string FormatTopValues(const v1::TopValues& t) {
                         "simultaneous", "devices");
   int rank = 0;
   for (const v1::ValueShare& v : t.values()) {
-    absl::StrAppendFormat(&out, "%-4d %-34s %7.2f%%  [%5.2f%%, %5.2f%%]  [%5.2f%%, %5.2f%%] %10.0f%s\n",
-                          ++rank, Shown(v.value()), 100 * v.share(), 100 * v.lower(),
-                          100 * v.upper(), 100 * v.simultaneous_lower(),
-                          100 * v.simultaneous_upper(), v.count(),
-                          v.above_threshold() ? "  above threshold" : "");
+    absl::StrAppendFormat(
+        &out, "%-4d %-34s %7.2f%%  [%5.2f%%, %5.2f%%]  [%5.2f%%, %5.2f%%] %10.0f%s\n", ++rank,
+        Shown(v.value()), 100 * v.share(), 100 * v.lower(), 100 * v.upper(),
+        100 * v.simultaneous_lower(), 100 * v.simultaneous_upper(), v.count(),
+        v.above_threshold() ? "  above threshold" : "");
   }
   absl::StrAppendFormat(
       &out, "simultaneous: all %d values tested at once at %.0f%% (Sidak, each at %.4g%%)\n",
@@ -188,8 +189,8 @@ int ReplayStringColumn(const std::string& metric, const std::string& csv,
   std::vector<std::string> values;
   for (size_t r = 1; r < records->size(); ++r) {
     if (index >= (*records)[r].size()) {
-      return FailUsage(absl::StrCat("--csv: record ", r + 1, " has no field for column \"",
-                                    column, "\""));
+      return FailUsage(
+          absl::StrCat("--csv: record ", r + 1, " has no field for column \"", column, "\""));
     }
     values.push_back((*records)[r][index]);
   }
@@ -201,7 +202,8 @@ int ReplayStringColumn(const std::string& metric, const std::string& csv,
     std::fprintf(stderr, "deniable: replay: %s\n", result.status().ToString().c_str());
     return 1;
   }
-  std::fprintf(stderr, "deniable: replay: %lld devices reported %zu distinct values (%lld "
+  std::fprintf(stderr,
+               "deniable: replay: %lld devices reported %zu distinct values (%lld "
                "rejected)\n",
                static_cast<long long>(result->devices), result->true_counts.size(),
                static_cast<long long>(result->rejected));
@@ -209,19 +211,18 @@ int ReplayStringColumn(const std::string& metric, const std::string& csv,
   v1::GetTopValuesRequest request;
   request.set_metric(metric);
   return Call("top", &v1::QueryService::Stub::GetTopValues, request, &FormatTopValues,
-              std::function<int(const v1::TopValues&)>(
-                  [&](const v1::TopValues& top) {
-                    if (absl::GetFlag(FLAGS_json)) return 0;
-                    std::printf("true shares in %s:\n", csv.c_str());
-                    for (const v1::ValueShare& v : top.values()) {
-                      const auto it = result->true_counts.find(v.value());
-                      const int64_t n = it == result->true_counts.end() ? 0 : it->second;
-                      std::printf("  %-34s estimated %6.2f%%  true %6.2f%%\n",
-                                  absl::StrCat("\"", absl::CHexEscape(v.value()), "\"").c_str(),
-                                  100 * v.share(), 100.0 * n / std::max<size_t>(1, values.size()));
-                    }
-                    return 0;
-                  }));
+              std::function<int(const v1::TopValues&)>([&](const v1::TopValues& top) {
+                if (absl::GetFlag(FLAGS_json)) return 0;
+                std::printf("true shares in %s:\n", csv.c_str());
+                for (const v1::ValueShare& v : top.values()) {
+                  const auto it = result->true_counts.find(v.value());
+                  const int64_t n = it == result->true_counts.end() ? 0 : it->second;
+                  std::printf("  %-34s estimated %6.2f%%  true %6.2f%%\n",
+                              absl::StrCat("\"", absl::CHexEscape(v.value()), "\"").c_str(),
+                              100 * v.share(), 100.0 * n / std::max<size_t>(1, values.size()));
+                }
+                return 0;
+              }));
 }
 
 }  // namespace deniable::tools

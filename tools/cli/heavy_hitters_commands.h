@@ -26,8 +26,8 @@ int Top();
 int Frequency();
 
 struct ReplayStringsResult {
-  int64_t devices = 0;   // reports the collector accepted
-  int64_t rejected = 0;  // reports it rejected
+  int64_t devices = 0;                         // reports the collector accepted
+  int64_t rejected = 0;                        // reports it rejected
   std::map<std::string, int64_t> true_counts;  // rows per value, as read
 };
 

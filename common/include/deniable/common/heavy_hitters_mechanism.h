@@ -5,8 +5,8 @@
 // kept with the device's state); Randomize(int) fails. Layout: HeavyHittersCounterCount(design)
 // coordinates, y_{2 cell} counting the reports at a sketch cell and y_{2 cell + 1} those with
 // bit 1 (heavy_hitters.h), so one report adds 1 to n and to one or two coordinates.
-// ChannelOf(j) is the bit's channel (a, 1 - a), a = e^eps / (1 + e^eps), for every j. The answers are
-// not coordinate estimates: Estimate, Plan and ExactCoverage fail with FAILED_PRECONDITION
+// ChannelOf(j) is the bit's channel (a, 1 - a), a = e^eps / (1 + e^eps), for every j. The answers
+// are not coordinate estimates: Estimate, Plan and ExactCoverage fail with FAILED_PRECONDITION
 // pointing to the top and frequency queries (heavy_hitters_estimate.h).
 #ifndef DENIABLE_COMMON_HEAVY_HITTERS_MECHANISM_H_
 #define DENIABLE_COMMON_HEAVY_HITTERS_MECHANISM_H_

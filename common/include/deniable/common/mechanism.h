@@ -58,9 +58,9 @@
 namespace deniable {
 
 enum class ReportKind {
-  kYesNo,        // one randomized bit (design.h)
-  kCategorical,  // k-RR, OUE or OLH over k categories (categorical.h)
-  kNumeric,      // 1BitMean or dBitFlip over a value range (numeric.h)
+  kYesNo,         // one randomized bit (design.h)
+  kCategorical,   // k-RR, OUE or OLH over k categories (categorical.h)
+  kNumeric,       // 1BitMean or dBitFlip over a value range (numeric.h)
   kHeavyHitters,  // strings: a Hadamard count-mean sketch with prefix levels (heavy_hitters.h)
 };
 

@@ -23,8 +23,7 @@ absl::StatusOr<HeavyHittersDesign> HeavyHittersDesignFromProto(
 v1::DesignParameters HeavyHittersParameters(const HeavyHittersDesign& design);
 
 // The wire design: parameters, version, the bit's channel (a, 1 - a) and epsilon.
-void HeavyHittersDesignToProto(const HeavyHittersDesign& design, uint32_t version,
-                               v1::Design* out);
+void HeavyHittersDesignToProto(const HeavyHittersDesign& design, uint32_t version, v1::Design* out);
 
 // Errors: those of HeavyHittersDesignFromProto (field "design.parameters").
 absl::StatusOr<HeavyHittersDesign> HeavyHittersDesignFromWire(const v1::Design& wire);
