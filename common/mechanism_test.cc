@@ -61,6 +61,26 @@ void ExpectSameFigures(const PrivacyFigures& got, const PrivacyFigures& want) {
   EXPECT_EQ(got.mutual_information_bits, want.mutual_information_bits);
 }
 
+// Issue 37: a layout is at most kMaxCounterLayoutLength counters (coordinates are uint32_t end to
+// end; a sketch of 2^21 counters fits, one past the bound does not).
+TEST(CounterLayoutTest, OfRefusesLayoutsPastTheMaximumNamingTheLayout) {
+  EXPECT_EQ(CounterLayout::Of(int64_t{1} << 21).value().length(), (1 << 21) + 1);
+  EXPECT_EQ(CounterLayout::Of(kMaxCounterLayoutLength - 1).value().length(),
+            kMaxCounterLayoutLength);
+  for (int64_t bad : {int64_t{0}, kMaxCounterLayoutLength, int64_t{1} << 40}) {
+    absl::StatusOr<CounterLayout> layout = CounterLayout::Of(bad);
+    EXPECT_EQ(layout.status().code(), absl::StatusCode::kInvalidArgument) << bad;
+    EXPECT_THAT(std::string(layout.status().message()), ::testing::HasSubstr("layout"));
+  }
+  CounterIncrements far;
+  far.ones = {0, 70000};  // past uint16_t
+  std::vector<int64_t> counters(70002, 0);
+  far.AddTo(counters);
+  EXPECT_EQ(counters[0], 1);
+  EXPECT_EQ(counters[1], 1);
+  EXPECT_EQ(counters[70001], 1);
+}
+
 TEST(MechanismTest, YesNoLayoutChannelAndPrivacyAreTheDesigns) {
   for (const Design& d : YesNoDesigns()) {
     SCOPED_TRACE(d.ToString());
@@ -318,11 +338,11 @@ TEST(MechanismTest, CategoricalRandomizeAndValidateCountTheSupportedCategories) 
       EXPECT_EQ(got->bit, 0u);
       absl::StatusOr<CounterIncrements> inc = m->Validate(*got, "reports[0]", "m");
       ASSERT_TRUE(inc.ok()) << inc.status();
-      std::vector<uint16_t> supported;
+      std::vector<uint32_t> supported;
       for (int v = 0; v < d.k(); ++v) {
-        if (Supports(d, want, v)) supported.push_back(static_cast<uint16_t>(v));
+        if (Supports(d, want, v)) supported.push_back(static_cast<uint32_t>(v));
       }
-      EXPECT_EQ(std::vector<uint16_t>(inc->ones.begin(), inc->ones.end()), supported);
+      EXPECT_EQ(std::vector<uint32_t>(inc->ones.begin(), inc->ones.end()), supported);
       std::vector<int64_t> counters(static_cast<size_t>(m->Layout().length()), 0);
       inc->AddTo(counters);
       EXPECT_EQ(counters[0], 1);

@@ -100,10 +100,14 @@ def main():
     compare("sqlite", served_figures(server_bin, cli, db_file, f"{work}/sqlite.log"), want)
     with stored_reports.connect(db_file) as c:
         # Version 8 too: the keyed reports moved into their own file (sqlite_keyed_file.h); 9:
-        # the pair's generations.
-        check(c.execute("PRAGMA main.user_version").fetchone()[0] == 9, "migrated to version 9")
-        check(c.execute("SELECT count(*) FROM counter_sums WHERE counter = 0").fetchone()[0] == 0,
-              "counter 0 lives in counts.counter0")
+        # the pair's generations; 10: counters 1 and up in chunks (counter_chunks.h).
+        check(c.execute("PRAGMA main.user_version").fetchone()[0] == 10, "migrated to version 10")
+        check(c.execute("SELECT count(*) FROM sqlite_master WHERE name = 'counter_sums'")
+              .fetchone()[0] == 0, "counter_sums became counter_chunks")
+        check(c.execute("SELECT count(*) FROM counter_chunks").fetchone()[0] > 0,
+              "the categories' support is in counter_chunks")
+        check(c.execute("SELECT count(*) FROM first_counts WHERE counter >= 1").fetchone()[0] == 0,
+              "first_counts keeps n and counter 0 only")
         check(sorted(r[0] for r in c.execute("SELECT report_id FROM stored_reports")) == ids,
               "every report of the fixture is stored once, in one of the two files")
         check(c.execute("SELECT count(*) FROM sqlite_master WHERE name = 'legacy_reports'")

@@ -39,6 +39,11 @@ absl::StatusOr<WireAnswer> CategoricalReportMechanism::Randomize(int32_t value,
 
 absl::StatusOr<CounterIncrements> CategoricalReportMechanism::Validate(
     const WireAnswer& answer, absl::string_view field, absl::string_view metric) const {
+  if (answer.has_heavy_hitters) {
+    return absl::InvalidArgumentError(
+        absl::StrCat(field, ".heavy_hitters: metric \"", metric,
+                     "\" is not a heavy-hitters metric: its reports carry no heavy_hitters place"));
+  }
   if (answer.has_numeric) {
     return absl::InvalidArgumentError(
         absl::StrCat(field, ".numeric: metric \"", metric,
@@ -62,7 +67,7 @@ absl::StatusOr<CounterIncrements> CategoricalReportMechanism::Validate(
   }
   CounterIncrements out;
   for (int v = 0; v < design_.k(); ++v) {
-    if (Supports(design_, parsed, v)) out.ones.push_back(static_cast<uint16_t>(v));
+    if (Supports(design_, parsed, v)) out.ones.push_back(static_cast<uint32_t>(v));
   }
   return out;
 }

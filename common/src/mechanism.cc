@@ -13,6 +13,7 @@
 #include "absl/strings/str_cat.h"
 #include "deniable/common/categorical_mechanism.h"
 #include "deniable/common/estimator.h"
+#include "deniable/common/heavy_hitters_mechanism.h"
 #include "deniable/common/numeric_mechanism.h"
 #include "deniable/common/status_macros.h"
 #include "deniable/common/yes_no_mechanism.h"
@@ -27,13 +28,24 @@ const char* ReportKindName(ReportKind kind) {
       return "categorical";
     case ReportKind::kNumeric:
       return "numeric";
+    case ReportKind::kHeavyHitters:
+      return "heavy_hitters";
   }
   return "unknown";
 }
 
+absl::StatusOr<CounterLayout> CounterLayout::Of(int64_t coordinates) {
+  if (coordinates < 1 || coordinates + 1 > kMaxCounterLayoutLength) {
+    return absl::InvalidArgumentError(absl::StrCat("layout: coordinates must be in [1, ",
+                                                   kMaxCounterLayoutLength - 1, "], but is ",
+                                                   coordinates));
+  }
+  return CounterLayout{static_cast<int>(coordinates)};
+}
+
 void CounterIncrements::AddTo(std::span<int64_t> counters) const {
   counters[0] += 1;
-  for (uint16_t j : ones) counters[1 + j] += 1;
+  for (uint32_t j : ones) counters[1 + j] += 1;
 }
 
 std::shared_ptr<const Mechanism> MechanismFor(const Design& design) {
@@ -46,6 +58,16 @@ std::shared_ptr<const Mechanism> MechanismFor(const CategoricalDesign& design) {
 
 std::shared_ptr<const Mechanism> MechanismFor(const NumericDesign& design) {
   return std::make_shared<NumericReportMechanism>(design);
+}
+
+std::shared_ptr<const Mechanism> MechanismFor(const HeavyHittersDesign& design) {
+  return std::make_shared<HeavyHittersMechanism>(design);
+}
+
+absl::StatusOr<WireAnswer> Mechanism::RandomizeString(absl::string_view value, uint32_t group,
+                                                      Draws& draws) const {
+  return absl::FailedPreconditionError(
+      absl::StrCat("value: a ", ReportKindName(kind()), " metric takes a number, not a string"));
 }
 
 absl::StatusOr<MechanismEstimate> EstimateVersions(std::span<const VersionCounters> parts,

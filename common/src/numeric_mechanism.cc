@@ -170,6 +170,11 @@ absl::StatusOr<WireAnswer> NumericReportMechanism::Randomize(int32_t value, Draw
 absl::StatusOr<CounterIncrements> NumericReportMechanism::Validate(const WireAnswer& answer,
                                                                    absl::string_view field,
                                                                    absl::string_view metric) const {
+  if (answer.has_heavy_hitters) {
+    return absl::InvalidArgumentError(
+        absl::StrCat(field, ".heavy_hitters: metric \"", metric,
+                     "\" is not a heavy-hitters metric: its reports carry no heavy_hitters place"));
+  }
   if (answer.has_categorical) {
     return absl::InvalidArgumentError(
         absl::StrCat(field, ".categorical: metric \"", metric,
@@ -222,10 +227,9 @@ absl::StatusOr<CounterIncrements> NumericReportMechanism::Validate(const WireAns
           r.buckets[i], " follows ", r.buckets[i - 1]));
     }
   }
-  for (uint32_t j : r.buckets) out.ones.push_back(static_cast<uint16_t>(j));
+  for (uint32_t j : r.buckets) out.ones.push_back(j);
   for (size_t i = 0; i < d; ++i) {
-    if (r.bits[i])
-      out.ones.push_back(static_cast<uint16_t>(static_cast<uint32_t>(k) + r.buckets[i]));
+    if (r.bits[i]) out.ones.push_back(static_cast<uint32_t>(k) + r.buckets[i]);
   }
   return out;
 }

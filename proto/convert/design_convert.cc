@@ -47,6 +47,11 @@ absl::StatusOr<Design> DesignFromProto(const v1::DesignParameters& parameters,
     case v1::DesignParameters::kNumeric:
       return absl::InvalidArgumentError(absl::StrCat(
           field, ".numeric: is a design for a numeric metric (with a range), not a yes/no design"));
+    case v1::DesignParameters::kHeavyHitters:
+      return absl::InvalidArgumentError(absl::StrCat(
+          field,
+          ".heavy_hitters: is a design for string values (a new heavy-hitters metric), not "
+          "a yes/no design"));
     case v1::DesignParameters::KIND_NOT_SET:
       break;
   }

@@ -5,6 +5,7 @@
 #include "deniable/common/status_macros.h"
 #include "deniable/convert/categorical_convert.h"
 #include "deniable/convert/design_convert.h"
+#include "deniable/convert/heavy_hitters_convert.h"
 #include "deniable/convert/numeric_convert.h"
 
 namespace deniable {
@@ -20,6 +21,11 @@ absl::StatusOr<std::shared_ptr<const Mechanism>> MechanismForParameters(
     DENIABLE_ASSIGN_OR_RETURN(NumericDesign design, NumericDesignFromProto(parameters, field));
     return MechanismFor(design);
   }
+  if (parameters.kind_case() == v1::DesignParameters::kHeavyHitters) {
+    DENIABLE_ASSIGN_OR_RETURN(HeavyHittersDesign design,
+                              HeavyHittersDesignFromProto(parameters, field));
+    return MechanismFor(design);
+  }
   DENIABLE_ASSIGN_OR_RETURN(Design design, DesignFromProto(parameters, field));
   return MechanismFor(design);
 }
@@ -31,6 +37,10 @@ absl::StatusOr<std::shared_ptr<const Mechanism>> MechanismForWire(const v1::Desi
   }
   if (wire.parameters().kind_case() == v1::DesignParameters::kNumeric) {
     DENIABLE_ASSIGN_OR_RETURN(NumericDesign design, NumericDesignFromWire(wire));
+    return MechanismFor(design);
+  }
+  if (wire.parameters().kind_case() == v1::DesignParameters::kHeavyHitters) {
+    DENIABLE_ASSIGN_OR_RETURN(HeavyHittersDesign design, HeavyHittersDesignFromWire(wire));
     return MechanismFor(design);
   }
   DENIABLE_ASSIGN_OR_RETURN(Design design, DesignFromWire(wire));
@@ -55,6 +65,13 @@ WireAnswer WireAnswerFromProto(const v1::Report& report) {
     out.numeric.buckets.assign(n.buckets().begin(), n.buckets().end());
     out.numeric.bits.assign(n.bits().begin(), n.bits().end());
   }
+  out.has_heavy_hitters = report.has_heavy_hitters();
+  if (out.has_heavy_hitters) {
+    out.heavy_hitters.group = report.heavy_hitters().group();
+    out.heavy_hitters.row = report.heavy_hitters().row();
+    out.heavy_hitters.coefficient = report.heavy_hitters().coefficient();
+    out.heavy_hitters.bit = report.bit() == 1;
+  }
   return out;
 }
 
@@ -68,6 +85,14 @@ void WireAnswerToProto(const WireAnswer& answer, v1::Report* out) {
     for (bool b : answer.numeric.bits) n->add_bits(b);
   } else {
     out->clear_numeric();
+  }
+  if (answer.has_heavy_hitters) {
+    v1::HeavyHittersReport* h = out->mutable_heavy_hitters();
+    h->set_group(answer.heavy_hitters.group);
+    h->set_row(answer.heavy_hitters.row);
+    h->set_coefficient(answer.heavy_hitters.coefficient);
+  } else {
+    out->clear_heavy_hitters();
   }
   if (!answer.has_categorical) {
     out->clear_categorical();

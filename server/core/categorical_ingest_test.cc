@@ -249,7 +249,7 @@ TEST_F(CategoricalTest, StoresValidReportsOfEachMechanismWithTheirSupport) {
     ASSERT_TRUE(counts.ok());
     ASSERT_EQ(counts->size(), 1u);
     EXPECT_EQ((*counts)[0].n, 40);
-    std::vector<int64_t> got = (*counts)[0].counters;
+    std::vector<int64_t> got = (*counts)[0].counters.Dense();
     got.resize(10, 0);
     EXPECT_EQ(got, want) << name;
   }

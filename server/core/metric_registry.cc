@@ -2,6 +2,7 @@
 
 #include <utility>
 
+#include "absl/random/random.h"
 #include "absl/status/status.h"
 #include "absl/strings/ascii.h"
 #include "absl/strings/escaping.h"
@@ -9,6 +10,7 @@
 #include "deniable/common/status_macros.h"
 #include "deniable/convert/categorical_convert.h"
 #include "deniable/convert/design_convert.h"
+#include "deniable/convert/heavy_hitters_convert.h"
 #include "deniable/convert/numeric_convert.h"
 #include "server/core/design_fingerprint.h"
 #include "server/core/echo.h"
@@ -60,6 +62,19 @@ absl::StatusOr<ParsedDesign> ParseDesign(const v1::DesignParameters& parameters,
                               NumericDesignFromProto(parameters, "design", range));
     return ParsedDesign{NumericChannelDesign(numeric), std::nullopt, numeric,
                         NumericParameters(numeric, range->unit()).SerializeAsString()};
+  }
+  if (parameters.kind_case() == v1::DesignParameters::kHeavyHitters) {
+    if (k > 0) {
+      return absl::InvalidArgumentError(
+          "categories: a heavy-hitters metric's values are strings; it takes no categories");
+    }
+    DENIABLE_ASSIGN_OR_RETURN(HeavyHittersDesign hh,
+                              HeavyHittersDesignFromProto(parameters, "design"));
+    // The salt is drawn here, before any report (the random-hash model of the estimates).
+    absl::BitGen gen;
+    hh.salt = absl::Uniform<uint64_t>(gen);
+    return ParsedDesign{Design::SymmetricEpsilon(hh.epsilon).value_or(Design::TwoCoin()),
+                        std::nullopt, std::nullopt, HeavyHittersParameters(hh).SerializeAsString()};
   }
   if (parameters.kind_case() == v1::DesignParameters::kNumeric) {
     return absl::InvalidArgumentError(
@@ -245,6 +260,13 @@ absl::StatusOr<v1::Metric> MetricRegistry::AddVersion(const v1::AddDesignVersion
         "design: metric \"", request.metric(), "\" has ", current->proto.categories_size(),
         " categories and takes only a categorical design (design.categorical)"));
   }
+  if (current->heavy_hitters() !=
+      (request.design().kind_case() == v1::DesignParameters::kHeavyHitters)) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "design: metric \"", request.metric(), "\" ",
+        current->heavy_hitters() ? "takes strings and only a heavy_hitters design"
+                                 : "takes numbers; a heavy_hitters design is for a new metric"));
+  }
   const v1::NumericRange* range = current->numeric() ? &current->proto.range() : nullptr;
   DENIABLE_ASSIGN_OR_RETURN(ParsedDesign parsed,
                             ParseDesign(request.design(), current->proto.categories_size(), range,
@@ -347,6 +369,18 @@ absl::StatusOr<std::shared_ptr<const MetricInfo>> MetricRegistry::Build(
       NumericDesignToProto(numeric, d.version, parameters.numeric().unit(), &version.wire);
       version.mechanism = MechanismFor(numeric);
       version.numeric = numeric;
+      info->versions.push_back(std::move(version));
+      continue;
+    }
+    if (parameters.kind_case() == v1::DesignParameters::kHeavyHitters) {
+      DENIABLE_ASSIGN_OR_RETURN(HeavyHittersDesign hh,
+                                HeavyHittersDesignFromProto(parameters, "stored design"));
+      MetricVersion version{d.version,
+                            Design::SymmetricEpsilon(hh.epsilon).value_or(Design::TwoCoin()),
+                            {},
+                            DesignFingerprint(stored, d)};
+      HeavyHittersDesignToProto(hh, d.version, &version.wire);
+      version.mechanism = MechanismFor(hh);
       info->versions.push_back(std::move(version));
       continue;
     }

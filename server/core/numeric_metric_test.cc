@@ -264,7 +264,7 @@ TEST_F(NumericMetricTest, ReportsAreCountedAsTheirMechanismSays) {
   ASSERT_TRUE(rows.ok());
   ASSERT_EQ(rows->size(), 1u);
   EXPECT_EQ((*rows)[0].n, 2);
-  EXPECT_THAT((*rows)[0].counters, ElementsAre(1));  // the bit's count is counter 0
+  EXPECT_THAT((*rows)[0].counters.Dense(), ElementsAre(1));  // the bit's count is counter 0
   // dBitFlip: [n, s_0..s_3, y_0..y_3] with s and y kept as counters j and 4 + j.
   absl::StatusOr<std::shared_ptr<const MetricInfo>> hist = registry_.Find("hist");
   ASSERT_TRUE(hist.ok());
@@ -272,7 +272,7 @@ TEST_F(NumericMetricTest, ReportsAreCountedAsTheirMechanismSays) {
   ASSERT_TRUE(rows.ok());
   ASSERT_EQ(rows->size(), 1u);
   EXPECT_EQ((*rows)[0].n, 2);
-  EXPECT_THAT((*rows)[0].counters, ElementsAre(1, 0, 2, 1, 1, 0, 1, 1));
+  EXPECT_THAT((*rows)[0].counters.Dense(), ElementsAre(1, 0, 2, 1, 1, 0, 1, 1));
 }
 
 TEST_F(NumericMetricTest, BadReportsAreRejectedNamingTheirFieldAndNothingIsStored) {

@@ -188,12 +188,13 @@ void SetEstimateKind(const MetricInfo& metric, v1::Prevalence* p) {
   }
 }
 
-void AddCounterSums(int64_t n, const std::vector<int64_t>& counters,
-                    std::pair<int64_t, int64_t>& count, std::vector<int64_t>* sums) {
+void AddCounterSums(int64_t n, const SparseCounters& counters, std::pair<int64_t, int64_t>& count,
+                    std::vector<int64_t>* sums) {
   count.first += n;
   count.second += CounterAt(counters, 0);
   if (sums == nullptr) return;
-  for (size_t j = 0; j < counters.size(); ++j) AddCounter(sums, j, counters[j]);
+  // The one dense vector per period and version that the mechanism's Estimate takes.
+  for (const auto& [j, sum] : counters) AddCounter(sums, j, sum);
 }
 
 // The counts of one selection (and, for a categorical metric, its support counts).
@@ -328,6 +329,13 @@ absl::StatusOr<PrevalenceQuery::Selection> PrevalenceQuery::Select(
         absl::StrCat("interval: unknown interval kind ", static_cast<int>(kind)));
   }
   DENIABLE_ASSIGN_OR_RETURN(s.metric, registry_->Find(metric));
+  if (s.metric->heavy_hitters()) {
+    return absl::FailedPreconditionError(absl::StrCat(
+        "metric: \"", s.metric->proto.name(),
+        "\" is a heavy-hitters metric (its values are strings): ask for its top values "
+        "(GetTopValues, `deniable top`) or the frequency of given values (GetFrequencies, "
+        "`deniable frequency`)"));
+  }
   s.period_seconds = s.metric->proto.reporting_period_seconds();
   for (const MetricVersion& v : s.metric->versions) {
     if (v.mechanism != nullptr && v.mechanism->Layout().coordinates > 1) s.sum_vectors = true;

@@ -97,8 +97,8 @@ void SetEstimateKind(const MetricInfo& metric, v1::Prevalence* p);
 // (n, counters[0]) and `sums`, unless null (a layout of one coordinate, whose estimator reads
 // only `count`), the whole vector. Kind-blind: the estimator chosen by the metric's mechanism
 // reads what it needs.
-void AddCounterSums(int64_t n, const std::vector<int64_t>& counters,
-                    std::pair<int64_t, int64_t>& count, std::vector<int64_t>* sums);
+void AddCounterSums(int64_t n, const SparseCounters& counters, std::pair<int64_t, int64_t>& count,
+                    std::vector<int64_t>* sums);
 
 // How to estimate one selection.
 struct EstimateOptions {

@@ -81,6 +81,8 @@ JsonApi::JsonApi(CollectorCore* core) : core_(core) {
   DENIABLE_UNARY(QueryService, GetDifference, GetDifferenceRequest, Difference);
   DENIABLE_UNARY(QueryService, DescribeDesign, DescribeDesignRequest, DesignDescription);
   DENIABLE_UNARY(QueryService, PlanSurvey, PlanSurveyRequest, SurveyPlan);
+  DENIABLE_UNARY(QueryService, GetTopValues, GetTopValuesRequest, TopValues);
+  DENIABLE_UNARY(QueryService, GetFrequencies, GetFrequenciesRequest, TopValues);
 #undef DENIABLE_UNARY
   add("deniable.v1.AdminService/GetServerStats",
       Unary<v1::GetServerStatsRequest, v1::ServerStats>(

@@ -74,6 +74,7 @@ CollectorCore::CollectorCore(std::unique_ptr<Storage> storage, const Clock* cloc
       registry_(storage_.get(), clock, options.metric_cache_age),
       ingestor_(&registry_, storage_.get(), clock, options.ingest),
       prevalence_(&registry_, storage_.get(), options.query),
+      heavy_hitters_(&registry_, storage_.get()),
       advisor_(&registry_),
       authenticator_(options.authenticator),
       limiter_(options.rate_limit, clock),
@@ -268,6 +269,15 @@ absl::StatusOr<v1::DesignDescription> CollectorCore::DescribeDesign(
 
 absl::StatusOr<v1::SurveyPlan> CollectorCore::PlanSurvey(const v1::PlanSurveyRequest& request) {
   return advisor_.Plan(request);
+}
+
+absl::StatusOr<v1::TopValues> CollectorCore::GetTopValues(const v1::GetTopValuesRequest& request) {
+  return heavy_hitters_.Top(request);
+}
+
+absl::StatusOr<v1::TopValues> CollectorCore::GetFrequencies(
+    const v1::GetFrequenciesRequest& request) {
+  return heavy_hitters_.Frequencies(request);
 }
 
 void CollectorCore::AddMethod(Transport transport, absl::string_view method) {

@@ -40,6 +40,7 @@
 #include "server/auth/authenticator.h"
 #include "server/auth/rate_limiter.h"
 #include "server/core/design_advisor.h"
+#include "server/core/heavy_hitters_query.h"
 #include "server/core/ingestor.h"
 #include "server/core/metric_registry.h"
 #include "server/core/prevalence_query.h"
@@ -171,6 +172,8 @@ class CollectorCore {
   absl::StatusOr<v1::Difference> GetDifference(const v1::GetDifferenceRequest& request);
   absl::StatusOr<v1::DesignDescription> DescribeDesign(const v1::DescribeDesignRequest& request);
   absl::StatusOr<v1::SurveyPlan> PlanSurvey(const v1::PlanSurveyRequest& request);
+  absl::StatusOr<v1::TopValues> GetTopValues(const v1::GetTopValuesRequest& request);
+  absl::StatusOr<v1::TopValues> GetFrequencies(const v1::GetFrequenciesRequest& request);
   // AdminService.GetServerStats: the counters.
   v1::ServerStats GetServerStats() const { return counters_.Snapshot(); }
 
@@ -203,6 +206,7 @@ class CollectorCore {
   MetricRegistry registry_;
   Ingestor ingestor_;
   PrevalenceQuery prevalence_;
+  HeavyHittersQuery heavy_hitters_;
   DesignAdvisor advisor_;
   std::shared_ptr<Authenticator> authenticator_;
   RateLimiter limiter_;

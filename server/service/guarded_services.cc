@@ -137,6 +137,8 @@ DENIABLE_FORWARD_QUERY(GetSeries, GetSeriesRequest, Series)
 DENIABLE_FORWARD_QUERY(GetDifference, GetDifferenceRequest, Difference)
 DENIABLE_FORWARD_QUERY(DescribeDesign, DescribeDesignRequest, DesignDescription)
 DENIABLE_FORWARD_QUERY(PlanSurvey, PlanSurveyRequest, SurveyPlan)
+DENIABLE_FORWARD_QUERY(GetTopValues, GetTopValuesRequest, TopValues)
+DENIABLE_FORWARD_QUERY(GetFrequencies, GetFrequenciesRequest, TopValues)
 DENIABLE_FORWARD_QUERY(DeleteMetric, DeleteMetricRequest, DeleteMetricResponse)
 DENIABLE_FORWARD_QUERY(SetRetention, SetRetentionRequest, Metric)
 #undef DENIABLE_FORWARD_QUERY

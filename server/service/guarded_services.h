@@ -91,6 +91,10 @@ class GuardedQueryService final : public v1::QueryService::Service {
                               v1::DesignDescription* r) override;
   grpc::Status PlanSurvey(grpc::ServerContext* c, const v1::PlanSurveyRequest* q,
                           v1::SurveyPlan* r) override;
+  grpc::Status GetTopValues(grpc::ServerContext* c, const v1::GetTopValuesRequest* q,
+                            v1::TopValues* r) override;
+  grpc::Status GetFrequencies(grpc::ServerContext* c, const v1::GetFrequenciesRequest* q,
+                              v1::TopValues* r) override;
   grpc::Status DeleteMetric(grpc::ServerContext* c, const v1::DeleteMetricRequest* q,
                             v1::DeleteMetricResponse* r) override;
   grpc::Status SetRetention(grpc::ServerContext* c, const v1::SetRetentionRequest* q,

@@ -32,6 +32,8 @@ DENIABLE_QUERY_HANDLER(GetSeries, GetSeriesRequest, Series)
 DENIABLE_QUERY_HANDLER(GetDifference, GetDifferenceRequest, Difference)
 DENIABLE_QUERY_HANDLER(DescribeDesign, DescribeDesignRequest, DesignDescription)
 DENIABLE_QUERY_HANDLER(PlanSurvey, PlanSurveyRequest, SurveyPlan)
+DENIABLE_QUERY_HANDLER(GetTopValues, GetTopValuesRequest, TopValues)
+DENIABLE_QUERY_HANDLER(GetFrequencies, GetFrequenciesRequest, TopValues)
 #undef DENIABLE_QUERY_HANDLER
 
 }  // namespace deniable::server

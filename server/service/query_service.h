@@ -30,6 +30,11 @@ class QueryServiceImpl final : public v1::QueryService::Service {
                               v1::DesignDescription* response) override;
   grpc::Status PlanSurvey(grpc::ServerContext* context, const v1::PlanSurveyRequest* request,
                           v1::SurveyPlan* response) override;
+  grpc::Status GetTopValues(grpc::ServerContext* context, const v1::GetTopValuesRequest* request,
+                            v1::TopValues* response) override;
+  grpc::Status GetFrequencies(grpc::ServerContext* context,
+                              const v1::GetFrequenciesRequest* request,
+                              v1::TopValues* response) override;
   grpc::Status DeleteMetric(grpc::ServerContext* context, const v1::DeleteMetricRequest* request,
                             v1::DeleteMetricResponse* response) override;
   grpc::Status SetRetention(grpc::ServerContext* context, const v1::SetRetentionRequest* request,

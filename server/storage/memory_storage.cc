@@ -153,7 +153,7 @@ AppendResult MemoryStorage::AppendLocked(absl::Span<const ReportRow> rows) {
     const CountKey key{row.metric_id, row.event_time_seconds, row.design_version, row.labels};
     CountRow& counts = counts_[key];
     ++counts.n;
-    for (uint16_t j : row.counters) AddCounter(&counts.counters, j, 1);
+    for (uint32_t j : row.counters) counts.counters.Add(j, 1);
     AddWindowFirsts(&counts, row.window_firsts, row.counters);
     result.Count(row.metric_id, /*duplicate=*/false);
   }

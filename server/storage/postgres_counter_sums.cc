@@ -15,7 +15,7 @@ absl::Status AddPostgresCounterSums(PgConnection& conn, const std::vector<const 
   // (metric, event time, version, labels, counter) -> its sum, in key order.
   std::map<std::tuple<int64_t, int64_t, int64_t, std::string, int64_t>, int64_t> delta;
   for (const ReportRow* row : rows) {
-    for (uint16_t j : row->counters) {
+    for (uint32_t j : row->counters) {
       if (j == 0) continue;  // counts.counter0
       ++delta[{row->metric_id, row->event_time_seconds, row->design_version, row->labels, j}];
     }

@@ -78,8 +78,9 @@ constexpr char kReadCounts[] =
     "SELECT 1, event_time, version, labels, counter::bigint, total "
     "FROM counter_sums WHERE metric_id = $1 AND event_time >= $2 AND event_time < $3 "
     "UNION ALL "
-    "SELECT 2, event_time, version, labels, (win * 1000 + counter + 1)::bigint, count "
-    "FROM first_counts WHERE metric_id = $1 AND event_time >= $2 AND event_time < $3";
+    "SELECT 2, event_time, version, labels, win::bigint * 4294967296 + counter + 1, count "
+    "FROM first_counts WHERE metric_id = $1 AND event_time >= $2 AND event_time < $3 "
+    "ORDER BY 1, 5";
 
 std::string DoubleText(double v) { return absl::StrFormat("%.17g", v); }
 
@@ -866,11 +867,18 @@ absl::StatusOr<std::vector<CountRow>> PostgresStorage::ReadCounts(int64_t metric
       return absl::DataLossError(absl::StrCat(
           "metric ", metric_id, ": counter sums without counts in the PostgreSQL database"));
     }
-    if (r.Int64(i, 0) == 2) {  // first_counts: win * 1000 + counter + 1
+    // Counters arrive ascending (ORDER BY), so each row's SparseCounters grows at its end.
+    if (r.Int64(i, 0) == 2) {  // first_counts: win * 2^32 + counter + 1
       const int64_t code = r.Int64(i, 4);
-      const int64_t w = code / 1000;
-      const int64_t counter = code % 1000 - 1;
+      const int64_t w = code >> 32;
+      const int64_t counter = (code & 0xffffffff) - 1;
       if (w < 0 || w > 2) return absl::DataLossError("first_counts: window out of range");
+      if (counter >= deniable::kMaxCounterLayoutLength) {
+        return absl::DataLossError(absl::StrCat("first_counts: metric ", metric_id, " has counter ",
+                                                counter,
+                                                ", past the largest "
+                                                "layout"));
+      }
       CountRow::Firsts& f = it->second.firsts[static_cast<size_t>(w)];
       if (counter < 0) {
         f.n += r.Int64(i, 5);
@@ -879,7 +887,13 @@ absl::StatusOr<std::vector<CountRow>> PostgresStorage::ReadCounts(int64_t metric
       }
       continue;
     }
-    AddCounter(&it->second.counters, static_cast<size_t>(r.Int64(i, 4)), r.Int64(i, 5));
+    const int64_t counter = r.Int64(i, 4);
+    if (counter < 1 || counter >= deniable::kMaxCounterLayoutLength) {
+      return absl::DataLossError(absl::StrCat("counter_sums: metric ", metric_id, " has counter ",
+                                              counter, ", outside [1, ",
+                                              deniable::kMaxCounterLayoutLength, ")"));
+    }
+    AddCounter(&it->second.counters, static_cast<size_t>(counter), r.Int64(i, 5));
   }
   std::vector<CountRow> rows;
   rows.reserve(summed.size());

@@ -419,7 +419,7 @@ TEST_F(PostgresStorageTest, ReadCountsSumsEveryCollectorsShardsInEventTimeOrder)
   ASSERT_TRUE(cats.ok()) << cats.status();
   ASSERT_EQ(cats->size(), 1u);
   EXPECT_EQ((*cats)[0].n, 16);
-  EXPECT_THAT((*cats)[0].counters, ::testing::ElementsAre(8, 0, 16));
+  EXPECT_THAT((*cats)[0].counters.Dense(), ::testing::ElementsAre(8, 0, 16));
 }
 
 // ApplyRetention folds the count rows of closed hours into one shard: the counts a query reads
@@ -476,7 +476,7 @@ TEST_F(PostgresStorageTest, RetentionFoldsTheShardsOfClosedHoursAndKeepsEveryCou
   absl::StatusOr<std::vector<CountRow>> cats = (*first)->ReadCounts(c->id, 0, 1L << 40);
   ASSERT_TRUE(cats.ok() && cats->size() == 1u);
   EXPECT_EQ((*cats)[0].n, 8);
-  EXPECT_THAT((*cats)[0].counters, ::testing::ElementsAre(8, 0, 8));
+  EXPECT_THAT((*cats)[0].counters.Dense(), ::testing::ElementsAre(8, 0, 8));
 
   // A late report for hour 5, then the next run.
   ASSERT_TRUE((*first)->AppendReports({Row(m->id, ++id, true, 5)}).ok());

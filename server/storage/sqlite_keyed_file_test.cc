@@ -93,9 +93,9 @@ TEST(SqliteKeyedFileTest, AnotherDatabasesKeyedFileIsRefused) {
   EXPECT_THAT(s.status().message(), HasSubstr("belongs to another database"));
 }
 
-// A database of schema version 7 (built here from a version 8 one: `reports` back in the
-// database, no pair id, user_version 7) opens with its reports moved into a new keyed file, each
-// once, and deduplicates against them.
+// A database of schema version 7 (built here from a current one: `reports` back in the
+// database, no pair id, counter_sums for counter_chunks, user_version 7) opens with its reports
+// moved into a new keyed file, each once, and deduplicates against them.
 TEST(SqliteKeyedFileTest, AVersion7DatabasesReportsMoveIntoANewKeyedFile) {
   const std::string path = MakeDatabase("v7", 10, 3);
   {
@@ -106,7 +106,9 @@ TEST(SqliteKeyedFileTest, AVersion7DatabasesReportsMoveIntoANewKeyedFile) {
                            "BEGIN; CREATE TABLE main.reports AS SELECT * FROM keyed.reports; "
                            "CREATE TABLE main.moving(metric_id, event_time); CREATE TABLE "
                            "main.move_watermarks(metric_id, event_time, last_seq, last_id); "
-                           "DROP TABLE main.keyed_file; PRAGMA main.user_version = 7; COMMIT;",
+                           "DROP TABLE main.keyed_file; PRAGMA main.user_version = 7; "
+                           "DROP TABLE main.counter_chunks; CREATE TABLE main.counter_sums("
+                           "metric_id, event_time, version, labelset_id, counter, total); COMMIT;",
                            nullptr, nullptr, nullptr),
               SQLITE_OK)
         << sqlite3_errmsg(db);
@@ -296,7 +298,9 @@ TEST(SqliteKeyedFileTest, AVersion8PairGetsGenerations) {
   const std::string path = MakeDatabase("v8_pair", 10, 3);
   for (const auto& [file, sql] : {std::pair(path,
                                             "ALTER TABLE keyed_file DROP COLUMN keyed_generation; "
-                                            "PRAGMA user_version=8"),
+                                            "DROP TABLE counter_chunks; CREATE TABLE counter_sums("
+                                            "metric_id, event_time, version, labelset_id, "
+                                            "counter, total); PRAGMA user_version=8"),
                                   std::pair(KeyedReportsPath(path),
                                             "ALTER TABLE keyed_file DROP COLUMN generation; "
                                             "PRAGMA user_version=1")}) {

@@ -24,15 +24,15 @@ namespace {
 // delete phase lasted (docs/performance.md, "Allocations and cache misses").
 constexpr int kDeleteYield = 3;
 
-// A recent row on its way to the keyed file: 40 bytes, plus its support bitmap in the move's
-// arena (categorical and vector reports only).
+// A recent row on its way to the keyed file: 48 bytes, plus its stored counters (support) in the
+// move's arena (reports of counters other than 0 only).
 struct MovingRow {
   ReportId id;
   int64_t labelset_id;
   uint32_t version;
   int32_t support_at;  // offset in the arena; -1: NULL
   int32_t firsts;      // -1: NULL
-  uint16_t support_size;
+  uint32_t support_size;
   uint8_t bit;
 };
 
@@ -404,7 +404,7 @@ absl::Status SqliteStorage::MoveHourOnce(const HourKey& key, const Watermark& ma
         if (!read.ColumnIsNull(5)) {
           const std::string support = read.ColumnBlob(5);
           r.support_at = static_cast<int32_t>(arena.size());
-          r.support_size = static_cast<uint16_t>(support.size());
+          r.support_size = static_cast<uint32_t>(support.size());
           arena += support;
         }
         r.firsts = read.ColumnIsNull(6) ? -1 : static_cast<int32_t>(read.ColumnInt64(6));

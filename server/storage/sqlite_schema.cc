@@ -1,6 +1,7 @@
 #include "server/storage/sqlite_schema.h"
 
 #include <algorithm>
+#include <array>
 #include <string>
 #include <vector>
 
@@ -8,7 +9,9 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
+#include "deniable/common/mechanism.h"
 #include "deniable/common/status_macros.h"
+#include "server/storage/counter_chunks.h"
 #include "server/storage/label_values.h"
 #include "server/storage/sqlite_statement.h"
 
@@ -335,10 +338,77 @@ absl::Status MigrateTo9(sqlite3* db) {
       db, "ALTER TABLE keyed_file ADD COLUMN keyed_generation INTEGER NOT NULL DEFAULT 0");
 }
 
+// Version 9 -> 10: counter sums in chunks (counter_chunks.h). Every counter_sums row (win -1) and
+// every first_counts row of a counter >= 1 goes into the chunk row of its key, window and
+// counter / kCounterChunkCounters, read in key order so that each chunk is written once.
+absl::Status MigrateTo10(sqlite3* db) {
+  DENIABLE_RETURN_IF_ERROR(SqliteExec(db, R"sql(
+CREATE TABLE counter_chunks(
+  metric_id INTEGER NOT NULL,
+  event_time INTEGER NOT NULL,
+  version INTEGER NOT NULL,
+  labelset_id INTEGER NOT NULL,
+  win INTEGER NOT NULL,
+  chunk INTEGER NOT NULL,
+  sums BLOB NOT NULL,
+  PRIMARY KEY (metric_id, event_time, version, labelset_id, win, chunk)) WITHOUT ROWID;
+)sql"));
+  DENIABLE_ASSIGN_OR_RETURN(
+      SqliteStatement cells,
+      SqliteStatement::Prepare(
+          db,
+          "SELECT metric_id, event_time, version, labelset_id, -1, counter, total, "
+          "'counter_sums' FROM counter_sums UNION ALL SELECT metric_id, event_time, version, "
+          "labelset_id, win, counter, count, 'first_counts' FROM first_counts WHERE counter >= 1 "
+          "ORDER BY 1, 2, 3, 4, 5, 6"));
+  DENIABLE_ASSIGN_OR_RETURN(
+      SqliteStatement insert,
+      SqliteStatement::Prepare(db,
+                               "INSERT INTO counter_chunks(metric_id, event_time, version, "
+                               "labelset_id, win, chunk, sums) VALUES(?, ?, ?, ?, ?, ?, ?)"));
+  std::array<int64_t, 6> key{};  // metric, time, version, labelset, win, chunk
+  std::vector<ChunkCell> chunk;
+  auto flush = [&]() -> absl::Status {
+    if (chunk.empty()) return absl::OkStatus();
+    for (int i = 0; i < 6; ++i) insert.BindInt64(i + 1, key[static_cast<size_t>(i)]);
+    const std::string blob = EncodeCounterChunk(chunk);
+    insert.BindBlob(7, blob.data(), static_cast<int>(blob.size()));
+    chunk.clear();
+    return insert.Run();
+  };
+  while (true) {
+    DENIABLE_ASSIGN_OR_RETURN(bool row, cells.Step());
+    if (!row) break;
+    const int64_t counter = cells.ColumnInt64(5);
+    const int64_t total = cells.ColumnInt64(6);
+    const int64_t win = cells.ColumnInt64(4);
+    if (counter < 1 || counter >= kMaxCounterLayoutLength || total < 0 || win < -1 || win > 2) {
+      return absl::DataLossError(absl::StrCat(
+          cells.ColumnText(7), ": a row of metric ", cells.ColumnInt64(0), " has counter ", counter,
+          ", window ", win, " and sum ", total, ", outside the stored ranges"));
+    }
+    if (total == 0) continue;
+    const std::array<int64_t, 6> k{cells.ColumnInt64(0),
+                                   cells.ColumnInt64(1),
+                                   cells.ColumnInt64(2),
+                                   cells.ColumnInt64(3),
+                                   win,
+                                   counter / kCounterChunkCounters};
+    if (k != key) {
+      DENIABLE_RETURN_IF_ERROR(flush());
+      key = k;
+    }
+    chunk.emplace_back(static_cast<uint32_t>(counter % kCounterChunkCounters), total);
+  }
+  cells.Reset();
+  DENIABLE_RETURN_IF_ERROR(flush());
+  return SqliteExec(db, "DELETE FROM first_counts WHERE counter >= 1; DROP TABLE counter_sums;");
+}
+
 // Step i migrates version i to i + 1.
 using Migration = absl::Status (*)(sqlite3*);
 constexpr Migration kMigrations[] = {MigrateTo1, MigrateTo2, MigrateTo3, MigrateTo4, MigrateTo5,
-                                     MigrateTo6, MigrateTo7, MigrateTo8, MigrateTo9};
+                                     MigrateTo6, MigrateTo7, MigrateTo8, MigrateTo9, MigrateTo10};
 static_assert(sizeof(kMigrations) / sizeof(kMigrations[0]) == kCurrentSchemaVersion);
 
 absl::StatusOr<int64_t> PragmaInt(sqlite3* db, const char* pragma) {

@@ -47,6 +47,13 @@
 //   9  keyed_file.keyed_generation (issue 37): the keyed file's generation that the database's
 //      deletes of moved rows relied on; an open refuses a keyed file of a lower generation (an
 //      older copy, or one whose WAL was lost: sqlite_keyed_file.h)
+//  10  counters of any length stored sparsely (issue 37; counter_chunks.h): table
+//      counter_chunks(metric_id, event_time, version, labelset_id, win, chunk, sums) holds
+//      counters 1 and up, 1024 to a row (win -1: every report; 0-2: the window's first
+//      reports), filled from counter_sums (dropped) and from first_counts' rows of counters >= 1
+//      (deleted; first_counts keeps n, counter -1, and counter 0). Stored reports keep their
+//      columns: a report written from this version on has reports.bit & 2 set and a sparse
+//      support (storage.h EncodeCounters); older rows' bitmaps still decode
 //
 // Thread-compatible: call it on a connection no other thread uses.
 #ifndef DENIABLE_SERVER_STORAGE_SQLITE_SCHEMA_H_
@@ -63,7 +70,7 @@ namespace deniable::server {
 
 inline constexpr int32_t kCollectorApplicationId = 0x444E5331;    // "DNS1"
 inline constexpr int32_t kDeviceStoreApplicationId = 0x444E4231;  // "DNB1": the SDK's file
-inline constexpr int kCurrentSchemaVersion = 9;
+inline constexpr int kCurrentSchemaVersion = 10;
 
 // Checks, creates or migrates the schema of the collector database open on `db`; `path` names
 // it in messages. Errors: FAILED_PRECONDITION naming the path for a database of a newer schema

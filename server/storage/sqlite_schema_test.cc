@@ -136,7 +136,7 @@ TEST(SqliteSchemaTest, MigratesAVersion1DatabaseKeepingItsCountsAndAcceptingCate
   ASSERT_TRUE(cat.ok()) << cat.status();
   ASSERT_EQ(cat->size(), 1u);
   EXPECT_EQ((*cat)[0].n, 2);
-  EXPECT_EQ((*cat)[0].counters, (std::vector<int64_t>{0, 2, 0, 1}));
+  EXPECT_EQ((*cat)[0].counters.Dense(), (std::vector<int64_t>{0, 2, 0, 1}));
   EXPECT_EQ(*(*storage)->IntegrityCheck(), "ok");
   storage->reset();
   auto reopened = SqliteStorage::Open({.path = path});
@@ -171,7 +171,7 @@ TEST(SqliteSchemaTest, MigratesAVersion2DatabaseKeepingItsDataAndNeverReusingMet
   ASSERT_TRUE(cat.ok()) << cat.status();
   ASSERT_EQ(cat->size(), 1u);
   EXPECT_EQ((*cat)[0].n, 2);
-  EXPECT_EQ((*cat)[0].counters, (std::vector<int64_t>{0, 2, 0, 1}));
+  EXPECT_EQ((*cat)[0].counters.Dense(), (std::vector<int64_t>{0, 2, 0, 1}));
   // Version 5: reports stored before carry no window flags, so no first is counted; the metrics
   // keep flags on and are periodic.
   EXPECT_EQ((*cat)[0].firsts[0].n, 0);
@@ -250,6 +250,105 @@ TEST(SqliteSchemaTest, MigrationFillsLabelValuesFromTheCountsSoTheCapCountsOldVa
             "1:region=N 1:region=S");
   sqlite3_finalize(st);
   sqlite3_close(db);
+}
+
+// A database of version 9 with one count row of metric `name` at hour 1 (n 5, counter 0 2) and
+// `version9_sql` run on it: counter_chunks dropped, counter_sums back as version 9 had it.
+std::string Version9Database(const std::string& name, const std::string& version9_sql) {
+  const std::string path = TempDbPath(name);
+  {
+    auto storage = SqliteStorage::Open({.path = path});
+    EXPECT_TRUE(storage.ok()) << storage.status();
+    if (!storage.ok()) return path;
+    absl::StatusOr<StoredMetric> m = (*storage)->CreateMetric(testing_util::NewMetric("m"));
+    EXPECT_TRUE(m.ok());
+    EXPECT_TRUE((*storage)->AppendReports({testing_util::Row(m->id, 1, true, 1)}).ok());
+  }
+  RunSql(path, R"sql(
+DROP TABLE counter_chunks;
+CREATE TABLE counter_sums(
+  metric_id INTEGER NOT NULL,
+  event_time INTEGER NOT NULL,
+  version INTEGER NOT NULL,
+  labelset_id INTEGER NOT NULL,
+  counter INTEGER NOT NULL,
+  total INTEGER NOT NULL,
+  PRIMARY KEY (metric_id, event_time, version, labelset_id, counter)) WITHOUT ROWID;
+UPDATE counts SET n = 5, counter0 = 2;
+PRAGMA user_version=9;
+)sql" + version9_sql);
+  return path;
+}
+
+// Issue 37: version 9 -> 10 moves counter_sums (one row per counter) and first_counts' rows of
+// counters >= 1 into counter_chunks (1024 counters a row), keeping every sum; counter_sums goes.
+TEST(SqliteSchemaTest, MigratesVersion9CounterSumsIntoChunksKeepingEverySum) {
+  const std::string path = Version9Database("schema_v9", R"sql(
+INSERT INTO counter_sums SELECT metric_id, event_time, version, labelset_id, 1, 3 FROM counts;
+INSERT INTO counter_sums SELECT metric_id, event_time, version, labelset_id, 1025, 1 FROM counts;
+INSERT INTO counter_sums SELECT metric_id, event_time, version, labelset_id, 70000, 4 FROM counts;
+DELETE FROM first_counts;
+INSERT INTO first_counts SELECT metric_id, event_time, version, labelset_id, 0, -1, 2 FROM counts;
+INSERT INTO first_counts SELECT metric_id, event_time, version, labelset_id, 0, 0, 1 FROM counts;
+INSERT INTO first_counts SELECT metric_id, event_time, version, labelset_id, 0, 70000, 2
+  FROM counts;
+INSERT INTO first_counts SELECT metric_id, event_time, version, labelset_id, 2, 1, 1 FROM counts;
+)sql");
+  {
+    auto storage = SqliteStorage::Open({.path = path});
+    ASSERT_TRUE(storage.ok()) << storage.status();
+    absl::StatusOr<StoredMetric> m = (*storage)->GetMetric("m");
+    ASSERT_TRUE(m.ok());
+    absl::StatusOr<std::vector<CountRow>> counts = (*storage)->ReadCounts(m->id, 0, 1 << 30);
+    ASSERT_TRUE(counts.ok()) << counts.status();
+    ASSERT_EQ(counts->size(), 1u);
+    const CountRow& row = (*counts)[0];
+    EXPECT_EQ(row.n, 5);
+    EXPECT_EQ(row.counters.ToString(), "0:2,1:3,1025:1,70000:4");
+    EXPECT_EQ(row.firsts[0].n, 2);
+    EXPECT_EQ(row.firsts[0].counters.ToString(), "0:1,70000:2");
+    EXPECT_EQ(row.firsts[2].counters.ToString(), "1:1");
+    // And counts go on in the new form.
+    ReportRow more = testing_util::Row(m->id, 2, true, 1);
+    more.counters.push_back(70000);
+    more.window_firsts = 1;
+    ASSERT_TRUE((*storage)->AppendReports({more}).ok());
+    counts = (*storage)->ReadCounts(m->id, 0, 1 << 30);
+    ASSERT_TRUE(counts.ok()) << counts.status();
+    EXPECT_EQ((*counts)[0].counters.ToString(), "0:3,1:3,1025:1,70000:5");
+    EXPECT_EQ((*counts)[0].firsts[0].counters.ToString(), "0:2,70000:3");
+  }
+  EXPECT_EQ(ReadHeader(path).version, kCurrentSchemaVersion);
+  sqlite3* db = nullptr;
+  ASSERT_EQ(sqlite3_open(path.c_str(), &db), SQLITE_OK);
+  sqlite3_stmt* st = nullptr;
+  ASSERT_EQ(sqlite3_prepare_v2(db,
+                               "SELECT (SELECT count(*) FROM sqlite_master WHERE name = "
+                               "'counter_sums'), (SELECT count(*) FROM first_counts WHERE "
+                               "counter >= 1), (SELECT count(*) FROM counter_chunks)",
+                               -1, &st, nullptr),
+            SQLITE_OK);
+  ASSERT_EQ(sqlite3_step(st), SQLITE_ROW);
+  EXPECT_EQ(sqlite3_column_int64(st, 0), 0);  // counter_sums dropped
+  EXPECT_EQ(sqlite3_column_int64(st, 1), 0);  // first_counts keeps n and counter 0
+  // Every report's counters: chunk 0 (counter 1), 1 (1025) and 68 (70000); window 0's: chunk
+  // 68; window 2's: chunk 0.
+  EXPECT_EQ(sqlite3_column_int64(st, 2), 5);
+  sqlite3_finalize(st);
+  sqlite3_close(db);
+}
+
+// A counter_sums row of version 9 outside the stored ranges (a negative counter) stops the
+// migration with DATA_LOSS naming the table, and the file stays at version 9.
+TEST(SqliteSchemaTest, Version9CounterSumOutOfRangeIsDataLossNamingTheTable) {
+  const std::string path = Version9Database("schema_v9_bad", R"sql(
+INSERT INTO counter_sums SELECT metric_id, event_time, version, labelset_id, -5, 3 FROM counts;
+)sql");
+  auto storage = SqliteStorage::Open({.path = path});
+  ASSERT_FALSE(storage.ok());
+  EXPECT_EQ(storage.status().code(), absl::StatusCode::kDataLoss) << storage.status();
+  EXPECT_THAT(storage.status().message(), HasSubstr("counter_sums"));
+  EXPECT_EQ(ReadHeader(path).version, 9);
 }
 
 TEST(SqliteSchemaTest, ANewDatabaseGetsTheApplicationIdAndTheCurrentVersion) {

@@ -23,6 +23,7 @@
 #include "absl/time/clock.h"
 #include "absl/time/time.h"
 #include "deniable/common/status_macros.h"
+#include "server/storage/counter_chunks.h"
 #include "server/storage/sqlite_keyed_file.h"
 #include "server/storage/sqlite_move_statements.h"
 #include "server/storage/sqlite_schema.h"
@@ -39,6 +40,33 @@ int BindKey(SqliteStatement& st, const std::tuple<Ints...>& key) {
   int i = 0;
   std::apply([&](const auto&... v) { (st.BindInt64(++i, static_cast<int64_t>(v)), ...); }, key);
   return i + 1;
+}
+
+// A counter_chunks row's key: metric, event time, version, labelset, window (-1: every report),
+// chunk (counter_chunks.h).
+using ChunkKey = std::tuple<int64_t, int64_t, uint32_t, int64_t, int, uint32_t>;
+
+// Sorts the transaction's chunk increments (key, offset), sums equal ones, and upserts one blob
+// per chunk with `up` (the append's upsert_counter_chunk), in key order.
+absl::Status UpsertCounterChunks(SqliteStatement& up,
+                                 std::vector<std::pair<ChunkKey, uint32_t>>& cells) {
+  std::sort(cells.begin(), cells.end());
+  std::vector<ChunkCell> chunk;
+  for (size_t i = 0; i < cells.size();) {
+    const ChunkKey& key = cells[i].first;
+    chunk.clear();
+    for (; i < cells.size() && cells[i].first == key; ++i) {
+      if (!chunk.empty() && chunk.back().first == cells[i].second) {
+        ++chunk.back().second;
+      } else {
+        chunk.emplace_back(cells[i].second, 1);
+      }
+    }
+    const std::string blob = EncodeCounterChunk(chunk);
+    up.BindBlob(BindKey(up, key), blob.data(), static_cast<int>(blob.size()));
+    DENIABLE_RETURN_IF_ERROR(up.Run());
+  }
+  return absl::OkStatus();
 }
 
 // A connection to options.path (the database, or with the keyed file's path, that file).
@@ -99,15 +127,15 @@ struct SqliteStorage::WriteStatements {
   SqliteStatement insert_metric, insert_design, insert_labelset, find_labelset;
   SqliteStatement insert_recent, upsert_count;
   SqliteStatement find_report, hour_has_reports;  // on keyed_lookup_db_
-  SqliteStatement upsert_counter_sum;
-  SqliteStatement upsert_first_count;  // first_counts (sqlite_schema.h version 5)
+  SqliteStatement upsert_counter_chunk;           // counter_chunks (counter_chunks.h)
+  SqliteStatement upsert_first_count;             // first_counts (sqlite_schema.h version 5)
   SqliteStatement metric_exists;
   SqliteStatement label_value_known, label_value_count, insert_label_value, label_key_count;
 };
 
 struct SqliteStorage::ReadStatements {
   SqliteStatement get_metric, list_metrics, get_designs, read_counts, count_reports;
-  SqliteStatement read_counter_sums;
+  SqliteStatement read_counter_chunks;
   SqliteStatement read_first_counts;
 };
 
@@ -139,6 +167,7 @@ absl::Status SqliteStorage::Init(const SqliteOptions& options) {
   wal_checkpoint_pages_ = std::max(1, options.wal_autocheckpoint_pages);
   wal_restart_wait_tries_ = std::max(0, options.wal_restart_wait_tries);
   sqlite3_wal_hook(write_db_, &SqliteStorage::OnWalCommit, this);
+  DENIABLE_RETURN_IF_ERROR(RegisterCounterChunkFunctions(write_db_));
   DENIABLE_RETURN_IF_ERROR(EnsureCollectorSchema(write_db_, options.path));
   DENIABLE_RETURN_IF_ERROR(OpenKeyedFile(options));
   DENIABLE_ASSIGN_OR_RETURN(read_db_, OpenConnection(options));
@@ -186,12 +215,13 @@ absl::Status SqliteStorage::Init(const SqliteOptions& options) {
                     "counter0) VALUES(?, ?, ?, ?, ?, ?) ON CONFLICT(metric_id, event_time, "
                     "version, labelset_id) DO UPDATE SET n = n + excluded.n, counter0 = "
                     "counter0 + excluded.counter0"));
+  // The chunk's sums merge into the stored ones inside the upsert (counter_chunks.h).
   DENIABLE_ASSIGN_OR_RETURN(
-      SqliteStatement upsert_counter_sum,
-      prepare_write("INSERT INTO counter_sums(metric_id, event_time, version, labelset_id, "
-                    "counter, total) VALUES(?, ?, ?, ?, ?, ?) ON CONFLICT(metric_id, "
-                    "event_time, version, labelset_id, counter) DO UPDATE SET total = "
-                    "total + excluded.total"));
+      SqliteStatement upsert_counter_chunk,
+      prepare_write("INSERT INTO counter_chunks(metric_id, event_time, version, labelset_id, "
+                    "win, chunk, sums) VALUES(?, ?, ?, ?, ?, ?, ?) ON CONFLICT(metric_id, "
+                    "event_time, version, labelset_id, win, chunk) DO UPDATE SET sums = "
+                    "deniable_add_chunk(sums, excluded.sums)"));
   DENIABLE_ASSIGN_OR_RETURN(
       SqliteStatement upsert_first_count,
       prepare_write("INSERT INTO first_counts(metric_id, event_time, version, labelset_id, win, "
@@ -216,7 +246,7 @@ absl::Status SqliteStorage::Init(const SqliteOptions& options) {
       std::move(begin), std::move(commit), std::move(rollback), std::move(insert_metric),
       std::move(insert_design), std::move(insert_labelset), std::move(find_labelset),
       std::move(insert_recent), std::move(upsert_count), std::move(find_report),
-      std::move(hour_has_reports), std::move(upsert_counter_sum), std::move(upsert_first_count),
+      std::move(hour_has_reports), std::move(upsert_counter_chunk), std::move(upsert_first_count),
       std::move(metric_exists), std::move(label_value_known), std::move(label_value_count),
       std::move(insert_label_value), std::move(label_key_count)});
 
@@ -244,11 +274,13 @@ absl::Status SqliteStorage::Init(const SqliteOptions& options) {
   // Through the view (sqlite_keyed_file.h): the database's snapshot is taken first.
   DENIABLE_ASSIGN_OR_RETURN(SqliteStatement count_reports,
                             prepare_read("SELECT count(*) FROM stored_reports"));
+  // In key order, so each row's chunks (and their counters) come ascending.
   DENIABLE_ASSIGN_OR_RETURN(
-      SqliteStatement read_counter_sums,
-      prepare_read("SELECT c.version, c.event_time, l.canonical, c.counter, c.total FROM "
-                   "counter_sums c JOIN labelsets l ON l.id = c.labelset_id WHERE "
-                   "c.metric_id = ? AND c.event_time >= ? AND c.event_time < ?"));
+      SqliteStatement read_counter_chunks,
+      prepare_read("SELECT c.version, c.event_time, l.canonical, c.win, c.chunk, c.sums FROM "
+                   "counter_chunks c JOIN labelsets l ON l.id = c.labelset_id WHERE "
+                   "c.metric_id = ? AND c.event_time >= ? AND c.event_time < ? ORDER BY "
+                   "c.metric_id, c.event_time, c.version, c.labelset_id, c.win, c.chunk"));
   DENIABLE_ASSIGN_OR_RETURN(
       SqliteStatement read_first_counts,
       prepare_read("SELECT c.version, c.event_time, l.canonical, c.win, c.counter, c.count FROM "
@@ -256,7 +288,7 @@ absl::Status SqliteStorage::Init(const SqliteOptions& options) {
                    "c.metric_id = ? AND c.event_time >= ? AND c.event_time < ?"));
   read_.reset(new ReadStatements{std::move(get_metric), std::move(list_metrics),
                                  std::move(get_designs), std::move(read_counts),
-                                 std::move(count_reports), std::move(read_counter_sums),
+                                 std::move(count_reports), std::move(read_counter_chunks),
                                  std::move(read_first_counts)});
   max_recent_reports_ = options.max_recent_reports;
   durability_ = options.durability;
@@ -630,9 +662,11 @@ absl::StatusOr<std::vector<AppendResult>> SqliteStorage::AppendLocked(
   std::vector<AppendResult> results(batches.size());
   // (metric, event time, version, labelset) -> (n, counter 0) for this transaction.
   std::map<std::tuple<int64_t, int64_t, uint32_t, int64_t>, std::pair<int64_t, int64_t>> delta;
-  // The same key plus a counter j >= 1 -> its sum.
-  std::map<std::tuple<int64_t, int64_t, uint32_t, int64_t, uint16_t>, int64_t> counter_delta;
-  // The same key plus a window and a counter (-1: n, j: counter j) -> first reports.
+  // The same key plus a window (-1: every report, w: its firsts), a chunk and the counter's
+  // offset in it, one entry per increment of a counter j >= 1 (counter_chunks.h); sorted and
+  // summed into one blob per chunk before the upserts.
+  std::vector<std::pair<ChunkKey, uint32_t>> chunk_cells;
+  // The same key plus a window and a counter (-1: n, 0: counter 0) -> first reports.
   std::map<std::tuple<int64_t, int64_t, uint32_t, int64_t, int, int>, int64_t> first_delta;
   absl::flat_hash_map<std::string, int64_t> new_labelsets;
   SqliteStatement& ins = write_->insert_recent;
@@ -754,11 +788,12 @@ absl::StatusOr<std::vector<AppendResult>> SqliteStorage::AppendLocked(
       ins.BindBlob(4, row.report_id.data(), static_cast<int>(row.report_id.size()));
       ins.BindInt64(5, row.design_version);
       const bool counter0 = AddsToCounter0(row.counters);
-      ins.BindInt64(6, counter0 ? 1 : 0);
+      const StoredCounters stored_counters = EncodeCounters(row.counters);
+      ins.BindInt64(6, stored_counters.bit);
       ins.BindInt64(7, labelset_id);
-      const std::optional<std::string> bitmap = EncodeCounters(row.counters);
-      if (bitmap.has_value()) {
-        ins.BindBlob(8, bitmap->data(), static_cast<int>(bitmap->size()));
+      if (const std::optional<std::string>& support = stored_counters.support;
+          support.has_value()) {
+        ins.BindBlob(8, support->data(), static_cast<int>(support->size()));
       } else {
         ins.BindNull(8);
       }
@@ -773,12 +808,19 @@ absl::StatusOr<std::vector<AppendResult>> SqliteStorage::AppendLocked(
           delta[{row.metric_id, row.event_time_seconds, row.design_version, labelset_id}];
       ++n;
       sum0 += counter0 ? 1 : 0;
-      for (uint16_t j : row.counters) {
-        if (j == 0) continue;
-        ++counter_delta[{row.metric_id, row.event_time_seconds, row.design_version, labelset_id,
-                         j}];
+      auto add_cell = [&](int win, uint32_t j) {
+        chunk_cells.emplace_back(ChunkKey{row.metric_id, row.event_time_seconds, row.design_version,
+                                          labelset_id, win, j / kCounterChunkCounters},
+                                 j % kCounterChunkCounters);
+      };
+      for (uint32_t j : row.counters) {
+        if (j != 0) add_cell(-1, j);
       }
       ForEachWindowFirst(row.window_firsts, row.counters, [&](int w, int counter) {
+        if (counter >= 1) {
+          add_cell(w, static_cast<uint32_t>(counter));
+          return;
+        }
         ++first_delta[{row.metric_id, row.event_time_seconds, row.design_version, labelset_id, w,
                        counter}];
       });
@@ -791,11 +833,7 @@ absl::StatusOr<std::vector<AppendResult>> SqliteStorage::AppendLocked(
     up.BindInt64(next + 1, value.second);
     DENIABLE_RETURN_IF_ERROR(up.Run());
   }
-  for (const auto& [key, total] : counter_delta) {
-    SqliteStatement& up = write_->upsert_counter_sum;
-    up.BindInt64(BindKey(up, key), total);
-    DENIABLE_RETURN_IF_ERROR(up.Run());
-  }
+  DENIABLE_RETURN_IF_ERROR(UpsertCounterChunks(write_->upsert_counter_chunk, chunk_cells));
   for (const auto& [key, count] : first_delta) {
     SqliteStatement& up = write_->upsert_first_count;
     up.BindInt64(BindKey(up, key), count);
@@ -957,7 +995,8 @@ absl::Status SqliteStorage::DeleteMetric(absl::string_view name) {
     find.Reset();
     for (const char* sql :
          {"DELETE FROM recent_reports WHERE metric_id = ?",
-          "DELETE FROM counts WHERE metric_id = ?", "DELETE FROM counter_sums WHERE metric_id = ?",
+          "DELETE FROM counts WHERE metric_id = ?",
+          "DELETE FROM counter_chunks WHERE metric_id = ?",
           "DELETE FROM first_counts WHERE metric_id = ?",
           "DELETE FROM label_values WHERE metric_id = ?", "DELETE FROM designs WHERE metric_id = ?",
           "DELETE FROM metrics WHERE id = ?"}) {
@@ -1098,9 +1137,9 @@ absl::StatusOr<RetentionResult> SqliteStorage::ApplyRetention(const RetentionOpt
     DENIABLE_ASSIGN_OR_RETURN(int64_t counts, DeleteExpired("counts", "version, labelset_id", m.id,
                                                             cutoff, batch, nullptr));
     result.count_rows_dropped += counts;
-    DENIABLE_RETURN_IF_ERROR(
-        DeleteExpired("counter_sums", "version, labelset_id, counter", m.id, cutoff, batch, nullptr)
-            .status());
+    DENIABLE_RETURN_IF_ERROR(DeleteExpired("counter_chunks", "version, labelset_id, win, chunk",
+                                           m.id, cutoff, batch, nullptr)
+                                 .status());
     DENIABLE_RETURN_IF_ERROR(DeleteExpired("first_counts", "version, labelset_id, win, counter",
                                            m.id, cutoff, batch, nullptr)
                                  .status());
@@ -1147,9 +1186,10 @@ absl::StatusOr<std::vector<CountRow>> SqliteStorage::ReadCountsLocked(int64_t me
     AddCounter(&r.counters, 0, st.ColumnInt64(4));
   }
   st.Reset();
-  // Counters 1 and up, merged into their count rows.
+  // Counters 1 and up (counter_chunks: every report's, win -1, and the windows' firsts), merged
+  // into their count rows.
   std::map<std::tuple<uint32_t, int64_t, std::string>, size_t> index;
-  SqliteStatement& cat = read_->read_counter_sums;
+  SqliteStatement& cat = read_->read_counter_chunks;
   cat.BindInt64(1, metric_id);
   cat.BindInt64(2, start_seconds);
   cat.BindInt64(3, end_seconds);
@@ -1166,12 +1206,24 @@ absl::StatusOr<std::vector<CountRow>> SqliteStorage::ReadCountsLocked(int64_t me
     }
     auto it = index.find(
         {static_cast<uint32_t>(cat.ColumnInt64(0)), cat.ColumnInt64(1), cat.ColumnText(2)});
+    const int64_t win = cat.ColumnInt64(3);
+    const int64_t chunk = cat.ColumnInt64(4);
     if (it == index.end()) {
       return absl::DataLossError(
           absl::StrCat("metric ", metric_id, ": counter sums without counts in the database"));
     }
-    AddCounter(&rows[it->second].counters, static_cast<size_t>(cat.ColumnInt64(3)),
-               cat.ColumnInt64(4));
+    if (win < -1 || win > 2 || chunk < 0 ||
+        chunk >= kMaxCounterLayoutLength / static_cast<int64_t>(kCounterChunkCounters)) {
+      return absl::DataLossError(absl::StrCat("counter_chunks: metric ", metric_id,
+                                              " has a row of window ", win, " and chunk ", chunk,
+                                              ", outside the stored ranges"));
+    }
+    CountRow& r = rows[it->second];
+    SparseCounters& counters = win < 0 ? r.counters : r.firsts[static_cast<size_t>(win)].counters;
+    const uint32_t base = static_cast<uint32_t>(chunk) * kCounterChunkCounters;
+    DENIABLE_RETURN_IF_ERROR(DecodeCounterChunk(
+        cat.ColumnBlob(5), "counter_chunks",
+        [&](uint32_t offset, int64_t sum) { counters.Add(base + offset, sum); }));
   }
   cat.Reset();
   // The window-first counts (first_counts), merged the same way.
@@ -1199,6 +1251,10 @@ absl::StatusOr<std::vector<CountRow>> SqliteStorage::ReadCountsLocked(int64_t me
     }
     CountRow::Firsts& f = rows[it->second].firsts[static_cast<size_t>(w)];
     const int64_t counter = fc.ColumnInt64(4);
+    if (counter < -1 || counter >= kMaxCounterLayoutLength) {
+      return absl::DataLossError(absl::StrCat("first_counts: metric ", metric_id, " has counter ",
+                                              counter, ", outside the stored ranges"));
+    }
     if (counter < 0) {
       f.n += fc.ColumnInt64(5);
     } else {

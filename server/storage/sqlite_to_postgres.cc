@@ -175,11 +175,14 @@ absl::StatusOr<MigrationSummary> MigrateSqliteToPostgres(
     std::copy(id.begin(), id.end(), r.report_id.begin());
     r.design_version = static_cast<uint32_t>(reports.ColumnInt64(3));
     r.labels = reports.ColumnText(5);
-    // The report's counters (bit and bitmap, storage.h DecodeCounters): PostgreSQL counts them
+    // The report's counters (bit and support, storage.h DecodeCounters): PostgreSQL counts them
     // again.
-    r.counters = DecodeCounters(
-        reports.ColumnInt64(4) != 0,
-        reports.ColumnIsNull(6) ? std::nullopt : std::optional<std::string>(reports.ColumnBlob(6)));
+    DENIABLE_ASSIGN_OR_RETURN(
+        r.counters,
+        DecodeCounters(reports.ColumnInt64(4),
+                       reports.ColumnIsNull(6) ? std::nullopt
+                                               : std::optional<std::string>(reports.ColumnBlob(6)),
+                       "stored_reports"));
     // Its window flags: PostgreSQL counts its firsts again.
     if (!reports.ColumnIsNull(7)) r.window_firsts = static_cast<int>(reports.ColumnInt64(7));
     chunk.push_back(std::move(r));
@@ -203,8 +206,8 @@ absl::StatusOr<MigrationSummary> MigrateSqliteToPostgres(
         return absl::FailedPreconditionError(absl::StrCat(
             "verification failed: metric \"", m.name, "\" version ", std::get<0>(key),
             " event time ", std::get<1>(key), " labels \"", std::get<2>(key),
-            "\": SQLite n=", row->n, " counters=[", absl::StrJoin(row->counters, ","),
-            "], PostgreSQL n=", there.n, " counters=[", absl::StrJoin(there.counters, ","), "]"));
+            "\": SQLite n=", row->n, " counters=[", row->counters.ToString(),
+            "], PostgreSQL n=", there.n, " counters=[", there.counters.ToString(), "]"));
       }
       if (!SameFirsts(there, *row)) {
         return absl::FailedPreconditionError(absl::StrCat(

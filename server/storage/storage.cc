@@ -9,6 +9,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "absl/strings/str_split.h"
+#include "deniable/common/mechanism.h"
 #include "deniable/common/status_macros.h"
 
 namespace deniable::server {
@@ -25,17 +26,82 @@ void RetentionResult::Count(const StoredMetric& metric, int64_t reports) {
   per_metric.push_back({metric.id, metric.name, reports});
 }
 
-void ForEachWindowFirst(int window_firsts, absl::Span<const uint16_t> counters,
+SparseCounters SparseCounters::FromDense(absl::Span<const int64_t> dense) {
+  SparseCounters out;
+  for (size_t j = 0; j < dense.size(); ++j) out.Add(static_cast<uint32_t>(j), dense[j]);
+  return out;
+}
+
+int64_t SparseCounters::At(uint32_t j) const {
+  auto it = std::lower_bound(entries_.begin(), entries_.end(), j,
+                             [](const Entry& e, uint32_t k) { return e.first < k; });
+  return it != entries_.end() && it->first == j ? it->second : 0;
+}
+
+void SparseCounters::Add(uint32_t j, int64_t count) {
+  if (count == 0) return;
+  if (entries_.empty() || entries_.back().first < j) {
+    entries_.emplace_back(j, count);
+    return;
+  }
+  auto it = std::lower_bound(entries_.begin(), entries_.end(), j,
+                             [](const Entry& e, uint32_t k) { return e.first < k; });
+  if (it != entries_.end() && it->first == j) {
+    it->second += count;
+    if (it->second == 0) entries_.erase(it);
+  } else {
+    entries_.insert(it, Entry{j, count});
+  }
+}
+
+void SparseCounters::AddAll(const SparseCounters& other) {
+  if (other.empty()) return;
+  if (empty() || entries_.back().first < other.entries_.front().first) {
+    entries_.insert(entries_.end(), other.entries_.begin(), other.entries_.end());
+    return;
+  }
+  absl::InlinedVector<Entry, 2> merged;
+  merged.reserve(entries_.size() + other.entries_.size());
+  auto a = entries_.begin();
+  auto b = other.entries_.begin();
+  while (a != entries_.end() || b != other.entries_.end()) {
+    if (b == other.entries_.end() || (a != entries_.end() && a->first < b->first)) {
+      merged.push_back(*a++);
+    } else if (a == entries_.end() || b->first < a->first) {
+      merged.push_back(*b++);
+    } else {
+      const int64_t sum = a->second + b->second;
+      if (sum != 0) merged.emplace_back(a->first, sum);
+      ++a;
+      ++b;
+    }
+  }
+  entries_ = std::move(merged);
+}
+
+std::vector<int64_t> SparseCounters::Dense() const {
+  std::vector<int64_t> dense(DenseLength(), 0);
+  for (const Entry& e : entries_) dense[e.first] = e.second;
+  return dense;
+}
+
+std::string SparseCounters::ToString() const {
+  return absl::StrJoin(entries_, ",", [](std::string* out, const Entry& e) {
+    absl::StrAppend(out, e.first, ":", e.second);
+  });
+}
+
+void ForEachWindowFirst(int window_firsts, absl::Span<const uint32_t> counters,
                         absl::FunctionRef<void(int window, int counter)> add) {
   if (window_firsts <= 0) return;
   for (int w = 0; w < static_cast<int>(std::tuple_size_v<decltype(CountRow::firsts)>); ++w) {
     if ((window_firsts & (1 << w)) == 0) continue;
     add(w, -1);
-    for (uint16_t j : counters) add(w, j);
+    for (uint32_t j : counters) add(w, static_cast<int>(j));
   }
 }
 
-void AddWindowFirsts(CountRow* row, int window_firsts, absl::Span<const uint16_t> counters) {
+void AddWindowFirsts(CountRow* row, int window_firsts, absl::Span<const uint32_t> counters) {
   ForEachWindowFirst(window_firsts, counters, [row](int window, int counter) {
     CountRow::Firsts& f = row->firsts[static_cast<size_t>(window)];
     if (counter < 0) {
@@ -82,34 +148,87 @@ void AddCounter(std::vector<int64_t>* counters, size_t j, int64_t count) {
   (*counters)[j] += count;
 }
 
-std::optional<std::string> EncodeCounters(absl::Span<const uint16_t> counters) {
-  if (counters.size() == (AddsToCounter0(counters) ? 1u : 0u)) return std::nullopt;  // the bit
-  std::string bitmap(1, '\0');
-  for (uint16_t j : counters) {
-    const size_t byte = j / 8;
-    if (bitmap.size() <= byte) bitmap.resize(byte + 1, '\0');
-    bitmap[byte] = static_cast<char>(static_cast<uint8_t>(bitmap[byte]) | (1u << (j % 8)));
+namespace {
+
+void AppendVarint(uint64_t v, std::string* out) {
+  while (v >= 0x80) {
+    out->push_back(static_cast<char>((v & 0x7f) | 0x80));
+    v >>= 7;
   }
-  return bitmap;
+  out->push_back(static_cast<char>(v));
 }
 
-absl::InlinedVector<uint16_t, 8> DecodeCounters(bool bit,
-                                                const std::optional<std::string>& bitmap) {
-  absl::InlinedVector<uint16_t, 8> counters;
-  if (bitmap.has_value()) {
-    for (uint16_t j : DecodeSupport(*bitmap)) counters.push_back(j);
-  } else if (bit) {
+// Reads one LEB128 varint of at most 10 bytes at *pos; false when truncated or too long.
+bool ReadVarint(absl::string_view in, size_t* pos, uint64_t* v) {
+  *v = 0;
+  for (int shift = 0; shift < 64 && *pos < in.size(); shift += 7) {
+    const auto byte = static_cast<uint8_t>(in[(*pos)++]);
+    *v |= static_cast<uint64_t>(byte & 0x7f) << shift;
+    if ((byte & 0x80) == 0) return true;
+  }
+  return false;
+}
+
+}  // namespace
+
+StoredCounters EncodeCounters(absl::Span<const uint32_t> counters) {
+  StoredCounters out;
+  const bool counter0 = AddsToCounter0(counters);
+  out.bit = counter0 ? kStoredBitCounter0 : 0;
+  if (counters.size() == (counter0 ? 1u : 0u)) return out;  // the bit holds it all
+  out.bit |= kStoredBitSparse;
+  std::string sparse;
+  uint32_t previous = 0;
+  for (size_t i = 0; i < counters.size(); ++i) {
+    AppendVarint(i == 0 ? counters[i] : counters[i] - previous, &sparse);
+    previous = counters[i];
+  }
+  out.support = std::move(sparse);
+  return out;
+}
+
+absl::StatusOr<absl::InlinedVector<uint32_t, 8>> DecodeCounters(
+    int64_t bit, const std::optional<std::string>& support, absl::string_view table) {
+  absl::InlinedVector<uint32_t, 8> counters;
+  auto bad = [&](absl::string_view what) {
+    return absl::DataLossError(
+        absl::StrCat(table, ": a stored report's counters (support) are malformed: ", what));
+  };
+  if ((bit & kStoredBitSparse) != 0) {
+    if (!support.has_value() || support->empty()) return bad("no sparse counters");
+    size_t pos = 0;
+    uint64_t j = 0;
+    for (bool first = true; pos < support->size(); first = false) {
+      uint64_t step = 0;
+      if (!ReadVarint(*support, &pos, &step)) return bad("a truncated varint");
+      if (!first && step == 0) return bad("an index repeated");
+      j += step;
+      if (step >= static_cast<uint64_t>(deniable::kMaxCounterLayoutLength) ||
+          j >= static_cast<uint64_t>(deniable::kMaxCounterLayoutLength)) {
+        return bad(absl::StrCat("an index past the largest layout (",
+                                deniable::kMaxCounterLayoutLength, " counters)"));
+      }
+      counters.push_back(static_cast<uint32_t>(j));
+    }
+    return counters;
+  }
+  if (support.has_value()) {
+    if (support->size() * 8 > static_cast<size_t>(deniable::kMaxCounterLayoutLength)) {
+      return bad("a bitmap longer than the largest layout");
+    }
+    for (uint32_t j : DecodeSupport(*support)) counters.push_back(j);
+  } else if ((bit & kStoredBitCounter0) != 0) {
     counters.push_back(0);
   }
   return counters;
 }
 
-std::vector<uint16_t> DecodeSupport(absl::string_view bitmap) {
-  std::vector<uint16_t> supported;
+std::vector<uint32_t> DecodeSupport(absl::string_view bitmap) {
+  std::vector<uint32_t> supported;
   for (size_t byte = 0; byte < bitmap.size(); ++byte) {
     for (int bit = 0; bit < 8; ++bit) {
       if ((static_cast<uint8_t>(bitmap[byte]) >> bit) & 1) {
-        supported.push_back(static_cast<uint16_t>(byte * 8 + static_cast<size_t>(bit)));
+        supported.push_back(static_cast<uint32_t>(byte * 8 + static_cast<size_t>(bit)));
       }
     }
   }

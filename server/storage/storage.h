@@ -18,6 +18,7 @@
 #include <cstdint>
 #include <optional>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "absl/container/inlined_vector.h"
@@ -26,6 +27,7 @@
 #include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"
 #include "absl/types/span.h"
+#include "deniable/common/mechanism.h"
 
 namespace deniable::server {
 
@@ -121,8 +123,9 @@ struct ReportRow {
   // What the report adds besides 1 to n: 1 to each counter j listed (CounterIncrements::ones of
   // its design version's mechanism: ascending, distinct, each < the layout's coordinates; empty
   // when it adds to none, e.g. a yes/no "no" or an OUE report of zeros). Inline for a few
-  // counters, so a yes/no report costs no allocation.
-  absl::InlinedVector<uint16_t, 8> counters;
+  // counters, so a yes/no report costs no allocation. Each j < deniable::kMaxCounterLayoutLength
+  // (common/mechanism.h).
+  absl::InlinedVector<uint32_t, 8> counters;
   // The report's window flags (calendar_windows.h: kFirstInDay | kFirstInWeek | kFirstInMonth);
   // -1 when unknown (an older SDK, or a metric with the flags off): never counted as a first.
   int window_firsts = -1;
@@ -188,62 +191,126 @@ struct AppendResult {
   }
 };
 
+// A counter vector stored sparsely: the non-zero counters as (j, count) pairs, ascending by j, so
+// that a count row of a large layout (a sketch of 2^21 counters) costs what its reports touched.
+// A value type; thread-compatible (const methods may be called concurrently).
+class SparseCounters {
+ public:
+  using Entry = std::pair<uint32_t, int64_t>;
+
+  SparseCounters() = default;
+  // From dense counters (index j = counter j; zeros are left out).
+  static SparseCounters FromDense(absl::Span<const int64_t> dense);
+
+  // Counter j's count; 0 when it has none.
+  int64_t At(uint32_t j) const;
+  // Adds `count` to counter j. A count of 0 changes nothing; a sum that reaches 0 drops the
+  // entry. O(1) when j is at least the largest index held (the storages add in ascending
+  // order), else O(size()).
+  void Add(uint32_t j, int64_t count);
+  // Adds every counter of `other` (a merge, O(size() + other.size())).
+  void AddAll(const SparseCounters& other);
+
+  bool empty() const { return entries_.empty(); }
+  // The number of non-zero counters.
+  size_t size() const { return entries_.size(); }
+  // The largest index held plus one (0 when empty): the dense length.
+  uint32_t DenseLength() const { return entries_.empty() ? 0 : entries_.back().first + 1; }
+  const Entry* begin() const { return entries_.data(); }
+  const Entry* end() const { return entries_.data() + entries_.size(); }
+  // The dense vector [count of 0 .. count of DenseLength() - 1] (tests, messages).
+  std::vector<int64_t> Dense() const;
+  // "j:count,j:count" ascending, for messages.
+  std::string ToString() const;
+
+  friend bool operator==(const SparseCounters& a, const SparseCounters& b) {
+    return a.entries_ == b.entries_;
+  }
+  friend bool operator!=(const SparseCounters& a, const SparseCounters& b) { return !(a == b); }
+
+ private:
+  absl::InlinedVector<Entry, 2> entries_;
+};
+
 // Counts of reports sharing a design version, event time and label set.
 struct CountRow {
   uint32_t design_version = 0;
   int64_t event_time_seconds = 0;
   std::string labels;
   int64_t n = 0;
-  // counters[j] = reports of this row that added 1 to counter j (ReportRow::counters): the
-  // mechanism's y_j (common/mechanism.h CounterLayout). Sized to the largest j with a non-zero
-  // sum plus one (shorter than the layout, or empty, when the last counters are 0); read an
-  // index with CounterAt.
-  std::vector<int64_t> counters;
+  // counters.At(j) = reports of this row that added 1 to counter j (ReportRow::counters): the
+  // mechanism's y_j (common/mechanism.h CounterLayout). Only the non-zero counters are held: a
+  // read costs what the reports touched, not the layout's length.
+  SparseCounters counters;
   // The same counts over the reports of the row that were their device's first in the UTC day
   // (firsts[0]), ISO week (firsts[1]) and calendar month (firsts[2]) of the metric
   // (ReportRow::window_firsts).
   struct Firsts {
     int64_t n = 0;
-    std::vector<int64_t> counters;
+    SparseCounters counters;
   };
   std::array<Firsts, 3> firsts;
 };
 
 // Whether a report with these counter increments (ReportRow::counters, ascending) adds 1 to
 // counter 0: the stored bit (reports.bit) and its share of counts.counter0.
-inline bool AddsToCounter0(absl::Span<const uint16_t> counters) {
+inline bool AddsToCounter0(absl::Span<const uint32_t> counters) {
   return !counters.empty() && counters[0] == 0;
 }
 
-// counters[j], or 0 when j is past the end (CountRow::counters drops trailing zeros).
+// counters[j], or 0 when j is past the end (the query layer's dense sums).
 int64_t CounterAt(const std::vector<int64_t>& counters, size_t j);
+// counters.At(j) (a CountRow's counters).
+inline int64_t CounterAt(const SparseCounters& counters, size_t j) {
+  return counters.At(static_cast<uint32_t>(j));
+}
 
 // The window-first counts one stored report adds, the one rule every backend (memory, SQLite,
 // PostgreSQL) counts them by: for each window w (0 day, 1 week, 2 month: CountRow::firsts[w])
 // whose bit 1 << w is set in `window_firsts` (ReportRow::window_firsts; <= 0 adds nothing), in
 // order, calls add(w, -1) for the window's n and then add(w, j) for each counter increment j of
-// `counters`. Thread-compatible (no state).
-void ForEachWindowFirst(int window_firsts, absl::Span<const uint16_t> counters,
+// `counters` (each < kMaxCounterLayoutLength, so it fits an int). Thread-compatible (no state).
+void ForEachWindowFirst(int window_firsts, absl::Span<const uint32_t> counters,
                         absl::FunctionRef<void(int window, int counter)> add);
 
 // Adds one report's window firsts (ForEachWindowFirst) to `row.firsts` (for storage
 // implementations that count in memory).
-void AddWindowFirsts(CountRow* row, int window_firsts, absl::Span<const uint16_t> counters);
+void AddWindowFirsts(CountRow* row, int window_firsts, absl::Span<const uint32_t> counters);
 
-// Adds `count` to counter j of `counters`, growing it as needed (for storage implementations and
-// the queries' sums). A zero count past the end leaves the vector as it is.
+// Adds `count` to counter j of `counters`, growing it as needed (the queries' dense sums). A
+// zero count past the end leaves the vector as it is.
 void AddCounter(std::vector<int64_t>* counters, size_t j, int64_t count);
+// counters->Add(j, count) (the storages' count rows).
+inline void AddCounter(SparseCounters* counters, size_t j, int64_t count) {
+  counters->Add(static_cast<uint32_t>(j), count);
+}
 
-// The stored form of a report's counter increments (SQLite's reports.support, version 7): NULL
-// (nullopt) when they are at most counter 0, which reports.bit holds; otherwise a bitmap, counter
-// j in byte j / 8 under mask 1 << (j % 8), at least one byte. Rows of older versions (a
-// categorical report's bitmap with bit = 0) decode the same way.
-std::optional<std::string> EncodeCounters(absl::Span<const uint16_t> counters);
-// The counters of a stored report: DecodeSupport(bitmap) when there is one, else {0} or {} by
-// its bit.
-absl::InlinedVector<uint16_t, 8> DecodeCounters(bool bit, const std::optional<std::string>& bitmap);
-// The bitmap's set indices, ascending.
-std::vector<uint16_t> DecodeSupport(absl::string_view bitmap);
+// reports.bit (SQLite, both files): bit 0 (value 1) is counter 0 (AddsToCounter0); bit 1
+// (value 2) says that reports.support holds the sparse form (EncodeCounters) rather than a
+// bitmap (rows written before the sparse form, which still decode).
+inline constexpr int64_t kStoredBitCounter0 = 1;
+inline constexpr int64_t kStoredBitSparse = 2;
+
+// The stored form of a report's counter increments (SQLite's reports.bit and reports.support):
+// `bit` = kStoredBitCounter0 when counter 0 is among them, plus kStoredBitSparse when `support`
+// is set; `support` is nullopt when the increments are at most counter 0 (the bit holds it),
+// else the sparse form: every index (counter 0 included) as LEB128 varints, the first index and
+// then each difference to the previous one (>= 1). A report costs what it touches: a 2^21-counter
+// layout's report of 2 counters takes at most 8 bytes (a bitmap took 256 KiB).
+struct StoredCounters {
+  int64_t bit = 0;
+  std::optional<std::string> support;
+};
+StoredCounters EncodeCounters(absl::Span<const uint32_t> counters);
+// The counters of a stored report from its reports.bit and reports.support: the sparse form
+// when bit has kStoredBitSparse; else the bitmap of rows written before it (counter j in byte
+// j / 8 under mask 1 << (j % 8)), when there is one; else {0} or {} by bit 0.
+// Errors: DATA_LOSS naming `table` when the stored value is malformed (a truncated varint, a
+// difference of 0, an index >= kMaxCounterLayoutLength, or a bitmap longer than the layout).
+absl::StatusOr<absl::InlinedVector<uint32_t, 8>> DecodeCounters(
+    int64_t bit, const std::optional<std::string>& support, absl::string_view table);
+// The bitmap's set indices, ascending (rows written before the sparse form).
+std::vector<uint32_t> DecodeSupport(absl::string_view bitmap);
 
 // The stored form of StoredMetric.categories: the names joined by ',' ("" for yes/no metrics).
 // Category names never contain ',' (metric_registry.h checks [A-Za-z0-9_.:-]{1,32}).

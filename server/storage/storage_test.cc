@@ -2,6 +2,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <array>
 #include <atomic>
 #include <cstdio>
 #include <functional>
@@ -15,9 +16,11 @@
 #include <utility>
 #include <vector>
 
+#include "absl/strings/escaping.h"
 #include "absl/strings/str_cat.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
+#include "server/storage/counter_chunks.h"
 #include "server/storage/memory_storage.h"
 #include "server/storage/postgres_storage.h"
 #include "server/storage/sqlite_keyed_file.h"
@@ -165,9 +168,9 @@ TEST_P(StorageTest, WindowFirstsAreCountedWithTheirReportOnce) {
   ASSERT_TRUE(cat.ok()) << cat.status();
   ASSERT_EQ(cat->size(), 1u);
   EXPECT_EQ((*cat)[0].firsts[0].n, 2);
-  EXPECT_THAT((*cat)[0].firsts[0].counters, ElementsAre(0, 1, 0, 2));
+  EXPECT_THAT((*cat)[0].firsts[0].counters.Dense(), ElementsAre(0, 1, 0, 2));
   EXPECT_EQ((*cat)[0].firsts[1].n, 1);
-  EXPECT_THAT((*cat)[0].firsts[1].counters, ElementsAre(0, 1, 0, 1));
+  EXPECT_THAT((*cat)[0].firsts[1].counters.Dense(), ElementsAre(0, 1, 0, 1));
   EXPECT_EQ((*cat)[0].firsts[2].n, 0);
   ASSERT_TRUE(storage_->DeleteMetric("m").ok());
   absl::StatusOr<StoredMetric> again = storage_->CreateMetric(NewMetric("m"));
@@ -456,15 +459,16 @@ TEST_P(StorageTest, CategoricalReportsCountTheirSupportOncePerReportBesideN) {
             [](const CountRow& x, const CountRow& y) { return x.labels < y.labels; });
   EXPECT_EQ((*counts)[0].labels, "");
   EXPECT_EQ((*counts)[0].n, 3);
-  EXPECT_THAT((*counts)[0].counters, ElementsAre(2, 0, 1));  // trailing zero category trimmed
+  EXPECT_THAT((*counts)[0].counters.Dense(),
+              ElementsAre(2, 0, 1));  // trailing zero category trimmed
   EXPECT_EQ((*counts)[1].labels, "r=N");
   EXPECT_EQ((*counts)[1].n, 1);
-  EXPECT_THAT((*counts)[1].counters, ElementsAre(0, 1));
+  EXPECT_THAT((*counts)[1].counters.Dense(), ElementsAre(0, 1));
   absl::StatusOr<std::vector<CountRow>> yes_no = storage_->ReadCounts(yn->id, 0, 1 << 30);
   ASSERT_TRUE(yes_no.ok());
   ASSERT_EQ(yes_no->size(), 1u);
   EXPECT_EQ(Yes((*yes_no)[0]), 1);
-  EXPECT_THAT((*yes_no)[0].counters, ElementsAre(1));  // counter 0 only
+  EXPECT_THAT((*yes_no)[0].counters.Dense(), ElementsAre(1));  // counter 0 only
 }
 
 TEST_P(StorageTest, CategoricalBatchesOfOneCallShareDedupAndSupport) {
@@ -482,7 +486,7 @@ TEST_P(StorageTest, CategoricalBatchesOfOneCallShareDedupAndSupport) {
   ASSERT_TRUE(counts.ok());
   ASSERT_EQ(counts->size(), 1u);
   EXPECT_EQ((*counts)[0].n, 2);
-  EXPECT_THAT((*counts)[0].counters, ElementsAre(0, 1, 0, 2));
+  EXPECT_THAT((*counts)[0].counters.Dense(), ElementsAre(0, 1, 0, 2));
 }
 
 // DeleteMetric removes the metric, its designs, reports and counts at once; other metrics keep
@@ -692,8 +696,9 @@ TEST_P(StorageTest, ApplyRetentionDropsExpiredReportsAndOnlyDropCountsMetricsCou
   EXPECT_THAT(totals(shrt), ElementsAre(97, 98));
   absl::StatusOr<std::vector<CountRow>> drop_counts = storage_->ReadCounts(drop, 0, 1LL << 40);
   ASSERT_TRUE(drop_counts.ok());
-  EXPECT_THAT((*drop_counts)[0].counters, ElementsAre(0, 0, 0, 1));  // day 90: only report 14
-  EXPECT_THAT((*drop_counts)[1].counters, ElementsAre(0, 0, 1));
+  EXPECT_THAT((*drop_counts)[0].counters.Dense(),
+              ElementsAre(0, 0, 0, 1));  // day 90: only report 14
+  EXPECT_THAT((*drop_counts)[1].counters.Dense(), ElementsAre(0, 0, 1));
 
   // A second run finds nothing more.
   absl::StatusOr<RetentionResult> again = storage_->ApplyRetention(options);
@@ -907,6 +912,178 @@ TEST_P(StorageTest, LabelValueCapHoldsAcrossConcurrentCollectors) {
   EXPECT_EQ(CountedLabels(*storage, m->id).size(), 5u);
 }
 
+// A counter's count, whichever form a count row holds its counters in.
+[[maybe_unused]] int64_t CountOf(int64_t count) { return count; }
+template <typename Entry>
+int64_t CountOf(const Entry& entry) {
+  return entry.second;
+}
+template <typename Counters>
+int64_t SumOf(const Counters& counters) {
+  int64_t sum = 0;
+  for (const auto& entry : counters) sum += CountOf(entry);
+  return sum;
+}
+
+// The exact counts of one (event time, labels) of a large layout: n, the counters and the
+// windows' firsts, as std::map so that the test needs nothing of the storages' forms.
+struct ModelRow {
+  int64_t n = 0;
+  std::map<uint32_t, int64_t> counters;
+  std::array<std::pair<int64_t, std::map<uint32_t, int64_t>>, 3> firsts;
+};
+
+// Checks `got` (one metric's ReadCounts) against `want`, counter by counter.
+void ExpectCountsEqual(const std::vector<CountRow>& got,
+                       const std::map<std::pair<int64_t, std::string>, ModelRow>& want) {
+  ASSERT_EQ(got.size(), want.size());
+  for (const CountRow& row : got) {
+    auto it = want.find({row.event_time_seconds, row.labels});
+    ASSERT_NE(it, want.end()) << row.event_time_seconds << " " << row.labels;
+    const ModelRow& m = it->second;
+    EXPECT_EQ(row.n, m.n);
+    int64_t sum = 0;
+    for (const auto& [j, count] : m.counters) {
+      ASSERT_EQ(CounterAt(row.counters, j), count) << "counter " << j;
+      sum += count;
+    }
+    EXPECT_EQ(SumOf(row.counters), sum);  // and no counter the model does not have
+    for (size_t w = 0; w < 3; ++w) {
+      EXPECT_EQ(row.firsts[w].n, m.firsts[w].first) << "window " << w;
+      int64_t first_sum = 0;
+      for (const auto& [j, count] : m.firsts[w].second) {
+        ASSERT_EQ(CounterAt(row.firsts[w].counters, j), count)
+            << "window " << w << " counter " << j;
+        first_sum += count;
+      }
+      EXPECT_EQ(SumOf(row.firsts[w].counters), first_sum) << "window " << w;
+    }
+  }
+}
+
+// Issue 37: a sketch's layout of 16 384 x 2 counters ([trials, ones] per cell), of which one
+// report touches one cell's two counters (or its trials only). Seeded random cells over three
+// hours and two label sets, a fifth of the reports re-sent (in the same call, a later call or
+// a later batch of one call), random window flags: every sum, n and window first equals an
+// exact model, and every duplicate is recognised.
+TEST_P(StorageTest, LargeLayoutCountsMatchAnExactModel) {
+  absl::StatusOr<StoredMetric> m = storage_->CreateMetric(NewMetric("sketch"));
+  ASSERT_TRUE(m.ok()) << m.status();
+  constexpr uint32_t kCells = 16384;
+  std::mt19937_64 rng(20261202);
+  auto uniform = [&rng](int64_t lo, int64_t hi) {
+    return std::uniform_int_distribution<int64_t>(lo, hi)(rng);
+  };
+  std::map<std::pair<int64_t, std::string>, ModelRow> model;
+  std::vector<ReportRow> sent;
+  int64_t accepted = 0, duplicates = 0, want_duplicates = 0;
+  for (int call = 0; call < 12; ++call) {
+    std::vector<std::vector<ReportRow>> batches(static_cast<size_t>(uniform(1, 3)));
+    for (auto& batch : batches) {
+      const int64_t rows = uniform(50, 250);
+      for (int64_t i = 0; i < rows; ++i) {
+        if (!sent.empty() && uniform(0, 4) == 0) {  // a re-sent report
+          batch.push_back(
+              sent[static_cast<size_t>(uniform(0, static_cast<int64_t>(sent.size()) - 1))]);
+          ++want_duplicates;
+          continue;
+        }
+        ReportRow r;
+        r.metric_id = m->id;
+        r.design_version = 1;
+        const uint64_t id = sent.size() + 1;
+        r.report_id.fill(0);
+        for (int b = 0; b < 8; ++b)
+          r.report_id[static_cast<size_t>(b)] = static_cast<uint8_t>(id >> (8 * b));
+        r.report_id[15] = static_cast<uint8_t>(uniform(0, 255));
+        r.event_time_seconds = uniform(0, 2) * 3600;
+        r.labels = uniform(0, 1) == 1 ? "k=v" : "";
+        const uint32_t cell = static_cast<uint32_t>(uniform(0, kCells - 1));
+        r.counters.push_back(2 * cell);                              // trials
+        if (uniform(0, 1) == 1) r.counters.push_back(2 * cell + 1);  // ones
+        r.window_firsts = static_cast<int>(uniform(-1, 7));
+        ModelRow& row = model[{r.event_time_seconds, r.labels}];
+        ++row.n;
+        for (uint32_t j : r.counters) ++row.counters[j];
+        for (int w = 0; w < 3; ++w) {
+          if (r.window_firsts <= 0 || (r.window_firsts & (1 << w)) == 0) continue;
+          ++row.firsts[static_cast<size_t>(w)].first;
+          for (uint32_t j : r.counters) ++row.firsts[static_cast<size_t>(w)].second[j];
+        }
+        sent.push_back(r);
+        batch.push_back(r);
+      }
+    }
+    std::vector<absl::Span<const ReportRow>> spans(batches.begin(), batches.end());
+    absl::StatusOr<std::vector<AppendResult>> got = storage_->AppendBatches(spans);
+    if (!got.ok() && absl::IsUnimplemented(got.status())) {  // one batch per transaction
+      std::vector<AppendResult> one_by_one;
+      for (const auto& batch : batches) {
+        absl::StatusOr<AppendResult> r = storage_->AppendReports(batch);
+        ASSERT_TRUE(r.ok()) << r.status();
+        one_by_one.push_back(*r);
+      }
+      got = one_by_one;
+    }
+    ASSERT_TRUE(got.ok()) << got.status();
+    for (const AppendResult& r : *got) {
+      accepted += r.accepted;
+      duplicates += r.duplicates;
+    }
+  }
+  EXPECT_EQ(accepted, static_cast<int64_t>(sent.size()));
+  EXPECT_EQ(duplicates, want_duplicates);
+  EXPECT_GT(want_duplicates, 200);
+  absl::StatusOr<std::vector<CountRow>> counts = storage_->ReadCounts(m->id, 0, 1 << 30);
+  ASSERT_TRUE(counts.ok()) << counts.status();
+  ExpectCountsEqual(*counts, model);
+  // A range of one hour reads that hour only.
+  absl::StatusOr<std::vector<CountRow>> hour = storage_->ReadCounts(m->id, 3600, 7200);
+  ASSERT_TRUE(hour.ok()) << hour.status();
+  std::map<std::pair<int64_t, std::string>, ModelRow> one_hour;
+  for (const auto& [key, row] : model) {
+    if (key.first == 3600) one_hour[key] = row;
+  }
+  ExpectCountsEqual(*hour, one_hour);
+}
+
+// Issue 37: counter indices are uint32_t end to end. Counters past 65 535 (a uint16_t index
+// wrapped them to a small one) and past 999 in a window's firsts (PostgreSQL coded them as
+// win * 1000 + counter + 1, so window 0's counter 1000 read as window 1's n) keep their index.
+TEST_P(StorageTest, CounterIndicesPastSixteenBitsAndTheirFirstsKeepTheirIndex) {
+  absl::StatusOr<StoredMetric> m = storage_->CreateMetric(NewMetric("wide"));
+  ASSERT_TRUE(m.ok()) << m.status();
+  const std::vector<uint32_t> wide = {0, 1000, 65535, 65536, 65537, (1u << 21) - 1, (1u << 24) - 2};
+  std::vector<ReportRow> batch;
+  for (int id = 0; id < 3; ++id) {
+    ReportRow r = Row(m->id, id, false, 4);
+    for (size_t i = static_cast<size_t>(id); i < wide.size(); ++i) r.counters.push_back(wide[i]);
+    r.window_firsts = id == 0 ? 1 : 6;  // day; week and month
+    batch.push_back(r);
+  }
+  ASSERT_TRUE(storage_->AppendReports(batch).ok());
+  absl::StatusOr<AppendResult> again = storage_->AppendReports(batch);
+  ASSERT_TRUE(again.ok()) << again.status();
+  EXPECT_EQ(again->duplicates, 3);
+  absl::StatusOr<std::vector<CountRow>> counts = storage_->ReadCounts(m->id, 0, 1 << 30);
+  ASSERT_TRUE(counts.ok()) << counts.status();
+  std::map<std::pair<int64_t, std::string>, ModelRow> want;
+  ModelRow& row = want[{4 * 3600, ""}];
+  row.n = 3;
+  for (int id = 0; id < 3; ++id) {
+    for (size_t i = static_cast<size_t>(id); i < wide.size(); ++i) {
+      ++row.counters[wide[i]];
+      for (int w : id == 0 ? std::vector<int>{0} : std::vector<int>{1, 2}) {
+        ++row.firsts[static_cast<size_t>(w)].second[wide[i]];
+      }
+    }
+  }
+  row.firsts[0].first = 1;
+  row.firsts[1].first = 2;
+  row.firsts[2].first = 2;
+  ExpectCountsEqual(*counts, want);
+}
+
 INSTANTIATE_TEST_SUITE_P(
     AllStorages, StorageTest,
     ::testing::Values(StorageFactory{"memory",
@@ -990,19 +1167,26 @@ TEST(SqliteStorageTest, CategoricalSupportSurvivesTheRecentReportsMoveAndReopen)
   ASSERT_TRUE(counts.ok());
   ASSERT_EQ(counts->size(), 1u);
   EXPECT_EQ((*counts)[0].n, 3);
-  EXPECT_THAT((*counts)[0].counters, ElementsAre(1, 0, 1, 1));
+  EXPECT_THAT((*counts)[0].counters.Dense(), ElementsAre(1, 0, 1, 1));
   EXPECT_EQ(*(*s)->IntegrityCheck(), "ok");
   // The moved rows keep their supported categories (what sqlite_to_postgres copies).
   sqlite3* db = nullptr;
   ASSERT_EQ(sqlite3_open(KeyedReportsPath(path).c_str(), &db), SQLITE_OK);
   sqlite3_stmt* st = nullptr;
-  ASSERT_EQ(
-      sqlite3_prepare_v2(db, "SELECT support FROM reports ORDER BY report_id", -1, &st, nullptr),
-      SQLITE_OK);
-  std::vector<std::vector<uint16_t>> supports;
+  ASSERT_EQ(sqlite3_prepare_v2(db, "SELECT bit, support FROM reports ORDER BY report_id", -1, &st,
+                               nullptr),
+            SQLITE_OK);
+  std::vector<std::vector<uint32_t>> supports;
   while (sqlite3_step(st) == SQLITE_ROW) {
-    supports.push_back(DecodeSupport(std::string(
-        static_cast<const char*>(sqlite3_column_blob(st, 0)), sqlite3_column_bytes(st, 0))));
+    std::optional<std::string> support;
+    if (sqlite3_column_type(st, 1) != SQLITE_NULL) {
+      support.emplace(static_cast<const char*>(sqlite3_column_blob(st, 1)),
+                      sqlite3_column_bytes(st, 1));
+    }
+    absl::StatusOr<absl::InlinedVector<uint32_t, 8>> counters =
+        DecodeCounters(sqlite3_column_int64(st, 0), support, "reports");
+    ASSERT_TRUE(counters.ok()) << counters.status();
+    supports.emplace_back(counters->begin(), counters->end());
   }
   sqlite3_finalize(st);
   sqlite3_close(db);
@@ -1057,30 +1241,132 @@ TEST(WindowFirstsTest, EachWindowSetCountsItsNThenItsCounters) {
   EXPECT_THAT(added, ElementsAre(std::pair(1, -1)));
 
   CountRow row;
-  AddWindowFirsts(&row, 0b011, std::vector<uint16_t>{0, 2});
-  AddWindowFirsts(&row, 0b001, std::vector<uint16_t>{2});
+  AddWindowFirsts(&row, 0b011, std::vector<uint32_t>{0, 2});
+  AddWindowFirsts(&row, 0b001, std::vector<uint32_t>{2});
   EXPECT_EQ(row.firsts[0].n, 2);
-  EXPECT_THAT(row.firsts[0].counters, ElementsAre(1, 0, 2));
+  EXPECT_THAT(row.firsts[0].counters.Dense(), ElementsAre(1, 0, 2));
   EXPECT_EQ(row.firsts[1].n, 1);
-  EXPECT_THAT(row.firsts[1].counters, ElementsAre(1, 0, 1));
+  EXPECT_THAT(row.firsts[1].counters.Dense(), ElementsAre(1, 0, 1));
   EXPECT_EQ(row.firsts[2].n, 0);
 }
 
 TEST(SupportEncodingTest, RoundTripsAndTellsNoSupportFromYesNo) {
-  EXPECT_EQ(EncodeCounters({}), std::nullopt);   // bit 0, no bitmap
-  EXPECT_EQ(EncodeCounters({0}), std::nullopt);  // bit 1, no bitmap
-  EXPECT_THAT(DecodeSupport(*EncodeCounters({0, 7, 8, 255})), ElementsAre(0, 7, 8, 255));
-  EXPECT_EQ(EncodeCounters({9})->size(), 2u);
-  EXPECT_THAT(DecodeCounters(true, std::nullopt), ElementsAre(0));
-  EXPECT_THAT(DecodeCounters(false, std::nullopt), ElementsAre());
-  // A categorical report as version 2 to 6 stored it (bit 0, the bitmap of its categories).
-  EXPECT_THAT(DecodeCounters(false, std::string(1, '\x05')), ElementsAre(0, 2));
+  EXPECT_EQ(EncodeCounters({}).support, std::nullopt);  // bit 0, no support
+  EXPECT_EQ(EncodeCounters({}).bit, 0);
+  EXPECT_EQ(EncodeCounters({0}).support, std::nullopt);  // bit 1, no support
+  EXPECT_EQ(EncodeCounters({0}).bit, kStoredBitCounter0);
+  const StoredCounters some = EncodeCounters({0, 7, 8, 255});
+  EXPECT_EQ(some.bit, kStoredBitCounter0 | kStoredBitSparse);
+  EXPECT_THAT(DecodeCounters(some.bit, some.support, "reports").value(), ElementsAre(0, 7, 8, 255));
+  EXPECT_EQ(EncodeCounters({9}).support->size(), 1u);
+  EXPECT_THAT(DecodeCounters(1, std::nullopt, "reports").value(), ElementsAre(0));
+  EXPECT_THAT(DecodeCounters(0, std::nullopt, "reports").value(), ElementsAre());
+  // A categorical report as version 2 to 6 stored it (bit 0, the bitmap of its categories),
+  // and as 7 to 9 did (bit = counter 0, the bitmap of every counter).
+  EXPECT_THAT(DecodeCounters(0, std::string(1, '\x05'), "reports").value(), ElementsAre(0, 2));
+  EXPECT_THAT(DecodeCounters(1, std::string("\x01\x02", 2), "reports").value(), ElementsAre(0, 9));
   EXPECT_THAT(SplitCategories(JoinCategories({"Y", "N", "U", "A"})),
               ElementsAre("Y", "N", "U", "A"));
   EXPECT_TRUE(SplitCategories("").empty());
 }
 
 // A delete removes the metric's reports from both report tables (moved and recent), on disk.
+// Issue 37: the sparse stored form of a report's counters, and malformed ones refused by name.
+TEST(SupportEncodingTest, SparseFormCostsWhatAReportTouchesAndMalformedOnesAreDataLoss) {
+  const StoredCounters two = EncodeCounters({(1u << 21) - 2, (1u << 21) - 1});
+  EXPECT_EQ(two.bit, kStoredBitSparse);
+  ASSERT_TRUE(two.support.has_value());
+  EXPECT_LE(two.support->size(), 4u);  // a bitmap of the layout took 256 KiB
+  EXPECT_THAT(DecodeCounters(two.bit, two.support, "reports").value(),
+              ElementsAre((1u << 21) - 2, (1u << 21) - 1));
+  for (const std::string& bad : {std::string("\x80", 1),                 // truncated
+                                 std::string("\x01\x00", 2),             // an index repeated
+                                 std::string("\x80\x80\x80\x08", 4)}) {  // 2^24
+    absl::StatusOr<absl::InlinedVector<uint32_t, 8>> got =
+        DecodeCounters(kStoredBitSparse, bad, "recent_reports");
+    EXPECT_EQ(got.status().code(), absl::StatusCode::kDataLoss);
+    EXPECT_THAT(got.status().message(), HasSubstr("recent_reports"));
+  }
+  EXPECT_EQ(DecodeCounters(kStoredBitSparse, std::nullopt, "reports").status().code(),
+            absl::StatusCode::kDataLoss);
+}
+
+TEST(SparseCountersTest, AddsInAnyOrderDropsZerosAndMerges) {
+  SparseCounters c;
+  c.Add(5, 2);
+  c.Add(1, 1);  // before the end: inserted in order
+  c.Add(9, 0);  // nothing
+  c.Add(5, 1);
+  EXPECT_EQ(c.ToString(), "1:1,5:3");
+  EXPECT_EQ(c.At(5), 3);
+  EXPECT_EQ(c.At(4), 0);
+  EXPECT_EQ(c.DenseLength(), 6u);
+  EXPECT_THAT(c.Dense(), ElementsAre(0, 1, 0, 0, 0, 3));
+  c.Add(1, -1);  // a sum of 0 is no entry
+  EXPECT_EQ(c.ToString(), "5:3");
+  SparseCounters d = SparseCounters::FromDense(std::vector<int64_t>{0, 4, 0, 0, 0, -3, 0, 7});
+  c.AddAll(d);
+  EXPECT_EQ(c.ToString(), "1:4,7:7");
+  EXPECT_EQ(c, SparseCounters::FromDense(c.Dense()));
+}
+
+TEST(CounterChunksTest, RoundTripMergeAndMalformedBlobsAreDataLoss) {
+  const std::vector<ChunkCell> a = {{0, 1}, {7, 300}, {1023, 5}};
+  const std::vector<ChunkCell> b = {{7, 1}, {8, 2}};
+  const std::string merged =
+      MergeCounterChunks(EncodeCounterChunk(a), EncodeCounterChunk(b), "counter_chunks").value();
+  std::vector<ChunkCell> got;
+  ASSERT_TRUE(DecodeCounterChunk(merged, "counter_chunks", [&](uint32_t o, int64_t sum) {
+                got.emplace_back(o, sum);
+              }).ok());
+  EXPECT_EQ(got, (std::vector<ChunkCell>{{0, 1}, {7, 301}, {8, 2}, {1023, 5}}));
+  for (const std::string& bad : {std::string("\x01", 1),              // a sum missing
+                                 std::string("\x01\x01\x00\x01", 4),  // counter repeated
+                                 std::string("\x80\x08\x01", 3),      // offset 1024
+                                 std::string("\x01\x00", 2)}) {       // a sum of 0
+    absl::Status status = DecodeCounterChunk(bad, "counter_chunks", [](uint32_t, int64_t) {});
+    EXPECT_EQ(status.code(), absl::StatusCode::kDataLoss) << absl::CEscape(bad);
+    EXPECT_THAT(status.message(), HasSubstr("counter_chunks"));
+  }
+}
+
+// Issue 37 in the files: a report touching 2 counters of a 2^21-counter sketch stores a few
+// bytes of support and writes one chunk row per window it counts in, and a damaged chunk is
+// DATA_LOSS naming counter_chunks, for the read and for the append that would merge into it.
+TEST(SqliteStorageTest, ALargeLayoutsReportCostsWhatItTouchesAndDamageIsNamed) {
+  const std::string path = TempDbPath("sparse_cost");
+  auto storage = SqliteStorage::Open({.path = path});
+  ASSERT_TRUE(storage.ok()) << storage.status();
+  absl::StatusOr<StoredMetric> m = (*storage)->CreateMetric(NewMetric("sketch"));
+  ASSERT_TRUE(m.ok());
+  ReportRow r = Row(m->id, 1, false, 3);
+  r.counters = {(1u << 21) - 2, (1u << 21) - 1};
+  r.window_firsts = 1;
+  ASSERT_TRUE((*storage)->AppendReports({r}).ok());
+  sqlite3* db = nullptr;
+  ASSERT_EQ(sqlite3_open(path.c_str(), &db), SQLITE_OK);
+  auto one = [db](const char* sql) {
+    sqlite3_stmt* st = nullptr;
+    EXPECT_EQ(sqlite3_prepare_v2(db, sql, -1, &st, nullptr), SQLITE_OK) << sqlite3_errmsg(db);
+    EXPECT_EQ(sqlite3_step(st), SQLITE_ROW);
+    const int64_t v = sqlite3_column_int64(st, 0);
+    sqlite3_finalize(st);
+    return v;
+  };
+  EXPECT_LE(one("SELECT length(support) FROM recent_reports"), 4);
+  EXPECT_EQ(one("SELECT bit FROM recent_reports"), kStoredBitSparse);
+  EXPECT_EQ(one("SELECT count(*) FROM counter_chunks"), 2);  // every report's, day's firsts
+  ASSERT_EQ(sqlite3_exec(db, "UPDATE counter_chunks SET sums = x'80'", nullptr, nullptr, nullptr),
+            SQLITE_OK);
+  sqlite3_close(db);
+  absl::StatusOr<std::vector<CountRow>> counts = (*storage)->ReadCounts(m->id, 0, 1 << 30);
+  EXPECT_EQ(counts.status().code(), absl::StatusCode::kDataLoss);
+  EXPECT_THAT(counts.status().message(), HasSubstr("counter_chunks"));
+  r.report_id[1] = 1;  // a new report into the damaged chunk
+  absl::StatusOr<AppendResult> append = (*storage)->AppendReports({r});
+  EXPECT_EQ(append.status().code(), absl::StatusCode::kDataLoss) << append.status();
+}
+
 TEST(SqliteStorageTest, DeleteMetricRemovesMovedAndRecentReports) {
   auto s = SqliteStorage::Open({.path = TempDbPath("delete")});
   ASSERT_TRUE(s.ok()) << s.status();

@@ -63,7 +63,7 @@ inline StoredMetric NewCategoricalMetric(const std::string& name) {
 }
 
 // A categorical report supporting `supported` (category indices), otherwise as Row.
-inline ReportRow CategoricalRow(int64_t metric_id, int id, std::vector<uint16_t> supported,
+inline ReportRow CategoricalRow(int64_t metric_id, int id, std::vector<uint32_t> supported,
                                 int64_t hour, std::string labels = "") {
   ReportRow r = Row(metric_id, id, false, hour, std::move(labels));
   r.counters.assign(supported.begin(), supported.end());  // category v is counter v

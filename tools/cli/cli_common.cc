@@ -189,7 +189,11 @@ absl::StatusOr<v1::DesignParameters> DesignFromFlags() {
       CategoricalDesignFromFlagValues(kind, absl::GetFlag(FLAGS_epsilon),
                                       !absl::GetFlag(FLAGS_categories).empty()));
   if (categorical.has_value()) return *categorical;
-  if (kind == "two_coin") {
+  if (kind == "heavy_hitters") {
+    // Values are strings; the server draws the hash salt (docs/cli.md, "Heavy hitters").
+    d.mutable_heavy_hitters()->set_epsilon(absl::GetFlag(FLAGS_epsilon));
+    d.mutable_heavy_hitters()->set_max_length(absl::GetFlag(FLAGS_max_length));
+  } else if (kind == "two_coin") {
     d.mutable_two_coin();
   } else if (kind == "tails_says_yes") {
     d.mutable_tails_says_yes();
@@ -210,7 +214,7 @@ absl::StatusOr<v1::DesignParameters> DesignFromFlags() {
         "--design must be one of two_coin, tails_says_yes, symmetric_epsilon, forced_response, "
         "unrelated_question, mirrored_question, truth_with_gamma (or give --epsilon); for a "
         "metric with categories k_rr, oue, olh or categorical; for a numeric metric (--range) "
-        "numeric");
+        "numeric; for string values heavy_hitters");
   }
   return d;
 }

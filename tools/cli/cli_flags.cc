@@ -177,6 +177,8 @@ ABSL_FLAG(int, sampled_buckets, 0,
 ABSL_FLAG(std::vector<std::string>, quantiles, {},
           "prevalence, replay: the quantile levels of a d_bit_flip metric, comma-separated in "
           "(0, 1), e.g. 0.5,0.9; empty = the server's (0.5, 0.9, 0.99)");
+ABSL_FLAG(uint32_t, max_length, 0,
+          "create-metric: a heavy_hitters metric's longest value in bytes (1 to 64; 0 = 32)");
 ABSL_FLAG(std::string, value_column, "",
           "replay: the column of a numeric metric's values (numbers); each respondent's device "
           "reports its value with Reporter::ReportValue");

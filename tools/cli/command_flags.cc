@@ -59,7 +59,8 @@ const std::vector<CommandSpec>& Commands() {
         "mechanism",
         "buckets",
         "bucket_edges",
-        "sampled_buckets"}},
+        "sampled_buckets",
+        "max_length"}},
       {"add-version",
        "--metric=N --design=D [design flags] [--allow_no_privacy]   (numeric: --design=numeric "
        "[--mechanism=M] [--buckets=K | --bucket_edges=...] [--sampled_buckets=D] --epsilon=E)",
@@ -94,6 +95,15 @@ const std::vector<CommandSpec>& Commands() {
        "[--combination]   (T as for prevalence; default: the last 30 days against the 30 "
        "days before)",
        {"metric", "start", "end", "metric2", "start2", "end2", "level", "combination"}},
+      {"top",
+       "--metric=N [--start=T] [--end=T] [--level=0.95] [--max_prefixes=64]   (a heavy-hitters "
+       "metric: its most frequent values with intervals and the detection threshold; T as for "
+       "prevalence)",
+       {"metric", "start", "end", "level", "max_prefixes"}},
+      {"frequency",
+       "--metric=N (--value=V | --values_file=F) [--estimation_group_only] [--start=T] [--end=T] "
+       "[--level=0.95]   (a heavy-hitters metric: the shares of given values)",
+       {"metric", "value", "values_file", "estimation_group_only", "start", "end", "level"}},
       {"design",
        "(--design=D [design flags] | --categories=Y,N,U,A [--design=k_rr|oue|olh|categorical] "
        "--epsilon=E [--shares=PRIOR,...] | --range=LO,HI [--unit=U] [--mechanism=M] "
@@ -137,10 +147,12 @@ const std::vector<CommandSpec>& Commands() {
        "of them; --import: a historical import with an analyst --token) | --metric=N --csv=F "
        "--value_column=C [--quantiles=0.5,0.9] ...   (a numeric metric); a metric that does not "
        "exist is created as a survey question (reporting_period=once) with create-metric's "
-       "design flags (yes/no default: two_coin)",
+       "design flags (yes/no default: two_coin) | --metric=N --csv=F --string_column=C   (an "
+       "existing heavy-hitters metric: one device per row, then the values found beside their "
+       "true shares)",
        {"metric", "csv", "column", "yes", "label_columns", "group_by", "blank", "level", "method",
         "simultaneous", "time_column", "time_format", "spread", "import", "value_column",
-        "quantiles",
+        "quantiles", "string_column",
         // A metric that does not exist yet is created as a survey question with these.
         "design", "epsilon", "p", "q", "pi_b", "gamma", "categories", "description", "min_reports",
         "reporting_period", "randomization", "range", "unit", "mechanism", "buckets",

@@ -12,6 +12,7 @@
 #include "deniable/client/grpc_transport.h"
 #include "tools/cli/cli_common.h"
 #include "tools/cli/command_flags.h"
+#include "tools/cli/heavy_hitters_commands.h"
 
 int main(int argc, char** argv) {
   namespace t = deniable::tools;
@@ -82,6 +83,8 @@ int main(int argc, char** argv) {
   if (command == "series") return t::Series();
   if (command == "difference") return t::Difference();
   if (command == "design") return t::DescribeDesign();
+  if (command == "top") return t::Top();
+  if (command == "frequency") return t::Frequency();
   if (command == "plan") return t::Plan();
   if (command == "replay") return t::Replay();
   if (command == "stats") return t::Stats();

@@ -9,6 +9,7 @@
 #include "deniable/common/design.h"
 #include "deniable/common/shuffle.h"
 #include "deniable/convert/design_convert.h"
+#include "deniable/convert/mechanism_convert.h"
 #include "tools/cli/categorical_output.h"
 #include "tools/cli/cli_parse.h"
 #include "tools/cli/numeric_output.h"
@@ -18,8 +19,10 @@ namespace {
 
 // "forced_response(p=0.5, q=0.5)" and the like (Design::ToString), from the wire design.
 std::string DesignKind(const v1::Design& design) {
-  absl::StatusOr<Design> d = DesignFromWire(design);
-  return d.ok() ? d->ToString() : "invalid design";
+  if (absl::StatusOr<Design> d = DesignFromWire(design); d.ok()) return d->ToString();
+  // The other kinds name themselves through their mechanism (heavy_hitters(...), ...).
+  absl::StatusOr<std::shared_ptr<const Mechanism>> m = MechanismForWire(design);
+  return m.ok() ? (*m)->ToString() : "invalid design";
 }
 
 std::string Percent(double share) { return absl::StrFormat("%.2f %%", 100.0 * share); }

@@ -13,6 +13,7 @@
 #include "tools/cli/categorical_output.h"
 #include "tools/cli/cli_common.h"
 #include "tools/cli/cli_flags.h"
+#include "tools/cli/heavy_hitters_commands.h"
 #include "tools/cli/import_transport.h"
 #include "tools/cli/numeric_flags.h"
 #include "tools/cli/numeric_output.h"
@@ -143,6 +144,12 @@ int Replay() {
   spec.label_columns = absl::GetFlag(FLAGS_label_columns);
   spec.time_column = absl::GetFlag(FLAGS_time_column);
   spec.value_column = absl::GetFlag(FLAGS_value_column);
+  if (const std::string strings = absl::GetFlag(FLAGS_string_column); !strings.empty()) {
+    if (!spec.column.empty() || !spec.value_column.empty()) {
+      return FailUsage("--string_column: a heavy-hitters metric's replay reads only that column");
+    }
+    return ReplayStringColumn(absl::GetFlag(FLAGS_metric), spec.csv_path, strings);
+  }
   const bool numeric = !spec.value_column.empty();
   if (numeric && (!spec.column.empty() || !spec.yes_value.empty())) {
     return FailUsage(

@@ -31,6 +31,8 @@ void OnRowEnd(int /*terminator*/, void* state) {
   static_cast<CsvState*>(state)->rows.emplace_back();
 }
 
+}  // namespace
+
 absl::StatusOr<std::vector<std::vector<std::string>>> ParseCsv(const std::string& path) {
   std::ifstream in(path, std::ios::binary);
   if (!in) return absl::NotFoundError(absl::StrCat("csv: cannot open \"", path, "\""));
@@ -54,6 +56,8 @@ absl::StatusOr<std::vector<std::vector<std::string>>> ParseCsv(const std::string
   if (state.rows.back().empty()) state.rows.pop_back();
   return std::move(state.rows);
 }
+
+namespace {
 
 int ColumnIndex(const std::vector<std::string>& header, const std::string& name) {
   for (size_t i = 0; i < header.size(); ++i) {

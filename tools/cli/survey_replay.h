@@ -59,6 +59,10 @@ struct SurveySpec {
   std::string value_column = {};
 };
 
+// The records of a CSV file (RFC 4180 quoting, parsed by libcsv), the header first.
+// Errors: NOT_FOUND naming "csv" and the path; INVALID_ARGUMENT for malformed quoting.
+absl::StatusOr<std::vector<std::vector<std::string>>> ParseCsv(const std::string& path);
+
 // Reads a CSV with a header row (RFC 4180 quoting, parsed by libcsv).
 // Errors: NOT_FOUND if the file cannot be opened; INVALID_ARGUMENT naming a missing column, a
 // row with the wrong number of fields (with its line number), an empty label value, or (with

@@ -49,6 +49,7 @@
 #include "deniable/common/combine.h"
 #include "deniable/common/design.h"
 #include "deniable/common/draws.h"
+#include "deniable/common/heavy_hitters.h"
 #include "deniable/common/interval.h"
 #include "deniable/common/numeric.h"
 #include "deniable/common/privacy.h"
@@ -57,25 +58,36 @@
 namespace deniable {
 
 enum class ReportKind {
-  kYesNo,        // one randomized bit (design.h)
-  kCategorical,  // k-RR, OUE or OLH over k categories (categorical.h)
-  kNumeric,      // 1BitMean or dBitFlip over a value range (numeric.h)
+  kYesNo,         // one randomized bit (design.h)
+  kCategorical,   // k-RR, OUE or OLH over k categories (categorical.h)
+  kNumeric,       // 1BitMean or dBitFlip over a value range (numeric.h)
+  kHeavyHitters,  // strings: a Hadamard count-mean sketch with prefix levels (heavy_hitters.h)
 };
 
-// "yes_no", "categorical", "numeric".
+// "yes_no", "categorical", "numeric", "heavy_hitters".
 const char* ReportKindName(ReportKind kind);
+
+// The longest counter layout (CounterLayout::length()) any mechanism may have: coordinates are
+// indexed by uint32_t end to end (CounterIncrements::ones, storage's ReportRow::counters), and
+// storage refuses (DATA_LOSS) a stored index at or past this bound. 2^24: room for a sketch of
+// 33 prefix levels x 16 rows x 1024 coefficients x 2 counters (2^21) and more.
+inline constexpr int64_t kMaxCounterLayoutLength = int64_t{1} << 24;
 
 // The counter vector of one (metric, design version, time bucket, labels): [n, y_0 .. y_{k-1}].
 struct CounterLayout {
   int coordinates = 1;  // k
   int length() const { return 1 + coordinates; }
+  // Builds a layout of `coordinates` coordinates. Thread-safe (no state).
+  // Errors: INVALID_ARGUMENT naming "layout" when coordinates < 1 or the length (1 +
+  // coordinates) exceeds kMaxCounterLayoutLength.
+  static absl::StatusOr<CounterLayout> Of(int64_t coordinates);
 };
 
 // What one valid report adds: 1 to n (index 0) and 1 to y_j (index 1 + j) for each j in `ones`.
 struct CounterIncrements {
   // Ascending, distinct, each < Layout().coordinates. Inline for a few coordinates: a yes/no
   // report's increment costs no allocation on the ingestion path.
-  absl::InlinedVector<uint16_t, 8> ones;
+  absl::InlinedVector<uint32_t, 8> ones;
   // Adds the increments to `counters`. REQUIRES: counters.size() == Layout().length().
   void AddTo(std::span<int64_t> counters) const;
 };
@@ -180,6 +192,17 @@ class Mechanism {
     return Randomize(value, draws);
   }
 
+  // Whether the values of this kind are strings (RandomizeString) rather than numbers.
+  virtual bool TakesStrings() const { return false; }
+  // The group a device of this design belongs to, drawn once and kept with the device's state
+  // (heavy hitters: heavy_hitters.h DrawHeavyHittersGroup); 0 for the kinds without groups.
+  virtual uint32_t DrawDeviceGroup(Draws& draws) const { return 0; }
+  // Draws the wire answer for the string `value` of a device of `group`. The default (the kinds
+  // whose values are numbers) fails with FAILED_PRECONDITION naming "value".
+  // Errors (heavy hitters): INVALID_ARGUMENT naming "value" or "group".
+  virtual absl::StatusOr<WireAnswer> RandomizeString(absl::string_view value, uint32_t group,
+                                                     Draws& draws) const;
+
   // Checks a wire answer and returns what it adds to the counters. `field` prefixes the messages
   // ("reports[3]"), `metric` is the name of the metric whose design it is (messages say
   // 'metric "<metric>"').
@@ -217,6 +240,7 @@ class Mechanism {
 std::shared_ptr<const Mechanism> MechanismFor(const Design& design);
 std::shared_ptr<const Mechanism> MechanismFor(const CategoricalDesign& design);
 std::shared_ptr<const Mechanism> MechanismFor(const NumericDesign& design);
+std::shared_ptr<const Mechanism> MechanismFor(const HeavyHittersDesign& design);
 
 // Combines several design versions' vectors of the same layout and CoordinatesKey, estimated
 // quantity by quantity (combine.h; statistics.md section 4). One part: its Estimate. Several: per

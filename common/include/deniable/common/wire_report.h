@@ -17,6 +17,7 @@
 #include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"
 #include "deniable/common/categorical.h"
+#include "deniable/common/heavy_hitters.h"
 
 namespace deniable {
 
@@ -44,6 +45,9 @@ struct WireAnswer {
   WireCategorical categorical;
   bool has_numeric = false;
   WireNumeric numeric;
+  // A heavy-hitters report's place in the sketch (its entry is `bit`).
+  bool has_heavy_hitters = false;
+  HeavyHittersReport heavy_hitters;
 };
 
 // Unpacks a categorical report for `design`: only the mechanism's own fields may be set, OUE's

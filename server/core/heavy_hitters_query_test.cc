@@ -1,0 +1,217 @@
+// Heavy-hitters metrics through the registry, the ingestor and the queries (issue 40): a metric
+// of string values is created with a drawn salt, reports randomized by its mechanism are
+// validated and counted like any other kind, and GetTopValues / GetFrequencies answer from the
+// summed sketch what common/heavy_hitters_estimate.h computes from the same counters.
+#include "server/core/heavy_hitters_query.h"
+
+#include <cmath>
+#include <random>
+#include <string>
+#include <vector>
+
+#include "deniable/common/draws.h"
+#include "deniable/common/heavy_hitters_estimate.h"
+#include "deniable/common/heavy_hitters_mechanism.h"
+#include "deniable/convert/mechanism_convert.h"
+#include "gmock/gmock.h"
+#include "gtest/gtest.h"
+#include "server/core/ingestor.h"
+#include "server/core/metric_registry.h"
+#include "server/core/prevalence_query.h"
+#include "server/storage/memory_storage.h"
+
+namespace deniable::server {
+namespace {
+
+using ::testing::HasSubstr;
+
+constexpr int64_t kNow = 1'700'006'400;
+
+class HeavyHittersQueryTest : public ::testing::Test {
+ protected:
+  HeavyHittersQueryTest()
+      : clock_(absl::FromUnixSeconds(kNow)),
+        registry_(&storage_, &clock_),
+        ingestor_(&registry_, &storage_, &clock_, IngestOptions{}),
+        prevalence_(&registry_, &storage_, QueryOptions{}),
+        query_(&registry_, &storage_) {}
+
+  v1::Metric Create(const std::string& name) {
+    v1::CreateMetricRequest request;
+    request.set_name(name);
+    v1::HeavyHitters* h = request.mutable_design()->mutable_heavy_hitters();
+    h->set_epsilon(4);
+    h->set_max_length(8);
+    h->set_salt(42);  // replaced by the server's draw
+    absl::StatusOr<v1::Metric> created = registry_.Create(request);
+    EXPECT_TRUE(created.ok()) << created.status();
+    return *created;
+  }
+
+  // One report per device: `counts[i]` devices hold values[i]; every report through the metric's
+  // own mechanism, as an SDK sends it.
+  void Send(const v1::Metric& metric, const std::vector<std::string>& values,
+            const std::vector<int>& counts, uint64_t seed) {
+    std::shared_ptr<const Mechanism> mechanism = *MechanismForWire(metric.design());
+    std::mt19937_64 gen(seed);
+    BitGenDraws draws(gen);
+    v1::SubmitReportsRequest request;
+    for (size_t v = 0; v < values.size(); ++v) {
+      for (int i = 0; i < counts[v]; ++i) {
+        const uint32_t group = mechanism->DrawDeviceGroup(draws);
+        v1::Report* r = request.add_reports();
+        r->set_metric(metric.name());
+        r->set_design_version(1);
+        std::string id(16, '\0');
+        for (int b = 0; b < 8; ++b) id[b] = static_cast<char>((next_id_ >> (8 * b)) & 0xff);
+        ++next_id_;
+        r->set_report_id(id);
+        r->set_event_time_seconds(kNow - 3600);
+        WireAnswerToProto(*mechanism->RandomizeString(values[v], group, draws), r);
+        if (request.reports_size() == 1000) Submit(&request);
+      }
+    }
+    Submit(&request);
+  }
+
+  void Submit(v1::SubmitReportsRequest* request) {
+    if (request->reports_size() == 0) return;
+    absl::StatusOr<v1::SubmitReportsResponse> response = ingestor_.Submit(*request);
+    ASSERT_TRUE(response.ok()) << response.status();
+    ASSERT_EQ(response->accepted(), static_cast<uint32_t>(request->reports_size()))
+        << response->ShortDebugString();
+    request->clear_reports();
+  }
+
+  FakeClock clock_;
+  MemoryStorage storage_;
+  MetricRegistry registry_;
+  Ingestor ingestor_;
+  PrevalenceQuery prevalence_;
+  HeavyHittersQuery query_;
+  uint64_t next_id_ = 1;
+};
+
+TEST_F(HeavyHittersQueryTest, CreateDrawsTheSaltAndTheKindIsTheMechanisms) {
+  const v1::Metric a = Create("sig_a");
+  const v1::Metric b = Create("sig_b");
+  EXPECT_TRUE(a.design().parameters().has_heavy_hitters());
+  EXPECT_NE(a.design().parameters().heavy_hitters().salt(), 42u);
+  EXPECT_NE(a.design().parameters().heavy_hitters().salt(),
+            b.design().parameters().heavy_hitters().salt());
+  EXPECT_EQ(a.design().parameters().heavy_hitters().width(), 1024u);  // defaults filled in
+  EXPECT_TRUE((*registry_.Find("sig_a"))->heavy_hitters());
+}
+
+TEST_F(HeavyHittersQueryTest, TopFindsTheCommonValuesAndMatchesTheSketch) {
+  const v1::Metric metric = Create("sig");
+  const std::vector<std::string> values = {"alpha", "beta", "gamma.x", "d"};
+  std::vector<int> counts = {9000, 6000, 4000, 0};
+  Send(metric, values, counts, 7);
+  // A long tail of rare values.
+  std::vector<std::string> tail;
+  for (int i = 0; i < 2000; ++i) tail.push_back("t" + std::to_string(i));
+  Send(metric, tail, std::vector<int>(tail.size(), 5), 8);
+
+  v1::GetTopValuesRequest request;
+  request.set_metric("sig");
+  absl::StatusOr<v1::TopValues> top = query_.Top(request);
+  ASSERT_TRUE(top.ok()) << top.status();
+  EXPECT_EQ(top->devices(), 29000);
+  ASSERT_GE(top->values_size(), 3);
+  EXPECT_EQ(top->values(0).value(), "alpha");
+  EXPECT_EQ(top->values(1).value(), "beta");
+  EXPECT_EQ(top->values(2).value(), "gamma.x");
+  for (int i = 0; i < 3; ++i) {
+    const double truth = counts[i] / 29000.0;
+    EXPECT_LE(top->values(i).simultaneous_lower(), truth) << i;
+    EXPECT_GE(top->values(i).simultaneous_upper(), truth) << i;
+  }
+  EXPECT_GT(top->detection_threshold(), 0);
+  EXPECT_LT(top->detection_threshold(), 0.3);
+
+  // The same figures as common's discovery on the counters storage holds.
+  std::vector<CountRow> rows = *storage_.ReadCounts((*registry_.Find("sig"))->id, 0, kNow);
+  const auto& mechanism =
+      static_cast<const HeavyHittersMechanism&>(*(*registry_.Find("sig"))->current().mechanism);
+  std::vector<int64_t> sums(HeavyHittersCounterCount(mechanism.design()), 0);
+  for (const CountRow& row : rows) {
+    for (const auto& [j, c] : row.counters) sums[j] += c;
+  }
+  const HeavyHittersAnswer expected =
+      *DiscoverHeavyHitters(*HeavyHittersSketch::FromCounters(mechanism.design(), sums), {});
+  ASSERT_EQ(static_cast<size_t>(top->values_size()), expected.values.size());
+  EXPECT_DOUBLE_EQ(top->values(0).share(), expected.values[0].share);
+  EXPECT_DOUBLE_EQ(top->detection_threshold(), expected.detection_threshold);
+}
+
+TEST_F(HeavyHittersQueryTest, FrequenciesOfGivenValues) {
+  const v1::Metric metric = Create("sig");
+  Send(metric, {"alpha", "beta"}, {3000, 1000}, 9);
+  v1::GetFrequenciesRequest request;
+  request.set_metric("sig");
+  request.add_values("beta");
+  request.add_values("never");
+  absl::StatusOr<v1::TopValues> f = query_.Frequencies(request);
+  ASSERT_TRUE(f.ok()) << f.status();
+  ASSERT_EQ(f->values_size(), 2);
+  EXPECT_EQ(f->values(0).value(), "beta");
+  EXPECT_NEAR(f->values(0).share(), 0.25, 4 * f->values(0).standard_error());
+  EXPECT_NEAR(f->values(1).share(), 0.0, 4 * f->values(1).standard_error());
+  // Pooled: "beta" (4 bytes) is carried whole by group 0 and levels 5 .. 9.
+  request.set_estimation_group_only(true);
+  const v1::TopValues held_out = *query_.Frequencies(request);
+  EXPECT_LT(held_out.values(0).reports(), f->values(0).reports());
+}
+
+TEST_F(HeavyHittersQueryTest, RefusalsNameTheField) {
+  Create("sig");
+  v1::GetFrequenciesRequest f;
+  f.set_metric("sig");
+  EXPECT_THAT(query_.Frequencies(f).status().message(), HasSubstr("values"));
+  f.add_values("far too long for eight");
+  EXPECT_THAT(query_.Frequencies(f).status().message(), HasSubstr("values[0]"));
+  v1::GetTopValuesRequest t;
+  t.set_metric("sig");
+  t.set_max_prefixes(5000);
+  EXPECT_THAT(query_.Top(t).status().message(), HasSubstr("max_prefixes"));
+  t.set_max_prefixes(0);
+  EXPECT_EQ(query_.Top(t).status().code(), absl::StatusCode::kFailedPrecondition);  // no reports
+  v1::GetPrevalenceRequest p;
+  p.set_metric("sig");
+  EXPECT_THAT(prevalence_.Get(p).status().message(), HasSubstr("heavy-hitters metric"));
+
+  v1::CreateMetricRequest yes_no;
+  yes_no.set_name("crashed");
+  yes_no.mutable_design()->mutable_two_coin();
+  ASSERT_TRUE(registry_.Create(yes_no).ok());
+  t.set_metric("crashed");
+  EXPECT_THAT(query_.Top(t).status().message(), HasSubstr("yes_no metric"));
+  // A yes/no design cannot be added to a metric of strings, nor the reverse.
+  v1::AddDesignVersionRequest add;
+  add.set_metric("sig");
+  add.mutable_design()->mutable_two_coin();
+  EXPECT_THAT(registry_.AddVersion(add).status().message(), HasSubstr("heavy_hitters design"));
+}
+
+TEST_F(HeavyHittersQueryTest, BadReportsAreRefusedByField) {
+  Create("sig");
+  v1::SubmitReportsRequest request;
+  v1::Report* r = request.add_reports();
+  r->set_metric("sig");
+  r->set_design_version(1);
+  r->set_report_id(std::string(16, 'x'));
+  r->set_event_time_seconds(kNow - 3600);
+  r->set_bit(1);  // no heavy_hitters place
+  absl::StatusOr<v1::SubmitReportsResponse> response = ingestor_.Submit(request);
+  ASSERT_TRUE(response.ok()) << response.status();
+  ASSERT_EQ(response->rejections_size(), 1);
+  EXPECT_THAT(response->rejections(0).reason(), HasSubstr("reports[0].heavy_hitters"));
+  r->mutable_heavy_hitters()->set_row(16);
+  response = ingestor_.Submit(request);
+  ASSERT_EQ(response->rejections_size(), 1);
+  EXPECT_THAT(response->rejections(0).reason(), HasSubstr("reports[0].heavy_hitters.row"));
+}
+
+}  // namespace
+}  // namespace deniable::server
