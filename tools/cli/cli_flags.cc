@@ -169,6 +169,9 @@ ABSL_FLAG(int, sampled_buckets, 0,
 ABSL_FLAG(std::vector<std::string>, quantiles, {},
           "prevalence, replay: the quantile levels of a d_bit_flip metric, comma-separated in "
           "(0, 1), e.g. 0.5,0.9; empty = the server's (0.5, 0.9, 0.99)");
+ABSL_FLAG(int64_t, manipulation_reports, 0,
+          "prevalence, series: the fake reports each estimate's manipulation bound is for "
+          "(docs/security.md); 0 = 1 % of the estimate's n");
 ABSL_FLAG(std::string, value_column, "",
           "replay: the column of a numeric metric's values (numbers); each respondent's device "
           "reports its value with Reporter::ReportValue");

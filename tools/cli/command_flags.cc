@@ -76,17 +76,17 @@ const std::vector<CommandSpec>& Commands() {
        {"days", "policy"}},
       {"prevalence",
        "--metric=N [--start=T] [--end=T] [--level=0.95] [--method=M] [--combination=C] "
-       "[--group_by=LABEL] [--simultaneous=sidak|bonferroni] [--quantiles=0.5,0.9]   (T: "
-       "2026-11-01, 2026-11-01T12:00:00Z, -7d, -24h, now or Unix seconds; default: every "
-       "report)",
+       "[--group_by=LABEL] [--simultaneous=sidak|bonferroni] [--quantiles=0.5,0.9] "
+       "[--manipulation_reports=M]   (T: 2026-11-01, 2026-11-01T12:00:00Z, -7d, -24h, now or "
+       "Unix seconds; default: every report)",
        {"metric", "start", "end", "level", "method", "combination", "group_by", "simultaneous",
-        "quantiles"}},
+        "quantiles", "manipulation_reports"}},
       {"series",
        "--metric=N [--start=T] [--end=T] [--bucket=hour|day|week|month] [--level] [--method] "
-       "[--combination] [--plot=FILE.svg|.pdf] [--simultaneous=sidak|bonferroni]   (T as for "
-       "prevalence; default: the last 30 days)",
+       "[--combination] [--plot=FILE.svg|.pdf] [--simultaneous=sidak|bonferroni] "
+       "[--manipulation_reports=M]   (T as for prevalence; default: the last 30 days)",
        {"metric", "start", "end", "level", "method", "combination", "bucket", "plot",
-        "simultaneous"}},
+        "simultaneous", "manipulation_reports"}},
       {"difference",
        "--metric=N [--metric2=M] [--start=T] [--end=T] [--start2=T] [--end2=T] [--level] "
        "[--combination]   (T as for prevalence; default: the last 30 days against the 30 "
