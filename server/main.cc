@@ -120,6 +120,12 @@ ABSL_FLAG(int64_t, max_import_age_seconds, 0,
           "historical imports (SubmitReports/StreamReports with the x-deniable-import: historical "
           "header and an analyst token) accept reports this old, for example 157680000 (5 "
           "years); 0 (the default): imports are refused");
+ABSL_FLAG(int64_t, max_window_firsts_per_token, 100000,
+          "reports one token may send of one metric flagged first in one UTC day, ISO week or "
+          "calendar month (Report.window_firsts); a report past it is refused "
+          "(RESOURCE_EXHAUSTED, permanent) and counted in deniable_window_firsts_refused_total; "
+          "tokenless callers and imports are not limited; 0: no limit (docs/security.md, Forged "
+          "window flags)");
 ABSL_FLAG(int, retention_interval_seconds, 3600,
           "how often metrics' retention is applied (also once at start); 0: never (docs/"
           "operations.md, Retention)");
@@ -560,6 +566,12 @@ absl::StatusOr<ServeOptions> ServeOptionsFromFlags() {
     options.ingest.max_import_age = absl::Seconds(import_age);
     spdlog::info("event=imports_enabled max_import_age_seconds={} (analyst tokens only)",
                  import_age);
+  }
+  if (const int64_t firsts = absl::GetFlag(FLAGS_max_window_firsts_per_token); firsts < 0) {
+    return FlagError(
+        absl::StrCat("--max_window_firsts_per_token must be >= 0 (0: no limit), but is ", firsts));
+  } else {
+    options.ingest.max_window_firsts_per_token = firsts;
   }
   if (absl::GetFlag(FLAGS_retention_interval_seconds) < 0) {
     return FlagError(absl::StrCat("--retention_interval_seconds must be >= 0 (0: never), but is ",
