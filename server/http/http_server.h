@@ -3,7 +3,8 @@
 //
 //   POST /v1/<Service>/<Method>   JsonApi::Call for "deniable.v1.<Service>/<Method>"
 //   GET  /metrics                 Prometheus text format 0.0.4 (it holds counts, never a report
-//                                 or token; open unless HttpOptions::metrics_token is set)
+//                                 or token; open unless HttpOptions::metrics_token is set; the
+//                                 estimates only for the analyst role or the metrics token)
 //   GET  /, /dashboard.js, ...    the dashboard's static files (DashboardAsset)
 //   OPTIONS /v1/ReportService/*   CORS preflight, only with cors_origins (browser SDKs)
 //   GET  /healthz[?service=NAME]  readiness: 200 {"status":"SERVING"} or 503
@@ -78,6 +79,11 @@ struct HttpOptions {
   // scrape lists every metric's name and its report counts; a Prometheus server sends the token
   // with `authorization: {credentials: ...}` (docs/security.md). Empty: /metrics is open.
   std::string metrics_token;
+  // Non-null: its text (each metric's estimate series, server/metrics/estimate_metrics.h) is
+  // appended to GET /metrics for a scrape that may read estimates: one with the metrics token
+  // when it is set, else one whose bearer token has the analyst role (or any while the server is
+  // tokenless, when queries need no token either). Other scrapes get the counters only.
+  std::function<std::string()> estimates_text;
 };
 
 // The health of `service` ("" for the whole server) for /healthz: OK (SERVING), UNAVAILABLE
