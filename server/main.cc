@@ -57,6 +57,7 @@
 #include "server/env_flags.h"
 #include "server/http/http_server.h"
 #include "server/http/json_api.h"
+#include "server/metrics/estimate_metrics.h"
 #include "server/metrics/memory_trim.h"
 #include "server/metrics/metered_storage.h"
 #include "server/metrics/process_metrics.h"
@@ -123,6 +124,21 @@ ABSL_FLAG(int64_t, max_import_age_seconds, 0,
           "historical imports (SubmitReports/StreamReports with the x-deniable-import: historical "
           "header and an analyst token) accept reports this old, for example 157680000 (5 "
           "years); 0 (the default): imports are refused");
+ABSL_FLAG(int64_t, estimate_refresh_seconds, 60,
+          "how often each metric's estimate over the last --estimate_window_seconds is computed "
+          "for /metrics (deniable_estimate{metric, quantity}, shown to the analyst role or the "
+          "metrics token; docs/operations.md, Estimates on /metrics); 0: no estimate series");
+ABSL_FLAG(int64_t, estimate_window_seconds, 86400,
+          "the selection [now - this, now) of /metrics' estimate series (default the last 24 h)");
+ABSL_FLAG(int64_t, max_estimate_metrics, 100,
+          "metrics (in name order) with estimate series on /metrics; the rest are counted in "
+          "deniable_estimate_metrics_omitted");
+ABSL_FLAG(int64_t, max_window_firsts_per_token, 100000,
+          "reports one token may send of one metric flagged first in one UTC day, ISO week or "
+          "calendar month (Report.window_firsts); a report past it is refused "
+          "(RESOURCE_EXHAUSTED, permanent) and counted in deniable_window_firsts_refused_total; "
+          "tokenless callers and imports are not limited; 0: no limit (docs/security.md, Forged "
+          "window flags)");
 ABSL_FLAG(int, retention_interval_seconds, 3600,
           "how often metrics' retention is applied (also once at start); 0: never (docs/"
           "operations.md, Retention)");
@@ -518,6 +534,7 @@ struct ServeOptions {
   bool tls = false;
   bool insecure = false;
   server::http::HttpOptions http;  // listen_address empty: no HTTP listener
+  server::EstimateMetricsOptions estimates;
   absl::Duration token_reload_interval;
   absl::Duration memory_trim_interval;
   absl::Duration shutdown_grace;
@@ -577,6 +594,12 @@ absl::StatusOr<ServeOptions> ServeOptionsFromFlags() {
     options.ingest.max_import_age = absl::Seconds(import_age);
     spdlog::info("event=imports_enabled max_import_age_seconds={} (analyst tokens only)",
                  import_age);
+  }
+  if (const int64_t firsts = absl::GetFlag(FLAGS_max_window_firsts_per_token); firsts < 0) {
+    return FlagError(
+        absl::StrCat("--max_window_firsts_per_token must be >= 0 (0: no limit), but is ", firsts));
+  } else {
+    options.ingest.max_window_firsts_per_token = firsts;
   }
   if (absl::GetFlag(FLAGS_retention_interval_seconds) < 0) {
     return FlagError(absl::StrCat("--retention_interval_seconds must be >= 0 (0: never), but is ",
@@ -655,7 +678,21 @@ absl::StatusOr<ServeOptions> ServeOptionsFromFlags() {
             .cors_origins = absl::GetFlag(FLAGS_http_cors_origins),
             .access_log = options.access_log,
             .metrics_token = absl::GetFlag(FLAGS_metrics_token),
-            .alerts_json = nullptr};
+            .alerts_json = nullptr,
+            .estimates_text = nullptr};  // set once the collector runs (StartHttp)
+  for (const auto& [name, value] :
+       {std::pair<const char*, int64_t>{"estimate_refresh_seconds",
+                                        absl::GetFlag(FLAGS_estimate_refresh_seconds)},
+        {"max_estimate_metrics", absl::GetFlag(FLAGS_max_estimate_metrics)}}) {
+    if (value < 0) return FlagError(absl::StrCat("--", name, " must be >= 0, but is ", value));
+  }
+  if (absl::GetFlag(FLAGS_estimate_window_seconds) <= 0) {
+    return FlagError(absl::StrCat("--estimate_window_seconds must be > 0, but is ",
+                                  absl::GetFlag(FLAGS_estimate_window_seconds)));
+  }
+  o.estimates.refresh = absl::Seconds(absl::GetFlag(FLAGS_estimate_refresh_seconds));
+  o.estimates.window = absl::Seconds(absl::GetFlag(FLAGS_estimate_window_seconds));
+  o.estimates.max_metrics = static_cast<int>(absl::GetFlag(FLAGS_max_estimate_metrics));
   o.token_reload_interval = absl::Seconds(absl::GetFlag(FLAGS_token_reload_seconds));
   o.memory_trim_interval = absl::Seconds(std::max(0, absl::GetFlag(FLAGS_memory_trim_seconds)));
   o.shutdown_grace = absl::Seconds(absl::GetFlag(FLAGS_shutdown_grace_seconds));
@@ -723,6 +760,7 @@ struct Running {
   std::unique_ptr<server::MemoryTrimmer> memory_trimmer;
   std::unique_ptr<server::ProcessMetrics> process_metrics;
   std::unique_ptr<server::http::JsonApi> json_api;
+  std::unique_ptr<server::EstimateMetrics> estimates;  // /metrics' estimate series
   std::unique_ptr<server::http::HttpServer> http_server;
   std::unique_ptr<server::AlertMonitor> alerts;  // with --alert_rules; stopped first
 };
@@ -796,6 +834,15 @@ absl::Status StartHttp(const ServeOptions& options, Running& running) {
     http.alerts_json = [alerts = running.alerts.get()] { return alerts->StatesJson(); };
   }
   http.on_connection_cut = [&http_connections_cut] { http_connections_cut.Increment(); };
+  if (options.estimates.refresh > absl::ZeroDuration()) {
+    server::CollectorCore* core = collector->core();
+    running.estimates = std::make_unique<server::EstimateMetrics>(
+        [core] { return core->ListMetrics(deniable::v1::ListMetricsRequest()); },
+        [core](const deniable::v1::GetPrevalenceRequest& r) { return core->GetPrevalence(r); },
+        deniable::SystemClock::Default(), options.estimates);
+    running.estimates->Start();
+    http.estimates_text = [estimates = running.estimates.get()] { return estimates->Text(); };
+  }
   auto started = server::http::HttpServer::Start(
       http, running.json_api.get(),
       [process_metrics = running.process_metrics.get(), metrics = running.metrics, collector] {
@@ -851,6 +898,7 @@ int ServeUntilStopped(const sigset_t& stop_signals, absl::Duration grace, Runnin
     spdlog::info("event=draining signal={} grace_seconds={}", signal, absl::ToInt64Seconds(grace));
     // HTTP first: its calls end before the core objects they use go away.
     if (running.http_server != nullptr) running.http_server->Stop();
+    if (running.estimates != nullptr) running.estimates->Stop();
     running.collector->Shutdown(grace);
   });
   running.collector->Wait();

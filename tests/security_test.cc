@@ -18,6 +18,7 @@
 #include "gmock/gmock.h"
 #include "grpc/health/v1/health.grpc.pb.h"
 #include "gtest/gtest.h"
+#include "prometheus/text_serializer.h"
 #include "server/service/collector_server.h"
 #include "server/storage/memory_storage.h"
 #include "server/storage/sqlite_token_store.h"
@@ -309,6 +310,65 @@ TEST_F(SecurityTest, RateLimitAppliesToEachMessageOfAStream) {
   EXPECT_THAT(s.error_message(), HasSubstr("reports: rate limit"));
   EXPECT_LE(storage_->ReportCount(), 3);  // the refused message is never stored
   EXPECT_EQ(Stats().rejected_rate_limited(), 1u);
+}
+
+// Issue 41: one token's reports flagged first in a window (the "devices" of an active-device
+// estimate) are limited per metric and window; a report past the limit is refused alone
+// (RESOURCE_EXHAUSTED, permanent) and counted in /metrics; unflagged reports still pass; each
+// window (the next day) has its own budget, while the week's is shared by its days.
+TEST_F(SecurityTest, ForgedWindowFirstsAreLimitedPerTokenMetricAndWindow) {
+  options_.ingest.max_window_firsts_per_token = 3;
+  Start();
+  auto flagged = [](v1::SubmitReportsRequest batch, bool week) {
+    for (v1::Report& r : *batch.mutable_reports()) {
+      r.mutable_window_firsts()->set_day(true);
+      r.mutable_window_firsts()->set_week(week);
+    }
+    return batch;
+  };
+  v1::SubmitReportsResponse response;
+  grpc::Status s = reports_->SubmitReports(Context(reporter_token_).get(),
+                                           flagged(Batch(5, 'a'), true), &response);
+  ASSERT_TRUE(s.ok()) << s.error_message();
+  EXPECT_EQ(response.accepted(), 3u);
+  ASSERT_EQ(response.rejections_size(), 2);
+  for (const v1::ReportRejection& r : response.rejections()) {
+    EXPECT_EQ(r.code(), static_cast<int32_t>(grpc::StatusCode::RESOURCE_EXHAUSTED));
+    EXPECT_TRUE(r.permanent());
+    EXPECT_THAT(r.reason(), HasSubstr("window_firsts.day: this token already sent 3 reports of "
+                                      "metric \"drugs\" flagged first in the day starting "
+                                      "2023-11-14"));
+  }
+  EXPECT_EQ(response.rejections(0).index(), 3u);
+  // Unflagged reports are not first reports: not limited.
+  ASSERT_TRUE(Submit(reporter_token_, Batch(4, 'k')).ok());
+  EXPECT_EQ(storage_->ReportCount(), 7);
+  // The next day (kNow is a Tuesday): the day's budget is new, the week's is spent.
+  clock_.Advance(absl::Hours(24));
+  auto next_day = [](v1::SubmitReportsRequest batch) {
+    for (v1::Report& r : *batch.mutable_reports()) r.set_event_time_seconds(kNow + 86400);
+    return batch;
+  };
+  ASSERT_TRUE(reports_
+                  ->SubmitReports(Context(reporter_token_).get(),
+                                  next_day(flagged(Batch(2, 'p'), true)), &response)
+                  .ok());
+  EXPECT_EQ(response.accepted(), 0u);
+  ASSERT_EQ(response.rejections_size(), 2);
+  EXPECT_THAT(response.rejections(0).reason(), HasSubstr("window_firsts.week"));
+  ASSERT_TRUE(reports_
+                  ->SubmitReports(Context(reporter_token_).get(),
+                                  next_day(flagged(Batch(2, 'u'), false)), &response)
+                  .ok());
+  EXPECT_EQ(response.accepted(), 2u);
+  const std::string scraped =
+      prometheus::TextSerializer().Serialize(server_->core()->counters()->registry()->Collect());
+  EXPECT_THAT(scraped, HasSubstr("deniable_window_firsts_refused_total{metric=\"drugs\"} 4"));
+}
+
+// On by default where tokens are on (docs/security.md): the documented default.
+TEST_F(SecurityTest, WindowFirstsLimitIsOnByDefault) {
+  EXPECT_EQ(server::ServerOptions{}.ingest.max_window_firsts_per_token, 100000);
 }
 
 TEST_F(SecurityTest, StatsCountAcceptedAndRejectedBatchesByReason) {

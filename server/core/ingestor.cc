@@ -118,7 +118,13 @@ absl::StatusOr<std::string> CanonicalLabels(
 
 Ingestor::Ingestor(MetricRegistry* registry, Storage* storage, const Clock* clock,
                    IngestOptions options)
-    : registry_(registry), storage_(storage), clock_(clock), options_(options) {}
+    : registry_(registry),
+      storage_(storage),
+      clock_(clock),
+      options_(options),
+      firsts_limit_(WindowFirstLimitOptions{
+          .max_per_window = options.max_window_firsts_per_token,
+          .keep_after_end = std::max(options.max_report_age, absl::Hours(24)) + absl::Hours(24)}) {}
 
 void Ingestor::RecordStored(const AppendResult& stored,
                             const std::vector<std::pair<int64_t, std::string>>& names,
@@ -144,8 +150,8 @@ void Ingestor::RecordRejected(const std::vector<v1::ReportRejection>& rejections
 }
 
 absl::StatusOr<v1::SubmitReportsResponse> Ingestor::Submit(const v1::SubmitReportsRequest& request,
-                                                           ReportOrigin origin) {
-  DENIABLE_ASSIGN_OR_RETURN(ValidatedBatch batch, Validate(request, origin));
+                                                           ReportOrigin origin, int64_t token_id) {
+  DENIABLE_ASSIGN_OR_RETURN(ValidatedBatch batch, Validate(request, origin, token_id));
   AppendResult stored;
   if (!batch.rows.empty()) {
     DENIABLE_ASSIGN_OR_RETURN(stored, storage_->AppendReports(batch.rows));
@@ -157,8 +163,8 @@ absl::StatusOr<v1::SubmitReportsResponse> Ingestor::Submit(const v1::SubmitRepor
 }
 
 void Ingestor::SubmitAsync(const v1::SubmitReportsRequest& request, ReportOrigin origin,
-                           SubmitCallback done) {
-  absl::StatusOr<ValidatedBatch> validated = Validate(request, origin);
+                           int64_t token_id, SubmitCallback done) {
+  absl::StatusOr<ValidatedBatch> validated = Validate(request, origin, token_id);
   if (!validated.ok()) {
     std::move(done)(validated.status());
     return;
@@ -184,7 +190,7 @@ void Ingestor::SubmitAsync(const v1::SubmitReportsRequest& request, ReportOrigin
 }
 
 absl::StatusOr<ValidatedBatch> Ingestor::Validate(const v1::SubmitReportsRequest& request,
-                                                  ReportOrigin origin) {
+                                                  ReportOrigin origin, int64_t token_id) {
   const bool import = origin == ReportOrigin::kImport;
   if (import && options_.max_import_age <= absl::ZeroDuration()) {
     return absl::FailedPreconditionError(
@@ -250,6 +256,18 @@ absl::StatusOr<ValidatedBatch> Ingestor::Validate(const v1::SubmitReportsRequest
       batch.rejections.push_back(Rejection(i, row.status()));
       batch.rejected_metrics.push_back(report.metric());
       continue;
+    }
+    if (token_id > 0 && !import && row->window_firsts > 0) {
+      // A valid report's window flags, taken from its token's budget (docs/security.md).
+      if (absl::Status firsts =
+              firsts_limit_.Admit(token_id, row->metric_id, row->window_firsts,
+                                  row->event_time_seconds, bounds.now, field, report.metric());
+          !firsts.ok()) {
+        batch.rejections.push_back(Rejection(i, firsts));
+        batch.rejected_metrics.push_back(report.metric());
+        if (sink_ != nullptr) sink_->RecordWindowFirstRefused(report.metric());
+        continue;
+      }
     }
     if (report.design_version() != it->second->current().version &&
         std::find(batch.stale_metrics.begin(), batch.stale_metrics.end(), report.metric()) ==

@@ -40,6 +40,13 @@
 // one rejection per report, so a device drops (or keeps) each report by its own verdict. Messages
 // name the field and the offending value (truncated by EchoValue), never a bit.
 //
+// Forged window flags (docs/security.md "Forged window flags"): a batch sent with a token (token
+// id > 0, not an import) may carry at most IngestOptions::max_window_firsts_per_token reports
+// flagged first in any one day, week or month per metric (WindowFirstLimiter). A report beyond
+// it is rejected alone:
+//   RESOURCE_EXHAUSTED "reports[i].window_firsts.<day|week|month>: ..." (permanent: its flags
+//   name a window whose budget stays spent), counted by the sink's RecordWindowFirstRefused.
+//
 // Historical imports (ReportOrigin::kImport; docs/cli.md "Importing historical data"): a batch that
 // an analyst imports is judged exactly as above except for the oldest event time accepted, which
 // is now - max(max_report_age, max_import_age) instead of now - max_report_age. The future skew,
@@ -64,6 +71,7 @@
 #include "deniable/v1/report_service.pb.h"
 #include "server/core/echo.h"
 #include "server/core/metric_registry.h"
+#include "server/core/window_first_limit.h"
 #include "server/storage/storage.h"
 
 namespace deniable::server {
@@ -87,6 +95,10 @@ struct IngestOptions {
   // reads on meanwhile; once this many are buffered during a flush it stops reading until that
   // flush has committed: bounds a stream's memory (server/service/report_stream_reactor.h).
   int stream_flush_reports = 10000;
+  // Reports flagged first in one window (day, week, month) per token and metric
+  // (WindowFirstLimiter; docs/security.md "Forged window flags"); 0 turns the limit off.
+  // Tokenless callers and imports are never limited.
+  int64_t max_window_firsts_per_token = 100000;
 };
 
 // A validated batch, ready to store.
@@ -136,6 +148,9 @@ class ReportOutcomeSink {
   // One report of `metric` refused by the cap on label values (also passed to
   // RecordReportRejected as INVALID_ARGUMENT).
   virtual void RecordLabelValueRefused(absl::string_view /*metric*/) {}
+  // One report of `metric` refused by the per-token limit on first-in-window reports (also
+  // passed to RecordReportRejected as RESOURCE_EXHAUSTED).
+  virtual void RecordWindowFirstRefused(absl::string_view /*metric*/) {}
 };
 
 class Ingestor {
@@ -150,8 +165,10 @@ class Ingestor {
   // FAILED_PRECONDITION "x-deniable-import: ..." for an import while imports are off; storage
   // errors (UNAVAILABLE when it may pass, DATA_LOSS, INTERNAL for a bug) with nothing
   // acknowledged.
+  // `token_id`: the caller's token (0: tokenless), for the limit on first-in-window reports.
   absl::StatusOr<v1::SubmitReportsResponse> Submit(const v1::SubmitReportsRequest& request,
-                                                   ReportOrigin origin = ReportOrigin::kDevice);
+                                                   ReportOrigin origin = ReportOrigin::kDevice,
+                                                   int64_t token_id = 0);
 
   // Submit without blocking, for asynchronous handlers: `done` runs with the response once the
   // batch has committed, or with the error (inline for a batch-wide validation error or a batch
@@ -162,13 +179,18 @@ class Ingestor {
     SubmitAsync(request, ReportOrigin::kDevice, std::move(done));
   }
   void SubmitAsync(const v1::SubmitReportsRequest& request, ReportOrigin origin,
+                   SubmitCallback done) {
+    SubmitAsync(request, origin, /*token_id=*/0, std::move(done));
+  }
+  void SubmitAsync(const v1::SubmitReportsRequest& request, ReportOrigin origin, int64_t token_id,
                    SubmitCallback done);
 
   // Validates the batch without storing it: the valid rows and the rejections.
   // Errors: INVALID_ARGUMENT for a batch malformed as a whole; FAILED_PRECONDITION for an import
   // while imports are off; storage errors from reading a metric.
   absl::StatusOr<ValidatedBatch> Validate(const v1::SubmitReportsRequest& request,
-                                          ReportOrigin origin = ReportOrigin::kDevice);
+                                          ReportOrigin origin = ReportOrigin::kDevice,
+                                          int64_t token_id = 0);
 
   Storage* storage() const { return storage_; }
 
@@ -215,6 +237,7 @@ class Ingestor {
   Storage* const storage_;
   const Clock* const clock_;
   const IngestOptions options_;
+  WindowFirstLimiter firsts_limit_;
   ReportOutcomeSink* sink_ = nullptr;
 };
 

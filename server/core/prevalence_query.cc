@@ -18,6 +18,7 @@
 #include "deniable/common/echo.h"
 #include "deniable/common/interval.h"
 #include "deniable/common/labels.h"
+#include "deniable/common/manipulation.h"
 #include "deniable/common/shuffle.h"
 #include "deniable/common/status_macros.h"
 #include "deniable/convert/interval_method_convert.h"
@@ -176,7 +177,70 @@ absl::Status SetCentralPrivacy(const MetricInfo& metric, v1::Prevalence* p) {
   return absl::OkStatus();
 }
 
+absl::Status CheckManipulationReports(int64_t m) {
+  if (m < 0) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("manipulation_reports: must be >= 0 (0 for 1 % of n), but is ", m));
+  }
+  return absl::OkStatus();
+}
+
+// Fills `out` for an estimate that is the mean of n per-report values in [lo, hi].
+absl::Status FillManipulation(double estimate, int64_t n, int64_t m, double lo, double hi,
+                              v1::ManipulationBound* out) {
+  DENIABLE_ASSIGN_OR_RETURN(ManipulationShift s, MeanManipulation(estimate, n, m, lo, hi));
+  out->set_fake_reports(s.fake_reports);
+  out->set_shift_up(s.shift_up);
+  out->set_shift_down(s.shift_down);
+  out->set_bound(s.bound);
+  out->set_uniform_bound(s.uniform);
+  out->set_honest_lower(s.honest_lower);
+  out->set_honest_upper(s.honest_upper);
+  return absl::OkStatus();
+}
+
 }  // namespace
+
+absl::Status SetManipulationBounds(int64_t fake_reports, v1::Prevalence* p) {
+  DENIABLE_RETURN_IF_ERROR(CheckManipulationReports(fake_reports));
+  if (p->suppressed() || p->n() <= 0 || p->versions_size() == 0 ||
+      p->combination() == "inverse_variance") {
+    return absl::OkStatus();
+  }
+  // One report's debiased value is (bit - b) / (a - b): its range, widest over the versions.
+  double lo = std::numeric_limits<double>::infinity();
+  double hi = -lo;
+  for (const v1::VersionEstimate& v : p->versions()) {
+    const double gap = v.a() - v.b();
+    if (gap == 0 || !std::isfinite(gap)) return absl::OkStatus();  // nothing is estimated
+    lo = std::min({lo, -v.b() / gap, (1 - v.b()) / gap});
+    hi = std::max({hi, -v.b() / gap, (1 - v.b()) / gap});
+  }
+  const int64_t m = fake_reports > 0 ? fake_reports : DefaultManipulationReports(p->n());
+  for (v1::CategoryShare& share : *p->mutable_shares()) {
+    DENIABLE_RETURN_IF_ERROR(FillManipulation(share.estimate_unbiased(), p->n(), m, lo, hi,
+                                              share.mutable_manipulation()));
+  }
+  if (p->has_numeric() && p->numeric().buckets_size() > 0) {  // D_BIT_FLIP
+    for (v1::NumericBucket& b : *p->mutable_numeric()->mutable_buckets()) {
+      if (b.sampled() <= 0 || !std::isfinite(b.estimate_unbiased())) continue;
+      DENIABLE_RETURN_IF_ERROR(FillManipulation(b.estimate_unbiased(), b.sampled(), m, lo, hi,
+                                                b.mutable_manipulation()));
+    }
+    return absl::OkStatus();
+  }
+  if (p->shares_size() > 0) return absl::OkStatus();
+  DENIABLE_RETURN_IF_ERROR(
+      FillManipulation(p->estimate_unbiased(), p->n(), m, lo, hi, p->mutable_manipulation()));
+  if (p->has_numeric() && std::isfinite(p->numeric().mean())) {  // ONE_BIT_MEAN
+    v1::NumericEstimate* num = p->mutable_numeric();
+    const double width = num->hi() - num->lo();
+    DENIABLE_RETURN_IF_ERROR(FillManipulation(num->mean(), p->n(), m, num->lo() + width * lo,
+                                              num->lo() + width * hi,
+                                              num->mutable_mean_manipulation()));
+  }
+  return absl::OkStatus();
+}
 
 void SetEstimateKind(const MetricInfo& metric, v1::Prevalence* p) {
   if (metric.numeric()) {
@@ -221,6 +285,7 @@ struct PrevalenceQuery::Selection {
   bool sum_vectors = false;
   std::vector<double> quantiles = {0.5, 0.9, 0.99};  // numeric (D_BIT_FLIP) metrics
   std::optional<AnytimeRequest> anytime;             // interval = ANYTIME (anytime_estimate.h)
+  int64_t manipulation_reports = 0;                  // 0: 1 % of each estimate's n
 
   // Adds `row` to `tally` under its reporting period and design version (or, in the window
   // form, its window's first reports under its window).
@@ -249,6 +314,7 @@ absl::StatusOr<v1::Prevalence> PrevalenceQuery::Estimate(const Selection& s, con
   } else {
     p->set_interval_kind(v1::FIXED_N);
   }
+  DENIABLE_RETURN_IF_ERROR(SetManipulationBounds(s.manipulation_reports, &*p));
   SetEstimateKind(*s.metric, &*p);
   if (t.window.has_value()) {
     DescribeWindowEstimate(*t.window, t.start, &*p);
@@ -365,6 +431,8 @@ absl::StatusOr<v1::Prevalence> PrevalenceQuery::Get(const v1::GetPrevalenceReque
         "quantiles, or without interval = ANYTIME");
   }
   DENIABLE_ASSIGN_OR_RETURN(s.quantiles, QuantileLevels(request.quantiles()));
+  DENIABLE_RETURN_IF_ERROR(CheckManipulationReports(request.manipulation_reports()));
+  s.manipulation_reports = request.manipulation_reports();
   std::vector<const CountRow*> all_rows;
   for (const CountRow& row : s.rows) all_rows.push_back(&row);
   Tally all = NewTally(s, s.start, s.end, all_rows);
@@ -426,6 +494,8 @@ absl::StatusOr<v1::Series> PrevalenceQuery::Series(const v1::GetSeriesRequest& r
       Select(request.metric(), request.start_time_seconds(), request.end_time_seconds(),
              request.confidence_level(), request.method(), request.combination(),
              request.simultaneous(), request.interval(), request.anytime_tuned_reports()));
+  DENIABLE_RETURN_IF_ERROR(CheckManipulationReports(request.manipulation_reports()));
+  s.manipulation_reports = request.manipulation_reports();
   const int64_t buckets = BucketsBetween(s.start, s.end - 1, width);
   if (buckets > options_.max_series_buckets) {
     return absl::InvalidArgumentError(absl::StrCat("end_time_seconds: the range spans ", buckets,

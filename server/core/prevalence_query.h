@@ -100,6 +100,16 @@ void SetEstimateKind(const MetricInfo& metric, v1::Prevalence* p);
 void AddCounterSums(int64_t n, const SparseCounters& counters, std::pair<int64_t, int64_t>& count,
                     std::vector<int64_t>* sums);
 
+// Sets the manipulation bounds (common/manipulation.h, docs/security.md) of an estimate filled by
+// EstimateFromPeriods, EstimateSharesFromPeriods or EstimateNumericFromPeriods: `manipulation`
+// (yes/no, and the bit of ONE_BIT_MEAN), each share's, the mean's (ONE_BIT_MEAN, in the values'
+// unit) and each D_BIT_FLIP bucket's (over the reports that sampled it), for `fake_reports`
+// fakes, or 1 % of n (rounded up) when it is 0. The per-report range [lo, hi] is the widest over
+// the design versions present. Leaves suppressed estimates, those without versions, and
+// INVERSE_VARIANCE combinations (whose weights are not the reports') without bounds.
+// Errors: INVALID_ARGUMENT naming "manipulation_reports" when fake_reports < 0.
+absl::Status SetManipulationBounds(int64_t fake_reports, v1::Prevalence* p);
+
 // How to estimate one selection.
 struct EstimateOptions {
   double level = 0.95;                   // confidence level, in (0, 1)

@@ -11,7 +11,7 @@
 namespace deniable::server {
 
 absl::Status ReportStream::Add(const v1::SubmitReportsRequest& message) {
-  absl::StatusOr<ValidatedBatch> batch = ingestor_->Validate(message, origin_);
+  absl::StatusOr<ValidatedBatch> batch = ingestor_->Validate(message, origin_, token_id_);
   absl::MutexLock lock(&mu_);
   if (!batch.ok()) {
     return absl::Status(batch.status().code(),

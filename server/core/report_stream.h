@@ -61,9 +61,14 @@ class ReportStream {
 
   // `origin` kImport: every message is judged as an analyst's historical import
   // (Ingestor::Validate). REQUIRES: max_listed_rejections >= 0.
+  // `token_id`: the caller's token (0: tokenless), for Ingestor's limit on first-in-window
+  // reports.
   explicit ReportStream(Ingestor* ingestor, int64_t max_listed_rejections = kMaxListedRejections,
-                        ReportOrigin origin = ReportOrigin::kDevice)
-      : ingestor_(ingestor), max_listed_rejections_(max_listed_rejections), origin_(origin) {}
+                        ReportOrigin origin = ReportOrigin::kDevice, int64_t token_id = 0)
+      : ingestor_(ingestor),
+        max_listed_rejections_(max_listed_rejections),
+        origin_(origin),
+        token_id_(token_id) {}
 
   // Validates one message, buffers its valid reports and records its rejections; stores nothing.
   // Errors: the message's batch-wide validation error (INVALID_ARGUMENT, or FAILED_PRECONDITION
@@ -94,6 +99,7 @@ class ReportStream {
   Ingestor* const ingestor_;
   const int64_t max_listed_rejections_;
   const ReportOrigin origin_;
+  const int64_t token_id_;
   // Where a buffered row came from, for the rejection of a report whose metric the storage found
   // deleted (AppendResult::missing_metrics).
   struct Origin {

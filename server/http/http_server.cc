@@ -212,8 +212,18 @@ MHD_Result Get(const Listener& listener, MHD_Connection* connection, Exchange& e
                        absl::UnauthenticatedError(
                            "authorization: /metrics needs the bearer token of --metrics_token"));
     }
-    return Send(connection, exchange, 200, listener.metrics_text(),
-                "text/plain; version=0.0.4; charset=utf-8");
+    std::string body = listener.metrics_text();
+    if (listener.options.estimates_text) {
+      // Estimates are analyst data: the metrics token (checked above), or a query's access.
+      const bool estimates = !listener.options.metrics_token.empty() ||
+                             listener.api
+                                 ->Authorize("deniable.v1.QueryService/GetPrevalence",
+                                             HeaderOf(connection, "Authorization").value_or(""),
+                                             Peer(connection), std::nullopt)
+                                 .ok();
+      if (estimates) body += listener.options.estimates_text();
+    }
+    return Send(connection, exchange, 200, body, "text/plain; version=0.0.4; charset=utf-8");
   }
   if (path == "/v1/alerts") {
     exchange.route = "/v1/alerts";

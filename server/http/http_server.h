@@ -3,7 +3,8 @@
 //
 //   POST /v1/<Service>/<Method>   JsonApi::Call for "deniable.v1.<Service>/<Method>"
 //   GET  /metrics                 Prometheus text format 0.0.4 (it holds counts, never a report
-//                                 or token; open unless HttpOptions::metrics_token is set)
+//                                 or token; open unless HttpOptions::metrics_token is set; the
+//                                 estimates only for the analyst role or the metrics token)
 //   GET  /, /dashboard.js, ...    the dashboard's static files (DashboardAsset)
 //   OPTIONS /v1/ReportService/*   CORS preflight, only with cors_origins (browser SDKs)
 //   GET  /healthz[?service=NAME]  readiness: 200 {"status":"SERVING"} or 503
@@ -91,6 +92,11 @@ struct HttpOptions {
   // Set (main.cc, with --alert_rules): GET /v1/alerts answers its JSON (docs/alerts.md), to
   // callers that may call QueryService/GetPrevalence. Unset: GET /v1/alerts is NOT_FOUND.
   std::function<std::string()> alerts_json;
+  // Non-null: its text (each metric's estimate series, server/metrics/estimate_metrics.h) is
+  // appended to GET /metrics for a scrape that may read estimates: one with the metrics token
+  // when it is set, else one whose bearer token has the analyst role (or any while the server is
+  // tokenless, when queries need no token either). Other scrapes get the counters only.
+  std::function<std::string()> estimates_text;
 };
 
 // The per-address limit that HttpOptions::max_connections_per_address = 0 stands for.

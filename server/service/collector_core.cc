@@ -51,10 +51,9 @@ const char* TransportName(Transport transport) {
 
 ReportCall ReportCallOf(const Caller& caller) {
   ReportCall call;
-  if (caller.import) {
-    call.origin = ReportOrigin::kImport;
-    if (caller.principal.has_value()) call.token_id = caller.principal->token_id;
-  }
+  if (caller.import) call.origin = ReportOrigin::kImport;
+  // The token keys the limit on first-in-window reports (Ingestor) and an import's log line.
+  if (caller.principal.has_value()) call.token_id = caller.principal->token_id;
   return call;
 }
 
@@ -112,7 +111,7 @@ void CollectorCore::SubmitReports(Transport transport, const Caller& caller,
 void CollectorCore::SubmitAdmitted(Transport transport, const ReportCall& call,
                                    const v1::SubmitReportsRequest& request, SubmitDone done) {
   const int64_t size = request.reports_size();
-  ingestor_.SubmitAsync(request, call.origin,
+  ingestor_.SubmitAsync(request, call.origin, call.token_id,
                         [this, transport, call, size,
                          done = std::move(done)](absl::StatusOr<v1::SubmitReportsResponse> result) {
                           if (!result.ok()) {
@@ -140,7 +139,7 @@ void CollectorCore::RejectBatch(Transport transport, const absl::Status& status,
 CollectorCore::Stream::Stream(CollectorCore* core, const ReportCall& call)
     : core_(core),
       call_(call),
-      stream_(&core->ingestor_, ReportStream::kMaxListedRejections, call.origin) {
+      stream_(&core->ingestor_, ReportStream::kMaxListedRejections, call.origin, call.token_id) {
   core_->counters_.RecordOpenStreams(1);
 }
 

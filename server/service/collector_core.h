@@ -58,7 +58,8 @@ enum class Transport { kGrpc, kHttp };
 const char* TransportName(Transport transport);
 
 // Who sent a report call: a device (the default) or an analyst's historical import admitted by
-// AccessPolicy, with the analyst token's id for the log line (0 when unknown).
+// AccessPolicy, with the caller's token id (0 when tokenless): the key of the limit on
+// first-in-window reports (Ingestor) and, for an import, the log line's token_id.
 struct ReportCall {
   ReportOrigin origin = ReportOrigin::kDevice;
   int64_t token_id = 0;

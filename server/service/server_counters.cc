@@ -55,6 +55,11 @@ ServerCounters::ServerCounters(int64_t start_time_seconds,
                                      "already had --max_label_values distinct values, or the "
                                      "metric --max_label_keys keys; also in "
                                      "deniable_reports_rejected_total (INVALID_ARGUMENT)")),
+      window_firsts_refused_(Counters(*registry_, "deniable_window_firsts_refused_total",
+                                      "Reports refused because their token had already sent "
+                                      "--max_window_firsts_per_token reports of the metric "
+                                      "flagged first in the same day, week or month; also in "
+                                      "deniable_reports_rejected_total (RESOURCE_EXHAUSTED)")),
       batches_accepted_(batches_.Add({{"outcome", "accepted"}})),
       batches_rejected_(batches_.Add({{"outcome", "rejected"}})),
       invalid_(rejected_batches_.Add({{"reason", "invalid"}})),
@@ -95,6 +100,7 @@ void ServerCounters::AddMetric(absl::string_view metric) {
   imported_.Add({{"outcome", "duplicate"}, {"metric", name}});
   retention_dropped_.Add({{"metric", name}});
   label_values_refused_.Add({{"metric", name}});
+  window_firsts_refused_.Add({{"metric", name}});
 }
 
 void ServerCounters::AddMethod(absl::string_view transport, absl::string_view method) {
@@ -152,6 +158,10 @@ void ServerCounters::RecordImported(absl::string_view metric, int64_t accepted,
       .Increment(static_cast<double>(accepted));
   imported_.Add({{"outcome", "duplicate"}, {"metric", name}})
       .Increment(static_cast<double>(duplicates));
+}
+
+void ServerCounters::RecordWindowFirstRefused(absl::string_view metric) {
+  window_firsts_refused_.Add({{"metric", std::string(metric)}}).Increment();
 }
 
 void ServerCounters::RecordLabelValueRefused(absl::string_view metric) {

@@ -24,6 +24,9 @@
 //   deniable_label_values_refused_total{metric}   reports refused by the caps on distinct values
 //                              of a label key and on distinct keys (--max_label_values,
 //                              --max_label_keys; also in reports_rejected)
+//   deniable_window_firsts_refused_total{metric}   reports refused by the per-token limit on
+//                              first-in-window reports (--max_window_firsts_per_token; also in
+//                              reports_rejected as RESOURCE_EXHAUSTED)
 //   deniable_streams_shed_total       StreamReports calls refused: too many streams were open
 //   deniable_open_streams             StreamReports calls open now (gauge)
 //
@@ -91,6 +94,7 @@ class ServerCounters : public ReportOutcomeSink {
   void RecordReportRejected(absl::string_view metric, absl::StatusCode code) override;
   void RecordImported(absl::string_view metric, int64_t accepted, int64_t duplicates) override;
   void RecordLabelValueRefused(absl::string_view metric) override;
+  void RecordWindowFirstRefused(absl::string_view metric) override;
   // A call that stored nothing, with the number of reports it carried (0 if unknown) and whether
   // the rate limit (rather than storage) said RESOURCE_EXHAUSTED. Its reports count with
   // metric="" (not attributed).
@@ -146,6 +150,7 @@ class ServerCounters : public ReportOutcomeSink {
   absl::Mutex calls_mu_;
   absl::flat_hash_map<std::string, CallSeries> by_call_ ABSL_GUARDED_BY(calls_mu_);
   prometheus::Family<prometheus::Counter>& label_values_refused_;
+  prometheus::Family<prometheus::Counter>& window_firsts_refused_;
   prometheus::Counter &batches_accepted_, &batches_rejected_;
   // The report counters of one value of the `metric` label.
   struct MetricReports {

@@ -4,7 +4,8 @@
 Starts the real deniable-server with tokens and the HTTP listener, replays the 1988 Chile survey
 with region labels through the real CLI, then drives the page: a wrong token shows an error (not
 a blank page); the analyst token, the metric, the region breakdown and the weekly series show
-the same n, estimate and interval ends as the JSON API, and the charts' canvases are drawn.
+the same n, estimate and interval ends (and manipulation bound) as the JSON API, and the
+charts' canvases are drawn.
 Saves a screenshot to SCREENSHOT. Exits 77 (CTest: skipped) only if chromium is absent.
 
 Usage: dashboard_browser_test.py SERVER_BINARY CLI_BINARY CSV SCREENSHOT
@@ -128,6 +129,14 @@ def main():
         check(float(figure("p-upper").get_attribute("data-value")) == expected["ciUpper"])
         check(figure("p-lower").text == pct(expected["ciLower"]))
         check(figure("p-upper").text == pct(expected["ciUpper"]))
+        # Beside the interval: the manipulation bound for 1 % of n (issue 41).
+        bound = expected["manipulation"]
+        check(float(figure("p-manipulation").get_attribute("data-value")) == bound["bound"])
+        check(int(figure("p-manipulation").get_attribute("data-fake-reports")) ==
+              bound["fakeReports"] == -(-expected["n"] // 100))
+        check(figure("p-manipulation").text.startswith(
+            f"{pct(bound['bound'])} for {bound['fakeReports']} fake reports"),
+            figure("p-manipulation").text)
         # The server's default for the design (no method sent), named in words.
         check(figure("p-method").get_attribute("data-value") == expected["method"])
         check(figure("p-method").text.startswith("Wilson at 95 %"), figure("p-method").text)

@@ -192,6 +192,15 @@ std::string FormatCategoricalPrevalence(const v1::Prevalence& p) {
     absl::StrAppend(&out, "\nsuppressed (too few reports: the shares are not served)\n");
   } else if (p.shares_size() > 0) {
     absl::StrAppend(&out, "\n", ShareTable(p));
+    // The share fake reports could move most (each share's bound: Prevalence.shares).
+    const v1::CategoryShare* most = nullptr;
+    for (const v1::CategoryShare& s : p.shares()) {
+      if (most == nullptr || s.manipulation().bound() > most->manipulation().bound()) most = &s;
+    }
+    if (most != nullptr && most->manipulation().fake_reports() > 0) {
+      absl::StrAppend(&out, "share \"", most->category(), "\" (the most movable):\n",
+                      ManipulationText(most->manipulation(), Percent));
+    }
   }
   for (const v1::Prevalence& g : p.groups()) {
     const std::string value = g.group_value().empty() ? "(none)" : g.group_value();

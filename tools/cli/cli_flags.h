@@ -75,6 +75,7 @@ ABSL_DECLARE_FLAG(int, buckets);
 ABSL_DECLARE_FLAG(std::vector<std::string>, bucket_edges);
 ABSL_DECLARE_FLAG(int, sampled_buckets);
 ABSL_DECLARE_FLAG(std::vector<std::string>, quantiles);
+ABSL_DECLARE_FLAG(int64_t, manipulation_reports);
 ABSL_DECLARE_FLAG(std::string, value_column);
 ABSL_DECLARE_FLAG(absl::Duration, interval);
 ABSL_DECLARE_FLAG(int64_t, count);

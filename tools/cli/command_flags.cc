@@ -78,18 +78,18 @@ const std::vector<CommandSpec>& Commands() {
       {"prevalence",
        "--metric=N [--start=T] [--end=T] [--level=0.95] [--method=M] [--combination=C] "
        "[--group_by=LABEL] [--simultaneous=sidak|bonferroni] [--quantiles=0.5,0.9] "
-       "[--interval_kind=fixed|anytime] [--anytime_tuned_reports=N]   (T: "
-       "2026-11-01, 2026-11-01T12:00:00Z, -7d, -24h, now or Unix seconds; default: every "
+       "[--interval_kind=fixed|anytime] [--anytime_tuned_reports=N] [--manipulation_reports=M]   "
+       "(T: 2026-11-01, 2026-11-01T12:00:00Z, -7d, -24h, now or Unix seconds; default: every "
        "report)",
        {"metric", "start", "end", "level", "method", "combination", "group_by", "simultaneous",
-        "quantiles", "interval_kind", "anytime_tuned_reports"}},
+        "quantiles", "interval_kind", "anytime_tuned_reports", "manipulation_reports"}},
       {"series",
        "--metric=N [--start=T] [--end=T] [--bucket=hour|day|week|month] [--level] [--method] "
        "[--combination] [--plot=FILE.svg|.pdf] [--simultaneous=sidak|bonferroni] "
-       "[--interval_kind=fixed|anytime] [--anytime_tuned_reports=N]   (T as for "
-       "prevalence; default: the last 30 days)",
+       "[--interval_kind=fixed|anytime] [--anytime_tuned_reports=N] [--manipulation_reports=M]   "
+       "(T as for prevalence; default: the last 30 days)",
        {"metric", "start", "end", "level", "method", "combination", "bucket", "plot",
-        "simultaneous", "interval_kind", "anytime_tuned_reports"}},
+        "simultaneous", "interval_kind", "anytime_tuned_reports", "manipulation_reports"}},
       {"difference",
        "--metric=N [--metric2=M] [--start=T] [--end=T] [--start2=T] [--end2=T] [--level] "
        "[--combination]   (T as for prevalence; default: the last 30 days against the 30 "

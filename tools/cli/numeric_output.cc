@@ -146,6 +146,9 @@ std::string FormatNumericPrevalence(const v1::Prevalence& p) {
   std::string out = absl::StrFormat("metric               %s\n", p.metric());
   if (!IsHistogram(p)) {
     absl::StrAppend(&out, MeanLines(p));
+    absl::StrAppend(&out, ManipulationText(e.mean_manipulation(), [&e](double x) {
+      return absl::StrCat(Value(e, x), Unit(e));
+    }));
   } else {
     for (const v1::NumericQuantile& q : e.quantiles()) {
       if (q.level() != 0.5) continue;

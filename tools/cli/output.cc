@@ -198,6 +198,17 @@ std::string CentralText(const v1::Prevalence& p) {
                          p.central_note());
 }
 
+std::string ManipulationText(const v1::ManipulationBound& m,
+                             const std::function<std::string(double)>& format) {
+  if (m.fake_reports() <= 0) return "";
+  return absl::StrFormat(
+      "manipulation bound   %d fake report%s could have raised it by up to %s or lowered it by "
+      "up to %s (honest reports' estimate in [%s, %s]; for any reports: %s)\n",
+      m.fake_reports(), m.fake_reports() == 1 ? "" : "s", format(m.shift_up()),
+      format(m.shift_down()), format(m.honest_lower()), format(m.honest_upper()),
+      format(m.uniform_bound()));
+}
+
 std::string FormatPrevalence(const v1::Prevalence& p) {
   if (IsNumeric(p)) return FormatNumericPrevalence(p);
   if (IsCategorical(p)) return FormatCategoricalPrevalence(p);
@@ -220,6 +231,7 @@ std::string FormatPrevalence(const v1::Prevalence& p) {
       absl::StrFormat("%s %% interval", LevelLabel(p.confidence_level())), Percent(p.ci_lower()),
       Percent(p.ci_upper()), method, p.interval_clipped() ? ", clipped to [0, 1]" : "",
       p.estimated_yes_count(), p.n());
+  absl::StrAppend(&out, ManipulationText(p.manipulation(), Percent));
   absl::StrAppend(&out, absl::StrFormat("estimate of          %s\n", EstimandText(p)));
   if (p.central_n() > 0) absl::StrAppend(&out, CentralText(p));
   absl::StrAppend(&out, absl::StrFormat("interval             %s; %s\n", p.interval_construction(),

@@ -6,6 +6,7 @@
 
 #include <cmath>
 #include <cstdint>
+#include <functional>
 #include <map>
 #include <string>
 #include <utility>
@@ -34,6 +35,12 @@ std::string EstimandText(const v1::Prevalence& prevalence);
 // "central epsilon ..." of a result: the shuffle-amplified epsilon beside the local one, or why
 // there is none (Prevalence.central_*).
 std::string CentralText(const v1::Prevalence& prevalence);
+// "manipulation bound   4 fake reports could have raised it by up to 0.66 % or lowered it by up
+// to 1.36 % (honest reports' estimate in [...]; for any reports: 2.00 %)\n" (Prevalence.
+// manipulation, docs/security.md); `format` prints one value on the estimate's scale. Empty when
+// no bound was served.
+std::string ManipulationText(const v1::ManipulationBound& bound,
+                             const std::function<std::string(double)>& format);
 // One row per bucket: start (UTC), n, estimate, interval.
 std::string FormatSeries(const v1::Series& series);
 // A difference as "second minus first" (the wire's Difference.difference is first minus second):

@@ -176,6 +176,7 @@ int Prevalence() {
   absl::StatusOr<std::vector<double>> quantiles = QuantilesFromFlag(absl::GetFlag(FLAGS_quantiles));
   if (!quantiles.ok()) return FailUsage(std::string(quantiles.status().message()));
   for (double level : *quantiles) request.add_quantiles(level);
+  request.set_manipulation_reports(absl::GetFlag(FLAGS_manipulation_reports));
   return Call("prevalence", &v1::QueryService::Stub::GetPrevalence, request, &FormatPrevalence);
 }
 
@@ -213,6 +214,7 @@ int Series() {
   if (!kind.ok()) return FailUsage(std::string(kind.status().message()));
   request.set_interval(*kind);
   request.set_anytime_tuned_reports(absl::GetFlag(FLAGS_anytime_tuned_reports));
+  request.set_manipulation_reports(absl::GetFlag(FLAGS_manipulation_reports));
   const std::string plot = absl::GetFlag(FLAGS_plot);
   if (!plot.empty() && !absl::EndsWith(plot, ".svg") && !absl::EndsWith(plot, ".pdf")) {
     return FailUsage(absl::StrCat("--plot must name a .svg or .pdf file, but is \"", plot, "\""));

@@ -133,6 +133,7 @@ async function loadPrevalence() {
       : `not amplified (local epsilon only)${p.centralNote ? ": " + roundProse(p.centralNote) : ""}`, p.centralEpsilon, p.centralMethod);
     if (p.numeric) showNumeric(p); else if (p.shares && p.shares.length) showShares(p); else showYesNo(p);
     showExtra(p);
+    showManipulation(p);
     ready("prevalence", gen);
   } catch (e) {
     fail("prevalence", gen, e);
@@ -150,6 +151,32 @@ function showYesNo(p) {
   hi.textContent = pct(p.ciUpper); hi.dataset.value = num(p.ciUpper);
   iv.append("[", lo, ", ", hi, "]");
   setFigure("p-se", pct(p.standardError), p.standardError);
+}
+
+// How far fake reports could have moved the estimate (Prevalence.manipulation, docs/security.md):
+// the yes/no estimate's, a one_bit_mean mean's, or the most movable category share's.
+function showManipulation(p) {
+  const dd = $("p-manipulation");
+  let m = p.manipulation, fmt = pct, what = "";
+  if (p.numeric) {
+    m = p.numeric.meanManipulation;
+    fmt = (v) => valueText(v, p.numeric) + unitText(p.numeric);
+  } else if (p.shares && p.shares.length) {
+    const bound = (s) => num(s.manipulation && s.manipulation.bound) || 0;
+    const most = p.shares.reduce((a, s) => (bound(s) > bound(a) ? s : a), p.shares[0]);
+    m = most.manipulation;
+    what = ` (share "${most.category}", the most movable)`;
+  }
+  delete dd.dataset.value;
+  if (!m || !num(m.fakeReports)) { dd.textContent = "—"; dd.title = ""; return; }
+  dd.textContent = `${fmt(m.bound)} for ${count(m.fakeReports)} fake reports${what}: the honest ` +
+    `reports' estimate is in [${fmt(m.honestLower)}, ${fmt(m.honestUpper)}]`;
+  dd.dataset.value = num(m.bound);
+  dd.dataset.fakeReports = num(m.fakeReports);
+  dd.dataset.lower = num(m.honestLower);
+  dd.dataset.upper = num(m.honestUpper);
+  dd.title = `up to ${fmt(m.shiftUp)} up or ${fmt(m.shiftDown)} down; for any reports at most ` +
+    `${fmt(m.uniformBound)} (m (hi - lo) / n)`;
 }
 
 // Fields some collectors add to Prevalence, shown in words with the raw name and value in tooltips.
