@@ -4,6 +4,7 @@
 #define DENIABLE_COMMON_HEAVY_HITTERS_POPULATION_H_
 
 #include <algorithm>
+#include <chrono>
 #include <cmath>
 #include <cstdint>
 #include <random>
@@ -14,6 +15,7 @@
 
 #include "deniable/common/draws.h"
 #include "deniable/common/heavy_hitters.h"
+#include "deniable/common/heavy_hitters_estimate.h"
 
 namespace deniable::testing {
 
@@ -76,6 +78,65 @@ inline std::vector<int64_t> SimulateHeavyHitters(const HeavyHittersDesign& desig
     }
   }
   return counters;
+}
+
+// Issue 40's figures over several seeded runs of n devices (DiscoverHeavyHitters at its defaults).
+struct HeavyHittersTally {
+  int64_t heavy = 0;          // values with a true share >= the stated threshold
+  int64_t recalled = 0;       // of them, returned
+  int64_t returned = 0;       // values returned
+  int64_t not_held = 0;       // returned values no device holds
+  int64_t flagged = 0;        // returned with above_threshold
+  int64_t flagged_below = 0;  // of them, true share below the threshold
+  int64_t covered = 0;        // returned values whose interval holds the true share
+  int64_t covered_simultaneous = 0;
+  double threshold_sum = 0;
+  double discovery_seconds = 0;  // the longest DiscoverHeavyHitters call (sketch included)
+  int runs = 0;
+  double recall() const { return heavy > 0 ? static_cast<double>(recalled) / heavy : 0; }
+  double coverage() const { return returned > 0 ? static_cast<double>(covered) / returned : 0; }
+};
+
+// `runs` runs of `devices` devices, seeds first_seed, first_seed + 1, ...
+inline HeavyHittersTally MeasureHeavyHitters(const HeavyHittersDesign& design,
+                                             const ZipfPopulation& population, int64_t devices,
+                                             int runs, uint64_t first_seed) {
+  HeavyHittersTally t;
+  for (int r = 0; r < runs; ++r) {
+    std::unordered_map<std::string, double> truth;
+    const std::vector<int64_t> counters =
+        SimulateHeavyHitters(design, population, devices, first_seed + r, &truth);
+    const auto start = std::chrono::steady_clock::now();
+    const HeavyHittersSketch sketch = *HeavyHittersSketch::FromCounters(design, counters);
+    const HeavyHittersAnswer answer = *DiscoverHeavyHitters(sketch, {});
+    t.discovery_seconds =
+        std::max(t.discovery_seconds,
+                 std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count());
+    const double tau = answer.detection_threshold;
+    t.threshold_sum += tau;
+    ++t.runs;
+    std::unordered_set<std::string> returned;
+    for (const HeavyHitterEstimate& e : answer.values) returned.insert(e.value);
+    for (const auto& [value, share] : truth) {
+      if (share >= tau) {
+        ++t.heavy;
+        t.recalled += returned.count(value);
+      }
+    }
+    for (const HeavyHitterEstimate& e : answer.values) {
+      const auto it = truth.find(e.value);
+      const double share = it == truth.end() ? 0 : it->second;
+      ++t.returned;
+      t.not_held += it == truth.end();
+      if (e.above_threshold) {
+        ++t.flagged;
+        t.flagged_below += share < tau;
+      }
+      t.covered += e.interval.lower <= share && share <= e.interval.upper;
+      t.covered_simultaneous += e.simultaneous.lower <= share && share <= e.simultaneous.upper;
+    }
+  }
+  return t;
 }
 
 }  // namespace deniable::testing

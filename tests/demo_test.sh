@@ -205,4 +205,29 @@ code=0
 "${cli[@]}" replay --metric=chile_vote_yes --csv="$here/data/chile-plebiscite-1988.csv" \
   --column=vote 2>"$work/err.txt" || code=$?
 [ "$code" = 2 ] && grep -q "is a yes/no metric: give --yes" "$work/err.txt"
+# The heavy-hitters part (Debian sections): the printed rows are the server's GetTopValues, the
+# printed truths the CSV's, and every returned value's share lies within 6 standard errors of its
+# true share in the file (0 for a value no package has): a property that fails with probability
+# below 1e-8, so it cannot flake with secure randomness; which sections are found is not asserted.
+"${cli[@]}" top --metric=debian_section --json >"$work/top.json"
+python3 - "$work/demo.txt" "$work/top.json" "$work/demo/debian-sections.csv" <<'PY'
+import collections, csv, json, sys
+demo = open(sys.argv[1]).read()
+top = json.load(open(sys.argv[2]))
+rows = [r["section"] for r in csv.DictReader(open(sys.argv[3]))]
+truth = collections.Counter(rows)
+part = demo[demo.index("strings from an open dictionary"):]
+assert int(top["devices"]) == len(rows), (top["devices"], len(rows))
+assert f"{100 * top['detectionThreshold']:.2f}%" in part, "printed threshold is the server's"
+for v in top.get("values", []):
+    import base64
+    value = base64.b64decode(v["value"]).decode()
+    share, se = v["share"], v["standardError"]
+    t = truth[value] / len(rows)
+    assert abs(share - t) <= 6 * se, (value, share, se, t)
+    assert f'"{value}"' in part and f"{100 * share:.2f}%" in part, ("printed row", value)
+    assert f"true {100 * t:6.2f}%" in part, ("printed truth", value, t)
+print(f"demo sections: {len(top.get('values', []))} found of {len(truth)} sections, threshold "
+      f"{100 * top['detectionThreshold']:.2f} %")
+PY
 echo "demo_test: OK"

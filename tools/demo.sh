@@ -107,6 +107,28 @@ echo "   median with its interval"
   --description="Your household's monthly income, in pesos (histogram)"
 "${cli[@]}" replay --metric=chile_income_histogram --csv="$csv" --value_column=income \
   --blank=skip --quantiles=0.5,0.9
+echo
+echo "== strings from an open dictionary: the Section of every package in this machine's Debian"
+echo "   package index (apt-cache dumpavail; libs, python, doc, ...), one device per package. Each"
+echo "   device sends one bit of a Hadamard count-mean sketch at epsilon = 4; the collector finds"
+echo "   the common sections with no list of candidates, estimates each from held-out devices,"
+echo "   and states the share below which a section may be missed"
+sections=$demo/debian-sections.csv
+{
+  echo section
+  { apt-cache dumpavail 2>/dev/null || true; } | sed -n 's/^Section: \(.*\)$/\1/p'
+} >"$sections"
+if [ "$(wc -l <"$sections")" -lt 1000 ]; then  # no package index (apt-get update not run)
+  { echo section; sed -n 's/^Section: \(.*\)$/\1/p' /var/lib/dpkg/status; } >"$sections"
+fi
+"${cli[@]}" create-metric --name=debian_section --design=heavy_hitters --epsilon=4 \
+  --max_length=16 --description="The Debian section of a package (libs, python, doc, ...)"
+"${cli[@]}" replay --metric=debian_section --csv="$sections" --string_column=section
+echo
+echo "== deniable frequency: the shares of three sections given as candidates (every device that"
+echo "   carries the whole value counts), each with its interval"
+printf 'perl\nrust\ngolang\n' >"$demo/candidates.txt"
+"${cli[@]}" frequency --metric=debian_section --values_file="$demo/candidates.txt"
 if [ "${DENIABLE_DEMO_KEEP:-0}" = 1 ]; then
   echo; echo "server left running (pid $server_pid); query it with: ${cli[*]} prevalence --metric=chile_vote_yes"
 fi

@@ -22,8 +22,9 @@ int main(int argc, char** argv) {
     return 2;
   }
   const deniable::testing::ZipfPopulation population(1'000'000, 1.1, 32, 20261202);
-  std::printf("| eps | threshold | theory order | values above | recall | returned | not held | "
-              "coverage (each / simultaneous) | discovery s |\n|---|---|---|---|---|---|---|---|---|\n");
+  std::printf(
+      "| eps | threshold | theory order | values above | recall | returned | not held | "
+      "coverage (each / simultaneous) | discovery s |\n|---|---|---|---|---|---|---|---|---|\n");
   for (double eps : {std::log(3.0), 4.0}) {
     deniable::HeavyHittersDesign design;
     design.epsilon = eps;
@@ -32,10 +33,10 @@ int main(int argc, char** argv) {
         design, population, devices, static_cast<int>(runs), 1000);
     const double theory = std::sqrt(32 * std::log(256.0) / static_cast<double>(devices)) / eps;
     std::printf("| %.4f | %.2f %% | %.2f %% | %lld | %.3f | %lld | %lld | %.3f / %.3f | %.2f |\n",
-                eps, 100 * t.threshold_sum / t.runs, 100 * theory,
-                static_cast<long long>(t.heavy), t.recall(), static_cast<long long>(t.returned),
-                static_cast<long long>(t.not_held), t.coverage(),
-                static_cast<double>(t.covered_simultaneous) / t.returned, t.discovery_seconds);
+                eps, 100 * t.threshold_sum / t.runs, 100 * theory, static_cast<long long>(t.heavy),
+                t.recall(), static_cast<long long>(t.returned), static_cast<long long>(t.not_held),
+                t.coverage(), static_cast<double>(t.covered_simultaneous) / t.returned,
+                t.discovery_seconds);
   }
   return 0;
 }
