@@ -579,8 +579,13 @@ async function loadDesign() {
         `${key}: a = ${dd.a}, b = ${dd.b}`);
       addFigure(list, "epsilon (nats)", dd.epsilonInfinite ? "infinite" : round(dd.epsilon, 5), String(dd.epsilon));
       addFigure(list, "prior", pct(d.prior));
-      addFigure(list, "posterior after a \"yes\" report", pct(d.posteriorGivenYes));
-      addFigure(list, "posterior after a \"no\" report", pct(d.posteriorGivenNo));
+      // A numeric design's figures are the whole report's (DescribeDesign, docs/privacy.md): the
+      // posterior that the value is in a given bucket, at most and at least over the reports.
+      const numericDesign = !!(dd.parameters && dd.parameters.numeric);
+      addFigure(list, numericDesign ? "posterior that the value is in a bucket, after the whole report: at most"
+        : "posterior after a \"yes\" report", pct(d.posteriorGivenYes));
+      addFigure(list, numericDesign ? "the same, at least" : "posterior after a \"no\" report",
+        pct(d.posteriorGivenNo));
       addFigure(list, "mutual information", `${round(d.mutualInformationBits)} bits of ${round(d.entropyBits)}`);
       addFigure(plan, "reports needed", `${p.reportsNeeded} at prevalence ${pct(prior)} for ±${pct(halfWidth)} at ${levelText(p.confidenceLevel)}`);
       addFigure(plan, "worst case", String(p.reportsNeededWorstCase));
