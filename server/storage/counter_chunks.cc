@@ -7,27 +7,10 @@
 #include "absl/status/status.h"
 #include "absl/strings/str_cat.h"
 #include "deniable/common/status_macros.h"
+#include "server/storage/varint.h"
 
 namespace deniable::server {
 namespace {
-
-void AppendVarint(uint64_t v, std::string* out) {
-  while (v >= 0x80) {
-    out->push_back(static_cast<char>((v & 0x7f) | 0x80));
-    v >>= 7;
-  }
-  out->push_back(static_cast<char>(v));
-}
-
-bool ReadVarint(absl::string_view in, size_t* pos, uint64_t* v) {
-  *v = 0;
-  for (int shift = 0; shift < 64 && *pos < in.size(); shift += 7) {
-    const auto byte = static_cast<uint8_t>(in[(*pos)++]);
-    *v |= static_cast<uint64_t>(byte & 0x7f) << shift;
-    if ((byte & 0x80) == 0) return true;
-  }
-  return false;
-}
 
 absl::StatusOr<std::vector<ChunkCell>> Cells(absl::string_view blob, absl::string_view table) {
   std::vector<ChunkCell> cells;

@@ -11,6 +11,7 @@
 #include "absl/strings/str_split.h"
 #include "deniable/common/mechanism.h"
 #include "deniable/common/status_macros.h"
+#include "server/storage/varint.h"
 
 namespace deniable::server {
 
@@ -148,28 +149,7 @@ void AddCounter(std::vector<int64_t>* counters, size_t j, int64_t count) {
   (*counters)[j] += count;
 }
 
-namespace {
-
-void AppendVarint(uint64_t v, std::string* out) {
-  while (v >= 0x80) {
-    out->push_back(static_cast<char>((v & 0x7f) | 0x80));
-    v >>= 7;
-  }
-  out->push_back(static_cast<char>(v));
-}
-
-// Reads one LEB128 varint of at most 10 bytes at *pos; false when truncated or too long.
-bool ReadVarint(absl::string_view in, size_t* pos, uint64_t* v) {
-  *v = 0;
-  for (int shift = 0; shift < 64 && *pos < in.size(); shift += 7) {
-    const auto byte = static_cast<uint8_t>(in[(*pos)++]);
-    *v |= static_cast<uint64_t>(byte & 0x7f) << shift;
-    if ((byte & 0x80) == 0) return true;
-  }
-  return false;
-}
-
-}  // namespace
+namespace {}  // namespace
 
 StoredCounters EncodeCounters(absl::Span<const uint32_t> counters) {
   StoredCounters out;

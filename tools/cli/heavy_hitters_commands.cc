@@ -90,24 +90,18 @@ std::string FormatTopValues(const v1::TopValues& t) {
 
 int Top() {
   v1::GetTopValuesRequest request;
-  request.set_metric(absl::GetFlag(FLAGS_metric));
-  absl::StatusOr<TimeWindow> window = PrevalenceWindow(TimeFlags(), absl::Now());
-  if (!window.ok()) return FailUsage(std::string(window.status().message()));
-  request.set_start_time_seconds(window->start_seconds);
-  request.set_end_time_seconds(window->end_seconds);
-  request.set_confidence_level(absl::GetFlag(FLAGS_level));
+  if (const std::string usage = SetMetricRangeLevel(&request); !usage.empty()) {
+    return FailUsage(usage);
+  }
   request.set_max_prefixes(absl::GetFlag(FLAGS_max_prefixes));
   return Call("top", &v1::QueryService::Stub::GetTopValues, request, &FormatTopValues);
 }
 
 int Frequency() {
   v1::GetFrequenciesRequest request;
-  request.set_metric(absl::GetFlag(FLAGS_metric));
-  absl::StatusOr<TimeWindow> window = PrevalenceWindow(TimeFlags(), absl::Now());
-  if (!window.ok()) return FailUsage(std::string(window.status().message()));
-  request.set_start_time_seconds(window->start_seconds);
-  request.set_end_time_seconds(window->end_seconds);
-  request.set_confidence_level(absl::GetFlag(FLAGS_level));
+  if (const std::string usage = SetMetricRangeLevel(&request); !usage.empty()) {
+    return FailUsage(usage);
+  }
   request.set_estimation_group_only(absl::GetFlag(FLAGS_estimation_group_only));
   if (FlagGiven("value")) request.add_values(absl::GetFlag(FLAGS_value));
   if (const std::string file = absl::GetFlag(FLAGS_values_file); !file.empty()) {

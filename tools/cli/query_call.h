@@ -11,6 +11,7 @@
 
 #include "absl/flags/flag.h"
 #include "absl/status/statusor.h"
+#include "absl/time/clock.h"
 #include "deniable/v1/query_service.grpc.pb.h"
 #include "tools/cli/cli_common.h"
 #include "tools/cli/cli_flags.h"
@@ -67,6 +68,20 @@ inline TimeFlagValues TimeFlags() {
           .end = absl::GetFlag(FLAGS_end),
           .start2 = absl::GetFlag(FLAGS_start2),
           .end2 = absl::GetFlag(FLAGS_end2)};
+}
+
+// Sets `request`'s metric (--metric), time range (--start and --end as `prevalence` reads them:
+// every report by default) and confidence level (--level). Returns a usage error's message, or
+// empty.
+template <typename Request>
+std::string SetMetricRangeLevel(Request* request) {
+  request->set_metric(absl::GetFlag(FLAGS_metric));
+  absl::StatusOr<TimeWindow> window = PrevalenceWindow(TimeFlags(), absl::Now());
+  if (!window.ok()) return std::string(window.status().message());
+  request->set_start_time_seconds(window->start_seconds);
+  request->set_end_time_seconds(window->end_seconds);
+  request->set_confidence_level(absl::GetFlag(FLAGS_level));
+  return "";
 }
 
 }  // namespace deniable::tools

@@ -152,12 +152,9 @@ int ListMetrics() {
 
 int Prevalence() {
   v1::GetPrevalenceRequest request;
-  request.set_metric(absl::GetFlag(FLAGS_metric));
-  absl::StatusOr<TimeWindow> window = PrevalenceWindow(TimeFlags(), absl::Now());
-  if (!window.ok()) return FailUsage(std::string(window.status().message()));
-  request.set_start_time_seconds(window->start_seconds);
-  request.set_end_time_seconds(window->end_seconds);
-  request.set_confidence_level(absl::GetFlag(FLAGS_level));
+  if (const std::string usage = SetMetricRangeLevel(&request); !usage.empty()) {
+    return FailUsage(usage);
+  }
   request.set_group_by(absl::GetFlag(FLAGS_group_by));
   absl::StatusOr<v1::IntervalMethod> method = MethodFromFlag();
   if (!method.ok()) return FailUsage(std::string(method.status().message()));
