@@ -47,7 +47,10 @@ PY
 curl -sf -H "$J" "$H/v1/ReportService/SubmitReports" -d @batch.json | grep -q '"accepted":400'
 firing() { curl -sf "$H/v1/alerts" | grep -q '"rule":"crash_high".*"firing":true,"status":"ok"'; }
 wait_until 30 firing || { curl -s "$H/v1/alerts"; cat server.log; exit 1; }
-curl -sf "$H/metrics" | grep -q '^deniable_alert_firing{metric="crash",rule="crash_high"} 1' \
-  || { curl -s "$H/metrics" | grep alert; exit 1; }
+# To a file first: grep -q leaves at its first match, and curl writing the rest of a long page
+# into the closed pipe fails the pipeline under pipefail.
+curl -sf "$H/metrics" >metrics.txt
+grep -q '^deniable_alert_firing{metric="crash",rule="crash_high"} 1' metrics.txt \
+  || { grep alert metrics.txt; exit 1; }
 grep -q 'event=alert_firing rule=crash_high metric=crash' server.log
 echo "alerts_server: ok"
