@@ -26,6 +26,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/time/clock.h"
 #include "absl/time/time.h"
+#include "bench/database_files.h"
 #include "server/storage/group_commit_storage.h"
 #include "server/storage/sqlite_storage.h"
 
@@ -43,23 +44,6 @@ namespace {
 using server::ReportRow;
 
 constexpr uint32_t kCells = 16384;
-
-void RemoveDatabase(const std::string& path) {
-  for (const char* suffix : {"", "-wal", "-shm", "-reports", "-reports-wal", "-reports-shm"}) {
-    std::remove((path + suffix).c_str());
-  }
-}
-
-// The database and its keyed reports file, each with its WAL.
-int64_t DatabaseBytes(const std::string& path) {
-  int64_t bytes = 0;
-  for (const char* suffix : {"", "-wal", "-reports", "-reports-wal"}) {
-    std::error_code ec;
-    const auto size = std::filesystem::file_size(path + suffix, ec);
-    if (!ec) bytes += static_cast<int64_t>(size);
-  }
-  return bytes;
-}
 
 // `count` reports of `metric` spread evenly over `hours` hours, ids from a seeded generator; a
 // sketch report touches counters 2c and 2c + 1 of a random cell c, a categorical one (k = 8) each

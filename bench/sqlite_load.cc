@@ -13,24 +13,6 @@
 
 namespace deniable::bench {
 
-void RemoveDatabase(const std::string& path) {
-  for (const char* suffix : {"", "-wal", "-shm", "-reports", "-reports-wal", "-reports-shm"}) {
-    std::remove((path + suffix).c_str());
-  }
-}
-
-int64_t DatabaseBytes(const std::string& path) {
-  int64_t bytes = 0;
-  // The database and its keyed reports file (server/storage/sqlite_keyed_file.h), each with its
-  // WAL.
-  for (const char* suffix : {"", "-wal", "-reports", "-reports-wal"}) {
-    std::error_code ec;
-    const auto size = std::filesystem::file_size(path + suffix, ec);
-    if (!ec) bytes += static_cast<int64_t>(size);
-  }
-  return bytes;
-}
-
 absl::StatusOr<double> RawSqliteInsertRate(const std::string& path, int batch_rows,
                                            absl::Duration duration) {
   RemoveDatabase(path);

@@ -11,6 +11,7 @@
 
 #include "absl/status/statusor.h"
 #include "absl/time/time.h"
+#include "bench/database_files.h"
 #include "bench/load.h"
 #include "server/storage/sqlite_storage.h"
 
@@ -37,12 +38,7 @@ absl::StatusOr<std::vector<LoadSlice>> BulkLoad(server::SqliteStorage* storage, 
                                                 int64_t total, int hours, int64_t end_hour_seconds,
                                                 int batch_rows, IdSource* ids);
 
-// Size of the database at `path` in bytes: the main file, its keyed reports file ("-reports")
-// and their WALs.
-int64_t DatabaseBytes(const std::string& path);
-
-// Deletes the database file, its keyed reports file and their WAL and shared-memory files.
-void RemoveDatabase(const std::string& path);
+// DatabaseBytes and RemoveDatabase: bench/database_files.h.
 
 }  // namespace deniable::bench
 
