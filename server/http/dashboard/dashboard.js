@@ -14,7 +14,12 @@ const CLEAR = {
   groups: () => { destroyChart("groups-chart"); clearTable("groups-table"); $("groups-legend").textContent = ""; },
   diff: () => { $("diff-result").textContent = ""; delete $("diff-result").dataset.value; clearTable("diff-shares"); },
   design: () => { $("design-figures").innerHTML = ""; $("plan").innerHTML = ""; },
+  top: clearTop,
 };
+// The panels of a yes/no, categorical or numeric metric; a heavy-hitters metric has the top
+// values instead (top.js).
+const ESTIMATE_PANELS = ["prevalence", "series", "groups", "diff"];
+const NOT_FOR_STRINGS = "not for a heavy-hitters metric (its values are strings): see its top values";
 
 // ---- Metrics list.
 async function loadMetrics(wanted) {
@@ -25,7 +30,7 @@ async function loadMetrics(wanted) {
   } catch (e) {
     state.metrics = [];
     drawMetrics();
-    for (const p of ["prevalence", "series", "groups", "diff", "design"]) idle(p);
+    for (const p of ["prevalence", "series", "groups", "diff", "design", "top"]) idle(p);
     $("detail").hidden = true;
     fail("metrics", gen, e);
     return;
@@ -61,7 +66,10 @@ function drawMetrics() {
     const n = row.querySelector(".reports");
     let range;
     try { range = rangeRequest(); } catch (e) { n.textContent = "—"; return; }
-    api("QueryService/GetPrevalence", { metric: m.name, ...range })
+    // A heavy-hitters metric has no prevalence: its devices are those of its top values' answer.
+    const strings = designKey(m.design) === "heavyHitters";
+    (strings ? api("QueryService/GetTopValues", { metric: m.name, maxPrefixes: 1, ...range }).then((t) => ({ n: t.devices }))
+      : api("QueryService/GetPrevalence", { metric: m.name, ...range }))
       .then((p) => { if (request !== countsRequest) return; n.textContent = count(p.n); n.dataset.value = num(p.n); state.tables.metrics.rows[i][5] = num(p.n); })
       .catch((e) => {
         if (request !== countsRequest) return;
@@ -78,20 +86,28 @@ function selectMetric(name) {
   $("metric-name").textContent = name;
   $("metric-question").textContent = m.description || "";
   $("detail").hidden = false;
-  const categorical = isCategorical(), numeric = isNumeric();
+  const categorical = isCategorical(), numeric = isNumeric(), strings = isHeavyHitters();
+  for (const p of ESTIMATE_PANELS) panelElement(p).hidden = strings;
+  $("top-panel").hidden = !strings;
+  $("method").parentElement.hidden = strings;
   for (const el of document.querySelectorAll("#prevalence .yes-no")) el.hidden = categorical || numeric;
   $("shares").hidden = !categorical;
   $("numeric").hidden = !numeric;
   $("numeric-figures").hidden = !numeric;
   // A number has a mean or a distribution, not a prevalence.
   const mechanism = numeric && ((m.design || {}).parameters || {}).numeric ? m.design.parameters.numeric.mechanism : "";
-  $("metric-kind").textContent = !numeric ? "Prevalence" : mechanism === "D_BIT_FLIP" ? "Distribution" : "Mean";
+  $("metric-kind").textContent = strings ? "Top values" : !numeric ? "Prevalence" : mechanism === "D_BIT_FLIP" ? "Distribution" : "Mean";
   saveView();
   return loadAll();
 }
 function loadAll() {
   showRange();
   if (!state.metric) return loadDesign();
+  if (isHeavyHitters()) {
+    for (const p of ESTIMATE_PANELS) idle(p, NOT_FOR_STRINGS);
+    return Promise.all([loadTop(), loadDesign()]);
+  }
+  idle("top");
   // The difference runs once a split time is chosen (Compare, or a link that holds one).
   const diff = $("diff-split").value ? loadDifference() : idle("diff", "choose where the first window ends and press Compare");
   return Promise.all([loadPrevalence(), loadSeries(), loadGroups(), diff, loadDesign()]);
@@ -120,6 +136,7 @@ function methodText(p) {
 }
 
 async function loadPrevalence() {
+  if (isHeavyHitters()) return idle("prevalence", NOT_FOR_STRINGS);
   const gen = begin("prevalence");
   try {
     const p = await api("QueryService/GetPrevalence", { metric: state.metric, ...queryOptions(),
@@ -247,6 +264,7 @@ function showShares(p) {
 
 // ---- Series.
 async function loadSeries() {
+  if (isHeavyHitters()) return idle("series", NOT_FOR_STRINGS);
   const gen = begin("series");
   let series, bucket;
   try {
@@ -365,6 +383,7 @@ function drawShareSeries(buckets) {
 // ---- Breakdown by a label.
 async function loadGroups() {
   const key = $("group-by").value.trim();
+  if (isHeavyHitters()) return idle("groups", NOT_FOR_STRINGS);
   if (!key) { idle("groups", "give a label name to break the figures down by"); return; }
   const gen = begin("groups");
   let p;
@@ -471,6 +490,7 @@ function splitTime(range) {
 }
 
 async function loadDifference() {
+  if (isHeavyHitters()) return idle("diff", NOT_FOR_STRINGS);
   const gen = begin("diff");
   let d, at, range;
   try {
@@ -537,8 +557,8 @@ async function loadDesign() {
   const design = m ? { design: m.design.parameters } : { design: { twoCoin: {} } };
   const categorical = m && m.categories && m.categories.length > 0;
   const level = Number($("level").value);
-  if (m && m.range) {  // a numeric design: its figures from the metric (docs/dashboard.md)
-    showNumericDesign(m);
+  if (m && (m.range || designKey(m.design) === "heavyHitters")) {  // from the metric (docs/dashboard.md)
+    if (m.range) showNumericDesign(m); else showHeavyHittersDesign(m);
     ready("design", gen);
     return;
   }
