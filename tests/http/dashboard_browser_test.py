@@ -134,8 +134,11 @@ def main():
         check(float(figure("p-manipulation").get_attribute("data-value")) == bound["bound"])
         check(int(figure("p-manipulation").get_attribute("data-fake-reports")) ==
               bound["fakeReports"] == -(-expected["n"] // 100))
+        # In words, with m and the bound in percentage points as the JSON has them.
         check(figure("p-manipulation").text.startswith(
-            f"{pct(bound['bound'])} for {bound['fakeReports']} fake reports"),
+            f"{bound['fakeReports']} fake reports could move this estimate by at most "
+            f"{bound['bound'] * 100:.2f} points (the honest reports' estimate is in "
+            f"[{pct(bound['honestLower'])}, {pct(bound['honestUpper'])}])"),
             figure("p-manipulation").text)
         # The server's default for the design (no method sent), named in words.
         check(figure("p-method").get_attribute("data-value") == expected["method"])

@@ -170,30 +170,50 @@ function showYesNo(p) {
   setFigure("p-se", pct(p.standardError), p.standardError);
 }
 
-// How far fake reports could have moved the estimate (Prevalence.manipulation, docs/security.md):
-// the yes/no estimate's, a one_bit_mean mean's, or the most movable category share's.
-function showManipulation(p) {
-  const dd = $("p-manipulation");
-  let m = p.manipulation, fmt = pct, what = "";
-  if (p.numeric) {
+// How far fake reports could have moved the estimate (Prevalence.manipulation, docs/security.md
+// "Manipulation bound"), as one sentence with m as the server served it: the yes/no estimate's,
+// a one_bit_mean mean's (in its unit), or the most movable category share's or histogram
+// bucket's (in percentage points). Null when the answer carries none (suppressed, or
+// INVERSE_VARIANCE).
+function manipulationOf(p) {
+  let m = p.manipulation, points = true, what = "this estimate", fmt = (v) => (num(v) * 100).toFixed(2);
+  const bound = (x) => num(x.manipulation && x.manipulation.bound) || 0;
+  const most = (list) => list.reduce((a, x) => (bound(x) > bound(a) ? x : a), list[0]);
+  if (p.numeric && !isHistogram(p)) {
     m = p.numeric.meanManipulation;
-    fmt = (v) => valueText(v, p.numeric) + unitText(p.numeric);
+    points = false;
+    what = "the mean";
+    fmt = (v) => valueText(v, p.numeric);
+  } else if (p.numeric) {
+    const buckets = p.numeric.buckets || [];
+    if (!buckets.length) return null;
+    const b = most(buckets);
+    m = b.manipulation;
+    what = `the share of bucket ${bucketName(b, buckets.indexOf(b), buckets, p.numeric)} (the most movable)`;
   } else if (p.shares && p.shares.length) {
-    const bound = (s) => num(s.manipulation && s.manipulation.bound) || 0;
-    const most = p.shares.reduce((a, s) => (bound(s) > bound(a) ? s : a), p.shares[0]);
-    m = most.manipulation;
-    what = ` (share "${most.category}", the most movable)`;
+    const s = most(p.shares);
+    m = s.manipulation;
+    what = `the share "${s.category}" (the most movable)`;
   }
-  delete dd.dataset.value;
-  if (!m || !num(m.fakeReports)) { dd.textContent = "—"; dd.title = ""; return; }
-  dd.textContent = `${fmt(m.bound)} for ${count(m.fakeReports)} fake reports${what}: the honest ` +
-    `reports' estimate is in [${fmt(m.honestLower)}, ${fmt(m.honestUpper)}]`;
-  dd.dataset.value = num(m.bound);
-  dd.dataset.fakeReports = num(m.fakeReports);
-  dd.dataset.lower = num(m.honestLower);
-  dd.dataset.upper = num(m.honestUpper);
-  dd.title = `up to ${fmt(m.shiftUp)} up or ${fmt(m.shiftDown)} down; for any reports at most ` +
-    `${fmt(m.uniformBound)} (m (hi - lo) / n)`;
+  if (!m || !num(m.fakeReports)) return null;
+  const unit = points ? " points" : unitText(p.numeric);
+  const honest = points ? `[${pct(m.honestLower)}, ${pct(m.honestUpper)}]` : `${valueInterval(m.honestLower, m.honestUpper, p.numeric)}${unit}`;
+  return { m, text: `${count(m.fakeReports)} fake reports could move ${what} by at most ${fmt(m.bound)}${unit} ` +
+      `(the honest reports' estimate is in ${honest})`,
+    title: `up to ${fmt(m.shiftUp)}${unit} up or ${fmt(m.shiftDown)}${unit} down; for any reports at most ` +
+      `${fmt(m.uniformBound)}${unit} (m (hi - lo) / n); m is 1 % of n unless the query asks for another` };
+}
+function showManipulation(p, dd) {
+  dd = dd || $("p-manipulation");
+  const x = manipulationOf(p);
+  for (const k of ["value", "fakeReports", "lower", "upper"]) delete dd.dataset[k];
+  if (!x) { dd.textContent = "\u2014"; dd.title = ""; return; }
+  dd.textContent = x.text;
+  dd.dataset.value = num(x.m.bound);
+  dd.dataset.fakeReports = num(x.m.fakeReports);
+  dd.dataset.lower = num(x.m.honestLower);
+  dd.dataset.upper = num(x.m.honestUpper);
+  dd.title = x.title;
 }
 
 // Fields some collectors add to Prevalence, shown in words with the raw name and value in tooltips.
