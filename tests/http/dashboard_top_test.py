@@ -88,7 +88,9 @@ def main():
         wait = WebDriverWait(driver, 20)
         text = lambda i: driver.find_element(By.ID, i).text  # noqa: E731
         driver.get(base + "/")
-        row = driver.find_element(By.CSS_SELECTOR, '#metrics tbody tr[data-metric="package_section"]')
+        # The metrics table is filled when ListMetrics answers, after the page's load event.
+        row = wait.until(lambda d: d.find_elements(
+            By.CSS_SELECTOR, '#metrics tbody tr[data-metric="package_section"]'))[0]
         wait.until(lambda d: row.find_element(By.CSS_SELECTOR, ".reports").text not in ("", "\u2026"))
         check(row.find_element(By.CSS_SELECTOR, ".reports").text == "5000",
               row.find_element(By.CSS_SELECTOR, ".reports").text)
