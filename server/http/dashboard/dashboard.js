@@ -15,6 +15,7 @@ const CLEAR = {
   diff: () => { $("diff-result").textContent = ""; delete $("diff-result").dataset.value; clearTable("diff-shares"); },
   design: () => { $("design-figures").innerHTML = ""; $("plan").innerHTML = ""; },
   top: clearTop,
+  live: clearLive,
 };
 // The panels of a yes/no, categorical or numeric metric; a heavy-hitters metric has the top
 // values instead (top.js).
@@ -30,7 +31,8 @@ async function loadMetrics(wanted) {
   } catch (e) {
     state.metrics = [];
     drawMetrics();
-    for (const p of ["prevalence", "series", "groups", "diff", "design", "top"]) idle(p);
+    stopLive();
+    for (const p of ["prevalence", "series", "groups", "diff", "design", "top", "live"]) idle(p);
     $("detail").hidden = true;
     fail("metrics", gen, e);
     return;
@@ -105,12 +107,12 @@ function loadAll() {
   if (!state.metric) return loadDesign();
   if (isHeavyHitters()) {
     for (const p of ESTIMATE_PANELS) idle(p, NOT_FOR_STRINGS);
-    return Promise.all([loadTop(), loadDesign()]);
+    return Promise.all([loadTop(), loadDesign(), syncLive()]);
   }
   idle("top");
   // The difference runs once a split time is chosen (Compare, or a link that holds one).
   const diff = $("diff-split").value ? loadDifference() : idle("diff", "choose where the first window ends and press Compare");
-  return Promise.all([loadPrevalence(), loadSeries(), loadGroups(), diff, loadDesign()]);
+  return Promise.all([loadPrevalence(), loadSeries(), loadGroups(), diff, loadDesign(), syncLive()]);
 }
 
 // ---- Prevalence (and a categorical metric's shares).
@@ -901,6 +903,9 @@ function init() {
   $("group-by").addEventListener("keydown", (ev) => { if (ev.key === "Enter") onViewChange(loadGroups)(); });
   $("diff-go").addEventListener("click", onViewChange(loadDifference));
   $("design-go").addEventListener("click", loadDesign);
+  $("live-docs").href = LIVE_DOCS;
+  $("live").addEventListener("change", () => { saveView(); syncLive(); });
+  $("live-every").addEventListener("change", () => { saveView(); if ($("live").checked) syncLive(); });
   for (const button of document.querySelectorAll("button.csv")) {
     button.disabled = true;
     button.addEventListener("click", () => downloadCsv(button.dataset.table));

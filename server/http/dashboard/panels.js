@@ -70,7 +70,8 @@ function clearTable(id) {
   $(id).tBodies[0].innerHTML = "";
   delete state.tables[id];
   const button = document.querySelector(`button.csv[data-table="${id}"]`);
-  if (button) { button.disabled = true; button.hidden = id === "diff-shares"; }
+  // Tables a panel fills only for some answers show their button only when filled.
+  if (button) { button.disabled = true; button.hidden = id === "diff-shares" || id === "live-table"; }
 }
 function fillTable(id, columns, rows) {
   clearTable(id);

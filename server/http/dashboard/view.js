@@ -3,14 +3,16 @@
 
 // ---- The view in the address: #metric=..&range=7d&bucket=DAY&by=region&method=WILSON&level=0.95
 const VIEW_FIELDS = { range: "range", from: "range-from", to: "range-to", bucket: "bucket", by: "group-by",
-  method: "method", level: "level", sim: "simultaneous", split: "diff-split" };
+  method: "method", level: "level", sim: "simultaneous", split: "diff-split", every: "live-every" };
 function saveView() {
   const params = new URLSearchParams();
   if (state.metric) params.set("metric", state.metric);
   for (const [key, id] of Object.entries(VIEW_FIELDS)) {
     if ((key === "from" || key === "to") && $("range").value !== "custom") continue;
+    if (key === "every" && !$("live").checked) continue;
     if ($(id).value) params.set(key, $(id).value);
   }
+  if ($("live").checked) params.set("live", "1");
   const hash = "#" + params.toString();
   if (location.hash !== hash) history.replaceState(null, "", hash);
 }
@@ -25,6 +27,7 @@ function restoreView() {
     el.value = v;
   }
   $("custom-range").hidden = $("range").value !== "custom";
+  $("live").checked = params.get("live") === "1";
   return params.get("metric");
 }
 
