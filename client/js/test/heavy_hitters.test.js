@@ -15,7 +15,7 @@ import { test } from 'node:test';
 import { FileStore, QueryClient, Reporter, secureRandom, seededRandom, supportChannel } from '../src/node.js';
 
 import {
-  drawGroup, fromHex, hmacSha256, makeHeavyHittersDesign, prefixOf, randomizeHeavyHitter,
+  drawGroup, fromHex, heavyHittersDesignFromWire, hmacSha256, makeHeavyHittersDesign, prefixOf, randomizeHeavyHitter,
   sha256, sketchHash, toHex, validateHeavyHitterValue, valueBytes,
 } from '../src/heavy_hitters.js';
 import { uniformDraws } from '../src/randomizer.js';
@@ -96,7 +96,12 @@ test('values: strings as UTF-8; bad values name "value", never repeat it', () =>
   for (const [o, field] of [[{ epsilon: 0 }, 'epsilon'], [{ maxLength: 65 }, 'maxLength'], [{ rows: 0 }, 'rows'],
     [{ width: 1000 }, 'width'], [{ holdoutShare: 1 }, 'holdoutShare'], [{ salt: '18446744073709551616' }, 'salt'], [{ salt: 'x' }, 'salt']]) {
     assert.throws(() => makeHeavyHittersDesign(o), (e) => e.detail.startsWith(`design.parameters.heavyHitters.${field}: `), field);
-  }
+  }  // The HTTP API prints a uint64 as a number up to 2^53 - 1 and as a string beyond (docs/http.md).
+  const served = (salt) => ({ a: 0.75, b: 0.25, parameters: { heavyHitters: { salt } } });
+  assert.equal(heavyHittersDesignFromWire(served(12345)).salt, 12345n);
+  assert.equal(heavyHittersDesignFromWire(served('18446744073709551615')).salt, (1n << 64n) - 1n);
+  assert.equal(heavyHittersDesignFromWire(served(undefined)).maxLength, 32);
+  assert.throws(() => heavyHittersDesignFromWire({ ...served('1'), a: 0.7 }), (e) => e.detail.startsWith('design: channel'));
 });
 
 // ---- reportString ----
