@@ -51,6 +51,14 @@ export interface WireNumericReport {
   bits: boolean[];
 }
 
+/** A heavy-hitters report's place in the sketch: the device's group (0: estimation; g >= 1: the
+ * prefix of g bytes), the row in [0, rows) and the Hadamard coefficient in [0, width). */
+export interface WireHeavyHittersReport {
+  group: number;
+  row: number;
+  coefficient: number;
+}
+
 /** The wire form of a report (protobuf JSON mapping of deniable.v1.Report). */
 export interface WireReport {
   metric: string;
@@ -62,6 +70,8 @@ export interface WireReport {
   /** Numeric metrics with a D_BIT_FLIP design only (then `bit` is 0): the d sampled buckets in
    * ascending order and one randomized bit for each. */
   numeric?: WireNumericReport;
+  /** Heavy-hitters metrics only: where `bit` sits in the sketch (group, row, coefficient). */
+  heavyHitters?: WireHeavyHittersReport;
   /** Whether this is the device's first report of the metric in its UTC day, ISO week and
    * month (docs/statistics.md section 4.4); absent when the metric turned them off. */
   windowFirsts?: { day: boolean; week: boolean; month: boolean };
@@ -222,6 +232,20 @@ export declare class Reporter {
    * "metric: ..." for a metric that is not numeric (report() on a numeric metric likewise);
    * otherwise as report(). */
   reportValue(metric: string, value: number, options?: ReportOptions): Promise<Uint8Array | null>;
+  /** A heavy-hitters metric (design parameters heavyHitters; docs/sdk.md "Strings in Python and
+   * JS"): `value` is bytes (Uint8Array, another ArrayBuffer view or an ArrayBuffer) or a string
+   * sent as its UTF-8 bytes, at most the design's maxLength bytes with no NUL byte. Sends one
+   * sketch bit (`heavyHitters` and `bit`) for this device's group, drawn once per (metric,
+   * design version) with crypto.getRandomValues and kept in the store; or the report memoized
+   * for (metric, design version, value), the memo keyed by an HMAC-SHA256 of the value under a
+   * random key of the store (the value is never stored, logged or sent). The ledger counts the
+   * design's epsilon once per distinct value. Resolves as report(). Rejects (nothing queued):
+   * INVALID_ARGUMENT "value: ..." for a value that is not a string or bytes, holds a lone
+   * surrogate, is longer than maxLength bytes or has a NUL byte (the message gives the length
+   * or offset, never the value); FAILED_PRECONDITION "metric: ... is not a heavy-hitters
+   * metric (it is a yes/no metric | has categories | is a numeric metric ...)"; otherwise as
+   * report(). report() and reportValue() on a heavy-hitters metric reject pointing here. */
+  reportString(metric: string, value: string | Uint8Array | ArrayBufferView | ArrayBuffer, options?: ReportOptions): Promise<Uint8Array | null>;
   /** The category names of a metric in its order; empty for a yes/no metric. */
   categories(metric: string): Promise<string[]>;
   /** Fetches and caches the designs; rejects with the first error after trying all. */
@@ -299,10 +323,48 @@ export declare function levelOf(design: NumericDesign, value: number, alpha: num
 /** The randomized answer of a level: {bit} or {bit: 0, numeric}. */
 export declare function randomizeNumeric(design: NumericDesign, level: number, draws: CategoricalDraws): { bit: 0 | 1; numeric?: WireNumericReport };
 
+/** A heavy-hitters design (common/heavy_hitters.h HeavyHittersDesign): epsilon in nats per
+ * report, maxLength in bytes, the sketch's rows and width, holdoutShare of the devices in the
+ * estimation group, the server's hash salt (uint64), levels = maxLength + 1 and the bit's
+ * keepProbability e^eps / (1 + e^eps). */
+export interface HeavyHittersDesign {
+  readonly epsilon: number;
+  readonly maxLength: number;
+  readonly rows: number;
+  readonly width: number;
+  readonly holdoutShare: number;
+  readonly salt: bigint;
+  readonly levels: number;
+  readonly keepProbability: number;
+}
+/** A checked design; throws DeniableError INVALID_ARGUMENT naming the field. salt: a BigInt,
+ * a decimal string (fixed64's JSON mapping) or a safe integer. */
+export declare function makeHeavyHittersDesign(options?: {
+  epsilon?: number; maxLength?: number; rows?: number; width?: number; holdoutShare?: number;
+  salt?: bigint | string | number;
+}, field?: string): HeavyHittersDesign;
+/** The design of a served Design (JSON mapping) of a heavy-hitters metric, its channel checked. */
+export declare function heavyHittersDesignFromWire(design: any): HeavyHittersDesign;
+/** A value's bytes: a string as UTF-8, bytes as they are; throws INVALID_ARGUMENT naming "value". */
+export declare function valueBytes(value: string | Uint8Array | ArrayBufferView | ArrayBuffer): Uint8Array;
+/** Throws INVALID_ARGUMENT naming "value" for more than maxLength bytes or a NUL byte. */
+export declare function validateHeavyHitterValue(design: HeavyHittersDesign, bytes: Uint8Array): void;
+/** The bytes a report of `group` encodes: group 0 and groups > the length the value and a NUL,
+ * otherwise its first `group` bytes. */
+export declare function prefixOf(bytes: Uint8Array, group: number): Uint8Array;
+/** h_{group,row}(data) in [0, width): FNV-1a 64 over salt, group, row, data; splitmix64's mixer. */
+export declare function sketchHash(salt: bigint, width: number, group: number, row: number, data: Uint8Array): number;
+/** H[cell][coefficient] of the Sylvester-Hadamard matrix is +1. */
+export declare function hadamardPlus(cell: number, coefficient: number): boolean;
+/** The device's group: 0 with probability holdoutShare, else 1 + below(levels). */
+export declare function drawGroup(design: HeavyHittersDesign, draws: CategoricalDraws): number;
+/** The randomized answer of a validated value for a device of `group`. */
+export declare function randomizeHeavyHitter(design: HeavyHittersDesign, bytes: Uint8Array, group: number, draws: CategoricalDraws): { bit: 0 | 1; heavyHitters: WireHeavyHittersReport };
+
 export declare function parseDesign(response: any): {
   version: number; a: number; b: number; epsilon: number; precision: number; period: number;
   fresh: boolean; categories: string[]; categorical: CategoricalDesign | null;
-  numeric: NumericDesign | null;
+  numeric: NumericDesign | null; heavyHitters: HeavyHittersDesign | null;
 };
 
 // ---- QueryClient (src/query_client.js): the analyst's calls over the HTTP/JSON API. ----
@@ -388,6 +450,20 @@ export interface QueryOptions {
   metric: string; level?: number; method?: IntervalMethod; quantiles?: number[];
   simultaneous?: 'SIDAK' | 'BONFERRONI'; combination?: 'BY_REPORTS' | 'INVERSE_VARIANCE';
 }
+/** One value's share among the devices of a heavy-hitters metric (ValueShare): `value` as the
+ * wire's base64, `valueBytes` its bytes, `text` its UTF-8 decoding (null when not UTF-8). */
+export interface ValueShare {
+  value: string; valueBytes: Uint8Array; text: string | null;
+  share: number; count: number; standardError: number; collisionSd: number;
+  lower: number; upper: number; simultaneousLower: number; simultaneousUpper: number;
+  aboveThreshold?: boolean; reports: number;
+}
+/** getTopValues / getFrequencies's answer (TopValues in query_service.proto). */
+export interface TopValues {
+  metric: string; designVersion: number; devices: number; estimationReports: number;
+  confidenceLevel: number; perValueLevel: number; tested: number; detectionThreshold: number;
+  values: ValueShare[]; prefixesPerLevel: number[]; epsilon: number; reportsOfOlderVersions: number;
+}
 export declare function changeWords(secondMinusFirst: number | null): string;
 export declare class QueryClient {
   /** baseUrl: the collector's HTTP listener (deniable-server --http_listen), not its gRPC port. */
@@ -401,4 +477,12 @@ export declare class QueryClient {
     first: [TimeArg | undefined, TimeArg | undefined]; second: [TimeArg | undefined, TimeArg | undefined];
     metric2?: string;
   }): Promise<Difference>;
+  /** GetTopValues of a heavy-hitters metric: the common values found with no candidates. */
+  getTopValues(options: { metric: string; start?: TimeArg; end?: TimeArg; level?: number; maxPrefixes?: number }): Promise<TopValues>;
+  /** GetFrequencies: the shares of given values (strings as UTF-8, or bytes). Rejects
+   * INVALID_ARGUMENT "values[i]: ..." for a value that is not a string or bytes. */
+  getFrequencies(options: {
+    metric: string; values: (string | Uint8Array)[]; start?: TimeArg; end?: TimeArg; level?: number;
+    estimationGroupOnly?: boolean;
+  }): Promise<TopValues>;
 }

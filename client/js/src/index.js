@@ -14,3 +14,7 @@ export {
   makeNumericDesign, numericDesignFromWire, clipValue, levelOf, randomizeNumeric, numericChannel,
   numericLocalEpsilon,
 } from './numeric.js';
+export {
+  makeHeavyHittersDesign, heavyHittersDesignFromWire, valueBytes, validateHeavyHitterValue,
+  prefixOf, sketchHash, hadamardPlus, drawGroup, randomizeHeavyHitter,
+} from './heavy_hitters.js';

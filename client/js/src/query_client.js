@@ -10,8 +10,11 @@
 //   const d = await q.getDifference({ metric: 'uses_drugs', first: [t0, t1], second: [t1, t2] });
 //   d.changeText                                                         // "fell by 1.66 points"
 //   (await q.getPrevalence({ metric: 'minutes', quantiles: [0.5] })).numeric  // mean, buckets, ...
+//   const top = await q.getTopValues({ metric: 'app' });   // heavy hitters: top.values[i].text
+//   await q.getFrequencies({ metric: 'app', values: ['firefox'] });
 import { DeniableError } from './errors.js';
-import { postJson } from './http_transport.js';
+import { valueBytes } from './heavy_hitters.js';
+import { postJson, toBase64 } from './http_transport.js';
 
 const DAY_SECONDS = 86400;
 
@@ -51,6 +54,32 @@ function withChange(d) {
     changeCiLower: has ? -d.ciUpper : null,
     changeCiUpper: has ? -d.ciLower : null,
     changeText: changeWords(has ? -d.difference : null),
+  };
+}
+
+function fromBase64(text) {
+  if (typeof Buffer !== 'undefined') return new Uint8Array(Buffer.from(text, 'base64'));
+  const binary = atob(text);
+  return Uint8Array.from(binary, (c) => c.charCodeAt(0));
+}
+
+const UTF8 = new TextDecoder('utf-8', { fatal: true });
+
+/** A TopValues answer with each value's bytes (`valueBytes`) and UTF-8 text (`text`, null when
+ * the bytes are not UTF-8) beside the wire's base64 `value`. */
+function withValues(t) {
+  return {
+    ...t,
+    values: (t.values ?? []).map((v) => {
+      const bytes = fromBase64(v.value ?? '');
+      let text = null;
+      try {
+        text = UTF8.decode(bytes);
+      } catch {
+        text = null;
+      }
+      return { ...v, valueBytes: bytes, text };
+    }),
   };
 }
 
@@ -114,6 +143,40 @@ export class QueryClient {
       metric: o.metric, startTimeSeconds: start, endTimeSeconds: end, bucket: o.bucket ?? 'DAY',
       ...this.#common(o),
     });
+  }
+
+  /** GetTopValues of a heavy-hitters metric over [start, end): the common values found with
+   * no candidates (maxPrefixes kept per level), each estimated from the held-out group. */
+  async getTopValues(o) {
+    const body = { metric: o.metric };
+    const start = toSeconds(o.start, 'start', this.now);
+    const end = toSeconds(o.end, 'end', this.now);
+    if (start !== undefined) body.startTimeSeconds = start;
+    if (end !== undefined) body.endTimeSeconds = end;
+    if (o.level !== undefined) body.confidenceLevel = o.level;
+    if (o.maxPrefixes !== undefined) body.maxPrefixes = o.maxPrefixes;
+    return withValues(await this.#call('GetTopValues', body));
+  }
+
+  /** GetFrequencies: the shares of the candidate `values` (strings as UTF-8, or bytes) of a
+   * heavy-hitters metric; estimationGroupOnly for values chosen by looking at this data. */
+  async getFrequencies(o) {
+    if (!Array.isArray(o.values)) throw new DeniableError('INVALID_ARGUMENT', 'values: must be an array of strings or bytes');
+    const values = o.values.map((v, i) => {
+      try {
+        return toBase64(valueBytes(v));
+      } catch (e) {
+        throw new DeniableError('INVALID_ARGUMENT', `values[${i}]: ${e.detail.replace(/^value: /, '')}`);
+      }
+    });
+    const body = { metric: o.metric, values };
+    const start = toSeconds(o.start, 'start', this.now);
+    const end = toSeconds(o.end, 'end', this.now);
+    if (start !== undefined) body.startTimeSeconds = start;
+    if (end !== undefined) body.endTimeSeconds = end;
+    if (o.level !== undefined) body.confidenceLevel = o.level;
+    if (o.estimationGroupOnly) body.estimationGroupOnly = true;
+    return withValues(await this.#call('GetFrequencies', body));
   }
 
   /**

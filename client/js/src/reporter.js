@@ -3,6 +3,10 @@
 // each method.
 import { categoricalDesignFromWire, drawsFrom, randomizeCategory } from './categorical.js';
 import { DeniableError, isPermanentBatchError, rejectionCode } from './errors.js';
+import {
+  drawGroup, heavyHittersDesignFromWire, hmacSha256, randomizeHeavyHitter, toHex,
+  validateHeavyHitterValue, valueBytes, fromHex,
+} from './heavy_hitters.js';
 import { HttpTransport, toBase64 } from './http_transport.js';
 import { mergedLabels } from './labels.js';
 import {
@@ -50,6 +54,7 @@ export function parseDesign(response) {
   const categorical = categories.length > 0 ? categoricalDesignFromWire(d, categories) : null;
   const numeric = (d.parameters && d.parameters.numeric) || response.range
     ? numericDesignFromWire(d, response.range) : null;
+  const heavyHitters = d.parameters && d.parameters.heavyHitters ? heavyHittersDesignFromWire(d) : null;
   const a = Number(d.a ?? 0);
   const b = Number(d.b ?? 0);
   const version = Number(d.version);
@@ -62,8 +67,9 @@ export function parseDesign(response) {
   }
   return {
     version, a, b,
-    epsilon: categorical ? categorical.epsilon : numeric ? numericLocalEpsilon(numeric) : epsilonOf(a, b),
-    categories, categorical, numeric,
+    epsilon: categorical ? categorical.epsilon : numeric ? numericLocalEpsilon(numeric)
+      : heavyHitters ? heavyHitters.epsilon : epsilonOf(a, b),
+    categories, categorical, numeric, heavyHitters,
     precision: Number(response.timePrecisionSeconds) || 3600,
     period: Number(response.reportingPeriodSeconds) || 86400,
     fresh: randomization === 'FRESH_PER_PERIOD' || randomization === 2,
@@ -101,6 +107,10 @@ function trueValue(metric, design, answer) {
 // Refuses a yes/no answer (categoricalAnswer false) or a category for a metric of another kind,
 // as the C++ SDK does.
 function checkKind(metric, design, categoricalAnswer) {
+  if (design.heavyHitters) {
+    throw new DeniableError('FAILED_PRECONDITION',
+      `metric: "${metric}" is a heavy-hitters metric (string values): report its value with reportString(metric, value)`);
+  }
   if (design.numeric) {
     throw new DeniableError('INVALID_ARGUMENT',
       `metric: "${metric}" is a numeric metric: report its value with reportValue(metric, number)`);
@@ -203,6 +213,10 @@ export class Reporter {
     const merged = mergedLabels(this.#o.labels, labels);
     const design = await this.#designFor(metric, this.#o.firstDesignWaitMs);
     const nd = design.numeric;
+    if (design.heavyHitters) {
+      throw new DeniableError('INVALID_ARGUMENT',
+        `metric: "${metric}" is not a numeric metric (it is a heavy-hitters metric of string values: report its value with reportString(metric, value))`);
+    }
     if (!nd) {
       const kind = design.categorical !== null
         ? `has categories (${design.categories.join(', ')}): report one of them by name`
@@ -223,6 +237,41 @@ export class Reporter {
     });
   }
 
+  /** A heavy-hitters metric's string value (bytes, or a string as UTF-8): one sketch bit for the
+   * device's group, drawn once per (metric, design version) and kept; memoized per value under
+   * an HMAC key (index.d.ts). */
+  async reportString(metric, value, { labels } = {}) {
+    if (typeof metric !== 'string' || metric === '') {
+      throw new DeniableError('INVALID_ARGUMENT', 'metric: must be a non-empty string');
+    }
+    const bytes = valueBytes(value);
+    const merged = mergedLabels(this.#o.labels, labels);
+    const design = await this.#designFor(metric, this.#o.firstDesignWaitMs);
+    const hh = design.heavyHitters;
+    if (!hh) {
+      const kind = design.numeric ? 'is a numeric metric: report its value with reportValue(metric, number)'
+        : design.categorical !== null ? `has categories (${design.categories.join(', ')}): report one of them by name with report()`
+          : 'is a yes/no metric: report true or false with report()';
+      throw new DeniableError('FAILED_PRECONDITION', `metric: "${metric}" is not a heavy-hitters metric (it ${kind})`);
+    }
+    validateHeavyHitterValue(hh, bytes);
+    const o = this.#o;
+    return this.#serialized(async () => {
+      // The device's group for this metric and version, and the store's memo key: drawn once
+      // (crypto.getRandomValues), kept for good.
+      const { group, memoKey } = await this.#store.mutate((state) => {
+        const groups = (state.hhGroup ??= {});
+        const g = (groups[`${metric}\u0000${design.version}`] ??= drawGroup(hh, drawsFrom(o.random)));
+        state.hhMemoKey ??= toHex(o.random.bytes(32));
+        return { group: g, memoKey: state.hhMemoKey };
+      });
+      return this.#commit(metric, design, {
+        kind: 'heavy_hitters', key: toHex(hmacSha256(fromHex(memoKey), bytes)), labels: merged,
+        draw: () => randomizeHeavyHitter(hh, bytes, group, drawsFrom(o.random)),
+      });
+    });
+  }
+
   // One report at a time: lookup, randomize and commit are one step.
   #serialized(task) {
     const run = this.#reporting.then(task);
@@ -235,8 +284,8 @@ export class Reporter {
     return [...(await this.#designFor(metric, this.#o.firstDesignWaitMs)).categories];
   }
 
-  // entry: {kind: 'bit' | 'category' | 'numeric', key: the memo key (0/1, the category index or
-  // the level), draw(): the randomized answer, clipped: count in valuesClipped, labels: the
+  // entry: {kind: 'bit' | 'category' | 'numeric' | 'heavy_hitters', key: the memo key (0/1, the
+  // category index, the level or the hex HMAC of a string value), draw(): the randomized answer, clipped: count in valuesClipped, labels: the
   // report's (checked) labels}.
   async #commit(metric, design, { kind, key: memoKey, draw, clipped = false, labels }) {
     const o = this.#o;
@@ -252,9 +301,9 @@ export class Reporter {
         return { id: null, evicted: 0 };
       }
       const key = `${metric}\u0000${design.version}\u0000${memoKey}`;
-      // categoryMemo: added in SDK 0.2, numericMemo in 0.4 (a store written before has none;
-      // it is created here).
-      const tableName = { bit: 'memo', category: 'categoryMemo', numeric: 'numericMemo' }[kind];
+      // categoryMemo: added in SDK 0.2, numericMemo in 0.4, hhMemo in 0.5 (a store written before
+      // has none; it is created here).
+      const tableName = { bit: 'memo', category: 'categoryMemo', numeric: 'numericMemo', heavy_hitters: 'hhMemo' }[kind];
       const memoTable = state[tableName] ?? {};
       const memo = design.fresh ? undefined : memoTable[key];
       if (design.fresh && o.maxEpsilonPerMetric === 0) {
@@ -282,6 +331,10 @@ export class Reporter {
         designFingerprint: design.fingerprint,
       };
       if (kind === 'category') report.categorical = { ...drawn };
+      if (kind === 'heavy_hitters') {
+        report.bit = drawn.bit;
+        report.heavyHitters = { ...drawn.heavyHitters };
+      }
       if (kind === 'numeric') {
         report.bit = drawn.bit;
         if (drawn.numeric) report.numeric = { buckets: [...drawn.numeric.buckets], bits: [...drawn.numeric.bits] };
@@ -463,7 +516,7 @@ export class Reporter {
         delete state.designs[r.metric];
         for (const value of [0, 1]) delete state.memo[`${r.metric}\u0000${r.designVersion}\u0000${value}`];
         const prefix = `${r.metric}\u0000${r.designVersion}\u0000`;
-        for (const table of [state.categoryMemo, state.numericMemo]) {
+        for (const table of [state.categoryMemo, state.numericMemo, state.hhMemo]) {
           for (const key of Object.keys(table ?? {})) {
             if (key.startsWith(prefix)) delete table[key];
           }

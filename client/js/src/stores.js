@@ -8,9 +8,11 @@
 // The memo table maps (metric, design version, true value) to the randomized bit, and
 // categoryMemo (metric, design version, true category index) to the randomized categorical
 // report, numericMemo (metric, design version, level) to a numeric metric's randomized answer
-// (numericAlpha keeps the device's alpha per metric): whoever reads the store learns which true
-// values this device reported. Keep it in the app's private
-// storage. The queue never holds a true answer.
+// (numericAlpha keeps the device's alpha per metric), hhMemo a heavy-hitters metric's randomized
+// answer per (metric, design version, HMAC of the value under hhMemoKey: never the value itself;
+// hhGroup keeps the device's group): whoever reads the store learns which true values this
+// device reported (a heavy-hitters value by guessing it and checking the HMAC). Keep it in the
+// app's private storage. The queue never holds a true answer.
 
 /** A fresh, empty state document. */
 export function emptyState() {
@@ -22,6 +24,9 @@ export function emptyState() {
     categoryMemo: {}, // "metric\u0000version\u0000category index" -> CategoricalReport (JSON)
     numericMemo: {},  // "metric\u0000version\u0000level" -> {bit} or {bit: 0, numeric: {buckets, bits}}
     numericAlpha: {}, // metric -> this device's alpha of alpha-point rounding, in [0, 1)
+    hhGroup: {},    // "metric\u0000version" -> this device's heavy-hitters group, drawn once
+    hhMemo: {},     // "metric\u0000version\u0000hex HMAC-SHA256(hhMemoKey, value)" -> {bit, heavyHitters}
+    hhMemoKey: null, // 32 random bytes (hex), drawn at the first reportString: the memo's key
     ledger: {},     // metric -> MetricLedger
     counters: {
       acknowledged: 0, duplicates: 0, dropped_rejected: 0, dropped_queue_full: 0,

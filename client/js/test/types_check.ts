@@ -42,3 +42,15 @@ async function analyst(): Promise<string> {
   return `${p.n} ${shown.length} ${groups.length} ${d.change ?? 0} ${d.changeText} ${changeWords(d.change)} ${median} ${of}`;
 }
 void analyst;
+
+// Heavy hitters: strings on the device, top values and frequencies for the analyst.
+import { type TopValues } from 'deniable-sdk';
+async function strings(reporter: Reporter, q: QueryClient): Promise<number> {
+  const id: Uint8Array | null = await reporter.reportString('app', 'firefox', { labels: { screen: 'home' } });
+  await reporter.reportString('app', new Uint8Array([0x61]));
+  const top: TopValues = await q.getTopValues({ metric: 'app', start: '-7d', maxPrefixes: 32 });
+  const texts: (string | null)[] = top.values.map((v) => v.text);
+  const f: TopValues = await q.getFrequencies({ metric: 'app', values: ['firefox', new Uint8Array([0x61])], estimationGroupOnly: true });
+  return (id?.length ?? 0) + texts.length + f.values[0].share;
+}
+void strings;

@@ -20,6 +20,10 @@
     reporter.report_value("minutes", 42.5)   # a numeric metric: clipped, rounded, randomized
     q.prevalence("minutes").numeric  # NumericEstimate: mean, total, buckets, quantiles
 
+    reporter.report_string("app", "firefox")  # a heavy-hitters metric: bytes or str (UTF-8)
+    q.top_values("app").values       # [ValueShare]: the common values, found unseen
+    q.frequencies("app", ["firefox"])  # the shares of given values
+
 The Reporter keeps the C++ SDK's contract (docs/sdk.md): the true answer is randomized on the
 device with the `secrets` module and never leaves it; memoization per (metric, design version,
 answer), or per (metric, design version, category) for a metric with categories (k-RR, OUE or
@@ -30,13 +34,13 @@ from deniable.errors import DeniableError, StatusCode
 from deniable.reporter import DeliveryStats, MetricLedger, Reporter, ReportOutcome, ReportResult
 from deniable.query import (CategoryDifference, CategoryShare, Difference, GroupPrevalence,
                             Metric, NumericBucket, NumericEstimate, NumericQuantile, Prevalence,
-                            QueryClient, SeriesPoint, SurveyPlan, VersionEstimate, change_words,
-                            to_dataframe)
+                            QueryClient, SeriesPoint, SurveyPlan, TopValues, ValueShare,
+                            VersionEstimate, change_words, to_dataframe)
 
 __all__ = ["DeniableError", "StatusCode", "Reporter", "ReportOutcome", "ReportResult",
            "MetricLedger", "DeliveryStats",
            "QueryClient", "Metric", "Prevalence", "GroupPrevalence", "SeriesPoint",
            "Difference", "SurveyPlan", "to_dataframe", "CategoryShare", "CategoryDifference",
            "VersionEstimate", "change_words", "NumericEstimate", "NumericBucket",
-           "NumericQuantile"]
+           "NumericQuantile", "TopValues", "ValueShare"]
 __version__ = "0.1.0"

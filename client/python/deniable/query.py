@@ -16,6 +16,10 @@
                     mechanism="D_BIT_FLIP", buckets=12)   # a numeric metric (docs/sdk.md)
     q.prevalence("minutes", quantiles=[0.5, 0.9]).numeric  # NumericEstimate: mean, total,
                                                            # buckets, quantiles, intervals
+    q.create_metric("app", heavy_hitters=1.1, max_length=32)   # string values (heavy hitters)
+    top = q.top_values("app")                 # TopValues: the common values, found unseen
+    [(v.value, v.share, v.lower, v.upper) for v in top.values]
+    q.frequencies("app", [b"chrome", "firefox"])   # TopValues: the shares of given values
 
 Missing values are NaN: a bucket or group suppressed below min_reports has its n and NaN
 estimates; a metric with categories has NaN yes/no fields (its figures are in `shares`), and so
@@ -50,9 +54,91 @@ class Metric:
     time_precision_seconds: int
     categories: List[str] = dataclasses.field(default_factory=list)
     mechanism: str = ""  # "K_RR", "OUE" or "OLH" for a metric with categories; "ONE_BIT_MEAN"
-    #                      or "D_BIT_FLIP" for a numeric metric
+    #                      or "D_BIT_FLIP" for a numeric metric; "HEAVY_HITTERS" for one
+    #                      of string values
     value_range: Optional[Tuple[float, float]] = None  # a numeric metric's (lo, hi)
     unit: str = ""  # a numeric metric's unit
+
+
+@dataclasses.dataclass
+class ValueShare:
+    """One value's estimated share among the devices of a heavy-hitters metric (ValueShare in
+    query_service.proto): `value` as bytes (`text`: decoded as UTF-8, None if it is not
+    UTF-8); share debiased (may fall outside [0, 1]) and count = share * devices; the standard
+    error with the hash-collision allowance (collision_sd alone); the value's interval at the
+    confidence level and the simultaneous one (every value of the answer at once, Sidak);
+    above_threshold (top_values: discovered by Benjamini-Hochberg); the reports the share is
+    estimated from."""
+    value: bytes
+    share: float
+    count: float
+    standard_error: float
+    collision_sd: float
+    lower: float
+    upper: float
+    simultaneous_lower: float
+    simultaneous_upper: float
+    above_threshold: bool
+    reports: int
+
+    @property
+    def text(self) -> Optional[str]:
+        try:
+            return self.value.decode("utf-8")
+        except UnicodeDecodeError:
+            return None
+
+
+@dataclasses.dataclass
+class TopValues:
+    """top_values() and frequencies()'s answer (TopValues in query_service.proto): the newest
+    design version's reports only (`reports_of_older_versions` in the range are not used);
+    devices (reports of that version: one per device and window), estimation_reports (the
+    held-out group), the confidence level and per-value level, `tested` (the values the
+    simultaneous level covers), detection_threshold (the smallest share of a max_length value
+    found with probability 0.9: smaller ones may be missed), the values, prefixes kept per
+    discovery level, epsilon in nats per report."""
+    metric: str
+    design_version: int
+    devices: int
+    estimation_reports: int
+    confidence_level: float
+    per_value_level: float
+    tested: int
+    detection_threshold: float
+    values: List[ValueShare]
+    prefixes_per_level: List[int]
+    epsilon: float
+    reports_of_older_versions: int
+
+
+def _top_values(t: Any) -> TopValues:
+    return TopValues(
+        metric=t.metric, design_version=t.design_version, devices=t.devices,
+        estimation_reports=t.estimation_reports, confidence_level=t.confidence_level,
+        per_value_level=t.per_value_level, tested=t.tested,
+        detection_threshold=t.detection_threshold,
+        values=[ValueShare(value=bytes(v.value), share=v.share, count=v.count,
+                           standard_error=v.standard_error, collision_sd=v.collision_sd,
+                           lower=v.lower, upper=v.upper, simultaneous_lower=v.simultaneous_lower,
+                           simultaneous_upper=v.simultaneous_upper,
+                           above_threshold=v.above_threshold, reports=v.reports)
+                for v in t.values],
+        prefixes_per_level=list(t.prefixes_per_level), epsilon=t.epsilon,
+        reports_of_older_versions=t.reports_of_older_versions)
+
+
+def _candidate(value: Any, i: int) -> bytes:
+    if isinstance(value, str):
+        try:
+            return value.encode("utf-8")
+        except UnicodeEncodeError:
+            raise DeniableError(StatusCode.INVALID_ARGUMENT,
+                                f"values[{i}]: is not valid Unicode (a lone surrogate)") from None
+    if isinstance(value, (bytes, bytearray, memoryview)):
+        return bytes(value)
+    raise DeniableError(StatusCode.INVALID_ARGUMENT,
+                        f"values[{i}]: must be bytes or str, but is a {type(value).__name__}")
 
 
 @dataclasses.dataclass
@@ -466,19 +552,34 @@ def _enum(enum_type, name, field):
 
 def design_parameters(symmetric_epsilon=None, forced_response=None, two_coin=False,
                       categorical=None, mechanism=None, numeric=None, buckets=0,
-                      bucket_edges=(), sampled_buckets=0, unit=""):
+                      bucket_edges=(), sampled_buckets=0, unit="", heavy_hitters=None,
+                      max_length=0, rows=0, width=0, holdout_share=0.0):
     """DesignParameters from keywords: symmetric_epsilon=1.0, forced_response=(p, q),
     two_coin=True, categorical=epsilon or numeric=epsilon (exactly one; categorical with
     mechanism="K_RR", "OUE", "OLH" or None for the server's choice of least variance; numeric
     with mechanism="ONE_BIT_MEAN", "D_BIT_FLIP" or None for the server's choice, and buckets
     (k equal-width buckets), bucket_edges (the k + 1 edges), sampled_buckets (D_BIT_FLIP's d)
-    and unit)."""
+    and unit); or heavy_hitters=epsilon for string values, with max_length (bytes), rows,
+    width and holdout_share (0: the server's defaults 32, 16, 1024, 0.25; the server draws the
+    hash salt)."""
     given = [x for x in (symmetric_epsilon, forced_response, two_coin or None, categorical,
-                         numeric) if x is not None]
+                         numeric, heavy_hitters) if x is not None]
     if len(given) != 1:
         raise DeniableError(StatusCode.INVALID_ARGUMENT,
                             "design: give exactly one of symmetric_epsilon, forced_response, "
-                            "two_coin, categorical, numeric")
+                            "two_coin, categorical, numeric, heavy_hitters")
+    if heavy_hitters is not None:
+        if mechanism is not None or buckets or bucket_edges or sampled_buckets or unit:
+            raise DeniableError(StatusCode.INVALID_ARGUMENT,
+                                "heavy_hitters: takes max_length, rows, width and "
+                                "holdout_share, not mechanism, buckets or unit")
+        return design_pb2.DesignParameters(heavy_hitters=design_pb2.HeavyHitters(
+            epsilon=heavy_hitters, max_length=max_length, rows=rows, width=width,
+            holdout_share=holdout_share))
+    if max_length or rows or width or holdout_share:
+        raise DeniableError(StatusCode.INVALID_ARGUMENT,
+                            "max_length: max_length, rows, width and holdout_share only with "
+                            "heavy_hitters=epsilon")
     if numeric is not None:
         return design_pb2.DesignParameters(numeric=design_pb2.Numeric(
             epsilon=numeric, mechanism=_enum(design_pb2.NumericMechanism, mechanism, "mechanism"),
@@ -531,6 +632,8 @@ class QueryClient:
         self._series = stub("GetSeries", q.GetSeriesRequest, q.Series)
         self._difference = stub("GetDifference", q.GetDifferenceRequest, q.Difference)
         self._plan = stub("PlanSurvey", q.PlanSurveyRequest, q.SurveyPlan)
+        self._top = stub("GetTopValues", q.GetTopValuesRequest, q.TopValues)
+        self._frequencies = stub("GetFrequencies", q.GetFrequenciesRequest, q.TopValues)
 
     @classmethod
     def local(cls, target: Optional[str] = None, **options: Any) -> "QueryClient":
@@ -661,6 +764,41 @@ class QueryClient:
                                   for s in d.shares],
                           unit=d.first.numeric.unit if mean else None)
 
+    def top_values(self, metric: str, *, start: Time = 0, end: Time = 0, level: float = 0.95,
+                   max_prefixes: int = 0) -> TopValues:
+        """The most frequent values of a heavy-hitters metric over [start, end) (times as
+        prevalence()), found with no candidates by extending prefixes level by level
+        (max_prefixes kept per level, in [1, 4096]; 0: 64), each with its share estimated from
+        the held-out estimation group (GetTopValues; docs/statistics.md section 11). level:
+        the confidence level of each interval and of the simultaneous ones. Errors: NOT_FOUND
+        for an unknown metric, FAILED_PRECONDITION for a metric of another kind,
+        INVALID_ARGUMENT naming the field."""
+        request = query_service_pb2.GetTopValuesRequest(
+            metric=metric, start_time_seconds=_to_seconds(start, "start", self._now),
+            end_time_seconds=_to_seconds(end, "end", self._now), confidence_level=level,
+            max_prefixes=max_prefixes)
+        return _top_values(_rpc.call(self._top, request, self._timeout))
+
+    def frequencies(self, metric: str, values: Sequence[Union[bytes, str]], *,
+                    start: Time = 0, end: Time = 0, level: float = 0.95,
+                    estimation_group_only: bool = False) -> TopValues:
+        """The shares of the given candidate values (bytes, or str sent as UTF-8; at most
+        10 000, each within the design's max_length, no NUL) of a heavy-hitters metric over
+        [start, end) (GetFrequencies), in the order given. estimation_group_only: estimate from
+        the held-out group alone; set it for values chosen by looking at this data (a
+        top_values() answer); otherwise every group that carries the whole value is pooled.
+        Errors: INVALID_ARGUMENT "values[i]: ..." for a value that is not bytes or str (the
+        server names a too long one), otherwise as top_values()."""
+        if isinstance(values, (str, bytes)):
+            raise DeniableError(StatusCode.INVALID_ARGUMENT,
+                                "values: must be a list of values, not one value")
+        request = query_service_pb2.GetFrequenciesRequest(
+            metric=metric, start_time_seconds=_to_seconds(start, "start", self._now),
+            end_time_seconds=_to_seconds(end, "end", self._now), confidence_level=level,
+            values=[_candidate(v, i) for i, v in enumerate(values)],
+            estimation_group_only=estimation_group_only)
+        return _top_values(_rpc.call(self._frequencies, request, self._timeout))
+
     def plan(self, *, half_width: float, level: float = 0.95,
              assumed_prevalence: Optional[float] = None, **design: Any) -> SurveyPlan:
         """Reports needed for a confidence interval of +- half_width (in (0, 1)) with the
@@ -683,6 +821,8 @@ def _mechanism_name(parameters: Any) -> str:
         return design_pb2.CategoricalMechanism.Name(parameters.categorical.mechanism)
     if kind == "numeric":
         return design_pb2.NumericMechanism.Name(parameters.numeric.mechanism)
+    if kind == "heavy_hitters":
+        return "HEAVY_HITTERS"
     return ""
 
 

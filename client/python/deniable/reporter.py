@@ -32,6 +32,13 @@ Same contract as the C++ Reporter (client/include/deniable/client/reporter.h, do
   design's epsilon once per distinct category reported. The design's (p*, q*, g) are recomputed
   from the mechanism, k and epsilon, and a design that does not match is refused.
 
+* Heavy-hitters metrics (design kind heavy_hitters; docs/sdk.md "Strings in Python and JS"):
+  report_string(metric, value) takes the true value as bytes or str (UTF-8) and sends one
+  Report.heavy_hitters (deniable.heavy_hitters, the C++ SDK's wire form) for the device's group,
+  drawn once per (metric, design version) with `secrets` and kept in the device file. Memoized
+  per (metric, design version, value), the memo keyed by an HMAC of the value (the device file
+  never holds the value); the ledger counts the design's epsilon once per distinct value.
+
 Thread-safe: every method may be called from any thread. One Reporter per device file.
 """
 import dataclasses
@@ -47,7 +54,7 @@ from typing import Any, Callable, Dict, Iterable, List, Mapping, Optional, Union
 
 import grpc
 
-from deniable import _rpc, categorical, labels as _labels, numeric, randomizer
+from deniable import _rpc, categorical, heavy_hitters, labels as _labels, numeric, randomizer
 from deniable.errors import DeniableError, is_permanent_batch_error, rejection_code
 from deniable.store import DeviceStore
 from deniable.v1 import design_pb2, report_service_pb2
@@ -128,6 +135,7 @@ class _Design:
     window_firsts: bool = True  # send Report.window_firsts (GetDesignResponse.window_firsts_off)
     once: bool = False  # one report of the metric ever (GetDesignResponse.reporting_once)
     numeric_design: Optional[numeric.NumericDesign] = None  # a numeric metric (with a range)
+    hh_design: Optional[heavy_hitters.HeavyHittersDesign] = None  # a heavy-hitters metric
 
 
 def window_firsts(previous, now):
@@ -160,6 +168,8 @@ def parse_design(response):
     cat = categorical.design_from_wire(d, categories) if categories else None
     num = numeric.design_from_wire(d, response.range if response.HasField("range") else None) \
         if d.parameters.WhichOneof("kind") == "numeric" or response.HasField("range") else None
+    hh = heavy_hitters.design_from_wire(d) \
+        if d.parameters.WhichOneof("kind") == "heavy_hitters" else None
     if d.version == 0 or (num is None and (not (0 <= d.a <= 1 and 0 <= d.b <= 1)
                                            or d.a == d.b)):
         raise DeniableError(INVALID, f"design: unusable a={d.a} b={d.b} version={d.version}")
@@ -169,13 +179,13 @@ def parse_design(response):
         raise DeniableError(INVALID, f"randomization: unknown value {randomization}")
     return _Design(version=d.version, a=d.a, b=d.b,
                    epsilon=cat.epsilon if cat else numeric.local_epsilon(num) if num
-                   else epsilon_of(d.a, d.b),
+                   else hh.epsilon if hh else epsilon_of(d.a, d.b),
                    precision=response.time_precision_seconds or 3600,
                    period=response.reporting_period_seconds or 86400,
                    fresh=randomization == design_pb2.FRESH_PER_PERIOD,
                    fingerprint=response.design_fingerprint, categories=categories,
                    categorical=cat, window_firsts=not response.window_firsts_off,
-                   once=response.reporting_once, numeric_design=num)
+                   once=response.reporting_once, numeric_design=num, hh_design=hh)
 
 
 class _SecureRandom:
@@ -382,6 +392,11 @@ class Reporter:
         merged = _labels.merged(self._labels, labels)
         design = self._design_for(metric, self._first_design_wait)
         nd = design.numeric_design
+        if design.hh_design is not None:
+            raise DeniableError(
+                INVALID, f"metric: \"{metric}\" is not a numeric metric (it is a heavy-hitters "
+                         "metric of string values: report its value with report_string(metric, "
+                         "value))")
         if nd is None:
             kind = f"has categories ({', '.join(design.categories)}): report one of them by " \
                    "name" if design.categorical is not None else "is a yes/no metric: report " \
@@ -395,10 +410,48 @@ class Reporter:
         return self._queue(metric, design, "numeric", level,
                            lambda: numeric.randomize(nd, level, self._rng), clipped, merged)
 
+    def report_string(self, metric: str, value: Union[bytes, str], *,
+                      labels: Optional[Mapping[str, str]] = None) -> ReportResult:
+        """Randomizes the string `value` of a heavy-hitters metric (docs/sdk.md "Strings in
+        Python and JS") and queues the randomized report durably, as report(). `value`: bytes,
+        or a str sent as its UTF-8 bytes; at most the design's max_length bytes, no NUL byte.
+        The device's group (estimation, or a prefix level) is drawn once per (metric, design
+        version) with `secrets` and kept in the device file; the report is one bit of the
+        sketch (deniable.heavy_hitters) at a row and coefficient drawn here, sent as
+        Report.heavy_hitters with Report.bit. Memoized per (metric, design version, value): the
+        same value gets the same report; the memo is keyed by an HMAC of the value, which goes
+        nowhere else (never stored, logged or sent). The ledger counts the design's epsilon once
+        per distinct value. Returns a ReportResult as report(). Raises DeniableError (nothing
+        queued, nothing spent): INVALID_ARGUMENT "value: ..." for a value that is not bytes or
+        str, is longer than max_length bytes or holds a NUL byte (the message gives the length
+        or offset, never the value); FAILED_PRECONDITION "metric: ... is a yes/no metric" (or
+        "has categories", "is a numeric metric") for a metric of another kind; otherwise as
+        report(). `labels`: as report()."""
+        if not isinstance(metric, str) or not metric:
+            raise DeniableError(INVALID, "metric: must be a non-empty string")
+        data = heavy_hitters.value_bytes(value)
+        merged = _labels.merged(self._labels, labels)
+        design = self._design_for(metric, self._first_design_wait)
+        hh = design.hh_design
+        if hh is None:
+            kind = "is a numeric metric: report its value with report_value(metric, number)" \
+                if design.numeric_design is not None else \
+                f"has categories ({', '.join(design.categories)}): report one of them by name " \
+                "with report()" if design.categorical is not None else \
+                "is a yes/no metric: report True or False with report()"
+            raise DeniableError(grpc.StatusCode.FAILED_PRECONDITION,
+                                f"metric: \"{metric}\" is not a heavy-hitters metric (it {kind})")
+        heavy_hitters.validate_value(hh, data)
+        group = self._store.hh_group(metric, design.version,
+                                     lambda: heavy_hitters.draw_group(hh, self._rng))
+        return self._queue(metric, design, "heavy_hitters", self._store.value_key(data),
+                           lambda: heavy_hitters.randomize(hh, data, group, self._rng),
+                           labels=merged)
+
     def _queue(self, metric, design, kind, key, draw, clipped=False, labels=None):
         """The common part of the report calls: one report per period, the memo of
-        `kind` ("bit", "category" or "numeric") under `key` (the true value, category index or
-        level), the cap, then the report committed with its memo entry and ledger line in one
+        `kind` ("bit", "category", "numeric" or "heavy_hitters") under `key` (the true value,
+        category index, level or the value's HMAC key), the cap, then the report committed with its memo entry and ledger line in one
         transaction. draw(): the randomized answer (a bit, a CategoricalReport, or a Report
         with only its answer set); called only when nothing is memoized. labels: the report's
         (checked) labels; None: the reporter's."""
@@ -416,7 +469,8 @@ class Reporter:
             memo: Any = None
             if not design.fresh:
                 lookup = {"category": self._store.lookup_category_memo,
-                          "numeric": self._store.lookup_numeric_memo}.get(
+                          "numeric": self._store.lookup_numeric_memo,
+                          "heavy_hitters": self._store.lookup_hh_memo}.get(
                               kind, self._store.lookup_memo)
                 memo = lookup(metric, design.version, key)
             elif self._max_epsilon == 0:
@@ -450,10 +504,10 @@ class Reporter:
                     report_service_pb2.CategoricalReport.FromString(memo)
                 report.categorical.CopyFrom(drawn)
                 memo_entry = ("category", design.version, key, drawn.SerializeToString())
-            elif kind == "numeric":
+            elif kind in ("numeric", "heavy_hitters"):
                 answer = draw() if randomized else report_service_pb2.Report.FromString(memo)
                 report.MergeFrom(answer)
-                memo_entry = ("numeric", design.version, key, answer.SerializeToString())
+                memo_entry = (kind, design.version, key, answer.SerializeToString())
             else:
                 bit = draw() if randomized else int(memo)
                 report.bit = bit
@@ -567,6 +621,11 @@ class Reporter:
     def _check_kind(metric, design, categorical_answer):
         """Refuses a yes/no answer (categorical_answer False) or a category for a metric of
         another kind, as the C++ SDK does."""
+        if design.hh_design is not None:
+            raise DeniableError(
+                grpc.StatusCode.FAILED_PRECONDITION,
+                f"metric: \"{metric}\" is a heavy-hitters metric (string values): report its "
+                "value with report_string(metric, value)")
         if design.numeric_design is not None:
             raise DeniableError(
                 INVALID, f"metric: \"{metric}\" is a numeric metric: report its value with "

@@ -6,12 +6,19 @@ table maps (metric, design version, true value) to the randomized bit, category_
 numeric_memo (metric, design version, level) to the randomized answer of a numeric metric (a
 Report with only `bit` or `numeric` set, serialized); all three are sensitive, and so is
 numeric_alpha (metric -> the device's alpha of alpha-point rounding). The queue holds only
-randomized reports. A file written before
+randomized reports. Heavy-hitters metrics (format 5): hh_group maps (metric, design version) to
+the device's group, drawn once; hh_memo maps (metric, design version, value key) to the
+randomized answer (a Report with `bit` and `heavy_hitters`, serialized), where the value key is
+HMAC-SHA256 of the value under this file's memo_key (32 random bytes drawn once from os.urandom,
+kept in deniable_py_meta), so the file never holds a value in clear. A file written before
 category_memo existed (format 1) gains the table when opened (format 2); format 4 adds
-numeric_memo and numeric_alpha the same way; nothing else changes.
+numeric_memo and numeric_alpha, format 5 hh_group and hh_memo the same way; nothing else
+changes.
 The file is created with mode 0600. Each method is one transaction. Thread-safe (one connection
 behind a lock); one process per file.
 """
+import hashlib
+import hmac
 import os
 import sqlite3
 import threading
@@ -25,6 +32,10 @@ CREATE TABLE IF NOT EXISTS category_memo (metric TEXT NOT NULL, version INTEGER 
 CREATE TABLE IF NOT EXISTS numeric_memo (metric TEXT NOT NULL, version INTEGER NOT NULL,
   level INTEGER NOT NULL, report BLOB NOT NULL, PRIMARY KEY (metric, version, level));
 CREATE TABLE IF NOT EXISTS numeric_alpha (metric TEXT PRIMARY KEY, alpha REAL NOT NULL);
+CREATE TABLE IF NOT EXISTS hh_group (metric TEXT NOT NULL, version INTEGER NOT NULL,
+  grp INTEGER NOT NULL, PRIMARY KEY (metric, version));
+CREATE TABLE IF NOT EXISTS hh_memo (metric TEXT NOT NULL, version INTEGER NOT NULL,
+  value_key BLOB NOT NULL, report BLOB NOT NULL, PRIMARY KEY (metric, version, value_key));
 CREATE TABLE IF NOT EXISTS queue (sequence INTEGER PRIMARY KEY AUTOINCREMENT,
   metric TEXT NOT NULL, report BLOB NOT NULL);
 CREATE TABLE IF NOT EXISTS ledger (metric TEXT PRIMARY KEY,
@@ -71,7 +82,12 @@ class DeviceStore:
             if "values_clipped" not in columns:
                 self._db.execute("ALTER TABLE ledger ADD COLUMN values_clipped INTEGER "
                                  "NOT NULL DEFAULT 0")
-            self._db.execute("INSERT OR REPLACE INTO deniable_py_meta VALUES ('format', '4')")
+            self._db.execute("INSERT OR REPLACE INTO deniable_py_meta VALUES ('format', '5')")
+            self._db.execute("INSERT OR IGNORE INTO deniable_py_meta VALUES ('memo_key', ?)",
+                             (os.urandom(32).hex(),))
+            (key,) = self._db.execute("SELECT value FROM deniable_py_meta WHERE key = "
+                                      "'memo_key'").fetchone()
+            self._memo_key = bytes.fromhex(key)
 
     def close(self):
         with self._lock:
@@ -100,6 +116,31 @@ class DeviceStore:
                              " level=?", (metric, version, int(level))).fetchone()
         return None if row is None else bytes(row[0])
 
+    def value_key(self, value):
+        """The memo key of a heavy-hitters value (bytes): HMAC-SHA256 under the file's
+        memo_key, so the value itself is never stored."""
+        return hmac.new(self._memo_key, value, hashlib.sha256).digest()
+
+    def lookup_hh_memo(self, metric, version, value_key):
+        """The serialized answer memoized for the value with this key (value_key()), or
+        None."""
+        with self._tx() as db:
+            row = db.execute("SELECT report FROM hh_memo WHERE metric=? AND version=? AND"
+                             " value_key=?", (metric, version, value_key)).fetchone()
+        return None if row is None else bytes(row[0])
+
+    def hh_group(self, metric, version, draw):
+        """The device's heavy-hitters group for (metric, design version): the stored one, else
+        draw() stored in the same transaction (drawn once, kept for good)."""
+        with self._tx() as db:
+            row = db.execute("SELECT grp FROM hh_group WHERE metric = ? AND version = ?",
+                             (metric, version)).fetchone()
+            if row is not None:
+                return row[0]
+            group = int(draw())
+            db.execute("INSERT INTO hh_group VALUES (?, ?, ?)", (metric, version, group))
+            return group
+
     def numeric_alpha(self, metric, draw):
         """The device's alpha for `metric`: the stored one, else draw() stored in the same
         transaction (drawn once per device and metric, kept for good)."""
@@ -120,8 +161,8 @@ class DeviceStore:
     def commit_report(self, metric, report_bytes, *, memo, randomized, epsilon, period_start,
                       max_queued, report_time=0, clipped=False):
         """One transaction: the report queued, the memo entry (("bit", version, value, bit),
-        ("category", version, index, report bytes) or ("numeric", version, level, answer
-        bytes)), the ledger, values_clipped when `clipped`; evicts the oldest reports beyond
+        ("category", version, index, report bytes), ("numeric", version, level, answer
+        bytes) or ("heavy_hitters", version, value key, answer bytes)), the ledger, values_clipped when `clipped`; evicts the oldest reports beyond
         max_queued (counted). Returns how many were evicted."""
         with self._tx() as db:
             db.execute("INSERT OR IGNORE INTO ledger(metric) VALUES (?)", (metric,))
@@ -130,8 +171,8 @@ class DeviceStore:
                 db.execute("UPDATE ledger SET values_clipped = values_clipped + 1"
                            " WHERE metric = ?", (metric,))
             if memo is not None:
-                table = {"category": "category_memo", "numeric": "numeric_memo"}.get(memo[0],
-                                                                                     "memo")
+                table = {"category": "category_memo", "numeric": "numeric_memo",
+                         "heavy_hitters": "hh_memo"}.get(memo[0], "memo")
                 db.execute(f"INSERT OR REPLACE INTO {table} VALUES (?, ?, ?, ?)",
                            (metric, *memo[1:]))
             db.execute("INSERT INTO queue(metric, report) VALUES (?, ?)", (metric, report_bytes))
@@ -193,13 +234,16 @@ class DeviceStore:
 
     def forget_design(self, metric, version):
         """One transaction: the cached design of `metric` and its memoized bits of `version`
-        (the collector has another design under that version)."""
+        (the collector has another design under that version). A heavy-hitters group is
+        kept: it does not depend on the value and was drawn once."""
         with self._tx() as db:
             db.execute("DELETE FROM designs WHERE metric = ?", (metric,))
             db.execute("DELETE FROM memo WHERE metric = ? AND version = ?", (metric, version))
             db.execute("DELETE FROM category_memo WHERE metric = ? AND version = ?",
                        (metric, version))
             db.execute("DELETE FROM numeric_memo WHERE metric = ? AND version = ?",
+                       (metric, version))
+            db.execute("DELETE FROM hh_memo WHERE metric = ? AND version = ?",
                        (metric, version))
 
     def save_design(self, metric, response_bytes):

@@ -374,11 +374,12 @@ class CategoricalReporterTest(unittest.TestCase):
             self.assertEqual(store.queue_size(), 1)
             self.assertIsNone(store.lookup_category_memo("m", 1, 0))
             self.assertIsNone(store.lookup_numeric_memo("m", 1, 0))  # format 4's tables
+            self.assertIsNone(store.lookup_hh_memo("m", 1, store.value_key(b"v")))  # format 5's
             self.assertEqual(store.ledger().get("m", {}).get("last_report_seconds", 0), 0)
             store.close()
             db = sqlite3.connect(path)
             self.assertEqual(db.execute("SELECT value FROM deniable_py_meta WHERE key ="
-                                        " 'format'").fetchone(), ("4",))
+                                        " 'format'").fetchone(), ("5",))
             db.close()
 
 
