@@ -8,12 +8,14 @@
 #include <iterator>
 #include <memory>
 #include <optional>
+#include <random>
 #include <set>
 #include <string>
 #include <vector>
 
 #include "absl/synchronization/mutex.h"
 #include "client/src/testing/fake_transport.h"
+#include "client/src/testing/fault_injecting_transport.h"
 #include "client/src/testing/reporter_file_fixture.h"
 #include "deniable/client/device_store.h"
 #include "deniable/client/reporter.h"
@@ -303,6 +305,38 @@ TEST_F(HeavyHittersReportTest, OneReportPerPeriodHoldsForStrings) {
   const std::vector<v1::Report> sent = transport_->SentReports();
   ASSERT_EQ(sent.size(), 2u);
   EXPECT_EQ(sent[1].labels().at("app_version"), "4.2");
+}
+
+// The delivery contract applies unchanged: a report the collector rejects as randomized with
+// another design (FAILED_PRECONDITION) is dropped, the string memo of that version is
+// forgotten, and the next report of the same value draws again with the design fetched anew;
+// the group stays (it is kept per design and salt, and depends on no value).
+TEST(HeavyHittersDeliveryTest, DesignMismatchForgetsTheStringMemoAndRefetches) {
+  auto transport = std::make_shared<testing::FaultInjectingTransport>();
+  transport->SetHeavyHitters(SmallDesign());
+  FakeClock clock(absl::FromUnixSeconds(kNow));
+  std::mt19937_64 gen(3);
+  ReporterOptions options;
+  options.background_sending = false;
+  options.one_report_per_period = false;
+  auto store = MakeMemoryDeviceStore();
+  DeviceStore* raw = store.get();
+  auto reporter = Reporter::CreateForTesting(transport, options, gen, &clock, std::move(store));
+  std::string id;
+  ASSERT_TRUE(reporter->ReportString("m", "oom", &id).ok());
+  const std::string key = HeavyHittersValueKey("m", 1, kSalt, "oom");
+  EXPECT_TRUE(raw->LookupStringMemo("m", 1, key)->has_value());
+  const std::optional<uint32_t> group = *raw->LoadHeavyHittersGroup("m", 1, kSalt);
+  transport->Reject(id, {.code = absl::StatusCode::kFailedPrecondition, .permanent = true});
+  EXPECT_EQ(reporter->Flush().code(), absl::StatusCode::kFailedPrecondition);
+  EXPECT_EQ(reporter->Stats()->counters.dropped_design_mismatch, 1);
+  EXPECT_EQ(transport->design_calls(), 2);
+  EXPECT_FALSE(raw->LookupStringMemo("m", 1, key)->has_value());
+  ASSERT_TRUE(reporter->ReportString("m", "oom").ok());
+  ASSERT_TRUE(reporter->Flush().ok());
+  EXPECT_EQ(reporter->Ledger()->at("m").randomizations, 2);
+  EXPECT_EQ(transport->stored(), 1);
+  EXPECT_EQ(*raw->LoadHeavyHittersGroup("m", 1, kSalt), group);
 }
 
 }  // namespace
