@@ -45,8 +45,9 @@ private func check(_ code: Int32, _ error: inout deniable_error) throws {
   throw DeniableError(code: code, message: message)
 }
 
-/// Reports yes/no, categorical, numeric and string answers with randomized response; reports are durable in
-/// `storePath` (Application Support, excluded from backups) before report() returns.
+/// Reports yes/no, categorical, numeric and string answers with randomized response; reports
+/// are durable in `storePath` (Application Support, excluded from backups) before report()
+/// returns.
 /// Thread safety: the methods may be called from any thread; close() must be the last call.
 public final class Reporter {
   private var handle: OpaquePointer?
