@@ -322,6 +322,34 @@ int deniable_reporter_report_value_labeled(deniable_reporter* reporter, const ch
   });
 }
 
+int deniable_reporter_report_string(deniable_reporter* reporter, const char* metric,
+                                    const uint8_t* value, size_t value_len, uint8_t* report_id,
+                                    size_t* report_id_size, deniable_error* error) {
+  return deniable_reporter_report_string_labeled(reporter, metric, value, value_len, nullptr, 0,
+                                                 report_id, report_id_size, error);
+}
+
+int deniable_reporter_report_string_labeled(deniable_reporter* reporter, const char* metric,
+                                            const uint8_t* value, size_t value_len,
+                                            const deniable_label* labels, size_t label_count,
+                                            uint8_t* report_id, size_t* report_id_size,
+                                            deniable_error* error) {
+  if (report_id_size != nullptr) *report_id_size = 0;
+  return Guarded(error, [&]() -> absl::Status {
+    if (value == nullptr && value_len > 0) {
+      return absl::InvalidArgumentError("value: NULL with value_len > 0");
+    }
+    const absl::string_view bytes =
+        value == nullptr ? absl::string_view()
+                         : absl::string_view(reinterpret_cast<const char*>(value), value_len);
+    return ReportWithLabels(
+        reporter, metric, labels, label_count, report_id, report_id_size,
+        [&](dc::Reporter& r, const std::map<std::string, std::string>& extra, std::string* id) {
+          return r.ReportString(metric, bytes, extra, id);
+        });
+  });
+}
+
 int deniable_reporter_flush(deniable_reporter* reporter, int64_t timeout_ms,
                             deniable_error* error) {
   return Guarded(error, [&]() -> absl::Status {

@@ -1,7 +1,8 @@
 /* The C API from a C program, against the real collector (run by tests/interop/c_api_test.py):
- * deniable_c_test TARGET STORE_PATH METRIC UNKNOWN_METRIC [NUMERIC_METRIC]. METRIC is a yes/no
- * metric; NUMERIC_METRIC, when given, a numeric metric with the range [0, 100]. Exit 0 when every
- * check holds. */
+ * deniable_c_test TARGET STORE_PATH METRIC UNKNOWN_METRIC [NUMERIC_METRIC [STRING_METRIC]].
+ * METRIC is a yes/no metric; NUMERIC_METRIC, when given, a numeric metric with the range
+ * [0, 100]; STRING_METRIC a heavy-hitters metric with max_length 8. Exit 0 when every check
+ * holds. */
 #include "deniable/client/deniable_c.h"
 
 #include <math.h>
@@ -39,9 +40,11 @@ static deniable_reporter* open_reporter(const char* target, const char* store) {
 }
 
 int main(int argc, char** argv) {
-  if (argc != 5 && argc != 6) {
-    fputs("usage: deniable_c_test TARGET STORE_PATH METRIC UNKNOWN_METRIC [NUMERIC_METRIC]\n",
-          stderr);
+  if (argc < 5 || argc > 7) {
+    fputs(
+        "usage: deniable_c_test TARGET STORE_PATH METRIC UNKNOWN_METRIC [NUMERIC_METRIC "
+        "[STRING_METRIC]]\n",
+        stderr);
     return 2;
   }
   const char* target = argv[1];
@@ -130,7 +133,7 @@ int main(int argc, char** argv) {
   deniable_reporter_close(reporter);
   deniable_reporter_close(NULL);
 
-  if (argc == 6) {
+  if (argc >= 6) {
     const char* numeric = argv[5];
     reporter = open_reporter(target, store);
     if (reporter == NULL) return 1;
@@ -179,6 +182,52 @@ int main(int argc, char** argv) {
     CHECK(code == DENIABLE_OK && ledger.reports_acknowledged == 1 && ledger.randomizations == 1 &&
               ledger.reports_repeated_in_period == 1,
           "numeric ledger: ack %lld", (long long)ledger.reports_acknowledged);
+    deniable_reporter_close(reporter);
+  }
+
+  if (argc == 7) {
+    const char* strings = argv[6];
+    reporter = open_reporter(target, store);
+    if (reporter == NULL) return 1;
+    const uint8_t secret[] = "zq-secret"; /* 9 bytes: one past the metric's max_length 8 */
+    /* The wrong kind either way: FAILED_PRECONDITION naming the kind, nothing queued. */
+    code = deniable_reporter_report_string(reporter, metric, secret, 3, NULL, NULL, &error);
+    CHECK(code == DENIABLE_FAILED_PRECONDITION && strstr(error.message, "yes_no") != NULL,
+          "report_string(yes/no metric): %s %s", deniable_status_name(code), error.message);
+    code = deniable_reporter_report(reporter, strings, 1, NULL, NULL, &error);
+    CHECK(code == DENIABLE_FAILED_PRECONDITION && strstr(error.message, "heavy_hitters") != NULL,
+          "report(string metric): %s %s", deniable_status_name(code), error.message);
+    code = deniable_reporter_report_value(reporter, strings, 1.0, NULL, NULL, &error);
+    CHECK(code == DENIABLE_FAILED_PRECONDITION && strstr(error.message, "report_string") != NULL,
+          "report_value(string metric): %s %s", deniable_status_name(code), error.message);
+    /* Bad values: INVALID_ARGUMENT naming "value", never repeating it. */
+    code = deniable_reporter_report_string(reporter, strings, secret, 9, NULL, NULL, &error);
+    CHECK(code == DENIABLE_INVALID_ARGUMENT && strstr(error.message, "value") != NULL &&
+              strstr(error.message, "zq-secret") == NULL,
+          "report_string(too long): %s %s", deniable_status_name(code), error.message);
+    const uint8_t with_nul[] = {'z', 'q', 0, 'x'};
+    code = deniable_reporter_report_string(reporter, strings, with_nul, 4, NULL, NULL, &error);
+    CHECK(code == DENIABLE_INVALID_ARGUMENT && strstr(error.message, "value") != NULL,
+          "report_string(NUL): %s %s", deniable_status_name(code), error.message);
+    code = deniable_reporter_report_string(reporter, strings, NULL, 2, NULL, NULL, &error);
+    CHECK(code == DENIABLE_INVALID_ARGUMENT && strstr(error.message, "value") != NULL,
+          "report_string(NULL value): %s %s", deniable_status_name(code), error.message);
+    CHECK(deniable_reporter_pending(reporter) == 0, "queued after refused strings");
+    /* A value (bytes and a length: the first 3 bytes of the buffer), then the period's repeat. */
+    const deniable_label screen[] = {{"screen", "home"}};
+    code = deniable_reporter_report_string_labeled(reporter, strings, secret, 3, screen, 1, id,
+                                                   &id_size, &error);
+    CHECK(code == DENIABLE_OK && id_size == 16, "report_string: %s %s", deniable_status_name(code),
+          error.message);
+    code = deniable_reporter_report_string(reporter, strings, secret, 3, id, &id_size, &error);
+    CHECK(code == DENIABLE_OK && id_size == 0, "second report_string this period: size %zu",
+          id_size);
+    code = deniable_reporter_flush(reporter, 10000, &error);
+    CHECK(code == DENIABLE_OK, "flush strings: %s %s", deniable_status_name(code), error.message);
+    code = deniable_reporter_ledger(reporter, strings, &ledger, &error);
+    CHECK(code == DENIABLE_OK && ledger.reports_acknowledged == 1 && ledger.randomizations == 1 &&
+              ledger.reports_repeated_in_period == 1,
+          "string ledger: ack %lld", (long long)ledger.reports_acknowledged);
     deniable_reporter_close(reporter);
   }
 

@@ -110,6 +110,20 @@ class GatedStore : public DeviceStore {
   absl::Status SaveNumericAlpha(const std::string& metric, double alpha) override {
     return inner_->SaveNumericAlpha(metric, alpha);
   }
+  absl::StatusOr<std::optional<v1::Report>> LookupStringMemo(const std::string& metric,
+                                                             uint32_t version,
+                                                             const std::string& key) override {
+    return inner_->LookupStringMemo(metric, version, key);
+  }
+  absl::StatusOr<std::optional<uint32_t>> LoadHeavyHittersGroup(const std::string& metric,
+                                                                uint32_t version,
+                                                                uint64_t salt) override {
+    return inner_->LoadHeavyHittersGroup(metric, version, salt);
+  }
+  absl::Status SaveHeavyHittersGroup(const std::string& metric, uint32_t version, uint64_t salt,
+                                     uint32_t group) override {
+    return inner_->SaveHeavyHittersGroup(metric, version, salt, group);
+  }
   absl::Status CommitReport(const ReportCommit& commit) override {
     return inner_->CommitReport(commit);
   }

@@ -168,6 +168,54 @@ TEST_P(DeviceStoreTest, NumericAlphaIsKeptOncePerMetricAndOutlivesForgetMemo) {
   EXPECT_EQ(*store_->LoadNumericAlpha("n"), std::optional<double>(0.25));
 }
 
+TEST_P(DeviceStoreTest, StringMemoIsKeyedByMetricVersionAndValueKeyAndForgottenByVersion) {
+  const std::string key = HeavyHittersValueKey("s", 3, 7, "value");
+  EXPECT_EQ(key.size(), 32u);
+  EXPECT_NE(key, HeavyHittersValueKey("s", 3, 8, "value"));  // salt, version, metric, value
+  EXPECT_NE(key, HeavyHittersValueKey("s", 4, 7, "value"));
+  EXPECT_NE(key, HeavyHittersValueKey("t", 3, 7, "value"));
+  EXPECT_NE(key, HeavyHittersValueKey("s", 3, 7, "valud"));
+  EXPECT_EQ(key, HeavyHittersValueKey("s", 3, 7, "value"));
+  ReportCommit c = Commit("s", "1");
+  c.report.mutable_heavy_hitters()->set_group(5);
+  c.report.mutable_heavy_hitters()->set_row(2);
+  c.report.mutable_heavy_hitters()->set_coefficient(9);
+  v1::Report answer;
+  answer.set_bit(1);
+  *answer.mutable_heavy_hitters() = c.report.heavy_hitters();
+  c.string_memo = ReportCommit::StringMemoEntry{3, key, answer};
+  ASSERT_TRUE(store_->CommitReport(c).ok());
+  c.string_memo = ReportCommit::StringMemoEntry{4, key, answer};
+  ASSERT_TRUE(store_->CommitReport(c).ok());
+  absl::StatusOr<std::optional<v1::Report>> memo = store_->LookupStringMemo("s", 3, key);
+  ASSERT_TRUE(memo.ok()) << memo.status();
+  ASSERT_TRUE(memo->has_value());
+  EXPECT_EQ((*memo)->bit(), 1u);
+  EXPECT_EQ((*memo)->heavy_hitters().group(), 5u);
+  EXPECT_EQ((*memo)->heavy_hitters().coefficient(), 9u);
+  EXPECT_EQ(*store_->LookupStringMemo("s", 3, HeavyHittersValueKey("s", 3, 7, "other")),
+            std::nullopt);
+  EXPECT_EQ(*store_->LookupStringMemo("t", 3, key), std::nullopt);
+  ASSERT_TRUE(store_->ForgetMemo("s", 3).ok());
+  EXPECT_EQ(*store_->LookupStringMemo("s", 3, key), std::nullopt);
+  EXPECT_TRUE(store_->LookupStringMemo("s", 4, key)->has_value());  // another version stays
+}
+
+TEST_P(DeviceStoreTest, HeavyHittersGroupIsKeptOncePerDesignAndOutlivesForgetMemo) {
+  const uint64_t salt = 0xfedcba9876543210ULL;  // above INT64_MAX: stored as its 64 bits
+  EXPECT_EQ(*store_->LoadHeavyHittersGroup("s", 1, salt), std::nullopt);
+  ASSERT_TRUE(store_->SaveHeavyHittersGroup("s", 1, salt, 7).ok());
+  ASSERT_TRUE(store_->SaveHeavyHittersGroup("s", 1, salt, 3).ok());  // the first group stays
+  ASSERT_TRUE(store_->SaveHeavyHittersGroup("s", 2, salt, 0).ok());
+  ASSERT_TRUE(store_->SaveHeavyHittersGroup("s", 1, salt + 1, 4).ok());
+  EXPECT_EQ(*store_->LoadHeavyHittersGroup("s", 1, salt), std::optional<uint32_t>(7));
+  EXPECT_EQ(*store_->LoadHeavyHittersGroup("s", 2, salt), std::optional<uint32_t>(0));
+  EXPECT_EQ(*store_->LoadHeavyHittersGroup("s", 1, salt + 1), std::optional<uint32_t>(4));
+  EXPECT_EQ(*store_->LoadHeavyHittersGroup("t", 1, salt), std::nullopt);
+  ASSERT_TRUE(store_->ForgetMemo("s", 1).ok());
+  EXPECT_EQ(*store_->LoadHeavyHittersGroup("s", 1, salt), std::optional<uint32_t>(7));
+}
+
 TEST_P(DeviceStoreTest, PeriodCountRestartsInANewPeriod) {
   ReportCommit c = Commit("a", "1");
   ASSERT_TRUE(store_->CommitReport(c).ok());
@@ -288,6 +336,11 @@ TEST(SqliteDeviceStoreTest, MigratesAStoreWrittenBySchemaThree) {
   EXPECT_EQ((*store)->ReadLedger()->at("n").values_clipped, 1);
   EXPECT_TRUE((*store)->LookupCategoryMemo("vote", 1, 2)->has_value());
   EXPECT_EQ(*(*store)->QueueSize(), 1);
+  // Schema 5's tables were added too (heavy hitters).
+  EXPECT_EQ(*(*store)->LookupStringMemo("s", 1, HeavyHittersValueKey("s", 1, 0, "v")),
+            std::nullopt);
+  ASSERT_TRUE((*store)->SaveHeavyHittersGroup("s", 1, 0, 2).ok());
+  EXPECT_EQ(*(*store)->LoadHeavyHittersGroup("s", 1, 0), std::optional<uint32_t>(2));
 }
 
 TEST(SqliteDeviceStoreTest, RefusesAFileThatIsNotADeviceStore) {

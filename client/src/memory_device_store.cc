@@ -52,6 +52,30 @@ class MemoryDeviceStore : public DeviceStore {
     return absl::OkStatus();
   }
 
+  absl::StatusOr<std::optional<v1::Report>> LookupStringMemo(
+      const std::string& metric, uint32_t design_version, const std::string& value_key) override {
+    absl::MutexLock lock(&mu_);
+    auto it = string_memo_.find(std::make_tuple(metric, design_version, value_key));
+    if (it == string_memo_.end()) return std::nullopt;
+    return it->second;
+  }
+
+  absl::StatusOr<std::optional<uint32_t>> LoadHeavyHittersGroup(const std::string& metric,
+                                                                uint32_t design_version,
+                                                                uint64_t salt) override {
+    absl::MutexLock lock(&mu_);
+    auto it = groups_.find(std::make_tuple(metric, design_version, salt));
+    if (it == groups_.end()) return std::nullopt;
+    return it->second;
+  }
+
+  absl::Status SaveHeavyHittersGroup(const std::string& metric, uint32_t design_version,
+                                     uint64_t salt, uint32_t group) override {
+    absl::MutexLock lock(&mu_);
+    groups_.emplace(std::make_tuple(metric, design_version, salt), group);  // a kept one stays
+    return absl::OkStatus();
+  }
+
   absl::Status CommitReport(const ReportCommit& commit) override {
     absl::MutexLock lock(&mu_);
     const std::string& metric = commit.report.metric();
@@ -67,6 +91,10 @@ class MemoryDeviceStore : public DeviceStore {
     if (commit.numeric_memo.has_value()) {
       numeric_memo_[std::make_tuple(metric, commit.numeric_memo->design_version,
                                     commit.numeric_memo->level)] = commit.numeric_memo->answer;
+    }
+    if (commit.string_memo.has_value()) {
+      string_memo_[std::make_tuple(metric, commit.string_memo->design_version,
+                                   commit.string_memo->value_key)] = commit.string_memo->answer;
     }
     ApplyCommitToLedger(commit, &ledger_[metric]);
     queue_.push_back({next_sequence_++, commit.report});
@@ -129,6 +157,7 @@ class MemoryDeviceStore : public DeviceStore {
     };
     std::erase_if(category_memo_, of_version);
     std::erase_if(numeric_memo_, of_version);
+    std::erase_if(string_memo_, of_version);
     return absl::OkStatus();
   }
 
@@ -152,6 +181,10 @@ class MemoryDeviceStore : public DeviceStore {
   std::map<std::tuple<std::string, uint32_t, int32_t>, v1::Report> numeric_memo_
       ABSL_GUARDED_BY(mu_);
   std::map<std::string, double> numeric_alpha_ ABSL_GUARDED_BY(mu_);
+  // (metric, design version, HeavyHittersValueKey) -> answer; (metric, version, salt) -> group.
+  std::map<std::tuple<std::string, uint32_t, std::string>, v1::Report> string_memo_
+      ABSL_GUARDED_BY(mu_);
+  std::map<std::tuple<std::string, uint32_t, uint64_t>, uint32_t> groups_ ABSL_GUARDED_BY(mu_);
   std::deque<QueuedReport> queue_ ABSL_GUARDED_BY(mu_);  // sequences ascending
   int64_t next_sequence_ ABSL_GUARDED_BY(mu_) = 1;
   std::map<std::string, MetricLedger> ledger_ ABSL_GUARDED_BY(mu_);

@@ -16,6 +16,7 @@
 #include "deniable/common/status_macros.h"
 #include "deniable/convert/categorical_convert.h"
 #include "deniable/convert/design_convert.h"
+#include "deniable/convert/heavy_hitters_convert.h"
 #include "deniable/convert/mechanism_convert.h"
 #include "deniable/convert/numeric_convert.h"
 
@@ -52,6 +53,24 @@ constexpr char kValueCall[] =
     "ReportValue(metric, value) (C: deniable_reporter_report_value; Java, Kotlin: reportValue)";
 constexpr char kBoolCall[] =
     "Report(metric, bool) (C: deniable_reporter_report; Java, Kotlin: report)";
+constexpr char kStringCall[] =
+    "ReportString(metric, value) (C: deniable_reporter_report_string; Java, Kotlin: "
+    "reportString)";
+
+// A string reported to a metric of another kind, or another kind of answer to a heavy-hitters
+// metric. Never repeats the answer.
+absl::Status StringKindError(const std::string& metric, bool heavy_hitters, const char* kind,
+                             const char* call) {
+  if (heavy_hitters) {
+    return absl::FailedPreconditionError(
+        absl::StrCat("metric \"", metric,
+                     "\" is a heavy_hitters metric (its values are strings): report a string with ",
+                     kStringCall));
+  }
+  return absl::FailedPreconditionError(absl::StrCat("metric \"", metric, "\" is a ", kind,
+                                                    " metric, not heavy_hitters: report with ",
+                                                    call, ", not a string"));
+}
 
 // A true answer of the wrong kind for the metric. Never repeats the answer.
 absl::Status WrongKindError(const std::string& metric, const std::optional<NumericDesign>& numeric,
@@ -204,7 +223,13 @@ absl::StatusOr<Reporter::CachedDesign> Reporter::ParseDesign(
   CachedDesign cached;
   cached.version = response.design().version();
   cached.fingerprint = response.design_fingerprint();
-  if (response.design().parameters().has_numeric() || response.has_range()) {
+  if (response.design().parameters().has_heavy_hitters()) {
+    DENIABLE_ASSIGN_OR_RETURN(HeavyHittersDesign heavy_hitters,
+                              HeavyHittersDesignFromWire(response.design()));
+    cached.heavy_hitters_mechanism = MechanismFor(heavy_hitters);
+    cached.epsilon = cached.heavy_hitters_mechanism->Epsilon();  // a report's local epsilon
+    cached.heavy_hitters = heavy_hitters;
+  } else if (response.design().parameters().has_numeric() || response.has_range()) {
     DENIABLE_ASSIGN_OR_RETURN(NumericDesign numeric, NumericDesignOf(response));
     cached.numeric_mechanism = MechanismFor(numeric);
     cached.epsilon = cached.numeric_mechanism->Epsilon();  // a report's local epsilon
@@ -324,6 +349,17 @@ absl::Status Reporter::ReportValue(const std::string& metric, double value,
   return ReportAnswer(metric, TrueAnswer::Value(value), labels, report_id);
 }
 
+absl::Status Reporter::ReportString(const std::string& metric, absl::string_view value,
+                                    std::string* report_id) {
+  return ReportString(metric, value, {}, report_id);
+}
+
+absl::Status Reporter::ReportString(const std::string& metric, absl::string_view value,
+                                    const std::map<std::string, std::string>& labels,
+                                    std::string* report_id) {
+  return ReportAnswer(metric, TrueAnswer::String(value), labels, report_id);
+}
+
 absl::Status Reporter::Report(const std::string& metric, bool answer, std::string* report_id) {
   return Report(metric, answer, {}, report_id);
 }
@@ -440,10 +476,18 @@ absl::Status Reporter::ReportAnswerOnce(const std::string& metric, const TrueAns
   if (design.numeric.has_value()) {
     DENIABLE_ASSIGN_OR_RETURN(level, NumericLevel(metric, design, answer.value, &commit));
   }
-  DENIABLE_ASSIGN_OR_RETURN(Memos memos, LookupMemos(metric, design, answer, category, level));
+  uint32_t group = 0;
+  std::string value_key;  // heavy hitters: the memo's key, a hash of the value
+  if (design.heavy_hitters.has_value()) {
+    DENIABLE_ASSIGN_OR_RETURN(group, HeavyHittersGroup(metric, design));
+    value_key =
+        HeavyHittersValueKey(metric, design.version, design.heavy_hitters->salt, answer.name);
+  }
+  DENIABLE_ASSIGN_OR_RETURN(Memos memos,
+                            LookupMemos(metric, design, answer, category, level, value_key));
   if (!memos.any()) DENIABLE_RETURN_IF_ERROR(CheckEpsilonCap(metric, design));
   DENIABLE_RETURN_IF_ERROR(
-      RandomizeInto(design, answer, category, level, std::move(memos), &commit));
+      RandomizeInto(design, answer, category, level, group, value_key, std::move(memos), &commit));
   StampReport(metric, design, now, history->first, labels, &commit.report);
   commit.report_time_seconds = commit.report.event_time_seconds();
   DENIABLE_RETURN_IF_ERROR(store_->CommitReport(commit));
@@ -458,6 +502,18 @@ absl::StatusOr<int32_t> Reporter::CategoryOf(const std::string& metric, const Ca
   // Messages never repeat the value passed: it may be a true answer.
   const bool has_categories = design.categorical.has_value();
   const bool numeric = design.numeric.has_value();
+  const bool heavy_hitters = design.heavy_hitters.has_value();
+  if (heavy_hitters != (answer.kind == TrueAnswer::Kind::kString)) {
+    if (heavy_hitters) return StringKindError(metric, true, nullptr, nullptr);
+    if (numeric) return StringKindError(metric, false, "numeric", kValueCall);
+    if (has_categories) return StringKindError(metric, false, "categorical", kCategoryCall);
+    return StringKindError(metric, false, "yes_no", kBoolCall);
+  }
+  if (heavy_hitters) {
+    // INVALID_ARGUMENT naming "value": its length and the limit, or the NUL's offset.
+    DENIABLE_RETURN_IF_ERROR(ValidateHeavyHitterValue(*design.heavy_hitters, answer.name));
+    return -1;
+  }
   if (numeric != (answer.kind == TrueAnswer::Kind::kValue)) {
     return WrongKindError(metric, design.numeric, design.categories);
   }
@@ -534,10 +590,22 @@ absl::StatusOr<int32_t> Reporter::NumericLevel(const std::string& metric,
   return value_level.level;
 }
 
+absl::StatusOr<uint32_t> Reporter::HeavyHittersGroup(const std::string& metric,
+                                                     const CachedDesign& design) {
+  const uint64_t salt = design.heavy_hitters->salt;
+  DENIABLE_ASSIGN_OR_RETURN(std::optional<uint32_t> kept,
+                            store_->LoadHeavyHittersGroup(metric, design.version, salt));
+  if (kept.has_value()) return *kept;
+  BitGenDraws draws(gen_);
+  const uint32_t group = design.heavy_hitters_mechanism->DrawDeviceGroup(draws);
+  DENIABLE_RETURN_IF_ERROR(store_->SaveHeavyHittersGroup(metric, design.version, salt, group));
+  return group;
+}
+
 absl::StatusOr<Reporter::Memos> Reporter::LookupMemos(const std::string& metric,
                                                       const CachedDesign& design,
                                                       const TrueAnswer& answer, int32_t category,
-                                                      int32_t level) {
+                                                      int32_t level, const std::string& value_key) {
   Memos memos;
   if (design.fresh_per_period) {
     if (options_.max_epsilon_per_metric == 0) {
@@ -548,7 +616,10 @@ absl::StatusOr<Reporter::Memos> Reporter::LookupMemos(const std::string& metric,
     }
     return memos;  // never memoized
   }
-  if (design.numeric.has_value()) {
+  if (design.heavy_hitters.has_value()) {
+    DENIABLE_ASSIGN_OR_RETURN(memos.string,
+                              store_->LookupStringMemo(metric, design.version, value_key));
+  } else if (design.numeric.has_value()) {
     DENIABLE_ASSIGN_OR_RETURN(memos.numeric,
                               store_->LookupNumericMemo(metric, design.version, level));
   } else if (design.categorical.has_value()) {
@@ -573,9 +644,30 @@ absl::Status Reporter::CheckEpsilonCap(const std::string& metric, const CachedDe
 }
 
 absl::Status Reporter::RandomizeInto(const CachedDesign& design, const TrueAnswer& answer,
-                                     int32_t category, int32_t level, Memos memos,
+                                     int32_t category, int32_t level, uint32_t group,
+                                     const std::string& value_key, Memos memos,
                                      ReportCommit* commit) {
   v1::Report& report = commit->report;
+  if (design.heavy_hitters.has_value()) {
+    if (memos.string.has_value()) {
+      report.set_bit(memos.string->bit());
+      *report.mutable_heavy_hitters() = memos.string->heavy_hitters();
+      return absl::OkStatus();
+    }
+    BitGenDraws draws(gen_);
+    DENIABLE_ASSIGN_OR_RETURN(WireAnswer drawn, design.heavy_hitters_mechanism->RandomizeString(
+                                                    answer.name, group, draws));
+    v1::Report randomized;
+    WireAnswerToProto(drawn, &randomized);
+    report.set_bit(randomized.bit());
+    *report.mutable_heavy_hitters() = randomized.heavy_hitters();
+    commit->randomized = true;
+    if (!design.fresh_per_period) {
+      commit->string_memo =
+          ReportCommit::StringMemoEntry{design.version, value_key, std::move(randomized)};
+    }
+    return absl::OkStatus();
+  }
   if (design.numeric.has_value()) {
     if (memos.numeric.has_value()) {
       report.set_bit(memos.numeric->bit());

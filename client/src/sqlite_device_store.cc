@@ -4,6 +4,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <cstdint>
 #include <string>
 #include <utility>
 #include <vector>
@@ -45,13 +46,22 @@ CREATE TABLE IF NOT EXISTS numeric_memo(
   metric TEXT NOT NULL, version INTEGER NOT NULL, level INTEGER NOT NULL, answer BLOB NOT NULL,
   PRIMARY KEY (metric, version, level)) WITHOUT ROWID;
 CREATE TABLE IF NOT EXISTS numeric_alpha(metric TEXT PRIMARY KEY, alpha REAL NOT NULL);
-PRAGMA user_version = 4;
+CREATE TABLE IF NOT EXISTS string_memo(
+  metric TEXT NOT NULL, version INTEGER NOT NULL, value_key BLOB NOT NULL, answer BLOB NOT NULL,
+  PRIMARY KEY (metric, version, value_key)) WITHOUT ROWID;
+CREATE TABLE IF NOT EXISTS heavy_hitters_group(
+  metric TEXT NOT NULL, version INTEGER NOT NULL, salt INTEGER NOT NULL, device_group INTEGER NOT NULL,
+  PRIMARY KEY (metric, version, salt)) WITHOUT ROWID;
+PRAGMA user_version = 5;
 )sql";
 // Schema history (PRAGMA user_version): 0 or 1, the first release (memo of bits only); 2 adds
 // category_memo (metrics with categories); 3 adds ledger.last_report (the event time of the
 // metric's last queued report, for the window flags; 0 in an older store); 4 adds numeric_memo
 // (answers per level of a numeric metric), numeric_alpha (alpha-point rounding's alpha per
-// metric) and ledger.clipped (values clipped to the range). Every step is additive,
+// metric) and ledger.clipped (values clipped to the range); 5 adds string_memo (answers per
+// HeavyHittersValueKey of a heavy-hitters metric: a hash, never the value) and
+// heavy_hitters_group (the device's group per design; the salt is stored as its 64 bits read as
+// a signed integer). Every step is additive,
 // so opening an older file with kSchema above migrates it in place and keeps all of its rows.
 
 // Columns added to the ledger after the first release; a store written before gains them with
@@ -180,6 +190,51 @@ class SqliteDeviceStore : public DeviceStore {
     return s.Bind(1, metric).Bind(2, alpha).Run();
   }
 
+  absl::StatusOr<std::optional<v1::Report>> LookupStringMemo(
+      const std::string& metric, uint32_t design_version, const std::string& value_key) override {
+    absl::MutexLock lock(&mu_);
+    Stmt s(db_,
+           "SELECT answer FROM string_memo WHERE metric = ?1 AND version = ?2 AND value_key = ?3");
+    s.Bind(1, metric).Bind(2, int64_t{design_version}).BindBlob(3, value_key);
+    DENIABLE_ASSIGN_OR_RETURN(bool row, s.Step());
+    if (!row) return std::nullopt;
+    v1::Report answer;
+    if (!answer.ParseFromString(s.Text(0))) {
+      return absl::DataLossError(
+          absl::StrCat("string_memo row of metric \"", metric, "\" is not a report"));
+    }
+    return answer;
+  }
+
+  absl::StatusOr<std::optional<uint32_t>> LoadHeavyHittersGroup(const std::string& metric,
+                                                                uint32_t design_version,
+                                                                uint64_t salt) override {
+    absl::MutexLock lock(&mu_);
+    Stmt s(db_,
+           "SELECT device_group FROM heavy_hitters_group WHERE metric = ?1 AND version = ?2 AND "
+           "salt = ?3");
+    s.Bind(1, metric).Bind(2, int64_t{design_version}).Bind(3, static_cast<int64_t>(salt));
+    DENIABLE_ASSIGN_OR_RETURN(bool row, s.Step());
+    if (!row) return std::nullopt;
+    const int64_t group = s.Int(0);
+    if (group < 0 || group > UINT32_MAX) {
+      return absl::DataLossError(
+          absl::StrCat("heavy_hitters_group row of metric \"", metric, "\" is out of range"));
+    }
+    return static_cast<uint32_t>(group);
+  }
+
+  absl::Status SaveHeavyHittersGroup(const std::string& metric, uint32_t design_version,
+                                     uint64_t salt, uint32_t group) override {
+    absl::MutexLock lock(&mu_);
+    Stmt s(db_, "INSERT OR IGNORE INTO heavy_hitters_group VALUES (?1, ?2, ?3, ?4)");
+    return s.Bind(1, metric)
+        .Bind(2, int64_t{design_version})
+        .Bind(3, static_cast<int64_t>(salt))
+        .Bind(4, int64_t{group})
+        .Run();
+  }
+
   absl::Status CommitReport(const ReportCommit& commit) override {
     absl::MutexLock lock(&mu_);
     return InTransaction([&]() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) -> absl::Status {
@@ -206,6 +261,14 @@ class SqliteDeviceStore : public DeviceStore {
                                      .Bind(2, int64_t{commit.numeric_memo->design_version})
                                      .Bind(3, int64_t{commit.numeric_memo->level})
                                      .BindBlob(4, commit.numeric_memo->answer.SerializeAsString())
+                                     .Run());
+      }
+      if (commit.string_memo.has_value()) {
+        Stmt s(db_, "INSERT OR REPLACE INTO string_memo VALUES (?1, ?2, ?3, ?4)");
+        DENIABLE_RETURN_IF_ERROR(s.Bind(1, metric)
+                                     .Bind(2, int64_t{commit.string_memo->design_version})
+                                     .BindBlob(3, commit.string_memo->value_key)
+                                     .BindBlob(4, commit.string_memo->answer.SerializeAsString())
                                      .Run());
       }
       DENIABLE_ASSIGN_OR_RETURN(MetricLedger ledger, ReadLedgerRow(metric));
@@ -342,7 +405,8 @@ class SqliteDeviceStore : public DeviceStore {
     return InTransaction([&]() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) -> absl::Status {
       for (const char* sql : {"DELETE FROM memo WHERE metric = ?1 AND version = ?2",
                               "DELETE FROM category_memo WHERE metric = ?1 AND version = ?2",
-                              "DELETE FROM numeric_memo WHERE metric = ?1 AND version = ?2"}) {
+                              "DELETE FROM numeric_memo WHERE metric = ?1 AND version = ?2",
+                              "DELETE FROM string_memo WHERE metric = ?1 AND version = ?2"}) {
         Stmt s(db_, sql);
         DENIABLE_RETURN_IF_ERROR(s.Bind(1, metric).Bind(2, int64_t{design_version}).Run());
       }

@@ -1,9 +1,9 @@
 #!/usr/bin/env python3
 """The C API (deniable_c.h) against the real deniable-server: the C program
-client/src/deniable_c_test.c (a yes/no metric and a numeric one), then the same shared library
-from Python ctypes (how Kotlin's JNI or Swift would bind it): reports arrive, counted exactly
-once, errors carry a code and a message naming the field, and no C++ exception crosses the
-boundary.
+client/src/deniable_c_test.c (a yes/no metric, a numeric one and a heavy-hitters one), then the
+same shared library from Python ctypes (how Kotlin's JNI or Swift would bind it): reports
+arrive, counted exactly once, errors carry a code and a message naming the field, and no C++
+exception crosses the boundary.
 
 Usage: c_api_test.py SERVER_BINARY CLI_BINARY C_TEST_BINARY LIBDENIABLE_C
 """
@@ -13,6 +13,7 @@ import os
 import subprocess
 import sys
 import tempfile
+import urllib.error
 import urllib.request
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "lib"))
@@ -111,12 +112,23 @@ def main():
         call(base, "QueryService/CreateMetric", {
             "name": "c_value", "minReports": 1, "range": {"lo": 0, "hi": 100, "unit": "ms"},
             "design": {"numeric": {"mechanism": "ONE_BIT_MEAN", "epsilon": 1}}})
+        call(base, "QueryService/CreateMetric", {
+            "name": "c_sig", "minReports": 1, "design": {"heavyHitters": {"maxLength": 8}}})
         # 1. The C program: errors, one report per period, flush, ledger, restart; a numeric
-        # metric's value (clipped, counted), its errors.
+        # metric's value (clipped, counted), its errors; a heavy-hitters metric's string, its
+        # errors.
         subprocess.run([c_test, target, os.path.join(work, "device.db"), "c_m", "no_such",
-                        "c_value"], check=True, timeout=60)
+                        "c_value", "c_sig"], check=True, timeout=60)
         n = call(base, "QueryService/GetPrevalence", {"metric": "c_value"})["n"]
         check(int(n) == 1, n)
+        # One device cannot fill every group, so the collector says how many reports it holds.
+        try:
+            call(base, "QueryService/GetTopValues", {"metric": "c_sig"})
+            check(False, "GetTopValues answered from one report")
+        except urllib.error.HTTPError as e:
+            body = e.read().decode()
+            check(e.code == 400 and "(1 reports in all)" in body, body)
+            check("zq-" not in body, body)
 
         # 2. ctypes: N devices' reports through one reporter (a simulation: one per call).
         lib = load(lib_path)

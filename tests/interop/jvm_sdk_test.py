@@ -6,7 +6,8 @@ deniable-server. This script starts the server, creates the metrics and runs
    "CONTROL ..." lines: stop / start the server on the same port, the server's count of a
    metric (total, or per value of a label). It checks reports counted exactly (40 devices, server
    n = 40), ALREADY_REPORTED as its own outcome, a categorical report, numeric values
-   (reportValue: clipping counted, the wrong kind refused), per-report labels, the
+   (reportValue: clipping counted, the wrong kind refused), a heavy-hitters string
+   (reportString: UTF-8 bytes, the wrong kind and bad values refused), per-report labels, the
    delivery contract's faults (collector down: durable and delivered once it is back;
    INVALID_ARGUMENT: dropped and counted), threads and close();
 2. the docs' sample (client/java/examples/FirstReport.java, docs/sdk.md "Java / Kotlin") as a
@@ -214,6 +215,8 @@ def main():
         collector.call("QueryService/CreateMetric", {
             "name": "jvm_value", "minReports": 1, "range": {"lo": 0, "hi": 100, "unit": "ms"},
             "design": {"numeric": {"mechanism": "ONE_BIT_MEAN", "epsilon": 1}}})
+        collector.call("QueryService/CreateMetric", {
+            "name": "jvm_sig", "minReports": 1, "design": {"heavyHitters": {"maxLength": 8}}})
         run_options(java, classpath, jni, collector, work)
         run_contract(java, classpath, jni, collector, cli_bin, work)
         run_sample(java, sample_classpath, jni, collector, cli_bin, work)

@@ -249,6 +249,51 @@ done:
   return result;
 }
 
+JNIEXPORT jbyteArray JNICALL Java_org_deniable_NativeBridge_reportString(
+    JNIEnv* env, jclass cls, jlong handle, jstring metric, jbyteArray value,
+    jobjectArray label_keys, jobjectArray label_values) {
+  (void)cls;
+  Utf m = {0};
+  Labels labels = {0};
+  jbyteArray result = NULL;
+  uint8_t* bytes = NULL;
+  jsize size = 0;
+  if (!Get(env, metric, &m)) {
+    if (metric == NULL) Throw(env, DENIABLE_INVALID_ARGUMENT, "metric: must not be null");
+    goto done;
+  }
+  if (value == NULL) {
+    Throw(env, DENIABLE_INVALID_ARGUMENT, "value: must not be null");
+    goto done;
+  }
+  /* The value's UTF-8 bytes as Java encoded them (String.getBytes, not modified UTF-8, so a
+   * NUL stays one byte and the core refuses it). Copied, then wiped before it is freed. */
+  size = (*env)->GetArrayLength(env, value);
+  bytes = (uint8_t*)malloc(size > 0 ? (size_t)size : 1);
+  if (bytes == NULL) {
+    Throw(env, DENIABLE_RESOURCE_EXHAUSTED, "value: out of memory");
+    goto done;
+  }
+  (*env)->GetByteArrayRegion(env, value, 0, size, (jbyte*)bytes);
+  if ((*env)->ExceptionCheck(env)) goto done;
+  if (!GetLabels(env, label_keys, label_values, &labels)) goto done;
+  uint8_t id[16];
+  size_t id_size = 0;
+  deniable_error error;
+  int code = deniable_reporter_report_string_labeled(
+      Handle(handle), m.c, bytes, (size_t)size, labels.labels, labels.count, id, &id_size, &error);
+  result = IdOrThrow(env, code, &error, id, id_size);
+done:
+  if (bytes != NULL) {
+    volatile uint8_t* wipe = bytes;
+    for (jsize i = 0; i < size; ++i) wipe[i] = 0;
+    free(bytes);
+  }
+  FreeLabels(env, &labels);
+  Release(env, &m);
+  return result;
+}
+
 JNIEXPORT jbyteArray JNICALL Java_org_deniable_NativeBridge_reportCategoryIndex(
     JNIEnv* env, jclass cls, jlong handle, jstring metric, jint index, jobjectArray label_keys,
     jobjectArray label_values) {

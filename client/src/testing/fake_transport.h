@@ -1,5 +1,6 @@
 // A ReportTransport for the SDK's unit tests: serves one metric "m" (two coins unless changed;
-// SetCategorical makes it a metric with categories, SetNumeric a numeric one), records every call
+// SetCategorical makes it a metric with categories, SetNumeric a numeric one, SetHeavyHitters a
+// heavy-hitters one), records every call
 // and fails the next `failures` submits with `failure`. Thread-safe.
 #ifndef DENIABLE_CLIENT_SRC_TESTING_FAKE_TRANSPORT_H_
 #define DENIABLE_CLIENT_SRC_TESTING_FAKE_TRANSPORT_H_
@@ -14,6 +15,7 @@
 #include "client/src/testing/numeric_design.h"
 #include "deniable/client/transport.h"
 #include "deniable/convert/design_convert.h"
+#include "deniable/convert/heavy_hitters_convert.h"
 
 namespace deniable::client::testing {
 
@@ -80,6 +82,15 @@ class FakeTransport : public ReportTransport {
     range->set_lo(edges.front());
     range->set_hi(edges.back());
     range->set_unit("ms");
+  }
+  // Makes "m" a heavy-hitters metric with `design` (its salt included) as version `version`.
+  // REQUIRES: ValidateHeavyHittersDesign(design).ok().
+  void SetHeavyHitters(const HeavyHittersDesign& design, uint32_t version = 1) {
+    absl::MutexLock lock(&mu_);
+    categories.clear();
+    range.reset();
+    design_.Clear();
+    HeavyHittersDesignToProto(design, version, &design_);
   }
   // Every report received, in the order sent.
   std::vector<v1::Report> SentReports() {

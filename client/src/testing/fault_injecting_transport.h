@@ -1,4 +1,5 @@
-// A scripted collector for the delivery-contract tests: serves metric "m" (two coins) and answers
+// A scripted collector for the delivery-contract tests: serves metric "m" (two coins unless
+// SetCategorical, SetNumeric or SetHeavyHitters changed it) and answers
 // SubmitReports from a script, then accepts. Like a real collector it stores each report id once
 // (a re-sent id is a duplicate). Faults it can inject:
 //   - `script`: whole-batch statuses answered in turn, one per call, before accepting;
@@ -24,6 +25,7 @@
 #include "client/src/testing/numeric_design.h"
 #include "deniable/client/transport.h"
 #include "deniable/convert/design_convert.h"
+#include "deniable/convert/heavy_hitters_convert.h"
 
 namespace deniable::client::testing {
 
@@ -125,6 +127,15 @@ class FaultInjectingTransport : public ReportTransport {
     range_.emplace();
     range_->set_lo(edges.front());
     range_->set_hi(edges.back());
+  }
+
+  // Makes "m" a heavy-hitters metric with `design` (its salt included) as version 1.
+  void SetHeavyHitters(const HeavyHittersDesign& design) {
+    absl::MutexLock lock(&mu_);
+    categories_.clear();
+    range_.reset();
+    design_.Clear();
+    HeavyHittersDesignToProto(design, 1, &design_);
   }
 
   void Script(std::vector<absl::Status> statuses) {

@@ -19,11 +19,16 @@ int main(void) {
   size_t size = 99;
   code = deniable_reporter_report_labeled(NULL, "m", 1, NULL, NULL, 0, NULL, &size, &e);
   if (code != DENIABLE_INVALID_ARGUMENT || size != 0) return 1;
-  /* The functions reportCategoryIndex() and reportValue() call, likewise. */
+  /* The functions reportCategoryIndex(), reportValue() and reportString() call, likewise. */
   size = 99;
   code = deniable_reporter_report_category_index_labeled(NULL, "m", 0, NULL, 0, NULL, &size, &e);
   if (code != DENIABLE_INVALID_ARGUMENT || size != 0) return 1;
   size = 99;
   code = deniable_reporter_report_value_labeled(NULL, "m", 1.0, NULL, 0, NULL, &size, &e);
+  if (code != DENIABLE_INVALID_ARGUMENT || size != 0) return 1;
+  size = 99;
+  const uint8_t value[] = {'o', 'o', 'm'};
+  code = deniable_reporter_report_string_labeled(NULL, "m", value, sizeof(value), NULL, 0, NULL,
+                                                 &size, &e);
   return code == DENIABLE_INVALID_ARGUMENT && size == 0 ? 0 : 1;
 }

@@ -18,6 +18,8 @@
  *   deniable_reporter_prefetch(reporter, metrics, 1, 5000, &error);  // optional
  *   deniable_reporter_report(reporter, "uses_drugs", 1, NULL, NULL, &error);
  *   deniable_reporter_report_value(reporter, "load_ms", 183.0, NULL, NULL, &error);  // numeric
+ *   deniable_reporter_report_string(reporter, "crash_sig", (const uint8_t*)"oom", 3, NULL, NULL,
+ *                                   &error);  // heavy hitters: bytes and a length
  *   deniable_reporter_close(reporter);   // stops the sender, drains for shutdown_drain_ms
  *
  * The contract is the C++ Reporter's, unchanged (docs/sdk.md): the answer is randomized on the
@@ -262,6 +264,34 @@ DENIABLE_C_API int deniable_reporter_report_value(deniable_reporter* reporter, c
 DENIABLE_C_API int deniable_reporter_report_value_labeled(
     deniable_reporter* reporter, const char* metric, double value, const deniable_label* labels,
     size_t label_count, uint8_t* report_id, size_t* report_id_size, deniable_error* error);
+
+/* Randomizes the string value (`value_len` bytes at `value`, any bytes but NUL, at most the
+ * design's max_length; text as UTF-8; not NUL-terminated: the length says where it ends) of a
+ * heavy-hitters metric with the metric's design, for the device's group (drawn once per design
+ * and kept in the device file), or takes the report memoized for that value, and commits the
+ * randomized report to the device file, exactly as deniable_reporter_report does for bits
+ * (periods, memo, ledger, cap, delivery contract). The value is never stored (the memo is keyed
+ * by a SHA-256 of it), logged or sent. `value` may be NULL when value_len is 0 (the empty
+ * string). `report_id` and *report_id_size as for deniable_reporter_report.
+ * Errors (nothing queued): INVALID_ARGUMENT ("metric" NULL or empty; "value" NULL with
+ * value_len > 0, longer than max_length or holding a NUL byte: the message gives its length and
+ * the limit, or the NUL's offset, never the value); FAILED_PRECONDITION naming the metric's kind
+ * ("yes_no", "categorical", "numeric") for a metric that is not heavy_hitters, and
+ * deniable_reporter_report / _report_category / _report_category_index / _report_value return
+ * FAILED_PRECONDITION naming "heavy_hitters" for a heavy-hitters metric; otherwise as
+ * deniable_reporter_report. Thread-safe. */
+DENIABLE_C_API int deniable_reporter_report_string(deniable_reporter* reporter, const char* metric,
+                                                   const uint8_t* value, size_t value_len,
+                                                   uint8_t* report_id, size_t* report_id_size,
+                                                   deniable_error* error);
+
+/* deniable_reporter_report_string with public labels for this report only, as
+ * deniable_reporter_report_labeled adds them. Errors: as deniable_reporter_report_string, and
+ * INVALID_ARGUMENT naming "labels". */
+DENIABLE_C_API int deniable_reporter_report_string_labeled(
+    deniable_reporter* reporter, const char* metric, const uint8_t* value, size_t value_len,
+    const deniable_label* labels, size_t label_count, uint8_t* report_id, size_t* report_id_size,
+    deniable_error* error);
 
 /* Sends queued reports on the calling thread until the queue is empty (OK), timeout_ms passed
  * (DEADLINE_EXCEEDED; a negative timeout_ms waits without limit), or the retry policy gave up

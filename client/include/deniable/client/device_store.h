@@ -23,6 +23,14 @@
 //     as sensitive as a true category. The true value itself is never stored. Beside it, per
 //     numeric metric, the alpha of alpha-point rounding (a uniform number drawn once; alone it
 //     says nothing about any value).
+//   - string memo: for heavy-hitters metrics (metric, design version, value key) -> the
+//     randomized answer drawn for the value (its `bit` and v1::HeavyHittersReport). The value
+//     itself is never stored: the key is HeavyHittersValueKey, a SHA-256 of the metric, the
+//     design version, the design's salt and the value. That hash is not a secret against
+//     whoever reads the file: they can hash candidate values and look for them, so this table is
+//     as sensitive as a true category. Beside it, per (metric, design version, salt), the
+//     device's group (Mechanism::DrawDeviceGroup: drawn once; alone it says nothing about any
+//     value).
 //   - queue: the randomized v1::Report messages exactly as they will be sent (bit or
 //     categorical report, id, design version, fingerprint, rounded time, labels). Never the
 //     true answer.
@@ -44,6 +52,7 @@
 
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
+#include "absl/strings/string_view.h"
 #include "deniable/v1/report_service.pb.h"
 
 namespace deniable::client {
@@ -130,6 +139,16 @@ struct ReportCommit {
     v1::Report answer;
   };
   std::optional<NumericMemoEntry> numeric_memo;
+  // Set when a heavy-hitters report was freshly drawn under memoization: the memo entry to store
+  // for (report.metric(), design_version, value_key), `value_key` the value's
+  // HeavyHittersValueKey (never the value) and `answer` a v1::Report holding only the randomized
+  // answer: `bit` and `heavy_hitters`.
+  struct StringMemoEntry {
+    uint32_t design_version = 0;
+    std::string value_key;
+    v1::Report answer;
+  };
+  std::optional<StringMemoEntry> string_memo;
   // A numeric report whose value was clipped to the range: adds 1 to MetricLedger::values_clipped.
   bool value_clipped = false;
   // Ledger increments for report.metric(); period fields as described in MetricLedger.
@@ -165,7 +184,22 @@ class DeviceStore {
   // Durably keeps `alpha` for the metric unless one is kept already (that one stays: alpha is
   // drawn once per device and metric). Not forgotten by ForgetMemo.
   virtual absl::Status SaveNumericAlpha(const std::string& metric, double alpha) = 0;
-  // Atomically: stores the memo entry, category memo entry or numeric memo entry (if any),
+  // The memoized answer for (metric, design version, value key) of a heavy-hitters metric (a
+  // v1::Report with only `bit` and `heavy_hitters` set), or nullopt. `value_key` is the value's
+  // HeavyHittersValueKey.
+  virtual absl::StatusOr<std::optional<v1::Report>> LookupStringMemo(
+      const std::string& metric, uint32_t design_version, const std::string& value_key) = 0;
+  // The device's group kept for a heavy-hitters metric's design (metric, design version, salt),
+  // or nullopt.
+  virtual absl::StatusOr<std::optional<uint32_t>> LoadHeavyHittersGroup(const std::string& metric,
+                                                                        uint32_t design_version,
+                                                                        uint64_t salt) = 0;
+  // Durably keeps `group` for (metric, design version, salt) unless one is kept already (that
+  // one stays: the group is drawn once per device and design). Not forgotten by ForgetMemo (a
+  // recreated collector draws a new salt, so its design gets a group of its own).
+  virtual absl::Status SaveHeavyHittersGroup(const std::string& metric, uint32_t design_version,
+                                             uint64_t salt, uint32_t group) = 0;
+  // Atomically: stores the memo entry, category, numeric or string memo entry (if any),
   // appends the report, updates the metric's ledger and evicts the oldest reports beyond
   // max_queued_reports. Durable when it returns OK (for the SQLite store: committed and synced).
   // On error nothing changed.
@@ -181,7 +215,7 @@ class DeviceStore {
   // ledger row if needed). Nothing else changes.
   virtual absl::Status CountRepeatedReport(const std::string& metric) = 0;
   // Durably deletes the memo entries of (metric, design_version), both true values, every
-  // category and every numeric level: their reports
+  // category, every numeric level and every string value: their reports
   // were drawn with a design the collector does not have under that version (design
   // fingerprint mismatch), so the next report draws with the collector's design. Nothing else
   // changes (the ledger keeps the epsilon already spent).
@@ -194,6 +228,14 @@ class DeviceStore {
   virtual absl::StatusOr<std::optional<std::string>> LoadDesign(const std::string& metric) = 0;
   virtual absl::Status SaveDesign(const std::string& metric, const std::string& serialized) = 0;
 };
+
+// The key of a value in the string memo: SHA-256 (OpenSSL) over "deniable.hh.memo.v1", then the
+// metric's length (4 bytes, little endian) and bytes, the design version (4 bytes, little
+// endian), the design's salt (8 bytes, little endian) and the value's bytes; 32 bytes. The value
+// cannot be read back from it, but a reader of the store can test a guessed value (see "What is
+// stored" above). Pure; thread-safe.
+std::string HeavyHittersValueKey(const std::string& metric, uint32_t design_version, uint64_t salt,
+                                 absl::string_view value);
 
 // Volatile state for simulations and tests. Thread-safe.
 std::unique_ptr<DeviceStore> MakeMemoryDeviceStore();
@@ -209,12 +251,12 @@ struct SqliteDeviceStoreOptions {
 
 // Opens or creates the SQLite store. A store written by an earlier release (schema 1: no
 // category_memo table; schema 2: no ledger.last_report_seconds; schema 3: no numeric_memo and
-// numeric_alpha tables, no ledger.values_clipped) is migrated in place when opened: what is
-// missing is added (last_report_seconds 0: the next report of each metric is marked first in its
-// day, week and month; values_clipped 0) and everything in the file (queue, memo, ledger,
-// counters, designs) is kept. Errors: INVALID_ARGUMENT naming "path"
-// when it is empty; UNAVAILABLE when the file cannot be opened or created (the message names the
-// path); DATA_LOSS when it is not a device store.
+// numeric_alpha tables, no ledger.values_clipped; schema 4: no string_memo and
+// heavy_hitters_group tables) is migrated in place when opened: what is missing is added
+// (last_report_seconds 0: the next report of each metric is marked first in its day, week and
+// month; values_clipped 0) and everything in the file (queue, memo, ledger, counters, designs) is
+// kept. Errors: INVALID_ARGUMENT naming "path" when it is empty; UNAVAILABLE when the file cannot
+// be opened or created (the message names the path); DATA_LOSS when it is not a device store.
 absl::StatusOr<std::unique_ptr<DeviceStore>> OpenSqliteDeviceStore(
     const SqliteDeviceStoreOptions& options);
 

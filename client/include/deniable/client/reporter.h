@@ -10,6 +10,7 @@
 //   absl::Status s = (*reporter)->Report("uses_drugs", true);  // randomized, queued, durable
 //   s = (*reporter)->Report("vote", "U");                      // a metric with categories
 //   s = (*reporter)->ReportValue("load_ms", 183.0);            // a numeric metric
+//   s = (*reporter)->ReportString("crash_sig", "oom@render");  // a heavy-hitters metric
 //   s = (*reporter)->Flush(absl::Seconds(10));                 // optional: the sender also sends
 //
 // What leaves the device: for each Report() one randomized bit r (drawn with the metric's
@@ -39,6 +40,18 @@
 // spends the design's epsilon once under the same cap), and goes nowhere else. The value itself
 // is never stored, logged or sent, and error messages never repeat it. Periods, the ledger, the
 // delivery contract and the design fingerprint apply unchanged.
+//
+// Heavy-hitters metrics (strings over an open dictionary; a `heavy_hitters` design,
+// common/heavy_hitters.h): ReportString(metric, value) sends one v1::HeavyHittersReport with its
+// `bit`, drawn by the design's mechanism (Mechanism::RandomizeString) for the device's group. The
+// group is drawn once per (metric, design version, salt) from the generator
+// (Mechanism::DrawDeviceGroup) and kept in the device store. Under MEMOIZED the report is drawn
+// once per (metric, design version, value) and kept in the store under a SHA-256 of the value
+// (HeavyHittersValueKey in device_store.h), never the value: the same value gives the same
+// report in every later period, and each distinct value spends the design's epsilon once under
+// the same cap. The value is never stored, logged or sent in clear, and error messages never
+// repeat it. Periods, the ledger, the delivery contract and the design fingerprint apply
+// unchanged.
 //
 // One report per period (the contract the server's estimates rely on; docs/sdk.md): every
 // metric has a reporting period (GetDesignResponse.reporting_period_seconds; an older server's
@@ -142,6 +155,7 @@
 #include "deniable/common/categorical.h"
 #include "deniable/common/clock.h"
 #include "deniable/common/design.h"
+#include "deniable/common/heavy_hitters.h"
 #include "deniable/common/mechanism.h"
 #include "deniable/common/numeric.h"
 
@@ -361,6 +375,25 @@ class Reporter {
                            const std::map<std::string, std::string>& labels,
                            std::string* report_id = nullptr);
 
+  // Randomizes the string `value` of a heavy-hitters metric (any bytes but NUL, at most the
+  // design's max_length bytes; UTF-8 for text) and commits the randomized report to the store,
+  // as Report(metric, bool) does for bits (periods, memo, ledger, cap and delivery contract
+  // alike): the device's group is the one kept for the metric's design (drawn on first use),
+  // and the value's memoized report is sent, or a new one drawn for it (spending the design's
+  // epsilon once per distinct value). Errors (nothing is queued, nothing is spent): as
+  // Report(metric, bool), and FAILED_PRECONDITION naming the metric's kind ("yes_no",
+  // "categorical" or "numeric") when the metric is not a heavy-hitters metric; Report(),
+  // ReportCategoryIndex() and ReportValue() on a heavy-hitters metric return
+  // FAILED_PRECONDITION naming "heavy_hitters" likewise; INVALID_ARGUMENT "value: ..." for a
+  // value longer than max_length or holding a NUL byte (the message gives its length and the
+  // limit, or the NUL's offset, never the value). Thread-safe.
+  // Example: reporter->ReportString("crash_sig", "oom@render", {{"app_version", "4.2"}});
+  absl::Status ReportString(const std::string& metric, absl::string_view value,
+                            std::string* report_id = nullptr);
+  absl::Status ReportString(const std::string& metric, absl::string_view value,
+                            const std::map<std::string, std::string>& labels,
+                            std::string* report_id = nullptr);
+
   // The category names of a metric with categories, in the metric's order, from its design
   // (fetched as Report() fetches it: bounded by first_design_wait); empty for a yes/no metric.
   // Errors: the design fetch's status, as Report().
@@ -402,14 +435,18 @@ class Reporter {
     // Numeric metrics: the design (range, edges, mechanism, epsilon) and its mechanism.
     std::optional<NumericDesign> numeric;
     std::shared_ptr<const Mechanism> numeric_mechanism;
+    // Heavy-hitters metrics: the design (its salt keys the device's group and the memo) and its
+    // mechanism.
+    std::optional<HeavyHittersDesign> heavy_hitters;
+    std::shared_ptr<const Mechanism> heavy_hitters_mechanism;
     // Stamped from design_generation_ when installed in designs_: a report checks, under mu_,
     // that the design it drew with is still the installed one.
     uint64_t generation = 0;
   };
-  // The true answer of one Report() call: a yes/no value, a category by name or by index, or a
-  // number.
+  // The true answer of one Report() call: a yes/no value, a category by name or by index, a
+  // number, or a string (heavy hitters; in `name`).
   struct TrueAnswer {
-    enum class Kind { kYesNo, kCategoryName, kCategoryIndex, kValue };
+    enum class Kind { kYesNo, kCategoryName, kCategoryIndex, kValue, kString };
     Kind kind = Kind::kYesNo;
     bool yes = false;
     absl::string_view name;
@@ -421,13 +458,20 @@ class Reporter {
     }
     static TrueAnswer Index(int index) { return {Kind::kCategoryIndex, false, {}, index, 0}; }
     static TrueAnswer Value(double value) { return {Kind::kValue, false, {}, -1, value}; }
+    static TrueAnswer String(absl::string_view value) {
+      return {Kind::kString, false, value, -1, 0};
+    }
   };
   // The memoized draws of one answer in the store: at most one is set; none means a fresh draw.
   struct Memos {
     std::optional<bool> yes_no;
     std::optional<v1::CategoricalReport> category;
     std::optional<v1::Report> numeric;
-    bool any() const { return yes_no.has_value() || category.has_value() || numeric.has_value(); }
+    std::optional<v1::Report> string;  // heavy hitters: `bit` and `heavy_hitters`
+    bool any() const {
+      return yes_no.has_value() || category.has_value() || numeric.has_value() ||
+             string.has_value();
+    }
   };
   // kSplit: a batch was rejected whole as permanent and halved; re-send at once.
   enum class SendOutcome { kEmpty, kSent, kTransient, kPermanent, kSplit };
@@ -472,10 +516,17 @@ class Reporter {
   absl::StatusOr<int32_t> NumericLevel(const std::string& metric, const CachedDesign& design,
                                        double value, ReportCommit* commit)
       ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
-  // The answer's memoized draw (none for FRESH_PER_PERIOD metrics). Errors: FAILED_PRECONDITION
-  // for a FRESH_PER_PERIOD metric without max_epsilon_per_metric; the store's.
+  // A heavy-hitters metric's group for this device: the one kept for (metric, design version,
+  // salt), else drawn from the generator and kept. Errors: the store's.
+  absl::StatusOr<uint32_t> HeavyHittersGroup(const std::string& metric, const CachedDesign& design)
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  // The answer's memoized draw (none for FRESH_PER_PERIOD metrics); `value_key` is the
+  // heavy-hitters value's HeavyHittersValueKey (empty for the other kinds). Errors:
+  // FAILED_PRECONDITION for a FRESH_PER_PERIOD metric without max_epsilon_per_metric; the
+  // store's.
   absl::StatusOr<Memos> LookupMemos(const std::string& metric, const CachedDesign& design,
-                                    const TrueAnswer& answer, int32_t category, int32_t level)
+                                    const TrueAnswer& answer, int32_t category, int32_t level,
+                                    const std::string& value_key)
       ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   // A fresh draw against max_epsilon_per_metric. Errors: RESOURCE_EXHAUSTED past the cap; the
   // store's.
@@ -484,8 +535,8 @@ class Reporter {
   // Fills commit->report's answer from `memos` or with a fresh draw (then commit->randomized,
   // and the memo entry to store for a MEMOIZED metric). Errors: the mechanism's.
   absl::Status RandomizeInto(const CachedDesign& design, const TrueAnswer& answer, int32_t category,
-                             int32_t level, Memos memos, ReportCommit* commit)
-      ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+                             int32_t level, uint32_t group, const std::string& value_key,
+                             Memos memos, ReportCommit* commit) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   // Sets the report's metric, design, a fresh id, rounded event time, window flags (after the
   // last report at `last_report_seconds`) and labels.
   void StampReport(const std::string& metric, const CachedDesign& design, absl::Time now,

@@ -45,8 +45,9 @@ private func check(_ code: Int32, _ error: inout deniable_error) throws {
   throw DeniableError(code: code, message: message)
 }
 
-/// Reports yes/no, categorical and numeric answers with randomized response; reports are durable in
-/// `storePath` (Application Support, excluded from backups) before report() returns.
+/// Reports yes/no, categorical, numeric and string answers with randomized response; reports
+/// are durable in `storePath` (Application Support, excluded from backups) before report()
+/// returns.
 /// Thread safety: the methods may be called from any thread; close() must be the last call.
 public final class Reporter {
   private var handle: OpaquePointer?
@@ -98,6 +99,23 @@ public final class Reporter {
                           labels: [String: String] = [:]) throws -> ReportOutcome {
     try queue(labels) { c, l, n, id, size, e in
       deniable_reporter_report_value_labeled(handle, c.copy(metric), value, l, n, id, size, e)
+    }
+  }
+
+  /// Randomizes `value`, the true string of a heavy-hitters metric, as its UTF-8 bytes (at most
+  /// the design's max_length bytes, no NUL), for this device's group (drawn once per design and
+  /// kept in the store), and queues the report; the store keeps a SHA-256 of the value, never
+  /// the value. Errors: FAILED_PRECONDITION naming the metric's kind when it is not
+  /// heavy_hitters, INVALID_ARGUMENT naming "value" (too long, a NUL; never repeating it).
+  public func reportString(_ metric: String, _ value: String,
+                           labels: [String: String] = [:]) throws -> ReportOutcome {
+    var bytes = Array(value.utf8)
+    defer { for i in bytes.indices { bytes[i] = 0 } }  // the true value's copy, wiped
+    return try bytes.withUnsafeBufferPointer { v in
+      try queue(labels) { c, l, n, id, size, e in
+        deniable_reporter_report_string_labeled(handle, c.copy(metric), v.baseAddress, v.count, l,
+                                                n, id, size, e)
+      }
     }
   }
 

@@ -93,6 +93,10 @@ final class NativeBridge {
   static native byte[] reportValue(
       long handle, String metric, double value, String[] labelKeys, String[] labelValues);
 
+  /** As report, for a heavy-hitters metric's string, as its UTF-8 bytes. */
+  static native byte[] reportString(
+      long handle, String metric, byte[] value, String[] labelKeys, String[] labelValues);
+
   static native void flush(long handle, long timeoutMs);
 
   static native long pending(long handle);

@@ -2,6 +2,8 @@ package org.deniable;
 
 import java.io.Closeable;
 import java.io.File;
+import java.nio.charset.StandardCharsets;
+import java.util.Arrays;
 import java.util.Collection;
 import java.util.Collections;
 import java.util.Map;
@@ -26,6 +28,7 @@ import javax.annotation.Nullable;
  *         .build()) {
  *   ReportResult r = reporter.report("uses_drugs", true);  // QUEUED or ALREADY_REPORTED
  *   reporter.reportValue("load_ms", 183.0);                 // a numeric metric
+ *   reporter.reportString("crash_sig", "oom@render");        // a heavy-hitters metric
  * }
  * }</pre>
  *
@@ -151,6 +154,35 @@ public final class Reporter implements Closeable {
   public ReportResult reportValue(String metric, double value, Map<String, String> labels) {
     return queue(metric, labels, (handle, keys, values) ->
         NativeBridge.reportValue(handle, metric, value, keys, values));
+  }
+
+  /**
+   * Reports {@code value}, the true string of a heavy-hitters metric, as its UTF-8 bytes (at
+   * most the design's max_length bytes, no NUL character), randomized with the metric's
+   * heavy-hitters design for this device's group (drawn once per design and kept in the store).
+   * The report memoized for that value is sent, or one is drawn for it (the design's epsilon
+   * spent once per distinct value); the store keeps a SHA-256 of the value, never the value,
+   * and it is never logged or sent. Errors: as report(), FAILED_PRECONDITION naming the
+   * metric's kind for a metric that is not heavy_hitters (and report, reportCategory,
+   * reportCategoryIndex and reportValue throw FAILED_PRECONDITION naming "heavy_hitters" for a
+   * heavy-hitters metric), INVALID_ARGUMENT naming "value" for a value too long or holding a
+   * NUL (the message gives its length and the limit, or the NUL's offset, never the value).
+   */
+  @Nonnull
+  public ReportResult reportString(String metric, String value) {
+    return reportString(metric, value, Collections.emptyMap());
+  }
+
+  /** {@link #reportString(String, String)} with labels for this report only. */
+  @Nonnull
+  public ReportResult reportString(String metric, String value, Map<String, String> labels) {
+    byte[] bytes = value.getBytes(StandardCharsets.UTF_8);
+    try {
+      return queue(metric, labels, (handle, keys, values) ->
+          NativeBridge.reportString(handle, metric, bytes, keys, values));
+    } finally {
+      Arrays.fill(bytes, (byte) 0);  // the true value's copy, wiped
+    }
   }
 
   /**

@@ -279,6 +279,34 @@ public final class JvmSdkTest {
     }
     check(serverCount("jvm_value") == 10, "server n of jvm_value");
 
+    // 4c. A heavy-hitters metric (max_length 8): reportString with the value's UTF-8 bytes, the
+    // same value's memoized report, the wrong kind either way and bad values refused naming the
+    // field, never repeating the value.
+    try (Reporter r = device(target, new File(work, "string")).build()) {
+      e = expectError(StatusCode.FAILED_PRECONDITION, () -> r.reportString("jvm_count", "x"));
+      check(e.getMessage().contains("yes_no"), e.getMessage());
+      e = expectError(StatusCode.FAILED_PRECONDITION, () -> r.report("jvm_sig", true));
+      check(e.getMessage().contains("heavy_hitters"), e.getMessage());
+      e = expectError(StatusCode.FAILED_PRECONDITION, () -> r.reportValue("jvm_sig", 1.0));
+      check(e.getMessage().contains("reportString"), e.getMessage());
+      e = expectError(StatusCode.INVALID_ARGUMENT, () -> r.reportString("jvm_sig", "zq-secret"));
+      check(e.getMessage().contains("value") && !e.getMessage().contains("zq-"), e.getMessage());
+      e = expectError(StatusCode.INVALID_ARGUMENT, () -> r.reportString("jvm_sig", "zq\u0000x"));
+      check(e.getMessage().contains("value") && !e.getMessage().contains("zq"), e.getMessage());
+      // "\u00e9t\u00e9" is 3 characters but 5 UTF-8 bytes: within max_length 8.
+      ReportResult result = r.reportString("jvm_sig", "\u00e9t\u00e9", Map.of("screen", "home"));
+      check(result.queued() && result.reportId().length == 16, result);
+      ReportResult again = r.reportString("jvm_sig", "other");
+      check(again.outcome() == ReportResult.Outcome.ALREADY_REPORTED, again);
+      r.flush(10_000);
+      MetricLedger ledger = r.ledger("jvm_sig");
+      check(ledger.reportsAcknowledged == 1 && ledger.randomizations == 1, ledger);
+      // Six characters, nine UTF-8 bytes: one past max_length, so refused by its byte length.
+      e = expectError(
+          StatusCode.INVALID_ARGUMENT, () -> r.reportString("jvm_sig", "\u00e9\u00e9\u00e9abc"));
+      check(e.getMessage().contains("9"), e.getMessage());
+    }
+
     // 5. Per-report labels: added to the reporter's, a key in both taking the report's value.
     for (int i = 0; i < 6; ++i) {
       try (Reporter r =
