@@ -30,13 +30,13 @@
 #include "absl/time/time.h"
 #include "google/protobuf/struct.pb.h"
 #include "google/protobuf/util/json_util.h"
+#include "server/access_log.h"
 #include "server/core/echo.h"
 #include "server/http/connection_deadlines.h"
 #include "server/http/dashboard_assets.h"
 #include "server/http/http_status.h"
 #include "server/http/request_checks.h"
-#include "server/service/access_log.h"
-#include "server/service/listen_probe.h"
+#include "server/listen_probe.h"
 
 namespace deniable::server::http {
 

@@ -18,8 +18,8 @@
 #include "deniable/common/status_macros.h"
 #include "google/protobuf/descriptor.h"
 #include "server/core/echo.h"
+#include "server/listen_probe.h"
 #include "server/service/call_metrics.h"
-#include "server/service/listen_probe.h"
 
 namespace deniable::server {
 namespace {

@@ -29,12 +29,12 @@
 #include "deniable/common/clock.h"
 #include "server/auth/authenticator.h"
 #include "server/auth/rate_limiter.h"
+#include "server/core/collector_core.h"
 #include "server/core/ingestor.h"
 #include "server/core/prevalence_query.h"
-#include "server/service/collector_core.h"
+#include "server/core/server_counters.h"
 #include "server/service/query_service.h"
 #include "server/service/report_service.h"
-#include "server/service/server_counters.h"
 #include "server/storage/storage.h"
 
 namespace deniable::server {
@@ -55,7 +55,7 @@ struct ServerOptions {
   // Registers grpc.reflection.v1alpha.ServerReflection (unauthenticated: it shows only the
   // public schema).
   bool reflection = false;
-  // One access line per finished call (service/access_log.h), at info level.
+  // One access line per finished call (server/access_log.h), at info level.
   bool access_log = true;
   // Idle handler threads kept polling (gRPC's SyncServerOption::MAX_POLLERS; its default is 2).
   // Synchronous handlers (GetDesign, the queries, GetServerStats) otherwise end threads when a

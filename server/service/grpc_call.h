@@ -10,7 +10,7 @@
 #include <string>
 
 #include "absl/strings/string_view.h"
-#include "server/service/collector_core.h"
+#include "server/core/collector_core.h"
 
 namespace deniable::server {
 

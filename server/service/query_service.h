@@ -9,7 +9,7 @@
 
 #include "deniable/v1/admin_service.grpc.pb.h"
 #include "deniable/v1/query_service.grpc.pb.h"
-#include "server/service/collector_core.h"
+#include "server/core/collector_core.h"
 
 namespace deniable::server {
 

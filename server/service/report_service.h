@@ -18,7 +18,7 @@
 #include <cstdint>
 
 #include "deniable/v1/report_service.grpc.pb.h"
-#include "server/service/collector_core.h"
+#include "server/core/collector_core.h"
 #include "server/service/report_stream_reactor.h"
 
 namespace deniable::server {

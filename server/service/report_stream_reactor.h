@@ -46,7 +46,7 @@
 #include "absl/status/status.h"
 #include "absl/synchronization/mutex.h"
 #include "deniable/v1/report_service.grpc.pb.h"
-#include "server/service/collector_core.h"
+#include "server/core/collector_core.h"
 
 namespace deniable::server {
 

@@ -24,8 +24,8 @@
 //   absl::StatusOr<v1::Metric> metric = core.CreateMetric(request);  // logged once, here
 //
 // Thread-safe. Owns the storage; does not own the clock, which must outlive it.
-#ifndef DENIABLE_SERVER_SERVICE_COLLECTOR_CORE_H_
-#define DENIABLE_SERVER_SERVICE_COLLECTOR_CORE_H_
+#ifndef DENIABLE_SERVER_CORE_COLLECTOR_CORE_H_
+#define DENIABLE_SERVER_CORE_COLLECTOR_CORE_H_
 
 #include <prometheus/registry.h>
 
@@ -53,7 +53,7 @@
 #include "server/core/metric_registry.h"
 #include "server/core/prevalence_query.h"
 #include "server/core/report_stream.h"
-#include "server/service/server_counters.h"
+#include "server/core/server_counters.h"
 #include "server/storage/storage.h"
 
 namespace deniable::server {
@@ -347,4 +347,4 @@ class CollectorCore {
 
 }  // namespace deniable::server
 
-#endif  // DENIABLE_SERVER_SERVICE_COLLECTOR_CORE_H_
+#endif  // DENIABLE_SERVER_CORE_COLLECTOR_CORE_H_

@@ -1,4 +1,4 @@
-#include "server/service/collector_core.h"
+#include "server/core/collector_core.h"
 
 #include <spdlog/spdlog.h>
 
@@ -161,8 +161,7 @@ void CollectorCore::RejectBatch(Transport transport, const absl::Status& status,
   // The reason names a field and value, never a bit; no peer address is logged.
   spdlog::warn("event=batch_rejected{} reports={} code={} reason=\"{}\"", TransportField(transport),
                reports, absl::StatusCodeToString(status.code()), std::string(status.message()));
-  counters_.RecordRejected(static_cast<grpc::StatusCode>(ClientVisibleStatus(status).code()),
-                           reports, rate_limited);
+  counters_.RecordRejected(ClientVisibleStatus(status).code(), reports, rate_limited);
 }
 
 CollectorCore::Stream::Stream(CollectorCore* core, const Caller& caller, std::string method,
@@ -241,8 +240,7 @@ absl::StatusOr<v1::SubmitReportsResponse> CollectorCore::Stream::Finish() {
 void CollectorCore::Stream::LogRejected(const absl::Status& status) {
   spdlog::warn("event=stream_rejected code={} reason=\"{}\"",
                absl::StatusCodeToString(status.code()), std::string(status.message()));
-  core_->counters_.RecordRejected(static_cast<grpc::StatusCode>(ClientVisibleStatus(status).code()),
-                                  0, false);
+  core_->counters_.RecordRejected(ClientVisibleStatus(status).code(), 0, false);
 }
 
 absl::StatusOr<std::unique_ptr<CollectorCore::Stream>> CollectorCore::OpenStream(
@@ -261,7 +259,7 @@ absl::StatusOr<std::unique_ptr<CollectorCore::Stream>> CollectorCore::OpenStream
 absl::Status CollectorCore::ShedStream(int max_streams, int open_streams) {
   spdlog::warn("event=stream_shed open_streams={} code=RESOURCE_EXHAUSTED", open_streams);
   counters_.RecordStreamShed();
-  counters_.RecordRejected(grpc::StatusCode::RESOURCE_EXHAUSTED, 0, false);
+  counters_.RecordRejected(absl::StatusCode::kResourceExhausted, 0, false);
   return absl::ResourceExhaustedError(
       absl::StrCat("reports: too many open streams (the server's limit is ", max_streams,
                    "); retry later or use SubmitReports"));
