@@ -547,20 +547,18 @@ struct ServeOptions {
 // A refused flag value: the message main logs before it exits with 2.
 absl::Status FlagError(const std::string& message) { return absl::InvalidArgumentError(message); }
 
-// The flags into ServeOptions, in the order they are checked. Errors: INVALID_ARGUMENT with the
-// message to log (a flag's value refused, or a TLS file that cannot be read).
-absl::StatusOr<ServeOptions> ServeOptionsFromFlags() {
-  ServeOptions o;
-  o.db = absl::GetFlag(FLAGS_db);
-  server::SqliteOptions& sqlite = o.backend.sqlite;
-  o.durability = absl::GetFlag(FLAGS_durability);
-  if (o.durability == "full") {
+// --db, --durability and the SQLite flags. Errors: INVALID_ARGUMENT naming the flag.
+absl::Status StorageFromFlags(ServeOptions* o) {
+  o->db = absl::GetFlag(FLAGS_db);
+  server::SqliteOptions& sqlite = o->backend.sqlite;
+  o->durability = absl::GetFlag(FLAGS_durability);
+  if (o->durability == "full") {
     sqlite.durability = server::Durability::kFull;
-  } else if (o.durability == "normal") {
+  } else if (o->durability == "normal") {
     sqlite.durability = server::Durability::kNormal;
   } else {
     return FlagError(
-        absl::StrCat("--durability must be full or normal, but is \"", o.durability, "\""));
+        absl::StrCat("--durability must be full or normal, but is \"", o->durability, "\""));
   }
   if (absl::GetFlag(FLAGS_sqlite_write_cache_mib) < 1 ||
       absl::GetFlag(FLAGS_max_recent_reports) < 1) {
@@ -581,8 +579,13 @@ absl::StatusOr<ServeOptions> ServeOptionsFromFlags() {
       return FlagError(absl::StrCat("--", name, " must be >= 0 (0: no cap), but is ", value));
     }
   }
+  return absl::OkStatus();
+}
 
-  server::ServerOptions& options = o.server;
+// The collector's ingestion, retention, rate-limit and gRPC limits. Errors: INVALID_ARGUMENT
+// naming the flag.
+absl::Status CollectorFromFlags(ServeOptions* o) {
+  server::ServerOptions& options = o->server;
   options.listen_address = absl::GetFlag(FLAGS_listen);
   options.ingest.max_batch_reports = absl::GetFlag(FLAGS_max_batch_reports);
   options.ingest.max_future_skew = absl::Seconds(absl::GetFlag(FLAGS_max_future_skew_seconds));
@@ -626,60 +629,71 @@ absl::StatusOr<ServeOptions> ServeOptionsFromFlags() {
       static_cast<int64_t>(absl::GetFlag(FLAGS_max_grpc_memory_mib)) * 1024 * 1024;
   options.max_concurrent_streams = absl::GetFlag(FLAGS_max_concurrent_streams);
   options.max_streams_per_connection = absl::GetFlag(FLAGS_max_streams_per_connection);
-  o.backend.shared_rate_limit = options.rate_limit.reports_per_second > 0;
-  o.backend.metric_cache_age = absl::Seconds(absl::GetFlag(FLAGS_metric_cache_seconds));
+  o->backend.shared_rate_limit = options.rate_limit.reports_per_second > 0;
+  o->backend.metric_cache_age = absl::Seconds(absl::GetFlag(FLAGS_metric_cache_seconds));
+  return absl::OkStatus();
+}
 
-  // TLS.
-  o.tls_cert_file = absl::GetFlag(FLAGS_tls_cert_file);
-  o.tls_key_file = absl::GetFlag(FLAGS_tls_key_file);
-  o.tls_client_ca_file = absl::GetFlag(FLAGS_tls_client_ca_file);
-  o.tls = !o.tls_cert_file.empty() || !o.tls_key_file.empty();
-  if (o.tls) {
+// --tls_*: the server credentials, read from the files. Errors: INVALID_ARGUMENT naming the
+// flag or the file that cannot be read.
+absl::Status TlsFromFlags(ServeOptions* o) {
+  server::ServerOptions& options = o->server;
+  o->tls_cert_file = absl::GetFlag(FLAGS_tls_cert_file);
+  o->tls_key_file = absl::GetFlag(FLAGS_tls_key_file);
+  o->tls_client_ca_file = absl::GetFlag(FLAGS_tls_client_ca_file);
+  o->tls = !o->tls_cert_file.empty() || !o->tls_key_file.empty();
+  if (o->tls) {
     grpc::SslServerCredentialsOptions ssl;
     grpc::SslServerCredentialsOptions::PemKeyCertPair pair;
-    if (o.tls_cert_file.empty() || o.tls_key_file.empty()) {
+    if (o->tls_cert_file.empty() || o->tls_key_file.empty()) {
       return FlagError(absl::StrCat("--tls_cert_file and --tls_key_file must both be given (",
-                                    o.tls_cert_file.empty() ? "--tls_cert_file" : "--tls_key_file",
+                                    o->tls_cert_file.empty() ? "--tls_cert_file" : "--tls_key_file",
                                     " is empty)"));
     }
-    if (absl::Status s = ReadFile("tls_cert_file", o.tls_cert_file, &pair.cert_chain); !s.ok()) {
+    if (absl::Status s = ReadFile("tls_cert_file", o->tls_cert_file, &pair.cert_chain); !s.ok()) {
       return s;
     }
-    if (absl::Status s = ReadFile("tls_key_file", o.tls_key_file, &pair.private_key); !s.ok()) {
+    if (absl::Status s = ReadFile("tls_key_file", o->tls_key_file, &pair.private_key); !s.ok()) {
       return s;
     }
     ssl.pem_key_cert_pairs.push_back(std::move(pair));
-    if (!o.tls_client_ca_file.empty()) {
+    if (!o->tls_client_ca_file.empty()) {
       if (absl::Status s =
-              ReadFile("tls_client_ca_file", o.tls_client_ca_file, &ssl.pem_root_certs);
+              ReadFile("tls_client_ca_file", o->tls_client_ca_file, &ssl.pem_root_certs);
           !s.ok()) {
         return s;
       }
       ssl.client_certificate_request = GRPC_SSL_REQUEST_AND_REQUIRE_CLIENT_CERTIFICATE_AND_VERIFY;
     }
     options.credentials = grpc::SslServerCredentials(ssl);
-  } else if (!o.tls_client_ca_file.empty()) {
+  } else if (!o->tls_client_ca_file.empty()) {
     return FlagError("--tls_client_ca_file needs --tls_cert_file and --tls_key_file");
   }
-  o.insecure = absl::GetFlag(FLAGS_insecure);
+  o->insecure = absl::GetFlag(FLAGS_insecure);
+  return absl::OkStatus();
+}
 
-  o.http = {.listen_address = absl::GetFlag(FLAGS_http_listen),
-            .tls_cert_file = o.tls_cert_file,
-            .tls_key_file = o.tls_key_file,
-            .tls_client_ca_file = o.tls_client_ca_file,
-            .max_body_bytes = static_cast<size_t>(options.max_receive_message_bytes),
-            .header_timeout = absl::Seconds(absl::GetFlag(FLAGS_http_header_timeout_seconds)),
-            .request_timeout = absl::Seconds(absl::GetFlag(FLAGS_http_request_timeout_seconds)),
-            .idle_timeout = absl::Seconds(absl::GetFlag(FLAGS_http_idle_timeout_seconds)),
-            .max_connections = absl::GetFlag(FLAGS_http_max_connections),
-            .max_connections_per_address = absl::GetFlag(FLAGS_http_max_connections_per_address),
-            .min_body_bytes_per_second = absl::GetFlag(FLAGS_http_min_body_bytes_per_second),
-            .on_connection_cut = nullptr,
-            .cors_origins = absl::GetFlag(FLAGS_http_cors_origins),
-            .access_log = options.access_log,
-            .metrics_token = absl::GetFlag(FLAGS_metrics_token),
-            .alerts_json = nullptr,
-            .estimates_text = nullptr};  // set once the collector runs (StartHttp)
+// The HTTP listener, the estimate gauges and the process's intervals. Errors: INVALID_ARGUMENT
+// naming the flag.
+absl::Status HttpFromFlags(ServeOptions* o) {
+  server::ServerOptions& options = o->server;
+  o->http = {.listen_address = absl::GetFlag(FLAGS_http_listen),
+             .tls_cert_file = o->tls_cert_file,
+             .tls_key_file = o->tls_key_file,
+             .tls_client_ca_file = o->tls_client_ca_file,
+             .max_body_bytes = static_cast<size_t>(options.max_receive_message_bytes),
+             .header_timeout = absl::Seconds(absl::GetFlag(FLAGS_http_header_timeout_seconds)),
+             .request_timeout = absl::Seconds(absl::GetFlag(FLAGS_http_request_timeout_seconds)),
+             .idle_timeout = absl::Seconds(absl::GetFlag(FLAGS_http_idle_timeout_seconds)),
+             .max_connections = absl::GetFlag(FLAGS_http_max_connections),
+             .max_connections_per_address = absl::GetFlag(FLAGS_http_max_connections_per_address),
+             .min_body_bytes_per_second = absl::GetFlag(FLAGS_http_min_body_bytes_per_second),
+             .on_connection_cut = nullptr,
+             .cors_origins = absl::GetFlag(FLAGS_http_cors_origins),
+             .access_log = options.access_log,
+             .metrics_token = absl::GetFlag(FLAGS_metrics_token),
+             .alerts_json = nullptr,
+             .estimates_text = nullptr};  // set once the collector runs (StartHttp)
   for (const auto& [name, value] :
        {std::pair<const char*, int64_t>{"estimate_refresh_seconds",
                                         absl::GetFlag(FLAGS_estimate_refresh_seconds)},
@@ -690,32 +704,48 @@ absl::StatusOr<ServeOptions> ServeOptionsFromFlags() {
     return FlagError(absl::StrCat("--estimate_window_seconds must be > 0, but is ",
                                   absl::GetFlag(FLAGS_estimate_window_seconds)));
   }
-  o.estimates.refresh = absl::Seconds(absl::GetFlag(FLAGS_estimate_refresh_seconds));
-  o.estimates.window = absl::Seconds(absl::GetFlag(FLAGS_estimate_window_seconds));
-  o.estimates.max_metrics = static_cast<int>(absl::GetFlag(FLAGS_max_estimate_metrics));
-  o.token_reload_interval = absl::Seconds(absl::GetFlag(FLAGS_token_reload_seconds));
-  o.memory_trim_interval = absl::Seconds(std::max(0, absl::GetFlag(FLAGS_memory_trim_seconds)));
-  o.shutdown_grace = absl::Seconds(absl::GetFlag(FLAGS_shutdown_grace_seconds));
-  o.text_logs = absl::GetFlag(FLAGS_log_format) == "text";
+  o->estimates.refresh = absl::Seconds(absl::GetFlag(FLAGS_estimate_refresh_seconds));
+  o->estimates.window = absl::Seconds(absl::GetFlag(FLAGS_estimate_window_seconds));
+  o->estimates.max_metrics = static_cast<int>(absl::GetFlag(FLAGS_max_estimate_metrics));
+  o->token_reload_interval = absl::Seconds(absl::GetFlag(FLAGS_token_reload_seconds));
+  o->memory_trim_interval = absl::Seconds(std::max(0, absl::GetFlag(FLAGS_memory_trim_seconds)));
+  o->shutdown_grace = absl::Seconds(absl::GetFlag(FLAGS_shutdown_grace_seconds));
+  o->text_logs = absl::GetFlag(FLAGS_log_format) == "text";
+  return absl::OkStatus();
+}
+
+// --alert_*: the rules, period and webhook. Errors: INVALID_ARGUMENT naming the flag.
+absl::Status AlertsFromFlags(ServeOptions* o) {
   if (absl::GetFlag(FLAGS_alert_period_seconds) < 1) {
     return FlagError(absl::StrCat("--alert_period_seconds: must be >= 1, but is ",
                                   absl::GetFlag(FLAGS_alert_period_seconds)));
   }
-  o.alert_period = absl::Seconds(absl::GetFlag(FLAGS_alert_period_seconds));
-  o.alert_webhook_url = absl::GetFlag(FLAGS_alert_webhook_url);
-  if (!o.alert_webhook_url.empty() && !absl::StartsWith(o.alert_webhook_url, "http://") &&
-      !absl::StartsWith(o.alert_webhook_url, "https://")) {
+  o->alert_period = absl::Seconds(absl::GetFlag(FLAGS_alert_period_seconds));
+  o->alert_webhook_url = absl::GetFlag(FLAGS_alert_webhook_url);
+  if (!o->alert_webhook_url.empty() && !absl::StartsWith(o->alert_webhook_url, "http://") &&
+      !absl::StartsWith(o->alert_webhook_url, "https://")) {
     return FlagError(
         absl::StrCat("--alert_webhook_url: must start with http:// or https://, "
                      "but is \"",
-                     o.alert_webhook_url, "\""));
+                     o->alert_webhook_url, "\""));
   }
   if (const std::string rules = absl::GetFlag(FLAGS_alert_rules); !rules.empty()) {
     absl::StatusOr<std::vector<server::AlertRule>> loaded = server::LoadAlertRules(rules);
     if (!loaded.ok()) {
       return FlagError(absl::StrCat("--alert_rules: ", loaded.status().message()));
     }
-    o.alert_rules = *std::move(loaded);
+    o->alert_rules = *std::move(loaded);
+  }
+  return absl::OkStatus();
+}
+
+// The flags into ServeOptions, in the order they are checked. Errors: INVALID_ARGUMENT with the
+// message to log (a flag's value refused, or a TLS file that cannot be read).
+absl::StatusOr<ServeOptions> ServeOptionsFromFlags() {
+  ServeOptions o;
+  for (absl::Status (*step)(ServeOptions*) :
+       {StorageFromFlags, CollectorFromFlags, TlsFromFlags, HttpFromFlags, AlertsFromFlags}) {
+    if (absl::Status s = step(&o); !s.ok()) return s;
   }
   return o;
 }

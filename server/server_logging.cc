@@ -12,8 +12,8 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/string_view.h"
+#include "server/access_log.h"
 #include "server/log_fields.h"
-#include "server/service/access_log.h"
 #include "spdlog/pattern_formatter.h"
 #include "spdlog/sinks/base_sink.h"
 #include "spdlog/spdlog.h"

@@ -2,7 +2,7 @@
 // chosen level, with gRPC's own log lines routed through the same sink.
 //
 // Every line but the access log's is flushed as it is written. Access lines (the logger named
-// kAccessLoggerName, service/access_log.h) go through stdio's buffer and are flushed with the
+// kAccessLoggerName, server/access_log.h) go through stdio's buffer and are flushed with the
 // next other line, once a second, and at exit: one write(2) per buffer of lines instead of one
 // per call. That cost 8 % of unary ingestion on PostgreSQL (docs/benchmarks.md); a collector
 // killed with SIGKILL loses at most the last second of access lines, never other lines.

@@ -12,6 +12,7 @@
 #include "absl/strings/str_cat.h"
 #include "deniable/client/grpc_transport.h"
 #include "deniable/client/reporter.h"
+#include "deniable/v1/admin_service.grpc.pb.h"
 #include "deniable/v1/query_service.grpc.pb.h"
 #include "deniable/v1/report_service.grpc.pb.h"
 #include "gmock/gmock.h"
@@ -95,6 +96,47 @@ TEST_F(ServerGrpcTest, GetDesignReturnsChannelAndEpsilon) {
   EXPECT_DOUBLE_EQ(response.design().b(), 0.25);
   EXPECT_NEAR(response.design().epsilon(), std::log(3.0), 1e-12);
   EXPECT_EQ(response.time_precision_seconds(), 3600u);
+}
+
+// Issue 39: a gRPC call enters the CollectorCore once, its checks (token, role, rate limit,
+// shedding) included: one entry per SubmitReports batch, per query, per GetServerStats, and for
+// a stream one when it opens and one per message.
+TEST_F(ServerGrpcTest, EachCallEntersTheCoreOnce) {
+  server::CollectorCore* core = server_->core();
+  v1::SubmitReportsRequest request;
+  *request.add_reports() = Valid('a');
+  v1::SubmitReportsResponse response;
+  int64_t before = core->entries();
+  ASSERT_TRUE(Submit(request, &response).ok());
+  EXPECT_EQ(core->entries() - before, 1) << "SubmitReports";
+
+  before = core->entries();
+  grpc::ClientContext query_context;
+  v1::GetPrevalenceRequest query;
+  query.set_metric("drugs");
+  v1::Prevalence prevalence;
+  ASSERT_TRUE(queries_->GetPrevalence(&query_context, query, &prevalence).ok());
+  EXPECT_EQ(core->entries() - before, 1) << "GetPrevalence";
+
+  before = core->entries();
+  auto admin = v1::AdminService::NewStub(channel_);
+  grpc::ClientContext stats_context;
+  v1::ServerStats stats;
+  ASSERT_TRUE(admin->GetServerStats(&stats_context, v1::GetServerStatsRequest(), &stats).ok());
+  EXPECT_EQ(core->entries() - before, 1) << "GetServerStats";
+
+  before = core->entries();
+  grpc::ClientContext stream_context;
+  auto writer = reports_->StreamReports(&stream_context, &response);
+  for (char id : {'b', 'c'}) {
+    v1::SubmitReportsRequest message;
+    *message.add_reports() = Valid(id);
+    ASSERT_TRUE(writer->Write(message));
+  }
+  ASSERT_TRUE(writer->WritesDone());
+  ASSERT_TRUE(writer->Finish().ok());
+  EXPECT_EQ(response.accepted(), 2u);
+  EXPECT_EQ(core->entries() - before, 1 + 2) << "StreamReports: the open and two messages";
 }
 
 TEST_F(ServerGrpcTest, SubmitThenQueryCountsDuplicateIdOnce) {

@@ -30,13 +30,13 @@
 #include "absl/time/time.h"
 #include "google/protobuf/struct.pb.h"
 #include "google/protobuf/util/json_util.h"
+#include "server/access_log.h"
 #include "server/core/echo.h"
 #include "server/http/connection_deadlines.h"
 #include "server/http/dashboard_assets.h"
 #include "server/http/http_status.h"
 #include "server/http/request_checks.h"
-#include "server/service/access_log.h"
-#include "server/service/listen_probe.h"
+#include "server/listen_probe.h"
 
 namespace deniable::server::http {
 
@@ -554,6 +554,50 @@ int ScaledPerAddressLimit(int max_connections) { return std::max(1, max_connecti
 
 int HealthReserve(int max_connections) { return std::max(4, max_connections / 32); }
 
+namespace {
+
+// The listener's certificate, key and (mutual TLS) client CA from its options' files, checked.
+// Errors: ReadPem's and CheckTls's (naming the flag or file).
+absl::Status LoadTls(Listener* listener) {
+  const HttpOptions& options = listener->options;
+  absl::StatusOr<std::string> cert = ReadPem("tls_cert_file", options.tls_cert_file);
+  if (!cert.ok()) return cert.status();
+  absl::StatusOr<std::string> key = ReadPem("tls_key_file", options.tls_key_file);
+  if (!key.ok()) return key.status();
+  listener->cert_pem = *std::move(cert);
+  listener->key_pem = *std::move(key);
+  if (listener->mtls) {
+    absl::StatusOr<std::string> ca = ReadPem("tls_client_ca_file", options.tls_client_ca_file);
+    if (!ca.ok()) return ca.status();
+    listener->ca_pem = *std::move(ca);
+  }
+  return CheckTls(*listener);
+}
+
+// The address to bind for `host` and `port` (numeric service). Errors: UNAVAILABLE
+// "http_listen: cannot resolve ..." naming `listen_address`.
+absl::StatusOr<sockaddr_storage> Resolve(absl::string_view host, int port,
+                                         absl::string_view listen_address) {
+  addrinfo hints{};
+  hints.ai_family = AF_UNSPEC;
+  hints.ai_socktype = SOCK_STREAM;
+  hints.ai_flags = AI_PASSIVE | AI_NUMERICSERV;
+  addrinfo* resolved = nullptr;
+  const std::string host_string(host), port_string = std::to_string(port);
+  if (getaddrinfo(host_string.c_str(), port_string.c_str(), &hints, &resolved) != 0 ||
+      resolved == nullptr) {
+    return absl::UnavailableError(
+        absl::StrCat("http_listen: cannot resolve \"", listen_address, "\""));
+  }
+  sockaddr_storage bind_address{};
+  std::memcpy(&bind_address, resolved->ai_addr,
+              std::min<size_t>(resolved->ai_addrlen, sizeof bind_address));
+  freeaddrinfo(resolved);
+  return bind_address;
+}
+
+}  // namespace
+
 absl::StatusOr<std::unique_ptr<HttpServer>> HttpServer::Start(
     const HttpOptions& options, const JsonApi* api, std::function<std::string()> metrics_text,
     HealthCheck health) {
@@ -580,35 +624,11 @@ absl::StatusOr<std::unique_ptr<HttpServer>> HttpServer::Start(
   listener.tls = !options.tls_cert_file.empty() || !options.tls_key_file.empty();
   listener.mtls = listener.tls && !options.tls_client_ca_file.empty();
   if (listener.tls) {
-    absl::StatusOr<std::string> cert = ReadPem("tls_cert_file", options.tls_cert_file);
-    if (!cert.ok()) return cert.status();
-    absl::StatusOr<std::string> key = ReadPem("tls_key_file", options.tls_key_file);
-    if (!key.ok()) return key.status();
-    listener.cert_pem = *std::move(cert);
-    listener.key_pem = *std::move(key);
-    if (listener.mtls) {
-      absl::StatusOr<std::string> ca = ReadPem("tls_client_ca_file", options.tls_client_ca_file);
-      if (!ca.ok()) return ca.status();
-      listener.ca_pem = *std::move(ca);
-    }
-    if (absl::Status s = CheckTls(listener); !s.ok()) return s;
+    if (absl::Status s = LoadTls(&listener); !s.ok()) return s;
   }
-
-  addrinfo hints{};
-  hints.ai_family = AF_UNSPEC;
-  hints.ai_socktype = SOCK_STREAM;
-  hints.ai_flags = AI_PASSIVE | AI_NUMERICSERV;
-  addrinfo* resolved = nullptr;
-  const std::string host_string(host), port_string = std::to_string(port);
-  if (getaddrinfo(host_string.c_str(), port_string.c_str(), &hints, &resolved) != 0 ||
-      resolved == nullptr) {
-    return absl::UnavailableError(
-        absl::StrCat("http_listen: cannot resolve \"", options.listen_address, "\""));
-  }
-  sockaddr_storage bind_address{};
-  std::memcpy(&bind_address, resolved->ai_addr,
-              std::min<size_t>(resolved->ai_addrlen, sizeof bind_address));
-  freeaddrinfo(resolved);
+  absl::StatusOr<sockaddr_storage> resolved = Resolve(host, port, options.listen_address);
+  if (!resolved.ok()) return resolved.status();
+  sockaddr_storage bind_address = *resolved;
 
   listener.deadlines.emplace(
       ConnectionDeadlines::Limits{.header_timeout = options.header_timeout,

@@ -12,7 +12,7 @@
 //                                 service (the same answer as grpc.health.v1.Health/Check)
 //   GET  /livez                   liveness: 200 {"status":"ALIVE"} while the listener answers
 //
-// With access_log, each request writes one access line (service/access_log.h).
+// With access_log, each request writes one access line (server/access_log.h).
 //
 // Holding against hostile clients (docs/http.md, "Limits"):
 // - every check that needs only the headers runs before a byte of the body is read: the method,

@@ -8,10 +8,10 @@
 #include "deniable/v1/query_service.pb.h"
 #include "deniable/v1/report_service.pb.h"
 #include "google/protobuf/util/json_util.h"
+#include "server/core/client_status.h"
 #include "server/core/echo.h"
 #include "server/http/http_status.h"
 #include "server/http/json_print.h"
-#include "server/service/grpc_status.h"
 #include "server/storage/storage_error.h"
 
 namespace deniable::server::http {

@@ -12,7 +12,7 @@
 // StreamReports is gRPC-only (a client stream has no JSON form).
 //
 // A translator only: each method parses its JSON into the request message, calls the
-// CollectorCore (service/collector_core.h) that the gRPC services call too, and prints the
+// CollectorCore (server/core/collector_core.h) that the gRPC services call too, and prints the
 // answer; the audit lines, the batch accounting and the counters are the core's.
 //
 // Thread-safe. Does not own the core, which must outlive it.
@@ -30,7 +30,7 @@
 #include "absl/strings/string_view.h"
 #include "absl/time/time.h"
 #include "server/auth/access_policy.h"
-#include "server/service/collector_core.h"
+#include "server/core/collector_core.h"
 
 namespace deniable::server::http {
 

@@ -8,8 +8,8 @@
 #include "absl/strings/strip.h"
 #include "absl/time/clock.h"
 #include "deniable/v1/report_service.pb.h"
+#include "server/access_log.h"
 #include "server/auth/access_policy.h"
-#include "server/service/access_log.h"
 
 namespace deniable::server {
 namespace {

@@ -8,7 +8,7 @@
 
 #include <grpcpp/support/server_interceptor.h>
 
-#include "server/service/server_counters.h"
+#include "server/core/server_counters.h"
 
 namespace deniable::server {
 

@@ -18,8 +18,8 @@
 #include "deniable/common/status_macros.h"
 #include "google/protobuf/descriptor.h"
 #include "server/core/echo.h"
+#include "server/listen_probe.h"
 #include "server/service/call_metrics.h"
-#include "server/service/listen_probe.h"
 
 namespace deniable::server {
 namespace {
@@ -47,10 +47,7 @@ CollectorServer::CollectorServer(std::unique_ptr<Storage> storage, const Clock* 
              .metrics_registry = options.metrics_registry}),
       report_service_(&core_, options.max_concurrent_streams, options.max_stream_buffered_rows),
       query_service_(&core_),
-      guard_(&core_),
-      guarded_reports_(&report_service_, &guard_),
-      guarded_queries_(&query_service_, &guard_),
-      admin_service_(&guard_) {}
+      admin_service_(&core_) {}
 
 CollectorServer::~CollectorServer() {
   Shutdown(absl::ZeroDuration());
@@ -135,8 +132,8 @@ absl::StatusOr<std::unique_ptr<CollectorServer>> CollectorServer::Start(
   interceptors.push_back(
       std::make_unique<CallMetricsFactory>(server->core_.counters(), options.access_log));
   builder.experimental().SetInterceptorCreators(std::move(interceptors));
-  builder.RegisterService(&server->guarded_reports_);
-  builder.RegisterService(&server->guarded_queries_);
+  builder.RegisterService(&server->report_service_);
+  builder.RegisterService(&server->query_service_);
   builder.RegisterService(&server->admin_service_);
   server->server_ = builder.BuildAndStart();
   if (server->server_ == nullptr || (!options.listen_address.empty() && server->port_ == 0)) {

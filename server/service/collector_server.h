@@ -1,9 +1,9 @@
 // Assembles the collector: storage -> CollectorCore (collector_core.h: registry, ingestor,
-// queries, advisor, access policy, counters) -> gRPC services behind the access guard
-// (guarded_services.h) -> a running grpc::Server with the standard health service
-// (unauthenticated), AdminService and, optionally, server reflection. The HTTP/JSON front end
-// (server/http) takes the same core (core()). Used by deniable-server's main and by in-process
-// tests.
+// queries, advisor, access policy, counters) -> gRPC services that make one core call each, the
+// access checks included (report_service.h, query_service.h) -> a running grpc::Server with the
+// standard health service (unauthenticated), AdminService and, optionally, server reflection. The
+// HTTP/JSON front end (server/http) takes the same core (core()). Used by deniable-server's main
+// and by in-process tests.
 //
 // Example (a test on an ephemeral port):
 //   auto server = CollectorServer::Start(std::make_unique<MemoryStorage>(), &clock,
@@ -29,13 +29,12 @@
 #include "deniable/common/clock.h"
 #include "server/auth/authenticator.h"
 #include "server/auth/rate_limiter.h"
+#include "server/core/collector_core.h"
 #include "server/core/ingestor.h"
 #include "server/core/prevalence_query.h"
-#include "server/service/collector_core.h"
-#include "server/service/guarded_services.h"
+#include "server/core/server_counters.h"
 #include "server/service/query_service.h"
 #include "server/service/report_service.h"
-#include "server/service/server_counters.h"
 #include "server/storage/storage.h"
 
 namespace deniable::server {
@@ -56,7 +55,7 @@ struct ServerOptions {
   // Registers grpc.reflection.v1alpha.ServerReflection (unauthenticated: it shows only the
   // public schema).
   bool reflection = false;
-  // One access line per finished call (service/access_log.h), at info level.
+  // One access line per finished call (server/access_log.h), at info level.
   bool access_log = true;
   // Idle handler threads kept polling (gRPC's SyncServerOption::MAX_POLLERS; its default is 2).
   // Synchronous handlers (GetDesign, the queries, GetServerStats) otherwise end threads when a
@@ -159,9 +158,6 @@ class CollectorServer {
   CollectorCore core_;
   ReportServiceImpl report_service_;
   QueryServiceImpl query_service_;
-  CallGuard guard_;
-  GuardedReportService guarded_reports_;
-  GuardedQueryService guarded_queries_;
   AdminServiceImpl admin_service_;
   std::unique_ptr<grpc::Server> server_;
   int port_ = 0;

@@ -1,21 +1,16 @@
-// The one place where an absl::Status becomes what a client sees, over gRPC or HTTP.
+// An absl::Status as the grpc::Status a gRPC client gets (ForClient, server/core/client_status.h).
 #ifndef DENIABLE_SERVER_SERVICE_GRPC_STATUS_H_
 #define DENIABLE_SERVER_SERVICE_GRPC_STATUS_H_
 
 #include <grpcpp/support/status.h>
 
 #include "absl/status/status.h"
+#include "server/core/client_status.h"
 
 namespace deniable::server {
 
-// The status a client gets for `status`: ClientVisibleStatus (server/storage/storage_error.h), so
-// a storage failure shows its summary only and an unexpected constraint failure is INTERNAL, never
-// ALREADY_EXISTS. A storage failure is logged whole (event=storage_failure, with the database's
-// text) when it is mapped. Thread-safe.
-absl::Status ForClient(const absl::Status& status);
-
 // ForClient(status) as a grpc::Status: same code (the numeric values of absl::StatusCode and
-// grpc::StatusCode agree), same message.
+// grpc::StatusCode agree), same message. Thread-safe.
 grpc::Status ToGrpcStatus(const absl::Status& status);
 
 }  // namespace deniable::server

@@ -2,25 +2,33 @@
 
 #include <utility>
 
+#include "server/service/grpc_call.h"
 #include "server/service/grpc_status.h"
 
 namespace deniable::server {
 namespace {
 
-// Moves a core call's value into the response, or converts its status.
-template <typename T>
-grpc::Status Respond(absl::StatusOr<T> result, T* response) {
-  if (!result.ok()) return ToGrpcStatus(result.status());
-  *response = *std::move(result);
-  return grpc::Status::OK;
+// One core call for `method`: the caller's check and `run`, the answer moved into `response`.
+template <typename Request, typename Response>
+grpc::Status Serve(CollectorCore* core, const char* method, const grpc::ServerContext& context,
+                   const Request& request,
+                   absl::StatusOr<Response> (CollectorCore::*run)(const Request&),
+                   Response* response) {
+  return CatchAll(method, [&] {
+    absl::StatusOr<Response> result = core->Call(method, CredentialsOf(context), request, run);
+    if (!result.ok()) return ToGrpcStatus(result.status());
+    *response = *std::move(result);
+    return grpc::Status::OK;
+  });
 }
 
 }  // namespace
 
-#define DENIABLE_QUERY_HANDLER(Method, Request, Response)                                     \
-  grpc::Status QueryServiceImpl::Method(grpc::ServerContext* /*context*/,                     \
-                                        const v1::Request* request, v1::Response* response) { \
-    return Respond(core_->Method(*request), response);                                        \
+#define DENIABLE_QUERY_HANDLER(Method, Request, Response)                                         \
+  grpc::Status QueryServiceImpl::Method(grpc::ServerContext* context, const v1::Request* request, \
+                                        v1::Response* response) {                                 \
+    return Serve(core_, "deniable.v1.QueryService/" #Method, *context, *request,                  \
+                 &CollectorCore::Method, response);                                               \
   }
 DENIABLE_QUERY_HANDLER(CreateMetric, CreateMetricRequest, Metric)
 DENIABLE_QUERY_HANDLER(ListMetrics, ListMetricsRequest, ListMetricsResponse)
@@ -35,5 +43,12 @@ DENIABLE_QUERY_HANDLER(PlanSurvey, PlanSurveyRequest, SurveyPlan)
 DENIABLE_QUERY_HANDLER(GetTopValues, GetTopValuesRequest, TopValues)
 DENIABLE_QUERY_HANDLER(GetFrequencies, GetFrequenciesRequest, TopValues)
 #undef DENIABLE_QUERY_HANDLER
+
+grpc::Status AdminServiceImpl::GetServerStats(grpc::ServerContext* context,
+                                              const v1::GetServerStatsRequest* request,
+                                              v1::ServerStats* response) {
+  return Serve(core_, "deniable.v1.AdminService/GetServerStats", *context, *request,
+               &CollectorCore::GetServerStats, response);
+}
 
 }  // namespace deniable::server

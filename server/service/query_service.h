@@ -1,10 +1,15 @@
-// gRPC handlers of deniable.v1.QueryService: each converts and delegates to the CollectorCore
-// (which writes the audit lines). Thread-safe; does not own the core.
+// gRPC handlers of deniable.v1.QueryService and deniable.v1.AdminService: each takes the
+// caller's credentials from the call's metadata (grpc_call.h) and makes one CollectorCore::Call,
+// which checks the caller's token and role (UNAUTHENTICATED / PERMISSION_DENIED
+// "authorization: ...") and runs the query or change, writing its audit line. An exception
+// escaping a handler becomes INTERNAL (CatchAll). See report_service.h for why the check is in
+// the core call. Thread-safe; does not own the core.
 #ifndef DENIABLE_SERVER_SERVICE_QUERY_SERVICE_H_
 #define DENIABLE_SERVER_SERVICE_QUERY_SERVICE_H_
 
+#include "deniable/v1/admin_service.grpc.pb.h"
 #include "deniable/v1/query_service.grpc.pb.h"
-#include "server/service/collector_core.h"
+#include "server/core/collector_core.h"
 
 namespace deniable::server {
 
@@ -39,6 +44,18 @@ class QueryServiceImpl final : public v1::QueryService::Service {
                             v1::DeleteMetricResponse* response) override;
   grpc::Status SetRetention(grpc::ServerContext* context, const v1::SetRetentionRequest* request,
                             v1::Metric* response) override;
+
+ private:
+  CollectorCore* const core_;
+};
+
+// AdminService.GetServerStats: the counters, for analysts.
+class AdminServiceImpl final : public v1::AdminService::Service {
+ public:
+  explicit AdminServiceImpl(CollectorCore* core) : core_(core) {}
+  grpc::Status GetServerStats(grpc::ServerContext* context,
+                              const v1::GetServerStatsRequest* request,
+                              v1::ServerStats* response) override;
 
  private:
   CollectorCore* const core_;

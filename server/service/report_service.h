@@ -1,12 +1,24 @@
-// gRPC handlers of deniable.v1.ReportService: each converts and delegates to the CollectorCore,
-// which logs and counts the batches. Thread-safe; does not own the core.
+// gRPC handlers of deniable.v1.ReportService: each takes the caller's credentials from the
+// call's metadata (grpc_call.h) and makes one CollectorCore call, which checks the caller (token,
+// role, rate limit, stream shedding), logs and counts the batches, and answers.
+//
+// Why the check is in the core call rather than a gRPC interceptor: in gRPC 1.51 a C++ server
+// interceptor cannot end a call before its handler runs (no server-side Hijack), and an
+// AuthMetadataProcessor runs only on TLS ports (never on a plaintext port or an in-process
+// channel). The core refuses before any other core code runs, on every transport, and the
+// services fail closed: a method they do not override answers UNIMPLEMENTED.
+// Rejections: UNAUTHENTICATED / PERMISSION_DENIED / RESOURCE_EXHAUSTED with a message starting
+// "authorization:" or "reports:"; each rejected report batch is logged (reason and size, never a
+// bit, token or address) and counted by CollectorCore::RejectBatch.
+//
+// Thread-safe; does not own the core.
 #ifndef DENIABLE_SERVER_SERVICE_REPORT_SERVICE_H_
 #define DENIABLE_SERVER_SERVICE_REPORT_SERVICE_H_
 
 #include <cstdint>
 
 #include "deniable/v1/report_service.grpc.pb.h"
-#include "server/service/collector_core.h"
+#include "server/core/collector_core.h"
 #include "server/service/report_stream_reactor.h"
 
 namespace deniable::server {
@@ -25,28 +37,18 @@ class ReportServiceImpl final : public ReportServiceCallbackBase {
                              int64_t max_buffered_rows = 0)
       : core_(core), stream_limits_(max_streams, max_buffered_rows) {}
 
+  // CollectorCore::Call with GetDesign.
   grpc::Status GetDesign(grpc::ServerContext* context, const v1::GetDesignRequest* request,
                          v1::GetDesignResponse* response) override;
+  // CollectorCore::SubmitReports with the call's credentials; finished after the commit.
   grpc::ServerUnaryReactor* SubmitReports(grpc::CallbackServerContext* context,
                                           const v1::SubmitReportsRequest* request,
                                           v1::SubmitReportsResponse* response) override;
-  // A stream beyond max_streams ends at once with RESOURCE_EXHAUSTED "reports: too many open
-  // streams"; see report_stream.h for how the messages of a stream are judged.
+  // CollectorCore::OpenStream, then a ReportStreamReactor; a refused or shed stream ends at once
+  // with the core's status (RESOURCE_EXHAUSTED "reports: too many open streams" beyond
+  // max_streams). See report_stream.h for how the messages of a stream are judged.
   grpc::ServerReadReactor<v1::SubmitReportsRequest>* StreamReports(
       grpc::CallbackServerContext* context, v1::SubmitReportsResponse* response) override;
-  // StreamReports with `admit(reports in the message)` run on each message before it is
-  // validated (the token re-check and the rate limit). A refusal ends the stream with that
-  // status; `admit` records the refusal itself. Reports of earlier messages may or may not be
-  // stored (re-sending is safe).
-  // `call`: the batches of an import are judged as such (Ingestor) and logged (LogImport). Only
-  // the guarded service (guarded_services.h), after AccessPolicy admitted the import, passes one.
-  grpc::ServerReadReactor<v1::SubmitReportsRequest>* StreamReportsAdmitted(
-      grpc::CallbackServerContext* context, v1::SubmitReportsResponse* response,
-      ReportStreamReactor::Admit admit, ReportCall call = {});
-  // SubmitReports for `call` (see StreamReportsAdmitted).
-  grpc::ServerUnaryReactor* SubmitReportsFrom(grpc::CallbackServerContext* context,
-                                              const v1::SubmitReportsRequest* request,
-                                              v1::SubmitReportsResponse* response, ReportCall call);
 
   const StreamLimits& stream_limits() const { return stream_limits_; }
 

@@ -12,32 +12,9 @@
 
 namespace deniable::server {
 
-bool StreamLimits::TryOpen() {
-  const int open = open_.fetch_add(1, std::memory_order_relaxed) + 1;
-  if (max_streams_ > 0 && open > max_streams_) {
-    open_.fetch_sub(1, std::memory_order_relaxed);
-    return false;
-  }
-  return true;
-}
-
-grpc::ServerReadReactor<v1::SubmitReportsRequest>* ReportStreamReactor::Open(
-    CollectorCore* core, StreamLimits* limits, v1::SubmitReportsResponse* response, Admit admit,
-    ReportCall call) {
-  if (!limits->TryOpen()) {
-    return new RefusedStreamReactor(
-        ToGrpcStatus(core->ShedStream(limits->max_streams(), limits->open_streams())));
-  }
-  return new ReportStreamReactor(core, limits, response, std::move(admit), call);
-}
-
-ReportStreamReactor::ReportStreamReactor(CollectorCore* core, StreamLimits* limits,
-                                         v1::SubmitReportsResponse* response, Admit admit,
-                                         ReportCall call)
-    : limits_(limits),
-      response_(response),
-      admit_(std::move(admit)),
-      stream_(core->OpenStream(call)) {
+ReportStreamReactor::ReportStreamReactor(std::unique_ptr<CollectorCore::Stream> stream,
+                                         StreamLimits* limits, v1::SubmitReportsResponse* response)
+    : limits_(limits), response_(response), stream_(std::move(stream)) {
   StartRead(&message_);
 }
 
@@ -55,7 +32,7 @@ void ReportStreamReactor::OnReadDone(bool ok) {
     FinalFlush();
     return;
   }
-  // The last guard of this handler, as CatchAll in guarded_services.cc is for the others: an
+  // The last guard of this handler, as CatchAll (grpc_call.h) is for the others: an
   // exception becomes INTERNAL rather than UNKNOWN or a crash.
   try {
     HandleMessage();
@@ -71,13 +48,8 @@ void ReportStreamReactor::HandleMessage() {
     absl::MutexLock lock(&mu_);
     if (finished_) return;  // a flush failed meanwhile and answered
   }
-  if (admit_) {
-    if (absl::Status admitted = admit_(message_.reports_size()); !admitted.ok()) {
-      FinishStream(ToGrpcStatus(admitted));
-      return;
-    }
-  }
-  if (absl::Status added = stream_->Add(message_); !added.ok()) {  // logged by the core
+  // The core checks the caller again, then validates and buffers; a refusal is logged by it.
+  if (absl::Status added = stream_->Add(message_); !added.ok()) {
     FinishStream(ToGrpcStatus(added));
     return;
   }
@@ -183,8 +155,8 @@ void ReportStreamReactor::OnDone() {
     limits_->AddBuffered(-accounted_rows_);
     accounted_rows_ = 0;
   }
-  limits_->Close();
-  delete this;  // and stream_ with it: the open-streams gauge goes down (CollectorCore::Stream)
+  delete this;  // and stream_ with it: its slot and the open-streams gauge go
+                // (CollectorCore::Stream)
 }
 
 }  // namespace deniable::server

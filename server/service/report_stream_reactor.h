@@ -1,9 +1,9 @@
 // StreamReports on gRPC's callback API: one reactor per stream, no thread held while a stream
 // waits for its next message or for a commit.
 //
-// A ReportStreamReactor reads a message, runs the admission check on it (the caller's token and
-// rate limit, guarded_services.h), has the core validate and buffer it (CollectorCore::Stream,
-// which writes the stream's log lines and counters) and reads on. Storing
+// A ReportStreamReactor reads a message, hands it to the core in one call (CollectorCore::Stream::
+// Add: the caller's token and rate limit checked again, then validated and buffered; the core
+// writes the stream's log lines and counters) and reads on. Storing
 // overlaps reading: whenever no flush of the stream is in progress, the buffer is handed to
 // Storage::AppendReportsAsync at once, and the messages read while that commits wait in the
 // buffer for the next flush, so a stream's rows join the next group commit with the other
@@ -16,20 +16,17 @@
 // idle stream costs its HTTP/2 stream and this object (about a kilobyte; measured in
 // docs/security.md section 6), not a thread.
 //
-// StreamLimits, shared by all streams of a server, bounds what streams hold:
-//   - at most `max_streams` StreamReports calls are open at once over all connections; the next
-//     one ends at once with RESOURCE_EXHAUSTED "reports: too many open streams" before anything
-//     is read, and is logged and counted by the core (CollectorCore::ShedStream);
-//   - at most `max_buffered_rows` validated rows are held (buffered or being stored) by all
-//     streams together: a stream whose message takes the total over it reads on only once its
-//     flush in progress has committed, so the rows held in memory stay near the bound (+ one
-//     message and one flush per stream) whatever the number of streams.
+// StreamLimits (collector_core.h), shared by all streams of a server, bounds what streams hold:
+// the core sheds a stream beyond max_streams before anything is read (CollectorCore::OpenStream),
+// and a stream whose message takes the rows held by all streams over max_buffered_rows reads on
+// only once its flush in progress has committed, so the rows held in memory stay near the bound
+// (+ one message and one flush per stream) whatever the number of streams.
 //
 // Example (a service's handler):
-//   grpc::ServerReadReactor<v1::SubmitReportsRequest>* StreamReports(
-//       grpc::CallbackServerContext* context, v1::SubmitReportsResponse* response) override {
-//     return ReportStreamReactor::Open(&core_, &limits_, response, nullptr);
-//   }
+//   absl::StatusOr<std::unique_ptr<CollectorCore::Stream>> stream =
+//       core_->OpenStream(method, CredentialsOf(*context), &limits_);
+//   if (!stream.ok()) return new RefusedStreamReactor(ToGrpcStatus(stream.status()));
+//   return new ReportStreamReactor(*std::move(stream), &limits_, response);
 //
 // Thread-safe: StreamLimits is; a reactor's gRPC reactions (one read at a time) and its flush
 // callbacks (on the storage's thread) share its state under its mutex, and the stream is finished
@@ -42,7 +39,6 @@
 
 #include <atomic>
 #include <cstdint>
-#include <functional>
 #include <memory>
 #include <optional>
 
@@ -50,45 +46,9 @@
 #include "absl/status/status.h"
 #include "absl/synchronization/mutex.h"
 #include "deniable/v1/report_service.grpc.pb.h"
-#include "server/service/collector_core.h"
+#include "server/core/collector_core.h"
 
 namespace deniable::server {
-
-class StreamLimits {
- public:
-  // `max_streams`: StreamReports calls open at once (0: no limit). `max_buffered_rows`: rows
-  // buffered by all streams before a stream stores early (0: only stream_flush_reports applies).
-  StreamLimits(int max_streams, int64_t max_buffered_rows)
-      : max_streams_(max_streams), max_buffered_rows_(max_buffered_rows) {}
-
-  // Takes a slot for a new stream; false (nothing taken) when max_streams are open.
-  bool TryOpen();
-  // Gives back a slot taken by TryOpen.
-  void Close() { open_.fetch_sub(1, std::memory_order_relaxed); }
-  // Rows entering (`rows` > 0) or leaving (< 0) the streams' buffers.
-  void AddBuffered(int64_t rows) { buffered_.fetch_add(rows, std::memory_order_relaxed); }
-  // Whether the buffers of all streams together hold more than max_buffered_rows.
-  bool BuffersFull() const {
-    return max_buffered_rows_ > 0 && buffered_.load(std::memory_order_relaxed) > max_buffered_rows_;
-  }
-
-  // A stream stopped reading (its flush is in progress and its or all streams' buffers are
-  // full). read_pauses() counts them since start: the event tests wait for, instead of
-  // watching for a read that does not come.
-  void NoteReadPaused() { read_pauses_.fetch_add(1, std::memory_order_relaxed); }
-  int64_t read_pauses() const { return read_pauses_.load(std::memory_order_relaxed); }
-
-  int max_streams() const { return max_streams_; }
-  int open_streams() const { return open_.load(std::memory_order_relaxed); }
-  int64_t buffered_rows() const { return buffered_.load(std::memory_order_relaxed); }
-
- private:
-  const int max_streams_;
-  const int64_t max_buffered_rows_;
-  std::atomic<int> open_{0};
-  std::atomic<int64_t> buffered_{0};
-  std::atomic<int64_t> read_pauses_{0};
-};
 
 // A reactor that ends its stream at once with `status` (a refused or shed stream).
 class RefusedStreamReactor final : public grpc::ServerReadReactor<v1::SubmitReportsRequest> {
@@ -99,26 +59,17 @@ class RefusedStreamReactor final : public grpc::ServerReadReactor<v1::SubmitRepo
 
 class ReportStreamReactor final : public grpc::ServerReadReactor<v1::SubmitReportsRequest> {
  public:
-  // Runs on each message before it is validated, with its number of reports; a refusal ends the
-  // stream with that status (the function logs and counts the refusal itself).
-  using Admit = std::function<absl::Status(int64_t)>;
-
-  // A reactor for a new stream of `core` (CollectorCore::OpenStream), or a RefusedStreamReactor
-  // answering RESOURCE_EXHAUSTED when `limits` has no free slot (CollectorCore::ShedStream).
-  // `admit` may be empty. Neither `core` nor `limits` is owned; both must outlive the call.
-  // `call`: an import's messages are judged as an import and the stream is logged as one.
-  static grpc::ServerReadReactor<v1::SubmitReportsRequest>* Open(
-      CollectorCore* core, StreamLimits* limits, v1::SubmitReportsResponse* response, Admit admit,
-      ReportCall call = {});
+  // Runs `stream` (CollectorCore::OpenStream, which took its slot of `limits`) and starts
+  // reading. `limits` is not owned and must outlive the call.
+  ReportStreamReactor(std::unique_ptr<CollectorCore::Stream> stream, StreamLimits* limits,
+                      v1::SubmitReportsResponse* response);
 
   void OnReadDone(bool ok) override;
   void OnDone() override;
 
  private:
-  ReportStreamReactor(CollectorCore* core, StreamLimits* limits,
-                      v1::SubmitReportsResponse* response, Admit admit, ReportCall call);
-  // Admits, validates and buffers message_, then reads on and/or starts a flush, or ends the
-  // stream.
+  // Has the core admit, validate and buffer message_, then reads on and/or starts a flush, or ends
+  // the stream.
   void HandleMessage();
   // Starts a flush of the buffer (flushing_ already set) whose callback is OnFlushed.
   void StartFlush();
@@ -133,7 +84,6 @@ class ReportStreamReactor final : public grpc::ServerReadReactor<v1::SubmitRepor
 
   StreamLimits* const limits_;
   v1::SubmitReportsResponse* const response_;
-  const Admit admit_;
   const std::unique_ptr<CollectorCore::Stream> stream_;
   v1::SubmitReportsRequest message_;
   absl::Mutex mu_;

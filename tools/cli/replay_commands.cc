@@ -136,6 +136,124 @@ int CreateSurveyMetricIfMissing(client::ReportTransport& transport,
   return 0;
 }
 
+// Checks that `metric`'s design fits the replay's flags (a numeric metric for --value_column,
+// categories unless --yes) and copies its categories into `spec`. Returns 0, or the exit code
+// after printing the error.
+int CheckReplayDesign(client::ReportTransport& transport, const std::string& metric,
+                      bool categorical, bool numeric, SurveySpec* spec) {
+  absl::StatusOr<v1::GetDesignResponse> design =
+      transport.GetDesign(metric, absl::Seconds(absl::GetFlag(FLAGS_timeout_seconds)));
+  if (!design.ok()) {
+    return Fail("replay: design",
+                grpc::Status(static_cast<grpc::StatusCode>(design.status().code()),
+                             std::string(design.status().message())));
+  }
+  if (numeric && !design->has_range()) {
+    return FailUsage("replay: metric \"" + metric +
+                     "\" is not a numeric metric: --value_column replays the values of a "
+                     "metric created with --range; use --column (and --yes for yes/no)");
+  }
+  if (!numeric && design->has_range()) {
+    return FailUsage("replay: metric \"" + metric +
+                     "\" is a numeric metric: give --value_column=COLUMN (its values)");
+  }
+  if (categorical && design->categories_size() == 0) {
+    return FailUsage("replay: metric \"" + metric +
+                     "\" is a yes/no metric: give --yes=VALUE (the --column value meaning yes)");
+  }
+  spec->categories.assign(design->categories().begin(), design->categories().end());
+  return 0;
+}
+
+// The true answers per --group_by value: known here only because this is a replay of a survey
+// with known answers; the server never sees them. Rejected respondents are not in the server's
+// count, so they are left out of the truth too.
+GroupTruth TrueAnswersByGroup(const std::vector<SurveyRow>& rows,
+                              const std::vector<ReplayRejection>& rejections,
+                              const std::string& group_by) {
+  absl::flat_hash_set<int64_t> rejected_records;
+  for (const ReplayRejection& r : rejections) rejected_records.insert(r.record);
+  GroupTruth truth;
+  for (const SurveyRow& row : rows) {
+    if (rejected_records.contains(row.record)) continue;
+    auto it = row.labels.find(group_by);
+    auto& [devices, yes] = truth[it == row.labels.end() ? "" : it->second];
+    ++devices;
+    yes += row.answer ? 1 : 0;
+  }
+  return truth;
+}
+
+// GetPrevalence of the replayed metric, printed against the truth (or as JSON), with a note when
+// the metric reports every period. Returns 0, or the exit code after printing the error.
+int QueryAndPrintReplay(const std::shared_ptr<grpc::Channel>& channel, const std::string& metric,
+                        const std::string& group_by, v1::SimultaneousMethod simultaneous,
+                        const std::vector<double>& quantiles, const ReplayResult& result,
+                        const SurveySpec& spec, const GroupTruth& truth, bool numeric,
+                        bool categorical) {
+  v1::GetPrevalenceRequest request;
+  request.set_metric(metric);
+  request.set_confidence_level(absl::GetFlag(FLAGS_level));
+  request.set_group_by(group_by);
+  absl::StatusOr<v1::IntervalMethod> method = MethodFromFlag();
+  if (!method.ok()) return FailUsage(std::string(method.status().message()));
+  request.set_method(*method);
+  request.set_simultaneous(simultaneous);
+  for (double level : quantiles) request.add_quantiles(level);
+  auto stub = v1::QueryService::NewStub(channel);
+  grpc::ClientContext context;
+  SetDeadline(&context);
+  v1::Prevalence prevalence;
+  grpc::Status status = stub->GetPrevalence(&context, request, &prevalence);
+  if (!status.ok()) return Fail("prevalence after replay", status);
+  if (absl::GetFlag(FLAGS_json)) {
+    PrintJson(prevalence);
+  } else if (numeric) {
+    std::cout << FormatNumericReplay(result, spec, prevalence,
+                                     ComputeNumericTruth(result.true_values, prevalence));
+  } else if (categorical) {
+    std::cout << FormatCategoricalReplay(result, spec, prevalence);
+  } else {
+    std::cout << FormatReplay(result, spec, prevalence, truth);
+  }
+  // A survey spread over several reporting periods into a metric that reports every period is
+  // served with the bound for devices that may repeat (docs/statistics.md section 4.4): say how
+  // a survey question gets its respondents' interval.
+  if (prevalence.estimand() == "mean_period_prevalence") {
+    std::cerr << "note: metric \"" << metric << "\" reports every period, so answers spread over "
+              << prevalence.periods()
+              << " periods get the interval for devices that may report in each (wider); a "
+                 "survey question, answered once per device, is created with `deniable "
+                 "create-metric --reporting_period=once` (docs/statistics.md section 4.4)\n";
+  }
+  return 0;
+}
+
+// --blank into `spec`. Errors: INVALID_ARGUMENT "--blank must be no or skip, ...".
+absl::Status BlankFromFlag(SurveySpec* spec) {
+  const std::string blank = absl::GetFlag(FLAGS_blank);
+  if (blank == "no") {
+    spec->blank = BlankAnswers::kNo;
+  } else if (blank == "skip") {
+    spec->blank = BlankAnswers::kSkip;
+  } else if (!blank.empty()) {
+    return absl::InvalidArgumentError("--blank must be no or skip, but is \"" + blank + "\"");
+  }
+  return absl::OkStatus();
+}
+
+// The replay's transport: an import's (kept in `importer`, which tags each report with its
+// record) with --import, else the SDK's. Errors: the transport's flags'.
+absl::StatusOr<std::shared_ptr<client::ReportTransport>> ReplayTransport(
+    const std::shared_ptr<grpc::Channel>& channel, bool import,
+    std::shared_ptr<ImportTransport>* importer) {
+  if (!import) return Transport();
+  absl::StatusOr<std::shared_ptr<ImportTransport>> made = MakeImportTransport(channel);
+  if (!made.ok()) return made.status();
+  *importer = *made;
+  return std::static_pointer_cast<client::ReportTransport>(*importer);
+}
+
 int Replay() {
   SurveySpec spec;
   spec.csv_path = absl::GetFlag(FLAGS_csv);
@@ -158,13 +276,8 @@ int Replay() {
   }
   absl::StatusOr<std::vector<double>> quantiles = QuantilesFromFlag(absl::GetFlag(FLAGS_quantiles));
   if (!quantiles.ok()) return FailUsage(std::string(quantiles.status().message()));
-  const std::string blank = absl::GetFlag(FLAGS_blank);
-  if (blank == "no") {
-    spec.blank = BlankAnswers::kNo;
-  } else if (blank == "skip") {
-    spec.blank = BlankAnswers::kSkip;
-  } else if (!blank.empty()) {
-    return FailUsage("--blank must be no or skip, but is \"" + blank + "\"");
+  if (absl::Status blank = BlankFromFlag(&spec); !blank.ok()) {
+    return FailUsage(std::string(blank.message()));
   }
   const std::string metric = absl::GetFlag(FLAGS_metric);
   const std::string group_by = absl::GetFlag(FLAGS_group_by);
@@ -180,15 +293,8 @@ int Replay() {
   if (!channel.ok()) return FailUsage(std::string(channel.status().message()));
   const bool import = absl::GetFlag(FLAGS_import);
   std::shared_ptr<ImportTransport> importer;
-  absl::StatusOr<std::shared_ptr<client::ReportTransport>> transport;
-  if (import) {
-    absl::StatusOr<std::shared_ptr<ImportTransport>> made = MakeImportTransport(*channel);
-    if (!made.ok()) return FailUsage(std::string(made.status().message()));
-    importer = *made;
-    transport = std::static_pointer_cast<client::ReportTransport>(importer);
-  } else {
-    transport = Transport();
-  }
+  absl::StatusOr<std::shared_ptr<client::ReportTransport>> transport =
+      ReplayTransport(*channel, import, &importer);
   if (!transport.ok()) return FailUsage(std::string(transport.status().message()));
   const bool categorical = spec.yes_value.empty() && !numeric;
   if (int created =
@@ -197,27 +303,10 @@ int Replay() {
     return created;
   }
   if (categorical || numeric) {  // the metric's categories or range: check every row up front
-    absl::StatusOr<v1::GetDesignResponse> design =
-        (*transport)->GetDesign(metric, absl::Seconds(absl::GetFlag(FLAGS_timeout_seconds)));
-    if (!design.ok()) {
-      return Fail("replay: design",
-                  grpc::Status(static_cast<grpc::StatusCode>(design.status().code()),
-                               std::string(design.status().message())));
+    if (int checked = CheckReplayDesign(**transport, metric, categorical, numeric, &spec);
+        checked != 0) {
+      return checked;
     }
-    if (numeric && !design->has_range()) {
-      return FailUsage("replay: metric \"" + metric +
-                       "\" is not a numeric metric: --value_column replays the values of a "
-                       "metric created with --range; use --column (and --yes for yes/no)");
-    }
-    if (!numeric && design->has_range()) {
-      return FailUsage("replay: metric \"" + metric +
-                       "\" is a numeric metric: give --value_column=COLUMN (its values)");
-    }
-    if (categorical && design->categories_size() == 0) {
-      return FailUsage("replay: metric \"" + metric +
-                       "\" is a yes/no metric: give --yes=VALUE (the --column value meaning yes)");
-    }
-    spec.categories.assign(design->categories().begin(), design->categories().end());
   }
   int64_t blank_skipped = 0;
   absl::StatusOr<std::vector<SurveyRow>> rows = ReadSurvey(spec, &blank_skipped);
@@ -252,55 +341,12 @@ int Replay() {
     std::fprintf(stderr, "deniable: replay failed: %s\n", result.status().ToString().c_str());
     return 1;
   }
-  // The true shares are known here only because this is a replay of a survey with known
-  // answers; the server never sees them.
-  // Rejected respondents are not in the server's count, so they are left out of the truth too.
-  absl::flat_hash_set<int64_t> rejected_records;
-  for (const ReplayRejection& r : result->rejections) rejected_records.insert(r.record);
   PrintRejections(result->rejections);
-  GroupTruth truth;
-  for (const SurveyRow& row : *rows) {
-    if (rejected_records.contains(row.record)) continue;
-    auto it = row.labels.find(group_by);
-    auto& [devices, yes] = truth[it == row.labels.end() ? "" : it->second];
-    ++devices;
-    yes += row.answer ? 1 : 0;
-  }
-
-  v1::GetPrevalenceRequest request;
-  request.set_metric(metric);
-  request.set_confidence_level(absl::GetFlag(FLAGS_level));
-  request.set_group_by(group_by);
-  absl::StatusOr<v1::IntervalMethod> method = MethodFromFlag();
-  if (!method.ok()) return FailUsage(std::string(method.status().message()));
-  request.set_method(*method);
-  request.set_simultaneous(*simultaneous);
-  for (double level : *quantiles) request.add_quantiles(level);
-  auto stub = v1::QueryService::NewStub(*channel);
-  grpc::ClientContext context;
-  SetDeadline(&context);
-  v1::Prevalence prevalence;
-  grpc::Status status = stub->GetPrevalence(&context, request, &prevalence);
-  if (!status.ok()) return Fail("prevalence after replay", status);
-  if (absl::GetFlag(FLAGS_json)) {
-    PrintJson(prevalence);
-  } else if (numeric) {
-    std::cout << FormatNumericReplay(*result, spec, prevalence,
-                                     ComputeNumericTruth(result->true_values, prevalence));
-  } else if (categorical) {
-    std::cout << FormatCategoricalReplay(*result, spec, prevalence);
-  } else {
-    std::cout << FormatReplay(*result, spec, prevalence, truth);
-  }
-  // A survey spread over several reporting periods into a metric that reports every period is
-  // served with the bound for devices that may repeat (docs/statistics.md section 4.4): say how
-  // a survey question gets its respondents' interval.
-  if (prevalence.estimand() == "mean_period_prevalence") {
-    std::cerr << "note: metric \"" << metric << "\" reports every period, so answers spread over "
-              << prevalence.periods()
-              << " periods get the interval for devices that may report in each (wider); a "
-                 "survey question, answered once per device, is created with `deniable "
-                 "create-metric --reporting_period=once` (docs/statistics.md section 4.4)\n";
+  const GroupTruth truth = TrueAnswersByGroup(*rows, result->rejections, group_by);
+  if (int printed = QueryAndPrintReplay(*channel, metric, group_by, *simultaneous, *quantiles,
+                                        *result, spec, truth, numeric, categorical);
+      printed != 0) {
+    return printed;
   }
   return result->rejections.empty() ? 0 : 1;  // docs/cli.md: some reports were rejected
 }

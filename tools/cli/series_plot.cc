@@ -124,6 +124,39 @@ void DrawBandAndLine(const v1::Series& series, Figure figure, int from, int to) 
   plwidth(1);
 }
 
+// Suppressed buckets: too few reports for an estimate (min_reports), marked on the x axis as
+// open squares. Returns whether there was one.
+bool DrawSuppressed(const v1::Series& series, double y_min, double y_span) {
+  std::vector<PLFLT> sx, sy;
+  for (const v1::Prevalence& b : series.buckets()) {
+    if (b.suppressed()) {
+      sx.push_back(Middle(b));
+      sy.push_back(y_min + 0.02 * y_span);
+    }
+  }
+  if (sx.empty()) return false;
+  plcol0(kSuppressed);
+  plpoin(static_cast<PLINT>(sx.size()), sx.data(), sy.data(), 6);  // open squares
+  return true;
+}
+
+// Design version changes: a dashed line, labelled with the version, where the newest version
+// present changes.
+void DrawVersionChanges(const v1::Series& series, double y_min, double y_max) {
+  const double y_span = y_max - y_min;
+  plcol0(kVersion);
+  pllsty(2);
+  for (int i = 1; i < series.buckets_size(); ++i) {
+    const uint32_t before = NewestVersion(series.buckets(i - 1));
+    const uint32_t now = NewestVersion(series.buckets(i));
+    if (now == 0 || before == 0 || now == before) continue;
+    const double x = static_cast<double>(series.buckets(i).start_time_seconds());
+    pljoin(x, y_min, x, y_max);
+    plptex(x, y_min + 0.96 * y_span, 1.0, 0.0, -0.1, absl::StrCat("v", now).c_str());
+  }
+  pllsty(1);
+}
+
 }  // namespace
 
 absl::Status WriteSeriesPlot(const v1::Series& series, const std::string& path) {
@@ -189,31 +222,8 @@ absl::Status WriteSeriesPlot(const v1::Series& series, const std::string& path) 
     DrawBandAndLine(series, figure, from, to);
   }
 
-  // Suppressed buckets: too few reports for an estimate (min_reports), marked on the x axis.
-  std::vector<PLFLT> sx, sy;
-  for (const v1::Prevalence& b : series.buckets()) {
-    if (b.suppressed()) {
-      sx.push_back(Middle(b));
-      sy.push_back(y_min + 0.02 * y_span);
-    }
-  }
-  if (!sx.empty()) {
-    plcol0(kSuppressed);
-    plpoin(static_cast<PLINT>(sx.size()), sx.data(), sy.data(), 6);  // open squares
-  }
-
-  // Design version changes: a dashed line where the newest version present changes.
-  plcol0(kVersion);
-  pllsty(2);
-  for (int i = 1; i < series.buckets_size(); ++i) {
-    const uint32_t before = NewestVersion(series.buckets(i - 1));
-    const uint32_t now = NewestVersion(series.buckets(i));
-    if (now == 0 || before == 0 || now == before) continue;
-    const double x = static_cast<double>(series.buckets(i).start_time_seconds());
-    pljoin(x, y_min, x, y_max);
-    plptex(x, y_min + 0.96 * y_span, 1.0, 0.0, -0.1, absl::StrCat("v", now).c_str());
-  }
-  pllsty(1);
+  const bool any_suppressed = DrawSuppressed(series, y_min, y_span);
+  DrawVersionChanges(series, y_min, y_max);
 
   plcol0(kAxes);
   const bool hourly = series.bucket() == v1::HOUR;
@@ -233,7 +243,7 @@ absl::Status WriteSeriesPlot(const v1::Series& series, const std::string& path) 
                                                    : "median from the histogram";
   pllab("time (UTC)", y_label.c_str(),
         absl::StrCat(series.metric(), ": ", what, " with its ", level,
-                     sx.empty() ? "" : "; squares: suppressed buckets")
+                     any_suppressed ? "; squares: suppressed buckets" : "")
             .c_str());
   plend();
   return absl::OkStatus();

@@ -1,6 +1,6 @@
 // CollectorCore (collector_core.h): the calls both front ends make, the batch accounting they
 // share (RejectBatch, SubmitReports) and the rate limit taken before ingestion.
-#include "server/service/collector_core.h"
+#include "server/core/collector_core.h"
 
 #include <future>
 #include <memory>

@@ -1,4 +1,4 @@
-#include "server/service/listen_probe.h"
+#include "server/listen_probe.h"
 
 #include <netdb.h>
 #include <unistd.h>

@@ -1,4 +1,4 @@
-#include "server/service/access_log.h"
+#include "server/access_log.h"
 
 #include <spdlog/spdlog.h>
 

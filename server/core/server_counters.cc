@@ -1,4 +1,4 @@
-#include "server/service/server_counters.h"
+#include "server/core/server_counters.h"
 
 #include <algorithm>
 #include <string>
@@ -174,21 +174,19 @@ void ServerCounters::RecordReportRejected(absl::string_view metric, absl::Status
       .Increment();
 }
 
-void ServerCounters::RecordRejected(grpc::StatusCode code, int64_t reports, bool rate_limited) {
+void ServerCounters::RecordRejected(absl::StatusCode code, int64_t reports, bool rate_limited) {
   batches_rejected_.Increment();
   ForMetric("").rejected->Increment(static_cast<double>(reports));
-  rejected_reports_
-      .Add(
-          {{"code", absl::StatusCodeToString(static_cast<absl::StatusCode>(code))}, {"metric", ""}})
+  rejected_reports_.Add({{"code", absl::StatusCodeToString(code)}, {"metric", ""}})
       .Increment(static_cast<double>(reports));
   prometheus::Counter* reason = &other_;
   if (rate_limited) {
     reason = &rate_limited_;
-  } else if (code == grpc::StatusCode::INVALID_ARGUMENT || code == grpc::StatusCode::NOT_FOUND) {
+  } else if (code == absl::StatusCode::kInvalidArgument || code == absl::StatusCode::kNotFound) {
     reason = &invalid_;
-  } else if (code == grpc::StatusCode::UNAUTHENTICATED) {
+  } else if (code == absl::StatusCode::kUnauthenticated) {
     reason = &unauthenticated_;
-  } else if (code == grpc::StatusCode::PERMISSION_DENIED) {
+  } else if (code == absl::StatusCode::kPermissionDenied) {
     reason = &permission_denied_;
   }
   reason->Increment();

@@ -1,4 +1,4 @@
-#include "server/service/server_counters.h"
+#include "server/core/server_counters.h"
 
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
@@ -56,7 +56,7 @@ TEST(ServerCountersTest, SnapshotCountsReportsByMetricSortedWithoutTheUnattribut
   counters.RecordStored("smoking", 3, 1);
   counters.RecordReportRejected("smoking", absl::StatusCode::kInvalidArgument);
   counters.RecordStored("", 0, 0);
-  counters.RecordRejected(grpc::StatusCode::UNAUTHENTICATED, 5, false);  // metric=""
+  counters.RecordRejected(absl::StatusCode::kUnauthenticated, 5, false);  // metric=""
   const v1::ServerStats stats = counters.Snapshot();
   ASSERT_EQ(stats.per_metric_size(), 2);
   EXPECT_EQ(stats.per_metric(0).metric(), "smoking");

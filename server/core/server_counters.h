@@ -38,10 +38,9 @@
 // other codes appear with their first call.
 //
 // Thread-safe (prometheus-cpp counters are atomic; the caches below are locked).
-#ifndef DENIABLE_SERVER_SERVICE_SERVER_COUNTERS_H_
-#define DENIABLE_SERVER_SERVICE_SERVER_COUNTERS_H_
+#ifndef DENIABLE_SERVER_CORE_SERVER_COUNTERS_H_
+#define DENIABLE_SERVER_CORE_SERVER_COUNTERS_H_
 
-#include <grpcpp/support/status.h>
 #include <prometheus/counter.h>
 #include <prometheus/family.h>
 #include <prometheus/gauge.h>
@@ -98,7 +97,7 @@ class ServerCounters : public ReportOutcomeSink {
   // A call that stored nothing, with the number of reports it carried (0 if unknown) and whether
   // the rate limit (rather than storage) said RESOURCE_EXHAUSTED. Its reports count with
   // metric="" (not attributed).
-  void RecordRejected(grpc::StatusCode code, int64_t reports, bool rate_limited);
+  void RecordRejected(absl::StatusCode code, int64_t reports, bool rate_limited);
   // A StreamReports call refused because max_concurrent_streams were open (it is also recorded
   // by RecordRejected as a rejected batch).
   void RecordStreamShed() { streams_shed_.Increment(); }
@@ -170,4 +169,4 @@ class ServerCounters : public ReportOutcomeSink {
 
 }  // namespace deniable::server
 
-#endif  // DENIABLE_SERVER_SERVICE_SERVER_COUNTERS_H_
+#endif  // DENIABLE_SERVER_CORE_SERVER_COUNTERS_H_

@@ -20,8 +20,8 @@
 // (docs/operations.md).
 //
 // Thread-safe.
-#ifndef DENIABLE_SERVER_SERVICE_ACCESS_LOG_H_
-#define DENIABLE_SERVER_SERVICE_ACCESS_LOG_H_
+#ifndef DENIABLE_SERVER_ACCESS_LOG_H_
+#define DENIABLE_SERVER_ACCESS_LOG_H_
 
 #include <cstdint>
 
@@ -52,4 +52,4 @@ void LogAccess(const AccessEntry& entry);
 
 }  // namespace deniable::server
 
-#endif  // DENIABLE_SERVER_SERVICE_ACCESS_LOG_H_
+#endif  // DENIABLE_SERVER_ACCESS_LOG_H_

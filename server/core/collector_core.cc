@@ -1,4 +1,4 @@
-#include "server/service/collector_core.h"
+#include "server/core/collector_core.h"
 
 #include <spdlog/spdlog.h>
 
@@ -45,6 +45,17 @@ void LogRejections(Transport transport, const v1::SubmitReportsResponse& respons
 
 }  // namespace
 
+thread_local int CollectorCore::Entry::depth_ = 0;
+
+bool StreamLimits::TryOpen() {
+  const int open = open_.fetch_add(1, std::memory_order_relaxed) + 1;
+  if (max_streams_ > 0 && open > max_streams_) {
+    open_.fetch_sub(1, std::memory_order_relaxed);
+    return false;
+  }
+  return true;
+}
+
 const char* TransportName(Transport transport) {
   return transport == Transport::kHttp ? "http" : "grpc";
 }
@@ -86,6 +97,7 @@ absl::StatusOr<Caller> CollectorCore::Authorize(absl::string_view method,
                                                 absl::string_view authorization,
                                                 absl::string_view peer,
                                                 std::optional<absl::string_view> import_header) {
+  const Entry entry(this);
   return policy_.Authorize(method, authorization, peer, import_header);
 }
 
@@ -95,11 +107,27 @@ absl::Status CollectorCore::AdmitReports(const Caller& caller, int64_t reports) 
 
 absl::StatusOr<v1::GetDesignResponse> CollectorCore::GetDesign(
     const v1::GetDesignRequest& request) {
+  const Entry entry(this);
   return DesignForDevice(registry_, request.metric());
+}
+
+void CollectorCore::SubmitReports(Transport transport, absl::string_view method,
+                                  const CallCredentials& credentials,
+                                  const v1::SubmitReportsRequest& request, SubmitDone done) {
+  const Entry entry(this);
+  absl::StatusOr<Caller> caller =
+      Authorize(method, credentials.authorization, credentials.peer, credentials.import_header);
+  if (!caller.ok()) {
+    RejectBatch(transport, caller.status(), request.reports_size(), /*rate_limited=*/false);
+    done(caller.status());
+    return;
+  }
+  SubmitReports(transport, *caller, request, std::move(done));
 }
 
 void CollectorCore::SubmitReports(Transport transport, const Caller& caller,
                                   const v1::SubmitReportsRequest& request, SubmitDone done) {
+  const Entry entry(this);
   if (absl::Status admitted = AdmitReports(caller, request.reports_size()); !admitted.ok()) {
     RejectBatch(transport, admitted, request.reports_size(), /*rate_limited=*/true);
     done(admitted);
@@ -129,23 +157,48 @@ void CollectorCore::SubmitAdmitted(Transport transport, const ReportCall& call,
 
 void CollectorCore::RejectBatch(Transport transport, const absl::Status& status, int64_t reports,
                                 bool rate_limited) {
+  const Entry entry(this);
   // The reason names a field and value, never a bit; no peer address is logged.
   spdlog::warn("event=batch_rejected{} reports={} code={} reason=\"{}\"", TransportField(transport),
                reports, absl::StatusCodeToString(status.code()), std::string(status.message()));
-  counters_.RecordRejected(static_cast<grpc::StatusCode>(ClientVisibleStatus(status).code()),
-                           reports, rate_limited);
+  counters_.RecordRejected(ClientVisibleStatus(status).code(), reports, rate_limited);
 }
 
-CollectorCore::Stream::Stream(CollectorCore* core, const ReportCall& call)
+CollectorCore::Stream::Stream(CollectorCore* core, const Caller& caller, std::string method,
+                              const CallCredentials& credentials, StreamLimits* limits)
     : core_(core),
-      call_(call),
-      stream_(&core->ingestor_, ReportStream::kMaxListedRejections, call.origin, call.token_id) {
+      caller_(caller),
+      call_(ReportCallOf(caller)),
+      method_(std::move(method)),
+      authorization_(credentials.authorization),
+      peer_(credentials.peer),
+      import_header_(credentials.import_header.has_value()
+                         ? std::optional<std::string>(*credentials.import_header)
+                         : std::nullopt),
+      limits_(limits),
+      stream_(&core->ingestor_, ReportStream::kMaxListedRejections, call_.origin, call_.token_id) {
   core_->counters_.RecordOpenStreams(1);
 }
 
-CollectorCore::Stream::~Stream() { core_->counters_.RecordOpenStreams(-1); }
+CollectorCore::Stream::~Stream() {
+  core_->counters_.RecordOpenStreams(-1);
+  if (limits_ != nullptr) limits_->Close();
+}
 
 absl::Status CollectorCore::Stream::Add(const v1::SubmitReportsRequest& message) {
+  const Entry entry(core_);
+  const int64_t reports = message.reports_size();
+  if (caller_.principal.has_value()) {
+    absl::StatusOr<Caller> still = core_->Authorize(method_, authorization_, peer_, import_header_);
+    if (!still.ok()) {
+      core_->RejectBatch(Transport::kGrpc, still.status(), reports, /*rate_limited=*/false);
+      return still.status();
+    }
+  }
+  if (absl::Status admitted = core_->AdmitReports(caller_, reports); !admitted.ok()) {
+    core_->RejectBatch(Transport::kGrpc, admitted, reports, /*rate_limited=*/true);
+    return admitted;
+  }
   absl::Status added = stream_.Add(message);
   if (!added.ok()) LogRejected(added);
   return added;
@@ -187,24 +240,33 @@ absl::StatusOr<v1::SubmitReportsResponse> CollectorCore::Stream::Finish() {
 void CollectorCore::Stream::LogRejected(const absl::Status& status) {
   spdlog::warn("event=stream_rejected code={} reason=\"{}\"",
                absl::StatusCodeToString(status.code()), std::string(status.message()));
-  core_->counters_.RecordRejected(static_cast<grpc::StatusCode>(ClientVisibleStatus(status).code()),
-                                  0, false);
+  core_->counters_.RecordRejected(ClientVisibleStatus(status).code(), 0, false);
 }
 
-std::unique_ptr<CollectorCore::Stream> CollectorCore::OpenStream(const ReportCall& call) {
-  return std::make_unique<Stream>(this, call);
+absl::StatusOr<std::unique_ptr<CollectorCore::Stream>> CollectorCore::OpenStream(
+    absl::string_view method, const CallCredentials& credentials, StreamLimits* limits) {
+  const Entry entry(this);
+  absl::StatusOr<Caller> caller =
+      Authorize(method, credentials.authorization, credentials.peer, credentials.import_header);
+  if (!caller.ok()) {
+    RejectBatch(Transport::kGrpc, caller.status(), 0, /*rate_limited=*/false);
+    return caller.status();
+  }
+  if (!limits->TryOpen()) return ShedStream(limits->max_streams(), limits->open_streams());
+  return std::make_unique<Stream>(this, *caller, std::string(method), credentials, limits);
 }
 
 absl::Status CollectorCore::ShedStream(int max_streams, int open_streams) {
   spdlog::warn("event=stream_shed open_streams={} code=RESOURCE_EXHAUSTED", open_streams);
   counters_.RecordStreamShed();
-  counters_.RecordRejected(grpc::StatusCode::RESOURCE_EXHAUSTED, 0, false);
+  counters_.RecordRejected(absl::StatusCode::kResourceExhausted, 0, false);
   return absl::ResourceExhaustedError(
       absl::StrCat("reports: too many open streams (the server's limit is ", max_streams,
                    "); retry later or use SubmitReports"));
 }
 
 absl::StatusOr<v1::Metric> CollectorCore::CreateMetric(const v1::CreateMetricRequest& request) {
+  const Entry entry(this);
   absl::StatusOr<v1::Metric> metric = registry_.Create(request);
   if (!metric.ok()) return metric;
   spdlog::info("event=metric_created metric={} design_version={} epsilon={}", metric->name(),
@@ -215,6 +277,7 @@ absl::StatusOr<v1::Metric> CollectorCore::CreateMetric(const v1::CreateMetricReq
 
 absl::StatusOr<v1::ListMetricsResponse> CollectorCore::ListMetrics(
     const v1::ListMetricsRequest& /*request*/) {
+  const Entry entry(this);
   DENIABLE_ASSIGN_OR_RETURN(std::vector<v1::Metric> metrics, registry_.List());
   v1::ListMetricsResponse response;
   for (v1::Metric& m : metrics) *response.add_metrics() = std::move(m);
@@ -223,6 +286,7 @@ absl::StatusOr<v1::ListMetricsResponse> CollectorCore::ListMetrics(
 
 absl::StatusOr<v1::Metric> CollectorCore::AddDesignVersion(
     const v1::AddDesignVersionRequest& request) {
+  const Entry entry(this);
   absl::StatusOr<v1::Metric> metric = registry_.AddVersion(request);
   if (!metric.ok()) return metric;
   spdlog::info("event=design_version_added metric={} design_version={} epsilon={}", metric->name(),
@@ -233,12 +297,14 @@ absl::StatusOr<v1::Metric> CollectorCore::AddDesignVersion(
 
 absl::StatusOr<v1::DeleteMetricResponse> CollectorCore::DeleteMetric(
     const v1::DeleteMetricRequest& request) {
+  const Entry entry(this);
   DENIABLE_RETURN_IF_ERROR(registry_.Delete(request.metric()));
   spdlog::warn("event=metric_deleted metric={}", request.metric());
   return v1::DeleteMetricResponse();
 }
 
 absl::StatusOr<v1::Metric> CollectorCore::SetRetention(const v1::SetRetentionRequest& request) {
+  const Entry entry(this);
   absl::StatusOr<v1::Metric> metric = registry_.SetRetention(request);
   if (!metric.ok()) return metric;
   spdlog::warn("event=retention_set metric={} retention_days={} retention_policy={}",
@@ -249,33 +315,40 @@ absl::StatusOr<v1::Metric> CollectorCore::SetRetention(const v1::SetRetentionReq
 
 absl::StatusOr<v1::Prevalence> CollectorCore::GetPrevalence(
     const v1::GetPrevalenceRequest& request) {
+  const Entry entry(this);
   return prevalence_.Get(request);
 }
 
 absl::StatusOr<v1::Series> CollectorCore::GetSeries(const v1::GetSeriesRequest& request) {
+  const Entry entry(this);
   return prevalence_.Series(request);
 }
 
 absl::StatusOr<v1::Difference> CollectorCore::GetDifference(
     const v1::GetDifferenceRequest& request) {
+  const Entry entry(this);
   return prevalence_.Difference(request);
 }
 
 absl::StatusOr<v1::DesignDescription> CollectorCore::DescribeDesign(
     const v1::DescribeDesignRequest& request) {
+  const Entry entry(this);
   return advisor_.Describe(request);
 }
 
 absl::StatusOr<v1::SurveyPlan> CollectorCore::PlanSurvey(const v1::PlanSurveyRequest& request) {
+  const Entry entry(this);
   return advisor_.Plan(request);
 }
 
 absl::StatusOr<v1::TopValues> CollectorCore::GetTopValues(const v1::GetTopValuesRequest& request) {
+  const Entry entry(this);
   return heavy_hitters_.Top(request);
 }
 
 absl::StatusOr<v1::TopValues> CollectorCore::GetFrequencies(
     const v1::GetFrequenciesRequest& request) {
+  const Entry entry(this);
   return heavy_hitters_.Frequencies(request);
 }
 
