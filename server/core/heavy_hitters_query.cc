@@ -16,7 +16,7 @@
 namespace deniable::server {
 namespace {
 
-constexpr int64_t kNoEnd = std::numeric_limits<int64_t>::max();
+constexpr int64_t kOpenEnd = std::numeric_limits<int64_t>::max();
 constexpr int kMaxCandidates = 10000;
 
 // The newest version's summed sketch of a metric over a range.
@@ -52,7 +52,7 @@ absl::StatusOr<SketchRead> ReadSketch(MetricRegistry& registry, Storage& storage
   read.version = read.metric->current().version;
   read.counters.assign(HeavyHittersCounterCount(read.design), 0);
   DENIABLE_ASSIGN_OR_RETURN(std::vector<CountRow> rows,
-                            storage.ReadCounts(read.metric->id, start, end == 0 ? kNoEnd : end));
+                            storage.ReadCounts(read.metric->id, start, end == 0 ? kOpenEnd : end));
   for (const CountRow& row : rows) {
     if (row.design_version != read.version) {
       read.older_reports += row.n;

@@ -15,7 +15,7 @@
 namespace deniable::server {
 namespace {
 
-constexpr char kSchema[] = R"sql(
+constexpr char kTokenSchema[] = R"sql(
 CREATE TABLE IF NOT EXISTS auth_tokens(
   id INTEGER PRIMARY KEY,
   hash BLOB NOT NULL UNIQUE,
@@ -49,7 +49,7 @@ absl::StatusOr<std::unique_ptr<SqliteTokenStore>> SqliteTokenStore::Open(const s
   // The token table lives in the collector's database: check (create, migrate) its schema, so
   // `tokens add` refuses a device store or a foreign file as the server does.
   DENIABLE_RETURN_IF_ERROR(EnsureCollectorSchema(store->db_, path));
-  DENIABLE_RETURN_IF_ERROR(SqliteExec(store->db_, kSchema));
+  DENIABLE_RETURN_IF_ERROR(SqliteExec(store->db_, kTokenSchema));
   return store;
 }
 

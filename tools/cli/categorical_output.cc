@@ -14,8 +14,6 @@
 namespace deniable::tools {
 namespace {
 
-std::string Percent(double share) { return absl::StrFormat("%.2f %%", 100.0 * share); }
-
 std::string Interval(double lower, double upper) {
   return absl::StrFormat("[%s, %s]", Percent(lower), Percent(upper));
 }

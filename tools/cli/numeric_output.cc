@@ -14,8 +14,6 @@
 namespace deniable::tools {
 namespace {
 
-std::string Percent(double share) { return absl::StrFormat("%.2f %%", 100.0 * share); }
-
 std::string Unit(const v1::NumericEstimate& e) { return e.unit().empty() ? "" : " " + e.unit(); }
 
 double Width(const v1::NumericEstimate& e) { return e.hi() - e.lo(); }

@@ -25,8 +25,6 @@ std::string DesignKind(const v1::Design& design) {
   return m.ok() ? (*m)->ToString() : "invalid design";
 }
 
-std::string Percent(double share) { return absl::StrFormat("%.2f %%", 100.0 * share); }
-
 }  // namespace
 
 const char* StatusCodeName(grpc::StatusCode code) {

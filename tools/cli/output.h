@@ -11,6 +11,7 @@
 #include <string>
 #include <utility>
 
+#include "absl/strings/str_format.h"
 #include "deniable/v1/metric.pb.h"
 #include "deniable/v1/query_service.pb.h"
 #include "tools/cli/survey_replay.h"
@@ -62,6 +63,8 @@ std::string NoClearChange(double lower, double upper);
 std::string TimeRangeLine(const char* label, const v1::Prevalence& prevalence);
 // Rows of suppressed buckets and groups print this word where the estimate would be.
 inline constexpr char kSuppressed[] = "suppressed";
+// A share in [0, 1] as a percentage with two decimals: 0.1234 -> "12.34 %".
+inline std::string Percent(double share) { return absl::StrFormat("%.2f %%", 100.0 * share); }
 // The figures of DescribeDesign; a categorical design's by FormatCategoricalDescription. With
 // central_n > 0 also the epsilon against an analyst who sees only the counts of that many reports
 // (CentralPrivacyLine), beside the local one.

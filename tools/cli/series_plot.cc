@@ -16,7 +16,7 @@ namespace deniable::tools {
 namespace {
 
 // Color map 0 entries used below (0 is the background).
-enum Color { kBackground = 0, kAxes = 1, kBand = 2, kLine = 3, kSuppressed = 4, kVersion = 5 };
+enum Color { kBackground = 0, kAxes = 1, kBand = 2, kLine = 3, kSuppressedColor = 4, kVersion = 5 };
 
 // PLplot calls exit() on an internal error unless a handler says otherwise; the arguments are
 // checked before plinit, so this is a last guard that keeps the CLI from dying silently.
@@ -135,7 +135,7 @@ bool DrawSuppressed(const v1::Series& series, double y_min, double y_span) {
     }
   }
   if (sx.empty()) return false;
-  plcol0(kSuppressed);
+  plcol0(kSuppressedColor);
   plpoin(static_cast<PLINT>(sx.size()), sx.data(), sy.data(), 6);  // open squares
   return true;
 }
@@ -210,7 +210,7 @@ absl::Status WriteSeriesPlot(const v1::Series& series, const std::string& path) 
   plscol0(kAxes, 40, 40, 40);
   plscol0(kBand, 190, 215, 240);
   plscol0(kLine, 31, 95, 170);
-  plscol0(kSuppressed, 150, 150, 150);
+  plscol0(kSuppressedColor, 150, 150, 150);
   plscol0(kVersion, 200, 60, 40);
   plinit();
   pladv(0);
