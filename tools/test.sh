@@ -19,6 +19,9 @@ fi
 cmake -S "$root" -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=Release -DCMAKE_CXX_FLAGS_RELEASE="-O2 -DNDEBUG" -DCMAKE_C_FLAGS_RELEASE="-O2 -DNDEBUG" -DDENIABLE_WERROR=ON \
   -DDENIABLE_BUILD_BENCH="${DENIABLE_BUILD_BENCH:-ON}" "${launcher[@]}"
 cmake --build "$build" -j"$(nproc)"
+# DENIABLE_BUILT_FILE: a file to create once the build is done (.ci/run: its image build then
+# takes its objects from this build's ccache, tests/docker/prebuild.sh).
+[ -z "${DENIABLE_BUILT_FILE:-}" ] || touch "$DENIABLE_BUILT_FILE"
 # Three test jobs per core: most tests wait on servers, browsers and timeouts. The CPU-heavy
 # ones count as two jobs and the longest start first (cmake/DeniableTestSchedule.cmake).
 ctest --test-dir "$build" -j"${DENIABLE_CTEST_JOBS:-$(( $(nproc) * 3 ))}" --output-on-failure

@@ -113,8 +113,10 @@ build_base_images() {
 build_image() {
   # docker/build.sh: the Dockerfile with the OCI labels' build args (version from CMake).
   BUILT_REVISION=$(git -C "$REPO" rev-parse HEAD)  # the label must name this commit
+  # SRC_DIR: compile at this checkout's path, as the host build does, so that the objects in a
+  # .ccache-seed/ (tests/docker/prebuild.sh) are hits.
   if ! DOCKER=$DOCKER DENIABLE_BUILD_JOBS="$JOBS" "$REPO/docker/build.sh" --progress=plain \
-       -t "$IMAGE" >"$OUT/build.log" 2>&1; then
+       --build-arg SRC_DIR="$REPO" -t "$IMAGE" >"$OUT/build.log" 2>&1; then
     tail -n 80 "$OUT/build.log" >&2
     fail "docker build failed (full log: $OUT/build.log)"
   fi
