@@ -109,9 +109,11 @@ const std::vector<CommandSpec>& Commands() {
        "--epsilon=E [--shares=PRIOR,...] | --range=LO,HI [--unit=U] [--mechanism=M] "
        "[--buckets=K | --bucket_edges=...] [--sampled_buckets=D] --epsilon=E | --metric=N) "
        "[--prior=PI] [--n=REPORTS]   (--design, --categories, --range: computed locally, no "
-       "server; --n: the shuffle-amplified epsilon for N reports)",
+       "server; --n: the shuffle-amplified epsilon for N reports; --design=heavy_hitters "
+       "[--epsilon=E] [--max_length=B]: PI is P(a device holds a given value))",
        {"design", "epsilon", "p", "q", "pi_b", "gamma", "categories", "shares", "metric", "prior",
-        "n", "range", "unit", "mechanism", "buckets", "bucket_edges", "sampled_buckets"}},
+        "n", "range", "unit", "mechanism", "buckets", "bucket_edges", "sampled_buckets",
+        "max_length"}},
       {"plan",
        "--design=D [design flags] --half_width=H [--prior=PI|-1] [--level] | --categories=Y,N,U,A "
        "[--design=k_rr|oue|olh|categorical] --epsilon=E --half_width=H [--shares=F,...] "

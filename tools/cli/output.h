@@ -21,7 +21,9 @@ namespace deniable::tools {
 const char* StatusCodeName(grpc::StatusCode code);
 // "two_coin (a = 0.75, b = 0.25), epsilon = 1.0986 nats"; "epsilon = infinite" with the warning.
 std::string FormatDesign(const v1::Design& design);
-// With categories (categorical_output.h) FormatDesign and FormatMetric show them.
+// With categories (categorical_output.h) FormatDesign and FormatMetric show them. A
+// heavy-hitters metric gets a "privacy" line (epsilon per report, e^eps, the posterior range at
+// a prior of 50 %; heavy_hitters_advice.h) and "memoized report per distinct value".
 std::string FormatMetric(const v1::Metric& metric);
 // A metric's retention in words: "keep forever", or "30 days, then drop reports, keep counts".
 std::string RetentionText(const v1::Metric& metric);
@@ -62,7 +64,9 @@ std::string NoClearChange(double lower, double upper);
 std::string TimeRangeLine(const char* label, const v1::Prevalence& prevalence);
 // Rows of suppressed buckets and groups print this word where the estimate would be.
 inline constexpr char kSuppressed[] = "suppressed";
-// The figures of DescribeDesign; a categorical design's by FormatCategoricalDescription. With
+// The figures of DescribeDesign; a categorical design's by FormatCategoricalDescription; a
+// heavy-hitters design's as epsilon per report with e^eps and the largest and smallest
+// P(holds v | report) (heavy_hitters_advice.h). With
 // central_n > 0 also the epsilon against an analyst who sees only the counts of that many reports
 // (CentralPrivacyLine), beside the local one.
 std::string FormatDesignDescription(const v1::DesignDescription& description);

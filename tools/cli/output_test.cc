@@ -7,7 +7,9 @@
 #include <limits>
 #include <string>
 
+#include "absl/strings/str_format.h"
 #include "deniable/common/shuffle.h"
+#include "deniable/convert/design_advice.h"
 
 namespace deniable::tools {
 namespace {
@@ -197,6 +199,54 @@ TEST(FormatMetric, ReportingOnceSaysOnce) {
   EXPECT_THAT(FormatMetric(m), Not(HasSubstr("86400")));
   m.set_reporting_once(false);
   EXPECT_THAT(FormatMetric(m), HasSubstr("report period   86400 s, "));
+}
+
+// A heavy-hitters metric as create-metric --design=heavy_hitters prints it (issue 40): what it
+// memoizes, its epsilon per report with the odds ratio, and the posterior range at 50 %.
+v1::Metric HeavyHittersMetric() {
+  v1::Metric m;
+  m.set_name("crash_sig");
+  m.set_reporting_period_seconds(86400);
+  m.set_randomization(v1::MEMOIZED);
+  v1::Design* d = m.mutable_design();
+  d->mutable_parameters()->mutable_heavy_hitters()->set_epsilon(std::log(3.0));
+  d->mutable_parameters()->mutable_heavy_hitters()->set_max_length(16);
+  d->mutable_parameters()->mutable_heavy_hitters()->set_salt(7);
+  d->set_version(1);
+  d->set_a(0.75);
+  d->set_b(0.25);
+  d->set_epsilon(std::log(3.0));
+  return m;
+}
+
+TEST(FormatMetric, HeavyHittersStatesItsPrivacyAndWhatItMemoizes) {
+  const std::string out = FormatMetric(HeavyHittersMetric());
+  EXPECT_THAT(out, Not(HasSubstr("memoized bit")));
+  EXPECT_THAT(out, HasSubstr("86400 s, memoized report per distinct value\n"));
+  // eps = ln 3: e^eps = 3; at a prior of 1/2 the posterior is 3/4 or 1/4.
+  EXPECT_THAT(out, HasSubstr("privacy         1.0986 nats per report (e^eps = 3.0000)"));
+  EXPECT_THAT(out, HasSubstr("P(holds it | report) is between 25.00 % and 75.00 %"));
+  EXPECT_THAT(out, HasSubstr("deniable design --metric=crash_sig"));
+}
+
+TEST(FormatDesignDescription, HeavyHittersPosteriorAndCentralEpsilon) {
+  v1::DescribeDesignRequest request;
+  request.set_prior(0.1);
+  request.set_n(100000);
+  const v1::DesignDescription d =
+      DescribeStoredDesign(request, HeavyHittersMetric().design(), {}).value();
+  const std::string out = FormatDesignDescription(d);
+  EXPECT_THAT(out, HasSubstr("1.0986 nats per report (e^eps = 3.0000)"));
+  // 0.1 * 3/4 / (0.1 * 3/4 + 0.9 * 1/4) = 25 %; 0.1 * 1/4 / (0.1 * 1/4 + 0.9 * 3/4) = 1/28.
+  EXPECT_THAT(out, HasSubstr("P(holds v | report), max    25.00 %"));
+  EXPECT_THAT(out, HasSubstr("P(holds v | report), min    3.57 %"));
+  EXPECT_THAT(out, Not(HasSubstr("P(yes | report yes)")));
+  const CentralPrivacy c =
+      AmplifiedEpsilon(std::log(3.0), std::exp(-std::log(3.0)), 100000, kDefaultCentralDelta)
+          .value();
+  EXPECT_THAT(out, HasSubstr(absl::StrFormat("central epsilon             %.4f nats at delta = "
+                                             "1e-06 for n = 100000 reports",
+                                             c.epsilon)));
 }
 
 // Issue 41: an anytime interval is labelled so, not by the fixed-n method it replaced.
