@@ -119,8 +119,11 @@ const std::vector<CommandSpec>& Commands() {
        "[--design=k_rr|oue|olh|categorical] --epsilon=E --half_width=H [--shares=F,...] "
        "[--simultaneous=sidak|bonferroni] [--level] [--window=day|week|month|once "
        "[--reports_per_device=R]] | --range=LO,HI [--unit=U] [--mechanism=M] [--buckets=K | "
-       "--bucket_edges=...] [--sampled_buckets=D] --epsilon=E --half_width=H   (computed "
-       "locally, no server; numeric: H in the unit for a mean, a share for a histogram)",
+       "--bucket_edges=...] [--sampled_buckets=D] --epsilon=E --half_width=H | "
+       "--design=heavy_hitters [--epsilon=E] [--max_length=B] --find_share=S "
+       "[--find_probability=0.9] [--level] [--max_prefixes=64]   (computed locally, no server; "
+       "numeric: H in the unit for a mean, a share for a histogram; heavy_hitters: the devices "
+       "needed to find a value held by a share S)",
        {"design",
         "epsilon",
         "p",
@@ -140,7 +143,11 @@ const std::vector<CommandSpec>& Commands() {
         "mechanism",
         "buckets",
         "bucket_edges",
-        "sampled_buckets"}},
+        "sampled_buckets",
+        "max_length",
+        "find_share",
+        "find_probability",
+        "max_prefixes"}},
       {"replay",
        "--metric=N --csv=F --column=C [--yes=V] [--label_columns=a,b] [--group_by=a] "
        "[--blank=no|skip] [--simultaneous=sidak|bonferroni] [--time_column=C [--time_format=F] | "

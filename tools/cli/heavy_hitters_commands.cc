@@ -17,17 +17,21 @@
 #include "absl/random/distributions.h"
 #include "absl/status/statusor.h"
 #include "absl/strings/escaping.h"
+#include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "absl/time/clock.h"
 #include "deniable/client/secure_bit_gen.h"
 #include "deniable/common/status_macros.h"
+#include "deniable/convert/heavy_hitters_advice.h"
 #include "deniable/convert/mechanism_convert.h"
 #include "deniable/v1/query_service.grpc.pb.h"
 #include "deniable/v1/report_service.pb.h"
+#include "google/protobuf/struct.pb.h"
 #include "tools/cli/cli_common.h"
 #include "tools/cli/cli_flags.h"
 #include "tools/cli/cli_parse.h"
+#include "tools/cli/output.h"
 #include "tools/cli/query_call.h"
 #include "tools/cli/survey_replay.h"
 
@@ -40,6 +44,11 @@ ABSL_FLAG(std::string, values_file, "",
 ABSL_FLAG(bool, estimation_group_only, false,
           "frequency: estimate from the held-out estimation group only: set it for values "
           "chosen by looking at this data (e.g. from `top`)");
+ABSL_FLAG(double, find_share, 0,
+          "plan (heavy_hitters): the share of devices holding a value that `top` should find, "
+          "in (0, 1), e.g. 0.02");
+ABSL_FLAG(double, find_probability, 0.9,
+          "plan (heavy_hitters): the probability of finding a value of --find_share, in (0, 1)");
 ABSL_FLAG(std::string, string_column, "",
           "replay: the column of a heavy-hitters metric's values (strings); one fresh device "
           "per row");
@@ -116,6 +125,49 @@ int Frequency() {
     return FailUsage("frequency needs --value=V or --values_file=F (one value per line)");
   }
   return Call("frequency", &v1::QueryService::Stub::GetFrequencies, request, &FormatTopValues);
+}
+
+int PlanHeavyHittersDesign(const v1::DesignParameters& design) {
+  if (!FlagGiven("find_share")) {
+    return FailUsage(
+        "--find_share: a heavy-hitters plan needs the share of devices holding a value that "
+        "`top` should find, in (0, 1) (e.g. --find_share=0.02)");
+  }
+  const double level = absl::GetFlag(FLAGS_level);
+  absl::StatusOr<HeavyHittersPlan> plan = PlanHeavyHitters(
+      design, absl::GetFlag(FLAGS_find_share), absl::GetFlag(FLAGS_find_probability), level,
+      absl::GetFlag(FLAGS_max_prefixes));
+  if (!plan.ok()) {
+    // The planner's fields under their flags' names.
+    std::string message(plan.status().message());
+    if (absl::StartsWith(message, "share")) {
+      message = "--find_" + message;
+    } else if (absl::StartsWith(message, "probability")) {
+      message = "--find_" + message;
+    } else if (absl::StartsWith(message, "confidence_level")) {
+      message = "--level: " + message;
+    } else if (absl::StartsWith(message, "max_prefixes")) {
+      message = "--" + message;
+    }
+    return FailUsage(message);
+  }
+  if (absl::GetFlag(FLAGS_json)) {
+    google::protobuf::Struct out;
+    auto& f = *out.mutable_fields();
+    f["mechanism"].set_string_value("heavy_hitters");
+    f["epsilon"].set_number_value(plan->epsilon);
+    f["maxLength"].set_number_value(plan->max_length);
+    f["share"].set_number_value(plan->share);
+    f["probability"].set_number_value(plan->probability);
+    f["confidenceLevel"].set_number_value(plan->confidence_level);
+    f["maxPrefixes"].set_number_value(plan->max_prefixes);
+    f["devicesNeeded"].set_number_value(static_cast<double>(plan->devices_needed));
+    f["assumption"].set_string_value(plan->assumption);
+    PrintJson(out);
+  } else {
+    std::cout << FormatHeavyHittersPlan(*plan);
+  }
+  return 0;
 }
 
 absl::StatusOr<ReplayStringsResult> ReplayStrings(const std::vector<std::string>& values,

@@ -461,6 +461,18 @@ std::string FormatPlan(const v1::SurveyPlan& p) {
   return out;
 }
 
+std::string FormatHeavyHittersPlan(const HeavyHittersPlan& p) {
+  return absl::StrFormat(
+      "design                      heavy_hitters (eps = %.4f nats per report, max_length = %d "
+      "bytes)\n"
+      "target                      a value held by %s of devices, found by `top` with "
+      "probability %.2f (simultaneous level %s %%, %d prefixes per level)\n"
+      "devices needed              %d, one value each\n"
+      "assumption                  %s\n",
+      p.epsilon, p.max_length, Percent(p.share), p.probability, LevelLabel(p.confidence_level),
+      p.max_prefixes, p.devices_needed, p.assumption);
+}
+
 std::string FormatReplay(const ReplayResult& result, const SurveySpec& spec,
                          const v1::Prevalence& p, const GroupTruth& truth) {
   const double share =

@@ -11,6 +11,7 @@
 #include <string>
 #include <utility>
 
+#include "deniable/convert/heavy_hitters_advice.h"
 #include "deniable/v1/metric.pb.h"
 #include "deniable/v1/query_service.pb.h"
 #include "tools/cli/survey_replay.h"
@@ -75,6 +76,9 @@ std::string FormatDesignDescription(const v1::DesignDescription& description);
 std::string CentralPrivacyLine(const v1::DesignDescription& description);
 // PlanSurvey's answer; a categorical design's by FormatCategoricalPlan.
 std::string FormatPlan(const v1::SurveyPlan& plan);
+// `deniable plan --design=heavy_hitters`: the devices needed to find a value of a share with a
+// probability (heavy_hitters_advice.h), with the design and the model's assumption.
+std::string FormatHeavyHittersPlan(const HeavyHittersPlan& plan);
 
 // Label value -> (respondents, true "yes"), known only to a replay of a survey.
 using GroupTruth = std::map<std::string, std::pair<int64_t, int64_t>>;

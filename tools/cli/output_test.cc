@@ -8,8 +8,11 @@
 #include <string>
 
 #include "absl/strings/str_format.h"
+#include "deniable/common/heavy_hitters.h"
+#include "deniable/common/heavy_hitters_estimate.h"
 #include "deniable/common/shuffle.h"
 #include "deniable/convert/design_advice.h"
+#include "deniable/convert/heavy_hitters_advice.h"
 
 namespace deniable::tools {
 namespace {
@@ -247,6 +250,24 @@ TEST(FormatDesignDescription, HeavyHittersPosteriorAndCentralEpsilon) {
   EXPECT_THAT(out, HasSubstr(absl::StrFormat("central epsilon             %.4f nats at delta = "
                                              "1e-06 for n = 100000 reports",
                                              c.epsilon)));
+}
+
+// `deniable plan --design=heavy_hitters --epsilon=4 --find_share=0.05` (issue 40): the common
+// planner's devices, the target and the assumption.
+TEST(FormatHeavyHittersPlan, StatesDevicesNeededForTheShare) {
+  v1::DesignParameters design;
+  design.mutable_heavy_hitters()->set_epsilon(4);
+  const HeavyHittersPlan plan = PlanHeavyHitters(design, 0.05, 0.9, 0, 0).value();
+  HeavyHittersDesign d;
+  d.epsilon = 4;
+  const int64_t devices = HeavyHittersDevicesNeeded(d, 0.05, 0.9, {}).value();
+  const std::string out = FormatHeavyHittersPlan(plan);
+  EXPECT_THAT(
+      out, HasSubstr(absl::StrFormat("devices needed              %d, one value each\n", devices)));
+  EXPECT_THAT(out, HasSubstr("a value held by 5.00 % of devices, found by `top` with probability "
+                             "0.90 (simultaneous level 95 %, 64 prefixes per level)"));
+  EXPECT_THAT(out, HasSubstr("eps = 4.0000 nats per report, max_length = 32 bytes"));
+  EXPECT_THAT(out, HasSubstr("section 11.4"));
 }
 
 // Issue 41: an anytime interval is labelled so, not by the fixed-n method it replaced.
