@@ -4,6 +4,7 @@
 #include <cstdint>
 #include <limits>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -12,6 +13,7 @@
 #include "deniable/common/heavy_hitters_estimate.h"
 #include "deniable/common/heavy_hitters_mechanism.h"
 #include "deniable/common/status_macros.h"
+#include "server/core/window_selection.h"
 
 namespace deniable::server {
 namespace {
@@ -27,6 +29,17 @@ struct SketchRead {
   std::vector<int64_t> counters;  // the HeavyHittersCounterCount sums (without n)
   int64_t older_reports = 0;
 };
+
+// The window form of a selection (window_selection.h): exactly one whole UTC day, ISO week or
+// calendar month of a metric whose devices send window flags is read from the window's first
+// reports, each device once; a reporting_once metric's reports are its devices'. nullopt: every
+// report in the range (the period form). Several whole windows keep the period form: summing
+// windows would count a device once per window, its memoized report repeated.
+std::optional<WindowChoice> SketchWindow(const MetricInfo& metric, int64_t start, int64_t end) {
+  std::optional<WindowChoice> choice = ChooseWindow(metric, start, end);
+  if (choice.has_value() && !choice->once && choice->windows != 1) return std::nullopt;
+  return choice;
+}
 
 absl::StatusOr<SketchRead> ReadSketch(MetricRegistry& registry, Storage& storage,
                                       const std::string& name, int64_t start, int64_t end) {
@@ -53,12 +66,15 @@ absl::StatusOr<SketchRead> ReadSketch(MetricRegistry& registry, Storage& storage
   read.counters.assign(HeavyHittersCounterCount(read.design), 0);
   DENIABLE_ASSIGN_OR_RETURN(std::vector<CountRow> rows,
                             storage.ReadCounts(read.metric->id, start, end == 0 ? kNoEnd : end));
+  const std::optional<WindowChoice> window = SketchWindow(*read.metric, start, end);
   for (const CountRow& row : rows) {
+    const bool firsts = window.has_value() && !window->once;
+    const CountRow::Firsts* f = firsts ? &row.firsts[static_cast<size_t>(window->kind)] : nullptr;
     if (row.design_version != read.version) {
-      read.older_reports += row.n;
+      read.older_reports += firsts ? f->n : row.n;
       continue;
     }
-    for (const auto& [j, count] : row.counters) {
+    for (const auto& [j, count] : firsts ? f->counters : row.counters) {
       if (j >= read.counters.size()) {
         return absl::DataLossError(absl::StrCat("metric \"", name, "\": a count row holds counter ",
                                                 j, " past the design's ", read.counters.size()));

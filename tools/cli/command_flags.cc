@@ -96,14 +96,17 @@ const std::vector<CommandSpec>& Commands() {
        "days before)",
        {"metric", "start", "end", "metric2", "start2", "end2", "level", "combination"}},
       {"top",
-       "--metric=N [--start=T] [--end=T] [--level=0.95] [--max_prefixes=64]   (a heavy-hitters "
-       "metric: its most frequent values with intervals and the detection threshold; T as for "
-       "prevalence)",
-       {"metric", "start", "end", "level", "max_prefixes"}},
+       "--metric=N [--start=T] [--end=T | --window=day|week|month] [--level=0.95] "
+       "[--max_prefixes=64]   (a heavy-hitters metric: its most frequent values with intervals "
+       "and the detection threshold; T as for prevalence; --window: the whole UTC day, ISO week "
+       "or month holding --start (default now), each device counted once)",
+       {"metric", "start", "end", "level", "max_prefixes", "window"}},
       {"frequency",
        "--metric=N (--value=V | --values_file=F) [--estimation_group_only] [--start=T] [--end=T] "
-       "[--level=0.95]   (a heavy-hitters metric: the shares of given values)",
-       {"metric", "value", "values_file", "estimation_group_only", "start", "end", "level"}},
+       "[--window=day|week|month] [--level=0.95]   (a heavy-hitters metric: the shares of "
+       "given values)",
+       {"metric", "value", "values_file", "estimation_group_only", "start", "end", "level",
+        "window"}},
       {"design",
        "(--design=D [design flags] | --categories=Y,N,U,A [--design=k_rr|oue|olh|categorical] "
        "--epsilon=E [--shares=PRIOR,...] | --range=LO,HI [--unit=U] [--mechanism=M] "

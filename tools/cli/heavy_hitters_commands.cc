@@ -7,6 +7,7 @@
 #include <algorithm>
 #include <cstdio>
 #include <fstream>
+#include <functional>
 #include <iostream>
 #include <map>
 #include <memory>
@@ -97,20 +98,48 @@ std::string FormatTopValues(const v1::TopValues& t) {
   return out;
 }
 
+namespace {
+
+// --window=day|week|month: the range becomes that whole window (CalendarWindowRange), which the
+// collector counts by devices; a usage error message, or empty.
+template <typename Request>
+std::string SetRange(Request* request) {
+  if (const std::string usage = SetMetricRangeLevel(request); !usage.empty()) return usage;
+  if (!FlagGiven("window")) return "";
+  absl::StatusOr<TimeWindow> window =
+      CalendarWindowRange(absl::GetFlag(FLAGS_window), TimeFlags(), absl::Now());
+  if (!window.ok()) return std::string(window.status().message());
+  request->set_start_time_seconds(window->start_seconds);
+  request->set_end_time_seconds(window->end_seconds);
+  return "";
+}
+
+// Under the table of a --window query: how devices were counted.
+template <typename Request>
+std::function<int(const v1::TopValues&)> WindowNote(const Request& request) {
+  if (!FlagGiven("window")) return nullptr;
+  const int64_t start = request.start_time_seconds();
+  return [start](const v1::TopValues&) {
+    if (!absl::GetFlag(FLAGS_json)) {
+      std::cout << HeavyHittersWindowLine(absl::GetFlag(FLAGS_window), start);
+    }
+    return 0;
+  };
+}
+
+}  // namespace
+
 int Top() {
   v1::GetTopValuesRequest request;
-  if (const std::string usage = SetMetricRangeLevel(&request); !usage.empty()) {
-    return FailUsage(usage);
-  }
+  if (const std::string usage = SetRange(&request); !usage.empty()) return FailUsage(usage);
   request.set_max_prefixes(absl::GetFlag(FLAGS_max_prefixes));
-  return Call("top", &v1::QueryService::Stub::GetTopValues, request, &FormatTopValues);
+  return Call("top", &v1::QueryService::Stub::GetTopValues, request, &FormatTopValues,
+              WindowNote(request));
 }
 
 int Frequency() {
   v1::GetFrequenciesRequest request;
-  if (const std::string usage = SetMetricRangeLevel(&request); !usage.empty()) {
-    return FailUsage(usage);
-  }
+  if (const std::string usage = SetRange(&request); !usage.empty()) return FailUsage(usage);
   request.set_estimation_group_only(absl::GetFlag(FLAGS_estimation_group_only));
   if (FlagGiven("value")) request.add_values(absl::GetFlag(FLAGS_value));
   if (const std::string file = absl::GetFlag(FLAGS_values_file); !file.empty()) {
@@ -124,7 +153,8 @@ int Frequency() {
   if (request.values_size() == 0) {
     return FailUsage("frequency needs --value=V or --values_file=F (one value per line)");
   }
-  return Call("frequency", &v1::QueryService::Stub::GetFrequencies, request, &FormatTopValues);
+  return Call("frequency", &v1::QueryService::Stub::GetFrequencies, request, &FormatTopValues,
+              WindowNote(request));
 }
 
 int PlanHeavyHittersDesign(const v1::DesignParameters& design) {

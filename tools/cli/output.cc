@@ -6,6 +6,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "absl/time/time.h"
+#include "deniable/common/calendar_windows.h"
 #include "deniable/common/design.h"
 #include "deniable/common/shuffle.h"
 #include "deniable/convert/design_advice.h"
@@ -459,6 +460,16 @@ std::string FormatPlan(const v1::SurveyPlan& p) {
   }
   absl::StrAppend(&out, DevicesLine(p));
   return out;
+}
+
+std::string HeavyHittersWindowLine(const std::string& window, int64_t start) {
+  const std::string date = UtcDate(start);
+  const std::string which = window == "month"  ? absl::StrCat("the month of ", date.substr(0, 7))
+                            : window == "week" ? absl::StrCat("the week of ", date)
+                                               : absl::StrCat("the day ", date);
+  return absl::StrCat("counted: the devices active in ", which,
+                      " (UTC), each once, at its first report in it (a metric created with "
+                      "--nowindow_flags counts every report)\n");
 }
 
 std::string FormatHeavyHittersPlan(const HeavyHittersPlan& p) {

@@ -76,6 +76,10 @@ std::string FormatDesignDescription(const v1::DesignDescription& description);
 std::string CentralPrivacyLine(const v1::DesignDescription& description);
 // PlanSurvey's answer; a categorical design's by FormatCategoricalPlan.
 std::string FormatPlan(const v1::SurveyPlan& plan);
+// The line `top --window=W` and `frequency --window=W` print under the table: the window of the
+// range [start, ...) (W = day, week or month) and that each device active in it was counted once,
+// at its first report in it (heavy_hitters_query.h).
+std::string HeavyHittersWindowLine(const std::string& window, int64_t start);
 // `deniable plan --design=heavy_hitters`: the devices needed to find a value of a share with a
 // probability (heavy_hitters_advice.h), with the design and the model's assumption.
 std::string FormatHeavyHittersPlan(const HeavyHittersPlan& plan);

@@ -270,6 +270,13 @@ TEST(FormatHeavyHittersPlan, StatesDevicesNeededForTheShare) {
   EXPECT_THAT(out, HasSubstr("section 11.4"));
 }
 
+TEST(HeavyHittersWindowLine, NamesTheWindowAndHowDevicesWereCounted) {
+  EXPECT_THAT(HeavyHittersWindowLine("day", 1796169600),
+              HasSubstr("counted: the devices active in the day 2026-12-02 (UTC), each once"));
+  EXPECT_THAT(HeavyHittersWindowLine("week", 1795996800), HasSubstr("the week of 2026-11-30"));
+  EXPECT_THAT(HeavyHittersWindowLine("month", 1793491200), HasSubstr("the month of 2026-11 "));
+}
+
 // Issue 41: an anytime interval is labelled so, not by the fixed-n method it replaced.
 TEST(FormatPrevalenceTest, NamesAnAnytimeInterval) {
   v1::Prevalence p;
