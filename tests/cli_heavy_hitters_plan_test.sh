@@ -1,14 +1,15 @@
 #!/usr/bin/env bash
-# Issue 40's privacy figures and planner for heavy-hitters designs with the real binary, without a
-# server: `deniable design --design=heavy_hitters` (epsilon and e^eps, the posterior bounds for a
-# candidate, the central epsilon with the clone probability e^-eps) and `plan
-# --design=heavy_hitters --find_share` (table and --json), bad input exiting 2 naming the flag.
-# Usage: cli_heavy_hitters_plan_test.sh CLI_BINARY
+# Issue 40's privacy figures, planner and window counting for heavy-hitters metrics with the real
+# binaries. Without a server: `deniable design --design=heavy_hitters` (epsilon and e^eps, the
+# posterior bounds for a candidate, the central epsilon with the clone probability e^-eps) and
+# `plan --design=heavy_hitters --find_share` (table and --json), bad input exiting 2 naming the
+# flag. With one: create-metric's privacy line and wording, `design --metric`, and `top
+# --window=day` counting the replayed devices once.
+# Usage: cli_heavy_hitters_plan_test.sh SERVER_BINARY CLI_BINARY
 set -euo pipefail
-cli_bin=$1
-work=$(mktemp -d)
-trap 'rm -rf "$work"' EXIT
-cd "$work"
+. "$(dirname "$0")/lib/server.sh"
+server_bin=$1 cli_bin=$2
+enter_work_dir
 unset DENIABLE_TOKEN DENIABLE_TARGET || true
 ln3=1.0986122886681098
 
@@ -59,4 +60,35 @@ expect_usage --find_probability "${cli[@]}" plan --design=heavy_hitters --find_s
 expect_usage --max_prefixes "${cli[@]}" plan --design=heavy_hitters --find_share=0.05 \
   --max_prefixes=5000
 expect_usage --level "${cli[@]}" plan --design=heavy_hitters --find_share=0.05 --level=1
+
+# The server: create-metric's figures, design --metric, and a whole day counted by devices.
+"$server_bin" --listen=127.0.0.1:0 --http_listen=127.0.0.1:0 --db=deniable.db >server.log 2>&1 &
+server_pid=$!
+port=$(wait_for_port server.log "$server_pid")
+cli=("$cli_bin" --target="127.0.0.1:$port")
+expect_exit 0 "${cli[@]}" create-metric --name=sig --design=heavy_hitters --epsilon=4 \
+  --max_length=8
+grep -q "memoized report per distinct value" out.txt
+if grep -q "memoized bit" out.txt; then cat out.txt; exit 1; fi
+grep -q "privacy         4.0000 nats per report (e^eps = 54.5982)" out.txt
+# 1 / (1 + e^-4) = 98.20 % and 1 / (1 + e^4) = 1.80 % from an even prior.
+grep -q "P(holds it | report) is between 1.80 % and 98.20 %" out.txt
+expect_exit 0 "${cli[@]}" design --metric=sig --prior=0.01 --n=100000
+grep -q "4.0000 nats per report (e^eps = 54.5982)" out.txt
+grep -q "P(holds v | report), max    35.55 %" out.txt  # 0.01 / (0.01 + 0.99 e^-4)
+grep -q "central epsilon             0.1700 nats at delta = 1e-06 for n = 100000 reports" out.txt
+{
+  echo "sig"
+  for i in $(seq 1 1500); do echo "alpha"; done
+  for i in $(seq 1 500); do echo "beta$((i % 50))"; done
+} >sig.csv
+expect_exit 0 "${cli[@]}" replay --metric=sig --csv=sig.csv --string_column=sig
+grep -q "2000 devices reported 51 distinct values" err.txt
+# Today's UTC day: every replayed row is a fresh device, counted once at its first report.
+expect_exit 0 "${cli[@]}" top --metric=sig --window=day --json
+grep -q '"devices": "2000"' out.txt
+expect_exit 0 "${cli[@]}" frequency --metric=sig --value=alpha --window=day
+grep -q "2000 devices" out.txt
+grep -q "counted: the devices active in the day $(date -u +%F) (UTC), each once" out.txt
+expect_usage --end "${cli[@]}" top --metric=sig --window=day --end=now
 echo "cli_heavy_hitters_plan: ok"

@@ -28,7 +28,20 @@ struct SketchRead {
   uint32_t version = 0;
   std::vector<int64_t> counters;  // the HeavyHittersCounterCount sums (without n)
   int64_t older_reports = 0;
+  bool window_firsts = false;  // read from one window's first reports
 };
+
+// The error of an answer, naming the metric, and for the window form how reports were counted.
+absl::Status AnswerError(const absl::Status& status, const std::string& metric,
+                         const SketchRead& read) {
+  return absl::Status(
+      status.code(),
+      absl::StrCat("metric \"", metric, "\": ", status.message(),
+                   read.window_firsts
+                       ? " (this range is one whole calendar window: only each device's first "
+                         "report in it counts, and reports without window flags do not)"
+                       : ""));
+}
 
 // The window form of a selection (window_selection.h): exactly one whole UTC day, ISO week or
 // calendar month of a metric whose devices send window flags is read from the window's first
@@ -67,6 +80,7 @@ absl::StatusOr<SketchRead> ReadSketch(MetricRegistry& registry, Storage& storage
   DENIABLE_ASSIGN_OR_RETURN(std::vector<CountRow> rows,
                             storage.ReadCounts(read.metric->id, start, end == 0 ? kNoEnd : end));
   const std::optional<WindowChoice> window = SketchWindow(*read.metric, start, end);
+  read.window_firsts = window.has_value() && !window->once;
   for (const CountRow& row : rows) {
     const bool firsts = window.has_value() && !window->once;
     const CountRow::Firsts* f = firsts ? &row.firsts[static_cast<size_t>(window->kind)] : nullptr;
@@ -135,10 +149,7 @@ absl::StatusOr<v1::TopValues> HeavyHittersQuery::Top(const v1::GetTopValuesReque
   DENIABLE_ASSIGN_OR_RETURN(HeavyHittersSketch sketch,
                             HeavyHittersSketch::FromCounters(read.design, read.counters));
   absl::StatusOr<HeavyHittersAnswer> answer = DiscoverHeavyHitters(sketch, options);
-  if (!answer.ok()) {
-    return absl::Status(answer.status().code(), absl::StrCat("metric \"", request.metric(),
-                                                             "\": ", answer.status().message()));
-  }
+  if (!answer.ok()) return AnswerError(answer.status(), request.metric(), read);
   return ToProto(read, *answer);
 }
 
@@ -163,10 +174,7 @@ absl::StatusOr<v1::TopValues> HeavyHittersQuery::Frequencies(
   DENIABLE_ASSIGN_OR_RETURN(HeavyHittersSketch sketch,
                             HeavyHittersSketch::FromCounters(read.design, read.counters));
   absl::StatusOr<HeavyHittersAnswer> answer = EstimateFrequencies(sketch, candidates, options);
-  if (!answer.ok()) {
-    return absl::Status(answer.status().code(), absl::StrCat("metric \"", request.metric(),
-                                                             "\": ", answer.status().message()));
-  }
+  if (!answer.ok()) return AnswerError(answer.status(), request.metric(), read);
   return ToProto(read, *answer);
 }
 

@@ -236,6 +236,18 @@ TEST_F(HeavyHittersQueryTest, AWholeDayCountsEachDeviceOnce) {
   ASSERT_TRUE(share.ok()) << share.status();
   EXPECT_EQ(share->devices(), 30000);
   EXPECT_NEAR(beta(*share).share(), 0.10, 0.05) << share->ShortDebugString();
+  // A day with reports but none flagged first in it says why it has none to count.
+  top.set_start_time_seconds(kNow);
+  top.set_end_time_seconds(kNow + 86400);
+  v1::SubmitReportsRequest unflagged;
+  v1::Report* r = unflagged.add_reports();
+  r->set_metric("sig");
+  r->set_design_version(1);
+  r->set_report_id(std::string(16, 'u'));
+  r->set_event_time_seconds(kNow);  // 00:00 UTC of the next day, no window flags
+  WireAnswerToProto(*mechanism->RandomizeString("alpha", 0, draws), r);
+  Submit(&unflagged);
+  EXPECT_THAT(query_.Top(top).status().message(), HasSubstr("reports without window flags do not"));
 }
 
 TEST_F(HeavyHittersQueryTest, RefusalsNameTheField) {

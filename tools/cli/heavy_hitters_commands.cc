@@ -240,6 +240,11 @@ absl::StatusOr<ReplayStringsResult> ReplayStrings(const std::vector<std::string>
     report->set_design_version(design.design().version());
     report->set_design_fingerprint(design.design_fingerprint());
     report->set_event_time_seconds(now);
+    // A fresh device's only report is its first in its day, week and month: a whole-window
+    // `top --window` counts every row once, as it counts an SDK's devices.
+    report->mutable_window_firsts()->set_day(true);
+    report->mutable_window_firsts()->set_week(true);
+    report->mutable_window_firsts()->set_month(true);
     std::string id(16, '\0');
     for (char& c : id) c = static_cast<char>(absl::Uniform<uint32_t>(gen, 0, 256));
     report->set_report_id(id);
