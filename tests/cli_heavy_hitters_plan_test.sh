@@ -89,6 +89,7 @@ expect_exit 0 "${cli[@]}" top --metric=sig --window=day --json
 grep -q '"devices": "2000"' out.txt
 expect_exit 0 "${cli[@]}" frequency --metric=sig --value=alpha --window=day
 grep -q "2000 devices" out.txt
+grep -q "^central epsilon " out.txt  # the shuffle bound of the answer's 2000 reports
 grep -q "counted: the devices active in the day $(date -u +%F) (UTC), each once" out.txt
 expect_usage --end "${cli[@]}" top --metric=sig --window=day --end=now
 echo "cli_heavy_hitters_plan: ok"

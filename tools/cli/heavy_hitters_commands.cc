@@ -77,6 +77,7 @@ std::string FormatTopValues(const v1::TopValues& t) {
                         "detection threshold %.2f%%: a value with a smaller share may be missed "
                         "(found with probability 0.9 at this share)\n",
                         100 * t.detection_threshold());
+  out += HeavyHittersCentralLine(t);
   if (t.values_size() == 0) {
     out += "no value found above the noise\n";
     return out;

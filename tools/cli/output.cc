@@ -472,6 +472,23 @@ std::string HeavyHittersWindowLine(const std::string& window, int64_t start) {
                       "--nowindow_flags counts every report)\n");
 }
 
+std::string HeavyHittersCentralLine(const v1::TopValues& top) {
+  if (top.devices() <= 0 || top.devices() > kMaxDescribedReports || !(top.epsilon() > 0)) {
+    return "";
+  }
+  absl::StatusOr<CentralPrivacy> c = AmplifiedEpsilon(
+      top.epsilon(), GenericCloneProbability(top.epsilon()), top.devices(), kDefaultCentralDelta);
+  if (!c.ok()) return "";
+  if (!c->amplified) {
+    return absl::StrFormat("central epsilon = local epsilon %.4f nats: %s\n", c->epsilon, c->note);
+  }
+  return absl::StrFormat(
+      "central epsilon %.4f nats at delta = %g over these %d reports (one per device in a "
+      "whole-window range), against an analyst who sees only counts (local: %.4f nats per "
+      "report, against the operator)\n",
+      c->epsilon, c->delta, top.devices(), top.epsilon());
+}
+
 std::string FormatHeavyHittersPlan(const HeavyHittersPlan& p) {
   return absl::StrFormat(
       "design                      heavy_hitters (eps = %.4f nats per report, max_length = %d "

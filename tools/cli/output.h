@@ -80,6 +80,11 @@ std::string FormatPlan(const v1::SurveyPlan& plan);
 // range [start, ...) (W = day, week or month) and that each device active in it was counted once,
 // at its first report in it (heavy_hitters_query.h).
 std::string HeavyHittersWindowLine(const std::string& window, int64_t start);
+// The shuffle-amplified epsilon of a top or frequency answer (docs/statistics.md section 11.6):
+// AmplifiedEpsilon(epsilon, e^-epsilon, devices, 1e-6) over the answer's reports, against an
+// analyst who sees only the sketch counts; "= local epsilon" with the reason when the bound gives
+// no gain; empty without reports or above kMaxDescribedReports (the bound's cost).
+std::string HeavyHittersCentralLine(const v1::TopValues& top);
 // `deniable plan --design=heavy_hitters`: the devices needed to find a value of a share with a
 // probability (heavy_hitters_advice.h), with the design and the model's assumption.
 std::string FormatHeavyHittersPlan(const HeavyHittersPlan& plan);

@@ -270,6 +270,25 @@ TEST(FormatHeavyHittersPlan, StatesDevicesNeededForTheShare) {
   EXPECT_THAT(out, HasSubstr("section 11.4"));
 }
 
+// `top` and `frequency` answers (issue 40): the central epsilon of their reports by the shuffle
+// bound with the clone probability e^-eps.
+TEST(HeavyHittersCentralLine, IsTheShuffleBoundOfTheAnswersReports) {
+  v1::TopValues top;
+  top.set_epsilon(4);
+  top.set_devices(100000);
+  const CentralPrivacy c =
+      AmplifiedEpsilon(4, std::exp(-4.0), 100000, kDefaultCentralDelta).value();
+  EXPECT_THAT(HeavyHittersCentralLine(top),
+              HasSubstr(absl::StrFormat("central epsilon %.4f nats at delta = 1e-06 over these "
+                                        "100000 reports",
+                                        c.epsilon)));
+  EXPECT_THAT(HeavyHittersCentralLine(top), HasSubstr("0.1700 nats"));
+  top.set_devices(20);
+  EXPECT_THAT(HeavyHittersCentralLine(top), HasSubstr("central epsilon = local epsilon 4.0000"));
+  top.set_devices(0);
+  EXPECT_EQ(HeavyHittersCentralLine(top), "");
+}
+
 TEST(HeavyHittersWindowLine, NamesTheWindowAndHowDevicesWereCounted) {
   EXPECT_THAT(HeavyHittersWindowLine("day", 1796169600),
               HasSubstr("counted: the devices active in the day 2026-12-02 (UTC), each once"));
