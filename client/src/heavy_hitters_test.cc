@@ -110,6 +110,27 @@ TEST_F(HeavyHittersReportTest, SendsOneSketchBitTheCollectorAccepts) {
   EXPECT_DOUBLE_EQ(ledger.epsilon_spent, SmallDesign().epsilon);
 }
 
+// Strings carry the window flags as every kind does (issue 40): the device's first report of the
+// metric in its day, week and month, whatever the value, so a whole-window `top` counts each
+// device once (docs/statistics.md section 11.7).
+TEST_F(HeavyHittersReportTest, StringReportsCarryTheWindowFlags) {
+  auto reporter = MakeMemo();
+  ASSERT_TRUE(reporter->ReportString("m", "a").ok());  // Tue 2023-11-14 22:33 UTC
+  clock_.Advance(absl::Hours(1));
+  ASSERT_TRUE(reporter->ReportString("m", "b").ok());  // the same day, another value
+  clock_.Advance(absl::Hours(1));
+  ASSERT_TRUE(reporter->ReportString("m", "a").ok());  // Wed 00:33: a new day, same week
+  ASSERT_TRUE(reporter->Flush().ok());
+  std::vector<std::string> flags;
+  for (const v1::Report& r : transport_->SentReports()) {
+    ASSERT_TRUE(r.has_window_firsts());
+    flags.push_back(std::string(r.window_firsts().day() ? "d" : ".") +
+                    (r.window_firsts().week() ? "w" : ".") +
+                    (r.window_firsts().month() ? "m" : "."));
+  }
+  EXPECT_EQ(flags, (std::vector<std::string>{"dwm", "...", "d.."}));
+}
+
 TEST_F(HeavyHittersReportTest, GroupIsDrawnOncePerDesignAndSurvivesARestart) {
   std::optional<uint32_t> group;
   {

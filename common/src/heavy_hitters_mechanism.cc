@@ -8,6 +8,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "deniable/common/privacy.h"
+#include "deniable/common/shuffle.h"
 #include "deniable/common/status_macros.h"
 
 namespace deniable {
@@ -45,7 +46,10 @@ Channel HeavyHittersMechanism::ChannelOf(int j) const {
 }
 
 double HeavyHittersMechanism::CloneProbability() const {
-  return 2.0 / (std::exp(design_.epsilon) + 1.0);
+  // Two distinct values can share a Hadamard entry at a report's place (the same cell, or two
+  // cells agreeing at the coefficient) while a third's differs: R(x) = (1 - a) P against
+  // R(x0) + R(x1) = 2 a P, so gamma = (1 - a) / a = e^-eps, the general bound.
+  return GenericCloneProbability(design_.epsilon);
 }
 
 absl::StatusOr<WireAnswer> HeavyHittersMechanism::Randomize(int32_t value, Draws& draws) const {

@@ -21,6 +21,8 @@
 #include "deniable/common/status_macros.h"
 #include "deniable/convert/categorical_convert.h"
 #include "deniable/convert/design_convert.h"
+#include "deniable/convert/heavy_hitters_advice.h"
+#include "deniable/convert/heavy_hitters_convert.h"
 #include "deniable/convert/numeric_advice.h"
 
 namespace deniable {
@@ -260,6 +262,13 @@ absl::StatusOr<v1::DesignDescription> DescribeDesign(const v1::DescribeDesignReq
     return absl::InvalidArgumentError("design, metric: set one of them");
   }
   if (request.design().has_numeric()) return DescribeNumericParameters(request);
+  if (request.design().has_heavy_hitters()) {
+    DENIABLE_ASSIGN_OR_RETURN(HeavyHittersDesign design,
+                              HeavyHittersDesignFromProto(request.design(), "design"));
+    v1::Design wire;
+    HeavyHittersDesignToProto(design, 0, &wire);
+    return DescribeHeavyHittersDesign(request, wire);
+  }
   if (request.has_range()) {
     return absl::InvalidArgumentError("range: only for a numeric design (design.numeric)");
   }
@@ -283,6 +292,7 @@ absl::StatusOr<v1::DesignDescription> DescribeStoredDesign(
     const v1::DescribeDesignRequest& request, const v1::Design& wire,
     std::span<const std::string> categories) {
   DENIABLE_RETURN_IF_ERROR(ValidateDescribeRequest(request));
+  if (wire.parameters().has_heavy_hitters()) return DescribeHeavyHittersDesign(request, wire);
   v1::DesignDescription out;
   *out.mutable_design() = wire;
   std::optional<CategoricalDesign> categorical;
@@ -327,6 +337,12 @@ namespace {
 // The plan in reports (PlanSurvey without a window).
 absl::StatusOr<v1::SurveyPlan> PlanReports(const v1::PlanSurveyRequest& request) {
   if (request.design().has_numeric()) return PlanNumericSurvey(request);
+  if (request.design().has_heavy_hitters()) {
+    return absl::InvalidArgumentError(
+        "design.heavy_hitters: a heavy-hitters design is planned by the share to find and the "
+        "probability of finding it, not by half_width (deniable plan --design=heavy_hitters "
+        "--find_share=S [--find_probability=P])");
+  }
   if (request.has_range()) {
     return absl::InvalidArgumentError("range: only for a numeric design (design.numeric)");
   }

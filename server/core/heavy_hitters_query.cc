@@ -4,6 +4,7 @@
 #include <cstdint>
 #include <limits>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -12,6 +13,7 @@
 #include "deniable/common/heavy_hitters_estimate.h"
 #include "deniable/common/heavy_hitters_mechanism.h"
 #include "deniable/common/status_macros.h"
+#include "server/core/window_selection.h"
 
 namespace deniable::server {
 namespace {
@@ -26,7 +28,31 @@ struct SketchRead {
   uint32_t version = 0;
   std::vector<int64_t> counters;  // the HeavyHittersCounterCount sums (without n)
   int64_t older_reports = 0;
+  bool window_firsts = false;  // read from one window's first reports
 };
+
+// The error of an answer, naming the metric, and for the window form how reports were counted.
+absl::Status AnswerError(const absl::Status& status, const std::string& metric,
+                         const SketchRead& read) {
+  return absl::Status(
+      status.code(),
+      absl::StrCat("metric \"", metric, "\": ", status.message(),
+                   read.window_firsts
+                       ? " (this range is one whole calendar window: only each device's first "
+                         "report in it counts, and reports without window flags do not)"
+                       : ""));
+}
+
+// The window form of a selection (window_selection.h): exactly one whole UTC day, ISO week or
+// calendar month of a metric whose devices send window flags is read from the window's first
+// reports, each device once; a reporting_once metric's reports are its devices'. nullopt: every
+// report in the range (the period form). Several whole windows keep the period form: summing
+// windows would count a device once per window, its memoized report repeated.
+std::optional<WindowChoice> SketchWindow(const MetricInfo& metric, int64_t start, int64_t end) {
+  std::optional<WindowChoice> choice = ChooseWindow(metric, start, end);
+  if (choice.has_value() && !choice->once && choice->windows != 1) return std::nullopt;
+  return choice;
+}
 
 absl::StatusOr<SketchRead> ReadSketch(MetricRegistry& registry, Storage& storage,
                                       const std::string& name, int64_t start, int64_t end) {
@@ -53,12 +79,16 @@ absl::StatusOr<SketchRead> ReadSketch(MetricRegistry& registry, Storage& storage
   read.counters.assign(HeavyHittersCounterCount(read.design), 0);
   DENIABLE_ASSIGN_OR_RETURN(std::vector<CountRow> rows,
                             storage.ReadCounts(read.metric->id, start, end == 0 ? kOpenEnd : end));
+  const std::optional<WindowChoice> window = SketchWindow(*read.metric, start, end);
+  read.window_firsts = window.has_value() && !window->once;
   for (const CountRow& row : rows) {
+    const bool firsts = window.has_value() && !window->once;
+    const CountRow::Firsts* f = firsts ? &row.firsts[static_cast<size_t>(window->kind)] : nullptr;
     if (row.design_version != read.version) {
-      read.older_reports += row.n;
+      read.older_reports += firsts ? f->n : row.n;
       continue;
     }
-    for (const auto& [j, count] : row.counters) {
+    for (const auto& [j, count] : firsts ? f->counters : row.counters) {
       if (j >= read.counters.size()) {
         return absl::DataLossError(absl::StrCat("metric \"", name, "\": a count row holds counter ",
                                                 j, " past the design's ", read.counters.size()));
@@ -119,10 +149,7 @@ absl::StatusOr<v1::TopValues> HeavyHittersQuery::Top(const v1::GetTopValuesReque
   DENIABLE_ASSIGN_OR_RETURN(HeavyHittersSketch sketch,
                             HeavyHittersSketch::FromCounters(read.design, read.counters));
   absl::StatusOr<HeavyHittersAnswer> answer = DiscoverHeavyHitters(sketch, options);
-  if (!answer.ok()) {
-    return absl::Status(answer.status().code(), absl::StrCat("metric \"", request.metric(),
-                                                             "\": ", answer.status().message()));
-  }
+  if (!answer.ok()) return AnswerError(answer.status(), request.metric(), read);
   return ToProto(read, *answer);
 }
 
@@ -147,10 +174,7 @@ absl::StatusOr<v1::TopValues> HeavyHittersQuery::Frequencies(
   DENIABLE_ASSIGN_OR_RETURN(HeavyHittersSketch sketch,
                             HeavyHittersSketch::FromCounters(read.design, read.counters));
   absl::StatusOr<HeavyHittersAnswer> answer = EstimateFrequencies(sketch, candidates, options);
-  if (!answer.ok()) {
-    return absl::Status(answer.status().code(), absl::StrCat("metric \"", request.metric(),
-                                                             "\": ", answer.status().message()));
-  }
+  if (!answer.ok()) return AnswerError(answer.status(), request.metric(), read);
   return ToProto(read, *answer);
 }
 

@@ -2,7 +2,11 @@
 // (discovery) and GetFrequencies (given candidates). Both read the counts of the metric's newest
 // design version in the range (each version hashes with its own salt, so versions do not
 // combine; reports of older versions are counted in TopValues.reports_of_older_versions), sum
-// them into one sketch and answer from it. Thread-safe (the registry and storage are).
+// them into one sketch and answer from it. A range that is exactly one whole UTC day, ISO week or
+// calendar month of a metric whose devices send window flags (window_selection.h) is read from
+// the window's first reports: each device active in the window counted once, so
+// TopValues.devices is devices, not reports (docs/statistics.md section 11.7). Any other range
+// sums every report in it. Thread-safe (the registry and storage are).
 #ifndef DENIABLE_SERVER_CORE_HEAVY_HITTERS_QUERY_H_
 #define DENIABLE_SERVER_CORE_HEAVY_HITTERS_QUERY_H_
 

@@ -123,7 +123,8 @@ ABSL_FLAG(int64_t, n, 0,
 ABSL_FLAG(double, half_width, 0.05, "plan: target half-width of the interval, e.g. 0.03");
 ABSL_FLAG(std::string, window, "",
           "plan: day | week | month | once: answer in devices active in that window, each counted "
-          "once (docs/statistics.md section 4.4); empty = reports");
+          "once (docs/statistics.md section 4.4); empty = reports. top, frequency: day | week | "
+          "month: the whole window holding --start (default now), each device counted once");
 ABSL_FLAG(double, reports_per_device, 1,
           "plan: reports each device sends per --window (e.g. 7 for a daily metric over a week)");
 ABSL_FLAG(std::string, service, "",

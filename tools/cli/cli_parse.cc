@@ -6,10 +6,12 @@
 
 #include "absl/status/status.h"
 #include "absl/strings/ascii.h"
+#include "absl/strings/escaping.h"
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "absl/strings/strip.h"
+#include "deniable/common/calendar_windows.h"
 #include "deniable/common/status_macros.h"
 
 namespace deniable::tools {
@@ -150,6 +152,35 @@ absl::StatusOr<TimeWindow> PrevalenceWindow(const TimeFlagValues& flags, absl::T
   DENIABLE_ASSIGN_OR_RETURN(w.start_seconds, ParseGiven("--start", flags.start, now, 0));
   DENIABLE_ASSIGN_OR_RETURN(w.end_seconds, ParseGiven("--end", flags.end, now, 0));
   return w;
+}
+
+absl::StatusOr<TimeWindow> CalendarWindowRange(absl::string_view window,
+                                               const TimeFlagValues& flags, absl::Time now) {
+  CalendarWindow kind = CalendarWindow::kDay;
+  if (window == "day") {
+    kind = CalendarWindow::kDay;
+  } else if (window == "week") {
+    kind = CalendarWindow::kWeek;
+  } else if (window == "month") {
+    kind = CalendarWindow::kMonth;
+  } else {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "--window: must be day, week or month (the UTC day, ISO week or month holding --start), "
+        "but is \"",
+        absl::CHexEscape(window), "\""));
+  }
+  if (!flags.end.empty()) {
+    return absl::InvalidArgumentError(
+        "--end: not with --window (the window's end is its own; give --start=T for the window "
+        "holding T)");
+  }
+  DENIABLE_ASSIGN_OR_RETURN(const int64_t at,
+                            ParseGiven("--start", flags.start, now, absl::ToUnixSeconds(now)));
+  if (at == 0) {
+    return absl::InvalidArgumentError(
+        "--start: with --window, a time inside the window (default: now), but is 0");
+  }
+  return TimeWindow{WindowStart(kind, at), NextWindowStart(kind, at)};
 }
 
 absl::StatusOr<TimeWindow> SeriesWindow(const TimeFlagValues& flags, absl::Time now) {

@@ -78,6 +78,15 @@ inline constexpr absl::Duration kDefaultRange = absl::Hours(30 * 24);
 // those of ParseTimeFlag.
 absl::StatusOr<TimeWindow> PrevalenceWindow(const TimeFlagValues& flags, absl::Time now);
 
+// `top --window=W` and `frequency --window=W` (W = day, week or month): the one whole UTC day,
+// ISO week (from Monday 00:00 UTC) or calendar month (UTC) that holds --start (default: now), so
+// that the collector counts each device active in it once (heavy_hitters_query.h). The end may lie
+// after now (the current window so far). Errors: INVALID_ARGUMENT naming --window (not day, week
+// or month), --end (given with --window: the window fixes it) or --start (0); those of
+// ParseTimeFlag.
+absl::StatusOr<TimeWindow> CalendarWindowRange(absl::string_view window,
+                                               const TimeFlagValues& flags, absl::Time now);
+
 // `series`: --end (default: now) and --start (default: kDefaultRange before --end). Errors: those
 // of ParseTimeFlag; INVALID_ARGUMENT naming --start for 0 (a series needs a start) and --end for
 // 0 (a series needs an end).

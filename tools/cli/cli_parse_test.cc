@@ -184,6 +184,30 @@ TEST(TimeWindowTest, DifferenceOfTwoMetricsDefaultsToTheSameLast30Days) {
 }
 
 // Issue 16: a level of 99.9999 % or more was printed as "100 %".
+// `top --window=W` (issue 40): the whole window holding --start (default now), which the collector
+// counts by devices.
+TEST(TimeWindowTest, CalendarWindowHoldsTheStart) {
+  // 2026-12-02 (a Wednesday) 06:30 UTC.
+  const int64_t day = 1796169600;  // 2026-12-02 00:00 UTC
+  const absl::Time at = absl::FromUnixSeconds(day + 6 * 3600 + 1800);
+  absl::StatusOr<TimeWindow> w = CalendarWindowRange("day", {}, at);
+  ASSERT_TRUE(w.ok()) << w.status();
+  EXPECT_EQ(w->start_seconds, day);
+  EXPECT_EQ(w->end_seconds, day + 86400);
+  w = CalendarWindowRange("week", {}, at);
+  EXPECT_EQ(w->start_seconds, day - 2 * 86400);  // Monday 2026-11-30
+  EXPECT_EQ(w->end_seconds, day + 5 * 86400);
+  w = CalendarWindowRange("month", {.start = "2026-11-15"}, at);
+  EXPECT_EQ(w->start_seconds, 1793491200);  // 2026-11-01
+  EXPECT_EQ(w->end_seconds, day - 86400);   // 2026-12-01
+  EXPECT_THAT(std::string(CalendarWindowRange("hour", {}, at).status().message()),
+              HasSubstr("--window"));
+  EXPECT_THAT(std::string(CalendarWindowRange("day", {.end = "now"}, at).status().message()),
+              HasSubstr("--end"));
+  EXPECT_THAT(std::string(CalendarWindowRange("day", {.start = "0"}, at).status().message()),
+              HasSubstr("--start"));
+}
+
 TEST(LevelLabelTest, NeverRoundsALevelBelowOneToOneHundred) {
   EXPECT_EQ(LevelLabel(0.95), "95");
   EXPECT_EQ(LevelLabel(0.999), "99.9");

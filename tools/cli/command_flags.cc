@@ -96,29 +96,37 @@ const std::vector<CommandSpec>& Commands() {
        "days before)",
        {"metric", "start", "end", "metric2", "start2", "end2", "level", "combination"}},
       {"top",
-       "--metric=N [--start=T] [--end=T] [--level=0.95] [--max_prefixes=64]   (a heavy-hitters "
-       "metric: its most frequent values with intervals and the detection threshold; T as for "
-       "prevalence)",
-       {"metric", "start", "end", "level", "max_prefixes"}},
+       "--metric=N [--start=T] [--end=T | --window=day|week|month] [--level=0.95] "
+       "[--max_prefixes=64]   (a heavy-hitters metric: its most frequent values with intervals "
+       "and the detection threshold; T as for prevalence; --window: the whole UTC day, ISO week "
+       "or month holding --start (default now), each device counted once)",
+       {"metric", "start", "end", "level", "max_prefixes", "window"}},
       {"frequency",
        "--metric=N (--value=V | --values_file=F) [--estimation_group_only] [--start=T] [--end=T] "
-       "[--level=0.95]   (a heavy-hitters metric: the shares of given values)",
-       {"metric", "value", "values_file", "estimation_group_only", "start", "end", "level"}},
+       "[--window=day|week|month] [--level=0.95]   (a heavy-hitters metric: the shares of "
+       "given values)",
+       {"metric", "value", "values_file", "estimation_group_only", "start", "end", "level",
+        "window"}},
       {"design",
        "(--design=D [design flags] | --categories=Y,N,U,A [--design=k_rr|oue|olh|categorical] "
        "--epsilon=E [--shares=PRIOR,...] | --range=LO,HI [--unit=U] [--mechanism=M] "
        "[--buckets=K | --bucket_edges=...] [--sampled_buckets=D] --epsilon=E | --metric=N) "
        "[--prior=PI] [--n=REPORTS]   (--design, --categories, --range: computed locally, no "
-       "server; --n: the shuffle-amplified epsilon for N reports)",
+       "server; --n: the shuffle-amplified epsilon for N reports; --design=heavy_hitters "
+       "[--epsilon=E] [--max_length=B]: PI is P(a device holds a given value))",
        {"design", "epsilon", "p", "q", "pi_b", "gamma", "categories", "shares", "metric", "prior",
-        "n", "range", "unit", "mechanism", "buckets", "bucket_edges", "sampled_buckets"}},
+        "n", "range", "unit", "mechanism", "buckets", "bucket_edges", "sampled_buckets",
+        "max_length"}},
       {"plan",
        "--design=D [design flags] --half_width=H [--prior=PI|-1] [--level] | --categories=Y,N,U,A "
        "[--design=k_rr|oue|olh|categorical] --epsilon=E --half_width=H [--shares=F,...] "
        "[--simultaneous=sidak|bonferroni] [--level] [--window=day|week|month|once "
        "[--reports_per_device=R]] | --range=LO,HI [--unit=U] [--mechanism=M] [--buckets=K | "
-       "--bucket_edges=...] [--sampled_buckets=D] --epsilon=E --half_width=H   (computed "
-       "locally, no server; numeric: H in the unit for a mean, a share for a histogram)",
+       "--bucket_edges=...] [--sampled_buckets=D] --epsilon=E --half_width=H | "
+       "--design=heavy_hitters [--epsilon=E] [--max_length=B] --find_share=S "
+       "[--find_probability=0.9] [--level] [--max_prefixes=64]   (computed locally, no server; "
+       "numeric: H in the unit for a mean, a share for a histogram; heavy_hitters: the devices "
+       "needed to find a value held by a share S)",
        {"design",
         "epsilon",
         "p",
@@ -138,7 +146,11 @@ const std::vector<CommandSpec>& Commands() {
         "mechanism",
         "buckets",
         "bucket_edges",
-        "sampled_buckets"}},
+        "sampled_buckets",
+        "max_length",
+        "find_share",
+        "find_probability",
+        "max_prefixes"}},
       {"replay",
        "--metric=N --csv=F --column=C [--yes=V] [--label_columns=a,b] [--group_by=a] "
        "[--blank=no|skip] [--simultaneous=sidak|bonferroni] [--time_column=C [--time_format=F] | "

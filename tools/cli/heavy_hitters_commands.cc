@@ -7,6 +7,7 @@
 #include <algorithm>
 #include <cstdio>
 #include <fstream>
+#include <functional>
 #include <iostream>
 #include <map>
 #include <memory>
@@ -17,17 +18,21 @@
 #include "absl/random/distributions.h"
 #include "absl/status/statusor.h"
 #include "absl/strings/escaping.h"
+#include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "absl/time/clock.h"
 #include "deniable/client/secure_bit_gen.h"
 #include "deniable/common/status_macros.h"
+#include "deniable/convert/heavy_hitters_advice.h"
 #include "deniable/convert/mechanism_convert.h"
 #include "deniable/v1/query_service.grpc.pb.h"
 #include "deniable/v1/report_service.pb.h"
+#include "google/protobuf/struct.pb.h"
 #include "tools/cli/cli_common.h"
 #include "tools/cli/cli_flags.h"
 #include "tools/cli/cli_parse.h"
+#include "tools/cli/output.h"
 #include "tools/cli/query_call.h"
 #include "tools/cli/survey_replay.h"
 
@@ -40,6 +45,11 @@ ABSL_FLAG(std::string, values_file, "",
 ABSL_FLAG(bool, estimation_group_only, false,
           "frequency: estimate from the held-out estimation group only: set it for values "
           "chosen by looking at this data (e.g. from `top`)");
+ABSL_FLAG(double, find_share, 0,
+          "plan (heavy_hitters): the share of devices holding a value that `top` should find, "
+          "in (0, 1), e.g. 0.02");
+ABSL_FLAG(double, find_probability, 0.9,
+          "plan (heavy_hitters): the probability of finding a value of --find_share, in (0, 1)");
 ABSL_FLAG(std::string, string_column, "",
           "replay: the column of a heavy-hitters metric's values (strings); one fresh device "
           "per row");
@@ -67,6 +77,7 @@ std::string FormatTopValues(const v1::TopValues& t) {
                         "detection threshold %.2f%%: a value with a smaller share may be missed "
                         "(found with probability 0.9 at this share)\n",
                         100 * t.detection_threshold());
+  out += HeavyHittersCentralLine(t);
   if (t.values_size() == 0) {
     out += "no value found above the noise\n";
     return out;
@@ -88,20 +99,48 @@ std::string FormatTopValues(const v1::TopValues& t) {
   return out;
 }
 
+namespace {
+
+// --window=day|week|month: the range becomes that whole window (CalendarWindowRange), which the
+// collector counts by devices; a usage error message, or empty.
+template <typename Request>
+std::string SetRange(Request* request) {
+  if (const std::string usage = SetMetricRangeLevel(request); !usage.empty()) return usage;
+  if (!FlagGiven("window")) return "";
+  absl::StatusOr<TimeWindow> window =
+      CalendarWindowRange(absl::GetFlag(FLAGS_window), TimeFlags(), absl::Now());
+  if (!window.ok()) return std::string(window.status().message());
+  request->set_start_time_seconds(window->start_seconds);
+  request->set_end_time_seconds(window->end_seconds);
+  return "";
+}
+
+// Under the table of a --window query: how devices were counted.
+template <typename Request>
+std::function<int(const v1::TopValues&)> WindowNote(const Request& request) {
+  if (!FlagGiven("window")) return nullptr;
+  const int64_t start = request.start_time_seconds();
+  return [start](const v1::TopValues&) {
+    if (!absl::GetFlag(FLAGS_json)) {
+      std::cout << HeavyHittersWindowLine(absl::GetFlag(FLAGS_window), start);
+    }
+    return 0;
+  };
+}
+
+}  // namespace
+
 int Top() {
   v1::GetTopValuesRequest request;
-  if (const std::string usage = SetMetricRangeLevel(&request); !usage.empty()) {
-    return FailUsage(usage);
-  }
+  if (const std::string usage = SetRange(&request); !usage.empty()) return FailUsage(usage);
   request.set_max_prefixes(absl::GetFlag(FLAGS_max_prefixes));
-  return Call("top", &v1::QueryService::Stub::GetTopValues, request, &FormatTopValues);
+  return Call("top", &v1::QueryService::Stub::GetTopValues, request, &FormatTopValues,
+              WindowNote(request));
 }
 
 int Frequency() {
   v1::GetFrequenciesRequest request;
-  if (const std::string usage = SetMetricRangeLevel(&request); !usage.empty()) {
-    return FailUsage(usage);
-  }
+  if (const std::string usage = SetRange(&request); !usage.empty()) return FailUsage(usage);
   request.set_estimation_group_only(absl::GetFlag(FLAGS_estimation_group_only));
   if (FlagGiven("value")) request.add_values(absl::GetFlag(FLAGS_value));
   if (const std::string file = absl::GetFlag(FLAGS_values_file); !file.empty()) {
@@ -115,7 +154,51 @@ int Frequency() {
   if (request.values_size() == 0) {
     return FailUsage("frequency needs --value=V or --values_file=F (one value per line)");
   }
-  return Call("frequency", &v1::QueryService::Stub::GetFrequencies, request, &FormatTopValues);
+  return Call("frequency", &v1::QueryService::Stub::GetFrequencies, request, &FormatTopValues,
+              WindowNote(request));
+}
+
+int PlanHeavyHittersDesign(const v1::DesignParameters& design) {
+  if (!FlagGiven("find_share")) {
+    return FailUsage(
+        "--find_share: a heavy-hitters plan needs the share of devices holding a value that "
+        "`top` should find, in (0, 1) (e.g. --find_share=0.02)");
+  }
+  const double level = absl::GetFlag(FLAGS_level);
+  absl::StatusOr<HeavyHittersPlan> plan = PlanHeavyHitters(
+      design, absl::GetFlag(FLAGS_find_share), absl::GetFlag(FLAGS_find_probability), level,
+      absl::GetFlag(FLAGS_max_prefixes));
+  if (!plan.ok()) {
+    // The planner's fields under their flags' names.
+    std::string message(plan.status().message());
+    if (absl::StartsWith(message, "share")) {
+      message = "--find_" + message;
+    } else if (absl::StartsWith(message, "probability")) {
+      message = "--find_" + message;
+    } else if (absl::StartsWith(message, "confidence_level")) {
+      message = "--level: " + message;
+    } else if (absl::StartsWith(message, "max_prefixes")) {
+      message = "--" + message;
+    }
+    return FailUsage(message);
+  }
+  if (absl::GetFlag(FLAGS_json)) {
+    google::protobuf::Struct out;
+    auto& f = *out.mutable_fields();
+    f["mechanism"].set_string_value("heavy_hitters");
+    f["epsilon"].set_number_value(plan->epsilon);
+    f["maxLength"].set_number_value(plan->max_length);
+    f["share"].set_number_value(plan->share);
+    f["probability"].set_number_value(plan->probability);
+    f["confidenceLevel"].set_number_value(plan->confidence_level);
+    f["maxPrefixes"].set_number_value(plan->max_prefixes);
+    f["devicesNeeded"].set_number_value(static_cast<double>(plan->devices_needed));
+    f["assumption"].set_string_value(plan->assumption);
+    PrintJson(out);
+  } else {
+    std::cout << FormatHeavyHittersPlan(*plan);
+  }
+  return 0;
 }
 
 absl::StatusOr<ReplayStringsResult> ReplayStrings(const std::vector<std::string>& values,
@@ -158,6 +241,11 @@ absl::StatusOr<ReplayStringsResult> ReplayStrings(const std::vector<std::string>
     report->set_design_version(design.design().version());
     report->set_design_fingerprint(design.design_fingerprint());
     report->set_event_time_seconds(now);
+    // A fresh device's only report is its first in its day, week and month: a whole-window
+    // `top --window` counts every row once, as it counts an SDK's devices.
+    report->mutable_window_firsts()->set_day(true);
+    report->mutable_window_firsts()->set_week(true);
+    report->mutable_window_firsts()->set_month(true);
     std::string id(16, '\0');
     for (char& c : id) c = static_cast<char>(absl::Uniform<uint32_t>(gen, 0, 256));
     report->set_report_id(id);

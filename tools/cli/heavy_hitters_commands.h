@@ -25,6 +25,12 @@ std::string FormatTopValues(const v1::TopValues& top);
 int Top();
 int Frequency();
 
+// `deniable plan --design=heavy_hitters [--epsilon] [--max_length] --find_share=S
+// [--find_probability=0.9] [--level] [--max_prefixes]`: the devices needed to find a value of that
+// share (heavy_hitters_advice.h), computed locally; --json prints the plan's fields. Exit 2 with
+// the flag named on bad input.
+int PlanHeavyHittersDesign(const v1::DesignParameters& design);
+
 struct ReplayStringsResult {
   int64_t devices = 0;                         // reports the collector accepted
   int64_t rejected = 0;                        // reports it rejected

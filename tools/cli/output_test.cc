@@ -7,7 +7,12 @@
 #include <limits>
 #include <string>
 
+#include "absl/strings/str_format.h"
+#include "deniable/common/heavy_hitters.h"
+#include "deniable/common/heavy_hitters_estimate.h"
 #include "deniable/common/shuffle.h"
+#include "deniable/convert/design_advice.h"
+#include "deniable/convert/heavy_hitters_advice.h"
 
 namespace deniable::tools {
 namespace {
@@ -197,6 +202,98 @@ TEST(FormatMetric, ReportingOnceSaysOnce) {
   EXPECT_THAT(FormatMetric(m), Not(HasSubstr("86400")));
   m.set_reporting_once(false);
   EXPECT_THAT(FormatMetric(m), HasSubstr("report period   86400 s, "));
+}
+
+// A heavy-hitters metric as create-metric --design=heavy_hitters prints it (issue 40): what it
+// memoizes, its epsilon per report with the odds ratio, and the posterior range at 50 %.
+v1::Metric HeavyHittersMetric() {
+  v1::Metric m;
+  m.set_name("crash_sig");
+  m.set_reporting_period_seconds(86400);
+  m.set_randomization(v1::MEMOIZED);
+  v1::Design* d = m.mutable_design();
+  d->mutable_parameters()->mutable_heavy_hitters()->set_epsilon(std::log(3.0));
+  d->mutable_parameters()->mutable_heavy_hitters()->set_max_length(16);
+  d->mutable_parameters()->mutable_heavy_hitters()->set_salt(7);
+  d->set_version(1);
+  d->set_a(0.75);
+  d->set_b(0.25);
+  d->set_epsilon(std::log(3.0));
+  return m;
+}
+
+TEST(FormatMetric, HeavyHittersStatesItsPrivacyAndWhatItMemoizes) {
+  const std::string out = FormatMetric(HeavyHittersMetric());
+  EXPECT_THAT(out, Not(HasSubstr("memoized bit")));
+  EXPECT_THAT(out, HasSubstr("86400 s, memoized report per distinct value\n"));
+  // eps = ln 3: e^eps = 3; at a prior of 1/2 the posterior is 3/4 or 1/4.
+  EXPECT_THAT(out, HasSubstr("privacy         1.0986 nats per report (e^eps = 3.0000)"));
+  EXPECT_THAT(out, HasSubstr("P(holds it | report) is between 25.00 % and 75.00 %"));
+  EXPECT_THAT(out, HasSubstr("deniable design --metric=crash_sig"));
+}
+
+TEST(FormatDesignDescription, HeavyHittersPosteriorAndCentralEpsilon) {
+  v1::DescribeDesignRequest request;
+  request.set_prior(0.1);
+  request.set_n(100000);
+  const v1::DesignDescription d =
+      DescribeStoredDesign(request, HeavyHittersMetric().design(), {}).value();
+  const std::string out = FormatDesignDescription(d);
+  EXPECT_THAT(out, HasSubstr("1.0986 nats per report (e^eps = 3.0000)"));
+  // 0.1 * 3/4 / (0.1 * 3/4 + 0.9 * 1/4) = 25 %; 0.1 * 1/4 / (0.1 * 1/4 + 0.9 * 3/4) = 1/28.
+  EXPECT_THAT(out, HasSubstr("P(holds v | report), max    25.00 %"));
+  EXPECT_THAT(out, HasSubstr("P(holds v | report), min    3.57 %"));
+  EXPECT_THAT(out, Not(HasSubstr("P(yes | report yes)")));
+  const CentralPrivacy c =
+      AmplifiedEpsilon(std::log(3.0), std::exp(-std::log(3.0)), 100000, kDefaultCentralDelta)
+          .value();
+  EXPECT_THAT(out, HasSubstr(absl::StrFormat("central epsilon             %.4f nats at delta = "
+                                             "1e-06 for n = 100000 reports",
+                                             c.epsilon)));
+}
+
+// `deniable plan --design=heavy_hitters --epsilon=4 --find_share=0.05` (issue 40): the common
+// planner's devices, the target and the assumption.
+TEST(FormatHeavyHittersPlan, StatesDevicesNeededForTheShare) {
+  v1::DesignParameters design;
+  design.mutable_heavy_hitters()->set_epsilon(4);
+  const HeavyHittersPlan plan = PlanHeavyHitters(design, 0.05, 0.9, 0, 0).value();
+  HeavyHittersDesign d;
+  d.epsilon = 4;
+  const int64_t devices = HeavyHittersDevicesNeeded(d, 0.05, 0.9, {}).value();
+  const std::string out = FormatHeavyHittersPlan(plan);
+  EXPECT_THAT(
+      out, HasSubstr(absl::StrFormat("devices needed              %d, one value each\n", devices)));
+  EXPECT_THAT(out, HasSubstr("a value held by 5.00 % of devices, found by `top` with probability "
+                             "0.90 (simultaneous level 95 %, 64 prefixes per level)"));
+  EXPECT_THAT(out, HasSubstr("eps = 4.0000 nats per report, max_length = 32 bytes"));
+  EXPECT_THAT(out, HasSubstr("section 11.4"));
+}
+
+// `top` and `frequency` answers (issue 40): the central epsilon of their reports by the shuffle
+// bound with the clone probability e^-eps.
+TEST(HeavyHittersCentralLine, IsTheShuffleBoundOfTheAnswersReports) {
+  v1::TopValues top;
+  top.set_epsilon(4);
+  top.set_devices(100000);
+  const CentralPrivacy c =
+      AmplifiedEpsilon(4, std::exp(-4.0), 100000, kDefaultCentralDelta).value();
+  EXPECT_THAT(HeavyHittersCentralLine(top),
+              HasSubstr(absl::StrFormat("central epsilon %.4f nats at delta = 1e-06 over these "
+                                        "100000 reports",
+                                        c.epsilon)));
+  EXPECT_THAT(HeavyHittersCentralLine(top), HasSubstr("0.1700 nats"));
+  top.set_devices(20);
+  EXPECT_THAT(HeavyHittersCentralLine(top), HasSubstr("central epsilon = local epsilon 4.0000"));
+  top.set_devices(0);
+  EXPECT_EQ(HeavyHittersCentralLine(top), "");
+}
+
+TEST(HeavyHittersWindowLine, NamesTheWindowAndHowDevicesWereCounted) {
+  EXPECT_THAT(HeavyHittersWindowLine("day", 1796169600),
+              HasSubstr("counted: the devices active in the day 2026-12-02 (UTC), each once"));
+  EXPECT_THAT(HeavyHittersWindowLine("week", 1795996800), HasSubstr("the week of 2026-11-30"));
+  EXPECT_THAT(HeavyHittersWindowLine("month", 1793491200), HasSubstr("the month of 2026-11 "));
 }
 
 // Issue 41: an anytime interval is labelled so, not by the fixed-n method it replaced.

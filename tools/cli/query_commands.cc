@@ -20,6 +20,7 @@
 #include "tools/cli/cli_common.h"
 #include "tools/cli/cli_flags.h"
 #include "tools/cli/cli_parse.h"
+#include "tools/cli/heavy_hitters_commands.h"
 #include "tools/cli/numeric_flags.h"
 #include "tools/cli/numeric_output.h"
 #include "tools/cli/numeric_plan.h"
@@ -378,6 +379,7 @@ int Plan() {
   absl::StatusOr<v1::DesignParameters> design = DesignFromFlags();
   if (!design.ok()) return FailUsage(std::string(design.status().message()));
   if (design->has_numeric()) return PlanNumericDesign(*design);
+  if (design->has_heavy_hitters()) return PlanHeavyHittersDesign(*design);
   *request.mutable_design() = *design;
   const std::string usage = SetCategoricalFlags(&request, request.mutable_assumed_shares());
   if (!usage.empty()) return FailUsage(usage);

@@ -35,8 +35,9 @@ class HeavyHittersMechanism final : public Mechanism {
   CounterLayout Layout() const override;
   Channel ChannelOf(int j) const override;
   double Epsilon() const override { return design_.epsilon; }
-  // A report's bit is symmetric randomized response at eps (its place is independent of the
-  // value): 2 / (e^eps + 1), as for a symmetric yes/no design (shuffle.h).
+  // e^-eps, the general bound (shuffle.h), not the 2 / (e^eps + 1) of a symmetric yes/no bit:
+  // two distinct values x0, x1 can share the Hadamard entry at a report's place while a third
+  // value's differs, so R(x) >= gamma/2 (R(x0) + R(x1)) holds only for gamma <= (1 - a) / a.
   double CloneProbability() const override;
   using Mechanism::Randomize;
   // Errors: FAILED_PRECONDITION naming "value" (values of this kind are strings).

@@ -30,18 +30,22 @@ absl::Status ValidateDescribeRequest(const v1::DescribeDesignRequest& request);
 // a categorical design); see DesignAdvisor::Describe for the fields. Errors: those of
 // ValidateDescribeRequest; INVALID_ARGUMENT naming "design...", "k", "categories[i]",
 // "category_prior..." or "n"; FAILED_PRECONDITION naming "metric" when only a metric is named
-// (no registry here); INVALID_ARGUMENT "design, metric" when neither is set.
+// (no registry here); INVALID_ARGUMENT "design, metric" when neither is set. A heavy-hitters
+// design (design.heavy_hitters) is described by DescribeHeavyHittersDesign
+// (heavy_hitters_advice.h), with its errors.
 absl::StatusOr<v1::DesignDescription> DescribeDesign(const v1::DescribeDesignRequest& request);
 
 // The description of a stored design (a metric's current v1::Design) with the metric's category
-// names (empty for a yes/no metric). Errors: as DescribeDesign, and those of reading `wire` back.
+// names (empty for a yes/no metric; a heavy-hitters design: DescribeHeavyHittersDesign). Errors:
+// as DescribeDesign, and those of reading `wire` back.
 absl::StatusOr<v1::DesignDescription> DescribeStoredDesign(const v1::DescribeDesignRequest& request,
                                                            const v1::Design& wire,
                                                            std::span<const std::string> categories);
 
 // Reports needed for a target half-width; see DesignAdvisor::Plan. Errors: INVALID_ARGUMENT
 // naming "design...", "k", "categories[i]", "half_width", "confidence_level",
-// "assumed_prevalence", "assumed_shares" / "assumed_shares[v]" or "simultaneous"; OUT_OF_RANGE
+// "assumed_prevalence", "assumed_shares" / "assumed_shares[v]", "simultaneous" or
+// "design.heavy_hitters" (planned by PlanHeavyHitters, heavy_hitters_advice.h); OUT_OF_RANGE
 // naming "half_width" when n exceeds int64.
 // With request.window (day, week, month or once): the plan in devices active in the window
 // (SurveyPlan.devices_needed, reports_sent = devices x reports_per_device; docs/statistics.md
