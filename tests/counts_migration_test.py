@@ -139,9 +139,14 @@ def main():
                        capture_output=True, text=True)
         check(pg.sql(db, "SELECT max(version) FROM schema_version") == "6", "PostgreSQL fixture v6")
         compare("postgres", served_figures(server_bin, cli, uri, f"{work}/pg.log"), want)
-        check(pg.sql(db, "SELECT max(version) FROM schema_version") == "7", "migrated to 7")
-        check(pg.sql(db, "SELECT count(*) FROM counter_sums WHERE counter = 0") == "0",
+        check(pg.sql(db, "SELECT max(version) FROM schema_version") == "8", "migrated to 8")
+        check(pg.sql(db, "SELECT count(*) FROM counter_chunks WHERE win = -1 AND chunk = 0 "
+                         "AND 0 = ANY(offsets)") == "0",
               "counter 0 lives in counts.counter0")
+        check(pg.sql(db, "SELECT count(*) FROM pg_class WHERE relname = 'counter_sums'") == "0",
+              "counter_sums became counter_chunks")
+        check(pg.sql(db, "SELECT count(*) FROM first_counts WHERE counter >= 1") == "0",
+              "first_counts keeps n and counter 0 only")
     finally:
         pg.close()
     return 0

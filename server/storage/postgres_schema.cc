@@ -135,6 +135,51 @@ ALTER TABLE first_counts RENAME COLUMN category TO counter;
 UPDATE first_counts SET counter = counter - 10 WHERE counter < 0;
 UPDATE first_counts SET counter = counter + 11 WHERE counter < -2;
 )sql",
+    // 8: counters 1 and up in chunks (issue 37; sqlite_schema.h version 10): every counter_sums
+    // row (win -1) and every first_counts row of a counter >= 1 goes into the counter_chunks row
+    // of its key, shard, window and counter / 1024, its offset (counter % 1024) and sum in the
+    // parallel arrays offsets and sums, ascending (postgres_counter_sums.h). A counter outside
+    // [1, 2^24) or a negative sum stops the migration (XX001: DATA_LOSS naming the table) rather
+    // than storing a wrong count; zero sums are dropped.
+    R"sql(
+DO $$
+BEGIN
+  IF EXISTS (SELECT 1 FROM counter_sums WHERE counter < 1 OR counter >= 16777216 OR total < 0)
+  THEN
+    RAISE EXCEPTION USING ERRCODE = 'data_corrupted', MESSAGE = 'counter_sums: a row has a '
+      'counter outside [1, 16777216) or a negative total; the migration to schema version 8 '
+      'stopped';
+  END IF;
+  IF EXISTS (SELECT 1 FROM first_counts WHERE counter >= 16777216 OR win < 0 OR win > 2
+             OR count < 0) THEN
+    RAISE EXCEPTION USING ERRCODE = 'data_corrupted', MESSAGE = 'first_counts: a row has a '
+      'counter past 16777215, a window outside [0, 2] or a negative count; the migration to '
+      'schema version 8 stopped';
+  END IF;
+END $$;
+CREATE TABLE counter_chunks(
+  metric_id bigint NOT NULL,
+  event_time bigint NOT NULL,
+  version integer NOT NULL,
+  labels text COLLATE "C" NOT NULL,
+  shard integer NOT NULL,
+  win integer NOT NULL,
+  chunk integer NOT NULL,
+  offsets integer[] NOT NULL,
+  sums bigint[] NOT NULL,
+  PRIMARY KEY (metric_id, event_time, version, labels, shard, win, chunk));
+INSERT INTO counter_chunks
+  SELECT metric_id, event_time, version, labels, shard, win, counter / 1024,
+         array_agg(counter % 1024 ORDER BY counter), array_agg(total ORDER BY counter)
+  FROM (SELECT metric_id, event_time, version, labels, shard, -1 AS win, counter, total
+          FROM counter_sums WHERE total > 0
+        UNION ALL
+        SELECT metric_id, event_time, version, labels, shard, win, counter, count
+          FROM first_counts WHERE counter >= 1 AND count > 0) c
+  GROUP BY metric_id, event_time, version, labels, shard, win, counter / 1024;
+DELETE FROM first_counts WHERE counter >= 1;
+DROP TABLE counter_sums;
+)sql",
 };
 static_assert(sizeof(kSteps) / sizeof(kSteps[0]) == kPostgresSchemaVersion);
 

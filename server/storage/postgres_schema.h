@@ -21,7 +21,11 @@ namespace deniable::server {
 //   7  one form of counts for every kind of report (sqlite_schema.h version 7): counts.counter0
 //      (was yes), counter_sums(..., counter, total) (was category_counts(..., category,
 //      support), counters 1 and up), first_counts.counter (was category: -1 n, j counter j)
-inline constexpr int kPostgresSchemaVersion = 7;
+//   8  counters 1 and up in chunks (issue 37; sqlite_schema.h version 10): counter_chunks(...,
+//      shard, win, chunk, offsets, sums), one row per key, shard, window (-1: every report; 0, 1,
+//      2: the window's first reports) and chunk of 1024 counters (postgres_counter_sums.h), built
+//      from counter_sums (dropped) and first_counts' rows of counters >= 1 (deleted)
+inline constexpr int kPostgresSchemaVersion = 8;
 
 // Advisory lock key held (session level, pg_try_advisory_lock) by the collector applying
 // retention, so that collectors on one database never run it at the same time.

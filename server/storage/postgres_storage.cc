@@ -1,6 +1,7 @@
 #include "server/storage/postgres_storage.h"
 
 #include <algorithm>
+#include <array>
 #include <limits>
 #include <map>
 #include <string>
@@ -62,8 +63,9 @@ int64_t DayOf(int64_t seconds) {
   return seconds >= 0 ? seconds / kPartitionSeconds : -((-seconds - 1) / kPartitionSeconds) - 1;
 }
 
-// ReadCounts' statement: the count rows (kind 0: n, counter 0), the counter sums (kind 1:
-// counter, total) and the window-first counts (kind 2) of a metric's range, every shard's row as
+// ReadCounts' statement: the count rows (kind 0: n, counter 0), the counter chunks (kind 1:
+// win * 2^32 + chunk, offsets and sums as text) and the window-first counts (kind 2) of a
+// metric's range, every shard's row as
 // stored, in ONE statement, so one round trip and one snapshot (READ COMMITTED takes a snapshot per
 // statement: both parts see the same committed appends). Each part is a scan of its primary key's
 // range, which begins with (metric_id, event_time). The shards are summed and the rows ordered by
@@ -72,15 +74,15 @@ int64_t DayOf(int64_t seconds) {
 // and that time is what a query waits for a core for when ingestion keeps both busy.
 constexpr char kReadCountsName[] = "deniable_read_counts";
 constexpr char kReadCounts[] =
-    "SELECT 0, event_time, version, labels, n, counter0 FROM counts "
+    "SELECT 0, event_time, version, labels, n, counter0, NULL::text, NULL::text FROM counts "
     "WHERE metric_id = $1 AND event_time >= $2 AND event_time < $3 "
     "UNION ALL "
-    "SELECT 1, event_time, version, labels, counter::bigint, total "
-    "FROM counter_sums WHERE metric_id = $1 AND event_time >= $2 AND event_time < $3 "
+    "SELECT 1, event_time, version, labels, win::bigint * 4294967296 + chunk, 0, offsets::text, "
+    "sums::text FROM counter_chunks WHERE metric_id = $1 AND event_time >= $2 AND event_time < $3 "
     "UNION ALL "
-    "SELECT 2, event_time, version, labels, win::bigint * 4294967296 + counter + 1, count "
-    "FROM first_counts WHERE metric_id = $1 AND event_time >= $2 AND event_time < $3 "
-    "ORDER BY 1, 5";
+    "SELECT 2, event_time, version, labels, win::bigint * 4294967296 + counter + 1, count, "
+    "NULL::text, NULL::text "
+    "FROM first_counts WHERE metric_id = $1 AND event_time >= $2 AND event_time < $3";
 
 std::string DoubleText(double v) { return absl::StrFormat("%.17g", v); }
 
@@ -236,7 +238,7 @@ absl::Status PostgresStorage::DeleteMetric(absl::string_view name) {
       const std::string id = absl::StrCat(locked.Int64(0, 0));
       for (const char* sql :
            {"DELETE FROM reports WHERE metric_id = $1", "DELETE FROM counts WHERE metric_id = $1",
-            "DELETE FROM counter_sums WHERE metric_id = $1",
+            "DELETE FROM counter_chunks WHERE metric_id = $1",
             "DELETE FROM first_counts WHERE metric_id = $1",
             "DELETE FROM label_values WHERE metric_id = $1",
             "DELETE FROM designs WHERE metric_id = $1", "DELETE FROM metrics WHERE id = $1"}) {
@@ -268,7 +270,7 @@ absl::StatusOr<StoredMetric> PostgresStorage::SetRetention(absl::string_view nam
 
 absl::StatusOr<int64_t> PostgresStorage::DeleteExpired(const char* table, int64_t metric_id,
                                                        int64_t cutoff, int64_t batch_rows) {
-  // Rows by ctid within one table (counts, counter_sums) or by key (reports: a partitioned
+  // Rows by ctid within one table (counts, counter_chunks) or by key (reports: a partitioned
   // table, whose ctids repeat across partitions).
   const std::string sql =
       absl::string_view(table) == "reports"
@@ -291,25 +293,33 @@ absl::StatusOr<int64_t> PostgresStorage::DeleteExpired(const char* table, int64_
 
 absl::StatusOr<int64_t> PostgresStorage::FoldShards(const char* table, int64_t cutoff,
                                                     int64_t batch_rows) {
-  const bool counters = absl::string_view(table) == "counter_sums";
-  const std::string key = counters ? "metric_id, event_time, version, labels, counter"
-                                   : "metric_id, event_time, "
-                                     "version, labels";
-  const std::string values = counters ? "total" : "n, counter0";
-  const std::string sums =
-      counters ? "sum(total)::bigint" : "sum(n)::bigint, sum(counter0)::bigint";
-  const std::string add = counters ? "total = t.total + EXCLUDED.total"
-                                   : "n = t.n + EXCLUDED.n, counter0 = t.counter0 + "
-                                     "EXCLUDED.counter0";
-  const std::string conflict = counters ? "metric_id, event_time, version, labels, shard, counter"
-                                        : "metric_id, event_time, version, labels, shard";
-  const std::string sql = absl::StrCat(
-      "WITH moved AS (DELETE FROM ", table, " WHERE ctid = ANY(ARRAY(SELECT ctid FROM ", table,
-      " WHERE event_time < $1 AND shard <> $2 ORDER BY ", conflict,
-      " LIMIT $3 FOR UPDATE)) RETURNING ", key, ", ", values, "), added AS (INSERT INTO ", table,
-      " AS t(", key, ", shard, ", values, ") SELECT ", key, ", $2, ", sums, " FROM moved GROUP BY ",
-      key, " ORDER BY ", key, " ON CONFLICT (", conflict, ") DO UPDATE SET ", add,
-      ") SELECT count(*) FROM moved");
+  const bool chunks = absl::string_view(table) == "counter_chunks";
+  const std::string key = chunks ? "metric_id, event_time, version, labels, win, chunk"
+                                 : "metric_id, event_time, version, labels";
+  const std::string conflict = chunks ? "metric_id, event_time, version, labels, shard, win, chunk"
+                                      : "metric_id, event_time, version, labels, shard";
+  const std::string moved_cte = absl::StrCat("WITH moved AS (DELETE FROM ", table,
+                                             " WHERE ctid = ANY(ARRAY(SELECT ctid FROM ", table,
+                                             " WHERE event_time < $1 AND shard <> $2 ORDER BY ",
+                                             conflict, " LIMIT $3 FOR UPDATE)) RETURNING ", key,
+                                             ", ", chunks ? "offsets, sums" : "n, counter0", ")");
+  // counter_chunks: the moved chunks' cells summed per key and offset, then one chunk per key.
+  const std::string sql =
+      chunks ? absl::StrCat(moved_cte, ", cells AS (SELECT ", key,
+                            ", o, sum(s)::bigint AS s FROM moved, unnest(moved.offsets, "
+                            "moved.sums) AS u(o, s) GROUP BY ",
+                            key, ", o), added AS (INSERT INTO counter_chunks AS t(", key,
+                            ", shard, offsets, sums) SELECT ", key,
+                            ", $2, array_agg(o ORDER BY o), array_agg(s ORDER BY o) FROM cells "
+                            "GROUP BY ",
+                            key, " ORDER BY ", key, " ON CONFLICT (", conflict, ") DO UPDATE SET ",
+                            kMergeCounterChunk, ") SELECT count(*) FROM moved")
+             : absl::StrCat(moved_cte, ", added AS (INSERT INTO counts AS t(", key,
+                            ", shard, n, counter0) SELECT ", key,
+                            ", $2, sum(n)::bigint, sum(counter0)::bigint FROM moved GROUP BY ", key,
+                            " ORDER BY ", key, " ON CONFLICT (", conflict,
+                            ") DO UPDATE SET n = t.n + EXCLUDED.n, counter0 = t.counter0 + "
+                            "EXCLUDED.counter0) SELECT count(*) FROM moved");
   int64_t total = 0;
   while (true) {
     DENIABLE_ASSIGN_OR_RETURN(
@@ -411,13 +421,13 @@ absl::StatusOr<RetentionResult> PostgresStorage::ApplyRetention(const RetentionO
       if (m.retention_policy != kRetentionDropCounts) continue;
       DENIABLE_ASSIGN_OR_RETURN(int64_t counts, DeleteExpired("counts", m.id, cutoff, batch));
       result.count_rows_dropped += counts;
-      DENIABLE_RETURN_IF_ERROR(DeleteExpired("counter_sums", m.id, cutoff, batch).status());
+      DENIABLE_RETURN_IF_ERROR(DeleteExpired("counter_chunks", m.id, cutoff, batch).status());
       DENIABLE_RETURN_IF_ERROR(DeleteExpired("first_counts", m.id, cutoff, batch).status());
     }
     // The hours that ended kFoldAfterSeconds ago: [.., fold) with fold on an hour boundary.
     const int64_t fold = (options.now_seconds - kFoldAfterSeconds) / 3600 * 3600;
     DENIABLE_ASSIGN_OR_RETURN(result.count_rows_folded, FoldShards("counts", fold, batch));
-    DENIABLE_ASSIGN_OR_RETURN(int64_t counter_rows, FoldShards("counter_sums", fold, batch));
+    DENIABLE_ASSIGN_OR_RETURN(int64_t counter_rows, FoldShards("counter_chunks", fold, batch));
     result.count_rows_folded += counter_rows;
     return absl::OkStatus();
   }();
@@ -850,6 +860,11 @@ absl::StatusOr<std::vector<CountRow>> PostgresStorage::ReadCounts(int64_t metric
   // (event time, version, labels) -> the row, summed over shards; the map's order is the
   // interface's (event time first).
   std::map<std::tuple<int64_t, uint32_t, std::string>, CountRow> summed;
+  // Each row's counters >= 1 (cells[0]) and window firsts' counters (cells[1 + window]) as read.
+  struct Pending {
+    std::array<std::vector<std::pair<uint32_t, int64_t>>, 4> cells;
+  };
+  absl::flat_hash_map<CountRow*, Pending> pending;
   for (int i = 0; i < r.rows(); ++i) {
     if (r.Int64(i, 0) != 0) continue;
     const auto version = static_cast<uint32_t>(r.Int64(i, 2));
@@ -867,7 +882,10 @@ absl::StatusOr<std::vector<CountRow>> PostgresStorage::ReadCounts(int64_t metric
       return absl::DataLossError(absl::StrCat(
           "metric ", metric_id, ": counter sums without counts in the PostgreSQL database"));
     }
-    // Counters arrive ascending (ORDER BY), so each row's SparseCounters grows at its end.
+    // Cells arrive in no order (no ORDER BY: sorting 470 000 chunk rows of a heavy-hitters
+    // month took PostgreSQL 0.6 s); each row's are sorted below, so its SparseCounters grow at
+    // their end.
+    Pending& p = pending[&it->second];
     if (r.Int64(i, 0) == 2) {  // first_counts: win * 2^32 + counter + 1
       const int64_t code = r.Int64(i, 4);
       const int64_t w = code >> 32;
@@ -879,21 +897,30 @@ absl::StatusOr<std::vector<CountRow>> PostgresStorage::ReadCounts(int64_t metric
                                                 ", past the largest "
                                                 "layout"));
       }
-      CountRow::Firsts& f = it->second.firsts[static_cast<size_t>(w)];
       if (counter < 0) {
-        f.n += r.Int64(i, 5);
+        it->second.firsts[static_cast<size_t>(w)].n += r.Int64(i, 5);
       } else {
-        AddCounter(&f.counters, static_cast<size_t>(counter), r.Int64(i, 5));
+        p.cells[static_cast<size_t>(w) + 1].emplace_back(static_cast<uint32_t>(counter),
+                                                         r.Int64(i, 5));
       }
       continue;
     }
-    const int64_t counter = r.Int64(i, 4);
-    if (counter < 1 || counter >= deniable::kMaxCounterLayoutLength) {
-      return absl::DataLossError(absl::StrCat("counter_sums: metric ", metric_id, " has counter ",
-                                              counter, ", outside [1, ",
-                                              deniable::kMaxCounterLayoutLength, ")"));
+    // counter_chunks: win * 2^32 + chunk (win -1: every report's counters).
+    const int64_t code = r.Int64(i, 4);
+    const int64_t w = code >> 32;  // arithmetic: -1 stays -1
+    const int64_t chunk = code & 0xffffffff;
+    DENIABLE_RETURN_IF_ERROR(DecodePostgresChunk(
+        metric_id, w, chunk, r.Text(i, 6), r.Text(i, 7), [&](uint32_t counter, int64_t sum) {
+          p.cells[static_cast<size_t>(w + 1)].emplace_back(counter, sum);
+        }));
+  }
+  for (auto& [row, cells] : pending) {
+    for (size_t list = 0; list < cells.cells.size(); ++list) {
+      std::vector<std::pair<uint32_t, int64_t>>& c = cells.cells[list];
+      std::sort(c.begin(), c.end());
+      SparseCounters& to = list == 0 ? row->counters : row->firsts[list - 1].counters;
+      for (const auto& [counter, sum] : c) AddCounter(&to, counter, sum);
     }
-    AddCounter(&it->second.counters, static_cast<size_t>(counter), r.Int64(i, 5));
   }
   std::vector<CountRow> rows;
   rows.reserve(summed.size());

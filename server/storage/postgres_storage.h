@@ -14,10 +14,12 @@
 //       sequence collector_shards at Open, modulo kCountShards), so collectors never wait on
 //       one hot row; ReadCounts sums the shards. ApplyRetention folds the shards of closed hours
 //       into one row (kFoldedShard), so reads stay one row per hour and key.
-//   counter_sums(..., counter, total): counters 1 and up of the summed counter vector
-//       (storage.h CountRow::counters; counter 0 is counts.counter0), keyed like counts plus the
-//       counter; first_counts(..., win, counter, count) the same over a window's first reports
-//       (counter -1: n) (postgres_counter_sums.h).
+//   counter_chunks(..., shard, win, chunk, offsets, sums): counters 1 and up of the summed
+//       counter vector (storage.h CountRow::counters; counter 0 is counts.counter0), keyed like
+//       counts plus the window (-1: every report; 0, 1, 2: a window's first reports) and the
+//       chunk of 1024 counters, the chunk's non-zero sums in two parallel arrays, merged in the
+//       append's upsert; first_counts(..., win, counter, count) a window's first reports' n
+//       (counter -1) and counter 0 (postgres_counter_sums.h).
 //   label_values(metric_id, key, value): each metric's stored label values (label_values.h).
 //       An append whose rows carry values not stored yet takes the transaction advisory lock
 //       (kLabelValuesLockClass, metric id) of each such metric, in id order, then counts and
@@ -189,11 +191,11 @@ class PostgresStorage : public Storage {
   absl::Status DropExpiredPartitions(const std::vector<StoredMetric>& metrics,
                                      const RetentionOptions& options, RetentionResult* result)
       ABSL_EXCLUSIVE_LOCKS_REQUIRED(retention_mu_);
-  // Moves the rows of `table` (counts or category_counts) with event_time < cutoff and a shard
-  // other than kFoldedShard into kFoldedShard, summed per key, batch_rows rows per statement; each
-  // statement deletes and adds in ONE transaction (a data-modifying WITH), so every read sees each
-  // count once, before or after. Rows are locked in key order, as appends lock them, so the two
-  // never deadlock. Returns the rows moved.
+  // Moves the rows of `table` (counts or counter_chunks, whose chunks are merged) with event_time <
+  // cutoff and a shard other than kFoldedShard into kFoldedShard, summed per key, batch_rows rows
+  // per statement; each statement deletes and adds in ONE transaction (a data-modifying WITH), so
+  // every read sees each count once, before or after. Rows are locked in key order, as appends lock
+  // them, so the two never deadlock. Returns the rows moved.
   absl::StatusOr<int64_t> FoldShards(const char* table, int64_t cutoff, int64_t batch_rows)
       ABSL_EXCLUSIVE_LOCKS_REQUIRED(retention_mu_);
   // Deletes rows of `table` of `metric_id` with event_time < cutoff, batch_rows per statement

@@ -116,10 +116,12 @@ TEST_F(PostgresStorageTest, Version4DatabaseGetsItsLabelValuesFromTheCounts) {
   // Back to version 4, as a database written before the cap (and before the window flags of
   // version 6, issue 26, and the counter vectors of version 7, issue 27).
   ASSERT_TRUE((*conn)
-                  ->Exec("ALTER TABLE counts RENAME COLUMN counter0 TO yes; ALTER TABLE "
-                         "counter_sums RENAME COLUMN counter TO category; ALTER TABLE "
-                         "counter_sums RENAME COLUMN total TO support; ALTER TABLE counter_sums "
-                         "RENAME TO category_counts")
+                  ->Exec("ALTER TABLE counts RENAME COLUMN counter0 TO yes; DROP TABLE "
+                         "counter_chunks; CREATE TABLE category_counts(metric_id bigint NOT "
+                         "NULL, event_time bigint NOT NULL, version integer NOT NULL, labels "
+                         "text COLLATE \"C\" NOT NULL, shard integer NOT NULL, category integer "
+                         "NOT NULL, support bigint NOT NULL, PRIMARY KEY (metric_id, event_time, "
+                         "version, labels, shard, category))")
                   .ok());
   ASSERT_TRUE((*conn)->Exec("DROP TABLE label_values").ok());
   ASSERT_TRUE((*conn)->Exec("DROP TABLE first_counts").ok());
@@ -199,6 +201,185 @@ TEST_F(PostgresStorageTest, MigrationFromSqliteCarriesTheWindowFirsts) {
   EXPECT_EQ(Yes((*counts)[0].firsts[0]), 1);
   EXPECT_EQ((*counts)[0].firsts[2].n, 1);
   EXPECT_EQ((*counts)[1].firsts[1].n, 1);
+}
+
+// Issue 37: schema step 8 on a version 7 database (one counter_sums row per key, shard and
+// counter; first_counts rows of counters >= 1) written by two collectors: the chunks it builds
+// read back every counter, n and window first as before, counter_sums is gone and first_counts
+// keeps only n and counter 0; later appends merge into the migrated chunks.
+TEST_F(PostgresStorageTest, Version7CounterSumsMigrateIntoChunksKeepingEverySum) {
+  int64_t metric = 0;
+  std::vector<CountRow> before;
+  std::vector<ReportRow> rows;
+  {
+    auto first = PostgresStorage::Open({.uri = uri_});
+    auto second = PostgresStorage::Open({.uri = uri_});
+    ASSERT_TRUE(first.ok() && second.ok());
+    absl::StatusOr<StoredMetric> m = (*first)->CreateMetric(NewMetric("hh"));
+    ASSERT_TRUE(m.ok()) << m.status();
+    metric = m->id;
+    const std::vector<std::vector<uint32_t>> touched = {
+        {0, 5}, {5, 1023}, {1023, 1024}, {65535, 65536}, {1, 1'114'111}, {1024, 65536}};
+    for (int i = 0; i < 24; ++i) {
+      ReportRow r = Row(metric, i + 1, false, 3 + i % 2, i % 3 == 0 ? "region=N" : "");
+      const std::vector<uint32_t>& t = touched[static_cast<size_t>(i) % touched.size()];
+      r.counters.assign(t.begin(), t.end());
+      r.window_firsts = i % 8;
+      rows.push_back(r);
+      ASSERT_TRUE((i % 2 == 0 ? *first : *second)->AppendReports({r}).ok());
+    }
+    absl::StatusOr<std::vector<CountRow>> read = (*first)->ReadCounts(metric, 0, 1L << 40);
+    ASSERT_TRUE(read.ok()) << read.status();
+    before = *read;
+  }
+  auto conn = PgConnection::Connect(uri_);
+  ASSERT_TRUE(conn.ok());
+  // Back to version 7: the chunks as one row per counter (counter_sums; first_counts' windows).
+  ASSERT_TRUE((*conn)
+                  ->Exec(R"sql(
+CREATE TABLE counter_sums(
+  metric_id bigint NOT NULL, event_time bigint NOT NULL, version integer NOT NULL,
+  labels text COLLATE "C" NOT NULL, shard integer NOT NULL, counter integer NOT NULL,
+  total bigint NOT NULL, PRIMARY KEY (metric_id, event_time, version, labels, shard, counter));
+INSERT INTO counter_sums SELECT metric_id, event_time, version, labels, shard, chunk * 1024 + o, s
+  FROM counter_chunks, unnest(offsets, sums) AS u(o, s) WHERE win = -1;
+INSERT INTO first_counts SELECT metric_id, event_time, version, labels, shard, win,
+  chunk * 1024 + o, s FROM counter_chunks, unnest(offsets, sums) AS u(o, s) WHERE win >= 0;
+DROP TABLE counter_chunks;
+DELETE FROM schema_version WHERE version >= 8;
+)sql")
+                  .ok());
+  absl::StatusOr<PgResult> old_rows = (*conn)->Exec(
+      "SELECT (SELECT count(DISTINCT shard) FROM counter_sums), (SELECT count(*) "
+      "FROM first_counts WHERE counter >= 1)");
+  ASSERT_TRUE(old_rows.ok()) << old_rows.status();
+  ASSERT_EQ(old_rows->Int64(0, 0), 2) << "two collectors' shards";
+  ASSERT_GT(old_rows->Int64(0, 1), 0);
+
+  auto s = PostgresStorage::Open({.uri = uri_});
+  ASSERT_TRUE(s.ok()) << s.status();
+  absl::StatusOr<std::vector<CountRow>> after = (*s)->ReadCounts(metric, 0, 1L << 40);
+  ASSERT_TRUE(after.ok()) << after.status();
+  ASSERT_EQ(after->size(), before.size());
+  for (size_t i = 0; i < before.size(); ++i) {
+    EXPECT_EQ((*after)[i].event_time_seconds, before[i].event_time_seconds);
+    EXPECT_EQ((*after)[i].labels, before[i].labels);
+    EXPECT_EQ((*after)[i].n, before[i].n);
+    EXPECT_EQ((*after)[i].counters.Dense(), before[i].counters.Dense()) << i;
+    for (size_t w = 0; w < 3; ++w) {
+      EXPECT_EQ((*after)[i].firsts[w].n, before[i].firsts[w].n);
+      EXPECT_EQ((*after)[i].firsts[w].counters.Dense(), before[i].firsts[w].counters.Dense())
+          << i << " window " << w;
+    }
+  }
+  absl::StatusOr<PgResult> left = (*conn)->Exec(
+      "SELECT (SELECT count(*) FROM pg_class WHERE relname = 'counter_sums'), (SELECT count(*) "
+      "FROM first_counts WHERE counter >= 1), (SELECT max(version) FROM schema_version)");
+  ASSERT_TRUE(left.ok()) << left.status();
+  EXPECT_EQ(left->Int64(0, 0), 0) << "counter_sums dropped";
+  EXPECT_EQ(left->Int64(0, 1), 0) << "first_counts keeps n and counter 0";
+  EXPECT_EQ(left->Int64(0, 2), kPostgresSchemaVersion);
+  // The migrated chunks take further counts (a re-send of every report is a duplicate).
+  ReportRow more = Row(metric, 100, false, 3);
+  more.counters = {1023, 1'114'111};
+  rows.push_back(more);
+  absl::StatusOr<AppendResult> appended = (*s)->AppendReports(rows);
+  ASSERT_TRUE(appended.ok()) << appended.status();
+  EXPECT_EQ(appended->accepted, 1);
+  absl::StatusOr<std::vector<CountRow>> grown = (*s)->ReadCounts(metric, 3 * 3600, 4 * 3600);
+  ASSERT_TRUE(grown.ok()) << grown.status();
+  int64_t c1023 = 0, c_last = 0;
+  for (const CountRow& row : *grown) {
+    const std::vector<int64_t> dense = row.counters.Dense();
+    if (dense.size() > 1023) c1023 += dense[1023];
+    if (dense.size() > 1'114'111) c_last += dense[1'114'111];
+  }
+  int64_t want1023 = 1, want_last = 1;
+  for (const CountRow& row : before) {
+    if (row.event_time_seconds != 3 * 3600) continue;
+    const std::vector<int64_t> dense = row.counters.Dense();
+    if (dense.size() > 1023) want1023 += dense[1023];
+    if (dense.size() > 1'114'111) want_last += dense[1'114'111];
+  }
+  EXPECT_EQ(c1023, want1023);
+  EXPECT_EQ(c_last, want_last);
+}
+
+// A version 7 counter_sums row outside the stored ranges stops step 8 with DATA_LOSS naming the
+// table (the database stays at version 7), never a wrong count.
+TEST_F(PostgresStorageTest, Version7CounterSumOutOfRangeIsDataLossNamingTheTable) {
+  { ASSERT_TRUE(PostgresStorage::Open({.uri = uri_}).ok()); }
+  auto conn = PgConnection::Connect(uri_);
+  ASSERT_TRUE(conn.ok());
+  ASSERT_TRUE((*conn)
+                  ->Exec(R"sql(
+DROP TABLE counter_chunks;
+CREATE TABLE counter_sums(
+  metric_id bigint NOT NULL, event_time bigint NOT NULL, version integer NOT NULL,
+  labels text COLLATE "C" NOT NULL, shard integer NOT NULL, counter integer NOT NULL,
+  total bigint NOT NULL, PRIMARY KEY (metric_id, event_time, version, labels, shard, counter));
+INSERT INTO counter_sums VALUES (1, 0, 1, '', 0, -5, 3);
+DELETE FROM schema_version WHERE version >= 8;
+)sql")
+                  .ok());
+  auto s = PostgresStorage::Open({.uri = uri_});
+  ASSERT_FALSE(s.ok());
+  EXPECT_EQ(s.status().code(), absl::StatusCode::kDataLoss);
+  EXPECT_THAT(s.status().message(), HasSubstr("counter_sums"));
+  absl::StatusOr<PgResult> v = (*conn)->Exec("SELECT max(version) FROM schema_version");
+  ASSERT_TRUE(v.ok());
+  EXPECT_EQ(v->Int64(0, 0), 7);
+}
+
+// Issue 37: reports of a 1 114 112-counter sketch cost the chunks they touch: 300 reports of one
+// hour, 2 counters each in chunks 1 and 1 088 (the last), from two collectors, leave one
+// counter_chunks row per (shard, chunk), not one per touched counter, and read back exactly. A
+// damaged chunk (an offset past the chunk) is DATA_LOSS naming counter_chunks on read.
+TEST_F(PostgresStorageTest, ALargeLayoutsChunksCostWhatTheyTouchAndDamageIsNamed) {
+  auto first = PostgresStorage::Open({.uri = uri_});
+  auto second = PostgresStorage::Open({.uri = uri_});
+  ASSERT_TRUE(first.ok() && second.ok());
+  absl::StatusOr<StoredMetric> m = (*first)->CreateMetric(NewMetric("hh"));
+  ASSERT_TRUE(m.ok()) << m.status();
+  std::map<uint32_t, int64_t> want;
+  for (int half = 0; half < 2; ++half) {
+    std::vector<ReportRow> batch;
+    for (int i = 0; i < 150; ++i) {
+      ReportRow r = Row(m->id, half * 1000 + i + 1, false, 9);
+      const auto c = static_cast<uint32_t>((i * 7 + half) % 1024);
+      r.counters = {1024 + c, 1'113'088 + (c * 3) % 1024};
+      for (uint32_t j : r.counters) ++want[j];
+      batch.push_back(r);
+    }
+    // Each collector in three calls, so that stored chunks merge with added ones.
+    for (size_t from = 0; from < batch.size(); from += 50) {
+      std::vector<ReportRow> part(batch.begin() + static_cast<std::ptrdiff_t>(from),
+                                  batch.begin() + static_cast<std::ptrdiff_t>(from + 50));
+      ASSERT_TRUE((half == 0 ? *first : *second)->AppendReports(part).ok());
+    }
+  }
+  auto conn = PgConnection::Connect(uri_);
+  ASSERT_TRUE(conn.ok());
+  absl::StatusOr<PgResult> stored =
+      (*conn)->Exec("SELECT count(*), count(DISTINCT shard) FROM counter_chunks");
+  ASSERT_TRUE(stored.ok()) << stored.status();
+  EXPECT_EQ(stored->Int64(0, 0), 4) << "2 shards x 2 chunks";
+  EXPECT_EQ(stored->Int64(0, 1), 2);
+  absl::StatusOr<std::vector<CountRow>> counts = (*first)->ReadCounts(m->id, 0, 1L << 40);
+  ASSERT_TRUE(counts.ok()) << counts.status();
+  ASSERT_EQ(counts->size(), 1u);
+  EXPECT_EQ((*counts)[0].n, 300);
+  std::map<uint32_t, int64_t> got;
+  for (const auto& [j, v] : (*counts)[0].counters) got[j] = v;
+  EXPECT_EQ(got, want);
+
+  ASSERT_TRUE((*conn)
+                  ->Exec("UPDATE counter_chunks SET offsets = offsets || 5000, sums = sums || "
+                         "1::bigint WHERE chunk = 1")
+                  .ok());
+  absl::StatusOr<std::vector<CountRow>> damaged = (*first)->ReadCounts(m->id, 0, 1L << 40);
+  EXPECT_EQ(damaged.status().code(), absl::StatusCode::kDataLoss);
+  EXPECT_THAT(damaged.status().message(), HasSubstr("counter_chunks"));
 }
 
 TEST_F(PostgresStorageTest, NewerSchemaIsRefusedNamingBothVersions) {
@@ -461,8 +642,8 @@ TEST_F(PostgresStorageTest, RetentionFoldsTheShardsOfClosedHoursAndKeepsEveryCou
   ASSERT_TRUE(folded.ok()) << folded.status();
   EXPECT_GT(folded->count_rows_folded, 0);
   EXPECT_EQ(rows_at("counts", 5), std::make_pair(3L, 1L)) << "m '', m k=x, c: one row each";
-  EXPECT_EQ(rows_at("counter_sums", 5), std::make_pair(1L, 1L))
-      << "category 2 (category 0 is counts.counter0)";
+  EXPECT_EQ(rows_at("counter_chunks", 5), std::make_pair(1L, 1L))
+      << "chunk 0 of c, holding category 2 (category 0 is counts.counter0)";
   EXPECT_GE(rows_at("counts", now_hour).second, 2) << "the current hour is not folded";
   absl::StatusOr<std::vector<CountRow>> after = (*first)->ReadCounts(m->id, 0, 1L << 40);
   ASSERT_TRUE(after.ok());

@@ -1084,6 +1084,71 @@ TEST_P(StorageTest, CounterIndicesPastSixteenBitsAndTheirFirstsKeepTheirIndex) {
   ExpectCountsEqual(*counts, want);
 }
 
+// Issue 37: a heavy-hitters sketch of 1 114 112 counters (17 x 65 536), 2 counters a report, at
+// the edges of the 1 024-counter chunks (1 023 | 1 024, 2 047 | 2 048), past 65 535 and at the
+// last counter; reports of one chunk arrive in one call, in later calls (the stored chunk merges
+// with the added one, offsets interleaved) and, on a shared database, from a second collector
+// (another shard), with window firsts. Every counter, n and first equals the model's, and a
+// re-sent report changes nothing.
+TEST_P(StorageTest, HeavyHittersCountersPastAChunkAndSixteenBitsMergeExactly) {
+  absl::StatusOr<StoredMetric> m = storage_->CreateMetric(NewMetric("hh"));
+  ASSERT_TRUE(m.ok()) << m.status();
+  constexpr uint32_t kLayout = 1'114'112;
+  const std::vector<std::pair<uint32_t, uint32_t>> pairs = {{1, 1023},
+                                                            {1024, 1025},
+                                                            {2047, 2048},
+                                                            {1023, 1024},
+                                                            {65534, 65535},
+                                                            {65535, 65536},
+                                                            {65536, 65537},
+                                                            {1000, 66560},
+                                                            {1025, 2047},
+                                                            {0, 65536},
+                                                            {kLayout - 2, kLayout - 1},
+                                                            {1, kLayout - 1}};
+  std::unique_ptr<Storage> second;
+  if (GetParam().shared_database) {
+    auto other = PostgresStorage::Open({.uri = handle_});
+    ASSERT_TRUE(other.ok()) << other.status();
+    second = *std::move(other);
+  }
+  std::map<std::pair<int64_t, std::string>, ModelRow> want;
+  std::vector<ReportRow> all;
+  int id = 0;
+  for (int call = 0; call < 3; ++call) {
+    std::vector<ReportRow> batch;
+    for (size_t p = 0; p < pairs.size(); ++p) {
+      if ((p + static_cast<size_t>(call)) % 2 == 0 && call > 0) continue;
+      ReportRow r = Row(m->id, ++id, false, 6 + static_cast<int64_t>(p % 2));
+      r.counters = {pairs[p].first, pairs[p].second};
+      r.window_firsts = static_cast<int>((p + static_cast<size_t>(call)) % 8);
+      ModelRow& row = want[{r.event_time_seconds, ""}];
+      ++row.n;
+      for (uint32_t j : r.counters) ++row.counters[j];
+      for (int w = 0; w < 3; ++w) {
+        if ((r.window_firsts & (1 << w)) == 0) continue;
+        ++row.firsts[static_cast<size_t>(w)].first;
+        for (uint32_t j : r.counters) ++row.firsts[static_cast<size_t>(w)].second[j];
+      }
+      batch.push_back(r);
+      all.push_back(r);
+    }
+    Storage* to = call == 1 && second != nullptr ? second.get() : storage_.get();
+    absl::StatusOr<AppendResult> r = to->AppendReports(batch);
+    ASSERT_TRUE(r.ok()) << r.status();
+    EXPECT_EQ(r->accepted, static_cast<int64_t>(batch.size()));
+  }
+  absl::StatusOr<AppendResult> again = storage_->AppendReports(all);
+  ASSERT_TRUE(again.ok()) << again.status();
+  EXPECT_EQ(again->duplicates, static_cast<int64_t>(all.size()));
+  for (Storage* s : {storage_.get(), second.get()}) {
+    if (s == nullptr) continue;
+    absl::StatusOr<std::vector<CountRow>> counts = s->ReadCounts(m->id, 0, 1 << 30);
+    ASSERT_TRUE(counts.ok()) << counts.status();
+    ExpectCountsEqual(*counts, want);
+  }
+}
+
 INSTANTIATE_TEST_SUITE_P(
     AllStorages, StorageTest,
     ::testing::Values(StorageFactory{"memory",
