@@ -265,4 +265,36 @@ std::string AlertMonitor::StatesJson() const {
   return out + "]}\n";
 }
 
+v1::ListAlertsResponse AlertMonitor::StatesProto() const {
+  const auto seconds = [](absl::Time t) -> int64_t {
+    return t == absl::InfinitePast() ? 0 : absl::ToUnixSeconds(t);
+  };
+  v1::ListAlertsResponse out;
+  for (const AlertState& s : States()) {
+    v1::AlertState* a = out.add_alerts();
+    a->set_rule(s.rule.name);
+    a->set_metric(s.rule.metric);
+    a->set_quantity(s.rule.quantity);
+    a->set_kind(s.rule.kind == AlertRule::Kind::kAbove ? v1::AlertState::ABOVE
+                                                       : v1::AlertState::CHANGED_BY);
+    a->set_threshold(s.rule.threshold);
+    a->set_window_seconds(s.rule.window_seconds);
+    a->set_level(s.rule.level);
+    a->set_firing(s.firing);
+    a->set_evaluated(s.evaluated);
+    a->set_status(s.status);
+    if (s.evaluated) {
+      a->set_estimate(s.estimate);
+      a->set_lower(s.lower);
+      a->set_upper(s.upper);
+    }
+    a->set_window_start_seconds(s.window_start_seconds);
+    a->set_window_number(s.window_number);
+    if (s.window_number > 0) a->set_window_level(s.window_level);
+    a->set_evaluated_at_seconds(seconds(s.evaluated_at));
+    a->set_changed_at_seconds(seconds(s.changed_at));
+  }
+  return out;
+}
+
 }  // namespace deniable::server

@@ -17,9 +17,9 @@
 // (status "not started ..."). A window whose selection cannot be estimated (too few reports,
 // several reporting periods) leaves the rule not firing, with the reason in `status`.
 //
-// State: States() / StatesJson() (GET /v1/alerts), the gauge deniable_alert_firing{metric, rule}
-// (0 or 1) on the given Prometheus registry, and the webhook called with one JSON object each
-// time a rule starts or stops firing.
+// State: States() / StatesJson() (GET /v1/alerts) / StatesProto() (QueryService.ListAlerts), the
+// gauge deniable_alert_firing{metric, rule} (0 or 1) on the given Prometheus registry, and the
+// webhook called with one JSON object each time a rule starts or stops firing.
 //
 // Thread-safe.
 #ifndef DENIABLE_SERVER_ALERTS_ALERT_MONITOR_H_
@@ -88,6 +88,9 @@ class AlertMonitor {
   // "firing", "status", "estimate", "lower", "upper", "window_start_seconds", "window_number",
   // "window_level", "evaluated_at", "changed_at"}, ...]}
   std::string StatesJson() const;
+  // The same states for QueryService.ListAlerts (AlertState in query_service.proto): times in
+  // Unix seconds, 0 for never.
+  v1::ListAlertsResponse StatesProto() const;
 
  private:
   struct Evaluation {

@@ -208,6 +208,21 @@ TEST_F(AlertMonitorTest, SinceSecondsSetsTheSpendingsFirstWindow) {
   EXPECT_THAT(monitor.StatesJson(),
               HasSubstr(absl::StrCat("\"window_start_seconds\":", kStart,
                                      ",\"window_number\":10,\"window_level\":0.99969603")));
+  // The same through QueryService.ListAlerts.
+  const v1::ListAlertsResponse proto = monitor.StatesProto();
+  ASSERT_EQ(proto.alerts_size(), 3);
+  EXPECT_EQ(proto.alerts(0).rule(), "crash_high");
+  EXPECT_EQ(proto.alerts(0).kind(), v1::AlertState::ABOVE);
+  EXPECT_TRUE(proto.alerts(0).firing() && proto.alerts(0).evaluated());
+  EXPECT_EQ(proto.alerts(0).window_number(), 10);
+  EXPECT_EQ(proto.alerts(0).window_level(), WindowLevel(0.95, 10));
+  EXPECT_EQ(proto.alerts(0).lower(), s[0].lower);
+  EXPECT_EQ(proto.alerts(0).evaluated_at_seconds(), kStart + 3601);
+  EXPECT_EQ(proto.alerts(0).changed_at_seconds(), kStart + 3601);
+  EXPECT_FALSE(proto.alerts(1).evaluated());
+  EXPECT_EQ(proto.alerts(1).window_level(), 0);
+  EXPECT_EQ(proto.alerts(1).changed_at_seconds(), 0);
+  EXPECT_THAT(proto.alerts(1).status(), HasSubstr("not started"));
   monitor.EvaluateAll(absl::FromUnixSeconds(kStart + 3 * kDay));
   s = monitor.States();
   EXPECT_EQ(s[0].window_number, 13);

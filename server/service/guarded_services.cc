@@ -139,6 +139,7 @@ DENIABLE_FORWARD_QUERY(DescribeDesign, DescribeDesignRequest, DesignDescription)
 DENIABLE_FORWARD_QUERY(PlanSurvey, PlanSurveyRequest, SurveyPlan)
 DENIABLE_FORWARD_QUERY(GetTopValues, GetTopValuesRequest, TopValues)
 DENIABLE_FORWARD_QUERY(GetFrequencies, GetFrequenciesRequest, TopValues)
+DENIABLE_FORWARD_QUERY(ListAlerts, ListAlertsRequest, ListAlertsResponse)
 DENIABLE_FORWARD_QUERY(DeleteMetric, DeleteMetricRequest, DeleteMetricResponse)
 DENIABLE_FORWARD_QUERY(SetRetention, SetRetentionRequest, Metric)
 #undef DENIABLE_FORWARD_QUERY

@@ -95,6 +95,8 @@ class GuardedQueryService final : public v1::QueryService::Service {
                             v1::TopValues* r) override;
   grpc::Status GetFrequencies(grpc::ServerContext* c, const v1::GetFrequenciesRequest* q,
                               v1::TopValues* r) override;
+  grpc::Status ListAlerts(grpc::ServerContext* c, const v1::ListAlertsRequest* q,
+                          v1::ListAlertsResponse* r) override;
   grpc::Status DeleteMetric(grpc::ServerContext* c, const v1::DeleteMetricRequest* q,
                             v1::DeleteMetricResponse* r) override;
   grpc::Status SetRetention(grpc::ServerContext* c, const v1::SetRetentionRequest* q,
