@@ -811,6 +811,7 @@ void StartAlerts(const ServeOptions& options, Running& running) {
       options.alert_rules,
       [core](const deniable::v1::GetPrevalenceRequest& r) { return core->GetPrevalence(r); },
       running.metrics.get(), std::move(webhook));
+  core->SetAlertSource([alerts = running.alerts.get()] { return alerts->StatesProto(); });
   running.alerts->Start(options.alert_period, deniable::SystemClock::Default());
   spdlog::info("event=alerts_started rules={} period_seconds={}", options.alert_rules.size(),
                absl::ToInt64Seconds(options.alert_period));
@@ -933,7 +934,8 @@ int ServeUntilStopped(const sigset_t& stop_signals, absl::Duration grace, Runnin
   });
   running.collector->Wait();
   signal_waiter.join();
-  running.alerts.reset();  // its queries use the collector
+  running.collector->core()->SetAlertSource(nullptr);  // ListAlerts reads the monitor
+  running.alerts.reset();                              // its queries use the collector
   running.http_server.reset();
   running.collector.reset();  // closes the database after the last call has finished
   spdlog::info("event=stopped");

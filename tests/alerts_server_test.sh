@@ -1,11 +1,14 @@
 #!/usr/bin/env bash
 # Issue 41 alerts through the real server (docs/alerts.md): a bad --alert_rules file stops it with
 # exit 2 naming the file and the field; with rules, a fleet whose share is clearly above the
-# threshold makes the rule fire, seen on GET /v1/alerts and as deniable_alert_firing on /metrics.
-# Usage: alerts_server_test.sh SERVER_BINARY
+# threshold makes the rule fire, seen on GET /v1/alerts, as deniable_alert_firing on /metrics and
+# through gRPC (QueryService.ListAlerts) as `deniable alerts` prints it; a server without rules
+# answers ListAlerts NOT_FOUND naming alert_rules (the CLI's exit 3).
+# Usage: alerts_server_test.sh SERVER_BINARY CLI_BINARY
 set -euo pipefail
 . "$(dirname "$0")/lib/server.sh"
 server_bin=$1
+cli_bin=$2
 enter_work_dir
 
 expect_exit() {  # expect_exit CODE COMMAND...: the command exits with CODE
@@ -53,4 +56,22 @@ curl -sf "$H/metrics" >metrics.txt
 grep -q '^deniable_alert_firing{metric="crash",rule="crash_high"} 1' metrics.txt \
   || { grep alert metrics.txt; exit 1; }
 grep -q 'event=alert_firing rule=crash_high metric=crash' server.log
+grpc_port=$(sed -n 's/.*event=start .* port=\([0-9][0-9]*\) .*/\1/p' server.log | head -n1)
+"$cli_bin" --target="127.0.0.1:$grpc_port" alerts >alerts.txt
+grep -q '^crash_high (crash, prevalence above 0.3, level 0.95, windows of 86400 s): FIRING$' \
+  alerts.txt || { cat alerts.txt; exit 1; }
+grep -q '^  estimate .* anytime interval \[.*\] at level 0.969603645 (window 1, from ' alerts.txt \
+  || { cat alerts.txt; exit 1; }
+grep -q '^  status: ok; evaluated ' alerts.txt || { cat alerts.txt; exit 1; }
+"$cli_bin" --target="127.0.0.1:$grpc_port" alerts --json >alerts.json
+grep -q '"firing": true' alerts.json && grep -q '"windowNumber": "1"' alerts.json \
+  || { cat alerts.json; exit 1; }
+kill "$server_pid"; wait "$server_pid" || true
+
+"$server_bin" --listen=127.0.0.1:0 --db=c.db >plain.log 2>&1 &
+server_pid=$!
+plain_port=$(wait_for_port plain.log "$server_pid")
+expect_exit 3 "$cli_bin" --target="127.0.0.1:$plain_port" alerts
+grep -q 'NOT_FOUND.*alert_rules: this server runs without --alert_rules' out.txt err.txt \
+  || { cat out.txt err.txt; exit 1; }
 echo "alerts_server: ok"

@@ -63,7 +63,20 @@ absl::StatusOr<Bounds> QuantityOf(const AlertRule& rule, const v1::Prevalence& p
       absl::StrCat("quantity: metric \"", rule.metric, "\" has no category \"", category, "\""));
 }
 
+// The start of the window [k W, (k + 1) W) holding t.
+int64_t WindowStart(int64_t t, int64_t w) {
+  int64_t start = t - t % w;
+  if (t % w < 0) start -= w;
+  return start;
+}
+
 }  // namespace
+
+double WindowLevel(double level, int64_t window_number) {
+  constexpr double kPi = 3.14159265358979323846;
+  const double w = static_cast<double>(window_number);
+  return 1.0 - (1.0 - level) * 6.0 / (kPi * kPi * w * w);
+}
 
 std::string AlertChangeJson(const AlertState& s) {
   return absl::StrCat(
@@ -90,6 +103,9 @@ AlertMonitor::AlertMonitor(std::vector<AlertRule> rules, PrevalenceFn query,
   for (AlertRule& rule : rules) {
     gauges_.push_back(
         family != nullptr ? &family->Add({{"metric", rule.metric}, {"rule", rule.name}}) : nullptr);
+    origins_.push_back(rule.since_seconds >= 0 ? std::optional<int64_t>(WindowStart(
+                                                     rule.since_seconds, rule.window_seconds))
+                                               : std::nullopt);
     AlertState s;
     s.rule = std::move(rule);
     s.status = "not evaluated yet";
@@ -99,15 +115,21 @@ AlertMonitor::AlertMonitor(std::vector<AlertRule> rules, PrevalenceFn query,
 
 AlertMonitor::~AlertMonitor() { Stop(); }
 
-AlertMonitor::Evaluation AlertMonitor::Evaluate(const AlertRule& rule, absl::Time now) const {
+AlertMonitor::Evaluation AlertMonitor::Evaluate(const AlertRule& rule, int64_t origin,
+                                                absl::Time now) const {
   Evaluation e;
-  const int64_t t = absl::ToUnixSeconds(now);
   const int64_t w = rule.window_seconds;
-  int64_t start = t - t % w;
-  if (t % w < 0) start -= w;
+  const int64_t start = WindowStart(absl::ToUnixSeconds(now), w);
   e.window_start = start;
+  if (start < origin) {
+    e.status =
+        absl::StrCat("not started: the rule's window 1 starts at ", origin, " (since_seconds)");
+    return e;
+  }
+  e.window_number = (start - origin) / w + 1;
+  e.window_level = WindowLevel(rule.level, e.window_number);
   const bool change = rule.kind == AlertRule::Kind::kChangedBy;
-  const double level = change ? BonferroniLevel(rule.level, 2) : rule.level;
+  const double level = change ? BonferroniLevel(e.window_level, 2) : e.window_level;
   auto window = [&](int64_t from, int64_t to) -> absl::StatusOr<Bounds> {
     v1::GetPrevalenceRequest r;
     r.set_metric(rule.metric);
@@ -156,7 +178,10 @@ int AlertMonitor::EvaluateAll(absl::Time now) {
   std::vector<AlertState> changed;
   for (size_t i = 0; i < rules.size(); ++i) {
     const AlertRule& rule = rules[i];
-    const Evaluation e = Evaluate(rule, now);
+    if (!origins_[i].has_value()) {
+      origins_[i] = WindowStart(absl::ToUnixSeconds(now), rule.window_seconds);
+    }
+    const Evaluation e = Evaluate(rule, *origins_[i], now);
     bool firing = false;
     if (e.ok) {
       firing = rule.kind == AlertRule::Kind::kAbove
@@ -171,6 +196,8 @@ int AlertMonitor::EvaluateAll(absl::Time now) {
     s.lower = e.lower;
     s.upper = e.upper;
     s.window_start_seconds = e.window_start;
+    s.window_number = e.window_number;
+    s.window_level = e.window_level;
     s.evaluated_at = now;
     if (firing != s.firing) {
       s.firing = firing;
@@ -230,10 +257,44 @@ std::string AlertMonitor::StatesJson() const {
         ",\"lower\":", s.evaluated ? JsonNumber(s.lower) : "null",
         ",\"upper\":", s.evaluated ? JsonNumber(s.upper) : "null",
         ",\"window_start_seconds\":", s.window_start_seconds,
+        ",\"window_number\":", s.window_number,
+        ",\"window_level\":", s.window_number > 0 ? JsonNumber(s.window_level) : "null",
         ",\"evaluated_at\":", JsonTime(s.evaluated_at), ",\"changed_at\":", JsonTime(s.changed_at),
         "}");
   }
   return out + "]}\n";
+}
+
+v1::ListAlertsResponse AlertMonitor::StatesProto() const {
+  const auto seconds = [](absl::Time t) -> int64_t {
+    return t == absl::InfinitePast() ? 0 : absl::ToUnixSeconds(t);
+  };
+  v1::ListAlertsResponse out;
+  for (const AlertState& s : States()) {
+    v1::AlertState* a = out.add_alerts();
+    a->set_rule(s.rule.name);
+    a->set_metric(s.rule.metric);
+    a->set_quantity(s.rule.quantity);
+    a->set_kind(s.rule.kind == AlertRule::Kind::kAbove ? v1::AlertState::ABOVE
+                                                       : v1::AlertState::CHANGED_BY);
+    a->set_threshold(s.rule.threshold);
+    a->set_window_seconds(s.rule.window_seconds);
+    a->set_level(s.rule.level);
+    a->set_firing(s.firing);
+    a->set_evaluated(s.evaluated);
+    a->set_status(s.status);
+    if (s.evaluated) {
+      a->set_estimate(s.estimate);
+      a->set_lower(s.lower);
+      a->set_upper(s.upper);
+    }
+    a->set_window_start_seconds(s.window_start_seconds);
+    a->set_window_number(s.window_number);
+    if (s.window_number > 0) a->set_window_level(s.window_level);
+    a->set_evaluated_at_seconds(seconds(s.evaluated_at));
+    a->set_changed_at_seconds(seconds(s.changed_at));
+  }
+  return out;
 }
 
 }  // namespace deniable::server

@@ -7,15 +7,19 @@
 //                  interval at level 1 - alpha/2; the difference's interval is
 //                  [L_cur - U_prev, U_cur - L_prev], and the rule fires when it lies wholly at or
 //                  above Y, or at or below -Y.
-// Within one window a rule therefore fires falsely (X not exceeded, or the change smaller than
-// Y) at any of its evaluations with probability <= 1 - level (Ville's inequality and, for a
-// change, the union bound over the two windows). A window whose selection cannot be estimated
-// (too few reports, several reporting periods) leaves the rule not firing, with the reason in
-// `status`.
+// The rule's alpha = 1 - level is spent across windows: the w-th window since the rule's origin
+// (w = 1 for the window holding since_seconds, or, by default, the window of the monitor's first
+// evaluation of the rule) is evaluated at alpha_w = alpha * 6 / (pi^2 w^2) (WindowLevel), and
+// sum_w alpha_w = alpha. Within window w a rule fires falsely (X not exceeded, or the change
+// smaller than Y) at any of its evaluations with probability <= alpha_w (Ville's inequality and,
+// for a change, the union bound over the two windows), so over all its windows, however many and
+// however often evaluated, with probability <= alpha. A window before the origin is not evaluated
+// (status "not started ..."). A window whose selection cannot be estimated (too few reports,
+// several reporting periods) leaves the rule not firing, with the reason in `status`.
 //
-// State: States() / StatesJson() (GET /v1/alerts), the gauge deniable_alert_firing{metric, rule}
-// (0 or 1) on the given Prometheus registry, and the webhook called with one JSON object each
-// time a rule starts or stops firing.
+// State: States() / StatesJson() (GET /v1/alerts) / StatesProto() (QueryService.ListAlerts), the
+// gauge deniable_alert_firing{metric, rule} (0 or 1) on the given Prometheus registry, and the
+// webhook called with one JSON object each time a rule starts or stops firing.
 //
 // Thread-safe.
 #ifndef DENIABLE_SERVER_ALERTS_ALERT_MONITOR_H_
@@ -24,6 +28,7 @@
 #include <cstdint>
 #include <functional>
 #include <memory>
+#include <optional>
 #include <string>
 #include <thread>
 #include <vector>
@@ -50,6 +55,8 @@ struct AlertState {
   double lower = 0;        // its anytime interval (at the rule's level)
   double upper = 0;
   int64_t window_start_seconds = 0;  // k W of the last evaluation
+  int64_t window_number = 0;         // its w (1 = the origin's window); 0 before any evaluation
+  double window_level = 0;           // 1 - alpha_w (WindowLevel), that window's level
   absl::Time evaluated_at = absl::InfinitePast();
   absl::Time changed_at = absl::InfinitePast();  // when `firing` last changed
 };
@@ -78,9 +85,12 @@ class AlertMonitor {
 
   std::vector<AlertState> States() const;
   // {"alerts": [{"rule", "metric", "quantity", "kind", "threshold", "window_seconds", "level",
-  // "firing", "status", "estimate", "lower", "upper", "window_start_seconds",
-  // "evaluated_at", "changed_at"}, ...]}
+  // "firing", "status", "estimate", "lower", "upper", "window_start_seconds", "window_number",
+  // "window_level", "evaluated_at", "changed_at"}, ...]}
   std::string StatesJson() const;
+  // The same states for QueryService.ListAlerts (AlertState in query_service.proto): times in
+  // Unix seconds, 0 for never.
+  v1::ListAlertsResponse StatesProto() const;
 
  private:
   struct Evaluation {
@@ -88,8 +98,11 @@ class AlertMonitor {
     std::string status;
     double estimate = 0, lower = 0, upper = 0;
     int64_t window_start = 0;
+    int64_t window_number = 0;
+    double window_level = 0;
   };
-  Evaluation Evaluate(const AlertRule& rule, absl::Time now) const;
+  // `origin`: the start of the rule's window 1.
+  Evaluation Evaluate(const AlertRule& rule, int64_t origin, absl::Time now) const;
 
   const PrevalenceFn query_;
   const WebhookFn webhook_;
@@ -98,9 +111,17 @@ class AlertMonitor {
   mutable absl::Mutex mu_;
   std::vector<AlertState> states_ ABSL_GUARDED_BY(mu_);
   absl::Mutex evaluate_mu_;  // one evaluation at a time
+  // Per rule, the start of its window 1 (the spending's origin), or nullopt before its first
+  // evaluation when the rule has no since_seconds.
+  std::vector<std::optional<int64_t>> origins_ ABSL_GUARDED_BY(evaluate_mu_);
   bool stopping_ ABSL_GUARDED_BY(mu_) = false;
   std::thread thread_;
 };
+
+// The level of a rule's w-th window: 1 - (1 - level) * 6 / (pi^2 w^2), so that the alphas of
+// windows 1, 2, ... sum to 1 - level (window 1 gets 61 % of it, window 10 0.6 %).
+// REQUIRES: level in (0, 1), window_number >= 1. Thread-safe (pure).
+double WindowLevel(double level, int64_t window_number);
 
 // The webhook body for one state change: {"rule", "metric", "quantity", "firing", "estimate",
 // "lower", "upper", "level", "window_start_seconds", "time"} (time in RFC 3339 UTC).

@@ -16,6 +16,7 @@
 #include <thread>
 #include <vector>
 
+#include "absl/strings/str_cat.h"
 #include "absl/synchronization/notification.h"
 #include "deniable/common/confidence_sequence.h"
 #include "deniable/common/interval.h"
@@ -89,6 +90,17 @@ TEST(AlertRulesTest, BadFilesNameTheFileAndTheField) {
   absl::StatusOr<std::vector<AlertRule>> missing = LoadAlertRules("/nonexistent/rules.json");
   EXPECT_EQ(missing.status().code(), absl::StatusCode::kNotFound);
   EXPECT_THAT(missing.status().message(), HasSubstr("/nonexistent/rules.json: cannot read"));
+  EXPECT_THAT(
+      message(R"({"rules": [{"name": "a", "metric": "m", "above": 0, "since_seconds": -1}]})"),
+      HasSubstr("rules[0].since_seconds: must be >= 0"));
+  absl::StatusOr<std::vector<AlertRule>> since = ParseAlertRules(
+      R"({"rules": [{"name": "a", "metric": "m", "above": 0, "since_seconds": 1700000000}]})",
+      "rules.json");
+  ASSERT_TRUE(since.ok()) << since.status();
+  EXPECT_EQ((*since)[0].since_seconds, 1700000000);
+  EXPECT_EQ((*ParseAlertRules(R"({"rules": [{"name": "a", "metric": "m", "above": 0}]})", "f"))[0]
+                .since_seconds,
+            -1);
 }
 
 class AlertMonitorTest : public ::testing::Test {
@@ -173,6 +185,49 @@ TEST_F(AlertMonitorTest, ARiseFires) {
   EXPECT_EQ(hooks.size(), 2u);
   EXPECT_THAT(prometheus::TextSerializer().Serialize(metrics.Collect()),
               HasSubstr("deniable_alert_firing{metric=\"crash\",rule=\"crash_high\"} 0"));
+}
+
+// since_seconds fixes window 1 of the spending: a restart does not start it again.
+TEST_F(AlertMonitorTest, SinceSecondsSetsTheSpendingsFirstWindow) {
+  AlertRule rule = Above("crash_high", 0.3);
+  rule.since_seconds = kStart - 9 * kDay + 5;  // in the window 9 days before kStart's
+  AlertRule later = Above("later", 0.3);
+  later.since_seconds = kStart + kDay;
+  AlertRule unset = Above("unset", 0.3);  // window 1: the first evaluation's
+  AlertMonitor monitor({rule, later, unset}, Query(), nullptr, nullptr);
+  Send(2000, 0.7, kStart + 3600);
+  monitor.EvaluateAll(absl::FromUnixSeconds(kStart + 3601));
+  std::vector<AlertState> s = monitor.States();
+  EXPECT_EQ(s[0].window_number, 10);
+  EXPECT_EQ(s[0].window_level, WindowLevel(0.95, 10));
+  EXPECT_TRUE(s[0].firing);
+  EXPECT_FALSE(s[1].firing);
+  EXPECT_EQ(s[1].window_number, 0);
+  EXPECT_THAT(s[1].status, HasSubstr("not started"));
+  EXPECT_EQ(s[2].window_number, 1);
+  EXPECT_THAT(monitor.StatesJson(),
+              HasSubstr(absl::StrCat("\"window_start_seconds\":", kStart,
+                                     ",\"window_number\":10,\"window_level\":0.99969603")));
+  // The same through QueryService.ListAlerts.
+  const v1::ListAlertsResponse proto = monitor.StatesProto();
+  ASSERT_EQ(proto.alerts_size(), 3);
+  EXPECT_EQ(proto.alerts(0).rule(), "crash_high");
+  EXPECT_EQ(proto.alerts(0).kind(), v1::AlertState::ABOVE);
+  EXPECT_TRUE(proto.alerts(0).firing() && proto.alerts(0).evaluated());
+  EXPECT_EQ(proto.alerts(0).window_number(), 10);
+  EXPECT_EQ(proto.alerts(0).window_level(), WindowLevel(0.95, 10));
+  EXPECT_EQ(proto.alerts(0).lower(), s[0].lower);
+  EXPECT_EQ(proto.alerts(0).evaluated_at_seconds(), kStart + 3601);
+  EXPECT_EQ(proto.alerts(0).changed_at_seconds(), kStart + 3601);
+  EXPECT_FALSE(proto.alerts(1).evaluated());
+  EXPECT_EQ(proto.alerts(1).window_level(), 0);
+  EXPECT_EQ(proto.alerts(1).changed_at_seconds(), 0);
+  EXPECT_THAT(proto.alerts(1).status(), HasSubstr("not started"));
+  monitor.EvaluateAll(absl::FromUnixSeconds(kStart + 3 * kDay));
+  s = monitor.States();
+  EXPECT_EQ(s[0].window_number, 13);
+  EXPECT_EQ(s[1].window_number, 3);
+  EXPECT_EQ(s[2].window_number, 4);
 }
 
 // A change from 0.2 yesterday to 0.5 today fires "changed_by 0.1"; a flat day does not.
@@ -285,9 +340,141 @@ TEST(AlertFleetTest, AFlatFleetFiresFalselyAtMostAtTheLevel) {
   EXPECT_LE(above_runs, allowance);
   EXPECT_LE(change_runs, allowance);
   EXPECT_GT(fixed_runs, 3 * above_runs);
-  // The exact counts for the seed: Hoeffding's bound makes false alarms rarer than alpha.
+  // The exact counts for the seed: Hoeffding's bound makes false alarms rarer than alpha (and
+  // this first window gets alpha_1 = 0.61 alpha of the spending: 1 run before the spending).
+  EXPECT_EQ(above_runs, 0);
+  EXPECT_EQ(change_runs, 0);
+}
+
+// The level is spent across windows: alpha_w = alpha * 6 / (pi^2 w^2) sums to alpha.
+TEST(AlertSpendingTest, WindowLevelsSumToTheLevel) {
+  EXPECT_NEAR(1 - WindowLevel(0.95, 1), 0.05 * 6 / (M_PI * M_PI), 1e-15);
+  EXPECT_NEAR(1 - WindowLevel(0.95, 10), 0.05 * 6 / (M_PI * M_PI * 100), 1e-15);
+  double spent = 0;
+  for (int64_t w = 1; w <= 1'000'000; ++w) spent += 1 - WindowLevel(0.95, w);
+  EXPECT_LT(spent, 0.05);
+  EXPECT_GT(spent, 0.05 - 1e-6);
+}
+
+// 300 seeded runs of a flat fleet at pi = 0.3 watched for 100 consecutive days (a new confidence
+// sequence each day, 10 looks of 200 reports a day), then a day at pi = 0.7. Over the 100 flat
+// days, "above 0.3" and "changed_by 0.01" fire falsely in at most alpha of the runs (up to the
+// binomial allowance; exact counts for the seed), while the same rules restarted at the full
+// alpha every day (no spending, as before) fire falsely in more runs than alpha allows. The rise
+// on day 101 still fires both rules in every run. Queries are answered from the runs' counts by
+// the same confidence sequence as in AFlatFleetFiresFalselyAtMostAtTheLevel.
+TEST(AlertFleetTest, FalseAlarmsOverManyWindowsStayAtTheLevel) {
+  AlertRule above;
+  above.name = "flat_above";
+  above.metric = "crash";
+  above.threshold = 0.3;
+  above.tuned_reports = 2000;
+  AlertRule change = above;
+  change.name = "moved";
+  change.kind = AlertRule::Kind::kChangedBy;
+  change.threshold = 0.01;
+  constexpr int kRuns = 300, kFlatDays = 100, kLooks = 10, kPerLook = 200;
+  const Channel channel{0.75, 0.25};
+  std::mt19937_64 gen(4142);
+  const auto uniform = [&gen] { return static_cast<double>(gen() >> 11) * 0x1.0p-53; };
+  const auto yes_of = [&](int n, double pi) {
+    int yes = 0;
+    for (int i = 0; i < n; ++i) {
+      const bool truth = uniform() < pi;
+      if (uniform() < (truth ? 0.75 : 0.25)) ++yes;
+    }
+    return yes;
+  };
+  // counts[d + 1] = {yes, n} of day d (day -1: the day before the first evaluation).
+  std::vector<std::pair<int64_t, int64_t>> counts;
+  bool bad_request = false;
+  const AlertMonitor::PrevalenceFn query =
+      [&](const v1::GetPrevalenceRequest& r) -> absl::StatusOr<v1::Prevalence> {
+    const int64_t d = (r.start_time_seconds() - kStart) / kDay;
+    bad_request |= r.interval() != v1::ANYTIME || d < -1 ||
+                   d + 1 >= static_cast<int64_t>(counts.size()) ||
+                   r.end_time_seconds() != r.start_time_seconds() + kDay;
+    if (bad_request) return absl::InternalError("bad request");
+    absl::StatusOr<AnytimeInterval> ci =
+        AnytimePrevalenceInterval(channel, counts[d + 1].first, counts[d + 1].second,
+                                  r.confidence_level(), r.anytime_tuned_reports());
+    if (!ci.ok()) return ci.status();
+    v1::Prevalence p;
+    p.set_estimate_unbiased(ci->center);
+    p.set_ci_lower(ci->lower);
+    p.set_ci_upper(ci->upper);
+    p.mutable_yes_no();
+    return p;
+  };
+  // The same rules without spending: every day at the rule's full level.
+  const auto unspent = [&](int64_t d, bool* above_fired, bool* change_fired) {
+    const double half = BonferroniLevel(0.95, 2);
+    absl::StatusOr<AnytimeInterval> cur = AnytimePrevalenceInterval(
+        channel, counts[d + 1].first, counts[d + 1].second, 0.95, above.tuned_reports);
+    absl::StatusOr<AnytimeInterval> cur2 = AnytimePrevalenceInterval(
+        channel, counts[d + 1].first, counts[d + 1].second, half, above.tuned_reports);
+    absl::StatusOr<AnytimeInterval> prev = AnytimePrevalenceInterval(
+        channel, counts[d].first, counts[d].second, half, above.tuned_reports);
+    *above_fired |= cur.ok() && cur->lower > 0.3;
+    *change_fired |= cur2.ok() && prev.ok() &&
+                     (cur2->lower - prev->upper >= 0.01 || cur2->upper - prev->lower <= -0.01);
+  };
+  int above_runs = 0, change_runs = 0, unspent_above_runs = 0, unspent_change_runs = 0;
+  int rise_above_runs = 0, rise_change_runs = 0;
+  int64_t last_window = 0;
+  double last_level = 0;
+  for (int run = 0; run < kRuns; ++run) {
+    AlertMonitor monitor({above, change}, query, nullptr, nullptr);
+    counts.assign(1, {yes_of(kLooks * kPerLook, 0.3), kLooks * kPerLook});
+    bool above_fired = false, change_fired = false, unspent_above = false, unspent_change = false;
+    bool rise_above = false, rise_change = false;
+    for (int64_t d = 0; d <= kFlatDays; ++d) {
+      const double pi = d < kFlatDays ? 0.3 : 0.7;
+      counts.emplace_back(0, 0);
+      for (int look = 1; look <= kLooks; ++look) {
+        counts[d + 1].first += yes_of(kPerLook, pi);
+        counts[d + 1].second += kPerLook;
+        monitor.EvaluateAll(absl::FromUnixSeconds(kStart + d * kDay + look * 3600));
+        const std::vector<AlertState> s = monitor.States();
+        if (d < kFlatDays) {
+          above_fired |= s[0].firing;
+          change_fired |= s[1].firing;
+          unspent(d, &unspent_above, &unspent_change);
+        } else {
+          rise_above |= s[0].firing;
+          rise_change |= s[1].firing;
+          last_window = s[0].window_number;
+          last_level = s[0].window_level;
+        }
+      }
+    }
+    above_runs += above_fired;
+    change_runs += change_fired;
+    unspent_above_runs += unspent_above;
+    unspent_change_runs += unspent_change;
+    rise_above_runs += rise_above;
+    rise_change_runs += rise_change;
+  }
+  EXPECT_FALSE(bad_request);
+  const int64_t allowance = BinomialUpperAllowance(kRuns, 0.05, 1e-6);
+  std::printf(
+      "flat fleet, %d runs of %d days x %d looks: false firing runs with spending: above %d, "
+      "changed_by %d; without (full alpha each day): above %d, changed_by %d (allowance %lld); "
+      "the rise on window %lld (level %.9f) fired above in %d runs, changed_by in %d\n",
+      kRuns, kFlatDays, kLooks, above_runs, change_runs, unspent_above_runs, unspent_change_runs,
+      static_cast<long long>(allowance), static_cast<long long>(last_window), last_level,
+      rise_above_runs, rise_change_runs);
+  EXPECT_LE(above_runs, allowance);
+  EXPECT_LE(change_runs, allowance);
+  // Without spending the false alarms add up across the days, far beyond alpha.
+  EXPECT_GT(unspent_above_runs, allowance);
   EXPECT_EQ(above_runs, 1);
   EXPECT_EQ(change_runs, 0);
+  EXPECT_EQ(unspent_above_runs, 96);
+  EXPECT_EQ(unspent_change_runs, 0);
+  EXPECT_EQ(last_window, kFlatDays + 1);
+  EXPECT_EQ(rise_above_runs, kRuns);
+  EXPECT_EQ(rise_change_runs, kRuns);
 }
 
 // A one-shot HTTP listener on 127.0.0.1: accepts one connection, reads one request with its

@@ -108,6 +108,11 @@ absl::StatusOr<std::vector<AlertRule>> ParseAlertRules(absl::string_view json,
         if (!d.ok()) return d.status();
         rule.threshold = *d;
         (key == "above" ? has_above : has_change) = true;
+      } else if (key == "since_seconds") {
+        absl::StatusOr<int64_t> n = r.Integer(v, key);
+        if (!n.ok()) return n.status();
+        if (*n < 0) return r.Error(key, absl::StrCat("must be >= 0, but is ", *n));
+        rule.since_seconds = *n;
       } else if (key == "window_seconds" || key == "tuned_reports") {
         absl::StatusOr<int64_t> n = r.Integer(v, key);
         if (!n.ok()) return n.status();
@@ -119,7 +124,7 @@ absl::StatusOr<std::vector<AlertRule>> ParseAlertRules(absl::string_view json,
       } else {
         return r.Error(key,
                        "unknown field (known: name, metric, quantity, above, changed_by, "
-                       "window_seconds, level, tuned_reports)");
+                       "window_seconds, level, tuned_reports, since_seconds)");
       }
     }
     if (!ValidName(rule.name)) {

@@ -10,7 +10,9 @@
 // or "mean"; default "prevalence"), exactly one of above (X, on the quantity's scale: a share in
 // [0, 1], or a mean in the metric's unit) or changed_by (Y > 0, on the same scale), window_seconds
 // (W, default 86400, in [3600, 366 days]: windows [k W, (k + 1) W) aligned to the Unix epoch),
-// level (default 0.95, in (0, 1)) and tuned_reports (default 10000, > 0).
+// level (default 0.95, in (0, 1)), tuned_reports (default 10000, > 0) and since_seconds (the
+// Unix time, >= 0, from which the level is spent across windows, alert_monitor.h; default: the
+// monitor's first evaluation, i.e. the server's start).
 //
 // Thread-safe (pure functions).
 #ifndef DENIABLE_SERVER_ALERTS_ALERT_RULES_H_
@@ -36,6 +38,9 @@ struct AlertRule {
   int64_t window_seconds = 86400;
   double level = 0.95;
   int64_t tuned_reports = 10000;
+  // The window holding this time is window 1 of the level's spending (alert_monitor.h); -1: the
+  // window of the monitor's first evaluation of the rule.
+  int64_t since_seconds = -1;
 };
 
 // Parses the rules from JSON text; `file` names the source in messages.

@@ -284,6 +284,26 @@ absl::StatusOr<v1::ListMetricsResponse> CollectorCore::ListMetrics(
   return response;
 }
 
+absl::StatusOr<v1::ListAlertsResponse> CollectorCore::ListAlerts(
+    const v1::ListAlertsRequest& /*request*/) {
+  std::function<v1::ListAlertsResponse()> source;
+  {
+    absl::MutexLock lock(&alerts_mu_);
+    source = alerts_;
+  }
+  if (source == nullptr) {
+    return absl::NotFoundError(
+        "alert_rules: this server runs without --alert_rules, so it has no alerts "
+        "(docs/alerts.md)");
+  }
+  return source();
+}
+
+void CollectorCore::SetAlertSource(std::function<v1::ListAlertsResponse()> source) {
+  absl::MutexLock lock(&alerts_mu_);
+  alerts_ = std::move(source);
+}
+
 absl::StatusOr<v1::Metric> CollectorCore::AddDesignVersion(
     const v1::AddDesignVersionRequest& request) {
   const Entry entry(this);

@@ -36,9 +36,11 @@
 #include <optional>
 #include <string>
 
+#include "absl/base/thread_annotations.h"
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"
+#include "absl/synchronization/mutex.h"
 #include "absl/time/time.h"
 #include "deniable/common/clock.h"
 #include "deniable/v1/admin_service.pb.h"
@@ -267,6 +269,13 @@ class CollectorCore {
   absl::StatusOr<v1::SurveyPlan> PlanSurvey(const v1::PlanSurveyRequest& request);
   absl::StatusOr<v1::TopValues> GetTopValues(const v1::GetTopValuesRequest& request);
   absl::StatusOr<v1::TopValues> GetFrequencies(const v1::GetFrequenciesRequest& request);
+  // QueryService.ListAlerts: the states from the source set by SetAlertSource (docs/alerts.md).
+  // Errors: NOT_FOUND naming "alert_rules" while no source is set (no --alert_rules).
+  absl::StatusOr<v1::ListAlertsResponse> ListAlerts(const v1::ListAlertsRequest& request);
+  // Where ListAlerts reads the alert states (the AlertMonitor's StatesProto); may be set while
+  // calls are served (thread-safe). `source` must stay callable until the core is destroyed or
+  // the source is replaced; null removes it.
+  void SetAlertSource(std::function<v1::ListAlertsResponse()> source);
   // AdminService.GetServerStats: the counters.
   v1::ServerStats GetServerStats() const {
     const Entry entry(this);
@@ -343,6 +352,8 @@ class CollectorCore {
   RateLimiter limiter_;
   AccessPolicy policy_;
   ServerCounters counters_;
+  absl::Mutex alerts_mu_;
+  std::function<v1::ListAlertsResponse()> alerts_ ABSL_GUARDED_BY(alerts_mu_);
 };
 
 }  // namespace deniable::server

@@ -42,6 +42,7 @@ DENIABLE_QUERY_HANDLER(DescribeDesign, DescribeDesignRequest, DesignDescription)
 DENIABLE_QUERY_HANDLER(PlanSurvey, PlanSurveyRequest, SurveyPlan)
 DENIABLE_QUERY_HANDLER(GetTopValues, GetTopValuesRequest, TopValues)
 DENIABLE_QUERY_HANDLER(GetFrequencies, GetFrequenciesRequest, TopValues)
+DENIABLE_QUERY_HANDLER(ListAlerts, ListAlertsRequest, ListAlertsResponse)
 #undef DENIABLE_QUERY_HANDLER
 
 grpc::Status AdminServiceImpl::GetServerStats(grpc::ServerContext* context,

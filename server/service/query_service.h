@@ -40,6 +40,8 @@ class QueryServiceImpl final : public v1::QueryService::Service {
   grpc::Status GetFrequencies(grpc::ServerContext* context,
                               const v1::GetFrequenciesRequest* request,
                               v1::TopValues* response) override;
+  grpc::Status ListAlerts(grpc::ServerContext* context, const v1::ListAlertsRequest* request,
+                          v1::ListAlertsResponse* response) override;
   grpc::Status DeleteMetric(grpc::ServerContext* context, const v1::DeleteMetricRequest* request,
                             v1::DeleteMetricResponse* response) override;
   grpc::Status SetRetention(grpc::ServerContext* context, const v1::SetRetentionRequest* request,

@@ -12,6 +12,11 @@ const prevalence = await q.getPrevalence({ metric });
 const series = await q.getSeries({ metric, start: '-3d', end: t + day, bucket: 'DAY' });
 const difference = await q.getDifference({ metric, first: [t - 2 * day, t - day], second: [t - day, t + day] });
 const breakdown = await q.getBreakdown({ metric, groupBy: 'region' });
+// Today's window, fixed-n and anytime-valid (issue 41), and the anytime series bucket.
+const today = Math.floor(t / day) * day;
+const fixedToday = await q.getPrevalence({ metric, start: today, end: today + day });
+const anytimeToday = await q.getPrevalence({ metric, start: today, end: today + day, interval: 'ANYTIME' });
+const anytimeSeries = await q.getSeries({ metric, start: today, end: today + day, interval: 'ANYTIME' });
 let unknownLabel = null;
 try {
   await q.getBreakdown({ metric, groupBy: '' });
@@ -24,4 +29,6 @@ try {
 } catch (e) {
   grpcPort = { code: e.code, message: e.message };
 }
-console.log(JSON.stringify({ prevalence, series, difference, breakdown, unknownLabel, grpcPort }));
+console.log(JSON.stringify({
+  prevalence, series, difference, breakdown, unknownLabel, grpcPort, fixedToday, anytimeToday, anytimeSeries,
+}));

@@ -1,10 +1,11 @@
 #!/usr/bin/env python3
 """The JavaScript QueryClient (client/js/src/query_client.js) against the real deniable-server
 over its HTTP/JSON API (issue 29): counts as numbers, a suppressed bucket and group with null
-estimates, the difference's change as second minus first with its words, a breakdown, and the
-hint when baseUrl is the gRPC port (issue 30).
+estimates, the difference's change as second minus first with its words, a breakdown, the
+hint when baseUrl is the gRPC port (issue 30), and today's anytime interval (issue 41): wider
+than the fixed-n one, equal to what `deniable prevalence --interval_kind=anytime` prints.
 
-Usage: js_query_test.py SERVER_BINARY
+Usage: js_query_test.py SERVER_BINARY CLI_BINARY
 """
 import base64
 import json
@@ -40,7 +41,7 @@ def submit(base, metric, count, yes, event_time, region, first_id):
 
 
 def main():
-    server_bin = sys.argv[1]
+    server_bin, cli_bin = sys.argv[1], sys.argv[2]
     work = tempfile.mkdtemp(prefix="deniable_js_query_")
     server, target, base = start_collector(server_bin, work)
     try:
@@ -81,8 +82,29 @@ def main():
         hint = r["grpcPort"]
         check(hint is not None and hint["code"] == "UNAVAILABLE"
               and "--http_listen" in hint["message"], hint)
+        fixed, anytime = r["fixedToday"], r["anytimeToday"]
+        check(fixed["intervalKind"] == "FIXED_N" and anytime["intervalKind"] == "ANYTIME"
+              and anytime["anytimeTunedReports"] == 10000, (fixed, anytime))
+        check(fixed["n"] == anytime["n"] == 200, anytime)
+        check(anytime["ciLower"] <= fixed["ciLower"] and anytime["ciUpper"] > fixed["ciUpper"],
+              (fixed["ciLower"], fixed["ciUpper"], anytime["ciLower"], anytime["ciUpper"]))
+        out = subprocess.run([cli_bin, f"--target={target}", "prevalence", "--metric=js_q",
+                              f"--start={today}", f"--end={today + DAY}",
+                              "--interval_kind=anytime", "--json"],
+                             check=True, capture_output=True, text=True, timeout=30)
+        cli = json.loads(out.stdout)
+        check(cli["intervalKind"] == "ANYTIME"
+              and (cli["ciLower"], cli["ciUpper"]) == (anytime["ciLower"], anytime["ciUpper"]),
+              (cli.get("ciLower"), cli.get("ciUpper"), anytime["ciLower"], anytime["ciUpper"]))
+        bucket = r["anytimeSeries"]["buckets"]
+        check(len(bucket) == 1 and bucket[0]["intervalKind"] == "ANYTIME"
+              and (bucket[0]["ciLower"], bucket[0]["ciUpper"])
+              == (anytime["ciLower"], anytime["ciUpper"]), bucket)
         print("js QueryClient:", json.dumps({"n": p["n"], "change": d["change"],
                                              "changeText": d["changeText"],
+                                             "today_fixed": [fixed["ciLower"], fixed["ciUpper"]],
+                                             "today_anytime": [anytime["ciLower"],
+                                                               anytime["ciUpper"]],
                                              "grpc_port_hint": hint["message"][:160]}))
     finally:
         stop(server)

@@ -65,6 +65,9 @@ absl::StatusOr<v1::CreateMetricRequest> CreateMetricRequestFromFlags(const std::
 // The commands; each returns the process exit code.
 int CreateMetric();
 int ListMetrics();
+// `alerts`: QueryService.ListAlerts as FormatAlerts prints it (exit 3, NOT_FOUND, without
+// --alert_rules on the server).
+int Alerts();
 // `delete-metric NAME`: asks on stderr for the name to be typed on stdin unless --yes; a
 // different answer or end of input exits 2 with nothing deleted.
 int DeleteMetric(const std::string& name);

@@ -67,6 +67,10 @@ const std::vector<CommandSpec>& Commands() {
        {"metric", "design", "epsilon", "p", "q", "pi_b", "gamma", "allow_no_privacy", "mechanism",
         "buckets", "bucket_edges", "sampled_buckets"}},
       {"list-metrics", "", {}},
+      {"alerts",
+       "   (each alert rule's state: firing, estimate, anytime interval, window; "
+       "docs/alerts.md)",
+       {}},
       {"delete-metric",
        "NAME [--yes]   (deletes the metric with its reports and counts; asks you to type NAME "
        "unless --yes)",

@@ -77,6 +77,7 @@ int main(int argc, char** argv) {
   if (command == "create-metric") return t::CreateMetric();
   if (command == "add-version") return t::AddVersion();
   if (command == "list-metrics") return t::ListMetrics();
+  if (command == "alerts") return t::Alerts();
   if (command == "delete-metric") return t::DeleteMetric(args[2]);
   if (command == "set-retention") return t::SetRetention(args[2]);
   if (command == "prevalence") return t::Prevalence();

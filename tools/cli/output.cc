@@ -167,6 +167,38 @@ std::string FormatMetricList(const v1::ListMetricsResponse& response) {
   return out;
 }
 
+std::string FormatAlerts(const v1::ListAlertsResponse& response) {
+  if (response.alerts_size() == 0) return "no alert rules\n";
+  const auto time = [](int64_t seconds) -> std::string {
+    if (seconds == 0) return "never";
+    return absl::FormatTime("%Y-%m-%dT%H:%M:%SZ", absl::FromUnixSeconds(seconds),
+                            absl::UTCTimeZone());
+  };
+  std::string out;
+  for (const v1::AlertState& a : response.alerts()) {
+    absl::StrAppend(
+        &out,
+        absl::StrFormat("%s (%s, %s %s %g, level %g, windows of %d s): %s\n", a.rule(), a.metric(),
+                        a.quantity(), a.kind() == v1::AlertState::ABOVE ? "above" : "changed by",
+                        a.threshold(), a.level(), a.window_seconds(),
+                        a.firing() ? "FIRING" : "not firing"));
+    if (a.evaluated()) {
+      absl::StrAppend(&out,
+                      absl::StrFormat("  %s %.6g, anytime interval [%.6g, %.6g] at level "
+                                      "%.9g (window %d, from %s)\n",
+                                      a.kind() == v1::AlertState::ABOVE ? "estimate" : "change",
+                                      a.estimate(), a.lower(), a.upper(), a.window_level(),
+                                      a.window_number(), time(a.window_start_seconds())));
+    } else {
+      absl::StrAppend(&out, "  no interval\n");
+    }
+    absl::StrAppend(&out,
+                    absl::StrFormat("  status: %s; evaluated %s; changed %s\n", a.status(),
+                                    time(a.evaluated_at_seconds()), time(a.changed_at_seconds())));
+  }
+  return out;
+}
+
 // What the estimate is for, in words (Prevalence.estimand and variance_bound).
 std::string EstimandText(const v1::Prevalence& p) {
   const std::string period = p.reporting_period_seconds() % 86400 == 0

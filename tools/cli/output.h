@@ -30,6 +30,10 @@ std::string FormatMetric(const v1::Metric& metric);
 // A metric's retention in words: "keep forever", or "30 days, then drop reports, keep counts".
 std::string RetentionText(const v1::Metric& metric);
 std::string FormatMetricList(const v1::ListMetricsResponse& response);
+// Three lines per alert rule (docs/alerts.md): the rule and whether it fires; the estimate with
+// its anytime interval and the window's number and level; the status and the times (UTC).
+// "no alert rules" when the list is empty.
+std::string FormatAlerts(const v1::ListAlertsResponse& response);
 // A table: n, yes reports, unbiased and clipped estimates, standard error, interval; then the
 // per-version estimates when versions were combined, and one row per group when grouped. For a
 // metric with categories: FormatCategoricalPrevalence (the same for series and difference).

@@ -43,6 +43,48 @@ v1::DesignDescription Described(const v1::Design& design, double gamma, int64_t 
 }
 
 // `deniable design --n=2532` for the two-coin scheme: the Chile replay's central epsilon.
+// `deniable alerts` (issue 41): each rule's state from ListAlerts.
+TEST(FormatAlertsTest, ShowsFiringIntervalWindowAndStatus) {
+  v1::ListAlertsResponse r;
+  EXPECT_EQ(FormatAlerts(r), "no alert rules\n");
+  v1::AlertState* a = r.add_alerts();
+  a->set_rule("crash_high");
+  a->set_metric("crash");
+  a->set_quantity("prevalence");
+  a->set_kind(v1::AlertState::ABOVE);
+  a->set_threshold(0.2);
+  a->set_window_seconds(86400);
+  a->set_level(0.95);
+  a->set_firing(true);
+  a->set_evaluated(true);
+  a->set_status("ok");
+  a->set_estimate(0.61);
+  a->set_lower(0.43);
+  a->set_upper(0.79);
+  a->set_window_start_seconds(1700006400);
+  a->set_window_number(3);
+  a->set_window_level(0.99662292);
+  a->set_evaluated_at_seconds(1700028001);
+  a->set_changed_at_seconds(1700028001);
+  v1::AlertState* b = r.add_alerts();
+  b->set_rule("moved");
+  b->set_metric("vote");
+  b->set_quantity("share:Y");
+  b->set_kind(v1::AlertState::CHANGED_BY);
+  b->set_threshold(0.05);
+  b->set_window_seconds(604800);
+  b->set_level(0.99);
+  b->set_status("not evaluated yet");
+  EXPECT_EQ(FormatAlerts(r),
+            "crash_high (crash, prevalence above 0.2, level 0.95, windows of 86400 s): FIRING\n"
+            "  estimate 0.61, anytime interval [0.43, 0.79] at level 0.99662292 (window 3, from "
+            "2023-11-15T00:00:00Z)\n"
+            "  status: ok; evaluated 2023-11-15T06:00:01Z; changed 2023-11-15T06:00:01Z\n"
+            "moved (vote, share:Y changed by 0.05, level 0.99, windows of 604800 s): not firing\n"
+            "  no interval\n"
+            "  status: not evaluated yet; evaluated never; changed never\n");
+}
+
 TEST(CentralPrivacyLineTest, ShowsTheAmplifiedEpsilonBesideTheLocalOne) {
   const std::string line = CentralPrivacyLine(Described(TwoCoinWire(), 0.5, 2532));
   EXPECT_THAT(line, HasSubstr("0.1023 nats at delta = 1e-06 for n = 2532 reports"));

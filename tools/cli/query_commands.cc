@@ -151,6 +151,11 @@ int ListMetrics() {
               &FormatMetricList);
 }
 
+int Alerts() {
+  return Call("alerts", &v1::QueryService::Stub::ListAlerts, v1::ListAlertsRequest(),
+              &FormatAlerts);
+}
+
 int Prevalence() {
   v1::GetPrevalenceRequest request;
   if (const std::string usage = SetMetricRangeLevel(&request); !usage.empty()) {

@@ -371,6 +371,8 @@ export declare function parseDesign(response: any): {
 /** A time: a Date, Unix seconds, or a time before now ("-7d", "-24h", "-90m", "-2w"). */
 export type TimeArg = Date | number | string;
 export type IntervalMethod = 'WALD' | 'WILSON' | 'AGRESTI_COULL' | 'JEFFREYS' | 'CLOPPER_PEARSON';
+/** Which guarantee an interval carries (IntervalKind in query_service.proto). */
+export type IntervalKind = 'FIXED_N' | 'ANYTIME';
 /** One category's share (CategoryShare in query_service.proto). */
 export interface CategoryShare {
   category: string; supportCount: number; supportShare: number; estimateUnbiased: number;
@@ -426,6 +428,11 @@ export interface Prevalence {
   centralMethod: string | null; centralNote: string | null; shares: CategoryShare[];
   simultaneousMethod: string | null; perCategoryLevel: number | null;
   consistentMethod: string | null;
+  /** Which guarantee the intervals carry: one look ('FIXED_N') or every look at once
+   * ('ANYTIME', docs/statistics.md section 10); null on a suppressed group or bucket. */
+  intervalKind: IntervalKind | null;
+  /** ANYTIME: the reports the confidence sequence was tuned at; 0 (or absent) otherwise. */
+  anytimeTunedReports?: number;
   /** Numeric metrics only (issue 28). */
   numeric?: NumericEstimate;
 }
@@ -449,6 +456,11 @@ export interface Difference extends Change {
 export interface QueryOptions {
   metric: string; level?: number; method?: IntervalMethod; quantiles?: number[];
   simultaneous?: 'SIDAK' | 'BONFERRONI'; combination?: 'BY_REPORTS' | 'INVERSE_VARIANCE';
+  /** getPrevalence, getSeries: 'FIXED_N' (the default) or 'ANYTIME' ('fixed' / 'anytime' too);
+   * ANYTIME needs a range within one reporting period or calendar window. */
+  interval?: IntervalKind | 'fixed' | 'anytime';
+  /** With ANYTIME: the reports at which the interval is tightest, fixed before looking; 0 = 10000. */
+  anytimeTunedReports?: number;
 }
 /** One value's share among the devices of a heavy-hitters metric (ValueShare): `value` as the
  * wire's base64, `valueBytes` its bytes, `text` its UTF-8 decoding (null when not UTF-8). */
@@ -473,7 +485,7 @@ export declare class QueryClient {
   getBreakdown(options: QueryOptions & { groupBy: string; start?: TimeArg; end?: TimeArg }): Promise<Prevalence[]>;
   /** Default range: the last 30 days to now; bucket DAY. */
   getSeries(options: QueryOptions & { start?: TimeArg; end?: TimeArg; bucket?: 'HOUR' | 'DAY' | 'WEEK' }): Promise<Series>;
-  getDifference(options: Omit<QueryOptions, 'method' | 'simultaneous'> & {
+  getDifference(options: Omit<QueryOptions, 'method' | 'simultaneous' | 'interval' | 'anytimeTunedReports'> & {
     first: [TimeArg | undefined, TimeArg | undefined]; second: [TimeArg | undefined, TimeArg | undefined];
     metric2?: string;
   }): Promise<Difference>;

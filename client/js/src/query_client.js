@@ -7,6 +7,7 @@
 //   const q = new QueryClient({ baseUrl: 'http://127.0.0.1:8080', token });
 //   const p = await q.getPrevalence({ metric: 'uses_drugs' });         // p.estimateUnbiased
 //   const s = await q.getSeries({ metric: 'uses_drugs', start: '-7d' }); // s.buckets
+//   await q.getPrevalence({ metric: 'uses_drugs', start: today, interval: 'ANYTIME' }); // every look
 //   const d = await q.getDifference({ metric: 'uses_drugs', first: [t0, t1], second: [t1, t2] });
 //   d.changeText                                                         // "fell by 1.66 points"
 //   (await q.getPrevalence({ metric: 'minutes', quantiles: [0.5] })).numeric  // mean, buckets, ...
@@ -43,6 +44,16 @@ function toSeconds(value, field, now) {
   }
   throw new DeniableError('INVALID_ARGUMENT',
     `${field}: must be a Date, Unix seconds or a time before now ("-7d", "-24h"), but is ${JSON.stringify(value)}`);
+}
+
+/** IntervalKind's name: 'FIXED_N' or 'ANYTIME' (any case; 'fixed' too, as the CLI's
+ * --interval_kind). Throws INVALID_ARGUMENT naming "interval" for anything else. */
+function intervalKind(value) {
+  const name = typeof value === 'string' ? value.toUpperCase() : '';
+  if (name === 'FIXED' || name === 'FIXED_N') return 'FIXED_N';
+  if (name === 'ANYTIME') return 'ANYTIME';
+  throw new DeniableError('INVALID_ARGUMENT',
+    `interval: must be 'FIXED_N' or 'ANYTIME', but is ${JSON.stringify(value)}`);
 }
 
 /** The change of a (category) difference as second minus first; the wire's is first - second. */
@@ -113,10 +124,15 @@ export class QueryClient {
     if (o.method !== undefined) body.method = o.method;
     if (o.simultaneous !== undefined) body.simultaneous = o.simultaneous;
     if (o.combination !== undefined) body.combination = o.combination;
+    if (o.interval !== undefined) body.interval = intervalKind(o.interval);
+    if (o.anytimeTunedReports !== undefined) body.anytimeTunedReports = o.anytimeTunedReports;
     return body;
   }
 
-  /** GetPrevalence of `metric` over [start, end) (open when absent). */
+  /** GetPrevalence of `metric` over [start, end) (open when absent). interval: 'FIXED_N'
+   * (absent: valid at one look) or 'ANYTIME' (valid at every look at once, for a range within
+   * one reporting period or calendar window; anytimeTunedReports: where it is tightest, 0 =
+   * 10000); the answer's intervalKind says which. */
   async getPrevalence(o) {
     const body = { metric: o.metric, ...this.#common(o) };
     const start = toSeconds(o.start, 'start', this.now);
@@ -135,7 +151,8 @@ export class QueryClient {
     return (await this.getPrevalence(o)).groups;
   }
 
-  /** GetSeries over [start, end) (default: the last 30 days to now) in buckets (default DAY). */
+  /** GetSeries over [start, end) (default: the last 30 days to now) in buckets (default DAY);
+   * interval and anytimeTunedReports as in getPrevalence, per bucket. */
   async getSeries(o) {
     const end = toSeconds(o.end, 'end', this.now) ?? Math.floor(this.now() / 1000);
     const start = toSeconds(o.start, 'start', this.now) ?? end - 30 * DAY_SECONDS;

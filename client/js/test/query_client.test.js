@@ -84,3 +84,23 @@ test('getPrevalence sends the quantile levels of a numeric metric and returns it
   assert.equal(p.numeric.estimand, 'period_distribution');  // the yes/no estimand stays beside it
   assert.equal(p.estimand, 'period_prevalence');
 });
+
+test('interval ANYTIME reaches GetPrevalence and GetSeries; an unknown kind names the field', async () => {
+  const seen = [];
+  const q = new QueryClient({
+    baseUrl: 'http://h', now: () => NOW_MS,
+    fetch: fakeFetch({ n: 300, ciLower: 0.2, ciUpper: 0.6, intervalKind: 'ANYTIME', anytimeTunedReports: 5000 }, seen),
+  });
+  const p = await q.getPrevalence({ metric: 'm', start: 86400, end: 2 * 86400, interval: 'ANYTIME', anytimeTunedReports: 5000 });
+  assert.equal(p.intervalKind, 'ANYTIME');
+  assert.deepEqual(seen[0].body, {
+    metric: 'm', interval: 'ANYTIME', anytimeTunedReports: 5000, startTimeSeconds: 86400, endTimeSeconds: 2 * 86400,
+  });
+  await q.getSeries({ metric: 'm', start: 86400, end: 2 * 86400, interval: 'anytime' });
+  assert.equal(seen[1].body.interval, 'ANYTIME');
+  await q.getPrevalence({ metric: 'm', interval: 'fixed' });
+  assert.equal(seen[2].body.interval, 'FIXED_N');
+  await assert.rejects(q.getPrevalence({ metric: 'm', interval: 'sometimes' }),
+    (e) => e.code === 'INVALID_ARGUMENT' && /^interval: must be 'FIXED_N' or 'ANYTIME'/.test(e.detail ?? e.message));
+  assert.equal(seen.length, 3);
+});

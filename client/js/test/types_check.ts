@@ -28,7 +28,7 @@ async function example(): Promise<number> {
 void example;
 
 // The query client: typed answers, nulls where the server has no value.
-import { QueryClient, changeWords, type Prevalence, type Difference, type NumericEstimate } from 'deniable-sdk';
+import { QueryClient, changeWords, type Prevalence, type Difference, type NumericEstimate, type IntervalKind } from 'deniable-sdk';
 async function analyst(): Promise<string> {
   const q = new QueryClient({ baseUrl: 'http://127.0.0.1:8080', token: 'analyst' });
   const p: Prevalence = await q.getPrevalence({ metric: 'uses_drugs', method: 'WILSON', start: '-7d' });
@@ -39,7 +39,10 @@ async function analyst(): Promise<string> {
   const minutes: NumericEstimate | undefined = (await q.getPrevalence({ metric: 'minutes', quantiles: [0.5] })).numeric;
   const median: number | null = minutes?.quantiles?.[0]?.value ?? null;
   const of: string = minutes?.estimand ?? '';  // "period_distribution", a number's words
-  return `${p.n} ${shown.length} ${groups.length} ${d.change ?? 0} ${d.changeText} ${changeWords(d.change)} ${median} ${of}`;
+  // Anytime-valid intervals (issue 41): asked for, and read back per answer and bucket.
+  const live: Prevalence = await q.getPrevalence({ metric: 'uses_drugs', start: '-1h', interval: 'ANYTIME', anytimeTunedReports: 5000 });
+  const kinds: (IntervalKind | null)[] = (await q.getSeries({ metric: 'uses_drugs', interval: 'anytime' })).buckets.map((b) => b.intervalKind);
+  return `${p.n} ${shown.length} ${groups.length} ${d.change ?? 0} ${d.changeText} ${changeWords(d.change)} ${median} ${of} ${live.intervalKind} ${kinds.length}`;
 }
 void analyst;
 

@@ -4,6 +4,7 @@
     q.create_metric("uses_drugs", symmetric_epsilon=1.0)
     p = q.prevalence("uses_drugs", level=0.95, method="WILSON")   # Prevalence
     by_region = q.prevalence("uses_drugs", group_by="region").groups  # [GroupPrevalence]
+    q.prevalence("uses_drugs", start=today, interval="ANYTIME")  # valid at every look
     points = q.series("uses_drugs", start=t0, end=t1, bucket="DAY")   # [SeriesPoint]
     q.series("uses_drugs", start="-7d", end="now")   # times: Unix seconds, datetime, "-7d"
     d = q.difference("uses_drugs", (t0, t1), (t1, t2))  # d.change: this week - last week
@@ -285,6 +286,8 @@ class GroupPrevalence:
     suppressed: bool
     shares: List[CategoryShare] = dataclasses.field(default_factory=list)
     numeric: Optional[NumericEstimate] = None
+    interval_kind: str = ""  # "FIXED_N" or "ANYTIME" (as in Prevalence)
+    anytime_tuned_reports: int = 0
 
 
 @dataclasses.dataclass
@@ -341,6 +344,11 @@ class Prevalence:
     versions: List["VersionEstimate"] = dataclasses.field(default_factory=list)
     suppressed: bool = False
     numeric: Optional[NumericEstimate] = None
+    # Which guarantee the intervals carry: "FIXED_N" (one look) or "ANYTIME" (every look at
+    # once, docs/statistics.md section 10); "" on a suppressed selection. anytime_tuned_reports:
+    # for ANYTIME, the reports the confidence sequence was tuned at (0 otherwise).
+    interval_kind: str = ""
+    anytime_tuned_reports: int = 0
 
 
 @dataclasses.dataclass
@@ -370,6 +378,8 @@ class SeriesPoint:
     suppressed: bool
     shares: List[CategoryShare] = dataclasses.field(default_factory=list)
     numeric: Optional[NumericEstimate] = None
+    interval_kind: str = ""  # "FIXED_N" or "ANYTIME" (as in Prevalence)
+    anytime_tuned_reports: int = 0
 
 
 @dataclasses.dataclass
@@ -499,7 +509,8 @@ def _group(g):
                            standard_error=_or_nan(g, g.standard_error),
                            ci_lower=_or_nan(g, g.ci_lower), ci_upper=_or_nan(g, g.ci_upper),
                            suppressed=g.suppressed, shares=_shares(g.shares),
-                           numeric=_numeric(g))
+                           numeric=_numeric(g), interval_kind=_interval_kind(g),
+                           anytime_tuned_reports=g.anytime_tuned_reports)
 
 
 def _prevalence(p):
@@ -526,7 +537,8 @@ def _prevalence(p):
         versions=[VersionEstimate(design_version=v.design_version, n=v.n, yes_count=v.yes_count,
                                   estimate=v.estimate_unbiased, standard_error=v.standard_error,
                                   a=v.a, b=v.b, weight=v.weight) for v in p.versions],
-        suppressed=suppressed, numeric=_numeric(p))
+        suppressed=suppressed, numeric=_numeric(p), interval_kind=_interval_kind(p),
+        anytime_tuned_reports=p.anytime_tuned_reports)
 
 
 def _point(b):
@@ -536,7 +548,22 @@ def _point(b):
                        standard_error=_or_nan(b, b.standard_error),
                        ci_lower=_or_nan(b, b.ci_lower), ci_upper=_or_nan(b, b.ci_upper),
                        suppressed=b.suppressed, shares=_shares(b.shares),
-                       numeric=_numeric(b))
+                       numeric=_numeric(b), interval_kind=_interval_kind(b),
+                       anytime_tuned_reports=b.anytime_tuned_reports)
+
+
+def _interval_kind(p) -> str:
+    if p.interval_kind == query_service_pb2.INTERVAL_KIND_UNSPECIFIED:
+        return ""
+    return query_service_pb2.IntervalKind.Name(p.interval_kind)
+
+
+def _interval(name: Optional[str]) -> Any:
+    """IntervalKind of "FIXED_N" / "ANYTIME" (any case; "fixed" too, as the CLI's
+    --interval_kind); None: the server's default, FIXED_N."""
+    if isinstance(name, str) and name.upper() == "FIXED":
+        name = "FIXED_N"
+    return _enum(query_service_pb2.IntervalKind, name, "interval")
 
 
 def _enum(enum_type, name, field):
@@ -694,11 +721,19 @@ class QueryClient:
                    group_by: str = "", start: Time = 0, end: Time = 0,
                    combination: Optional[str] = None,
                    simultaneous: Optional[str] = None,
-                   quantiles: Sequence[float] = ()) -> Prevalence:
+                   quantiles: Sequence[float] = (), interval: Optional[str] = None,
+                   anytime_tuned_reports: int = 0) -> Prevalence:
         """The debiased prevalence of `metric` over [start, end) (Unix seconds; 0: open); for a
         metric with categories, `shares` (simultaneous: "SIDAK", the default, or
         "BONFERRONI"); for a numeric metric, `numeric` (quantiles: the levels in (0, 1) a
-        D_BIT_FLIP histogram's quantiles are estimated at; empty: 0.5, 0.9 and 0.99)."""
+        D_BIT_FLIP histogram's quantiles are estimated at; empty: 0.5, 0.9 and 0.99).
+        interval: "FIXED_N" (None, the default: valid at one look) or "ANYTIME" (valid at every
+        look at once: a confidence sequence, docs/statistics.md section 10, for [start, end)
+        within one reporting period or calendar window; anytime_tuned_reports: the reports at
+        which it is tightest, chosen before looking, 0 = 10000); the answer's interval_kind
+        says which. Errors: INVALID_ARGUMENT naming "interval" for an unknown kind (before any
+        call); FAILED_PRECONDITION naming "interval" for an ANYTIME selection spanning several
+        periods or windows, "combination" or "quantiles" for what ANYTIME cannot serve."""
         request = query_service_pb2.GetPrevalenceRequest(
             metric=metric, confidence_level=level, group_by=group_by,
             start_time_seconds=_to_seconds(start, "start", self._now),
@@ -707,14 +742,16 @@ class QueryClient:
             simultaneous=_enum(query_service_pb2.SimultaneousMethod, simultaneous,
                                "simultaneous"),
             combination=_enum(query_service_pb2.VersionCombination, combination, "combination"),
-            quantiles=list(quantiles))
+            quantiles=list(quantiles), interval=_interval(interval),
+            anytime_tuned_reports=anytime_tuned_reports)
         return _prevalence(_rpc.call(self._prevalence, request, self._timeout))
 
     def series(self, metric: str, *, start: Time, end: Time, bucket: str = "DAY",
                level: float = 0.95, method: Optional[str] = None,
-               simultaneous: Optional[str] = None) -> List[SeriesPoint]:
+               simultaneous: Optional[str] = None, interval: Optional[str] = None,
+               anytime_tuned_reports: int = 0) -> List[SeriesPoint]:
         """One point per bucket (HOUR, DAY, WEEK, MONTH) of [start, end); with `shares` for a metric
-        with categories."""
+        with categories. interval / anytime_tuned_reports: as in prevalence, per bucket."""
         request = query_service_pb2.GetSeriesRequest(
             metric=metric, start_time_seconds=_to_seconds(start, "start", self._now),
             end_time_seconds=_to_seconds(end, "end", self._now),
@@ -722,7 +759,8 @@ class QueryClient:
             confidence_level=level,
             method=_enum(query_service_pb2.IntervalMethod, method, "method"),
             simultaneous=_enum(query_service_pb2.SimultaneousMethod, simultaneous,
-                               "simultaneous"))
+                               "simultaneous"),
+            interval=_interval(interval), anytime_tuned_reports=anytime_tuned_reports)
         series = _rpc.call(self._series, request, self._timeout)
         return [_point(b) for b in series.buckets]
 

@@ -246,6 +246,46 @@ class FakeChannel:
         return stub
 
 
+class IntervalKindTest(unittest.TestCase):
+    """interval="ANYTIME" reaches the request, and the answer's interval_kind comes back (issue
+    41); an unknown kind names the field before any call."""
+
+    def test_anytime_request_and_answer(self):
+        served = served_prevalence()
+        served.interval_kind = q.ANYTIME
+        served.anytime_tuned_reports = 500
+        served.groups[0].interval_kind = q.ANYTIME
+        channel = FakeChannel(served)
+        c = deniable.QueryClient(channel=channel)
+        p = c.prevalence("m", start=T0, end=T0 + DAY, interval="ANYTIME",
+                         anytime_tuned_reports=500)
+        r = channel.requests[0]
+        self.assertEqual((r.interval, r.anytime_tuned_reports), (q.ANYTIME, 500))
+        self.assertEqual((p.interval_kind, p.anytime_tuned_reports), ("ANYTIME", 500))
+        self.assertEqual(p.groups[0].interval_kind, "ANYTIME")
+        c.prevalence("m", interval="fixed")
+        c.prevalence("m")
+        self.assertEqual([x.interval for x in channel.requests[1:]], [q.FIXED_N, 0])
+
+    def test_series_takes_it_per_bucket(self):
+        channel = FakeChannel(q.Series(buckets=[q.Prevalence(n=300, interval_kind=q.ANYTIME,
+                                                             anytime_tuned_reports=10000)]))
+        c = deniable.QueryClient(channel=channel)
+        points = c.series("m", start=T0, end=T0 + DAY, interval="anytime")
+        self.assertEqual(channel.requests[0].interval, q.ANYTIME)
+        self.assertEqual((points[0].interval_kind, points[0].anytime_tuned_reports),
+                         ("ANYTIME", 10000))
+
+    def test_unknown_kind_names_the_field(self):
+        channel = FakeChannel(served_prevalence())
+        c = deniable.QueryClient(channel=channel)
+        with self.assertRaises(deniable.DeniableError) as e:
+            c.prevalence("m", interval="sometimes")
+        self.assertEqual(e.exception.code, deniable.StatusCode.INVALID_ARGUMENT)
+        self.assertIn('interval: unknown value "sometimes"', e.exception.message)
+        self.assertEqual(channel.requests, [])
+
+
 class QueryTimesTest(unittest.TestCase):
     """start/end as the CLI and JS take them (issue 38): "-7d" was a raw protobuf TypeError."""
     NOW = T0 + 12345.6
