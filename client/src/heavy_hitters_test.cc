@@ -26,6 +26,7 @@
 
 namespace deniable::client {
 namespace {
+namespace heavy_hitters_test {
 
 using ::testing::HasSubstr;
 using ::testing::Not;
@@ -339,5 +340,6 @@ TEST(HeavyHittersDeliveryTest, DesignMismatchForgetsTheStringMemoAndRefetches) {
   EXPECT_EQ(*raw->LoadHeavyHittersGroup("m", 1, kSalt), group);
 }
 
+}  // namespace heavy_hitters_test
 }  // namespace
 }  // namespace deniable::client
