@@ -6,8 +6,14 @@
 # target as one translation unit, so that work is done once per batch: measured on the 11
 # sources of deniable_server_service, 17.8 s of CPU as one batch against 77.6 s one by one
 # (GCC 12, -O2). Generated protobuf sources stay one by one (they define the same file-level
-# tables), and so do the test programs and the benchmarks, whose sources each keep helpers of
-# the same names in their anonymous namespaces.
+# tables), and so do the benchmarks, whose sources each keep helpers of the same names in their
+# anonymous namespaces.
+#
+# The GoogleTest programs (`*_test`) of more than one source compile in batches too: each test
+# source wraps its anonymous namespace's content in a namespace named after the file (`namespace
+# {` + `namespace reporter_test {`), so the helpers every test file keeps under the same names
+# (kNow, MakeConfig, Field(), ...) stay apart in a batch. A new test source of such a program
+# does the same. Single-source test programs stay one by one (a batch of one saves nothing).
 #
 # What a unity batch asks of a library source: names in its anonymous namespace that no other
 # source of the same target uses (a batch shares one anonymous namespace), and no `using
@@ -18,7 +24,8 @@
 # (a developer editing one file of a large library rebuilds less).
 #
 # deniable_unity_build(): call once at the end of the top-level CMakeLists.txt, after every
-# add_subdirectory: it turns unity off for every executable but deniable-server and deniable.
+# add_subdirectory: it turns unity off for every executable but deniable-server, deniable and
+# the `*_test` programs of two or more C++ sources.
 function(deniable_unity_build)
   set(dirs ${CMAKE_CURRENT_SOURCE_DIR})
   while(dirs)
@@ -28,9 +35,18 @@ function(deniable_unity_build)
     get_property(targets DIRECTORY ${dir} PROPERTY BUILDSYSTEM_TARGETS)
     foreach(target IN LISTS targets)
       get_target_property(type ${target} TYPE)
-      if(type STREQUAL "EXECUTABLE" AND NOT target MATCHES "^(deniable-server|deniable)$")
-        set_target_properties(${target} PROPERTIES UNITY_BUILD OFF)
+      if(NOT type STREQUAL "EXECUTABLE" OR target MATCHES "^(deniable-server|deniable)$")
+        continue()
       endif()
+      if(target MATCHES "_test$")
+        get_target_property(sources ${target} SOURCES)
+        list(FILTER sources INCLUDE REGEX "\\.(cc|cpp|cxx)$")
+        list(LENGTH sources count)
+        if(count GREATER 1)
+          continue()
+        endif()
+      endif()
+      set_target_properties(${target} PROPERTIES UNITY_BUILD OFF)
     endforeach()
   endwhile()
 endfunction()

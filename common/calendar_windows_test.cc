@@ -4,6 +4,7 @@
 
 namespace deniable {
 namespace {
+namespace calendar_windows_test {
 
 constexpr int64_t kMonday = 1793577600;  // 2026-11-02 00:00 UTC, a Monday
 
@@ -36,5 +37,6 @@ TEST(CalendarWindowsTest, ExactAndWholeWindows) {
   EXPECT_EQ(count, 3);
 }
 
+}  // namespace calendar_windows_test
 }  // namespace
 }  // namespace deniable

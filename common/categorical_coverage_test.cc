@@ -12,6 +12,7 @@
 
 namespace deniable {
 namespace {
+namespace categorical_coverage_test {
 
 using ::testing::HasSubstr;
 using M = CategoricalMechanism;
@@ -161,5 +162,6 @@ TEST(CategoricalCoverageTest, TwoCategoryKrrSharesCoverTogetherWithoutAdjustment
   }
 }
 
+}  // namespace categorical_coverage_test
 }  // namespace
 }  // namespace deniable

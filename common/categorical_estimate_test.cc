@@ -11,6 +11,7 @@
 
 namespace deniable {
 namespace {
+namespace categorical_estimate_test {
 
 using ::testing::DoubleNear;
 using ::testing::ElementsAre;
@@ -141,5 +142,6 @@ TEST(CategoricalEstimateTest, BadCountsNameTheFieldAndChangeNothing) {
   EXPECT_TRUE(estimate({1, 2, 3}, 6).ok());
 }
 
+}  // namespace categorical_estimate_test
 }  // namespace
 }  // namespace deniable

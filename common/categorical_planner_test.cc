@@ -13,6 +13,7 @@
 
 namespace deniable {
 namespace {
+namespace categorical_planner_test {
 
 using ::testing::HasSubstr;
 using M = CategoricalMechanism;
@@ -176,5 +177,6 @@ TEST(CategoricalPlannerTest, TwoCategoryKrrNeedsNoSimultaneousAdjustment) {
   EXPECT_GT(oue->reports_needed_simultaneous_worst_case, oue->reports_needed_worst_case);
 }
 
+}  // namespace categorical_planner_test
 }  // namespace
 }  // namespace deniable

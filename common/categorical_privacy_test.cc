@@ -13,6 +13,7 @@
 
 namespace deniable {
 namespace {
+namespace categorical_privacy_test {
 
 using ::testing::HasSubstr;
 using M = CategoricalMechanism;
@@ -168,5 +169,6 @@ TEST(CategoricalPrivacyTest, RejectsAPriorOfTheWrongSizeOrSum) {
               HasSubstr("category_prior[1]"));
 }
 
+}  // namespace categorical_privacy_test
 }  // namespace
 }  // namespace deniable

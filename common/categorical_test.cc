@@ -12,6 +12,7 @@
 
 namespace deniable {
 namespace {
+namespace categorical_test {
 
 using ::testing::HasSubstr;
 using M = CategoricalMechanism;
@@ -203,5 +204,6 @@ TEST(CategoricalTest, CloneProbabilities) {
   EXPECT_NEAR(gamma, de.CloneProbability(), 1e-15);
 }
 
+}  // namespace categorical_test
 }  // namespace
 }  // namespace deniable

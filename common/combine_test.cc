@@ -10,6 +10,7 @@
 
 namespace deniable {
 namespace {
+namespace combine_test {
 
 using ::testing::HasSubstr;
 
@@ -81,11 +82,13 @@ TEST(CombineTest, CombineFailsWhenAVarianceIsZero) {
   EXPECT_THAT(std::string(c.status().message()), HasSubstr("parts[1].variance"));
 }
 
+}  // namespace combine_test
 }  // namespace
 }  // namespace deniable
 
 namespace deniable {
 namespace {
+namespace combine_test {
 
 using ::testing::HasSubstr;
 
@@ -117,5 +120,6 @@ TEST(CombineByReportsTest, AcceptsZeroVarianceAndRejectsBadPartsNamingThem) {
   EXPECT_STREQ(VersionCombinationName(VersionCombination::kByReports), "by_reports");
 }
 
+}  // namespace combine_test
 }  // namespace
 }  // namespace deniable

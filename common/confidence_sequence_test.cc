@@ -11,6 +11,7 @@
 
 namespace deniable {
 namespace {
+namespace confidence_sequence_test {
 
 using ::testing::HasSubstr;
 
@@ -159,5 +160,6 @@ TEST(MonitoringSimulationTest, BadConfigNamesTheField) {
   EXPECT_THAT(SimulateMonitoring(config).status().message(), HasSubstr("prevalence"));
 }
 
+}  // namespace confidence_sequence_test
 }  // namespace
 }  // namespace deniable

@@ -12,6 +12,7 @@
 
 namespace deniable {
 namespace {
+namespace coverage_test {
 
 using ::testing::HasSubstr;
 
@@ -167,11 +168,13 @@ TEST(CoverageTest, ExactCoverageFailsOnBadArgumentsNamingThem) {
          "a must differ from b");
 }
 
+}  // namespace coverage_test
 }  // namespace
 }  // namespace deniable
 
 namespace deniable {
 namespace {
+namespace coverage_test {
 
 // Issue 16: designs where P(report yes) reaches 0 or 1. The refined grid finds Wilson's dip that a
 // 0.01 grid misses, and the per-design default (Agresti-Coull there, Wilson elsewhere) keeps its
@@ -206,5 +209,6 @@ TEST(EdgeCoverageTest, CentralDesignsKeepWilsonAndTheGridIsUnchanged) {
   EXPECT_DOUBLE_EQ(ChannelEdge(Channel{1.0, 0.5}), 0.0);
 }
 
+}  // namespace coverage_test
 }  // namespace
 }  // namespace deniable

@@ -9,6 +9,7 @@
 
 namespace deniable {
 namespace {
+namespace design_test {
 
 using ::testing::HasSubstr;
 
@@ -230,5 +231,6 @@ TEST(DesignTest, RevealsEveryAnswerOnlyForTheIdentityChannelAndItsMirror) {
   EXPECT_FALSE(RevealsEveryAnswer(Design::SymmetricEpsilon(20.0)->channel()));
 }
 
+}  // namespace design_test
 }  // namespace
 }  // namespace deniable

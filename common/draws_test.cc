@@ -8,6 +8,7 @@
 
 namespace deniable {
 namespace {
+namespace draws_test {
 
 TEST(UniformDrawsTest, FollowsTheGoldenVectorContract) {
   const std::vector<double> u = {0.25, 0.25, 0.999999, 0.5, 0.0};
@@ -34,5 +35,6 @@ TEST(BitGenDrawsTest, MakesTheAbslDrawsOfTheSameGenerator) {
   }
 }
 
+}  // namespace draws_test
 }  // namespace
 }  // namespace deniable

@@ -8,6 +8,7 @@
 
 namespace deniable {
 namespace {
+namespace estimator_test {
 
 using ::testing::HasSubstr;
 
@@ -140,5 +141,6 @@ TEST(EstimatorTest, EstimateFailsWhenChannelHasAEqualToB) {
   EXPECT_THAT(std::string(e.status().message()), HasSubstr("a must differ from b"));
 }
 
+}  // namespace estimator_test
 }  // namespace
 }  // namespace deniable

@@ -10,6 +10,7 @@
 
 namespace deniable {
 namespace {
+namespace interval_test {
 
 using ::testing::HasSubstr;
 
@@ -238,5 +239,6 @@ TEST(IntervalTest, IntervalFailsOnBadArgumentsNamingThem) {
   EXPECT_THAT(std::string(bad_channel.status().message()), HasSubstr("a must differ from b"));
 }
 
+}  // namespace interval_test
 }  // namespace
 }  // namespace deniable

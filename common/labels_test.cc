@@ -7,6 +7,7 @@
 
 namespace deniable {
 namespace {
+namespace labels_test {
 
 using ::testing::HasSubstr;
 
@@ -40,5 +41,6 @@ TEST(LabelsTest, RefusesMalformedKeysAndFreeTextValuesWithABoundedEcho) {
   EXPECT_TRUE(ValidLabelValue("A-z_0.9:x"));
 }
 
+}  // namespace labels_test
 }  // namespace
 }  // namespace deniable

@@ -6,6 +6,7 @@
 
 namespace deniable {
 namespace {
+namespace manipulation_test {
 
 using ::testing::HasSubstr;
 
@@ -102,5 +103,6 @@ TEST(ManipulationTest, BadInputNamesTheField) {
   EXPECT_EQ(MeanManipulation(0, 10, -2, 0, 1).status().code(), absl::StatusCode::kInvalidArgument);
 }
 
+}  // namespace manipulation_test
 }  // namespace
 }  // namespace deniable

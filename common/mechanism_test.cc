@@ -22,6 +22,7 @@
 
 namespace deniable {
 namespace {
+namespace mechanism_test {
 
 using ::testing::HasSubstr;
 using testing_util::Make;
@@ -411,5 +412,6 @@ TEST(MechanismTest, EstimateVersionsCombinesEachCoordinateAsCombineVersions) {
               HasSubstr("parts[1]"));
 }
 
+}  // namespace mechanism_test
 }  // namespace
 }  // namespace deniable

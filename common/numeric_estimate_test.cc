@@ -19,6 +19,7 @@
 
 namespace deniable {
 namespace {
+namespace numeric_estimate_test {
 
 using ::testing::HasSubstr;
 
@@ -367,5 +368,6 @@ TEST(NumericQuantileCoverageTest, SeededSimulation) {
   }
 }
 
+}  // namespace numeric_estimate_test
 }  // namespace
 }  // namespace deniable

@@ -23,6 +23,7 @@
 
 namespace deniable {
 namespace {
+namespace numeric_exact_test {
 
 // Draws that follow one branch of the randomizer's tree of draws and keep its probability:
 // Bernoulli takes branch 0 (true, p) or 1 (false, 1 - p), Below(n) branch c (1/n each).
@@ -375,5 +376,6 @@ TEST(NumericHistogramExactTest, SimultaneousCoverageOfTheBuckets) {
               testing::HasSubstr("shares[0]"));
 }
 
+}  // namespace numeric_exact_test
 }  // namespace
 }  // namespace deniable

@@ -15,6 +15,7 @@
 
 namespace deniable {
 namespace {
+namespace numeric_test {
 
 using ::testing::ElementsAre;
 using ::testing::HasSubstr;
@@ -228,5 +229,6 @@ TEST(NumericMechanismTest, EpsilonAndCloneProbability) {
   EXPECT_DOUBLE_EQ(MechanismFor(Flip(1.2, {0, 1, 2}, 2))->CloneProbability(), std::exp(-1.2));
 }
 
+}  // namespace numeric_test
 }  // namespace
 }  // namespace deniable

@@ -9,6 +9,7 @@
 
 namespace deniable {
 namespace {
+namespace planner_test {
 
 using ::testing::HasSubstr;
 
@@ -123,5 +124,6 @@ TEST(PlannerTest, PlannerReportsOutOfRangeForAbsurdPrecision) {
   EXPECT_EQ(n.status().code(), absl::StatusCode::kOutOfRange);
 }
 
+}  // namespace planner_test
 }  // namespace
 }  // namespace deniable

@@ -9,6 +9,7 @@
 
 namespace deniable {
 namespace {
+namespace privacy_test {
 
 using ::testing::HasSubstr;
 
@@ -183,5 +184,6 @@ TEST(PrivacyTest, FiguresFailOnInvalidChannel) {
   EXPECT_THAT(std::string(r.status().message()), HasSubstr("a must differ from b"));
 }
 
+}  // namespace privacy_test
 }  // namespace
 }  // namespace deniable

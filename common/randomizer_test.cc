@@ -11,6 +11,7 @@
 
 namespace deniable {
 namespace {
+namespace randomizer_test {
 
 using ::testing::_;
 using ::testing::DoubleEq;
@@ -90,5 +91,6 @@ TEST(RandomizerTest, SeededShareOfTruthfulReportsIsThreeQuarters) {
   EXPECT_NEAR(agree, 0.75 * n, 5 * std::sqrt(n * 0.75 * 0.25));
 }
 
+}  // namespace randomizer_test
 }  // namespace
 }  // namespace deniable

@@ -9,6 +9,7 @@
 
 namespace deniable {
 namespace {
+namespace shuffle_test {
 
 using ::testing::HasSubstr;
 
@@ -181,5 +182,6 @@ TEST(ShuffleTest, BadArgumentsNameTheField) {
   EXPECT_EQ(AmplifiedEpsilon(1, 0.5, -3, 1e-6).status().code(), absl::StatusCode::kInvalidArgument);
 }
 
+}  // namespace shuffle_test
 }  // namespace
 }  // namespace deniable

@@ -9,6 +9,7 @@
 
 namespace deniable::server {
 namespace {
+namespace log_fields_test {
 
 using ::testing::ElementsAre;
 using ::testing::Pair;
@@ -81,5 +82,6 @@ TEST(AppendJsonLogMembersTest, EscapesQuotesBackslashesAndControlBytes) {
             R"({"msg":"x","event":"x","reason":"a\\\\b \"q\"\n\u0001"})");
 }
 
+}  // namespace log_fields_test
 }  // namespace
 }  // namespace deniable::server

@@ -19,6 +19,7 @@
 
 namespace deniable::client {
 namespace {
+namespace categorical_test {
 
 using ::testing::HasSubstr;
 using ::testing::Not;
@@ -301,5 +302,6 @@ TEST(CategoricalDeliveryTest, DesignMismatchForgetsTheCategoryMemoAndRefetches) 
   EXPECT_EQ(transport->stored(), 1);
 }
 
+}  // namespace categorical_test
 }  // namespace
 }  // namespace deniable::client

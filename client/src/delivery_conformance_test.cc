@@ -28,6 +28,7 @@
 
 namespace deniable::client {
 namespace {
+namespace delivery_conformance_test {
 
 using google::protobuf::Struct;
 using google::protobuf::Value;
@@ -286,5 +287,6 @@ INSTANTIATE_TEST_SUITE_P(Table, DeliveryConformanceTest, ::testing::ValuesIn(Loa
                            return Field(param_info.param.fields, "name").string_value();
                          });
 
+}  // namespace delivery_conformance_test
 }  // namespace
 }  // namespace deniable::client

@@ -16,6 +16,7 @@
 
 namespace deniable::client {
 namespace {
+namespace delivery_contract_test {
 
 using ::deniable::client::testing::FaultInjectingTransport;
 using ::testing::HasSubstr;
@@ -384,5 +385,6 @@ TEST_F(DeliveryTest, DesignMismatchDropsOnlyThatReportCountsItAndRefetchesTheDes
   EXPECT_EQ(transport_->design_calls(), 2) << "the design was not fetched again";
 }
 
+}  // namespace delivery_contract_test
 }  // namespace
 }  // namespace deniable::client

@@ -16,6 +16,7 @@
 
 namespace deniable::client {
 namespace {
+namespace design_race_test {
 
 constexpr int64_t kNow = 1'700'001'234;
 
@@ -246,5 +247,6 @@ TEST_F(DesignRaceTest, AReportWhoseDesignIsReplacedMeanwhileDrawsWithTheNewOne) 
       << "drawn with the design the collector disowned";
 }
 
+}  // namespace design_race_test
 }  // namespace
 }  // namespace deniable::client

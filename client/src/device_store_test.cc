@@ -15,6 +15,7 @@
 
 namespace deniable::client {
 namespace {
+namespace device_store_test {
 
 std::string TempPath(std::string name) {
   std::replace(name.begin(), name.end(), '/', '_');  // parameterized names hold a '/'
@@ -358,5 +359,6 @@ TEST(SqliteDeviceStoreTest, RejectsEmptyPathAndMissingDirectory) {
             absl::StatusCode::kUnavailable);
 }
 
+}  // namespace device_store_test
 }  // namespace
 }  // namespace deniable::client

@@ -26,6 +26,7 @@
 
 namespace deniable::client {
 namespace {
+namespace heavy_hitters_test {
 
 using ::testing::HasSubstr;
 using ::testing::Not;
@@ -360,5 +361,6 @@ TEST(HeavyHittersDeliveryTest, DesignMismatchForgetsTheStringMemoAndRefetches) {
   EXPECT_EQ(*raw->LoadHeavyHittersGroup("m", 1, kSalt), group);
 }
 
+}  // namespace heavy_hitters_test
 }  // namespace
 }  // namespace deniable::client

@@ -15,6 +15,7 @@
 
 namespace deniable::client {
 namespace {
+namespace memoization_test {
 
 using ::deniable::client::testing::FakeTransport;
 
@@ -164,5 +165,6 @@ TEST_F(MemoizationTest, DeviceFileIsPrivateToItsOwner) {
   EXPECT_EQ(st.st_mode & 0777, 0600u);
 }
 
+}  // namespace memoization_test
 }  // namespace
 }  // namespace deniable::client

@@ -14,6 +14,7 @@
 
 namespace deniable::client {
 namespace {
+namespace numeric_golden_test {
 
 using google::protobuf::Struct;
 using google::protobuf::Value;
@@ -77,5 +78,6 @@ TEST(NumericGoldenTest, TheSdkPathProducesEveryNumericReport) {
   EXPECT_GT(rows, 10);  // the numeric rows are there to check
 }
 
+}  // namespace numeric_golden_test
 }  // namespace
 }  // namespace deniable::client

@@ -20,6 +20,7 @@
 
 namespace deniable::client {
 namespace {
+namespace numeric_test {
 
 using ::testing::HasSubstr;
 
@@ -362,5 +363,6 @@ TEST(NumericDeliveryTest, DesignMismatchForgetsTheNumericMemoAndRefetches) {
   EXPECT_EQ(transport->stored(), 1);
 }
 
+}  // namespace numeric_test
 }  // namespace
 }  // namespace deniable::client

@@ -17,6 +17,7 @@
 
 namespace deniable::client {
 namespace {
+namespace period_test {
 
 using ::deniable::client::testing::FakeTransport;
 using ::testing::HasSubstr;
@@ -205,5 +206,6 @@ TEST_F(PeriodTest, TheSqliteStoreKeepsThePeriodStateAcrossARestart) {
   EXPECT_EQ(m.reports_repeated_in_period, 2);
 }
 
+}  // namespace period_test
 }  // namespace
 }  // namespace deniable::client

@@ -29,6 +29,7 @@
 
 namespace deniable::client {
 namespace {
+namespace report_options_conformance_test {
 
 using google::protobuf::Struct;
 using google::protobuf::Value;
@@ -233,5 +234,6 @@ TEST(ReportOptionsConformanceTest, SameAsComparesReportsDrawnWithTheSameSeedOnly
   EXPECT_NE(a.sent[0].report_id(), b.sent[0].report_id());
 }
 
+}  // namespace report_options_conformance_test
 }  // namespace
 }  // namespace deniable::client

@@ -19,6 +19,7 @@
 
 namespace deniable::client {
 namespace {
+namespace reporter_test {
 
 using ::testing::HasSubstr;
 
@@ -376,5 +377,6 @@ TEST_F(ReporterTest, CloseWithNothingQueuedMakesNoCall) {
   EXPECT_EQ(transport_->design_calls, 0);
 }
 
+}  // namespace reporter_test
 }  // namespace
 }  // namespace deniable::client

@@ -8,6 +8,7 @@
 
 namespace deniable::client {
 namespace {
+namespace secure_bit_gen_test {
 
 TEST(SecureBitGenTest, DrawsDoNotRepeatAcrossBufferRefills) {
   SecureBitGen gen;
@@ -31,5 +32,6 @@ TEST(SecureBitGenTest, TwoGeneratorsDiffer) {
   EXPECT_NE(a(), b());
 }
 
+}  // namespace secure_bit_gen_test
 }  // namespace
 }  // namespace deniable::client

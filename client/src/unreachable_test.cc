@@ -8,6 +8,7 @@
 
 namespace deniable::client {
 namespace {
+namespace unreachable_test {
 
 using ::testing::HasSubstr;
 using ::testing::Not;
@@ -66,5 +67,6 @@ TEST(ExplainUnreachableTest, OtherMessagesAreLeftAlone) {
   EXPECT_THAT(*e, HasSubstr("cannot reach the collector"));
 }
 
+}  // namespace unreachable_test
 }  // namespace
 }  // namespace deniable::client

@@ -11,6 +11,7 @@
 
 namespace deniable::client {
 namespace {
+namespace window_firsts_test {
 
 constexpr int64_t kMonday = 1793577600;  // 2026-11-02 00:00 UTC, a Monday
 
@@ -81,5 +82,6 @@ TEST_F(WindowFirstsTest, AReportingOnceMetricSendsOneReportEver) {
   EXPECT_EQ(reporter->Ledger()->at("m").reports_repeated_in_period, 2);
 }
 
+}  // namespace window_firsts_test
 }  // namespace
 }  // namespace deniable::client

@@ -11,6 +11,7 @@
 
 namespace deniable {
 namespace {
+namespace numeric_advice_test {
 
 using ::testing::HasSubstr;
 
@@ -142,5 +143,6 @@ TEST(NumericDescribeDesignTest, ParametersWithTheirRange) {
   EXPECT_EQ(DescribeDesign(bare).status().code(), absl::StatusCode::kInvalidArgument);
 }
 
+}  // namespace numeric_advice_test
 }  // namespace
 }  // namespace deniable

@@ -11,6 +11,7 @@
 
 namespace deniable {
 namespace {
+namespace numeric_convert_test {
 
 using ::testing::ElementsAre;
 using ::testing::HasSubstr;
@@ -128,5 +129,6 @@ TEST(NumericConvertTest, DBitFlipReportThroughTheProto) {
   EXPECT_FALSE(WireAnswerFromProto(report).has_numeric);
 }
 
+}  // namespace numeric_convert_test
 }  // namespace
 }  // namespace deniable

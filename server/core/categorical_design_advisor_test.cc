@@ -12,6 +12,7 @@
 
 namespace deniable::server {
 namespace {
+namespace categorical_design_advisor_test {
 
 using ::testing::ElementsAre;
 using ::testing::HasSubstr;
@@ -222,5 +223,6 @@ TEST_F(CategoricalDesignAdvisorTest, PlanRejectsBadInputNamingTheField) {
   }
 }
 
+}  // namespace categorical_design_advisor_test
 }  // namespace
 }  // namespace deniable::server

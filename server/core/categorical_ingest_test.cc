@@ -16,6 +16,7 @@
 
 namespace deniable::server {
 namespace {
+namespace categorical_ingest_test {
 
 using ::testing::ElementsAre;
 using ::testing::HasSubstr;
@@ -334,5 +335,6 @@ TEST_F(CategoricalTest, RejectsReportsCarryingAnotherMechanismsFields) {
   ExpectRejected(olh, bad, "reports[1].categorical.category: must be unset");
 }
 
+}  // namespace categorical_ingest_test
 }  // namespace
 }  // namespace deniable::server

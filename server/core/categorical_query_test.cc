@@ -21,6 +21,7 @@
 
 namespace deniable::server {
 namespace {
+namespace categorical_query_test {
 
 using ::testing::HasSubstr;
 
@@ -339,5 +340,6 @@ TEST_F(CategoricalQueryTest, AnytimeSharesAreConfidenceSequences) {
   }
 }
 
+}  // namespace categorical_query_test
 }  // namespace
 }  // namespace deniable::server

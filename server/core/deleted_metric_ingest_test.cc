@@ -14,6 +14,7 @@
 
 namespace deniable::server {
 namespace {
+namespace deleted_metric_ingest_test {
 
 using ::testing::HasSubstr;
 
@@ -98,5 +99,6 @@ TEST_F(DeletedMetricIngestTest, StreamRejectsTheDeletedMetricsReportsWithStreamI
   EXPECT_THAT(totals->rejections(0).reason(), HasSubstr("message 1: reports[1].metric"));
 }
 
+}  // namespace deleted_metric_ingest_test
 }  // namespace
 }  // namespace deniable::server

@@ -22,6 +22,7 @@
 
 namespace deniable::server {
 namespace {
+namespace heavy_hitters_query_test {
 
 using ::testing::HasSubstr;
 
@@ -299,5 +300,6 @@ TEST_F(HeavyHittersQueryTest, BadReportsAreRefusedByField) {
   EXPECT_THAT(response->rejections(0).reason(), HasSubstr("reports[0].heavy_hitters.row"));
 }
 
+}  // namespace heavy_hitters_query_test
 }  // namespace
 }  // namespace deniable::server

@@ -15,6 +15,7 @@
 
 namespace deniable::server {
 namespace {
+namespace import_age_test {
 
 using ::testing::HasSubstr;
 
@@ -246,5 +247,6 @@ TEST_F(ShortImportAgeTest, AnImportNeverReachesLessFarBackThanADevice) {
   EXPECT_EQ(import->accepted(), 1u);
 }
 
+}  // namespace import_age_test
 }  // namespace
 }  // namespace deniable::server

@@ -9,6 +9,7 @@
 
 namespace deniable::server {
 namespace {
+namespace ingestor_test {
 
 using ::testing::HasSubstr;
 
@@ -302,5 +303,6 @@ TEST(CanonicalLabelsTest, SortsByKey) {
   EXPECT_EQ(*c, "region=N,version=1.2");
 }
 
+}  // namespace ingestor_test
 }  // namespace
 }  // namespace deniable::server

@@ -15,6 +15,7 @@
 
 namespace deniable::server {
 namespace {
+namespace label_cap_ingest_test {
 
 constexpr int64_t kNow = 1'700'000'000 - 1'700'000'000 % 3600;
 
@@ -146,5 +147,6 @@ TEST(LabelKeyCapIngestTest, AKeyPastTheCapIsRejectedNamingTheKeyCap) {
             "(--max_label_keys); labels must be low-cardinality and never identify a device");
 }
 
+}  // namespace label_cap_ingest_test
 }  // namespace
 }  // namespace deniable::server

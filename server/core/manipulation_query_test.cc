@@ -15,6 +15,7 @@
 
 namespace deniable::server {
 namespace {
+namespace manipulation_query_test {
 
 using ::testing::HasSubstr;
 
@@ -239,5 +240,6 @@ TEST_F(ManipulationQueryTest, EachBucketIsBoundedOverItsSampledReports) {
   EXPECT_NEAR(b1.manipulation().uniform_bound(), (hi - lo) / 50, 1e-12);
 }
 
+}  // namespace manipulation_query_test
 }  // namespace
 }  // namespace deniable::server

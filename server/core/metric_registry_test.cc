@@ -9,6 +9,7 @@
 
 namespace deniable::server {
 namespace {
+namespace metric_registry_test {
 
 using ::testing::HasSubstr;
 
@@ -146,5 +147,6 @@ TEST_F(MetricRegistryTest, CreateRefusesDegenerateDesignsNamingTheParameter) {
   ExpectInvalid(request, "design.symmetric_epsilon: epsilon");
 }
 
+}  // namespace metric_registry_test
 }  // namespace
 }  // namespace deniable::server

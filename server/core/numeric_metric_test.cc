@@ -14,6 +14,7 @@
 
 namespace deniable::server {
 namespace {
+namespace numeric_metric_test {
 
 using ::testing::ElementsAre;
 using ::testing::HasSubstr;
@@ -310,5 +311,6 @@ TEST_F(NumericMetricTest, BadReportsAreRejectedNamingTheirFieldAndNothingIsStore
   ExpectRejected(Flip("crash", 11, {0, 1}, {true, false}), "reports[0].numeric");
 }
 
+}  // namespace numeric_metric_test
 }  // namespace
 }  // namespace deniable::server

@@ -18,6 +18,7 @@
 
 namespace deniable::server {
 namespace {
+namespace numeric_query_test {
 
 using ::testing::HasSubstr;
 
@@ -467,5 +468,6 @@ TEST_F(NumericQueryTest, AnytimeMeansAndBuckets) {
   EXPECT_EQ(query_.Get(request).status().code(), absl::StatusCode::kFailedPrecondition);
 }
 
+}  // namespace numeric_query_test
 }  // namespace
 }  // namespace deniable::server

@@ -25,6 +25,7 @@
 
 namespace deniable::server {
 namespace {
+namespace prevalence_fleet_test {
 
 constexpr int kDevices = 200;
 constexpr int kReplications = 2000;
@@ -125,5 +126,6 @@ INSTANTIATE_TEST_SUITE_P(DevicesNotReports, FleetCoverageTest,
                                   (param_info.param.drift ? "Drift" : "Constant");
                          });
 
+}  // namespace prevalence_fleet_test
 }  // namespace
 }  // namespace deniable::server

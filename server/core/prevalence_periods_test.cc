@@ -15,6 +15,7 @@
 
 namespace deniable::server {
 namespace {
+namespace prevalence_periods_test {
 
 using ::testing::HasSubstr;
 
@@ -224,5 +225,6 @@ TEST_F(PrevalencePeriodsTest, RejectsUnknownCombinationNamingTheField) {
   EXPECT_THAT(p.status().message(), HasSubstr("combination"));
 }
 
+}  // namespace prevalence_periods_test
 }  // namespace
 }  // namespace deniable::server

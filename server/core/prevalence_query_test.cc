@@ -13,6 +13,7 @@
 
 namespace deniable::server {
 namespace {
+namespace prevalence_query_test {
 
 using ::testing::HasSubstr;
 
@@ -287,5 +288,6 @@ TEST_F(PrevalenceQueryTest, AnytimeSeriesBuckets) {
   EXPECT_THAT(query_.Series(request).status().message(), HasSubstr("interval:"));
 }
 
+}  // namespace prevalence_query_test
 }  // namespace
 }  // namespace deniable::server

@@ -17,6 +17,7 @@
 
 namespace deniable::server {
 namespace {
+namespace query_features_test {
 
 using ::testing::HasSubstr;
 
@@ -427,5 +428,6 @@ TEST_F(QueryFeaturesTest, PlanRejectsNegativePrevalenceOtherThanMinusOne) {
   EXPECT_TRUE(advisor_.Plan(r).ok());
 }
 
+}  // namespace query_features_test
 }  // namespace
 }  // namespace deniable::server

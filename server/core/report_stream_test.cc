@@ -12,6 +12,7 @@
 
 namespace deniable::server {
 namespace {
+namespace report_stream_test {
 
 using ::testing::HasSubstr;
 
@@ -96,5 +97,6 @@ TEST_F(ReportStreamTest, DefaultCapKeepsAThousandOfALongInvalidStream) {
   EXPECT_EQ(totals->rejections(999).index(), 999u);
 }
 
+}  // namespace report_stream_test
 }  // namespace
 }  // namespace deniable::server

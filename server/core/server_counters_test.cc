@@ -8,6 +8,7 @@
 
 namespace deniable::server {
 namespace {
+namespace server_counters_test {
 
 using ::testing::HasSubstr;
 using ::testing::Not;
@@ -119,5 +120,6 @@ TEST(ServerCountersTest, TimedCallsFillTheHistogramByMethodAndCode) {
       text, HasSubstr("deniable_request_duration_seconds_count{" + ok + ",transport=\"http\"} 0"));
 }
 
+}  // namespace server_counters_test
 }  // namespace
 }  // namespace deniable::server

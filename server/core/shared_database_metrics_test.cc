@@ -11,6 +11,7 @@
 
 namespace deniable::server {
 namespace {
+namespace shared_database_metrics_test {
 
 constexpr int64_t kNow = 1'700'000'000 - 1'700'000'000 % 3600;
 
@@ -78,5 +79,6 @@ TEST_F(SharedDatabaseMetricsTest, ReportOfAVersionAddedElsewhereIsAcceptedAtOnce
   EXPECT_EQ(storage_.ReportCount(), 2);
 }
 
+}  // namespace shared_database_metrics_test
 }  // namespace
 }  // namespace deniable::server

@@ -27,6 +27,7 @@
 
 namespace deniable::server {
 namespace {
+namespace window_fleet_test {
 
 constexpr int kReplications = 2000;
 constexpr int64_t kDay = 86400;
@@ -190,5 +191,6 @@ TEST(WindowFleetSurveyTest, ASurveySpreadOver28DaysIsAsNarrowAsInOnePeriod) {
   EXPECT_LT(weeks.mean_width(), 0.5 * before.mean_width());
 }
 
+}  // namespace window_fleet_test
 }  // namespace
 }  // namespace deniable::server

@@ -17,6 +17,7 @@
 
 namespace deniable::server {
 namespace {
+namespace window_query_test {
 
 using ::testing::HasSubstr;
 
@@ -271,5 +272,6 @@ TEST(WindowPlanTest, APlanWithAWindowAnswersInDevices) {
   EXPECT_THAT(advisor.Plan(request).status().message(), HasSubstr("reports_per_device"));
 }
 
+}  // namespace window_query_test
 }  // namespace
 }  // namespace deniable::server

@@ -8,6 +8,7 @@
 
 namespace deniable::server::http {
 namespace {
+namespace connection_deadlines_test {
 
 // Waits (at most 10 s) for the far end of a socket pair to see the near end shut down: the event
 // the deadline produces, never a fixed sleep.
@@ -87,5 +88,6 @@ TEST(ConnectionDeadlinesTest, ConnectionsPastTheNormalOnesAreReserved) {
   EXPECT_EQ(deadlines.cut(), 0);
 }
 
+}  // namespace connection_deadlines_test
 }  // namespace
 }  // namespace deniable::server::http

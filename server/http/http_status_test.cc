@@ -7,6 +7,7 @@
 
 namespace deniable::server::http {
 namespace {
+namespace http_status_test {
 
 using ::testing::EndsWith;
 using ::testing::HasSubstr;
@@ -31,5 +32,6 @@ TEST(ErrorBodyTest, ClipsAHugeMessageAndCarriesTheGivenHttpStatus) {
   EXPECT_THAT(ErrorBody(absl::NotFoundError("m")), EndsWith("}"));
 }
 
+}  // namespace http_status_test
 }  // namespace
 }  // namespace deniable::server::http

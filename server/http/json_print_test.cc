@@ -14,6 +14,7 @@
 
 namespace deniable::server::http {
 namespace {
+namespace json_print_test {
 
 using ::testing::HasSubstr;
 using ::testing::Not;
@@ -141,5 +142,6 @@ TEST(PrintApiJsonTest, NumericFiguresItDoesNotHaveAreNull) {
   EXPECT_THAT(mean_json, HasSubstr("\"yesCount\":1290,"));
 }
 
+}  // namespace json_print_test
 }  // namespace
 }  // namespace deniable::server::http

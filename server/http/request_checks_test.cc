@@ -7,6 +7,7 @@
 
 namespace deniable::server::http {
 namespace {
+namespace request_checks_test {
 
 using ::testing::HasSubstr;
 
@@ -79,5 +80,6 @@ TEST(CheckContentLengthTest, RefusesMoreThanTheLimitWhateverItsSize) {
   EXPECT_THAT(CheckContentLength("-1", 100).message(), HasSubstr("content-length:"));
 }
 
+}  // namespace request_checks_test
 }  // namespace
 }  // namespace deniable::server::http

@@ -11,6 +11,7 @@
 
 namespace deniable::server {
 namespace {
+namespace estimate_metrics_test {
 
 using ::testing::HasSubstr;
 using ::testing::Not;
@@ -110,5 +111,6 @@ TEST(EstimateMetricsTest, AFailedListKeepsThePreviousText) {
   EXPECT_EQ(m.Text(), before);
 }
 
+}  // namespace estimate_metrics_test
 }  // namespace
 }  // namespace deniable::server

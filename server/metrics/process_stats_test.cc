@@ -5,6 +5,7 @@
 
 namespace deniable::server {
 namespace {
+namespace process_stats_test {
 
 using ::testing::HasSubstr;
 
@@ -48,5 +49,6 @@ TEST(ReadProcessStatsTest, ReadsThisProcess) {
   EXPECT_GE(s->max_fds, s->open_fds);
 }
 
+}  // namespace process_stats_test
 }  // namespace
 }  // namespace deniable::server

@@ -18,6 +18,7 @@
 
 namespace deniable::server {
 namespace {
+namespace backend_test {
 
 using ::testing::HasSubstr;
 using ::testing::Not;
@@ -137,5 +138,6 @@ TEST_F(PostgresBackendTest, AnUnreachableDatabaseIsNamedWithoutItsPassword) {
   EXPECT_THAT(message, Not(HasSubstr("s3cret")));
 }
 
+}  // namespace backend_test
 }  // namespace
 }  // namespace deniable::server

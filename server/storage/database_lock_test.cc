@@ -19,6 +19,7 @@
 
 namespace deniable::server {
 namespace {
+namespace database_lock_test {
 
 using ::testing::HasSubstr;
 using testing_util::NewMetric;
@@ -156,5 +157,6 @@ TEST_F(DatabaseLockTest, RefusedSecondOpenKeepsTheFirstStoragesSqliteLocks) {
   EXPECT_EQ(shared_range_is_locked(), 1);
 }
 
+}  // namespace database_lock_test
 }  // namespace
 }  // namespace deniable::server

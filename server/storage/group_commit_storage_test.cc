@@ -21,6 +21,7 @@
 
 namespace deniable::server {
 namespace {
+namespace group_commit_storage_test {
 
 using ::testing::ElementsAre;
 
@@ -388,5 +389,6 @@ TEST(GroupCommitCommittersTest, TwoCommittersRunTwoGroupsAtOnce) {
   EXPECT_EQ(storage.stats().groups, 2);
 }
 
+}  // namespace group_commit_storage_test
 }  // namespace
 }  // namespace deniable::server

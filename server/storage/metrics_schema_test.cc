@@ -9,6 +9,7 @@
 
 namespace deniable::server {
 namespace {
+namespace metrics_schema_test {
 
 using testing_util::NewMetric;
 using testing_util::TempDbPath;
@@ -85,5 +86,6 @@ TEST(MetricsSchemaTest, ADatabaseWithoutThePeriodColumnsOpensWithTheirDefaults) 
   }
 }
 
+}  // namespace metrics_schema_test
 }  // namespace
 }  // namespace deniable::server

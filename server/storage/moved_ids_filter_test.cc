@@ -7,6 +7,7 @@
 
 namespace deniable::server {
 namespace {
+namespace moved_ids_filter_test {
 
 using testing_util::RandomReportId;
 
@@ -36,5 +37,6 @@ TEST(MovedIdsFilterTest, NeverRulesOutAnAddedIdAndPassesFewOthers) {
   EXPECT_LT(filter.bytes(), 300'000 * 4) << "more than 4 bytes per id";
 }
 
+}  // namespace moved_ids_filter_test
 }  // namespace
 }  // namespace deniable::server

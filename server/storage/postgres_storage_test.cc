@@ -29,6 +29,7 @@
 
 namespace deniable::server {
 namespace {
+namespace postgres_storage_test {
 
 using ::testing::HasSubstr;
 using ::testing::Not;
@@ -742,5 +743,6 @@ TEST_F(PostgresStorageTest, TokensAreSharedThroughTheDatabase) {
   EXPECT_FALSE(*(*first)->Import((*seen)[0])) << "same hash: not imported twice";
 }
 
+}  // namespace postgres_storage_test
 }  // namespace
 }  // namespace deniable::server

@@ -9,6 +9,7 @@
 
 namespace deniable::server {
 namespace {
+namespace recent_hours_test {
 
 using testing_util::RandomReportId;
 
@@ -57,5 +58,6 @@ TEST(RecentHoursTest, MoveOutWithoutAFilterOnlyErases) {
   EXPECT_EQ(hour.moved, nullptr);
 }
 
+}  // namespace recent_hours_test
 }  // namespace
 }  // namespace deniable::server

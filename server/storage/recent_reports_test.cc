@@ -25,6 +25,7 @@
 
 namespace deniable::server {
 namespace {
+namespace recent_reports_test {
 
 using testing_util::NewMetric;
 using testing_util::Row;
@@ -368,5 +369,6 @@ TEST(RecentReportsTest, ReaderDuringAMoveNeverSeesARowTwice) {
   EXPECT_EQ(*s->ReportCount(), kReports);
 }
 
+}  // namespace recent_reports_test
 }  // namespace
 }  // namespace deniable::server

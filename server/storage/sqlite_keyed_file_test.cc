@@ -22,6 +22,7 @@
 
 namespace deniable::server {
 namespace {
+namespace sqlite_keyed_file_test {
 
 using ::testing::HasSubstr;
 using testing_util::NewMetric;
@@ -326,5 +327,6 @@ TEST(SqliteKeyedFileTest, AVersion8PairGetsGenerations) {
   sqlite3_close(db);
 }
 
+}  // namespace sqlite_keyed_file_test
 }  // namespace
 }  // namespace deniable::server

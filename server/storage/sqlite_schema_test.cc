@@ -18,6 +18,7 @@
 
 namespace deniable::server {
 namespace {
+namespace sqlite_schema_test {
 
 using ::testing::HasSubstr;
 using testing_util::TempDbPath;
@@ -402,5 +403,6 @@ TEST(SqliteSchemaTest, RefusesAForeignDatabaseNamingTheTable) {
               HasSubstr("application_id 0x000004d2"));
 }
 
+}  // namespace sqlite_schema_test
 }  // namespace
 }  // namespace deniable::server

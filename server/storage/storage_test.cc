@@ -31,6 +31,7 @@
 
 namespace deniable::server {
 namespace {
+namespace storage_test {
 
 using ::testing::ElementsAre;
 using ::testing::HasSubstr;
@@ -1591,5 +1592,6 @@ TEST_P(StorageTest, NameTakenIsAlreadyExistsForTheClientToo) {
   EXPECT_THAT(again.message(), HasSubstr("\"m\""));
 }
 
+}  // namespace storage_test
 }  // namespace
 }  // namespace deniable::server

@@ -20,6 +20,7 @@
 
 namespace deniable::server {
 namespace {
+namespace wal_bound_test {
 
 using testing_util::NewMetric;
 using testing_util::Row;
@@ -173,5 +174,6 @@ TEST(WalBoundTest, WalStaysBelowTheLimitWithReadersBackToBackAndMovesRunning) {
   EXPECT_EQ(*storage.ReportCount(), int64_t{kAppends} * kRowsPerAppend);
 }
 
+}  // namespace wal_bound_test
 }  // namespace
 }  // namespace deniable::server

@@ -19,6 +19,7 @@
 
 namespace deniable::tools {
 namespace {
+namespace categorical_cli_test {
 
 using ::testing::HasSubstr;
 using ::testing::Not;
@@ -354,5 +355,6 @@ TEST(CategoricalOutputTest, PlanShowsOneShareAloneAndAllTogether) {
   EXPECT_THAT(out, HasSubstr("Y               50.00 %         3074           4964"));
 }
 
+}  // namespace categorical_cli_test
 }  // namespace
 }  // namespace deniable::tools

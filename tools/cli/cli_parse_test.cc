@@ -5,6 +5,7 @@
 
 namespace deniable::tools {
 namespace {
+namespace cli_parse_test {
 
 using ::testing::AllOf;
 using ::testing::HasSubstr;
@@ -226,5 +227,6 @@ TEST(ParseIntervalKindTest, FixedOrAnytime) {
   EXPECT_THAT(bad.status().message(), HasSubstr("--interval_kind: must be fixed or anytime"));
 }
 
+}  // namespace cli_parse_test
 }  // namespace
 }  // namespace deniable::tools

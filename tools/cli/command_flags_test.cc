@@ -8,6 +8,7 @@
 
 namespace deniable::tools {
 namespace {
+namespace command_flags_test {
 
 using ::testing::ElementsAre;
 using ::testing::HasSubstr;
@@ -60,5 +61,6 @@ TEST(CommandFlagsTest, AnytimeFlagsBelongToPrevalenceAndSeries) {
   EXPECT_FALSE(CheckCommandFlags(*difference, {"metric", "interval_kind"}).ok());
 }
 
+}  // namespace command_flags_test
 }  // namespace
 }  // namespace deniable::tools

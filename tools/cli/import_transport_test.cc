@@ -8,6 +8,7 @@
 
 namespace deniable::tools {
 namespace {
+namespace import_transport_test {
 
 using ::testing::HasSubstr;
 
@@ -73,5 +74,6 @@ TEST(FileSha256Test, DigestOfAFileAndAClearErrorForAMissingOne) {
   EXPECT_THAT(missing.status().message(), HasSubstr("--csv"));
 }
 
+}  // namespace import_transport_test
 }  // namespace
 }  // namespace deniable::tools

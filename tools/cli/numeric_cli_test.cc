@@ -22,6 +22,7 @@
 
 namespace deniable::tools {
 namespace {
+namespace numeric_cli_test {
 
 using ::testing::HasSubstr;
 
@@ -504,5 +505,6 @@ TEST(NumericPlanTest, EveryBucketWithinHalfWidthTogether) {
               HasSubstr("--half_width"));
 }
 
+}  // namespace numeric_cli_test
 }  // namespace
 }  // namespace deniable::tools

@@ -16,6 +16,7 @@
 
 namespace deniable::tools {
 namespace {
+namespace output_test {
 
 using ::testing::HasSubstr;
 using ::testing::Not;
@@ -352,5 +353,6 @@ TEST(FormatPrevalenceTest, NamesAnAnytimeInterval) {
   EXPECT_THAT(FormatPrevalence(p), Not(HasSubstr("(WILSON)")));
 }
 
+}  // namespace output_test
 }  // namespace
 }  // namespace deniable::tools

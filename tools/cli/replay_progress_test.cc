@@ -9,6 +9,7 @@
 
 namespace deniable::tools {
 namespace {
+namespace replay_progress_test {
 
 using ::testing::HasSubstr;
 
@@ -64,5 +65,6 @@ TEST(ProgressLineTest, RedrawsAtMostOncePerIntervalAndAlwaysAtTheEnd) {
   std::fclose(f);
 }
 
+}  // namespace replay_progress_test
 }  // namespace
 }  // namespace deniable::tools

@@ -19,6 +19,7 @@
 
 namespace deniable::tools {
 namespace {
+namespace replay_times_test {
 
 using ::testing::ElementsAre;
 using ::testing::HasSubstr;
@@ -138,5 +139,6 @@ TEST(ReadSurveyTest, RefusesATimeColumnThatIsNotInTheHeader) {
   EXPECT_THAT(rows.status().message(), HasSubstr("time_column: \"when\""));
 }
 
+}  // namespace replay_times_test
 }  // namespace
 }  // namespace deniable::tools

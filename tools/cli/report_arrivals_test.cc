@@ -7,6 +7,7 @@
 
 namespace deniable::tools {
 namespace {
+namespace report_arrivals_test {
 
 using ::testing::ElementsAre;
 using ::testing::Field;
@@ -97,5 +98,6 @@ TEST(FormatArrivalTest, JsonIsOneObjectWithoutAnswers) {
   EXPECT_THAT(line, Not(HasSubstr("yes")));
 }
 
+}  // namespace report_arrivals_test
 }  // namespace
 }  // namespace deniable::tools

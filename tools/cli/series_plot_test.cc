@@ -13,6 +13,7 @@
 
 namespace deniable::tools {
 namespace {
+namespace series_plot_test {
 
 using ::testing::HasSubstr;
 
@@ -150,5 +151,6 @@ TEST(SeriesPlotTest, RefusesAnotherFormatAnEmptySeriesAndAnUnwritablePath) {
   EXPECT_THAT(std::string(nowhere.message()), HasSubstr("/nonexistent-dir/x.svg"));
 }
 
+}  // namespace series_plot_test
 }  // namespace
 }  // namespace deniable::tools

@@ -15,6 +15,7 @@
 
 namespace deniable::tools {
 namespace {
+namespace survey_replay_test {
 
 using ::testing::HasSubstr;
 
@@ -132,5 +133,6 @@ TEST(ReplaySurveyTest, ReportsRejectedForGoodAreListedWithTheirRecordAndLeftOutO
   EXPECT_EQ(collector->stored_batches, 5);  // the replay went on after each rejection
 }
 
+}  // namespace survey_replay_test
 }  // namespace
 }  // namespace deniable::tools
