@@ -18,7 +18,10 @@ if command -v ccache >/dev/null; then
 fi
 cmake -S "$root" -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=Release -DCMAKE_CXX_FLAGS_RELEASE="-O2 -DNDEBUG" -DCMAKE_C_FLAGS_RELEASE="-O2 -DNDEBUG" -DDENIABLE_WERROR=ON \
   -DDENIABLE_BUILD_BENCH="${DENIABLE_BUILD_BENCH:-ON}" "${launcher[@]}"
-cmake --build "$build" -j"$(nproc)"
+# The locale is part of ccache's key (compilers translate their messages): the build runs with
+# LANG=C.UTF-8 and no LC_* override, as docker/Dockerfile's compile does, so that the image's
+# compile finds this build's objects (docs/ci.md).
+env -u LC_ALL -u LC_CTYPE -u LC_MESSAGES LANG=C.UTF-8 cmake --build "$build" -j"$(nproc)"
 # DENIABLE_BUILT_FILE: a file to create once the build is done (.ci/run: its image build then
 # takes its objects from this build's ccache, tests/docker/prebuild.sh).
 [ -z "${DENIABLE_BUILT_FILE:-}" ] || touch "$DENIABLE_BUILT_FILE"
