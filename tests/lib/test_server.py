@@ -4,13 +4,18 @@ import re
 import subprocess
 import time
 
+# How long a server may take to print its start line. Generous: under a loaded CI machine a
+# collector opening (and migrating) PostgreSQL took over 10 s; the wait ends at the line.
+START_DEADLINE_SECONDS = 60
+
 
 def start_server(server_bin, db_path, log_path, *flags):
     """Starts deniable-server on 127.0.0.1:0; returns (process, "127.0.0.1:PORT")."""
     log = open(log_path, "w+")
     server = subprocess.Popen([server_bin, "--listen=127.0.0.1:0", f"--db={db_path}", *flags],
                               stdout=log, stderr=subprocess.STDOUT)
-    for _ in range(250):
+    deadline = time.monotonic() + START_DEADLINE_SECONDS
+    while time.monotonic() < deadline:
         log.seek(0)
         m = re.search(r"event=start .* port=(\d+) ", log.read())
         if m:
@@ -29,7 +34,8 @@ def start_collector(server_bin, db, log_path, *flags):
     log = open(log_path, "w+")
     proc = subprocess.Popen([server_bin, "--listen=127.0.0.1:0", "--http_listen=127.0.0.1:0",
                              f"--db={db}", *flags], stdout=log, stderr=subprocess.STDOUT)
-    for _ in range(500):
+    deadline = time.monotonic() + START_DEADLINE_SECONDS
+    while time.monotonic() < deadline:
         log.seek(0)
         m = re.search(r"event=start .* port=(\d+) .* http_port=(\d+) ", log.read())
         if m:
