@@ -14,6 +14,7 @@
 #include "google/protobuf/struct.pb.h"
 #include "google/protobuf/util/json_util.h"
 #include "gtest/gtest.h"
+#include "json_struct.h"
 
 namespace deniable {
 namespace {
@@ -21,21 +22,9 @@ namespace {
 using google::protobuf::Struct;
 using google::protobuf::Value;
 
-Struct LoadVectors() {
-  std::ifstream in(DENIABLE_HEAVY_HITTERS_VECTORS);
-  std::stringstream text;
-  text << in.rdbuf();
-  Struct out;
-  const auto status = google::protobuf::util::JsonStringToMessage(text.str(), &out);
-  EXPECT_TRUE(status.ok()) << status;
-  return out;
-}
+using golden::Field;
 
-const Value& Field(const Struct& s, const std::string& name) {
-  static const Value kNull;
-  auto it = s.fields().find(name);
-  return it == s.fields().end() ? kNull : it->second;
-}
+Struct LoadVectors() { return golden::LoadJsonStruct(DENIABLE_HEAVY_HITTERS_VECTORS); }
 
 uint32_t Int(const Struct& s, const std::string& name) {
   return static_cast<uint32_t>(Field(s, name).number_value());

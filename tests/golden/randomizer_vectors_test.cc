@@ -16,6 +16,7 @@
 #include "google/protobuf/struct.pb.h"
 #include "google/protobuf/util/json_util.h"
 #include "gtest/gtest.h"
+#include "json_struct.h"
 
 namespace deniable {
 namespace {
@@ -23,21 +24,9 @@ namespace {
 using google::protobuf::Struct;
 using google::protobuf::Value;
 
-Struct LoadVectors() {
-  std::ifstream in(DENIABLE_GOLDEN_VECTORS);
-  std::stringstream text;
-  text << in.rdbuf();
-  Struct out;
-  const auto status = google::protobuf::util::JsonStringToMessage(text.str(), &out);
-  EXPECT_TRUE(status.ok()) << status;
-  return out;
-}
+using golden::Field;
 
-const Value& Field(const Struct& s, const std::string& name) {
-  static const Value kNull;
-  auto it = s.fields().find(name);
-  return it == s.fields().end() ? kNull : it->second;
-}
+Struct LoadVectors() { return golden::LoadJsonStruct(DENIABLE_GOLDEN_VECTORS); }
 
 // The categorical design of a vector (k-RR, OUE or OLH, k, epsilon).
 CategoricalDesign CategoricalOf(const Struct& design) {
