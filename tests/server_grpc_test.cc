@@ -16,8 +16,10 @@
 #include "deniable/v1/query_service.grpc.pb.h"
 #include "deniable/v1/report_service.grpc.pb.h"
 #include "gmock/gmock.h"
+#include "google/protobuf/util/json_util.h"
 #include "grpc/health/v1/health.grpc.pb.h"
 #include "gtest/gtest.h"
+#include "server/http/json_api.h"
 #include "server/service/collector_server.h"
 #include "server/storage/memory_storage.h"
 
@@ -137,6 +139,49 @@ TEST_F(ServerGrpcTest, EachCallEntersTheCoreOnce) {
   ASSERT_TRUE(writer->Finish().ok());
   EXPECT_EQ(response.accepted(), 2u);
   EXPECT_EQ(core->entries() - before, 1 + 2) << "StreamReports: the open and two messages";
+}
+
+// Issue 39: an HTTP call enters the core once too. The listener authorizes from the headers
+// (JsonApi::Authorize, the entry) and runs or refuses the call later, once the body is in or a
+// header check failed (Run, Refuse: inside that entry, CollectorCore::ContinueCall).
+TEST_F(ServerGrpcTest, EachHttpCallEntersTheCoreOnce) {
+  server::CollectorCore* core = server_->core();
+  server::http::JsonApi api(core);
+  const std::string submit = "deniable.v1.ReportService/SubmitReports";
+  const std::string prevalence = "deniable.v1.QueryService/GetPrevalence";
+  v1::SubmitReportsRequest request;
+  *request.add_reports() = Valid('h');
+  std::string body;
+  ASSERT_TRUE(google::protobuf::util::MessageToJsonString(request, &body).ok());
+
+  int64_t before = core->entries();
+  server::http::JsonReply reply = api.Call(submit, body, "", "ipv4:127.0.0.1:5000");
+  ASSERT_EQ(reply.http_status, 200) << reply.body;
+  EXPECT_THAT(reply.body, HasSubstr("\"accepted\":1"));
+  EXPECT_EQ(core->entries() - before, 1) << "SubmitReports";
+
+  before = core->entries();
+  reply = api.Call(prevalence, R"({"metric":"drugs"})", "", "ipv4:127.0.0.1:5000");
+  ASSERT_EQ(reply.http_status, 200) << reply.body;
+  EXPECT_EQ(core->entries() - before, 1) << "GetPrevalence";
+
+  // As the listener: the headers first, the body later.
+  before = core->entries();
+  absl::StatusOr<server::Caller> caller =
+      api.Authorize(prevalence, "", "ipv4:127.0.0.1:5000", std::nullopt);
+  ASSERT_TRUE(caller.ok()) << caller.status();
+  reply = api.Run(prevalence, *caller, R"({"metric":"drugs"})");
+  ASSERT_EQ(reply.http_status, 200) << reply.body;
+  EXPECT_EQ(core->entries() - before, 1) << "Authorize, then Run";
+
+  // A batch refused after its headers (a wrong content type): logged and counted as a refused
+  // batch, in the same entry.
+  before = core->entries();
+  caller = api.Authorize(submit, "", "ipv4:127.0.0.1:5000", std::nullopt);
+  ASSERT_TRUE(caller.ok()) << caller.status();
+  reply = api.Refuse(submit, absl::InvalidArgumentError("content-type: not JSON"), 415);
+  EXPECT_EQ(reply.http_status, 415);
+  EXPECT_EQ(core->entries() - before, 1) << "Authorize, then Refuse";
 }
 
 TEST_F(ServerGrpcTest, SubmitThenQueryCountsDuplicateIdOnce) {

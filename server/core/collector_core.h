@@ -13,8 +13,8 @@
 // One entry per call: a gRPC handler passes the caller's CallCredentials with its request and
 // the core runs the checks (token, role, rate limit, stream shedding) and the call together --
 // Call, SubmitReports, OpenStream, Stream::Add; entries() counts the calls into the core, which
-// tests read. The HTTP listener authorizes from the headers before it reads the body (Authorize),
-// then makes the call with the Caller it got.
+// tests read. The HTTP listener authorizes from the headers before it reads the body (Authorize,
+// the call's entry), then makes the call with the Caller it got inside ContinueCall.
 //
 // Its interface speaks absl::Status and the deniable.v1 messages, never a transport's types;
 // `Transport` names the front end in log lines and counters only.
@@ -35,6 +35,7 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <utility>
 
 #include "absl/base/thread_annotations.h"
 #include "absl/status/status.h"
@@ -158,10 +159,22 @@ class CollectorCore {
   // Access: see AccessPolicy::Authorize (UNAUTHENTICATED, PERMISSION_DENIED, INVALID_ARGUMENT
   // "x-deniable-import: ..."). Counts nothing; a refused report batch goes to RejectBatch. For
   // a front end that checks its caller before it has the request (the HTTP listener, from the
-  // headers); the gRPC services pass CallCredentials to the calls below instead.
+  // headers); the gRPC services pass CallCredentials to the calls below instead. This is the
+  // call's entry: what the front end then does for the same call goes through ContinueCall.
   absl::StatusOr<Caller> Authorize(absl::string_view method, absl::string_view authorization,
                                    absl::string_view peer,
                                    std::optional<absl::string_view> import_header);
+
+  // The rest of a call that Authorize opened (the HTTP listener: the body has arrived, or the
+  // call is refused after its headers): runs `rest` (which calls the core's methods below for
+  // that call: the query, SubmitReports for the Caller, RejectBatch, RecordCall) as part of
+  // Authorize's entry, so an HTTP call enters the core once, as a gRPC call does. Returns what
+  // `rest` returns. Thread-safe; `rest` runs on the calling thread, before this returns.
+  template <typename F>
+  decltype(auto) ContinueCall(F&& rest) {
+    const Continuation continuation;
+    return std::forward<F>(rest)();
+  }
 
   // A unary call in one entry: authorizes `credentials` for `method` (the full name,
   // "deniable.v1.QueryService/GetPrevalence"), then runs `run` (one of the core's methods
@@ -314,6 +327,7 @@ class CollectorCore {
   const ServerCounters& counters() const { return counters_; }
 
  private:
+  class Continuation;
   // Marks a call into the core: counted in entries() unless this thread is already inside one.
   class Entry {
    public:
@@ -325,7 +339,16 @@ class CollectorCore {
     Entry& operator=(const Entry&) = delete;
 
    private:
+    friend class Continuation;
     static thread_local int depth_;
+  };
+  // Inside a call already counted (ContinueCall): the core's methods count no entry.
+  class Continuation {
+   public:
+    Continuation() { ++Entry::depth_; }
+    ~Continuation() { --Entry::depth_; }
+    Continuation(const Continuation&) = delete;
+    Continuation& operator=(const Continuation&) = delete;
   };
 
   // The caller's rate limit for `reports` (see AccessPolicy::AdmitReports); counts nothing.

@@ -128,11 +128,15 @@ JsonReply JsonApi::Run(absl::string_view method, const Caller& caller, absl::str
   const absl::Time start = arrival == absl::InfinitePast() ? absl::Now() : arrival;
   JsonReply reply;
   auto it = handlers_.find(method);
-  absl::Status status = it == handlers_.end()
-                            ? absl::NotFoundError("method: not served")  // Authorize checked
-                            : ForClient(it->second(caller, body, &reply));
-  core_->RecordCall(Transport::kHttp, it == handlers_.end() ? "unknown" : method, status.code(),
-                    absl::Now() - start);
+  // Part of the entry Authorize opened: the call enters the core once.
+  const absl::Status status = core_->ContinueCall([&] {
+    absl::Status s = it == handlers_.end()
+                         ? absl::NotFoundError("method: not served")  // Authorize checked
+                         : ForClient(it->second(caller, body, &reply));
+    core_->RecordCall(Transport::kHttp, it == handlers_.end() ? "unknown" : method, s.code(),
+                      absl::Now() - start);
+    return s;
+  });
   reply.code = status.code();
   if (!status.ok()) {
     reply.http_status = HttpStatusFor(status.code());
@@ -144,12 +148,15 @@ JsonReply JsonApi::Run(absl::string_view method, const Caller& caller, absl::str
 JsonReply JsonApi::Refuse(absl::string_view method, const absl::Status& status, int http_status,
                           absl::Time arrival) const {
   const bool served = handlers_.contains(method);
-  if (method == "deniable.v1.ReportService/SubmitReports") {
-    // As the gRPC guard: a refused batch is logged and counted (its size is not parsed).
-    core_->RejectBatch(Transport::kHttp, status, 0, /*rate_limited=*/false);
-  }
-  core_->RecordCall(Transport::kHttp, served ? method : "unknown", status.code(),
-                    arrival == absl::InfinitePast() ? absl::ZeroDuration() : absl::Now() - arrival);
+  core_->ContinueCall([&] {  // part of the entry Authorize opened, as in Run
+    if (method == "deniable.v1.ReportService/SubmitReports") {
+      // As the gRPC guard: a refused batch is logged and counted (its size is not parsed).
+      core_->RejectBatch(Transport::kHttp, status, 0, /*rate_limited=*/false);
+    }
+    core_->RecordCall(
+        Transport::kHttp, served ? method : "unknown", status.code(),
+        arrival == absl::InfinitePast() ? absl::ZeroDuration() : absl::Now() - arrival);
+  });
   JsonReply reply;
   reply.code = status.code();
   reply.http_status = http_status != 0 ? http_status : HttpStatusFor(status.code());

@@ -68,7 +68,8 @@ class JsonApi {
   // call before it reads a byte of the body: `method` is served and the caller may call it.
   // Errors: NOT_FOUND "method: ..." (the method's name clipped); UNAUTHENTICATED,
   // PERMISSION_DENIED, INVALID_ARGUMENT from AccessPolicy::Authorize. Counts nothing: pass an
-  // error on to Refuse.
+  // error on to Refuse. The call's one entry into the core (CollectorCore::entries): Run and
+  // Refuse continue it (CollectorCore::ContinueCall). An unknown method enters no core.
   absl::StatusOr<Caller> Authorize(absl::string_view method, absl::string_view authorization,
                                    absl::string_view peer,
                                    std::optional<absl::string_view> import_header) const;
