@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "absl/strings/str_cat.h"
@@ -45,10 +46,10 @@ absl::StatusOr<int64_t> AnytimeTunedReportsOrDefault(int64_t requested) {
   return requested;
 }
 
-absl::Status ApplyAnytimeIntervals(const MetricInfo& metric, const PeriodCounts& counts,
-                                   const PeriodSupport* support, const AnytimeRequest& request,
-                                   v1::Prevalence* p) {
-  if (p->suppressed() || p->n() <= 0) return absl::OkStatus();
+namespace {
+
+// Why a selection has no anytime interval: it spans periods, or weights versions by variance.
+absl::Status CheckAnytimeSelection(const PeriodCounts& counts, const AnytimeRequest& request) {
   if (counts.size() > 1) {
     return absl::FailedPreconditionError(absl::StrCat(
         "interval: anytime intervals need a selection within one reporting period or one "
@@ -61,12 +62,32 @@ absl::Status ApplyAnytimeIntervals(const MetricInfo& metric, const PeriodCounts&
         "combination: anytime intervals combine design versions by reports (BY_REPORTS); "
         "INVERSE_VARIANCE weights depend on the data");
   }
-  const MetricVersion* newest = Newest(metric);
-  if (newest == nullptr) {
-    return absl::DataLossError(
-        absl::StrCat("metric \"", metric.proto.name(), "\": no design version has a mechanism"));
+  return absl::OkStatus();
+}
+
+// The dense counter vector of one version's counts (n, counter 0, and the support of the other
+// counters when the layout has them).
+std::vector<int64_t> CountersOf(const Mechanism& m, const std::pair<int64_t, int64_t>& nyes,
+                                const PeriodSupport* support, int64_t period, uint32_t version) {
+  std::vector<int64_t> counters(static_cast<size_t>(m.Layout().length()), 0);
+  counters[0] = nyes.first;
+  if (m.Layout().coordinates == 1) {
+    counters[1] = nyes.second;
+  } else if (support != nullptr) {
+    if (auto ps = support->find(period); ps != support->end()) {
+      if (auto vs = ps->second.find(version); vs != ps->second.end()) {
+        for (size_t j = 0; j + 1 < counters.size(); ++j) counters[j + 1] = CounterAt(vs->second, j);
+      }
+    }
   }
-  // Per quantity, one block per design version present.
+  return counters;
+}
+
+// Per quantity, one block per design version present. Errors: DATA_LOSS for counts of a
+// version without a mechanism, or versions estimating different numbers of quantities.
+absl::StatusOr<std::vector<std::vector<AnytimeBlock>>> BlocksOf(const MetricInfo& metric,
+                                                                const PeriodCounts& counts,
+                                                                const PeriodSupport* support) {
   std::vector<std::vector<AnytimeBlock>> blocks;
   for (const auto& [period, versions] : counts) {
     for (const auto& [version, nyes] : versions) {
@@ -78,19 +99,8 @@ absl::Status ApplyAnytimeIntervals(const MetricInfo& metric, const PeriodCounts&
                                                 version));
       }
       const Mechanism& m = *v->mechanism;
-      std::vector<int64_t> counters(static_cast<size_t>(m.Layout().length()), 0);
-      counters[0] = nyes.first;
-      if (m.Layout().coordinates == 1) {
-        counters[1] = nyes.second;
-      } else if (support != nullptr) {
-        if (auto ps = support->find(period); ps != support->end()) {
-          if (auto vs = ps->second.find(version); vs != ps->second.end()) {
-            for (size_t j = 0; j + 1 < counters.size(); ++j)
-              counters[j + 1] = CounterAt(vs->second, j);
-          }
-        }
-      }
-      DENIABLE_ASSIGN_OR_RETURN(MechanismEstimate e, m.Estimate(counters, {}));
+      DENIABLE_ASSIGN_OR_RETURN(MechanismEstimate e,
+                                m.Estimate(CountersOf(m, nyes, support, period, version), {}));
       if (blocks.empty()) blocks.resize(e.coordinates.size());
       if (blocks.size() != e.coordinates.size()) {
         return absl::DataLossError(absl::StrCat("metric \"", metric.proto.name(),
@@ -103,13 +113,21 @@ absl::Status ApplyAnytimeIntervals(const MetricInfo& metric, const PeriodCounts&
       }
     }
   }
+  return blocks;
+}
+
+// Each quantity's interval alone (at the request's level) and together (Bonferroni over the
+// quantities), rho from the newest version's channel.
+absl::StatusOr<std::vector<Bounds>> BoundsOf(const std::vector<std::vector<AnytimeBlock>>& blocks,
+                                             const Mechanism& newest,
+                                             const AnytimeRequest& request) {
   const int k = static_cast<int>(blocks.size());
   std::vector<Bounds> bounds;
   for (size_t j = 0; j < blocks.size(); ++j) {
     AnytimeOptions options;
     options.confidence_level = request.level;
     options.tuned_reports = request.tuned_reports;
-    options.reference_channel = QuantityChannel(*newest->mechanism, blocks.size(), j);
+    options.reference_channel = QuantityChannel(newest, blocks.size(), j);
     Bounds b;
     int64_t trials = 0;
     for (const AnytimeBlock& block : blocks[j]) trials += block.trials;
@@ -124,11 +142,14 @@ absl::Status ApplyAnytimeIntervals(const MetricInfo& metric, const PeriodCounts&
     DENIABLE_ASSIGN_OR_RETURN(b.together, AnytimePrevalenceInterval(blocks[j], options));
     bounds.push_back(b);
   }
-  const std::string construction =
-      absl::StrCat("anytime normal-mixture confidence sequence (valid at every look), tuned at ",
-                   request.tuned_reports, " reports",
-                   k > 1 ? ", simultaneous by Bonferroni over the quantities" : "",
-                   " (docs/statistics.md section 10)");
+  return bounds;
+}
+
+// Writes the bounds into the fields of the metric's kind: category shares, dBitFlip buckets, or
+// the one interval of yes/no and ONE_BIT_MEAN (with its mean and total).
+void WriteBounds(const MetricInfo& metric, const std::vector<Bounds>& bounds,
+                 const AnytimeRequest& request, v1::Prevalence* p) {
+  const int k = static_cast<int>(bounds.size());
   if (metric.categorical()) {
     for (int j = 0; j < p->shares_size() && j < k; ++j) {
       v1::CategoryShare* s = p->mutable_shares(j);
@@ -167,9 +188,32 @@ absl::Status ApplyAnytimeIntervals(const MetricInfo& metric, const PeriodCounts&
       num->set_total_ci_upper(devices * num->mean_ci_upper());
     }
   }
+}
+
+}  // namespace
+
+absl::Status ApplyAnytimeIntervals(const MetricInfo& metric, const PeriodCounts& counts,
+                                   const PeriodSupport* support, const AnytimeRequest& request,
+                                   v1::Prevalence* p) {
+  if (p->suppressed() || p->n() <= 0) return absl::OkStatus();
+  DENIABLE_RETURN_IF_ERROR(CheckAnytimeSelection(counts, request));
+  const MetricVersion* newest = Newest(metric);
+  if (newest == nullptr) {
+    return absl::DataLossError(
+        absl::StrCat("metric \"", metric.proto.name(), "\": no design version has a mechanism"));
+  }
+  DENIABLE_ASSIGN_OR_RETURN(const std::vector<std::vector<AnytimeBlock>> blocks,
+                            BlocksOf(metric, counts, support));
+  DENIABLE_ASSIGN_OR_RETURN(const std::vector<Bounds> bounds,
+                            BoundsOf(blocks, *newest->mechanism, request));
+  WriteBounds(metric, bounds, request, p);
   p->set_interval_kind(v1::ANYTIME);
   p->set_anytime_tuned_reports(request.tuned_reports);
-  p->set_interval_construction(construction);
+  p->set_interval_construction(
+      absl::StrCat("anytime normal-mixture confidence sequence (valid at every look), tuned at ",
+                   request.tuned_reports, " reports",
+                   bounds.size() > 1 ? ", simultaneous by Bonferroni over the quantities" : "",
+                   " (docs/statistics.md section 10)"));
   // `method` keeps the fixed-n method the selection would have had; it was not used.
   p->set_method_reason("interval = ANYTIME requested: the fixed-n method was not used");
   return absl::OkStatus();

@@ -96,6 +96,119 @@ absl::StatusOr<PeriodEstimate> EstimatePeriod(const MetricInfo& metric, const Ve
   return out;
 }
 
+// The counts of each version over all periods.
+VersionCounts TotalsOf(const PeriodCounts& counts) {
+  VersionCounts totals;
+  for (const auto& [period, versions] : counts) {
+    for (const auto& [version, nyes] : versions) {
+      auto& [n, yes] = totals[version];
+      n += nyes.first;
+      yes += nyes.second;
+    }
+  }
+  return totals;
+}
+
+// The versions with reports, oldest first; adds their n and yes count to `out`, and sets
+// `epsilon` to the largest of their epsilons. Errors: DATA_LOSS for counts of a missing version,
+// FAILED_PRECONDITION when no version has a report.
+absl::StatusOr<std::vector<const MetricVersion*>> PresentVersions(const MetricInfo& metric,
+                                                                  const VersionCounts& totals,
+                                                                  v1::Prevalence* out,
+                                                                  double* epsilon) {
+  std::vector<const MetricVersion*> present;
+  *epsilon = 0;
+  for (const auto& [version, nyes] : totals) {
+    const MetricVersion* v = metric.Find(version);
+    if (v == nullptr) {
+      return absl::DataLossError(absl::StrCat("metric \"", metric.proto.name(),
+                                              "\": counts refer to missing design version ",
+                                              version));
+    }
+    if (nyes.first == 0) continue;
+    present.push_back(v);
+    out->set_n(out->n() + nyes.first);
+    out->set_yes_count(out->yes_count() + nyes.second);
+    *epsilon = std::max(*epsilon, v->wire.epsilon());
+  }
+  if (present.empty()) return absl::FailedPreconditionError("the selection holds no reports");
+  return present;
+}
+
+// The periods' estimates combined with w_t = n_t / N (one period gives back its own figures).
+struct Combined {
+  double unbiased = 0, standard_error = 0, lower = 0, upper = 0;
+  bool clipped = false;
+  bool any_combined = false;  // some period combined several design versions
+  std::map<uint32_t, double> version_weight;
+};
+
+Combined CombinePeriods(const std::vector<PeriodEstimate>& periods, double total) {
+  Combined c;
+  for (const PeriodEstimate& p : periods) {
+    const double w = static_cast<double>(p.n) / total;
+    c.unbiased += w * p.unbiased;
+    c.standard_error += w * p.standard_error;
+    c.lower += w * p.lower;
+    c.upper += w * p.upper;
+    c.clipped = c.clipped || p.clipped;
+    c.any_combined = c.any_combined || p.combined;
+    for (const auto& [version, vw] : p.weights) c.version_weight[version] += w * vw;
+  }
+  if (periods.size() == 1) {  // exact figures, free of the rounding of the weighted sums
+    c.unbiased = periods[0].unbiased;
+    c.standard_error = periods[0].standard_error;
+    c.lower = periods[0].lower;
+    c.upper = periods[0].upper;
+  }
+  return c;
+}
+
+// One VersionEstimate per version present, over all its periods' reports.
+absl::Status AddVersionEstimates(const std::vector<const MetricVersion*>& present,
+                                 const VersionCounts& totals, const Combined& combined,
+                                 v1::Prevalence* out) {
+  for (const MetricVersion* v : present) {
+    const auto& [n, yes] = totals.at(v->version);
+    DENIABLE_ASSIGN_OR_RETURN(PrevalenceEstimate e,
+                              EstimatePrevalence(v->design.channel(), yes, n));
+    v1::VersionEstimate* ve = out->add_versions();
+    ve->set_design_version(v->version);
+    ve->set_n(e.n);
+    ve->set_yes_count(e.yes_count);
+    ve->set_estimate_unbiased(e.unbiased);
+    ve->set_standard_error(e.standard_error);
+    ve->set_a(v->design.channel().a);
+    ve->set_b(v->design.channel().b);
+    auto w = combined.version_weight.find(v->version);
+    ve->set_weight(w == combined.version_weight.end() ? 0.0 : w->second);
+  }
+  return absl::OkStatus();
+}
+
+// The estimate's method, reason and construction: what `out` says of how it was made.
+void DescribeMethod(const Combined& combined, const MethodChoice& method, size_t periods,
+                    const EstimateOptions& options, v1::Prevalence* out) {
+  if (combined.any_combined) {
+    out->set_method(v1::WALD);
+    out->set_method_reason(absl::StrCat(
+        "normal interval around the combination of design versions (",
+        VersionCombinationName(options.combination),
+        "); single-version periods: ", IntervalMethodName(method.method), ", ", method.reason));
+  } else {
+    out->set_method(MethodToProto(method.method));
+    out->set_method_reason(method.reason);
+  }
+  const std::string per_period =
+      combined.any_combined
+          ? absl::StrCat(IntervalMethodName(method.method), " (wald where versions were combined)")
+          : IntervalMethodName(method.method);
+  out->set_interval_construction(periods > 1
+                                     ? absl::StrCat(per_period, " in each of ", periods,
+                                                    " periods, ends averaged with weights n_t / N")
+                                     : absl::StrCat(per_period, " on the period's reports"));
+}
+
 }  // namespace
 
 int64_t PeriodStart(int64_t event_time_seconds, int64_t period_seconds) {
@@ -113,30 +226,10 @@ absl::StatusOr<v1::Prevalence> EstimateFromPeriods(const MetricInfo& metric,
         absl::StrCat("confidence_level: must be in (0, 1), but is ", options.level));
   }
   v1::Prevalence out;
-  VersionCounts totals;  // over all periods
-  for (const auto& [period, versions] : counts) {
-    for (const auto& [version, nyes] : versions) {
-      auto& [n, yes] = totals[version];
-      n += nyes.first;
-      yes += nyes.second;
-    }
-  }
-  std::vector<const MetricVersion*> present;
+  const VersionCounts totals = TotalsOf(counts);
   double epsilon = 0;
-  for (const auto& [version, nyes] : totals) {
-    const MetricVersion* v = metric.Find(version);
-    if (v == nullptr) {
-      return absl::DataLossError(absl::StrCat("metric \"", metric.proto.name(),
-                                              "\": counts refer to missing design version ",
-                                              version));
-    }
-    if (nyes.first == 0) continue;
-    present.push_back(v);
-    out.set_n(out.n() + nyes.first);
-    out.set_yes_count(out.yes_count() + nyes.second);
-    epsilon = std::max(epsilon, v->wire.epsilon());
-  }
-  if (present.empty()) return absl::FailedPreconditionError("the selection holds no reports");
+  DENIABLE_ASSIGN_OR_RETURN(const std::vector<const MetricVersion*> present,
+                            PresentVersions(metric, totals, &out, &epsilon));
   const MethodChoice method = ChooseMethod(present, options.method);
 
   std::vector<PeriodEstimate> periods;
@@ -148,61 +241,27 @@ absl::StatusOr<v1::Prevalence> EstimateFromPeriods(const MetricInfo& metric,
                               EstimatePeriod(metric, versions, options, method.method));
     periods.push_back(std::move(e));
   }
-
-  // Periods combined with w_t = n_t / N; one period gives back its own figures.
   const double total = static_cast<double>(out.n());
-  double unbiased = 0, se = 0, lower = 0, upper = 0;
-  bool clipped = false, any_combined = false;
-  std::map<uint32_t, double> version_weight;
-  for (const PeriodEstimate& p : periods) {
-    const double w = static_cast<double>(p.n) / total;
-    unbiased += w * p.unbiased;
-    se += w * p.standard_error;
-    lower += w * p.lower;
-    upper += w * p.upper;
-    clipped = clipped || p.clipped;
-    any_combined = any_combined || p.combined;
-    for (const auto& [version, vw] : p.weights) version_weight[version] += w * vw;
-  }
-  if (periods.size() == 1) {  // exact figures, free of the rounding of the weighted sums
-    unbiased = periods[0].unbiased;
-    se = periods[0].standard_error;
-    lower = periods[0].lower;
-    upper = periods[0].upper;
-  }
-
-  for (const MetricVersion* v : present) {
-    const auto& [n, yes] = totals.at(v->version);
-    DENIABLE_ASSIGN_OR_RETURN(PrevalenceEstimate e,
-                              EstimatePrevalence(v->design.channel(), yes, n));
-    v1::VersionEstimate* ve = out.add_versions();
-    ve->set_design_version(v->version);
-    ve->set_n(e.n);
-    ve->set_yes_count(e.yes_count);
-    ve->set_estimate_unbiased(e.unbiased);
-    ve->set_standard_error(e.standard_error);
-    ve->set_a(v->design.channel().a);
-    ve->set_b(v->design.channel().b);
-    ve->set_weight(version_weight[v->version]);
-  }
+  const Combined c = CombinePeriods(periods, total);
+  DENIABLE_RETURN_IF_ERROR(AddVersionEstimates(present, totals, c, &out));
 
   const bool several_periods = periods.size() > 1;
   const bool inverse_variance =
-      any_combined && options.combination == VersionCombination::kInverseVariance;
+      c.any_combined && options.combination == VersionCombination::kInverseVariance;
   out.set_metric(metric.proto.name());
   out.set_yes_share(static_cast<double>(out.yes_count()) / total);
-  out.set_estimate_unbiased(unbiased);
-  out.set_estimate_clipped(std::clamp(unbiased, 0.0, 1.0));
-  out.set_standard_error(se);
-  out.set_ci_lower(std::min(lower, upper));
-  out.set_ci_upper(std::max(lower, upper));
-  out.set_interval_clipped(clipped);
+  out.set_estimate_unbiased(c.unbiased);
+  out.set_estimate_clipped(std::clamp(c.unbiased, 0.0, 1.0));
+  out.set_standard_error(c.standard_error);
+  out.set_ci_lower(std::min(c.lower, c.upper));
+  out.set_ci_upper(std::max(c.lower, c.upper));
+  out.set_interval_clipped(c.clipped);
   out.set_confidence_level(options.level);
   *out.mutable_design() = present.back()->wire;
   out.set_epsilon(epsilon);
-  out.set_estimated_yes_count(total * unbiased);
-  out.set_combination(!any_combined ? "single_version"
-                                    : VersionCombinationName(options.combination));
+  out.set_estimated_yes_count(total * c.unbiased);
+  out.set_combination(!c.any_combined ? "single_version"
+                                      : VersionCombinationName(options.combination));
   out.set_estimand(inverse_variance  ? "precision_weighted_prevalence"
                    : several_periods ? "mean_period_prevalence"
                                      : "period_prevalence");
@@ -211,23 +270,7 @@ absl::StatusOr<v1::Prevalence> EstimateFromPeriods(const MetricInfo& metric,
                                        ? metric.proto.reporting_period_seconds()
                                        : kDefaultPeriodSeconds);
   out.set_variance_bound(several_periods ? "minkowski" : "independent_devices");
-  if (any_combined) {
-    out.set_method(v1::WALD);
-    out.set_method_reason(absl::StrCat(
-        "normal interval around the combination of design versions (",
-        VersionCombinationName(options.combination),
-        "); single-version periods: ", IntervalMethodName(method.method), ", ", method.reason));
-  } else {
-    out.set_method(MethodToProto(method.method));
-    out.set_method_reason(method.reason);
-  }
-  const std::string per_period = any_combined ? absl::StrCat(IntervalMethodName(method.method),
-                                                             " (wald where versions were combined)")
-                                              : IntervalMethodName(method.method);
-  out.set_interval_construction(several_periods
-                                    ? absl::StrCat(per_period, " in each of ", periods.size(),
-                                                   " periods, ends averaged with weights n_t / N")
-                                    : absl::StrCat(per_period, " on the period's reports"));
+  DescribeMethod(c, method, periods.size(), options, &out);
   return out;
 }
 
