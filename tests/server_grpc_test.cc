@@ -19,7 +19,7 @@
 #include "grpc/health/v1/health.grpc.pb.h"
 #include "gtest/gtest.h"
 #include "server/service/collector_server.h"
-#include "server/storage/memory_storage.h"
+#include "server/storage/memory/memory_storage.h"
 
 namespace deniable {
 namespace {

@@ -1,4 +1,4 @@
-#include "server/storage/sqlite_to_postgres.h"
+#include "server/storage/postgres/sqlite_to_postgres.h"
 
 #include <sqlite3.h>
 #include <sys/stat.h>
@@ -17,8 +17,8 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "deniable/common/status_macros.h"
-#include "server/storage/postgres_storage.h"
-#include "server/storage/postgres_token_store.h"
+#include "server/storage/postgres/postgres_storage.h"
+#include "server/storage/postgres/postgres_token_store.h"
 #include "server/storage/sqlite_keyed_file.h"
 #include "server/storage/sqlite_statement.h"
 #include "server/storage/sqlite_storage.h"

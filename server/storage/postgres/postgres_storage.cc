@@ -1,4 +1,4 @@
-#include "server/storage/postgres_storage.h"
+#include "server/storage/postgres/postgres_storage.h"
 
 #include <algorithm>
 #include <array>
@@ -17,8 +17,8 @@
 #include "absl/strings/str_replace.h"
 #include "absl/time/time.h"
 #include "deniable/common/status_macros.h"
-#include "server/storage/postgres_counter_sums.h"
-#include "server/storage/postgres_schema.h"
+#include "server/storage/postgres/postgres_counter_sums.h"
+#include "server/storage/postgres/postgres_schema.h"
 
 namespace deniable::server {
 namespace {
