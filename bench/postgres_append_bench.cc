@@ -31,8 +31,8 @@
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_split.h"
-#include "server/storage/postgres_connection.h"
-#include "server/storage/postgres_storage.h"
+#include "server/storage/postgres/postgres_connection.h"
+#include "server/storage/postgres/postgres_storage.h"
 #include "server/storage/testing/test_postgres.h"
 
 ABSL_FLAG(int, reports, 200000, "reports per path and batch size");

@@ -23,7 +23,7 @@
 #include "absl/flags/flag.h"
 #include "absl/flags/parse.h"
 #include "absl/strings/str_cat.h"
-#include "server/storage/postgres_storage.h"
+#include "server/storage/postgres/postgres_storage.h"
 #include "server/storage/testing/test_postgres.h"
 
 ABSL_FLAG(std::string, uri, "", "PostgreSQL server URI without database; empty: start one");

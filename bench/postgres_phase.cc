@@ -20,9 +20,9 @@
 #include "server/core/prevalence_query.h"
 #include "server/service/collector_server.h"
 #include "server/storage/group_commit_storage.h"
-#include "server/storage/postgres_connection.h"
-#include "server/storage/postgres_schema.h"
-#include "server/storage/postgres_storage.h"
+#include "server/storage/postgres/postgres_connection.h"
+#include "server/storage/postgres/postgres_schema.h"
+#include "server/storage/postgres/postgres_storage.h"
 #include "server/storage/testing/test_postgres.h"
 
 namespace deniable::bench {

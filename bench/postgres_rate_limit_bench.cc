@@ -21,7 +21,7 @@
 #include "absl/strings/str_cat.h"
 #include "deniable/common/clock.h"
 #include "server/auth/rate_limiter.h"
-#include "server/storage/postgres_rate_buckets.h"
+#include "server/storage/postgres/postgres_rate_buckets.h"
 #include "server/storage/testing/test_postgres.h"
 
 ABSL_FLAG(int, calls, 20000, "Admit calls per measurement");

@@ -12,7 +12,7 @@
 #include "deniable/client/grpc_transport.h"
 #include "deniable/client/reporter.h"
 #include "server/service/collector_server.h"
-#include "server/storage/memory_storage.h"
+#include "server/storage/memory/memory_storage.h"
 
 namespace {
 

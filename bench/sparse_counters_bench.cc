@@ -36,8 +36,8 @@
 #include "absl/time/time.h"
 #include "bench/database_files.h"
 #include "server/storage/group_commit_storage.h"
-#include "server/storage/postgres_connection.h"
-#include "server/storage/postgres_storage.h"
+#include "server/storage/postgres/postgres_connection.h"
+#include "server/storage/postgres/postgres_storage.h"
 #include "server/storage/sqlite_storage.h"
 #include "server/storage/testing/test_postgres.h"
 

@@ -65,10 +65,10 @@
 #include "server/service/collector_server.h"
 #include "server/storage/backend.h"
 #include "server/storage/group_commit_storage.h"
-#include "server/storage/postgres_connection.h"
+#include "server/storage/postgres/postgres_connection.h"
+#include "server/storage/postgres/sqlite_to_postgres.h"
 #include "server/storage/sqlite_backup.h"
 #include "server/storage/sqlite_statement.h"
-#include "server/storage/sqlite_to_postgres.h"
 
 namespace {
 

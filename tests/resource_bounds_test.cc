@@ -21,7 +21,7 @@
 #include "gtest/gtest.h"
 #include "server/service/collector_server.h"
 #include "server/storage/group_commit_storage.h"
-#include "server/storage/memory_storage.h"
+#include "server/storage/memory/memory_storage.h"
 #include "tests/gated_memory_storage.h"
 #include "tests/support/eventually.h"
 

@@ -23,7 +23,7 @@
 #include "gtest/gtest.h"
 #include "server/http/json_api.h"
 #include "server/service/collector_server.h"
-#include "server/storage/memory_storage.h"
+#include "server/storage/memory/memory_storage.h"
 
 namespace deniable {
 namespace {

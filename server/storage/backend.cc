@@ -6,10 +6,10 @@
 
 #include "absl/status/status.h"
 #include "absl/strings/str_cat.h"
-#include "server/storage/postgres_connection.h"
-#include "server/storage/postgres_rate_buckets.h"
-#include "server/storage/postgres_storage.h"
-#include "server/storage/postgres_token_store.h"
+#include "server/storage/postgres/postgres_connection.h"
+#include "server/storage/postgres/postgres_rate_buckets.h"
+#include "server/storage/postgres/postgres_storage.h"
+#include "server/storage/postgres/postgres_token_store.h"
 #include "server/storage/sqlite_token_store.h"
 
 namespace deniable::server {

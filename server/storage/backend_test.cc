@@ -12,8 +12,8 @@
 
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
-#include "server/storage/postgres_connection.h"
-#include "server/storage/postgres_storage.h"
+#include "server/storage/postgres/postgres_connection.h"
+#include "server/storage/postgres/postgres_storage.h"
 #include "server/storage/testing/test_postgres.h"
 
 namespace deniable::server {

@@ -15,7 +15,7 @@
 #include "absl/time/clock.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
-#include "server/storage/memory_storage.h"
+#include "server/storage/memory/memory_storage.h"
 #include "server/storage/sqlite_storage.h"
 #include "server/storage/storage_test_util.h"
 

@@ -3,7 +3,7 @@
 #include <sqlite3.h>
 
 #include "gtest/gtest.h"
-#include "server/storage/memory_storage.h"
+#include "server/storage/memory/memory_storage.h"
 #include "server/storage/sqlite_storage.h"
 #include "server/storage/storage_test_util.h"
 

@@ -18,7 +18,7 @@
 #include "absl/strings/str_cat.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
-#include "server/storage/memory_storage.h"
+#include "server/storage/memory/memory_storage.h"
 #include "server/storage/sqlite_keyed_file.h"
 #include "server/storage/sqlite_storage.h"
 #include "server/storage/storage_test_util.h"

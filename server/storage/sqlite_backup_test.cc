@@ -14,8 +14,8 @@
 #include "absl/strings/str_cat.h"
 #include "absl/synchronization/mutex.h"
 #include "gtest/gtest.h"
+#include "server/storage/postgres/sqlite_to_postgres.h"
 #include "server/storage/sqlite_storage.h"
-#include "server/storage/sqlite_to_postgres.h"
 #include "server/storage/storage_test_util.h"
 #include "server/storage/testing/test_postgres.h"
 

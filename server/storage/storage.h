@@ -2,7 +2,7 @@
 // (deduplicated by report id) and the counts that queries read.
 //
 // Implementations: SqliteStorage (production; sqlite_storage.h), PostgresStorage
-// (postgres_storage.h) and MemoryStorage (tests; memory_storage.h).
+// (postgres/postgres_storage.h) and MemoryStorage (tests; memory/memory_storage.h).
 //
 // Storage does not know kinds of report (yes/no, categorical, numeric): a report is its counter
 // increments (ReportRow.counters, the mechanism's CounterIncrements, common/mechanism.h), and the

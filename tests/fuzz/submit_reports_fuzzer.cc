@@ -22,7 +22,7 @@
 #include "deniable/v1/report_service.pb.h"
 #include "server/core/ingestor.h"
 #include "server/core/metric_registry.h"
-#include "server/storage/memory_storage.h"
+#include "server/storage/memory/memory_storage.h"
 
 namespace {
 

@@ -8,8 +8,8 @@
 //
 // Parameters and results travel in libpq's text format. NOT thread-safe: one thread at a time
 // (PostgresStorage guards each connection with a mutex).
-#ifndef DENIABLE_SERVER_STORAGE_POSTGRES_CONNECTION_H_
-#define DENIABLE_SERVER_STORAGE_POSTGRES_CONNECTION_H_
+#ifndef DENIABLE_SERVER_STORAGE_POSTGRES_POSTGRES_CONNECTION_H_
+#define DENIABLE_SERVER_STORAGE_POSTGRES_POSTGRES_CONNECTION_H_
 
 #include <libpq-fe.h>
 
@@ -145,4 +145,4 @@ std::string PgBytea(absl::string_view bytes);
 
 }  // namespace deniable::server
 
-#endif  // DENIABLE_SERVER_STORAGE_POSTGRES_CONNECTION_H_
+#endif  // DENIABLE_SERVER_STORAGE_POSTGRES_POSTGRES_CONNECTION_H_

@@ -1,7 +1,7 @@
 // PostgresStorage beyond the conformance suite: concurrent starts, a newer schema, a database
 // restart (UNAVAILABLE, then reconnecting by itself), error mapping and password redaction,
 // shards summed by ReadCounts, and prepared statements across a lost session.
-#include "server/storage/postgres_storage.h"
+#include "server/storage/postgres/postgres_storage.h"
 
 #include <prometheus/registry.h>
 
@@ -19,11 +19,11 @@
 #include "server/auth/rate_limiter.h"
 #include "server/metrics/metered_storage.h"
 #include "server/storage/group_commit_storage.h"
-#include "server/storage/postgres_rate_buckets.h"
-#include "server/storage/postgres_schema.h"
-#include "server/storage/postgres_token_store.h"
+#include "server/storage/postgres/postgres_rate_buckets.h"
+#include "server/storage/postgres/postgres_schema.h"
+#include "server/storage/postgres/postgres_token_store.h"
+#include "server/storage/postgres/sqlite_to_postgres.h"
 #include "server/storage/sqlite_storage.h"
-#include "server/storage/sqlite_to_postgres.h"
 #include "server/storage/storage_test_util.h"
 #include "server/storage/testing/test_postgres.h"
 

@@ -12,8 +12,8 @@
 //   DENIABLE_ASSIGN_OR_RETURN(PgResult r, pool->Read("SELECT count(*) FROM metrics"));
 //
 // Thread-safe. Owns its connections.
-#ifndef DENIABLE_SERVER_STORAGE_POSTGRES_POOL_H_
-#define DENIABLE_SERVER_STORAGE_POSTGRES_POOL_H_
+#ifndef DENIABLE_SERVER_STORAGE_POSTGRES_POSTGRES_POOL_H_
+#define DENIABLE_SERVER_STORAGE_POSTGRES_POSTGRES_POOL_H_
 
 #include <functional>
 #include <memory>
@@ -23,7 +23,7 @@
 #include "absl/base/thread_annotations.h"
 #include "absl/status/statusor.h"
 #include "absl/synchronization/mutex.h"
-#include "server/storage/postgres_connection.h"
+#include "server/storage/postgres/postgres_connection.h"
 
 namespace deniable::server {
 
@@ -68,4 +68,4 @@ class PgPool {
 
 }  // namespace deniable::server
 
-#endif  // DENIABLE_SERVER_STORAGE_POSTGRES_POOL_H_
+#endif  // DENIABLE_SERVER_STORAGE_POSTGRES_POSTGRES_POOL_H_

@@ -1,4 +1,4 @@
-#include "server/storage/memory_storage.h"
+#include "server/storage/memory/memory_storage.h"
 
 #include "absl/status/status.h"
 #include "absl/strings/str_cat.h"

@@ -1,4 +1,4 @@
-#include "server/storage/postgres_counter_sums.h"
+#include "server/storage/postgres/postgres_counter_sums.h"
 
 #include <map>
 #include <string>

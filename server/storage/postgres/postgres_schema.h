@@ -1,13 +1,13 @@
 // The PostgreSQL schema of Deniable: versioned, created or migrated at start, safe when several
 // collectors start at once.
-#ifndef DENIABLE_SERVER_STORAGE_POSTGRES_SCHEMA_H_
-#define DENIABLE_SERVER_STORAGE_POSTGRES_SCHEMA_H_
+#ifndef DENIABLE_SERVER_STORAGE_POSTGRES_POSTGRES_SCHEMA_H_
+#define DENIABLE_SERVER_STORAGE_POSTGRES_POSTGRES_SCHEMA_H_
 
 #include <cstdint>
 #include <string>
 
 #include "absl/status/status.h"
-#include "server/storage/postgres_connection.h"
+#include "server/storage/postgres/postgres_connection.h"
 
 namespace deniable::server {
 
@@ -58,4 +58,4 @@ absl::Status EnsurePartition(PgConnection& conn, int64_t day);
 
 }  // namespace deniable::server
 
-#endif  // DENIABLE_SERVER_STORAGE_POSTGRES_SCHEMA_H_
+#endif  // DENIABLE_SERVER_STORAGE_POSTGRES_POSTGRES_SCHEMA_H_

@@ -1,4 +1,4 @@
-#include "server/storage/postgres_storage.h"
+#include "server/storage/postgres/postgres_storage.h"
 
 #include <algorithm>
 #include <array>
@@ -17,8 +17,8 @@
 #include "absl/strings/str_replace.h"
 #include "absl/time/time.h"
 #include "deniable/common/status_macros.h"
-#include "server/storage/postgres_counter_sums.h"
-#include "server/storage/postgres_schema.h"
+#include "server/storage/postgres/postgres_counter_sums.h"
+#include "server/storage/postgres/postgres_schema.h"
 
 namespace deniable::server {
 namespace {
@@ -605,56 +605,249 @@ absl::StatusOr<absl::flat_hash_set<int64_t>> PostgresStorage::LockMetrics(
   return existing;
 }
 
+namespace {
+
+using LabelValue = LabelValueAdmission::Value;
+
+// The (metric, key, value) of `batches`' rows whose labels `known_labelsets` does not hold
+// (each once), for rows of an `existing` metric; check[b][i] tells whether row i of batch b has
+// such labels (then it goes through the admission).
+std::vector<LabelValue> LabelValuesToCheck(absl::Span<const absl::Span<const ReportRow>> batches,
+                                           const absl::flat_hash_set<int64_t>& existing,
+                                           const KnownLabelsets& known_labelsets,
+                                           std::vector<std::vector<bool>>& check) {
+  std::vector<LabelValue> values;
+  absl::flat_hash_set<LabelValue> seen;
+  check.resize(batches.size());
+  for (size_t b = 0; b < batches.size(); ++b) {
+    check[b].assign(batches[b].size(), false);
+    for (size_t i = 0; i < batches[b].size(); ++i) {
+      const ReportRow& row = batches[b][i];
+      if (row.labels.empty() || !existing.contains(row.metric_id) ||
+          known_labelsets.Contains(row.metric_id, row.labels)) {
+        continue;
+      }
+      check[b][i] = true;
+      for (const auto& [key, value] : SplitLabels(row.labels)) {
+        LabelValue v{row.metric_id, std::string(key), std::string(value)};
+        if (seen.insert(v).second) values.push_back(std::move(v));
+      }
+    }
+  }
+  return values;
+}
+
+// Adds to `known` which of `values` table label_values holds (one statement).
+absl::Status ReadKnownLabelValues(PgConnection& conn, const std::vector<LabelValue>& values,
+                                  absl::flat_hash_set<LabelValue>& known) {
+  std::vector<int64_t> m;
+  std::vector<std::string> k, v;
+  for (const auto& [metric, key, value] : values) {
+    m.push_back(metric);
+    k.push_back(key);
+    v.push_back(value);
+  }
+  DENIABLE_ASSIGN_OR_RETURN(
+      PgResult r, conn.ExecPrepared("deniable_label_values_known",
+                                    "SELECT l.metric_id, l.key, l.value FROM label_values l JOIN "
+                                    "unnest($1::bigint[], $2::text[], $3::text[]) AS u(m, k, v) ON "
+                                    "l.metric_id = u.m AND l.key = u.k AND l.value = u.v",
+                                    {PgIntArray(m), PgTextArray(k), PgTextArray(v)}));
+  for (int i = 0; i < r.rows(); ++i) known.insert({r.Int64(i, 0), r.Text(i, 1), r.Text(i, 2)});
+  return absl::OkStatus();
+}
+
+// Takes turns with other collectors admitting values of the same metrics: each metric's
+// advisory lock until the end of the transaction, in ascending id order (`metrics` is sorted),
+// so that two appends never wait on each other in a cycle.
+absl::Status LockLabelValueMetrics(PgConnection& conn, const std::vector<int64_t>& metrics) {
+  for (int64_t metric : metrics) {
+    DENIABLE_RETURN_IF_ERROR(
+        conn.ExecPrepared("deniable_lock_label_values",
+                          "SELECT pg_advisory_xact_lock($1::integer, $2::integer)",
+                          {absl::StrCat(kLabelValuesLockClass),
+                           absl::StrCat(static_cast<int32_t>(metric % 2147483647))})
+            .status());
+  }
+  return absl::OkStatus();
+}
+
+// The stored values of each (metric, key) of `unknown` into `counts`, and the distinct keys of
+// each of `metrics` into `keys` (two statements).
+absl::Status CountLabelValues(PgConnection& conn, const std::vector<LabelValue>& unknown,
+                              const std::vector<int64_t>& metrics,
+                              absl::flat_hash_map<std::pair<int64_t, std::string>, int64_t>& counts,
+                              absl::flat_hash_map<int64_t, int64_t>& keys) {
+  std::vector<int64_t> cm;
+  std::vector<std::string> ck;
+  absl::flat_hash_set<std::pair<int64_t, std::string>> seen;
+  for (const auto& [metric, key, value] : unknown) {
+    if (seen.insert({metric, key}).second) {
+      cm.push_back(metric);
+      ck.push_back(key);
+    }
+  }
+  DENIABLE_ASSIGN_OR_RETURN(
+      PgResult counted,
+      conn.ExecPrepared("deniable_label_values_count",
+                        "SELECT l.metric_id, l.key, count(*) FROM label_values l JOIN "
+                        "unnest($1::bigint[], $2::text[]) AS u(m, k) ON l.metric_id = u.m AND "
+                        "l.key = u.k GROUP BY l.metric_id, l.key",
+                        {PgIntArray(cm), PgTextArray(ck)}));
+  for (int i = 0; i < counted.rows(); ++i) {
+    counts[{counted.Int64(i, 0), counted.Text(i, 1)}] = counted.Int64(i, 2);
+  }
+  DENIABLE_ASSIGN_OR_RETURN(
+      PgResult per_metric,
+      conn.ExecPrepared("deniable_label_keys_count",
+                        "SELECT metric_id, count(DISTINCT key) FROM label_values "
+                        "WHERE metric_id = ANY($1::bigint[]) GROUP BY metric_id",
+                        {PgIntArray(metrics)}));
+  for (int i = 0; i < per_metric.rows(); ++i) {
+    keys[per_metric.Int64(i, 0)] = per_metric.Int64(i, 1);
+  }
+  return absl::OkStatus();
+}
+
+using ReportKey = std::tuple<int64_t, int64_t, std::string>;  // metric, event time, uuid text
+
+// A row of an append to insert: the first occurrence of its key in the call.
+struct AppendCandidate {
+  ReportKey key;
+  const ReportRow* row;
+  size_t batch;
+};
+
+// The rows of `batches` to insert, in call order. A row of a metric not `existing` (deleted
+// since the batch was validated) goes to its result's missing_metrics; a row with check[b][i]
+// goes through `labels` (refused: its result's label_refusals; admitted: its (metric, labels)
+// into `checked`); a later occurrence of a key is its batch's duplicate.
+// Errors: those of the admission's lookups.
+absl::StatusOr<std::vector<AppendCandidate>> SelectAppendCandidates(
+    absl::Span<const absl::Span<const ReportRow>> batches,
+    const absl::flat_hash_set<int64_t>& existing, const std::vector<std::vector<bool>>& check,
+    LabelValueAdmission& labels, std::vector<AppendResult>& results,
+    std::vector<std::pair<int64_t, std::string>>& checked) {
+  std::vector<AppendCandidate> candidates;
+  absl::flat_hash_set<ReportKey> seen;
+  for (size_t b = 0; b < batches.size(); ++b) {
+    for (size_t i = 0; i < batches[b].size(); ++i) {
+      const ReportRow& row = batches[b][i];
+      if (!existing.contains(row.metric_id)) {
+        if (!results[b].IsMissing(row.metric_id))
+          results[b].missing_metrics.push_back(row.metric_id);
+        continue;
+      }
+      if (check[b][i]) {
+        DENIABLE_ASSIGN_OR_RETURN(std::optional<LabelCapRefusal> refused,
+                                  labels.Admit(row.metric_id, row.labels));
+        if (refused.has_value()) {
+          results[b].label_refusals.push_back({i, row.metric_id, refused->key, labels.max_values(),
+                                               labels.max_keys(), refused->new_key});
+          continue;
+        }
+        checked.emplace_back(row.metric_id, row.labels);
+      }
+      ReportKey key{row.metric_id, row.event_time_seconds, UuidText(row.report_id)};
+      if (!seen.insert(key).second) {
+        results[b].Count(row.metric_id, /*duplicate=*/true);
+        continue;
+      }
+      candidates.push_back(AppendCandidate{std::move(key), &row, b});
+    }
+  }
+  return candidates;
+}
+
+// Stores the values the admission added (one statement; ON CONFLICT DO NOTHING).
+absl::Status StoreLabelValues(PgConnection& conn, const std::vector<LabelValue>& added) {
+  if (added.empty()) return absl::OkStatus();
+  std::vector<int64_t> lm;
+  std::vector<std::string> lk, lv;
+  for (const auto& [metric, key, value] : added) {
+    lm.push_back(metric);
+    lk.push_back(key);
+    lv.push_back(value);
+  }
+  return conn
+      .ExecPrepared("deniable_add_label_values",
+                    "INSERT INTO label_values(metric_id, key, value) SELECT * FROM "
+                    "unnest($1::bigint[], $2::text[], $3::text[]) ON CONFLICT DO NOTHING",
+                    {PgIntArray(lm), PgTextArray(lk), PgTextArray(lv)})
+      .status();
+}
+
+// What an append's stored rows add: (metric, event time, version, labels) -> (n, counter 0),
+// in key order (concurrent transactions update conflicting rows in the same order); the rows
+// adding to counters >= 1 (postgres_counter_sums.h) and the rows first in some window.
+struct AppendTally {
+  std::map<std::tuple<int64_t, int64_t, int64_t, std::string>, std::pair<int64_t, int64_t>> delta;
+  std::vector<const ReportRow*> with_sums;
+  std::vector<const ReportRow*> with_firsts;
+};
+
+// Counts each candidate in its batch's result (stored when its key is `fresh`, else a duplicate)
+// and tallies the stored ones.
+AppendTally TallyStored(const std::vector<AppendCandidate>& candidates,
+                        const absl::flat_hash_set<ReportKey>& fresh,
+                        std::vector<AppendResult>& results) {
+  AppendTally tally;
+  for (const AppendCandidate& c : candidates) {
+    if (!fresh.contains(c.key)) {
+      results[c.batch].Count(c.row->metric_id, /*duplicate=*/true);
+      continue;
+    }
+    results[c.batch].Count(c.row->metric_id, /*duplicate=*/false);
+    const bool counter0 = AddsToCounter0(c.row->counters);
+    if (c.row->counters.size() > (counter0 ? 1u : 0u)) tally.with_sums.push_back(c.row);
+    if (c.row->window_firsts > 0) tally.with_firsts.push_back(c.row);
+    auto& [n, sum0] = tally.delta[{c.row->metric_id, c.row->event_time_seconds,
+                                   c.row->design_version, c.row->labels}];
+    ++n;
+    sum0 += counter0 ? 1 : 0;
+  }
+  return tally;
+}
+
+// Adds `delta` to table counts under collector shard `shard` (one upsert).
+absl::Status AddCountsDelta(PgConnection& conn, const AppendTally& tally, int shard) {
+  std::vector<int64_t> cm, ct, cv, cn, cy;
+  std::vector<std::string> cl;
+  for (const auto& [key, value] : tally.delta) {
+    cm.push_back(std::get<0>(key));
+    ct.push_back(std::get<1>(key));
+    cv.push_back(std::get<2>(key));
+    cl.push_back(std::get<3>(key));
+    cn.push_back(value.first);
+    cy.push_back(value.second);
+  }
+  return conn
+      .ExecPrepared(
+          "deniable_add_counts",
+          "INSERT INTO counts(metric_id, event_time, version, labels, shard, n, counter0) "
+          "SELECT m, t, v, l, $7, n, y FROM unnest($1::bigint[], $2::bigint[], "
+          "$3::integer[], $4::text[], $5::bigint[], $6::bigint[]) AS u(m, t, v, l, n, y) "
+          "ON CONFLICT (metric_id, event_time, version, labels, shard) DO UPDATE "
+          "SET n = counts.n + EXCLUDED.n, counter0 = counts.counter0 + EXCLUDED.counter0",
+          {PgIntArray(cm), PgIntArray(ct), PgIntArray(cv), PgTextArray(cl), PgIntArray(cn),
+           PgIntArray(cy), absl::StrCat(shard)})
+      .status();
+}
+
+}  // namespace
+
 absl::StatusOr<PostgresStorage::LabelValueState> PostgresStorage::ReadLabelValues(
     Writer& w, absl::Span<const absl::Span<const ReportRow>> batches,
     const absl::flat_hash_set<int64_t>& existing) {
   LabelValueState state;
-  std::vector<LabelValueAdmission::Value> values;
-  {
-    absl::flat_hash_set<LabelValueAdmission::Value> seen;
-    state.check.resize(batches.size());
-    for (size_t b = 0; b < batches.size(); ++b) {
-      state.check[b].assign(batches[b].size(), false);
-      for (size_t i = 0; i < batches[b].size(); ++i) {
-        const ReportRow& row = batches[b][i];
-        if (row.labels.empty() || !existing.contains(row.metric_id) ||
-            known_labelsets_.Contains(row.metric_id, row.labels)) {
-          continue;
-        }
-        state.check[b][i] = true;
-        for (const auto& [key, value] : SplitLabels(row.labels)) {
-          LabelValueAdmission::Value v{row.metric_id, std::string(key), std::string(value)};
-          if (seen.insert(v).second) values.push_back(std::move(v));
-        }
-      }
-    }
-  }
+  std::vector<LabelValue> values =
+      LabelValuesToCheck(batches, existing, known_labelsets_, state.check);
   if (values.empty()) return state;
-  // Which of `values` are stored (one statement).
-  const auto read_known = [&](const std::vector<LabelValueAdmission::Value>& of) -> absl::Status {
-    std::vector<int64_t> m;
-    std::vector<std::string> k, v;
-    for (const auto& [metric, key, value] : of) {
-      m.push_back(metric);
-      k.push_back(key);
-      v.push_back(value);
-    }
-    DENIABLE_ASSIGN_OR_RETURN(
-        PgResult r,
-        w.conn->ExecPrepared("deniable_label_values_known",
-                             "SELECT l.metric_id, l.key, l.value FROM label_values l JOIN "
-                             "unnest($1::bigint[], $2::text[], $3::text[]) AS u(m, k, v) ON "
-                             "l.metric_id = u.m AND l.key = u.k AND l.value = u.v",
-                             {PgIntArray(m), PgTextArray(k), PgTextArray(v)}));
-    for (int i = 0; i < r.rows(); ++i)
-      state.known.insert({r.Int64(i, 0), r.Text(i, 1), r.Text(i, 2)});
-    return absl::OkStatus();
-  };
-  DENIABLE_RETURN_IF_ERROR(read_known(values));
+  DENIABLE_RETURN_IF_ERROR(ReadKnownLabelValues(*w.conn, values, state.known));
   // A new value of a key known to be full is refused without the lock: a key's values only grow
   // (they leave with their metric, whose id never comes back).
-  std::vector<LabelValueAdmission::Value> unknown;
-  for (auto& v : values) {
+  std::vector<LabelValue> unknown;
+  for (LabelValue& v : values) {
     if (state.known.contains(v)) continue;
     if (max_label_values_ > 0 && full_keys_.Contains(std::get<0>(v), std::get<1>(v))) {
       state.counts[{std::get<0>(v), std::get<1>(v)}] = max_label_values_;
@@ -663,62 +856,21 @@ absl::StatusOr<PostgresStorage::LabelValueState> PostgresStorage::ReadLabelValue
     unknown.push_back(std::move(v));
   }
   if (unknown.empty()) return state;
-  // New values: take turns with other collectors admitting values of the same metrics (in id
-  // order, so two appends never wait on each other in a cycle), then read again what they
-  // committed meanwhile, and count.
+  // New values: take turns with other collectors admitting values of the same metrics, then read
+  // again what they committed meanwhile, and count.
   std::vector<int64_t> metrics;
-  for (const auto& v : unknown) metrics.push_back(std::get<0>(v));
+  for (const LabelValue& v : unknown) metrics.push_back(std::get<0>(v));
   std::sort(metrics.begin(), metrics.end());
   metrics.erase(std::unique(metrics.begin(), metrics.end()), metrics.end());
-  for (int64_t metric : metrics) {
-    DENIABLE_RETURN_IF_ERROR(
-        w.conn
-            ->ExecPrepared("deniable_lock_label_values",
-                           "SELECT pg_advisory_xact_lock($1::integer, $2::integer)",
-                           {absl::StrCat(kLabelValuesLockClass),
-                            absl::StrCat(static_cast<int32_t>(metric % 2147483647))})
-            .status());
-  }
-  DENIABLE_RETURN_IF_ERROR(read_known(unknown));
-  std::vector<int64_t> cm;
-  std::vector<std::string> ck;
-  {
-    absl::flat_hash_set<std::pair<int64_t, std::string>> keys;
-    for (const auto& [metric, key, value] : unknown) {
-      if (keys.insert({metric, key}).second) {
-        cm.push_back(metric);
-        ck.push_back(key);
-      }
-    }
-  }
-  DENIABLE_ASSIGN_OR_RETURN(
-      PgResult counted,
-      w.conn->ExecPrepared("deniable_label_values_count",
-                           "SELECT l.metric_id, l.key, count(*) FROM label_values l JOIN "
-                           "unnest($1::bigint[], $2::text[]) AS u(m, k) ON l.metric_id = u.m AND "
-                           "l.key = u.k GROUP BY l.metric_id, l.key",
-                           {PgIntArray(cm), PgTextArray(ck)}));
-  for (int i = 0; i < counted.rows(); ++i) {
-    state.counts[{counted.Int64(i, 0), counted.Text(i, 1)}] = counted.Int64(i, 2);
-  }
-  DENIABLE_ASSIGN_OR_RETURN(
-      PgResult keys, w.conn->ExecPrepared("deniable_label_keys_count",
-                                          "SELECT metric_id, count(DISTINCT key) FROM label_values "
-                                          "WHERE metric_id = ANY($1::bigint[]) GROUP BY metric_id",
-                                          {PgIntArray(metrics)}));
-  for (int i = 0; i < keys.rows(); ++i) state.keys[keys.Int64(i, 0)] = keys.Int64(i, 1);
+  DENIABLE_RETURN_IF_ERROR(LockLabelValueMetrics(*w.conn, metrics));
+  DENIABLE_RETURN_IF_ERROR(ReadKnownLabelValues(*w.conn, unknown, state.known));
+  DENIABLE_RETURN_IF_ERROR(CountLabelValues(*w.conn, unknown, metrics, state.counts, state.keys));
   return state;
 }
 
 absl::StatusOr<std::vector<AppendResult>> PostgresStorage::AppendLocked(
     Writer& w, absl::Span<const absl::Span<const ReportRow>> batches,
     std::vector<std::pair<int64_t, std::string>>* checked) {
-  using Key = std::tuple<int64_t, int64_t, std::string>;  // metric, event time, uuid text
-  struct Candidate {
-    Key key;
-    const ReportRow* row;
-    size_t batch;
-  };
   std::vector<AppendResult> results(batches.size());
   DENIABLE_ASSIGN_OR_RETURN(const absl::flat_hash_set<int64_t> existing, LockMetrics(w, batches));
   DENIABLE_ASSIGN_OR_RETURN(const LabelValueState label_state,
@@ -738,51 +890,10 @@ absl::StatusOr<std::vector<AppendResult>> PostgresStorage::AppendLocked(
          auto it = label_state.keys.find(metric);
          return it == label_state.keys.end() ? 0 : it->second;
        }});
-  // First occurrence of each key in the call; a later one is its batch's duplicate.
-  std::vector<Candidate> candidates;
-  absl::flat_hash_set<Key> seen;
-  for (size_t b = 0; b < batches.size(); ++b) {
-    for (size_t i = 0; i < batches[b].size(); ++i) {
-      const ReportRow& row = batches[b][i];
-      if (!existing.contains(row.metric_id)) {  // deleted since the batch was validated
-        if (!results[b].IsMissing(row.metric_id))
-          results[b].missing_metrics.push_back(row.metric_id);
-        continue;
-      }
-      if (label_state.check[b][i]) {
-        DENIABLE_ASSIGN_OR_RETURN(std::optional<LabelCapRefusal> refused,
-                                  labels.Admit(row.metric_id, row.labels));
-        if (refused.has_value()) {
-          results[b].label_refusals.push_back({i, row.metric_id, refused->key, max_label_values_,
-                                               max_label_keys_, refused->new_key});
-          continue;
-        }
-        checked->emplace_back(row.metric_id, row.labels);
-      }
-      Key key{row.metric_id, row.event_time_seconds, UuidText(row.report_id)};
-      if (!seen.insert(key).second) {
-        results[b].Count(row.metric_id, /*duplicate=*/true);
-        continue;
-      }
-      candidates.push_back(Candidate{std::move(key), &row, b});
-    }
-  }
-  if (!labels.added().empty()) {
-    std::vector<int64_t> lm;
-    std::vector<std::string> lk, lv;
-    for (const auto& [metric, key, value] : labels.added()) {
-      lm.push_back(metric);
-      lk.push_back(key);
-      lv.push_back(value);
-    }
-    DENIABLE_RETURN_IF_ERROR(
-        w.conn
-            ->ExecPrepared("deniable_add_label_values",
-                           "INSERT INTO label_values(metric_id, key, value) SELECT * FROM "
-                           "unnest($1::bigint[], $2::text[], $3::text[]) ON CONFLICT DO NOTHING",
-                           {PgIntArray(lm), PgTextArray(lk), PgTextArray(lv)})
-            .status());
-  }
+  DENIABLE_ASSIGN_OR_RETURN(
+      const std::vector<AppendCandidate> candidates,
+      SelectAppendCandidates(batches, existing, label_state.check, labels, results, *checked));
+  DENIABLE_RETURN_IF_ERROR(StoreLabelValues(*w.conn, labels.added()));
   if (candidates.empty()) return results;
   // Key order: concurrent transactions lock conflicting keys in the same order (no deadlock).
   std::vector<size_t> order(candidates.size());
@@ -798,55 +909,16 @@ absl::StatusOr<std::vector<AppendResult>> PostgresStorage::AppendLocked(
     ids.push_back(&std::get<2>(candidates[i].key));
   }
   DENIABLE_ASSIGN_OR_RETURN(PgResult inserted, InsertReports(w, sorted, ids));
-  absl::flat_hash_set<Key> fresh;
+  absl::flat_hash_set<ReportKey> fresh;
   fresh.reserve(static_cast<size_t>(inserted.rows()));
   for (int i = 0; i < inserted.rows(); ++i) {
-    fresh.insert(Key{inserted.Int64(i, 0), inserted.Int64(i, 1), inserted.Text(i, 2)});
+    fresh.insert(ReportKey{inserted.Int64(i, 0), inserted.Int64(i, 1), inserted.Text(i, 2)});
   }
-  // (metric, event time, version, labels) -> (n, counter 0), in key order (see above).
-  std::map<std::tuple<int64_t, int64_t, int64_t, std::string>, std::pair<int64_t, int64_t>> delta;
-  std::vector<const ReportRow*> with_sums;    // stored rows adding to counters >= 1
-                                              // (postgres_counter_sums.h)
-  std::vector<const ReportRow*> with_firsts;  // stored rows first in some window
-  for (const Candidate& c : candidates) {
-    if (!fresh.contains(c.key)) {
-      results[c.batch].Count(c.row->metric_id, /*duplicate=*/true);
-      continue;
-    }
-    results[c.batch].Count(c.row->metric_id, /*duplicate=*/false);
-    const bool counter0 = AddsToCounter0(c.row->counters);
-    if (c.row->counters.size() > (counter0 ? 1u : 0u)) with_sums.push_back(c.row);
-    if (c.row->window_firsts > 0) with_firsts.push_back(c.row);
-    auto& [n, sum0] =
-        delta[{c.row->metric_id, c.row->event_time_seconds, c.row->design_version, c.row->labels}];
-    ++n;
-    sum0 += counter0 ? 1 : 0;
-  }
-  if (delta.empty()) return results;
-  std::vector<int64_t> cm, ct, cv, cn, cy;
-  std::vector<std::string> cl;
-  for (const auto& [key, value] : delta) {
-    cm.push_back(std::get<0>(key));
-    ct.push_back(std::get<1>(key));
-    cv.push_back(std::get<2>(key));
-    cl.push_back(std::get<3>(key));
-    cn.push_back(value.first);
-    cy.push_back(value.second);
-  }
-  DENIABLE_RETURN_IF_ERROR(
-      w.conn
-          ->ExecPrepared(
-              "deniable_add_counts",
-              "INSERT INTO counts(metric_id, event_time, version, labels, shard, n, counter0) "
-              "SELECT m, t, v, l, $7, n, y FROM unnest($1::bigint[], $2::bigint[], "
-              "$3::integer[], $4::text[], $5::bigint[], $6::bigint[]) AS u(m, t, v, l, n, y) "
-              "ON CONFLICT (metric_id, event_time, version, labels, shard) DO UPDATE "
-              "SET n = counts.n + EXCLUDED.n, counter0 = counts.counter0 + EXCLUDED.counter0",
-              {PgIntArray(cm), PgIntArray(ct), PgIntArray(cv), PgTextArray(cl), PgIntArray(cn),
-               PgIntArray(cy), absl::StrCat(w.shard)})
-          .status());
-  DENIABLE_RETURN_IF_ERROR(AddPostgresCounterSums(*w.conn, with_sums, w.shard));
-  DENIABLE_RETURN_IF_ERROR(AddPostgresFirstCounts(*w.conn, with_firsts, w.shard));
+  const AppendTally tally = TallyStored(candidates, fresh, results);
+  if (tally.delta.empty()) return results;
+  DENIABLE_RETURN_IF_ERROR(AddCountsDelta(*w.conn, tally, w.shard));
+  DENIABLE_RETURN_IF_ERROR(AddPostgresCounterSums(*w.conn, tally.with_sums, w.shard));
+  DENIABLE_RETURN_IF_ERROR(AddPostgresFirstCounts(*w.conn, tally.with_firsts, w.shard));
   return results;
 }
 

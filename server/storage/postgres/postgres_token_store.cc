@@ -1,4 +1,4 @@
-#include "server/storage/postgres_token_store.h"
+#include "server/storage/postgres/postgres_token_store.h"
 
 #include <algorithm>
 #include <utility>
@@ -6,7 +6,7 @@
 #include "absl/status/status.h"
 #include "absl/strings/str_cat.h"
 #include "deniable/common/status_macros.h"
-#include "server/storage/postgres_schema.h"
+#include "server/storage/postgres/postgres_schema.h"
 
 namespace deniable::server {
 

@@ -1,4 +1,4 @@
-#include "server/storage/postgres_connection.h"
+#include "server/storage/postgres/postgres_connection.h"
 
 #include <algorithm>
 #include <cstdlib>

@@ -6,8 +6,8 @@
 //   auto added = (*store)->Add(Role::kReporter, "android-app", absl::Now());
 //
 // Thread-safe (one mutex around the connection); reconnects by itself after a lost connection.
-#ifndef DENIABLE_SERVER_STORAGE_POSTGRES_TOKEN_STORE_H_
-#define DENIABLE_SERVER_STORAGE_POSTGRES_TOKEN_STORE_H_
+#ifndef DENIABLE_SERVER_STORAGE_POSTGRES_POSTGRES_TOKEN_STORE_H_
+#define DENIABLE_SERVER_STORAGE_POSTGRES_POSTGRES_TOKEN_STORE_H_
 
 #include <memory>
 #include <string>
@@ -18,7 +18,7 @@
 #include "absl/synchronization/mutex.h"
 #include "absl/time/time.h"
 #include "server/auth/token_store.h"
-#include "server/storage/postgres_connection.h"
+#include "server/storage/postgres/postgres_connection.h"
 
 namespace deniable::server {
 
@@ -45,4 +45,4 @@ class PostgresTokenStore final : public TokenStore {
 
 }  // namespace deniable::server
 
-#endif  // DENIABLE_SERVER_STORAGE_POSTGRES_TOKEN_STORE_H_
+#endif  // DENIABLE_SERVER_STORAGE_POSTGRES_POSTGRES_TOKEN_STORE_H_

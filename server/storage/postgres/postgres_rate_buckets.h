@@ -14,8 +14,8 @@
 // collector take turns on one connection.
 //
 // Thread-safe (one mutex around the connection); reconnects by itself after a lost connection.
-#ifndef DENIABLE_SERVER_STORAGE_POSTGRES_RATE_BUCKETS_H_
-#define DENIABLE_SERVER_STORAGE_POSTGRES_RATE_BUCKETS_H_
+#ifndef DENIABLE_SERVER_STORAGE_POSTGRES_POSTGRES_RATE_BUCKETS_H_
+#define DENIABLE_SERVER_STORAGE_POSTGRES_POSTGRES_RATE_BUCKETS_H_
 
 #include <memory>
 #include <string>
@@ -24,7 +24,7 @@
 #include "absl/status/statusor.h"
 #include "absl/synchronization/mutex.h"
 #include "server/auth/shared_rate_buckets.h"
-#include "server/storage/postgres_connection.h"
+#include "server/storage/postgres/postgres_connection.h"
 
 namespace deniable::server {
 
@@ -46,4 +46,4 @@ class PostgresRateBuckets : public SharedRateBuckets {
 
 }  // namespace deniable::server
 
-#endif  // DENIABLE_SERVER_STORAGE_POSTGRES_RATE_BUCKETS_H_
+#endif  // DENIABLE_SERVER_STORAGE_POSTGRES_POSTGRES_RATE_BUCKETS_H_

@@ -1,4 +1,4 @@
-#include "server/storage/postgres_schema.h"
+#include "server/storage/postgres/postgres_schema.h"
 
 #include "absl/status/status.h"
 #include "absl/strings/str_cat.h"
@@ -72,8 +72,9 @@ CREATE TABLE category_counts(
   support bigint NOT NULL,
   PRIMARY KEY (metric_id, event_time, version, labels, shard, category));
 )sql",
-    // 3: rate-limit buckets shared by the collectors (server/storage/postgres_rate_buckets.h).
-    // UNLOGGED: no WAL per take; a crash empties it and buckets come back full.
+    // 3: rate-limit buckets shared by the collectors
+    // (server/storage/postgres/postgres_rate_buckets.h). UNLOGGED: no WAL per take; a crash empties
+    // it and buckets come back full.
     R"sql(
 CREATE UNLOGGED TABLE rate_buckets(
   key text PRIMARY KEY,

@@ -1,11 +1,11 @@
-#include "server/storage/postgres_rate_buckets.h"
+#include "server/storage/postgres/postgres_rate_buckets.h"
 
 #include <utility>
 
 #include "absl/status/status.h"
 #include "absl/strings/str_format.h"
 #include "deniable/common/status_macros.h"
-#include "server/storage/postgres_schema.h"
+#include "server/storage/postgres/postgres_schema.h"
 
 namespace deniable::server {
 namespace {

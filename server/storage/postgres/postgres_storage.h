@@ -56,8 +56,8 @@
 //
 // Thread-safe: writes take one of kWriteConnections writing sessions (group commit keeps them
 // busy); reads take a connection of the pool.
-#ifndef DENIABLE_SERVER_STORAGE_POSTGRES_STORAGE_H_
-#define DENIABLE_SERVER_STORAGE_POSTGRES_STORAGE_H_
+#ifndef DENIABLE_SERVER_STORAGE_POSTGRES_POSTGRES_STORAGE_H_
+#define DENIABLE_SERVER_STORAGE_POSTGRES_POSTGRES_STORAGE_H_
 
 #include <cstdint>
 #include <functional>
@@ -71,8 +71,8 @@
 #include "absl/container/flat_hash_set.h"
 #include "absl/synchronization/mutex.h"
 #include "server/storage/label_values.h"
-#include "server/storage/postgres_connection.h"
-#include "server/storage/postgres_pool.h"
+#include "server/storage/postgres/postgres_connection.h"
+#include "server/storage/postgres/postgres_pool.h"
 #include "server/storage/storage.h"
 
 namespace deniable::server {
@@ -229,4 +229,4 @@ absl::StatusOr<StoredMetric> ReadPostgresMetric(PgConnection& conn, absl::string
 
 }  // namespace deniable::server
 
-#endif  // DENIABLE_SERVER_STORAGE_POSTGRES_STORAGE_H_
+#endif  // DENIABLE_SERVER_STORAGE_POSTGRES_POSTGRES_STORAGE_H_

@@ -9,8 +9,8 @@
 // PostgresStorage::AppendReports, whose deduplication counts a report already copied as a
 // duplicate; a second run copies nothing and verifies again. The SQLite database is opened with
 // its writer lock (DatabaseLock), so no collector may run on it meanwhile. Not thread-safe.
-#ifndef DENIABLE_SERVER_STORAGE_SQLITE_TO_POSTGRES_H_
-#define DENIABLE_SERVER_STORAGE_SQLITE_TO_POSTGRES_H_
+#ifndef DENIABLE_SERVER_STORAGE_POSTGRES_SQLITE_TO_POSTGRES_H_
+#define DENIABLE_SERVER_STORAGE_POSTGRES_SQLITE_TO_POSTGRES_H_
 
 #include <cstdint>
 #include <functional>
@@ -44,4 +44,4 @@ absl::StatusOr<MigrationSummary> MigrateSqliteToPostgres(
 
 }  // namespace deniable::server
 
-#endif  // DENIABLE_SERVER_STORAGE_SQLITE_TO_POSTGRES_H_
+#endif  // DENIABLE_SERVER_STORAGE_POSTGRES_SQLITE_TO_POSTGRES_H_

@@ -1,4 +1,4 @@
-#include "server/storage/postgres_pool.h"
+#include "server/storage/postgres/postgres_pool.h"
 
 #include <optional>
 #include <utility>

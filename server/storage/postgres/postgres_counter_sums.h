@@ -18,8 +18,8 @@
 // latest version).
 //
 // Thread-compatible: the caller holds the connection's mutex.
-#ifndef DENIABLE_SERVER_STORAGE_POSTGRES_COUNTER_SUMS_H_
-#define DENIABLE_SERVER_STORAGE_POSTGRES_COUNTER_SUMS_H_
+#ifndef DENIABLE_SERVER_STORAGE_POSTGRES_POSTGRES_COUNTER_SUMS_H_
+#define DENIABLE_SERVER_STORAGE_POSTGRES_POSTGRES_COUNTER_SUMS_H_
 
 #include <cstdint>
 #include <vector>
@@ -27,7 +27,7 @@
 #include "absl/functional/function_ref.h"
 #include "absl/status/status.h"
 #include "absl/strings/string_view.h"
-#include "server/storage/postgres_connection.h"
+#include "server/storage/postgres/postgres_connection.h"
 #include "server/storage/storage.h"
 
 namespace deniable::server {
@@ -65,4 +65,4 @@ absl::Status DecodePostgresChunk(int64_t metric_id, int64_t win, int64_t chunk,
 
 }  // namespace deniable::server
 
-#endif  // DENIABLE_SERVER_STORAGE_POSTGRES_COUNTER_SUMS_H_
+#endif  // DENIABLE_SERVER_STORAGE_POSTGRES_POSTGRES_COUNTER_SUMS_H_
