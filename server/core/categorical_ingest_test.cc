@@ -12,7 +12,7 @@
 #include "server/core/design_advisor.h"
 #include "server/core/ingestor.h"
 #include "server/core/metric_registry.h"
-#include "server/storage/memory_storage.h"
+#include "server/storage/memory/memory_storage.h"
 
 namespace deniable::server {
 namespace {

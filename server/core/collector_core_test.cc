@@ -11,7 +11,7 @@
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "server/core/core_test_util.h"
-#include "server/storage/memory_storage.h"
+#include "server/storage/memory/memory_storage.h"
 #include "server/storage/storage_error.h"
 
 namespace deniable::server {

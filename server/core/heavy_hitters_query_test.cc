@@ -18,7 +18,7 @@
 #include "server/core/ingestor.h"
 #include "server/core/metric_registry.h"
 #include "server/core/prevalence_query.h"
-#include "server/storage/memory_storage.h"
+#include "server/storage/memory/memory_storage.h"
 
 namespace deniable::server {
 namespace {

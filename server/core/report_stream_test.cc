@@ -8,7 +8,7 @@
 #include "gtest/gtest.h"
 #include "server/core/core_test_util.h"
 #include "server/core/metric_registry.h"
-#include "server/storage/memory_storage.h"
+#include "server/storage/memory/memory_storage.h"
 
 namespace deniable::server {
 namespace {

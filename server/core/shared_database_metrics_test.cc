@@ -7,7 +7,7 @@
 #include "gtest/gtest.h"
 #include "server/core/ingestor.h"
 #include "server/core/metric_registry.h"
-#include "server/storage/memory_storage.h"
+#include "server/storage/memory/memory_storage.h"
 
 namespace deniable::server {
 namespace {
