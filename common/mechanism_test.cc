@@ -4,6 +4,7 @@
 
 #include <cmath>
 #include <cstdint>
+#include <memory>
 #include <random>
 #include <string>
 #include <vector>
@@ -12,8 +13,10 @@
 #include "categorical_test_util.h"
 #include "deniable/common/categorical_coverage.h"
 #include "deniable/common/coverage.h"
+#include "deniable/common/draws.h"
 #include "deniable/common/estimator.h"
 #include "deniable/common/method_choice.h"
+#include "deniable/common/numeric.h"
 #include "deniable/common/planner.h"
 #include "deniable/common/randomizer.h"
 #include "deniable/common/shuffle.h"
@@ -377,6 +380,77 @@ TEST(MechanismTest, CategoricalValidateNamesTheFieldOfAnotherMechanism) {
   absl::StatusOr<CounterIncrements> out_of_range = krr->Validate(answer, "reports[0]", "m");
   EXPECT_EQ(out_of_range.status().code(), absl::StatusCode::kInvalidArgument);
   EXPECT_THAT(out_of_range.status().message(), HasSubstr("reports[0].categorical.category:"));
+}
+
+// A kind of numbers that knows nothing of strings: the seam's defaults refuse the string calls
+// and a string kind's place for it.
+class NumbersOnlyKind final : public Mechanism {
+ public:
+  ReportKind kind() const override { return ReportKind::kYesNo; }
+  std::string ToString() const override { return "numbers_only"; }
+  CounterLayout Layout() const override { return CounterLayout{1}; }
+  Channel ChannelOf(int /*j*/) const override { return Design::TwoCoin().channel(); }
+  double Epsilon() const override { return 1.0; }
+  double CloneProbability() const override { return 0.5; }
+  using Mechanism::Randomize;
+  absl::StatusOr<WireAnswer> Randomize(int32_t /*value*/, Draws& /*draws*/) const override {
+    return WireAnswer{};
+  }
+  absl::StatusOr<MechanismPrivacy> Privacy(const PrivacyQuestion& /*question*/) const override {
+    return MechanismPrivacy{};
+  }
+  absl::StatusOr<MechanismEstimate> Estimate(
+      std::span<const int64_t> /*counters*/,
+      const MechanismEstimateOptions& /*options*/) const override {
+    return MechanismEstimate{};
+  }
+  absl::StatusOr<MechanismPlan> Plan(const PlanTarget& /*target*/) const override {
+    return MechanismPlan{};
+  }
+  absl::StatusOr<double> ExactCoverage(int64_t /*n*/, std::span<const double> /*truth*/,
+                                       const MechanismEstimateOptions& /*options*/) const override {
+    return 1.0;
+  }
+
+ private:
+  // Accepts every answer: whatever is refused below, the seam refused.
+  absl::StatusOr<CounterIncrements> ValidateKind(const WireAnswer& /*answer*/,
+                                                 absl::string_view /*field*/,
+                                                 absl::string_view /*metric*/) const override {
+    return CounterIncrements{};
+  }
+};
+
+TEST(MechanismTest, TheSeamRefusesAStringKindsPlaceForEveryKindOfNumbers) {
+  WireAnswer answer;
+  answer.has_heavy_hitters = true;
+  const std::string want =
+      "reports[2].heavy_hitters: metric \"m\" is not a heavy-hitters metric: its reports carry "
+      "no heavy_hitters place";
+  const NumbersOnlyKind fake;
+  const absl::StatusOr<CounterIncrements> refused = fake.Validate(answer, "reports[2]", "m");
+  EXPECT_EQ(refused.status().code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_EQ(refused.status().message(), want);
+  EXPECT_TRUE(fake.Validate(WireAnswer{}, "reports[2]", "m").ok());
+  EXPECT_FALSE(fake.TakesStrings());
+  EXPECT_TRUE(fake.AnsweredByPrevalence("m").ok());
+  std::mt19937 gen(1);
+  BitGenDraws draws(gen);
+  EXPECT_EQ(fake.DrawDeviceGroup(draws), 0u);
+  EXPECT_EQ(fake.RandomizeString("a", 0, draws).status().code(),
+            absl::StatusCode::kFailedPrecondition);
+  for (const std::shared_ptr<const Mechanism>& m :
+       {MechanismFor(Design::TwoCoin()),
+        MechanismFor(Make(CategoricalMechanism::kDirectEncoding, 4, 1.0)),
+        MechanismFor(Make(CategoricalMechanism::kOptimizedUnaryEncoding, 4, 1.0)),
+        MechanismFor(
+            NumericDesign::Create(NumericMechanism::kOneBitMean, 1.0, {0.0, 100.0}, 0).value()),
+        MechanismFor(NumericDesign::EqualWidth(NumericMechanism::kDBitFlip, 1.0, 0.0, 100.0, 4, 2)
+                         .value())}) {
+    const absl::StatusOr<CounterIncrements> got = m->Validate(answer, "reports[2]", "m");
+    EXPECT_EQ(got.status().code(), absl::StatusCode::kInvalidArgument) << m->ToString();
+    EXPECT_EQ(got.status().message(), want) << m->ToString();
+  }
 }
 
 TEST(MechanismTest, EstimateVersionsOfOnePartIsItsEstimate) {

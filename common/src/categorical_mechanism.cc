@@ -37,13 +37,8 @@ absl::StatusOr<WireAnswer> CategoricalReportMechanism::Randomize(int32_t value,
   return out;
 }
 
-absl::StatusOr<CounterIncrements> CategoricalReportMechanism::Validate(
+absl::StatusOr<CounterIncrements> CategoricalReportMechanism::ValidateKind(
     const WireAnswer& answer, absl::string_view field, absl::string_view metric) const {
-  if (answer.has_heavy_hitters) {
-    return absl::InvalidArgumentError(
-        absl::StrCat(field, ".heavy_hitters: metric \"", metric,
-                     "\" is not a heavy-hitters metric: its reports carry no heavy_hitters place"));
-  }
   if (answer.has_numeric) {
     return absl::InvalidArgumentError(
         absl::StrCat(field, ".numeric: metric \"", metric,

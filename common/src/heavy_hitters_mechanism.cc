@@ -57,6 +57,14 @@ absl::StatusOr<WireAnswer> HeavyHittersMechanism::Randomize(int32_t value, Draws
       "value: a heavy_hitters metric takes a string (RandomizeString), not a number");
 }
 
+absl::Status HeavyHittersMechanism::AnsweredByPrevalence(absl::string_view metric) const {
+  return absl::FailedPreconditionError(absl::StrCat(
+      "metric: \"", metric,
+      "\" is a heavy-hitters metric (its values are strings): ask for its top values "
+      "(GetTopValues, `deniable top`) or the frequency of given values (GetFrequencies, "
+      "`deniable frequency`)"));
+}
+
 uint32_t HeavyHittersMechanism::DrawDeviceGroup(Draws& draws) const {
   return DrawHeavyHittersGroup(design_, draws);
 }
@@ -73,9 +81,8 @@ absl::StatusOr<WireAnswer> HeavyHittersMechanism::RandomizeString(absl::string_v
   return out;
 }
 
-absl::StatusOr<CounterIncrements> HeavyHittersMechanism::Validate(const WireAnswer& answer,
-                                                                  absl::string_view field,
-                                                                  absl::string_view metric) const {
+absl::StatusOr<CounterIncrements> HeavyHittersMechanism::ValidateKind(
+    const WireAnswer& answer, absl::string_view field, absl::string_view metric) const {
   if (answer.has_categorical || answer.has_numeric || !answer.has_heavy_hitters) {
     return absl::InvalidArgumentError(absl::StrCat(
         field, ".heavy_hitters: metric \"", metric,

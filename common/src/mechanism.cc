@@ -70,6 +70,18 @@ absl::StatusOr<WireAnswer> Mechanism::RandomizeString(absl::string_view value, u
       absl::StrCat("value: a ", ReportKindName(kind()), " metric takes a number, not a string"));
 }
 
+absl::StatusOr<CounterIncrements> Mechanism::Validate(const WireAnswer& answer,
+                                                      absl::string_view field,
+                                                      absl::string_view metric) const {
+  // Only set on a report of a string kind: TakesStrings() is asked on that path alone.
+  if (answer.has_heavy_hitters && !TakesStrings()) {
+    return absl::InvalidArgumentError(
+        absl::StrCat(field, ".heavy_hitters: metric \"", metric,
+                     "\" is not a heavy-hitters metric: its reports carry no heavy_hitters place"));
+  }
+  return ValidateKind(answer, field, metric);
+}
+
 absl::StatusOr<MechanismEstimate> EstimateVersions(std::span<const VersionCounters> parts,
                                                    const MechanismEstimateOptions& options,
                                                    VersionCombination combination) {

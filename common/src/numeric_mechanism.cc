@@ -167,14 +167,8 @@ absl::StatusOr<WireAnswer> NumericReportMechanism::Randomize(int32_t value, Draw
   return out;
 }
 
-absl::StatusOr<CounterIncrements> NumericReportMechanism::Validate(const WireAnswer& answer,
-                                                                   absl::string_view field,
-                                                                   absl::string_view metric) const {
-  if (answer.has_heavy_hitters) {
-    return absl::InvalidArgumentError(
-        absl::StrCat(field, ".heavy_hitters: metric \"", metric,
-                     "\" is not a heavy-hitters metric: its reports carry no heavy_hitters place"));
-  }
+absl::StatusOr<CounterIncrements> NumericReportMechanism::ValidateKind(
+    const WireAnswer& answer, absl::string_view field, absl::string_view metric) const {
   if (answer.has_categorical) {
     return absl::InvalidArgumentError(
         absl::StrCat(field, ".categorical: metric \"", metric,

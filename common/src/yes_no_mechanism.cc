@@ -31,14 +31,9 @@ absl::StatusOr<WireAnswer> YesNoMechanism::Randomize(int32_t value, Draws& draws
   return out;
 }
 
-absl::StatusOr<CounterIncrements> YesNoMechanism::Validate(const WireAnswer& answer,
-                                                           absl::string_view field,
-                                                           absl::string_view metric) const {
-  if (answer.has_heavy_hitters) {
-    return absl::InvalidArgumentError(
-        absl::StrCat(field, ".heavy_hitters: metric \"", metric,
-                     "\" is not a heavy-hitters metric: its reports carry no heavy_hitters place"));
-  }
+absl::StatusOr<CounterIncrements> YesNoMechanism::ValidateKind(const WireAnswer& answer,
+                                                               absl::string_view field,
+                                                               absl::string_view metric) const {
   if (answer.has_categorical) {
     return absl::InvalidArgumentError(
         absl::StrCat(field, ".categorical: metric \"", metric,

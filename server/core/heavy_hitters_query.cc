@@ -66,7 +66,7 @@ absl::StatusOr<SketchRead> ReadSketch(MetricRegistry& registry, Storage& storage
   }
   SketchRead read;
   DENIABLE_ASSIGN_OR_RETURN(read.metric, registry.Find(name));
-  if (!read.metric->heavy_hitters()) {
+  if (!read.metric->current().mechanism->TakesStrings()) {
     return absl::FailedPreconditionError(absl::StrCat(
         "metric: \"", name, "\" is a ", ReportKindName(read.metric->current().mechanism->kind()),
         " metric; top values and frequencies are for heavy-hitters metrics (GetPrevalence "

@@ -101,7 +101,7 @@ TEST_F(HeavyHittersQueryTest, CreateDrawsTheSaltAndTheKindIsTheMechanisms) {
   EXPECT_NE(a.design().parameters().heavy_hitters().salt(),
             b.design().parameters().heavy_hitters().salt());
   EXPECT_EQ(a.design().parameters().heavy_hitters().width(), 1024u);  // defaults filled in
-  EXPECT_TRUE((*registry_.Find("sig_a"))->heavy_hitters());
+  EXPECT_TRUE((*registry_.Find("sig_a"))->current().mechanism->TakesStrings());
 }
 
 TEST_F(HeavyHittersQueryTest, TopFindsTheCommonValuesAndMatchesTheSketch) {
@@ -266,7 +266,13 @@ TEST_F(HeavyHittersQueryTest, RefusalsNameTheField) {
   EXPECT_EQ(query_.Top(t).status().code(), absl::StatusCode::kFailedPrecondition);  // no reports
   v1::GetPrevalenceRequest p;
   p.set_metric("sig");
-  EXPECT_THAT(prevalence_.Get(p).status().message(), HasSubstr("heavy-hitters metric"));
+  // The kind's refusal (HeavyHittersMechanism::AnsweredByPrevalence), word for word.
+  const absl::Status refused = prevalence_.Get(p).status();
+  EXPECT_EQ(refused.code(), absl::StatusCode::kFailedPrecondition);
+  EXPECT_EQ(refused.message(),
+            "metric: \"sig\" is a heavy-hitters metric (its values are strings): ask for its top "
+            "values (GetTopValues, `deniable top`) or the frequency of given values "
+            "(GetFrequencies, `deniable frequency`)");
 
   v1::CreateMetricRequest yes_no;
   yes_no.set_name("crashed");

@@ -260,12 +260,13 @@ absl::StatusOr<v1::Metric> MetricRegistry::AddVersion(const v1::AddDesignVersion
         "design: metric \"", request.metric(), "\" has ", current->proto.categories_size(),
         " categories and takes only a categorical design (design.categorical)"));
   }
-  if (current->heavy_hitters() !=
+  if (current->current().mechanism->TakesStrings() !=
       (request.design().kind_case() == v1::DesignParameters::kHeavyHitters)) {
-    return absl::InvalidArgumentError(absl::StrCat(
-        "design: metric \"", request.metric(), "\" ",
-        current->heavy_hitters() ? "takes strings and only a heavy_hitters design"
-                                 : "takes numbers; a heavy_hitters design is for a new metric"));
+    return absl::InvalidArgumentError(
+        absl::StrCat("design: metric \"", request.metric(), "\" ",
+                     current->current().mechanism->TakesStrings()
+                         ? "takes strings and only a heavy_hitters design"
+                         : "takes numbers; a heavy_hitters design is for a new metric"));
   }
   const v1::NumericRange* range = current->numeric() ? &current->proto.range() : nullptr;
   DENIABLE_ASSIGN_OR_RETURN(ParsedDesign parsed,

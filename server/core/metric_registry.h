@@ -60,8 +60,6 @@ struct MetricInfo {
   bool categorical() const { return proto.categories_size() > 0; }
   // True for a numeric metric (proto.range set; its versions have `numeric`).
   bool numeric() const { return proto.has_range(); }
-  // Whether the metric's values are strings (its mechanism's kind: heavy hitters).
-  bool heavy_hitters() const { return current().mechanism->kind() == ReportKind::kHeavyHitters; }
   // nullptr if the version does not exist.
   const MetricVersion* Find(uint32_t version) const;
 };

@@ -395,13 +395,8 @@ absl::StatusOr<PrevalenceQuery::Selection> PrevalenceQuery::Select(
         absl::StrCat("interval: unknown interval kind ", static_cast<int>(kind)));
   }
   DENIABLE_ASSIGN_OR_RETURN(s.metric, registry_->Find(metric));
-  if (s.metric->heavy_hitters()) {
-    return absl::FailedPreconditionError(absl::StrCat(
-        "metric: \"", s.metric->proto.name(),
-        "\" is a heavy-hitters metric (its values are strings): ask for its top values "
-        "(GetTopValues, `deniable top`) or the frequency of given values (GetFrequencies, "
-        "`deniable frequency`)"));
-  }
+  DENIABLE_RETURN_IF_ERROR(
+      s.metric->current().mechanism->AnsweredByPrevalence(s.metric->proto.name()));
   s.period_seconds = s.metric->proto.reporting_period_seconds();
   for (const MetricVersion& v : s.metric->versions) {
     if (v.mechanism != nullptr && v.mechanism->Layout().coordinates > 1) s.sum_vectors = true;

@@ -22,6 +22,7 @@
 #include "google/protobuf/util/json_util.h"
 #include "tools/cli/categorical_flags.h"
 #include "tools/cli/cli_flags.h"
+#include "tools/cli/cli_kinds.h"
 #include "tools/cli/command_flags.h"
 #include "tools/cli/numeric_flags.h"
 #include "tools/cli/output.h"
@@ -189,11 +190,16 @@ absl::StatusOr<v1::DesignParameters> DesignFromFlags() {
       CategoricalDesignFromFlagValues(kind, absl::GetFlag(FLAGS_epsilon),
                                       !absl::GetFlag(FLAGS_categories).empty()));
   if (categorical.has_value()) return *categorical;
-  if (kind == "heavy_hitters") {
-    // Values are strings; the server draws the hash salt (docs/cli.md, "Heavy hitters").
-    d.mutable_heavy_hitters()->set_epsilon(absl::GetFlag(FLAGS_epsilon));
-    d.mutable_heavy_hitters()->set_max_length(absl::GetFlag(FLAGS_max_length));
-  } else if (kind == "two_coin") {
+  // The kinds of their own files (cli_kinds.h) read their own design flags.
+  std::string kind_names;
+  for (const CliKind& other : CliKinds()) {
+    if (!other.design_names.empty()) absl::StrAppend(&kind_names, "; ", other.design_names);
+    if (!other.design_from_flags) continue;
+    DENIABLE_ASSIGN_OR_RETURN(std::optional<v1::DesignParameters> own,
+                              other.design_from_flags(kind));
+    if (own.has_value()) return *own;
+  }
+  if (kind == "two_coin") {
     d.mutable_two_coin();
   } else if (kind == "tails_says_yes") {
     d.mutable_tails_says_yes();
@@ -210,11 +216,12 @@ absl::StatusOr<v1::DesignParameters> DesignFromFlags() {
   } else if (kind == "truth_with_gamma") {
     d.mutable_truth_with_gamma()->set_gamma(absl::GetFlag(FLAGS_gamma));
   } else {
-    return absl::InvalidArgumentError(
+    return absl::InvalidArgumentError(absl::StrCat(
         "--design must be one of two_coin, tails_says_yes, symmetric_epsilon, forced_response, "
         "unrelated_question, mirrored_question, truth_with_gamma (or give --epsilon); for a "
         "metric with categories k_rr, oue, olh or categorical; for a numeric metric (--range) "
-        "numeric; for string values heavy_hitters");
+        "numeric",
+        kind_names));
   }
   return d;
 }

@@ -178,8 +178,6 @@ ABSL_FLAG(int, sampled_buckets, 0,
 ABSL_FLAG(std::vector<std::string>, quantiles, {},
           "prevalence, replay: the quantile levels of a d_bit_flip metric, comma-separated in "
           "(0, 1), e.g. 0.5,0.9; empty = the server's (0.5, 0.9, 0.99)");
-ABSL_FLAG(uint32_t, max_length, 0,
-          "create-metric: a heavy_hitters metric's longest value in bytes (1 to 64; 0 = 32)");
 ABSL_FLAG(int64_t, manipulation_reports, 0,
           "prevalence, series: the fake reports each estimate's manipulation bound is for "
           "(docs/security.md); 0 = 1 % of the estimate's n");

@@ -41,7 +41,6 @@ ABSL_DECLARE_FLAG(std::string, policy);
 ABSL_DECLARE_FLAG(bool, allow_no_privacy);
 ABSL_DECLARE_FLAG(std::string, metric);
 ABSL_DECLARE_FLAG(std::string, start);
-ABSL_DECLARE_FLAG(uint32_t, max_length);
 ABSL_DECLARE_FLAG(std::string, end);
 ABSL_DECLARE_FLAG(double, level);
 ABSL_DECLARE_FLAG(std::string, method);

@@ -80,7 +80,7 @@ absl::StatusOr<TimeWindow> PrevalenceWindow(const TimeFlagValues& flags, absl::T
 
 // `top --window=W` and `frequency --window=W` (W = day, week or month): the one whole UTC day,
 // ISO week (from Monday 00:00 UTC) or calendar month (UTC) that holds --start (default: now), so
-// that the collector counts each device active in it once (heavy_hitters_query.h). The end may lie
+// that a query of the collector over it can count each device active in it once. The end may lie
 // after now (the current window so far). Errors: INVALID_ARGUMENT naming --window (not day, week
 // or month), --end (given with --window: the window fixes it) or --start (0); those of
 // ParseTimeFlag.

@@ -11,6 +11,7 @@
 #include <iostream>
 #include <map>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -31,11 +32,15 @@
 #include "google/protobuf/struct.pb.h"
 #include "tools/cli/cli_common.h"
 #include "tools/cli/cli_flags.h"
+#include "tools/cli/cli_kinds.h"
 #include "tools/cli/cli_parse.h"
+#include "tools/cli/heavy_hitters_output.h"
 #include "tools/cli/output.h"
 #include "tools/cli/query_call.h"
 #include "tools/cli/survey_replay.h"
 
+ABSL_FLAG(uint32_t, max_length, 0,
+          "create-metric: a heavy_hitters metric's longest value in bytes (1 to 64; 0 = 32)");
 ABSL_FLAG(uint32_t, max_prefixes, 0,
           "top: prefixes kept per discovery level (1 to 4096; 0 = 64): more finds rarer values, "
           "slower");
@@ -305,6 +310,38 @@ int ReplayStringColumn(const std::string& metric, const std::string& csv,
                 }
                 return 0;
               }));
+}
+
+void RegisterHeavyHittersCommands() {
+  static const bool registered = [] {
+    CliKind kind;
+    kind.design_names = "for string values heavy_hitters";
+    kind.design_from_flags =
+        [](absl::string_view design) -> absl::StatusOr<std::optional<v1::DesignParameters>> {
+      if (design != "heavy_hitters") return std::nullopt;
+      // Values are strings; the server draws the hash salt (docs/cli.md, "Heavy hitters").
+      v1::DesignParameters d;
+      d.mutable_heavy_hitters()->set_epsilon(absl::GetFlag(FLAGS_epsilon));
+      d.mutable_heavy_hitters()->set_max_length(absl::GetFlag(FLAGS_max_length));
+      return d;
+    };
+    kind.plan = [](const v1::DesignParameters& design) -> std::optional<int> {
+      if (!design.has_heavy_hitters()) return std::nullopt;
+      return PlanHeavyHittersDesign(design);
+    };
+    kind.replay = []() -> std::optional<int> {
+      const std::string strings = absl::GetFlag(FLAGS_string_column);
+      if (strings.empty()) return std::nullopt;
+      if (!absl::GetFlag(FLAGS_column).empty() || !absl::GetFlag(FLAGS_value_column).empty()) {
+        return FailUsage("--string_column: a heavy-hitters metric's replay reads only that column");
+      }
+      return ReplayStringColumn(absl::GetFlag(FLAGS_metric), absl::GetFlag(FLAGS_csv), strings);
+    };
+    AddHeavyHittersOutput(&kind);
+    RegisterCliKind(std::move(kind));
+    return true;
+  }();
+  (void)registered;
 }
 
 }  // namespace deniable::tools

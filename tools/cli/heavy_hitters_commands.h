@@ -17,6 +17,12 @@ ABSL_DECLARE_FLAG(std::string, string_column);
 
 namespace deniable::tools {
 
+// Registers the kind with the shared commands (cli_kinds.h): `--design=heavy_hitters` of
+// create-metric, design and plan (with --max_length), `plan`'s answer, `replay --string_column`
+// and the output of its metrics and designs (heavy_hitters_output.h). Call once from main before
+// any command runs; a second call does nothing. Not thread-safe.
+void RegisterHeavyHittersCommands();
+
 // The TopValues table: the detection threshold, then one row per value with its share, its
 // interval and the simultaneous one.
 std::string FormatTopValues(const v1::TopValues& top);

@@ -29,6 +29,7 @@ int main(int argc, char** argv) {
       command = arg;
     }
   }
+  t::RegisterHeavyHittersCommands();  // the kinds whose commands live in their own files
   if (help) return t::PrintHelp(command);
 
   absl::SetProgramUsageMessage("deniable COMMAND [--flags]   (deniable --help lists them)");

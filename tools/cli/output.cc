@@ -2,6 +2,8 @@
 
 #include <cmath>
 #include <limits>
+#include <optional>
+#include <string>
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
@@ -13,6 +15,7 @@
 #include "deniable/convert/design_convert.h"
 #include "deniable/convert/mechanism_convert.h"
 #include "tools/cli/categorical_output.h"
+#include "tools/cli/cli_kinds.h"
 #include "tools/cli/cli_parse.h"
 #include "tools/cli/numeric_output.h"
 
@@ -22,29 +25,9 @@ namespace {
 // "forced_response(p=0.5, q=0.5)" and the like (Design::ToString), from the wire design.
 std::string DesignKind(const v1::Design& design) {
   if (absl::StatusOr<Design> d = DesignFromWire(design); d.ok()) return d->ToString();
-  // The other kinds name themselves through their mechanism (heavy_hitters(...), ...).
+  // The other kinds name themselves through their mechanism (Mechanism::ToString).
   absl::StatusOr<std::shared_ptr<const Mechanism>> m = MechanismForWire(design);
   return m.ok() ? (*m)->ToString() : "invalid design";
-}
-
-// "1.0986 nats per report (e^eps = 3.0000)": the local epsilon and the odds ratio it bounds.
-std::string EpsilonPerReport(double epsilon) {
-  return absl::StrFormat("%.4f nats per report (e^eps = %.4f)", epsilon, std::exp(epsilon));
-}
-
-// A heavy-hitters metric's privacy line (FormatMetric): epsilon per report, the odds ratio and
-// the posterior range at an even prior (heavy_hitters_advice.h).
-std::string HeavyHittersPrivacyLine(const v1::Metric& metric) {
-  v1::DescribeDesignRequest request;
-  request.set_prior(0.5);
-  absl::StatusOr<v1::DesignDescription> d = DescribeStoredDesign(request, metric.design(), {});
-  if (!d.ok()) return absl::StrCat("privacy         (", d.status().message(), ")\n");
-  return absl::StrFormat(
-      "privacy         %s: one report multiplies the odds that the device holds a given value by "
-      "at most e^eps; from a prior of 50 %%, P(holds it | report) is between %s and %s "
-      "(deniable design --metric=%s --prior=PI --n=REPORTS: other priors, central epsilon)\n",
-      EpsilonPerReport(metric.design().epsilon()), Percent(d->posterior_given_no()),
-      Percent(d->posterior_given_yes()), metric.name());
 }
 
 }  // namespace
@@ -118,20 +101,25 @@ std::string RetentionText(const v1::Metric& metric) {
 std::string FormatMetric(const v1::Metric& metric) {
   const bool categorical = metric.categories_size() > 0;
   const bool numeric = metric.has_range();
-  // A heavy-hitters device memoizes one report per distinct value it reports (docs/privacy.md).
-  const bool heavy = metric.design().parameters().has_heavy_hitters();
+  // A kind of its own files (cli_kinds.h) says how its reports are memoized, and its privacy.
+  std::optional<CliMetricLines> kind_lines;
+  for (const CliKind& kind : CliKinds()) {
+    if (kind.metric_lines) kind_lines = kind.metric_lines(metric);
+    if (kind_lines.has_value()) break;
+  }
+  const bool fresh = metric.randomization() == v1::FRESH_PER_PERIOD;
   const std::string randomization =
-      metric.randomization() == v1::FRESH_PER_PERIOD
-          ? (categorical || numeric || heavy ? "fresh report each period" : "fresh bit each period")
-          : (categorical ? "memoized report per category"
-             : numeric   ? "memoized report per rounded value"
-             : heavy     ? "memoized report per distinct value"
-                         : "memoized bit");
+      kind_lines.has_value()
+          ? (fresh ? kind_lines->fresh : kind_lines->memoized)
+          : (fresh ? (categorical || numeric ? "fresh report each period" : "fresh bit each period")
+                   : (categorical ? "memoized report per category"
+                      : numeric   ? "memoized report per rounded value"
+                                  : "memoized bit"));
   return absl::StrFormat(
              "metric          %s\ndescription     %s\ndesign          %s\n%s%s%s"
              "time precision  %d s\nreport period   %s\n",
              metric.name(), metric.description(), FormatDesign(metric.design()),
-             heavy ? HeavyHittersPrivacyLine(metric) : "",
+             kind_lines.has_value() ? kind_lines->privacy : "",
              categorical ? absl::StrFormat("categories      %d: %s\n", metric.categories_size(),
                                            CategoryList(metric))
                          : "",
@@ -404,24 +392,9 @@ std::string CentralPrivacyLine(const v1::DesignDescription& d) {
 
 std::string FormatDesignDescription(const v1::DesignDescription& d) {
   if (d.categories_size() > 0) return FormatCategoricalDescription(d);
-  if (d.design().parameters().has_heavy_hitters()) {
-    // x = "the device holds the candidate value v" (heavy_hitters_advice.h).
-    std::string out = absl::StrFormat(
-        "design                      %s\n"
-        "epsilon                     %s: the most one report multiplies the odds that the "
-        "device holds any given value\n"
-        "assumed P(holds v) pi       %s\n"
-        "P(holds v | report), max    %s   (the report's bit equals v's Hadamard entry)\n"
-        "P(holds v | report), min    %s   (the report's bit differs from it)\n"
-        "H(x)                        %.4f bits (uncertainty before a report)\n"
-        "H(x | r)                    %.4f bits (uncertainty left after a report, at least)\n"
-        "I(x; r)                     %.4f bits (what one report reveals, at most)\n"
-        "figures of                  %s\n",
-        FormatDesign(d.design()), EpsilonPerReport(d.design().epsilon()), Percent(d.prior()),
-        Percent(d.posterior_given_yes()), Percent(d.posterior_given_no()), d.entropy_bits(),
-        d.conditional_entropy_bits(), d.mutual_information_bits(), d.channel_note());
-    absl::StrAppend(&out, CentralPrivacyLine(d));
-    return out;
+  for (const CliKind& kind : CliKinds()) {
+    if (!kind.describe) continue;
+    if (std::optional<std::string> text = kind.describe(d); text.has_value()) return *text;
   }
   if (d.design().parameters().numeric().mechanism() == v1::D_BIT_FLIP) {
     // The whole report's figures (issue 38), labelled as such; one bucket's bit in the note.
@@ -490,45 +463,6 @@ std::string FormatPlan(const v1::SurveyPlan& p) {
   }
   absl::StrAppend(&out, DevicesLine(p));
   return out;
-}
-
-std::string HeavyHittersWindowLine(const std::string& window, int64_t start) {
-  const std::string date = UtcDate(start);
-  const std::string which = window == "month"  ? absl::StrCat("the month of ", date.substr(0, 7))
-                            : window == "week" ? absl::StrCat("the week of ", date)
-                                               : absl::StrCat("the day ", date);
-  return absl::StrCat("counted: the devices active in ", which,
-                      " (UTC), each once, at its first report in it (a metric created with "
-                      "--nowindow_flags counts every report)\n");
-}
-
-std::string HeavyHittersCentralLine(const v1::TopValues& top) {
-  if (top.devices() <= 0 || top.devices() > kMaxDescribedReports || !(top.epsilon() > 0)) {
-    return "";
-  }
-  absl::StatusOr<CentralPrivacy> c = AmplifiedEpsilon(
-      top.epsilon(), GenericCloneProbability(top.epsilon()), top.devices(), kDefaultCentralDelta);
-  if (!c.ok()) return "";
-  if (!c->amplified) {
-    return absl::StrFormat("central epsilon = local epsilon %.4f nats: %s\n", c->epsilon, c->note);
-  }
-  return absl::StrFormat(
-      "central epsilon %.4f nats at delta = %g over these %d reports (one per device in a "
-      "whole-window range), against an analyst who sees only counts (local: %.4f nats per "
-      "report, against the operator)\n",
-      c->epsilon, c->delta, top.devices(), top.epsilon());
-}
-
-std::string FormatHeavyHittersPlan(const HeavyHittersPlan& p) {
-  return absl::StrFormat(
-      "design                      heavy_hitters (eps = %.4f nats per report, max_length = %d "
-      "bytes)\n"
-      "target                      a value held by %s of devices, found by `top` with "
-      "probability %.2f (simultaneous level %s %%, %d prefixes per level)\n"
-      "devices needed              %d, one value each\n"
-      "assumption                  %s\n",
-      p.epsilon, p.max_length, Percent(p.share), p.probability, LevelLabel(p.confidence_level),
-      p.max_prefixes, p.devices_needed, p.assumption);
 }
 
 std::string FormatReplay(const ReplayResult& result, const SurveySpec& spec,

@@ -12,7 +12,6 @@
 #include <utility>
 
 #include "absl/strings/str_format.h"
-#include "deniable/convert/heavy_hitters_advice.h"
 #include "deniable/v1/metric.pb.h"
 #include "deniable/v1/query_service.pb.h"
 #include "tools/cli/survey_replay.h"
@@ -23,9 +22,9 @@ namespace deniable::tools {
 const char* StatusCodeName(grpc::StatusCode code);
 // "two_coin (a = 0.75, b = 0.25), epsilon = 1.0986 nats"; "epsilon = infinite" with the warning.
 std::string FormatDesign(const v1::Design& design);
-// With categories (categorical_output.h) FormatDesign and FormatMetric show them. A
-// heavy-hitters metric gets a "privacy" line (epsilon per report, e^eps, the posterior range at
-// a prior of 50 %; heavy_hitters_advice.h) and "memoized report per distinct value".
+// With categories (categorical_output.h) FormatDesign and FormatMetric show them. A metric of a
+// kind registered in cli_kinds.h gets that kind's lines (CliKind::metric_lines): its
+// randomization and its privacy lines after "design".
 std::string FormatMetric(const v1::Metric& metric);
 // A metric's retention in words: "keep forever", or "30 days, then drop reports, keep counts".
 std::string RetentionText(const v1::Metric& metric);
@@ -72,9 +71,8 @@ std::string TimeRangeLine(const char* label, const v1::Prevalence& prevalence);
 inline constexpr char kSuppressed[] = "suppressed";
 // A share in [0, 1] as a percentage with two decimals: 0.1234 -> "12.34 %".
 inline std::string Percent(double share) { return absl::StrFormat("%.2f %%", 100.0 * share); }
-// The figures of DescribeDesign; a categorical design's by FormatCategoricalDescription; a
-// heavy-hitters design's as epsilon per report with e^eps and the largest and smallest
-// P(holds v | report) (heavy_hitters_advice.h). With
+// The figures of DescribeDesign; a categorical design's by FormatCategoricalDescription; the
+// design of a kind registered in cli_kinds.h by that kind (CliKind::describe). With
 // central_n > 0 also the epsilon against an analyst who sees only the counts of that many reports
 // (CentralPrivacyLine), beside the local one.
 std::string FormatDesignDescription(const v1::DesignDescription& description);
@@ -83,18 +81,6 @@ std::string FormatDesignDescription(const v1::DesignDescription& description);
 std::string CentralPrivacyLine(const v1::DesignDescription& description);
 // PlanSurvey's answer; a categorical design's by FormatCategoricalPlan.
 std::string FormatPlan(const v1::SurveyPlan& plan);
-// The line `top --window=W` and `frequency --window=W` print under the table: the window of the
-// range [start, ...) (W = day, week or month) and that each device active in it was counted once,
-// at its first report in it (heavy_hitters_query.h).
-std::string HeavyHittersWindowLine(const std::string& window, int64_t start);
-// The shuffle-amplified epsilon of a top or frequency answer (docs/statistics.md section 11.6):
-// AmplifiedEpsilon(epsilon, e^-epsilon, devices, 1e-6) over the answer's reports, against an
-// analyst who sees only the sketch counts; "= local epsilon" with the reason when the bound gives
-// no gain; empty without reports or above kMaxDescribedReports (the bound's cost).
-std::string HeavyHittersCentralLine(const v1::TopValues& top);
-// `deniable plan --design=heavy_hitters`: the devices needed to find a value of a share with a
-// probability (heavy_hitters_advice.h), with the design and the model's assumption.
-std::string FormatHeavyHittersPlan(const HeavyHittersPlan& plan);
 
 // Label value -> (respondents, true "yes"), known only to a replay of a survey.
 using GroupTruth = std::map<std::string, std::pair<int64_t, int64_t>>;

@@ -5,7 +5,9 @@
 
 #include <cmath>
 #include <limits>
+#include <optional>
 #include <string>
+#include <utility>
 
 #include "absl/strings/str_format.h"
 #include "deniable/common/heavy_hitters.h"
@@ -13,6 +15,8 @@
 #include "deniable/common/shuffle.h"
 #include "deniable/convert/design_advice.h"
 #include "deniable/convert/heavy_hitters_advice.h"
+#include "tools/cli/cli_kinds.h"
+#include "tools/cli/heavy_hitters_output.h"
 
 namespace deniable::tools {
 namespace {
@@ -265,7 +269,19 @@ v1::Metric HeavyHittersMetric() {
   return m;
 }
 
+// The kind's output hooks, as main registers them (RegisterHeavyHittersCommands).
+void RegisterHeavyHittersOutput() {
+  static const bool registered = [] {
+    CliKind kind;
+    AddHeavyHittersOutput(&kind);
+    RegisterCliKind(std::move(kind));
+    return true;
+  }();
+  (void)registered;
+}
+
 TEST(FormatMetric, HeavyHittersStatesItsPrivacyAndWhatItMemoizes) {
+  RegisterHeavyHittersOutput();
   const std::string out = FormatMetric(HeavyHittersMetric());
   EXPECT_THAT(out, Not(HasSubstr("memoized bit")));
   EXPECT_THAT(out, HasSubstr("86400 s, memoized report per distinct value\n"));
@@ -276,6 +292,7 @@ TEST(FormatMetric, HeavyHittersStatesItsPrivacyAndWhatItMemoizes) {
 }
 
 TEST(FormatDesignDescription, HeavyHittersPosteriorAndCentralEpsilon) {
+  RegisterHeavyHittersOutput();
   v1::DescribeDesignRequest request;
   request.set_prior(0.1);
   request.set_n(100000);
@@ -293,6 +310,42 @@ TEST(FormatDesignDescription, HeavyHittersPosteriorAndCentralEpsilon) {
   EXPECT_THAT(out, HasSubstr(absl::StrFormat("central epsilon             %.4f nats at delta = "
                                              "1e-06 for n = 100000 reports",
                                              c.epsilon)));
+}
+
+// A kind registered through cli_kinds.h prints its own lines where the shared output asks it,
+// and leaves the other kinds' metrics and designs alone.
+TEST(CliKinds, FormatMetricAndDescriptionAskTheRegisteredKinds) {
+  CliKind kind;
+  kind.metric_lines = [](const v1::Metric& m) -> std::optional<CliMetricLines> {
+    if (m.name() != "seam_kind") return std::nullopt;
+    return CliMetricLines{.memoized = "memoized seam",
+                          .fresh = "fresh seam",
+                          .privacy = "privacy         seam line\n"};
+  };
+  kind.describe = [](const v1::DesignDescription& d) -> std::optional<std::string> {
+    if (d.prior() != 0.125) return std::nullopt;
+    return std::string("seam description\n");
+  };
+  RegisterCliKind(std::move(kind));
+  v1::Metric m = HeavyHittersMetric();
+  m.clear_design();
+  *m.mutable_design() = TwoCoinWire();
+  m.set_name("seam_kind");
+  std::string out = FormatMetric(m);
+  EXPECT_THAT(out, HasSubstr("86400 s, memoized seam\n"));
+  EXPECT_THAT(out, HasSubstr("\nprivacy         seam line\ntime precision"));
+  m.set_randomization(v1::FRESH_PER_PERIOD);
+  EXPECT_THAT(FormatMetric(m), HasSubstr("86400 s, fresh seam\n"));
+  m.set_name("other");
+  out = FormatMetric(m);
+  EXPECT_THAT(out, HasSubstr("86400 s, fresh bit each period\n"));
+  EXPECT_THAT(out, Not(HasSubstr("seam")));
+  v1::DesignDescription d;
+  *d.mutable_design() = TwoCoinWire();
+  d.set_prior(0.125);
+  EXPECT_EQ(FormatDesignDescription(d), "seam description\n");
+  d.set_prior(0.5);
+  EXPECT_THAT(FormatDesignDescription(d), HasSubstr("P(yes | report yes)"));
 }
 
 // `deniable plan --design=heavy_hitters --epsilon=4 --find_share=0.05` (issue 40): the common

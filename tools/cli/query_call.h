@@ -1,6 +1,5 @@
 // Calling one QueryService method from a command and printing its answer (the table, or the
-// message as JSON with --json). Shared by the query commands (query_commands.cc,
-// heavy_hitters_commands.cc).
+// message as JSON with --json). Shared by the query commands of every kind.
 #ifndef DENIABLE_TOOLS_CLI_QUERY_CALL_H_
 #define DENIABLE_TOOLS_CLI_QUERY_CALL_H_
 

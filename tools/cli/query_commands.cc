@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <functional>
 #include <iostream>
+#include <optional>
 #include <string>
 #include <utility>
 #include <vector>
@@ -19,8 +20,8 @@
 #include "tools/cli/categorical_output.h"
 #include "tools/cli/cli_common.h"
 #include "tools/cli/cli_flags.h"
+#include "tools/cli/cli_kinds.h"
 #include "tools/cli/cli_parse.h"
-#include "tools/cli/heavy_hitters_commands.h"
 #include "tools/cli/numeric_flags.h"
 #include "tools/cli/numeric_output.h"
 #include "tools/cli/numeric_plan.h"
@@ -384,7 +385,10 @@ int Plan() {
   absl::StatusOr<v1::DesignParameters> design = DesignFromFlags();
   if (!design.ok()) return FailUsage(std::string(design.status().message()));
   if (design->has_numeric()) return PlanNumericDesign(*design);
-  if (design->has_heavy_hitters()) return PlanHeavyHittersDesign(*design);
+  for (const CliKind& kind : CliKinds()) {  // the kinds of their own files (cli_kinds.h)
+    if (!kind.plan) continue;
+    if (std::optional<int> code = kind.plan(*design); code.has_value()) return *code;
+  }
   *request.mutable_design() = *design;
   const std::string usage = SetCategoricalFlags(&request, request.mutable_assumed_shares());
   if (!usage.empty()) return FailUsage(usage);

@@ -2,6 +2,7 @@
 #include <cstdio>
 #include <iostream>
 #include <map>
+#include <optional>
 
 #include "absl/container/flat_hash_set.h"
 #include "absl/flags/flag.h"
@@ -13,7 +14,7 @@
 #include "tools/cli/categorical_output.h"
 #include "tools/cli/cli_common.h"
 #include "tools/cli/cli_flags.h"
-#include "tools/cli/heavy_hitters_commands.h"
+#include "tools/cli/cli_kinds.h"
 #include "tools/cli/import_transport.h"
 #include "tools/cli/numeric_flags.h"
 #include "tools/cli/numeric_output.h"
@@ -262,11 +263,9 @@ int Replay() {
   spec.label_columns = absl::GetFlag(FLAGS_label_columns);
   spec.time_column = absl::GetFlag(FLAGS_time_column);
   spec.value_column = absl::GetFlag(FLAGS_value_column);
-  if (const std::string strings = absl::GetFlag(FLAGS_string_column); !strings.empty()) {
-    if (!spec.column.empty() || !spec.value_column.empty()) {
-      return FailUsage("--string_column: a heavy-hitters metric's replay reads only that column");
-    }
-    return ReplayStringColumn(absl::GetFlag(FLAGS_metric), spec.csv_path, strings);
+  for (const CliKind& kind : CliKinds()) {  // the kinds of their own files (cli_kinds.h)
+    if (!kind.replay) continue;
+    if (std::optional<int> code = kind.replay(); code.has_value()) return *code;
   }
   const bool numeric = !spec.value_column.empty();
   if (numeric && (!spec.column.empty() || !spec.yes_value.empty())) {

@@ -43,13 +43,12 @@ class HeavyHittersMechanism final : public Mechanism {
   // Errors: FAILED_PRECONDITION naming "value" (values of this kind are strings).
   absl::StatusOr<WireAnswer> Randomize(int32_t value, Draws& draws) const override;
   bool TakesStrings() const override { return true; }
+  // Errors: FAILED_PRECONDITION naming "metric": its values are strings, asked for by top values
+  // (GetTopValues, `deniable top`) or the frequency of given values (GetFrequencies).
+  absl::Status AnsweredByPrevalence(absl::string_view metric) const override;
   uint32_t DrawDeviceGroup(Draws& draws) const override;
   absl::StatusOr<WireAnswer> RandomizeString(absl::string_view value, uint32_t group,
                                              Draws& draws) const override;
-  // Errors: INVALID_ARGUMENT naming "<field>.heavy_hitters" (absent, or a categorical or numeric
-  // report instead), "<field>.bit", "<field>.heavy_hitters.group", ".row" or ".coefficient".
-  absl::StatusOr<CounterIncrements> Validate(const WireAnswer& answer, absl::string_view field,
-                                             absl::string_view metric) const override;
   // epsilon; `binary` at the prior: the posterior that a device holds a candidate value after
   // one report is at most prior e^eps / (prior e^eps + 1 - prior) (the bit's likelihood ratio).
   absl::StatusOr<MechanismPrivacy> Privacy(const PrivacyQuestion& question) const override;
@@ -60,6 +59,10 @@ class HeavyHittersMechanism final : public Mechanism {
                                        const MechanismEstimateOptions& options) const override;
 
  private:
+  // Errors: INVALID_ARGUMENT naming "<field>.heavy_hitters" (absent, or a categorical or numeric
+  // report instead), "<field>.bit", "<field>.heavy_hitters.group", ".row" or ".coefficient".
+  absl::StatusOr<CounterIncrements> ValidateKind(const WireAnswer& answer, absl::string_view field,
+                                                 absl::string_view metric) const override;
   HeavyHittersDesign design_;
 };
 

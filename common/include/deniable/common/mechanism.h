@@ -203,14 +203,24 @@ class Mechanism {
   virtual absl::StatusOr<WireAnswer> RandomizeString(absl::string_view value, uint32_t group,
                                                      Draws& draws) const;
 
+  // Whether a prevalence query (GetPrevalence, series, difference: Estimate over the counters)
+  // answers a metric of this design, named `metric`. OK (the default) for the kinds estimated
+  // per coordinate. Errors: FAILED_PRECONDITION naming "metric" and the queries that do answer
+  // it (heavy hitters: GetTopValues, GetFrequencies).
+  virtual absl::Status AnsweredByPrevalence(absl::string_view metric) const {
+    return absl::OkStatus();
+  }
+
   // Checks a wire answer and returns what it adds to the counters. `field` prefixes the messages
   // ("reports[3]"), `metric` is the name of the metric whose design it is (messages say
-  // 'metric "<metric>"').
-  // Errors: INVALID_ARGUMENT naming "<field>.bit" or "<field>.categorical..." (the other kind's
-  // fields, a bit other than 0/1, a malformed or out-of-range categorical report).
-  virtual absl::StatusOr<CounterIncrements> Validate(const WireAnswer& answer,
-                                                     absl::string_view field,
-                                                     absl::string_view metric) const = 0;
+  // 'metric "<metric>"'). The seam refuses, for every kind whose values are numbers
+  // (!TakesStrings()), an answer carrying a string kind's place (WireAnswer::has_heavy_hitters),
+  // then asks the kind (ValidateKind).
+  // Errors: INVALID_ARGUMENT naming "<field>.heavy_hitters" (a string kind's place on a metric of
+  // numbers), "<field>.bit" or "<field>.categorical..." (the other kind's fields, a bit other
+  // than 0/1, a malformed or out-of-range categorical report).
+  absl::StatusOr<CounterIncrements> Validate(const WireAnswer& answer, absl::string_view field,
+                                             absl::string_view metric) const;
 
   // Errors: INVALID_ARGUMENT naming "pi" (prior outside [0, 1]) or "category_prior...".
   virtual absl::StatusOr<MechanismPrivacy> Privacy(const PrivacyQuestion& question) const = 0;
@@ -234,6 +244,13 @@ class Mechanism {
   // simulate instead).
   virtual absl::StatusOr<double> ExactCoverage(int64_t n, std::span<const double> truth,
                                                const MechanismEstimateOptions& options) const = 0;
+
+ protected:
+  // The kind's own check of a wire answer, called by Validate once the seam's check passed (a
+  // kind of numbers never sees a string kind's place). Same contract and errors as Validate.
+  virtual absl::StatusOr<CounterIncrements> ValidateKind(const WireAnswer& answer,
+                                                         absl::string_view field,
+                                                         absl::string_view metric) const = 0;
 };
 
 // The registry: the one mechanism for each design kind.

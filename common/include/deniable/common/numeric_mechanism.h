@@ -53,10 +53,6 @@ class NumericReportMechanism final : public Mechanism {
   // `value` is the level: [0, k] for ONE_BIT_MEAN, [0, k) for D_BIT_FLIP.
   // Errors: INVALID_ARGUMENT naming "level".
   absl::StatusOr<WireAnswer> Randomize(int32_t value, Draws& draws) const override;
-  // Errors: INVALID_ARGUMENT naming "<field>.categorical", "<field>.numeric",
-  // "<field>.numeric.buckets", "<field>.numeric.bits" or "<field>.bit".
-  absl::StatusOr<CounterIncrements> Validate(const WireAnswer& answer, absl::string_view field,
-                                             absl::string_view metric) const override;
   absl::StatusOr<MechanismPrivacy> Privacy(const PrivacyQuestion& question) const override;
   absl::StatusOr<MechanismEstimate> Estimate(
       std::span<const int64_t> counters, const MechanismEstimateOptions& options) const override;
@@ -71,6 +67,10 @@ class NumericReportMechanism final : public Mechanism {
                                        const MechanismEstimateOptions& options) const override;
 
  private:
+  // Errors: INVALID_ARGUMENT naming "<field>.categorical", "<field>.numeric",
+  // "<field>.numeric.buckets", "<field>.numeric.bits" or "<field>.bit".
+  absl::StatusOr<CounterIncrements> ValidateKind(const WireAnswer& answer, absl::string_view field,
+                                                 absl::string_view metric) const override;
   NumericDesign design_;
   Design share_design_;  // ONE_BIT_MEAN: SymmetricEpsilon(eps), the bit's channel
 };

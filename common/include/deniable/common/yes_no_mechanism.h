@@ -27,8 +27,6 @@ class YesNoMechanism final : public Mechanism {
   double CloneProbability() const override;
   using Mechanism::Randomize;
   absl::StatusOr<WireAnswer> Randomize(int32_t value, Draws& draws) const override;
-  absl::StatusOr<CounterIncrements> Validate(const WireAnswer& answer, absl::string_view field,
-                                             absl::string_view metric) const override;
   absl::StatusOr<MechanismPrivacy> Privacy(const PrivacyQuestion& question) const override;
   absl::StatusOr<MechanismEstimate> Estimate(
       std::span<const int64_t> counters, const MechanismEstimateOptions& options) const override;
@@ -37,6 +35,8 @@ class YesNoMechanism final : public Mechanism {
                                        const MechanismEstimateOptions& options) const override;
 
  private:
+  absl::StatusOr<CounterIncrements> ValidateKind(const WireAnswer& answer, absl::string_view field,
+                                                 absl::string_view metric) const override;
   Design design_;
 };
 
