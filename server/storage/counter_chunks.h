@@ -47,13 +47,16 @@ std::string EncodeCounterChunk(absl::Span<const ChunkCell> cells);
 absl::Status DecodeCounterChunk(absl::string_view blob, absl::string_view table,
                                 absl::FunctionRef<void(uint32_t offset, int64_t sum)> each);
 
-// The blob of the cell-wise sums of `a` and `b`. Errors: as DecodeCounterChunk.
+// The blob of the cell-wise sums of `a` and `b`, in one pass over both (no cell vectors; the
+// result is at most a.size() + b.size() bytes). Errors: DATA_LOSS naming `table` when either
+// blob is malformed (as DecodeCounterChunk) or a merged sum would pass 2^63 - 1.
 absl::StatusOr<std::string> MergeCounterChunks(absl::string_view a, absl::string_view b,
                                                absl::string_view table);
 
 // Registers deniable_add_chunk(stored, added) on `db`: MergeCounterChunks of two blobs (NULL
-// stored: added). A malformed blob fails the statement with SQLITE_CORRUPT (DATA_LOSS through
-// SqliteError), naming counter_chunks. Errors: INTERNAL when SQLite refuses the function.
+// stored: added), written straight into the buffer SQLite takes over. A malformed blob or a sum
+// past 2^63 - 1 fails the statement with SQLITE_CORRUPT (DATA_LOSS through SqliteError), naming
+// counter_chunks. Errors: INTERNAL when SQLite refuses the function.
 absl::Status RegisterCounterChunkFunctions(sqlite3* db);
 
 }  // namespace deniable::server

@@ -6,6 +6,7 @@
 #include <atomic>
 #include <cstdio>
 #include <functional>
+#include <limits>
 #include <map>
 #include <memory>
 #include <random>
@@ -1394,6 +1395,68 @@ TEST(CounterChunksTest, RoundTripMergeAndMalformedBlobsAreDataLoss) {
     EXPECT_EQ(status.code(), absl::StatusCode::kDataLoss) << absl::CEscape(bad);
     EXPECT_THAT(status.message(), HasSubstr("counter_chunks"));
   }
+}
+
+// Issue 40: the merge is one pass writing the result straight into its buffer; it re-encodes the
+// offsets after an inserted cell and sums whose varint grows, and equals an exact model on
+// seeded random chunks.
+TEST(CounterChunksTest, MergeInOnePassEqualsAnExactModel) {
+  auto cells = [](absl::string_view blob) {
+    std::vector<ChunkCell> got;
+    EXPECT_TRUE(DecodeCounterChunk(blob, "counter_chunks", [&](uint32_t o, int64_t sum) {
+                  got.emplace_back(o, sum);
+                }).ok());
+    return got;
+  };
+  auto merge = [](const std::vector<ChunkCell>& a, const std::vector<ChunkCell>& b) {
+    return MergeCounterChunks(EncodeCounterChunk(a), EncodeCounterChunk(b), "counter_chunks")
+        .value();
+  };
+  // Before the first cell, between two (the next offset's difference shrinks), after the last,
+  // a sum growing from 1 to 2 varint bytes, and empty sides.
+  EXPECT_EQ(cells(merge({{5, 127}, {900, 1}}, {{0, 3}, {5, 1}, {6, 2}, {1023, 1}})),
+            (std::vector<ChunkCell>{{0, 3}, {5, 128}, {6, 2}, {900, 1}, {1023, 1}}));
+  EXPECT_EQ(cells(merge({}, {{1, 1}})), (std::vector<ChunkCell>{{1, 1}}));
+  EXPECT_EQ(cells(merge({{1, 1}}, {})), (std::vector<ChunkCell>{{1, 1}}));
+  EXPECT_EQ(merge({}, {}), "");
+  std::mt19937_64 gen(40);
+  for (int round = 0; round < 200; ++round) {
+    std::map<uint32_t, int64_t> model;
+    std::vector<ChunkCell> sides[2];
+    for (std::vector<ChunkCell>& side : sides) {
+      std::map<uint32_t, int64_t> one;
+      const int n = static_cast<int>(gen() % 40);
+      for (int i = 0; i < n; ++i) {
+        one[static_cast<uint32_t>(gen() % kCounterChunkCounters)] +=
+            1 + static_cast<int64_t>(gen() % (i % 3 == 0 ? 100000 : 200));
+      }
+      for (const auto& [offset, sum] : one) {
+        side.emplace_back(offset, sum);
+        model[offset] += sum;
+      }
+    }
+    EXPECT_EQ(cells(merge(sides[0], sides[1])),
+              (std::vector<ChunkCell>(model.begin(), model.end())))
+        << "round " << round;
+  }
+}
+
+// A merged sum past 2^63 - 1 is DATA_LOSS naming the table; before, the sum wrapped and the
+// merge stored a chunk that every later read refused.
+TEST(CounterChunksTest, AMergedSumPastTheLargestIsDataLossNamingTheTable) {
+  const int64_t largest = std::numeric_limits<int64_t>::max();
+  absl::StatusOr<std::string> merged = MergeCounterChunks(
+      EncodeCounterChunk({{3, largest - 1}}), EncodeCounterChunk({{3, 2}}), "counter_chunks");
+  EXPECT_EQ(merged.status().code(), absl::StatusCode::kDataLoss);
+  EXPECT_THAT(merged.status().message(), HasSubstr("counter_chunks"));
+  absl::StatusOr<std::string> at_the_largest = MergeCounterChunks(
+      EncodeCounterChunk({{3, largest - 2}}), EncodeCounterChunk({{3, 2}}), "counter_chunks");
+  ASSERT_TRUE(at_the_largest.ok()) << at_the_largest.status();
+  std::vector<ChunkCell> got;
+  ASSERT_TRUE(DecodeCounterChunk(*at_the_largest, "counter_chunks", [&](uint32_t o, int64_t sum) {
+                got.emplace_back(o, sum);
+              }).ok());
+  EXPECT_EQ(got, (std::vector<ChunkCell>{{3, largest}}));
 }
 
 // Issue 37 in the files: a report touching 2 counters of a 2^21-counter sketch stores a few
