@@ -152,12 +152,12 @@ int SqliteStorage::OnKeyedWalCommit(void* self, sqlite3* /*db*/, const char* /*s
   return SQLITE_OK;
 }
 
-// The keyed file's WAL, bounded as the database's is (SqliteOptions::wal_autocheckpoint_pages):
-// its readers (appends' lookups, ReportCount) are single statements, so a RESTART checkpoint
-// waits little; when one is in the way, the checkpoint copies what it can and the restart is
-// tried again after the next commit.
+// The keyed file's WAL, bounded as the database's is (SqliteOptions::wal_autocheckpoint_pages,
+// keyed_wal_autocheckpoint_pages): its readers (appends' lookups, ReportCount) are single
+// statements, so a RESTART checkpoint waits little; when one is in the way, the checkpoint copies
+// what it can and the restart is tried again after the next commit.
 void SqliteStorage::CheckpointKeyed() {
-  if (keyed_wal_pages_ < wal_checkpoint_pages_) return;
+  if (keyed_wal_pages_ < keyed_wal_checkpoint_pages_) return;
   if (RestartCheckpoint(keyed_db_, wal_restart_wait_tries_, busy_timeout_millis_) == SQLITE_OK) {
     keyed_wal_pages_ = 0;
   }
@@ -222,6 +222,9 @@ absl::Status SqliteStorage::FinishInterruptedMoves() {
       if (!exists) gone.push_back(st.ColumnInt64(0));
     }
   }
+  // The database's delete of them must be durable first (invariant 11): what an earlier process
+  // committed may not be, after a SIGKILL under durability=normal.
+  if (!gone.empty()) DENIABLE_RETURN_IF_ERROR(SyncDatabaseCommits());
   for (int64_t metric : gone) DENIABLE_RETURN_IF_ERROR(DeleteKeyedMetric(metric));
   return absl::OkStatus();
 }

@@ -165,6 +165,9 @@ absl::Status SqliteStorage::Init(const SqliteOptions& options) {
   // Replaces SQLite's autocheckpoint (PASSIVE, which readers can starve): see SqliteOptions.
   busy_timeout_millis_ = options.busy_timeout_millis;
   wal_checkpoint_pages_ = std::max(1, options.wal_autocheckpoint_pages);
+  keyed_wal_checkpoint_pages_ = options.keyed_wal_autocheckpoint_pages > 0
+                                    ? options.keyed_wal_autocheckpoint_pages
+                                    : wal_checkpoint_pages_;
   wal_restart_wait_tries_ = std::max(0, options.wal_restart_wait_tries);
   sqlite3_wal_hook(write_db_, &SqliteStorage::OnWalCommit, this);
   DENIABLE_RETURN_IF_ERROR(RegisterCounterChunkFunctions(write_db_));
@@ -1013,8 +1016,14 @@ absl::Status SqliteStorage::DeleteMetric(absl::string_view name) {
   }
   // Then the keyed file, in a transaction of its own: the metric is gone once the first
   // committed (appends refuse its id, AUTOINCREMENT never gives it again); if this one fails,
-  // the next open deletes the rows left (FinishInterruptedMoves).
-  if (absl::Status keyed = DeleteKeyedMetric(id); !keyed.ok()) {
+  // the next open deletes the rows left (FinishInterruptedMoves). Under durability=normal the
+  // first is made durable before (docs/storage.md, invariant 11): else a power loss could keep
+  // the keyed delete and undo the database's, and the metric would come back with its counts
+  // but without its moved reports. If the sync fails, the keyed rows stay for the next open
+  // (which syncs first), and the delete is as durable as any commit under durability=normal.
+  absl::Status keyed = SyncDatabaseCommits();
+  if (keyed.ok()) keyed = DeleteKeyedMetric(id);
+  if (!keyed.ok()) {
     spdlog::warn(
         "event=delete_metric_keyed_rows_left metric_id={} reason=\"{}\" (deleted at the next "
         "start)",
@@ -1071,6 +1080,39 @@ absl::StatusOr<int64_t> SqliteStorage::DeleteExpired(const char* table, const ch
       if (after_last) after_last();
       return total;
     }
+  }
+}
+
+absl::StatusOr<int64_t> SqliteStorage::DeleteExpiredCounts(int64_t metric_id, int64_t cutoff,
+                                                           int64_t batch_rows) {
+  // The same keys in the three statements: the subquery reads counts in key order, and the
+  // counts rows go last.
+  constexpr char kKeys[] =
+      "metric_id = ?1 AND (event_time, version, labelset_id) IN (SELECT event_time, version, "
+      "labelset_id FROM counts WHERE metric_id = ?1 AND event_time < ?2 ORDER BY event_time, "
+      "version, labelset_id LIMIT ?3)";
+  int64_t total = 0;
+  while (true) {
+    absl::MutexLock lock(&write_mu_);
+    int64_t deleted = 0;
+    const absl::Status done = RunInTransaction([&]() -> absl::Status {
+      write_mu_.AssertHeld();  // run with it held (-Wthread-safety cannot see it)
+      for (const char* table : {"counter_chunks", "first_counts", "counts"}) {
+        DENIABLE_ASSIGN_OR_RETURN(
+            SqliteStatement st,
+            SqliteStatement::Prepare(write_db_,
+                                     absl::StrCat("DELETE FROM ", table, " WHERE ", kKeys)));
+        st.BindInt64(1, metric_id);
+        st.BindInt64(2, cutoff);
+        st.BindInt64(3, batch_rows);
+        DENIABLE_RETURN_IF_ERROR(st.Run());
+      }
+      deleted = sqlite3_changes(write_db_);  // of the last: counts
+      return absl::OkStatus();
+    });
+    if (!done.ok()) return done;
+    total += deleted;
+    if (deleted < batch_rows) return total;
   }
 }
 
@@ -1131,12 +1173,21 @@ absl::StatusOr<RetentionResult> SqliteStorage::ApplyRetention(const RetentionOpt
                                             recent_.Erase(key);
                                         }
                                       }));
+    // Each step of one file after the other's commits it follows are durable (invariant 11,
+    // under durability=normal): the keyed deletes after the recent rows' (so a power loss never
+    // leaves recent rows whose watermark and copies are gone), the counts after the keyed
+    // deletes (so it never leaves visible reports whose counts are gone).
+    {
+      absl::MutexLock lock(&write_mu_);
+      DENIABLE_RETURN_IF_ERROR(SyncDatabaseCommits());
+    }
     DENIABLE_ASSIGN_OR_RETURN(int64_t sorted, DeleteExpiredKeyed(m.id, cutoff, batch));
     result.Count(m, sorted + recent);
     if (m.retention_policy != kRetentionDropCounts) continue;
-    DENIABLE_ASSIGN_OR_RETURN(int64_t counts, DeleteExpired("counts", "version, labelset_id", m.id,
-                                                            cutoff, batch, nullptr));
+    DENIABLE_RETURN_IF_ERROR(SyncKeyedCommits());
+    DENIABLE_ASSIGN_OR_RETURN(int64_t counts, DeleteExpiredCounts(m.id, cutoff, batch));
     result.count_rows_dropped += counts;
+    // Rows of a key without counts (none: the batches above take them with their counts).
     DENIABLE_RETURN_IF_ERROR(DeleteExpired("counter_chunks", "version, labelset_id, win, chunk",
                                            m.id, cutoff, batch, nullptr)
                                  .status());

@@ -94,6 +94,10 @@ struct SqliteOptions {
   // transactions, see MoveHour), so the wait is short. If it times out the checkpoint still copies
   // what it can, and the restart is tried again once the WAL has grown by a quarter of this size.
   int wal_autocheckpoint_pages = 10000;
+  // The same for the keyed reports file's WAL (X.db-reports-wal); 0: wal_autocheckpoint_pages.
+  // Tests set it apart from the database's, so that each file's checkpoints (and their syncs)
+  // come at other moments (server/storage/crash_consistency_test.cc).
+  int keyed_wal_autocheckpoint_pages = 0;
   int wal_restart_wait_tries = 200;
   // PRAGMA journal_size_limit: when the WAL restarts, its file is truncated to this size, so
   // the file on disk stays below about max(this, wal_autocheckpoint_pages pages plus one
@@ -266,8 +270,9 @@ class SqliteStorage : public Storage {
   // durable: an fsync of its WAL, when a commit came since the last one (under kFull every
   // commit is synced already: no-op). A transaction of one file that relies on a commit of the
   // other runs after it (docs/storage.md, invariant 11): a move's first keyed copy after the
-  // database's appends it copies, a delete of moved rows after their keyed copy. Errors: as
-  // SqliteError (the fsync's code).
+  // database's appends it copies, a delete of moved rows after their keyed copy, DeleteMetric's
+  // and retention's keyed deletes after their database deletes, retention's counts after its
+  // keyed deletes. Errors: as SqliteError (the fsync's code).
   absl::Status SyncDatabaseCommits() ABSL_EXCLUSIVE_LOCKS_REQUIRED(write_mu_);
   absl::Status SyncKeyedCommits() ABSL_EXCLUSIVE_LOCKS_REQUIRED(move_mu_);
   // A transaction of the keyed file's writer; checkpoints its WAL after the commit.
@@ -279,6 +284,12 @@ class SqliteStorage : public Storage {
   // transaction, then their watermarks. Returns the rows deleted.
   absl::StatusOr<int64_t> DeleteExpiredKeyed(int64_t metric_id, int64_t cutoff, int64_t batch_rows)
       ABSL_EXCLUSIVE_LOCKS_REQUIRED(move_mu_);
+  // Deletes the counts of `metric_id` with event_time < cutoff, batch_rows keys per
+  // transaction, each with its counter_chunks and first_counts rows in the same transaction (a
+  // key's chunks never outlive its counts row, which ReadCounts would refuse as DATA_LOSS).
+  // Returns the counts rows deleted.
+  absl::StatusOr<int64_t> DeleteExpiredCounts(int64_t metric_id, int64_t cutoff, int64_t batch_rows)
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(move_mu_) ABSL_LOCKS_EXCLUDED(write_mu_);
   // Deletes, batch_rows per transaction, the rows of `table` (keyed by metric_id, event_time,
   // then `key`) of `metric_id` with event_time < cutoff; `after_last` runs inside the writer lock
   // right after the transaction that deleted the last of them. Returns the rows deleted.
@@ -316,6 +327,7 @@ class SqliteStorage : public Storage {
   bool bound_move_wal_ = true;
   bool stop_ ABSL_GUARDED_BY(write_mu_) = false;
   int wal_checkpoint_pages_ = 10000;
+  int keyed_wal_checkpoint_pages_ = 10000;  // SqliteOptions::keyed_wal_autocheckpoint_pages
   int wal_restart_wait_tries_ = 200;
   // After a restart found a reader in the way: no new wait before the WAL reaches this size.
   int next_restart_pages_ ABSL_GUARDED_BY(write_mu_) = 0;
