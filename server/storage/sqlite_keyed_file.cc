@@ -32,7 +32,8 @@ CREATE TABLE watermarks(
   last_seq INTEGER NOT NULL,
   last_id BLOB,
   PRIMARY KEY (metric_id, event_time)) WITHOUT ROWID;
-CREATE TABLE keyed_file(pair_id BLOB NOT NULL, generation INTEGER NOT NULL DEFAULT 0);
+CREATE TABLE keyed_file(pair_id BLOB NOT NULL, generation INTEGER NOT NULL DEFAULT 0,
+  db_generation INTEGER NOT NULL DEFAULT 0);
 )sql";
 
 }  // namespace
@@ -77,6 +78,24 @@ absl::StatusOr<int64_t> ReadGeneration(sqlite3* db, bool keyed) {
                                          : "SELECT keyed_generation FROM keyed_file"));
   DENIABLE_ASSIGN_OR_RETURN(bool row, st.Step());
   return row ? st.ColumnInt64(0) : 0;
+}
+
+absl::StatusOr<int64_t> ReadDatabaseGeneration(sqlite3* db) {
+  DENIABLE_ASSIGN_OR_RETURN(SqliteStatement st,
+                            SqliteStatement::Prepare(db, "SELECT db_generation FROM keyed_file"));
+  DENIABLE_ASSIGN_OR_RETURN(bool row, st.Step());
+  return row ? st.ColumnInt64(0) : 0;
+}
+
+absl::Status CheckDatabaseGeneration(const std::string& db_path, int64_t db_generation,
+                                     const std::string& keyed_path, int64_t relied) {
+  if (db_generation >= relied) return absl::OkStatus();
+  return absl::DataLossError(absl::StrCat(
+      "the database \"", db_path, "\" is older than its keyed reports file \"", keyed_path,
+      "\" (generation ", db_generation, ", the keyed file relies on ", relied,
+      "): an older copy of it, or its -wal was lost, so reports the keyed file holds are missing "
+      "from its counts; nothing was changed: restore both files of one backup (deniable-server "
+      "restore), or put back the database and its -wal that were beside this keyed file"));
 }
 
 absl::Status CheckGenerations(const std::string& db_path, int64_t db_generation,
@@ -124,19 +143,23 @@ absl::Status EnsureKeyedSchema(sqlite3* keyed, const std::string& path,
     if (!s.ok()) SqliteExec(keyed, "ROLLBACK").IgnoreError();
     return s;
   }
-  if (application_id == kKeyedReportsApplicationId && version == 1) {
-    // Version 1 -> 2: the generation (sqlite_keyed_file.h), 0 like the database's at version 9.
+  // Version 1 -> 2: the generation, 0 like the database's at its version 9; 2 -> 3: the
+  // database generation relied on, 0 like the database's at its version 11 (sqlite_keyed_file.h).
+  constexpr const char* kSteps[] = {
+      "ALTER TABLE keyed_file ADD COLUMN generation INTEGER NOT NULL DEFAULT 0",
+      "ALTER TABLE keyed_file ADD COLUMN db_generation INTEGER NOT NULL DEFAULT 0"};
+  static_assert(sizeof(kSteps) / sizeof(kSteps[0]) == kKeyedReportsVersion - 1);
+  while (application_id == kKeyedReportsApplicationId && version >= 1 &&
+         version < kKeyedReportsVersion) {
     DENIABLE_RETURN_IF_ERROR(SqliteExec(keyed, "BEGIN IMMEDIATE"));
-    absl::Status s = SqliteExec(
-        keyed, absl::StrCat("ALTER TABLE keyed_file ADD COLUMN generation INTEGER NOT NULL "
-                            "DEFAULT 0; PRAGMA user_version=",
-                            kKeyedReportsVersion));
+    absl::Status s =
+        SqliteExec(keyed, absl::StrCat(kSteps[version - 1], "; PRAGMA user_version=", version + 1));
     if (s.ok()) s = SqliteExec(keyed, "COMMIT");
     if (!s.ok()) {
       SqliteExec(keyed, "ROLLBACK").IgnoreError();
       return s;
     }
-    version = kKeyedReportsVersion;
+    ++version;
   }
   if (application_id != kKeyedReportsApplicationId || version != kKeyedReportsVersion) {
     return absl::FailedPreconditionError(absl::StrFormat(

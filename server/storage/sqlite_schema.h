@@ -54,6 +54,11 @@
 //      (deleted; first_counts keeps n, counter -1, and counter 0). Stored reports keep their
 //      columns: a report written from this version on has reports.bit & 2 set and a sparse
 //      support (storage.h EncodeCounters); older rows' bitmaps still decode
+//  11  keyed_file.db_generation (issue 37): the database's generation, raised by one
+//      transaction before each move's copies and by each DeleteMetric; the keyed file (its
+//      version 3) records in each transaction that relies on the database the generation it
+//      relied on, and an open refuses a database of a lower one (an older copy, or one whose WAL
+//      was lost: sqlite_keyed_file.h)
 //
 // Thread-compatible: call it on a connection no other thread uses.
 #ifndef DENIABLE_SERVER_STORAGE_SQLITE_SCHEMA_H_
@@ -70,7 +75,7 @@ namespace deniable::server {
 
 inline constexpr int32_t kCollectorApplicationId = 0x444E5331;    // "DNS1"
 inline constexpr int32_t kDeviceStoreApplicationId = 0x444E4231;  // "DNB1": the SDK's file
-inline constexpr int kCurrentSchemaVersion = 10;
+inline constexpr int kCurrentSchemaVersion = 11;
 
 // Checks, creates or migrates the schema of the collector database open on `db`; `path` names
 // it in messages. Errors: FAILED_PRECONDITION naming the path for a database of a newer schema

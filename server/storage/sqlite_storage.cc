@@ -370,6 +370,11 @@ absl::Status SqliteStorage::OpenKeyedFile(const SqliteOptions& options) {
   DENIABLE_ASSIGN_OR_RETURN(int64_t relied, ReadGeneration(write_db_, /*keyed=*/false));
   DENIABLE_ASSIGN_OR_RETURN(keyed_generation_, ReadGeneration(keyed_db_, /*keyed=*/true));
   DENIABLE_RETURN_IF_ERROR(CheckGenerations(options.path, relied, keyed_path_, keyed_generation_));
+  // And a database older than the keyed file relies on (the other direction).
+  DENIABLE_ASSIGN_OR_RETURN(db_generation_, ReadDatabaseGeneration(write_db_));
+  DENIABLE_ASSIGN_OR_RETURN(int64_t keyed_relies, ReadDatabaseGeneration(keyed_db_));
+  DENIABLE_RETURN_IF_ERROR(
+      CheckDatabaseGeneration(options.path, db_generation_, keyed_path_, keyed_relies));
   DENIABLE_ASSIGN_OR_RETURN(keyed_lookup_db_, OpenConnection(keyed_options));
   // The interior pages of a hot metric-hour's keyed part (about 12 MiB at 20 M reports), so
   // that the lookups appends make for the ids the moved-ids filter passes read one leaf each.
@@ -441,6 +446,7 @@ int SqliteStorage::OnWalCommit(void* self, sqlite3* /*db*/, const char* /*schema
                                int pages) ABSL_NO_THREAD_SAFETY_ANALYSIS {
   auto* storage = static_cast<SqliteStorage*>(self);
   storage->database_unsynced_ = true;
+  storage->committed_since_bump_ = true;
   storage->CheckpointLocked(pages);
   return SQLITE_OK;  // a failed checkpoint is no failure of the commit
 }
@@ -1021,8 +1027,10 @@ absl::Status SqliteStorage::DeleteMetric(absl::string_view name) {
   // the keyed delete and undo the database's, and the metric would come back with its counts
   // but without its moved reports. If the sync fails, the keyed rows stay for the next open
   // (which syncs first), and the delete is as durable as any commit under durability=normal.
-  absl::Status keyed = SyncDatabaseCommits();
-  if (keyed.ok()) keyed = DeleteKeyedMetric(id);
+  // The keyed step relies on the delete: a database generation after it, durable first.
+  absl::Status keyed = BumpDatabaseGeneration();
+  if (keyed.ok()) keyed = SyncDatabaseCommits();
+  if (keyed.ok()) keyed = DeleteKeyedMetric(id, db_generation_);
   if (!keyed.ok()) {
     spdlog::warn(
         "event=delete_metric_keyed_rows_left metric_id={} reason=\"{}\" (deleted at the next "

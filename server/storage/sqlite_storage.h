@@ -256,8 +256,11 @@ class SqliteStorage : public Storage {
   absl::Status DeleteBehind(const HourKey& key, int64_t after, int64_t to, int64_t moved_seq,
                             const std::string& last_id)
       ABSL_EXCLUSIVE_LOCKS_REQUIRED(move_mu_, write_mu_);
-  // Deletes a metric's rows and watermarks from the keyed file, in one of its transactions.
-  absl::Status DeleteKeyedMetric(int64_t metric_id) ABSL_EXCLUSIVE_LOCKS_REQUIRED(move_mu_);
+  // Deletes a metric's rows and watermarks from the keyed file, in one of its transactions, which
+  // records `relied` (a database generation committed after the metric's delete) as the
+  // database generation the keyed file relies on.
+  absl::Status DeleteKeyedMetric(int64_t metric_id, int64_t relied)
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(move_mu_);
   absl::Status MoveHours(const std::vector<HourKey>& keys) ABSL_LOCKS_EXCLUDED(write_mu_);
   absl::Status MoveHour(const HourKey& key) ABSL_EXCLUSIVE_LOCKS_REQUIRED(move_mu_)
       ABSL_LOCKS_EXCLUDED(write_mu_);
@@ -274,6 +277,11 @@ class SqliteStorage : public Storage {
   // and retention's keyed deletes after their database deletes, retention's counts after its
   // keyed deletes. Errors: as SqliteError (the fsync's code).
   absl::Status SyncDatabaseCommits() ABSL_EXCLUSIVE_LOCKS_REQUIRED(write_mu_);
+  // Raises the database's generation (keyed_file.db_generation; sqlite_keyed_file.h,
+  // "Generations"), in a transaction of its own, when the database committed anything since the
+  // last raise: a keyed transaction that relies on what the database committed so far records
+  // db_generation_ afterwards. Errors: as SqliteError (nothing raised).
+  absl::Status BumpDatabaseGeneration() ABSL_EXCLUSIVE_LOCKS_REQUIRED(write_mu_);
   absl::Status SyncKeyedCommits() ABSL_EXCLUSIVE_LOCKS_REQUIRED(move_mu_);
   // A transaction of the keyed file's writer; checkpoints its WAL after the commit.
   absl::Status RunInKeyedTransaction(const std::function<absl::Status()>& body)
@@ -322,6 +330,10 @@ class SqliteStorage : public Storage {
   // A commit of write_db_ came since its WAL was last synced (set by OnWalCommit; true at open:
   // what an earlier process committed may not be durable).
   bool database_unsynced_ ABSL_GUARDED_BY(write_mu_) = true;
+  // The database's generation (keyed_file.db_generation), and whether a commit came since it
+  // was last raised (set by OnWalCommit; true at open).
+  int64_t db_generation_ ABSL_GUARDED_BY(write_mu_) = 0;
+  bool committed_since_bump_ ABSL_GUARDED_BY(write_mu_) = true;
   bool background_moves_ = true;
   size_t move_chunk_rows_ = kMoveChunkRows;
   bool bound_move_wal_ = true;
