@@ -13,7 +13,9 @@
 // and runs retention passes, keeping or dropping the counts, over a metric's old hours (after a
 // power loss an expired hour's visible reports are its own and counted, a pass run again leaves
 // none), with power losses inside both (docs/storage.md, invariant 11).
+// LegacyCopyTest: the step to schema version 8 (invariant 19) under the VFS's full disk.
 #include <sqlite3.h>
+#include <sys/stat.h>
 
 #include <chrono>
 #include <cstdio>
@@ -660,6 +662,193 @@ INSTANTIATE_TEST_SUITE_P(
       return absl::StrCat(param.param.durability == Durability::kFull ? "Full" : "Normal", "Seed",
                           param.param.seed);
     });
+
+// The v7 -> v8 copy of a database's reports into a new keyed file (CopyLegacyReports,
+// docs/storage.md invariant 19): its keyed WAL stays bounded, and a copy a full disk stopped
+// goes on where it stopped at the next open, into the same keyed file.
+class LegacyCopyTest : public ::testing::Test {
+ protected:
+  static constexpr int kReports = 200'000;
+  static constexpr int kWalPages = 64;  // wal_autocheckpoint_pages: 256 KiB
+
+  void SetUp() override {
+    vfs_ = &PowerLossVfs::Install();
+    path_ = TempDbPath("legacy");
+  }
+  void TearDown() override {
+    vfs_->ClearFull();
+    for (const char* suffix : {"", "-wal", "-shm", "-reports", "-reports-wal", "-reports-shm"}) {
+      std::remove((path_ + suffix).c_str());
+    }
+  }
+  static int64_t FileBytes(const std::string& path) {
+    struct stat st {};
+    return ::stat(path.c_str(), &st) == 0 ? static_cast<int64_t>(st.st_size) : -1;
+  }
+  int64_t Query(const std::string& path, const char* sql) {
+    sqlite3* db = nullptr;
+    int64_t n = -1;
+    if (sqlite3_open_v2(path.c_str(), &db, SQLITE_OPEN_READWRITE, nullptr) == SQLITE_OK) {
+      sqlite3_stmt* st = nullptr;
+      if (sqlite3_prepare_v2(db, sql, -1, &st, nullptr) == SQLITE_OK &&
+          sqlite3_step(st) == SQLITE_ROW) {
+        n = sqlite3_column_type(st, 0) == SQLITE_BLOB
+                ? static_cast<int64_t>(std::hash<std::string>()(
+                      std::string(static_cast<const char*>(sqlite3_column_blob(st, 0)),
+                                  static_cast<size_t>(sqlite3_column_bytes(st, 0)))))
+                : sqlite3_column_int64(st, 0);
+      }
+      sqlite3_finalize(st);
+    }
+    sqlite3_close(db);
+    return n;
+  }
+  SqliteOptions Options() const {
+    SqliteOptions o;
+    o.path = path_;
+    o.background_moves = false;
+    o.wal_autocheckpoint_pages = kWalPages;
+    return o;
+  }
+
+  // A schema version 7 database (built from a current one, as
+  // SqliteKeyedFileTest.AVersion7DatabasesReportsMoveIntoANewKeyedFile does): kReports reports
+  // of one metric over 4 hours, all in its `reports` table, no keyed file.
+  void MakeLegacy() {
+    {
+      absl::StatusOr<std::unique_ptr<SqliteStorage>> s = SqliteStorage::Open(Options());
+      ASSERT_TRUE(s.ok()) << s.status();
+      absl::StatusOr<StoredMetric> m = (*s)->CreateMetric(NewMetric("m"));
+      ASSERT_TRUE(m.ok()) << m.status();
+      std::vector<ReportRow> rows;
+      for (int i = 0; i < kReports; ++i) {
+        ReportRow r;
+        r.metric_id = m->id;
+        r.design_version = 1;
+        for (int b = 0; b < 8; ++b)
+          r.report_id[b] = static_cast<uint8_t>((i * 2654435761u) >> (8 * (b % 4)) ^ b);
+        for (int b = 0; b < 4; ++b) r.report_id[8 + b] = static_cast<uint8_t>(i >> (8 * b));
+        r.event_time_seconds = (i % 4) * 3600;
+        if (i % 2 == 0) r.counters = {0};
+        rows.push_back(r);
+        if (rows.size() == 10'000) {
+          ASSERT_TRUE((*s)->AppendReports(rows).ok());
+          rows.clear();
+        }
+      }
+    }
+    sqlite3* db = nullptr;
+    ASSERT_EQ(sqlite3_open(path_.c_str(), &db), SQLITE_OK);
+    ASSERT_TRUE(AttachKeyedReports(db, path_).ok());
+    ASSERT_EQ(sqlite3_exec(db, R"sql(
+BEGIN;
+CREATE TABLE main.reports(
+  metric_id INTEGER NOT NULL,
+  event_time INTEGER NOT NULL,
+  report_id BLOB NOT NULL,
+  version INTEGER NOT NULL,
+  bit INTEGER NOT NULL,
+  labelset_id INTEGER NOT NULL,
+  support BLOB,
+  firsts INTEGER,
+  PRIMARY KEY (metric_id, event_time, report_id)) WITHOUT ROWID;
+INSERT INTO main.reports SELECT metric_id, event_time, report_id, version, bit, labelset_id,
+  support, firsts FROM stored_reports;
+DELETE FROM main.recent_reports;
+CREATE TABLE main.moving(metric_id, event_time);
+CREATE TABLE main.move_watermarks(metric_id, event_time, last_seq, last_id);
+DROP TABLE main.keyed_file;
+DROP TABLE main.counter_chunks;
+CREATE TABLE main.counter_sums(metric_id, event_time, version, labelset_id, counter, total);
+PRAGMA main.user_version = 7;
+COMMIT;
+)sql",
+                           nullptr, nullptr, nullptr),
+              SQLITE_OK)
+        << sqlite3_errmsg(db);
+    sqlite3_close(db);
+    for (const char* suffix : {"-reports", "-reports-wal", "-reports-shm"}) {
+      std::remove((path_ + suffix).c_str());
+    }
+    legacy_bytes_ = FileBytes(path_);
+  }
+
+  // The migrated pair: every report once, counted.
+  void ExpectEveryReportOnce(SqliteStorage& s) {
+    EXPECT_EQ(*s.ReportCount(), kReports);
+    sqlite3* db = nullptr;
+    ASSERT_EQ(sqlite3_open(path_.c_str(), &db), SQLITE_OK);
+    ASSERT_TRUE(AttachKeyedReports(db, path_).ok());
+    for (const char* sql :
+         {"SELECT count(*) FROM stored_reports",
+          "SELECT count(*) FROM (SELECT DISTINCT metric_id, event_time, report_id FROM "
+          "stored_reports)",
+          "SELECT sum(n) FROM main.counts"}) {
+      sqlite3_stmt* st = nullptr;
+      ASSERT_EQ(sqlite3_prepare_v2(db, sql, -1, &st, nullptr), SQLITE_OK) << sqlite3_errmsg(db);
+      ASSERT_EQ(sqlite3_step(st), SQLITE_ROW);
+      EXPECT_EQ(sqlite3_column_int64(st, 0), kReports) << sql;
+      sqlite3_finalize(st);
+    }
+    sqlite3_close(db);
+    EXPECT_EQ(Query(path_,
+                    "SELECT count(*) FROM sqlite_master WHERE name IN ('legacy_reports', "
+                    "'legacy_copy')"),
+              0);
+  }
+
+  PowerLossVfs* vfs_ = nullptr;
+  std::string path_;
+  int64_t legacy_bytes_ = 0;
+};
+
+// The copy checkpoints as it goes: the keyed WAL stays within wal_autocheckpoint_pages and one
+// copy transaction (kLegacyCopyRows rows), where it held the whole table before.
+TEST_F(LegacyCopyTest, TheKeyedWalStaysBounded) {
+  ASSERT_NO_FATAL_FAILURE(MakeLegacy());
+  absl::StatusOr<std::unique_ptr<SqliteStorage>> s = SqliteStorage::Open(Options());
+  ASSERT_TRUE(s.ok()) << s.status();
+  const std::string keyed = KeyedReportsPath(path_);
+  const int64_t wal_bytes = FileBytes(keyed + "-wal");
+  const int64_t largest_pages = (*s)->Checkpoints().largest_keyed_wal_pages;
+  std::printf(
+      "legacy copy of %d reports: database %lld bytes before, keyed file %lld bytes, keyed WAL "
+      "%lld bytes (largest %lld pages)\n",
+      kReports, static_cast<long long>(legacy_bytes_), static_cast<long long>(FileBytes(keyed)),
+      static_cast<long long>(wal_bytes), static_cast<long long>(largest_pages));
+  constexpr int64_t kBoundPages = kWalPages + 200;  // the threshold, one copy transaction
+  EXPECT_LE(largest_pages, kBoundPages);
+  EXPECT_LE(wal_bytes, kBoundPages * 4096 + 4096);
+  ASSERT_NO_FATAL_FAILURE(ExpectEveryReportOnce(**s));
+}
+
+// A full disk stops the copy (the open fails, nothing acknowledged is at stake: the database
+// still holds every report); the next open goes on into the same keyed file (its pair id is
+// the one the stopped copy created) instead of starting again, and every report is there once,
+// counted.
+TEST_F(LegacyCopyTest, ACopyAFullDiskStoppedGoesOnWhereItStopped) {
+  ASSERT_NO_FATAL_FAILURE(MakeLegacy());
+  const std::string keyed = KeyedReportsPath(path_);
+  vfs_->FullAt(keyed, 2 << 20);
+  vfs_->FullAt(keyed + "-wal", 2 << 20);
+  {
+    absl::StatusOr<std::unique_ptr<SqliteStorage>> s = SqliteStorage::Open(Options());
+    ASSERT_FALSE(s.ok()) << "the copy needed less than 2 MiB";
+    std::printf("the full disk stopped the copy: %s\n", s.status().ToString().c_str());
+  }
+  vfs_->ClearFull();
+  const int64_t copied = Query(keyed, "SELECT count(*) FROM reports");
+  const int64_t pair = Query(keyed, "SELECT pair_id FROM keyed_file");
+  EXPECT_GT(copied, 0);
+  EXPECT_LT(copied, kReports);
+  std::printf("copied before the disk was full: %lld of %d\n", static_cast<long long>(copied),
+              kReports);
+  absl::StatusOr<std::unique_ptr<SqliteStorage>> s = SqliteStorage::Open(Options());
+  ASSERT_TRUE(s.ok()) << s.status();
+  EXPECT_EQ(Query(path_, "SELECT pair_id FROM keyed_file"), pair)
+      << "the copy started again in a new keyed file";
+  ASSERT_NO_FATAL_FAILURE(ExpectEveryReportOnce(**s));
+}
 
 }  // namespace
 }  // namespace deniable::server

@@ -61,6 +61,7 @@
 #include <sqlite3.h>
 
 #include <cstdint>
+#include <functional>
 #include <string>
 
 #include "absl/status/status.h"
@@ -123,10 +124,25 @@ absl::Status CheckGenerations(const std::string& db_path, int64_t db_generation,
                               const std::string& keyed_path, int64_t keyed_generation);
 
 // Copies the reports of the database's legacy_reports (schema version 8's rename of a version
-// 7 `reports`) into the keyed file open on `keyed`, one metric-hour per transaction, each with a
-// watermark row (moved_seq 0). `db_path` names the database, attached read-only meanwhile.
-// Repeatable: rows already copied are kept (INSERT OR IGNORE). Errors: as SqliteError.
-absl::Status CopyLegacyReports(sqlite3* keyed, const std::string& db_path);
+// 7 `reports`) into the keyed file open on `keyed`: the metric-hours in key order, each in id
+// order, `chunk_rows` rows per transaction, each with the hour's watermark row (moved_seq 0);
+// `after_commit` runs after each commit (the caller's checkpoint, which keeps the keyed WAL
+// bounded: the keyed writer's WAL hook replaces SQLite's autocheckpoint). `db_path` names the
+// database, attached meanwhile. Resumes a copy cut short (a crash, a full disk) of the same
+// legacy table into the same keyed file: it goes on in the last metric-hour with a watermark,
+// after the largest id copied there (rows already copied are kept; INSERT OR IGNORE). Errors:
+// as SqliteError (SQLITE_FULL: RESOURCE_EXHAUSTED), what was committed kept.
+absl::Status CopyLegacyReports(sqlite3* keyed, const std::string& db_path, int64_t chunk_rows,
+                               const std::function<void()>& after_commit);
+
+// The pair id of the keyed file a migration of legacy_reports copies into, as the database's
+// table legacy_copy(pair_id) records it ("" when there is none: no copy started, or the
+// database is not migrating). Errors: as SqliteError.
+absl::StatusOr<std::string> ReadLegacyCopyPairId(sqlite3* db);
+
+// Whether the file at `keyed_path` exists and is a keyed reports file holding `pair_id` (false
+// when it cannot be opened or read).
+bool KeyedFileHasPairId(const std::string& keyed_path, const std::string& pair_id);
 
 }  // namespace deniable::server
 

@@ -40,8 +40,9 @@
 //      counter_sums(..., counter, total) for counters 1 and up; first_counts.category renamed
 //      counter (-1: the reports first in the window, j: their counter j)
 //   8  the keyed reports in a file of their own (issue 25; sqlite_keyed_file.h): `reports`
-//      renamed legacy_reports (SqliteStorage::Open copies it into the keyed file, then drops
-//      it); moving, move_watermarks and the view stored_reports dropped (the keyed file holds the
+//      renamed legacy_reports (SqliteStorage::Open copies it into the keyed file, resuming a
+//      copy cut short, whose keyed file's pair id the table legacy_copy records, then drops
+//      both); moving, move_watermarks and the view stored_reports dropped (the keyed file holds the
 //      watermarks; AttachKeyedReports gives the view); table keyed_file(pair_id), the keyed
 //      file's pair id once it exists
 //   9  keyed_file.keyed_generation (issue 37): the keyed file's generation that the database's

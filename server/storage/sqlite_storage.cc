@@ -310,16 +310,53 @@ absl::Status SqliteStorage::OpenKeyedFile(const SqliteOptions& options) {
   keyed_path_ = KeyedReportsPath(options.path);
   DENIABLE_ASSIGN_OR_RETURN(const std::string pair_id, ReadPairId(write_db_));
   std::string new_pair;
+  bool migrating = false;
   if (pair_id.empty()) {
-    // No keyed file belongs to this database yet (a new one, or one of version 7 or older whose
-    // migration has not finished): whatever file has the name is left over from an interrupted
-    // migration (the database still holds every report) and is made anew.
-    for (const char* suffix : {"", "-wal", "-shm"}) {
-      std::remove(absl::StrCat(keyed_path_, suffix).c_str());
+    DENIABLE_ASSIGN_OR_RETURN(
+        SqliteStatement legacy,
+        SqliteStatement::Prepare(write_db_,
+                                 "SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = "
+                                 "'legacy_reports'"));
+    DENIABLE_ASSIGN_OR_RETURN(migrating, legacy.Step());
+    legacy.Reset();
+    // A copy of legacy_reports cut short (a crash, a full disk) goes on into the keyed file it
+    // started, which the database recorded (legacy_copy) before the first row.
+    std::string resume;
+    if (migrating) {
+      DENIABLE_ASSIGN_OR_RETURN(resume, ReadLegacyCopyPairId(write_db_));
     }
-    absl::BitGen gen;
-    new_pair.resize(16);
-    for (char& c : new_pair) c = static_cast<char>(absl::Uniform<uint8_t>(gen));
+    if (KeyedFileHasPairId(keyed_path_, resume)) {
+      new_pair = resume;
+      spdlog::info("event=legacy_copy_resumed keyed_file=\"{}\"", keyed_path_);
+    } else {
+      // No keyed file belongs to this database yet (a new one, or one of version 7 or older
+      // whose copy has not started): whatever file has the name is left over (the database
+      // still holds every report) and is made anew.
+      for (const char* suffix : {"", "-wal", "-shm"}) {
+        std::remove(absl::StrCat(keyed_path_, suffix).c_str());
+      }
+      absl::BitGen gen;
+      new_pair.resize(16);
+      for (char& c : new_pair) c = static_cast<char>(absl::Uniform<uint8_t>(gen));
+      if (migrating) {
+        DENIABLE_RETURN_IF_ERROR(SqliteExec(
+            write_db_,
+            "BEGIN IMMEDIATE; CREATE TABLE IF NOT EXISTS legacy_copy(pair_id BLOB NOT NULL); "
+            "DELETE FROM legacy_copy"));
+        absl::StatusOr<SqliteStatement> record =
+            SqliteStatement::Prepare(write_db_, "INSERT INTO legacy_copy(pair_id) VALUES(?)");
+        absl::Status s = record.status();
+        if (s.ok()) {
+          record->BindBlob(1, new_pair.data(), static_cast<int>(new_pair.size()));
+          s = record->Run();
+        }
+        if (s.ok()) s = SqliteExec(write_db_, "COMMIT");
+        if (!s.ok()) {
+          SqliteExec(write_db_, "ROLLBACK").IgnoreError();
+          return s;
+        }
+      }
+    }
   } else if (!FileExists(keyed_path_)) {
     return absl::DataLossError(absl::StrCat(
         "the keyed reports file \"", keyed_path_, "\" of database \"", options.path,
@@ -338,15 +375,11 @@ absl::Status SqliteStorage::OpenKeyedFile(const SqliteOptions& options) {
   DENIABLE_RETURN_IF_ERROR(
       EnsureKeyedSchema(keyed_db_, keyed_path_, pair_id.empty() ? new_pair : pair_id));
   if (pair_id.empty()) {
-    DENIABLE_ASSIGN_OR_RETURN(
-        SqliteStatement legacy,
-        SqliteStatement::Prepare(write_db_,
-                                 "SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = "
-                                 "'legacy_reports'"));
-    DENIABLE_ASSIGN_OR_RETURN(bool migrating, legacy.Step());
-    legacy.Reset();
     if (migrating) {
-      DENIABLE_RETURN_IF_ERROR(CopyLegacyReports(keyed_db_, options.path));
+      // Checkpointed as it goes: its WAL stays within wal_autocheckpoint_pages and a chunk.
+      DENIABLE_RETURN_IF_ERROR(
+          CopyLegacyReports(keyed_db_, options.path, kLegacyCopyRows,
+                            [this]() ABSL_NO_THREAD_SAFETY_ANALYSIS { CheckpointKeyed(); }));
       // The drop below relies on the copy: generation 1 (sqlite_keyed_file.h, "Generations").
       DENIABLE_RETURN_IF_ERROR(SqliteExec(keyed_db_, "UPDATE keyed_file SET generation = 1"));
     }
@@ -359,7 +392,11 @@ absl::Status SqliteStorage::OpenKeyedFile(const SqliteOptions& options) {
     pair.BindBlob(1, new_pair.data(), static_cast<int>(new_pair.size()));
     pair.BindInt64(2, migrating ? 1 : 0);
     absl::Status s = pair.Run();
-    if (s.ok()) s = SqliteExec(write_db_, "DROP TABLE IF EXISTS legacy_reports");
+    if (s.ok()) {
+      s = SqliteExec(write_db_,
+                     "DROP TABLE IF EXISTS legacy_reports; DROP TABLE IF EXISTS "
+                     "legacy_copy");
+    }
     if (s.ok()) s = SqliteExec(write_db_, "COMMIT");
     if (!s.ok()) {
       SqliteExec(write_db_, "ROLLBACK").IgnoreError();

@@ -184,6 +184,10 @@ class SqliteStorage : public Storage {
   absl::Status MoveRecentReports();
   // The most rows per transaction of a move.
   static constexpr int kMoveChunkRows = 50'000;
+  // The rows per transaction of the copy of a version 7 database's reports into a new keyed
+  // file (CopyLegacyReports): about 100 WAL pages, so that the keyed WAL stays within
+  // wal_autocheckpoint_pages and one such transaction.
+  static constexpr int kLegacyCopyRows = 4096;
   // Rows per read transaction when a move lists a metric-hour's recent rows.
   static constexpr int kMoveReadRows = 65'536;
   // "ok" when PRAGMA integrity_check finds no problem, else its findings.
