@@ -444,7 +444,40 @@ absl::Status SqliteStorage::LoadRecent() {
     recent_.Insert(key, *hour, id);
   }
   recent_.Commit();
+  // The moved-ids filter of each recent metric-hour with keyed rows, built again from them
+  // (one read of the hour's keyed ids): before, a restart dropped it, and every new id of a hot
+  // hour that had moved paid a B-tree lookup in the keyed file.
+  DENIABLE_ASSIGN_OR_RETURN(
+      SqliteStatement moved,
+      SqliteStatement::Prepare(
+          keyed_lookup_db_,
+          "SELECT report_id FROM reports WHERE metric_id = ? AND event_time = ?"));
+  for (const HourKey& key : recent_.All()) {
+    RecentHours::Hour* hour = recent_.Find(key);
+    if (hour == nullptr || !hour->may_have_sorted_rows) continue;
+    auto filter = std::make_unique<MovedIdsFilter>();
+    moved.BindInt64(1, key.metric_id);
+    moved.BindInt64(2, key.event_time);
+    while (true) {
+      DENIABLE_ASSIGN_OR_RETURN(bool row, moved.Step());
+      if (!row) break;
+      DENIABLE_ASSIGN_OR_RETURN(const ReportId id, ColumnReportId(moved, 0));
+      filter->Add(id);
+    }
+    moved.Reset();
+    hour->moved = std::move(filter);
+  }
   return absl::OkStatus();
+}
+
+int64_t SqliteStorage::MovedIdsFilterBytes() {
+  absl::MutexLock lock(&write_mu_);
+  int64_t bytes = 0;
+  for (const HourKey& key : recent_.All()) {
+    const RecentHours::Hour* hour = recent_.Find(key);
+    if (hour != nullptr && hour->moved != nullptr) bytes += hour->moved->bytes();
+  }
+  return bytes;
 }
 
 namespace {

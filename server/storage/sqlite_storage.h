@@ -164,6 +164,9 @@ class SqliteStorage : public Storage {
   absl::StatusOr<int64_t> ReportCount();
   // Reports in recent_reports, not yet moved to the keyed table.
   int64_t RecentReportCount();
+  // Bytes held by the metric-hours' moved-ids filters (moved_ids_filter.h), for tests and
+  // figures. Thread-safe.
+  int64_t MovedIdsFilterBytes();
   // Checkpoints run by the writer (see SqliteOptions::wal_autocheckpoint_pages): how many
   // RESTART checkpoints were attempted, how many restarted the WAL and how many found a reader in
   // the way (and copied what they could); PASSIVE ones run between a busy attempt and the next;
