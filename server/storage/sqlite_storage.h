@@ -21,9 +21,13 @@
 //       transactions between which appends go first. Rows behind the watermark count as moved,
 //       so every report counts exactly once at every moment, for every reader (ReportCount, the
 //       view stored_reports of AttachKeyedReports). (docs/performance.md, "Deduplication")
-//   keyed_file(pair_id, keyed_generation): the keyed file's pair id, and the keyed file's
-//       generation that this file's deletes of moved rows relied on (an open refuses a keyed
-//       file of a lower one; sqlite_keyed_file.h, "Generations").
+//   keyed_file(pair_id, keyed_generation, db_generation): the keyed file's pair id, the keyed
+//       file's generation that this file's deletes of moved rows relied on (an open refuses a
+//       keyed file of a lower one), and this file's own generation, which the keyed file's
+//       copies rely on (an open refuses a database of a lower one than the keyed file records;
+//       sqlite_keyed_file.h, "Generations").
+//   legacy_copy(pair_id): only while a version 7 database's reports are copied into a new
+//       keyed file, that file's pair id (the copy goes on into it after a stop).
 //   counts(metric_id, event_time, version, labelset_id, n, counter0)         WITHOUT ROWID
 //   counter_chunks(metric_id, event_time, version, labelset_id, win, chunk, sums) WITHOUT ROWID
 //   first_counts(metric_id, event_time, version, labelset_id, win, counter, count)
