@@ -326,6 +326,42 @@ TEST(SqliteKeyedFileTest, AnOlderCopyOfTheDatabaseIsRefused) {
   EXPECT_EQ(*(*again)->ReportCount(), 20);
 }
 
+// A DeleteMetric whose process died after its database step (the metric gone, no generation
+// raised after it): the next open deletes the metric's keyed rows and records a database
+// generation raised after the delete, so the older database that still has the metric (and
+// counts its moved reports) is refused too.
+TEST(SqliteKeyedFileTest, AnOlderDatabaseThanTheOpensDeleteOfAGoneMetricIsRefused) {
+  const std::string path = TempDbPath("older_than_gone");
+  {
+    auto s = SqliteStorage::Open({.path = path, .background_moves = false});
+    ASSERT_TRUE(s.ok()) << s.status();
+    const int64_t m = (*s)->CreateMetric(NewMetric("m"))->id;
+    AppendAndMove(**s, m, 1, 10);
+  }
+  CopyBytes(path, path + ".old");
+  {
+    sqlite3* db = nullptr;
+    ASSERT_EQ(sqlite3_open(path.c_str(), &db), SQLITE_OK);
+    ASSERT_EQ(sqlite3_exec(db,
+                           "BEGIN; DELETE FROM counts; DELETE FROM designs; DELETE FROM "
+                           "label_values; DELETE FROM metrics; COMMIT;",
+                           nullptr, nullptr, nullptr),
+              SQLITE_OK)
+        << sqlite3_errmsg(db);
+    sqlite3_close(db);
+  }
+  {
+    auto s = SqliteStorage::Open({.path = path, .background_moves = false});
+    ASSERT_TRUE(s.ok()) << s.status();
+    EXPECT_EQ(*(*s)->ReportCount(), 0);  // the keyed rows of the gone metric went
+  }
+  CopyBytes(path + ".old", path);
+  auto s = SqliteStorage::Open({.path = path});
+  ASSERT_FALSE(s.ok()) << "the older database, whose metric's moved reports are gone, opened";
+  EXPECT_EQ(s.status().code(), absl::StatusCode::kDataLoss) << s.status();
+  EXPECT_THAT(s.status().message(), HasSubstr("is older than its keyed reports file"));
+}
+
 // Runs `body` on a storage of `path` in a child process that then dies without closing
 // anything (a SIGKILL's state: both WALs left as they are).
 void InAKilledChild(const std::string& path, void (*body)(SqliteStorage&)) {

@@ -236,8 +236,13 @@ absl::Status SqliteStorage::FinishInterruptedMoves() {
     }
   }
   // The database's delete of them must be durable first (invariant 11): what an earlier process
-  // committed may not be, after a SIGKILL under durability=normal.
-  if (!gone.empty()) DENIABLE_RETURN_IF_ERROR(SyncDatabaseCommits());
+  // committed may not be, after a SIGKILL under durability=normal; and a database generation
+  // after it is what the keyed deletes record (invariant 18: the process that deleted them may
+  // have died before it raised one).
+  if (!gone.empty()) {
+    DENIABLE_RETURN_IF_ERROR(BumpDatabaseGeneration());
+    DENIABLE_RETURN_IF_ERROR(SyncDatabaseCommits());
+  }
   for (int64_t metric : gone) DENIABLE_RETURN_IF_ERROR(DeleteKeyedMetric(metric, db_generation_));
   return absl::OkStatus();
 }
