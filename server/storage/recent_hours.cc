@@ -96,6 +96,11 @@ std::vector<HourKey> RecentHours::All() const {
   std::vector<HourKey> out;
   out.reserve(hours_.size());
   for (const auto& [key, hour] : hours_) out.push_back(key);
+  // In key order, not the hash map's (seeded per process): moves of every hour run in the same
+  // order in every run, so the seeded crash-consistency model is deterministic.
+  std::sort(out.begin(), out.end(), [](const HourKey& x, const HourKey& y) {
+    return std::pair(x.metric_id, x.event_time) < std::pair(y.metric_id, y.event_time);
+  });
   return out;
 }
 

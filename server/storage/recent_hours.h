@@ -88,7 +88,7 @@ class RecentHours {
 
   // Metric-hours to move so that at most `keep` ids remain, least recently written first.
   std::vector<HourKey> OldestBeyond(int64_t keep) const;
-  // All metric-hours, for moving everything.
+  // All metric-hours, for moving everything, in (metric_id, event_time) order.
   std::vector<HourKey> All() const;
 
   int64_t size() const { return size_; }           // ids over all metric-hours

@@ -83,6 +83,33 @@ TEST(RecentReportsTest, MovedHoursStillDeduplicate) {
   EXPECT_EQ(*s->IntegrityCheck(), "ok");
 }
 
+// A metric-hour with moved and recent rows gets its moved-ids filter again at a restart (built
+// from its keyed ids; before, the restart dropped it and each new id paid a keyed lookup), and
+// still deduplicates exactly: the moved ids and the recent ones are duplicates.
+TEST(RecentReportsTest, AMovedHoursFilterIsBuiltAgainAtARestart) {
+  const std::string path = TempDbPath("filter_restart");
+  std::unique_ptr<SqliteStorage> s = OpenOrDie(path, 1000);
+  ASSERT_NE(s, nullptr);
+  const int64_t m = s->CreateMetric(NewMetric("m"))->id;
+  std::vector<ReportRow> rows;
+  for (int i = 1; i <= 100; ++i) rows.push_back(Row(m, i, i % 2 == 0, 5));
+  ASSERT_TRUE(s->AppendReports(rows).ok());
+  ASSERT_TRUE(s->MoveRecentReports().ok());
+  ASSERT_TRUE(s->AppendReports({Row(m, 101, true, 5), Row(m, 102, true, 5)}).ok());
+  EXPECT_EQ(s->RecentReportCount(), 2);
+  s.reset();
+  s = OpenOrDie(path, 1000);
+  ASSERT_NE(s, nullptr);
+  EXPECT_GT(s->MovedIdsFilterBytes(), 0);
+  rows.clear();
+  for (int i = 1; i <= 103; ++i) rows.push_back(Row(m, i, true, 5));
+  absl::StatusOr<AppendResult> r = s->AppendReports(rows);
+  ASSERT_TRUE(r.ok()) << r.status();
+  EXPECT_EQ(r->duplicates, 102);
+  EXPECT_EQ(r->accepted, 1);
+  EXPECT_EQ(*s->ReportCount(), 103);
+}
+
 TEST(RecentReportsTest, OverflowMovesLeastRecentlyWrittenHoursFirst) {
   std::unique_ptr<SqliteStorage> s = OpenOrDie(TempDbPath("overflow"), 4);
   ASSERT_NE(s, nullptr);

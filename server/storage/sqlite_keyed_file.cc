@@ -2,7 +2,9 @@
 
 #include <sys/stat.h>
 
+#include <cstdint>
 #include <filesystem>
+#include <functional>
 #include <system_error>
 
 #include "absl/strings/str_cat.h"
@@ -32,7 +34,8 @@ CREATE TABLE watermarks(
   last_seq INTEGER NOT NULL,
   last_id BLOB,
   PRIMARY KEY (metric_id, event_time)) WITHOUT ROWID;
-CREATE TABLE keyed_file(pair_id BLOB NOT NULL, generation INTEGER NOT NULL DEFAULT 0);
+CREATE TABLE keyed_file(pair_id BLOB NOT NULL, generation INTEGER NOT NULL DEFAULT 0,
+  db_generation INTEGER NOT NULL DEFAULT 0);
 )sql";
 
 }  // namespace
@@ -77,6 +80,24 @@ absl::StatusOr<int64_t> ReadGeneration(sqlite3* db, bool keyed) {
                                          : "SELECT keyed_generation FROM keyed_file"));
   DENIABLE_ASSIGN_OR_RETURN(bool row, st.Step());
   return row ? st.ColumnInt64(0) : 0;
+}
+
+absl::StatusOr<int64_t> ReadDatabaseGeneration(sqlite3* db) {
+  DENIABLE_ASSIGN_OR_RETURN(SqliteStatement st,
+                            SqliteStatement::Prepare(db, "SELECT db_generation FROM keyed_file"));
+  DENIABLE_ASSIGN_OR_RETURN(bool row, st.Step());
+  return row ? st.ColumnInt64(0) : 0;
+}
+
+absl::Status CheckDatabaseGeneration(const std::string& db_path, int64_t db_generation,
+                                     const std::string& keyed_path, int64_t relied) {
+  if (db_generation >= relied) return absl::OkStatus();
+  return absl::DataLossError(absl::StrCat(
+      "the database \"", db_path, "\" is older than its keyed reports file \"", keyed_path,
+      "\" (generation ", db_generation, ", the keyed file relies on ", relied,
+      "): an older copy of it, or its -wal was lost, so reports the keyed file holds are missing "
+      "from its counts; nothing was changed: restore both files of one backup (deniable-server "
+      "restore), or put back the database and its -wal that were beside this keyed file"));
 }
 
 absl::Status CheckGenerations(const std::string& db_path, int64_t db_generation,
@@ -124,19 +145,23 @@ absl::Status EnsureKeyedSchema(sqlite3* keyed, const std::string& path,
     if (!s.ok()) SqliteExec(keyed, "ROLLBACK").IgnoreError();
     return s;
   }
-  if (application_id == kKeyedReportsApplicationId && version == 1) {
-    // Version 1 -> 2: the generation (sqlite_keyed_file.h), 0 like the database's at version 9.
+  // Version 1 -> 2: the generation, 0 like the database's at its version 9; 2 -> 3: the
+  // database generation relied on, 0 like the database's at its version 11 (sqlite_keyed_file.h).
+  constexpr const char* kSteps[] = {
+      "ALTER TABLE keyed_file ADD COLUMN generation INTEGER NOT NULL DEFAULT 0",
+      "ALTER TABLE keyed_file ADD COLUMN db_generation INTEGER NOT NULL DEFAULT 0"};
+  static_assert(sizeof(kSteps) / sizeof(kSteps[0]) == kKeyedReportsVersion - 1);
+  while (application_id == kKeyedReportsApplicationId && version >= 1 &&
+         version < kKeyedReportsVersion) {
     DENIABLE_RETURN_IF_ERROR(SqliteExec(keyed, "BEGIN IMMEDIATE"));
-    absl::Status s = SqliteExec(
-        keyed, absl::StrCat("ALTER TABLE keyed_file ADD COLUMN generation INTEGER NOT NULL "
-                            "DEFAULT 0; PRAGMA user_version=",
-                            kKeyedReportsVersion));
+    absl::Status s =
+        SqliteExec(keyed, absl::StrCat(kSteps[version - 1], "; PRAGMA user_version=", version + 1));
     if (s.ok()) s = SqliteExec(keyed, "COMMIT");
     if (!s.ok()) {
       SqliteExec(keyed, "ROLLBACK").IgnoreError();
       return s;
     }
-    version = kKeyedReportsVersion;
+    ++version;
   }
   if (application_id != kKeyedReportsApplicationId || version != kKeyedReportsVersion) {
     return absl::FailedPreconditionError(absl::StrFormat(
@@ -154,7 +179,39 @@ absl::Status EnsureKeyedSchema(sqlite3* keyed, const std::string& path,
   return absl::OkStatus();
 }
 
-absl::Status CopyLegacyReports(sqlite3* keyed, const std::string& db_path) {
+absl::StatusOr<std::string> ReadLegacyCopyPairId(sqlite3* db) {
+  DENIABLE_ASSIGN_OR_RETURN(SqliteStatement exists,
+                            SqliteStatement::Prepare(db,
+                                                     "SELECT 1 FROM sqlite_master WHERE type = "
+                                                     "'table' AND name = 'legacy_copy'"));
+  DENIABLE_ASSIGN_OR_RETURN(bool has_table, exists.Step());
+  if (!has_table) return std::string();
+  DENIABLE_ASSIGN_OR_RETURN(SqliteStatement st,
+                            SqliteStatement::Prepare(db, "SELECT pair_id FROM legacy_copy"));
+  DENIABLE_ASSIGN_OR_RETURN(bool row, st.Step());
+  return row ? st.ColumnBlob(0) : std::string();
+}
+
+bool KeyedFileHasPairId(const std::string& keyed_path, const std::string& pair_id) {
+  struct stat st {};
+  if (pair_id.empty() || stat(keyed_path.c_str(), &st) != 0) return false;
+  sqlite3* db = nullptr;
+  bool same = false;
+  if (sqlite3_open_v2(keyed_path.c_str(), &db, SQLITE_OPEN_READWRITE, nullptr) == SQLITE_OK) {
+    int32_t application_id = 0;
+    int version = 0;
+    if (ReadSchemaVersion(db, &application_id, &version).ok() &&
+        application_id == kKeyedReportsApplicationId) {
+      absl::StatusOr<std::string> stored = ReadPairId(db);
+      same = stored.ok() && *stored == pair_id;
+    }
+  }
+  sqlite3_close(db);
+  return same;
+}
+
+absl::Status CopyLegacyReports(sqlite3* keyed, const std::string& db_path, int64_t chunk_rows,
+                               const std::function<void()>& after_commit) {
   {
     DENIABLE_ASSIGN_OR_RETURN(SqliteStatement attach,
                               SqliteStatement::Prepare(keyed, "ATTACH DATABASE ? AS collector"));
@@ -168,43 +225,96 @@ absl::Status CopyLegacyReports(sqlite3* keyed, const std::string& db_path) {
                                  "SELECT metric_id, event_time FROM collector.legacy_reports "
                                  "WHERE (metric_id, event_time) > (?, ?) ORDER BY metric_id, "
                                  "event_time LIMIT 1"));
+    // A chunk: the hour's next rows in id order after ?3 (NULL: from its first).
     DENIABLE_ASSIGN_OR_RETURN(
         SqliteStatement copy,
         SqliteStatement::Prepare(
             keyed,
             "INSERT OR IGNORE INTO main.reports(metric_id, event_time, report_id, version, bit, "
             "labelset_id, support, firsts) SELECT metric_id, event_time, report_id, version, bit, "
-            "labelset_id, support, firsts FROM collector.legacy_reports WHERE metric_id = ? AND "
-            "event_time = ?"));
+            "labelset_id, support, firsts FROM collector.legacy_reports WHERE metric_id = ?1 AND "
+            "event_time = ?2 AND (?3 IS NULL OR report_id > ?3) ORDER BY report_id LIMIT ?4"));
     DENIABLE_ASSIGN_OR_RETURN(
         SqliteStatement mark,
         SqliteStatement::Prepare(keyed,
                                  "INSERT OR IGNORE INTO main.watermarks(metric_id, event_time, "
                                  "moved_seq, last_seq, last_id) VALUES(?, ?, 0, 0, NULL)"));
+    DENIABLE_ASSIGN_OR_RETURN(
+        SqliteStatement last_copied,
+        SqliteStatement::Prepare(keyed,
+                                 "SELECT max(report_id) FROM main.reports WHERE metric_id = ? AND "
+                                 "event_time = ?"));
+    DENIABLE_ASSIGN_OR_RETURN(
+        SqliteStatement last_hour,
+        SqliteStatement::Prepare(keyed,
+                                 "SELECT metric_id, event_time FROM main.watermarks ORDER BY "
+                                 "metric_id DESC, event_time DESC LIMIT 1"));
     int64_t metric = INT64_MIN;
     int64_t hour = INT64_MIN;
-    while (true) {
-      next_hour.BindInt64(1, metric);
-      next_hour.BindInt64(2, hour);
-      DENIABLE_ASSIGN_OR_RETURN(bool found, next_hour.Step());
+    // The hours are copied in key order, each in id order: a copy cut short (a crash, a full
+    // disk) goes on in the last hour with a watermark, after its largest id copied.
+    bool in_hour = false;
+    std::string after_id;
+    auto read_last_id = [&]() -> absl::Status {
+      last_copied.BindInt64(1, metric);
+      last_copied.BindInt64(2, hour);
+      absl::StatusOr<bool> row = last_copied.Step();
+      after_id = row.ok() && *row && !last_copied.ColumnIsNull(0) ? last_copied.ColumnBlob(0) : "";
+      last_copied.Reset();
+      return row.status();
+    };
+    {
+      DENIABLE_ASSIGN_OR_RETURN(bool found, last_hour.Step());
       if (found) {
-        metric = next_hour.ColumnInt64(0);
-        hour = next_hour.ColumnInt64(1);
+        metric = last_hour.ColumnInt64(0);
+        hour = last_hour.ColumnInt64(1);
+        in_hour = true;
       }
-      next_hour.Reset();
-      if (!found) return absl::OkStatus();
+      last_hour.Reset();
+      if (in_hour) DENIABLE_RETURN_IF_ERROR(read_last_id());
+    }
+    while (true) {
+      if (!in_hour) {
+        next_hour.BindInt64(1, metric);
+        next_hour.BindInt64(2, hour);
+        DENIABLE_ASSIGN_OR_RETURN(bool found, next_hour.Step());
+        if (found) {
+          metric = next_hour.ColumnInt64(0);
+          hour = next_hour.ColumnInt64(1);
+        }
+        next_hour.Reset();
+        if (!found) return absl::OkStatus();
+        in_hour = true;
+        after_id.clear();
+      }
       DENIABLE_RETURN_IF_ERROR(SqliteExec(keyed, "BEGIN IMMEDIATE"));
-      absl::Status s = absl::OkStatus();
-      for (SqliteStatement* st : {&copy, &mark}) {
-        st->BindInt64(1, metric);
-        st->BindInt64(2, hour);
-        if (s.ok()) s = st->Run();
-        st->Reset();
+      copy.BindInt64(1, metric);
+      copy.BindInt64(2, hour);
+      if (after_id.empty()) {
+        copy.BindNull(3);
+      } else {
+        copy.BindBlob(3, after_id.data(), static_cast<int>(after_id.size()));
       }
+      copy.BindInt64(4, chunk_rows);
+      absl::Status s = copy.Run();
+      copy.Reset();
+      const int64_t copied = sqlite3_changes(keyed);
+      mark.BindInt64(1, metric);
+      mark.BindInt64(2, hour);
+      if (s.ok()) s = mark.Run();
+      mark.Reset();
       if (s.ok()) s = SqliteExec(keyed, "COMMIT");
       if (!s.ok()) {
         SqliteExec(keyed, "ROLLBACK").IgnoreError();
         return s;
+      }
+      if (after_commit) after_commit();
+      // The rows after after_id are new (the hour's copied rows are a prefix in id order), so
+      // fewer than a chunk's means the hour is done.
+      if (copied < chunk_rows) {
+        in_hour = false;
+      } else {
+        DENIABLE_RETURN_IF_ERROR(read_last_id());
       }
     }
   }();

@@ -294,16 +294,138 @@ TEST(SqliteKeyedFileTest, AKeyedFileWhoseWalWasLostIsRefused) {
   EXPECT_THAT(s.status().message(), HasSubstr(keyed));
 }
 
+// The other direction (docs/storage.md, invariant 18): an older copy of the database with the
+// same pair id (its reports moved since are in the keyed file, uncounted by it) is refused,
+// naming the database; the database that was beside the keyed file opens.
+TEST(SqliteKeyedFileTest, AnOlderCopyOfTheDatabaseIsRefused) {
+  const std::string path = TempDbPath("older_db");
+  int64_t m = 0;
+  {
+    auto s = SqliteStorage::Open({.path = path, .background_moves = false});
+    ASSERT_TRUE(s.ok()) << s.status();
+    m = (*s)->CreateMetric(NewMetric("m"))->id;
+    AppendAndMove(**s, m, 1, 10);
+  }
+  CopyBytes(path, path + ".old");  // closed: no WAL beside it
+  {
+    auto s = SqliteStorage::Open({.path = path, .background_moves = false});
+    ASSERT_TRUE(s.ok()) << s.status();
+    AppendAndMove(**s, m, 11, 10);
+    EXPECT_EQ(*(*s)->ReportCount(), 20);
+  }
+  CopyBytes(path, path + ".new");
+  CopyBytes(path + ".old", path);
+  auto s = SqliteStorage::Open({.path = path});
+  ASSERT_FALSE(s.ok());
+  EXPECT_EQ(s.status().code(), absl::StatusCode::kDataLoss) << s.status();
+  EXPECT_THAT(s.status().message(), HasSubstr("the database \"" + path + "\""));
+  EXPECT_THAT(s.status().message(), HasSubstr("is older than its keyed reports file"));
+  CopyBytes(path + ".new", path);
+  auto again = SqliteStorage::Open({.path = path});
+  ASSERT_TRUE(again.ok()) << again.status();
+  EXPECT_EQ(*(*again)->ReportCount(), 20);
+}
+
+// A DeleteMetric whose process died after its database step (the metric gone, no generation
+// raised after it): the next open deletes the metric's keyed rows and records a database
+// generation raised after the delete, so the older database that still has the metric (and
+// counts its moved reports) is refused too.
+TEST(SqliteKeyedFileTest, AnOlderDatabaseThanTheOpensDeleteOfAGoneMetricIsRefused) {
+  const std::string path = TempDbPath("older_than_gone");
+  {
+    auto s = SqliteStorage::Open({.path = path, .background_moves = false});
+    ASSERT_TRUE(s.ok()) << s.status();
+    const int64_t m = (*s)->CreateMetric(NewMetric("m"))->id;
+    AppendAndMove(**s, m, 1, 10);
+  }
+  CopyBytes(path, path + ".old");
+  {
+    sqlite3* db = nullptr;
+    ASSERT_EQ(sqlite3_open(path.c_str(), &db), SQLITE_OK);
+    ASSERT_EQ(sqlite3_exec(db,
+                           "BEGIN; DELETE FROM counts; DELETE FROM designs; DELETE FROM "
+                           "label_values; DELETE FROM metrics; COMMIT;",
+                           nullptr, nullptr, nullptr),
+              SQLITE_OK)
+        << sqlite3_errmsg(db);
+    sqlite3_close(db);
+  }
+  {
+    auto s = SqliteStorage::Open({.path = path, .background_moves = false});
+    ASSERT_TRUE(s.ok()) << s.status();
+    EXPECT_EQ(*(*s)->ReportCount(), 0);  // the keyed rows of the gone metric went
+  }
+  CopyBytes(path + ".old", path);
+  auto s = SqliteStorage::Open({.path = path});
+  ASSERT_FALSE(s.ok()) << "the older database, whose metric's moved reports are gone, opened";
+  EXPECT_EQ(s.status().code(), absl::StatusCode::kDataLoss) << s.status();
+  EXPECT_THAT(s.status().message(), HasSubstr("is older than its keyed reports file"));
+}
+
+// Runs `body` on a storage of `path` in a child process that then dies without closing
+// anything (a SIGKILL's state: both WALs left as they are).
+void InAKilledChild(const std::string& path, void (*body)(SqliteStorage&)) {
+  const pid_t child = fork();
+  ASSERT_GE(child, 0);
+  if (child == 0) {
+    auto s = SqliteStorage::Open({.path = path, .background_moves = false});
+    if (!s.ok()) _exit(2);
+    body(**s);
+    _exit(0);
+  }
+  int status = 0;
+  ASSERT_EQ(waitpid(child, &status, 0), child);
+  ASSERT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0) << status;
+}
+
+// The database's -wal lost after a SIGKILL (simulated: deleted while closed): refused when it
+// held commits the keyed file relies on (appends a move copied), opened when it held only
+// appends no move copied (those reports are lost, counts and reports still agree).
+TEST(SqliteKeyedFileTest, ADatabaseWhoseWalWasLostIsRefusedWhenTheKeyedFileReliesOnIt) {
+  for (const bool moved : {true, false}) {
+    SCOPED_TRACE(moved ? "moved" : "not moved");
+    const std::string path = TempDbPath(moved ? "lost_db_wal" : "lost_db_wal_unmoved");
+    {
+      auto s = SqliteStorage::Open({.path = path, .background_moves = false});
+      ASSERT_TRUE(s.ok()) << s.status();
+      ASSERT_TRUE((*s)->CreateMetric(NewMetric("m")).ok());
+    }
+    ASSERT_NO_FATAL_FAILURE(InAKilledChild(path, moved ? +[](SqliteStorage& s) {
+      std::vector<ReportRow> rows;
+      for (int i = 1; i <= 10; ++i) rows.push_back(Row(1, i, true, 5));
+      if (!s.AppendReports(rows).ok() || !s.MoveRecentReports().ok()) _exit(3);
+    }
+                                                           : +[](SqliteStorage& s) {
+      std::vector<ReportRow> rows;
+      for (int i = 1; i <= 10; ++i) rows.push_back(Row(1, i, true, 5));
+      if (!s.AppendReports(rows).ok()) _exit(3);
+    }));
+    ASSERT_EQ(std::remove((path + "-wal").c_str()), 0) << "the child left no database WAL";
+    auto s = SqliteStorage::Open({.path = path});
+    if (moved) {
+      ASSERT_FALSE(s.ok());
+      EXPECT_EQ(s.status().code(), absl::StatusCode::kDataLoss) << s.status();
+      EXPECT_THAT(s.status().message(), HasSubstr("the database \"" + path + "\""));
+      EXPECT_THAT(s.status().message(), HasSubstr("is older than its keyed reports file"));
+    } else {
+      ASSERT_TRUE(s.ok()) << s.status();
+      EXPECT_EQ(*(*s)->ReportCount(), 0);
+    }
+  }
+}
+
 // A schema version 8 pair (keyed file version 1, no generations) opens and is migrated.
 TEST(SqliteKeyedFileTest, AVersion8PairGetsGenerations) {
   const std::string path = MakeDatabase("v8_pair", 10, 3);
   for (const auto& [file, sql] : {std::pair(path,
                                             "ALTER TABLE keyed_file DROP COLUMN keyed_generation; "
+                                            "ALTER TABLE keyed_file DROP COLUMN db_generation; "
                                             "DROP TABLE counter_chunks; CREATE TABLE counter_sums("
                                             "metric_id, event_time, version, labelset_id, "
                                             "counter, total); PRAGMA user_version=8"),
                                   std::pair(KeyedReportsPath(path),
                                             "ALTER TABLE keyed_file DROP COLUMN generation; "
+                                            "ALTER TABLE keyed_file DROP COLUMN db_generation; "
                                             "PRAGMA user_version=1")}) {
     sqlite3* db = nullptr;
     ASSERT_EQ(sqlite3_open(file.c_str(), &db), SQLITE_OK);
@@ -320,10 +442,14 @@ TEST(SqliteKeyedFileTest, AVersion8PairGetsGenerations) {
   ASSERT_EQ(sqlite3_open(path.c_str(), &db), SQLITE_OK);
   EXPECT_EQ(Count(db, "PRAGMA user_version"), kCurrentSchemaVersion);
   EXPECT_GT(Count(db, "SELECT keyed_generation FROM keyed_file"), 0);
+  const int64_t db_generation = Count(db, "SELECT db_generation FROM keyed_file");
   sqlite3_close(db);
   ASSERT_EQ(sqlite3_open(KeyedReportsPath(path).c_str(), &db), SQLITE_OK);
   EXPECT_EQ(Count(db, "PRAGMA user_version"), kKeyedReportsVersion);
   EXPECT_GT(Count(db, "SELECT generation FROM keyed_file"), 0);
+  // The move after the migration relied on a database generation, recorded in both.
+  EXPECT_GT(Count(db, "SELECT db_generation FROM keyed_file"), 0);
+  EXPECT_GE(db_generation, Count(db, "SELECT db_generation FROM keyed_file"));
   sqlite3_close(db);
 }
 

@@ -57,6 +57,18 @@ absl::Status SqliteStorage::SyncDatabaseCommits() {
   return absl::OkStatus();
 }
 
+absl::Status SqliteStorage::BumpDatabaseGeneration() {
+  if (!committed_since_bump_) return absl::OkStatus();
+  DENIABLE_ASSIGN_OR_RETURN(
+      SqliteStatement st,
+      SqliteStatement::Prepare(write_db_, "UPDATE keyed_file SET db_generation = ?"));
+  st.BindInt64(1, db_generation_ + 1);
+  DENIABLE_RETURN_IF_ERROR(st.Run());
+  ++db_generation_;               // committed
+  committed_since_bump_ = false;  // (the raise's own commit set it)
+  return absl::OkStatus();
+}
+
 absl::Status SqliteStorage::SyncKeyedCommits() {
   if (durability_ == Durability::kFull || !keyed_unsynced_) return absl::OkStatus();
   DENIABLE_RETURN_IF_ERROR(SyncWal(keyed_db_, keyed_path_));
@@ -117,8 +129,9 @@ absl::Status SqliteStorage::PrepareMoveStatements() {
       on(write_db_,
          "SELECT 1 FROM recent_reports WHERE metric_id = ? AND event_time = ? AND seq <= ? "
          "LIMIT 1"));
-  DENIABLE_ASSIGN_OR_RETURN(SqliteStatement bump_generation,
-                            on(keyed_db_, "UPDATE keyed_file SET generation = ?"));
+  DENIABLE_ASSIGN_OR_RETURN(
+      SqliteStatement bump_generation,
+      on(keyed_db_, "UPDATE keyed_file SET generation = ?, db_generation = ?"));
   DENIABLE_ASSIGN_OR_RETURN(SqliteStatement record_generation,
                             on(write_db_, "UPDATE keyed_file SET keyed_generation = ?"));
   move_.reset(new MoveStatements{
@@ -152,12 +165,12 @@ int SqliteStorage::OnKeyedWalCommit(void* self, sqlite3* /*db*/, const char* /*s
   return SQLITE_OK;
 }
 
-// The keyed file's WAL, bounded as the database's is (SqliteOptions::wal_autocheckpoint_pages):
-// its readers (appends' lookups, ReportCount) are single statements, so a RESTART checkpoint
-// waits little; when one is in the way, the checkpoint copies what it can and the restart is
-// tried again after the next commit.
+// The keyed file's WAL, bounded as the database's is (SqliteOptions::wal_autocheckpoint_pages,
+// keyed_wal_autocheckpoint_pages): its readers (appends' lookups, ReportCount) are single
+// statements, so a RESTART checkpoint waits little; when one is in the way, the checkpoint copies
+// what it can and the restart is tried again after the next commit.
 void SqliteStorage::CheckpointKeyed() {
-  if (keyed_wal_pages_ < wal_checkpoint_pages_) return;
+  if (keyed_wal_pages_ < keyed_wal_checkpoint_pages_) return;
   if (RestartCheckpoint(keyed_db_, wal_restart_wait_tries_, busy_timeout_millis_) == SQLITE_OK) {
     keyed_wal_pages_ = 0;
   }
@@ -222,11 +235,19 @@ absl::Status SqliteStorage::FinishInterruptedMoves() {
       if (!exists) gone.push_back(st.ColumnInt64(0));
     }
   }
-  for (int64_t metric : gone) DENIABLE_RETURN_IF_ERROR(DeleteKeyedMetric(metric));
+  // The database's delete of them must be durable first (invariant 11): what an earlier process
+  // committed may not be, after a SIGKILL under durability=normal; and a database generation
+  // after it is what the keyed deletes record (invariant 18: the process that deleted them may
+  // have died before it raised one).
+  if (!gone.empty()) {
+    DENIABLE_RETURN_IF_ERROR(BumpDatabaseGeneration());
+    DENIABLE_RETURN_IF_ERROR(SyncDatabaseCommits());
+  }
+  for (int64_t metric : gone) DENIABLE_RETURN_IF_ERROR(DeleteKeyedMetric(metric, db_generation_));
   return absl::OkStatus();
 }
 
-absl::Status SqliteStorage::DeleteKeyedMetric(int64_t metric_id) {
+absl::Status SqliteStorage::DeleteKeyedMetric(int64_t metric_id, int64_t relied) {
   return RunInKeyedTransaction([&]() -> absl::Status {
     move_mu_.AssertHeld();  // run with it held (-Wthread-safety cannot see it)
     for (const char* sql : {"DELETE FROM reports WHERE metric_id = ?",
@@ -235,7 +256,12 @@ absl::Status SqliteStorage::DeleteKeyedMetric(int64_t metric_id) {
       st.BindInt64(1, metric_id);
       DENIABLE_RETURN_IF_ERROR(st.Run());
     }
-    return absl::OkStatus();
+    DENIABLE_ASSIGN_OR_RETURN(
+        SqliteStatement record,
+        SqliteStatement::Prepare(keyed_db_,
+                                 "UPDATE keyed_file SET db_generation = max(db_generation, ?)"));
+    record.BindInt64(1, relied);
+    return record.Run();
   });
 }
 
@@ -340,6 +366,7 @@ absl::Status SqliteStorage::MoveHour(const HourKey& key) {
 
 absl::Status SqliteStorage::MoveHourOnce(const HourKey& key, const Watermark& mark) {
   int64_t last_seq = 0;
+  int64_t relied = 0;  // the database generation the copies rely on
   {
     absl::MutexLock lock(&write_mu_);
     RecentHours::Hour* hour = recent_.Find(key);
@@ -352,9 +379,13 @@ absl::Status SqliteStorage::MoveHourOnce(const HourKey& key, const Watermark& ma
     // What a failed move of this hour copied goes first (its watermark still hides it).
     DENIABLE_RETURN_IF_ERROR(DropBehind(key, mark));
     last_seq = mark.copying ? mark.last_seq : next_seq_ - 1;
-    // The rows to copy are durable in the database before any keyed copy of them commits (under
-    // durability=normal a power loss could otherwise keep the copies and roll the appends, and
-    // their counts, back).
+    // The copies rely on the rows they copy: a database generation committed after them, which
+    // each copy transaction records (sqlite_keyed_file.h, "Generations").
+    DENIABLE_RETURN_IF_ERROR(BumpDatabaseGeneration());
+    relied = db_generation_;
+    // The rows to copy (and the generation) are durable in the database before any keyed copy
+    // of them commits (under durability=normal a power loss could otherwise keep the copies and
+    // roll the appends, and their counts, back).
     DENIABLE_RETURN_IF_ERROR(SyncDatabaseCommits());
   }
   if (!mark.copying) {
@@ -481,6 +512,7 @@ absl::Status SqliteStorage::MoveHourOnce(const HourKey& key, const Watermark& ma
       if (absl::Status s = st.Run(); !s.ok()) return s;
       SqliteStatement& bump = move_->bump_generation;
       bump.BindInt64(1, keyed_generation_ + 1);
+      bump.BindInt64(2, relied);
       return bump.Run();
     }));
     ++keyed_generation_;  // committed

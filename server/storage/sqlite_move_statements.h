@@ -24,7 +24,8 @@ struct SqliteStorage::MoveStatements {
   SqliteStatement keyed_begin, keyed_commit, keyed_rollback;
   SqliteStatement insert_keyed, read_watermark, start_watermark, advance_watermark;
   SqliteStatement finish_watermark;
-  // keyed_file.generation = ?1, in each copy transaction (sqlite_keyed_file.h, "Generations").
+  // keyed_file.generation = ?1 and db_generation = ?2 (the database generation the copy relies
+  // on), in each copy transaction (sqlite_keyed_file.h, "Generations").
   SqliteStatement bump_generation;
   // On write_db_, with write_mu_ held too.
   // Recent rows of a metric-hour in a seq range (?3, ?4] that are behind a watermark: seq <= ?5,

@@ -338,6 +338,13 @@ absl::Status MigrateTo9(sqlite3* db) {
       db, "ALTER TABLE keyed_file ADD COLUMN keyed_generation INTEGER NOT NULL DEFAULT 0");
 }
 
+// Version 10 -> 11: the database's generation that the keyed file relies on
+// (sqlite_keyed_file.h, "Generations"); 0, as the keyed file's record of it after its migration.
+absl::Status MigrateTo11(sqlite3* db) {
+  return SqliteExec(db,
+                    "ALTER TABLE keyed_file ADD COLUMN db_generation INTEGER NOT NULL DEFAULT 0");
+}
+
 // Version 9 -> 10: counter sums in chunks (counter_chunks.h). Every counter_sums row (win -1) and
 // every first_counts row of a counter >= 1 goes into the chunk row of its key, window and
 // counter / kCounterChunkCounters, read in key order so that each chunk is written once.
@@ -407,8 +414,9 @@ CREATE TABLE counter_chunks(
 
 // Step i migrates version i to i + 1.
 using Migration = absl::Status (*)(sqlite3*);
-constexpr Migration kMigrations[] = {MigrateTo1, MigrateTo2, MigrateTo3, MigrateTo4, MigrateTo5,
-                                     MigrateTo6, MigrateTo7, MigrateTo8, MigrateTo9, MigrateTo10};
+constexpr Migration kMigrations[] = {MigrateTo1, MigrateTo2,  MigrateTo3, MigrateTo4,
+                                     MigrateTo5, MigrateTo6,  MigrateTo7, MigrateTo8,
+                                     MigrateTo9, MigrateTo10, MigrateTo11};
 static_assert(sizeof(kMigrations) / sizeof(kMigrations[0]) == kCurrentSchemaVersion);
 
 absl::StatusOr<int64_t> PragmaInt(sqlite3* db, const char* pragma) {

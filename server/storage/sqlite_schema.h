@@ -40,8 +40,9 @@
 //      counter_sums(..., counter, total) for counters 1 and up; first_counts.category renamed
 //      counter (-1: the reports first in the window, j: their counter j)
 //   8  the keyed reports in a file of their own (issue 25; sqlite_keyed_file.h): `reports`
-//      renamed legacy_reports (SqliteStorage::Open copies it into the keyed file, then drops
-//      it); moving, move_watermarks and the view stored_reports dropped (the keyed file holds the
+//      renamed legacy_reports (SqliteStorage::Open copies it into the keyed file, resuming a
+//      copy cut short, whose keyed file's pair id the table legacy_copy records, then drops
+//      both); moving, move_watermarks and the view stored_reports dropped (the keyed file holds the
 //      watermarks; AttachKeyedReports gives the view); table keyed_file(pair_id), the keyed
 //      file's pair id once it exists
 //   9  keyed_file.keyed_generation (issue 37): the keyed file's generation that the database's
@@ -54,6 +55,11 @@
 //      (deleted; first_counts keeps n, counter -1, and counter 0). Stored reports keep their
 //      columns: a report written from this version on has reports.bit & 2 set and a sparse
 //      support (storage.h EncodeCounters); older rows' bitmaps still decode
+//  11  keyed_file.db_generation (issue 37): the database's generation, raised by one
+//      transaction before each move's copies and by each DeleteMetric; the keyed file (its
+//      version 3) records in each transaction that relies on the database the generation it
+//      relied on, and an open refuses a database of a lower one (an older copy, or one whose WAL
+//      was lost: sqlite_keyed_file.h)
 //
 // Thread-compatible: call it on a connection no other thread uses.
 #ifndef DENIABLE_SERVER_STORAGE_SQLITE_SCHEMA_H_
@@ -70,7 +76,7 @@ namespace deniable::server {
 
 inline constexpr int32_t kCollectorApplicationId = 0x444E5331;    // "DNS1"
 inline constexpr int32_t kDeviceStoreApplicationId = 0x444E4231;  // "DNB1": the SDK's file
-inline constexpr int kCurrentSchemaVersion = 10;
+inline constexpr int kCurrentSchemaVersion = 11;
 
 // Checks, creates or migrates the schema of the collector database open on `db`; `path` names
 // it in messages. Errors: FAILED_PRECONDITION naming the path for a database of a newer schema

@@ -266,6 +266,7 @@ std::string Version9Database(const std::string& name, const std::string& version
     EXPECT_TRUE((*storage)->AppendReports({testing_util::Row(m->id, 1, true, 1)}).ok());
   }
   RunSql(path, R"sql(
+ALTER TABLE keyed_file DROP COLUMN db_generation;
 DROP TABLE counter_chunks;
 CREATE TABLE counter_sums(
   metric_id INTEGER NOT NULL,

@@ -165,6 +165,9 @@ absl::Status SqliteStorage::Init(const SqliteOptions& options) {
   // Replaces SQLite's autocheckpoint (PASSIVE, which readers can starve): see SqliteOptions.
   busy_timeout_millis_ = options.busy_timeout_millis;
   wal_checkpoint_pages_ = std::max(1, options.wal_autocheckpoint_pages);
+  keyed_wal_checkpoint_pages_ = options.keyed_wal_autocheckpoint_pages > 0
+                                    ? options.keyed_wal_autocheckpoint_pages
+                                    : wal_checkpoint_pages_;
   wal_restart_wait_tries_ = std::max(0, options.wal_restart_wait_tries);
   sqlite3_wal_hook(write_db_, &SqliteStorage::OnWalCommit, this);
   DENIABLE_RETURN_IF_ERROR(RegisterCounterChunkFunctions(write_db_));
@@ -307,16 +310,53 @@ absl::Status SqliteStorage::OpenKeyedFile(const SqliteOptions& options) {
   keyed_path_ = KeyedReportsPath(options.path);
   DENIABLE_ASSIGN_OR_RETURN(const std::string pair_id, ReadPairId(write_db_));
   std::string new_pair;
+  bool migrating = false;
   if (pair_id.empty()) {
-    // No keyed file belongs to this database yet (a new one, or one of version 7 or older whose
-    // migration has not finished): whatever file has the name is left over from an interrupted
-    // migration (the database still holds every report) and is made anew.
-    for (const char* suffix : {"", "-wal", "-shm"}) {
-      std::remove(absl::StrCat(keyed_path_, suffix).c_str());
+    DENIABLE_ASSIGN_OR_RETURN(
+        SqliteStatement legacy,
+        SqliteStatement::Prepare(write_db_,
+                                 "SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = "
+                                 "'legacy_reports'"));
+    DENIABLE_ASSIGN_OR_RETURN(migrating, legacy.Step());
+    legacy.Reset();
+    // A copy of legacy_reports cut short (a crash, a full disk) goes on into the keyed file it
+    // started, which the database recorded (legacy_copy) before the first row.
+    std::string resume;
+    if (migrating) {
+      DENIABLE_ASSIGN_OR_RETURN(resume, ReadLegacyCopyPairId(write_db_));
     }
-    absl::BitGen gen;
-    new_pair.resize(16);
-    for (char& c : new_pair) c = static_cast<char>(absl::Uniform<uint8_t>(gen));
+    if (KeyedFileHasPairId(keyed_path_, resume)) {
+      new_pair = resume;
+      spdlog::info("event=legacy_copy_resumed keyed_file=\"{}\"", keyed_path_);
+    } else {
+      // No keyed file belongs to this database yet (a new one, or one of version 7 or older
+      // whose copy has not started): whatever file has the name is left over (the database
+      // still holds every report) and is made anew.
+      for (const char* suffix : {"", "-wal", "-shm"}) {
+        std::remove(absl::StrCat(keyed_path_, suffix).c_str());
+      }
+      absl::BitGen gen;
+      new_pair.resize(16);
+      for (char& c : new_pair) c = static_cast<char>(absl::Uniform<uint8_t>(gen));
+      if (migrating) {
+        DENIABLE_RETURN_IF_ERROR(SqliteExec(
+            write_db_,
+            "BEGIN IMMEDIATE; CREATE TABLE IF NOT EXISTS legacy_copy(pair_id BLOB NOT NULL); "
+            "DELETE FROM legacy_copy"));
+        absl::StatusOr<SqliteStatement> record =
+            SqliteStatement::Prepare(write_db_, "INSERT INTO legacy_copy(pair_id) VALUES(?)");
+        absl::Status s = record.status();
+        if (s.ok()) {
+          record->BindBlob(1, new_pair.data(), static_cast<int>(new_pair.size()));
+          s = record->Run();
+        }
+        if (s.ok()) s = SqliteExec(write_db_, "COMMIT");
+        if (!s.ok()) {
+          SqliteExec(write_db_, "ROLLBACK").IgnoreError();
+          return s;
+        }
+      }
+    }
   } else if (!FileExists(keyed_path_)) {
     return absl::DataLossError(absl::StrCat(
         "the keyed reports file \"", keyed_path_, "\" of database \"", options.path,
@@ -335,15 +375,11 @@ absl::Status SqliteStorage::OpenKeyedFile(const SqliteOptions& options) {
   DENIABLE_RETURN_IF_ERROR(
       EnsureKeyedSchema(keyed_db_, keyed_path_, pair_id.empty() ? new_pair : pair_id));
   if (pair_id.empty()) {
-    DENIABLE_ASSIGN_OR_RETURN(
-        SqliteStatement legacy,
-        SqliteStatement::Prepare(write_db_,
-                                 "SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = "
-                                 "'legacy_reports'"));
-    DENIABLE_ASSIGN_OR_RETURN(bool migrating, legacy.Step());
-    legacy.Reset();
     if (migrating) {
-      DENIABLE_RETURN_IF_ERROR(CopyLegacyReports(keyed_db_, options.path));
+      // Checkpointed as it goes: its WAL stays within wal_autocheckpoint_pages and a chunk.
+      DENIABLE_RETURN_IF_ERROR(
+          CopyLegacyReports(keyed_db_, options.path, kLegacyCopyRows,
+                            [this]() ABSL_NO_THREAD_SAFETY_ANALYSIS { CheckpointKeyed(); }));
       // The drop below relies on the copy: generation 1 (sqlite_keyed_file.h, "Generations").
       DENIABLE_RETURN_IF_ERROR(SqliteExec(keyed_db_, "UPDATE keyed_file SET generation = 1"));
     }
@@ -356,7 +392,11 @@ absl::Status SqliteStorage::OpenKeyedFile(const SqliteOptions& options) {
     pair.BindBlob(1, new_pair.data(), static_cast<int>(new_pair.size()));
     pair.BindInt64(2, migrating ? 1 : 0);
     absl::Status s = pair.Run();
-    if (s.ok()) s = SqliteExec(write_db_, "DROP TABLE IF EXISTS legacy_reports");
+    if (s.ok()) {
+      s = SqliteExec(write_db_,
+                     "DROP TABLE IF EXISTS legacy_reports; DROP TABLE IF EXISTS "
+                     "legacy_copy");
+    }
     if (s.ok()) s = SqliteExec(write_db_, "COMMIT");
     if (!s.ok()) {
       SqliteExec(write_db_, "ROLLBACK").IgnoreError();
@@ -367,6 +407,11 @@ absl::Status SqliteStorage::OpenKeyedFile(const SqliteOptions& options) {
   DENIABLE_ASSIGN_OR_RETURN(int64_t relied, ReadGeneration(write_db_, /*keyed=*/false));
   DENIABLE_ASSIGN_OR_RETURN(keyed_generation_, ReadGeneration(keyed_db_, /*keyed=*/true));
   DENIABLE_RETURN_IF_ERROR(CheckGenerations(options.path, relied, keyed_path_, keyed_generation_));
+  // And a database older than the keyed file relies on (the other direction).
+  DENIABLE_ASSIGN_OR_RETURN(db_generation_, ReadDatabaseGeneration(write_db_));
+  DENIABLE_ASSIGN_OR_RETURN(int64_t keyed_relies, ReadDatabaseGeneration(keyed_db_));
+  DENIABLE_RETURN_IF_ERROR(
+      CheckDatabaseGeneration(options.path, db_generation_, keyed_path_, keyed_relies));
   DENIABLE_ASSIGN_OR_RETURN(keyed_lookup_db_, OpenConnection(keyed_options));
   // The interior pages of a hot metric-hour's keyed part (about 12 MiB at 20 M reports), so
   // that the lookups appends make for the ids the moved-ids filter passes read one leaf each.
@@ -399,7 +444,40 @@ absl::Status SqliteStorage::LoadRecent() {
     recent_.Insert(key, *hour, id);
   }
   recent_.Commit();
+  // The moved-ids filter of each recent metric-hour with keyed rows, built again from them
+  // (one read of the hour's keyed ids): before, a restart dropped it, and every new id of a hot
+  // hour that had moved paid a B-tree lookup in the keyed file.
+  DENIABLE_ASSIGN_OR_RETURN(
+      SqliteStatement moved,
+      SqliteStatement::Prepare(
+          keyed_lookup_db_,
+          "SELECT report_id FROM reports WHERE metric_id = ? AND event_time = ?"));
+  for (const HourKey& key : recent_.All()) {
+    RecentHours::Hour* hour = recent_.Find(key);
+    if (hour == nullptr || !hour->may_have_sorted_rows) continue;
+    auto filter = std::make_unique<MovedIdsFilter>();
+    moved.BindInt64(1, key.metric_id);
+    moved.BindInt64(2, key.event_time);
+    while (true) {
+      DENIABLE_ASSIGN_OR_RETURN(bool row, moved.Step());
+      if (!row) break;
+      DENIABLE_ASSIGN_OR_RETURN(const ReportId id, ColumnReportId(moved, 0));
+      filter->Add(id);
+    }
+    moved.Reset();
+    hour->moved = std::move(filter);
+  }
   return absl::OkStatus();
+}
+
+int64_t SqliteStorage::MovedIdsFilterBytes() {
+  absl::MutexLock lock(&write_mu_);
+  int64_t bytes = 0;
+  for (const HourKey& key : recent_.All()) {
+    const RecentHours::Hour* hour = recent_.Find(key);
+    if (hour != nullptr && hour->moved != nullptr) bytes += hour->moved->bytes();
+  }
+  return bytes;
 }
 
 namespace {
@@ -438,6 +516,7 @@ int SqliteStorage::OnWalCommit(void* self, sqlite3* /*db*/, const char* /*schema
                                int pages) ABSL_NO_THREAD_SAFETY_ANALYSIS {
   auto* storage = static_cast<SqliteStorage*>(self);
   storage->database_unsynced_ = true;
+  storage->committed_since_bump_ = true;
   storage->CheckpointLocked(pages);
   return SQLITE_OK;  // a failed checkpoint is no failure of the commit
 }
@@ -1013,8 +1092,16 @@ absl::Status SqliteStorage::DeleteMetric(absl::string_view name) {
   }
   // Then the keyed file, in a transaction of its own: the metric is gone once the first
   // committed (appends refuse its id, AUTOINCREMENT never gives it again); if this one fails,
-  // the next open deletes the rows left (FinishInterruptedMoves).
-  if (absl::Status keyed = DeleteKeyedMetric(id); !keyed.ok()) {
+  // the next open deletes the rows left (FinishInterruptedMoves). Under durability=normal the
+  // first is made durable before (docs/storage.md, invariant 11): else a power loss could keep
+  // the keyed delete and undo the database's, and the metric would come back with its counts
+  // but without its moved reports. If the sync fails, the keyed rows stay for the next open
+  // (which syncs first), and the delete is as durable as any commit under durability=normal.
+  // The keyed step relies on the delete: a database generation after it, durable first.
+  absl::Status keyed = BumpDatabaseGeneration();
+  if (keyed.ok()) keyed = SyncDatabaseCommits();
+  if (keyed.ok()) keyed = DeleteKeyedMetric(id, db_generation_);
+  if (!keyed.ok()) {
     spdlog::warn(
         "event=delete_metric_keyed_rows_left metric_id={} reason=\"{}\" (deleted at the next "
         "start)",
@@ -1071,6 +1158,39 @@ absl::StatusOr<int64_t> SqliteStorage::DeleteExpired(const char* table, const ch
       if (after_last) after_last();
       return total;
     }
+  }
+}
+
+absl::StatusOr<int64_t> SqliteStorage::DeleteExpiredCounts(int64_t metric_id, int64_t cutoff,
+                                                           int64_t batch_rows) {
+  // The same keys in the three statements: the subquery reads counts in key order, and the
+  // counts rows go last.
+  constexpr char kKeys[] =
+      "metric_id = ?1 AND (event_time, version, labelset_id) IN (SELECT event_time, version, "
+      "labelset_id FROM counts WHERE metric_id = ?1 AND event_time < ?2 ORDER BY event_time, "
+      "version, labelset_id LIMIT ?3)";
+  int64_t total = 0;
+  while (true) {
+    absl::MutexLock lock(&write_mu_);
+    int64_t deleted = 0;
+    const absl::Status done = RunInTransaction([&]() -> absl::Status {
+      write_mu_.AssertHeld();  // run with it held (-Wthread-safety cannot see it)
+      for (const char* table : {"counter_chunks", "first_counts", "counts"}) {
+        DENIABLE_ASSIGN_OR_RETURN(
+            SqliteStatement st,
+            SqliteStatement::Prepare(write_db_,
+                                     absl::StrCat("DELETE FROM ", table, " WHERE ", kKeys)));
+        st.BindInt64(1, metric_id);
+        st.BindInt64(2, cutoff);
+        st.BindInt64(3, batch_rows);
+        DENIABLE_RETURN_IF_ERROR(st.Run());
+      }
+      deleted = sqlite3_changes(write_db_);  // of the last: counts
+      return absl::OkStatus();
+    });
+    if (!done.ok()) return done;
+    total += deleted;
+    if (deleted < batch_rows) return total;
   }
 }
 
@@ -1131,12 +1251,21 @@ absl::StatusOr<RetentionResult> SqliteStorage::ApplyRetention(const RetentionOpt
                                             recent_.Erase(key);
                                         }
                                       }));
+    // Each step of one file after the other's commits it follows are durable (invariant 11,
+    // under durability=normal): the keyed deletes after the recent rows' (so a power loss never
+    // leaves recent rows whose watermark and copies are gone), the counts after the keyed
+    // deletes (so it never leaves visible reports whose counts are gone).
+    {
+      absl::MutexLock lock(&write_mu_);
+      DENIABLE_RETURN_IF_ERROR(SyncDatabaseCommits());
+    }
     DENIABLE_ASSIGN_OR_RETURN(int64_t sorted, DeleteExpiredKeyed(m.id, cutoff, batch));
     result.Count(m, sorted + recent);
     if (m.retention_policy != kRetentionDropCounts) continue;
-    DENIABLE_ASSIGN_OR_RETURN(int64_t counts, DeleteExpired("counts", "version, labelset_id", m.id,
-                                                            cutoff, batch, nullptr));
+    DENIABLE_RETURN_IF_ERROR(SyncKeyedCommits());
+    DENIABLE_ASSIGN_OR_RETURN(int64_t counts, DeleteExpiredCounts(m.id, cutoff, batch));
     result.count_rows_dropped += counts;
+    // Rows of a key without counts (none: the batches above take them with their counts).
     DENIABLE_RETURN_IF_ERROR(DeleteExpired("counter_chunks", "version, labelset_id, win, chunk",
                                            m.id, cutoff, batch, nullptr)
                                  .status());

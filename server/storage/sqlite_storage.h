@@ -21,9 +21,13 @@
 //       transactions between which appends go first. Rows behind the watermark count as moved,
 //       so every report counts exactly once at every moment, for every reader (ReportCount, the
 //       view stored_reports of AttachKeyedReports). (docs/performance.md, "Deduplication")
-//   keyed_file(pair_id, keyed_generation): the keyed file's pair id, and the keyed file's
-//       generation that this file's deletes of moved rows relied on (an open refuses a keyed
-//       file of a lower one; sqlite_keyed_file.h, "Generations").
+//   keyed_file(pair_id, keyed_generation, db_generation): the keyed file's pair id, the keyed
+//       file's generation that this file's deletes of moved rows relied on (an open refuses a
+//       keyed file of a lower one), and this file's own generation, which the keyed file's
+//       copies rely on (an open refuses a database of a lower one than the keyed file records;
+//       sqlite_keyed_file.h, "Generations").
+//   legacy_copy(pair_id): only while a version 7 database's reports are copied into a new
+//       keyed file, that file's pair id (the copy goes on into it after a stop).
 //   counts(metric_id, event_time, version, labelset_id, n, counter0)         WITHOUT ROWID
 //   counter_chunks(metric_id, event_time, version, labelset_id, win, chunk, sums) WITHOUT ROWID
 //   first_counts(metric_id, event_time, version, labelset_id, win, counter, count)
@@ -94,6 +98,10 @@ struct SqliteOptions {
   // transactions, see MoveHour), so the wait is short. If it times out the checkpoint still copies
   // what it can, and the restart is tried again once the WAL has grown by a quarter of this size.
   int wal_autocheckpoint_pages = 10000;
+  // The same for the keyed reports file's WAL (X.db-reports-wal); 0: wal_autocheckpoint_pages.
+  // Tests set it apart from the database's, so that each file's checkpoints (and their syncs)
+  // come at other moments (server/storage/crash_consistency_test.cc).
+  int keyed_wal_autocheckpoint_pages = 0;
   int wal_restart_wait_tries = 200;
   // PRAGMA journal_size_limit: when the WAL restarts, its file is truncated to this size, so
   // the file on disk stays below about max(this, wal_autocheckpoint_pages pages plus one
@@ -160,6 +168,9 @@ class SqliteStorage : public Storage {
   absl::StatusOr<int64_t> ReportCount();
   // Reports in recent_reports, not yet moved to the keyed table.
   int64_t RecentReportCount();
+  // Bytes held by the metric-hours' moved-ids filters (moved_ids_filter.h), for tests and
+  // figures. Thread-safe.
+  int64_t MovedIdsFilterBytes();
   // Checkpoints run by the writer (see SqliteOptions::wal_autocheckpoint_pages): how many
   // RESTART checkpoints were attempted, how many restarted the WAL and how many found a reader in
   // the way (and copied what they could); PASSIVE ones run between a busy attempt and the next;
@@ -180,6 +191,10 @@ class SqliteStorage : public Storage {
   absl::Status MoveRecentReports();
   // The most rows per transaction of a move.
   static constexpr int kMoveChunkRows = 50'000;
+  // The rows per transaction of the copy of a version 7 database's reports into a new keyed
+  // file (CopyLegacyReports): about 100 WAL pages, so that the keyed WAL stays within
+  // wal_autocheckpoint_pages and one such transaction.
+  static constexpr int kLegacyCopyRows = 4096;
   // Rows per read transaction when a move lists a metric-hour's recent rows.
   static constexpr int kMoveReadRows = 65'536;
   // "ok" when PRAGMA integrity_check finds no problem, else its findings.
@@ -252,8 +267,11 @@ class SqliteStorage : public Storage {
   absl::Status DeleteBehind(const HourKey& key, int64_t after, int64_t to, int64_t moved_seq,
                             const std::string& last_id)
       ABSL_EXCLUSIVE_LOCKS_REQUIRED(move_mu_, write_mu_);
-  // Deletes a metric's rows and watermarks from the keyed file, in one of its transactions.
-  absl::Status DeleteKeyedMetric(int64_t metric_id) ABSL_EXCLUSIVE_LOCKS_REQUIRED(move_mu_);
+  // Deletes a metric's rows and watermarks from the keyed file, in one of its transactions, which
+  // records `relied` (a database generation committed after the metric's delete) as the
+  // database generation the keyed file relies on.
+  absl::Status DeleteKeyedMetric(int64_t metric_id, int64_t relied)
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(move_mu_);
   absl::Status MoveHours(const std::vector<HourKey>& keys) ABSL_LOCKS_EXCLUDED(write_mu_);
   absl::Status MoveHour(const HourKey& key) ABSL_EXCLUSIVE_LOCKS_REQUIRED(move_mu_)
       ABSL_LOCKS_EXCLUDED(write_mu_);
@@ -266,9 +284,15 @@ class SqliteStorage : public Storage {
   // durable: an fsync of its WAL, when a commit came since the last one (under kFull every
   // commit is synced already: no-op). A transaction of one file that relies on a commit of the
   // other runs after it (docs/storage.md, invariant 11): a move's first keyed copy after the
-  // database's appends it copies, a delete of moved rows after their keyed copy. Errors: as
-  // SqliteError (the fsync's code).
+  // database's appends it copies, a delete of moved rows after their keyed copy, DeleteMetric's
+  // and retention's keyed deletes after their database deletes, retention's counts after its
+  // keyed deletes. Errors: as SqliteError (the fsync's code).
   absl::Status SyncDatabaseCommits() ABSL_EXCLUSIVE_LOCKS_REQUIRED(write_mu_);
+  // Raises the database's generation (keyed_file.db_generation; sqlite_keyed_file.h,
+  // "Generations"), in a transaction of its own, when the database committed anything since the
+  // last raise: a keyed transaction that relies on what the database committed so far records
+  // db_generation_ afterwards. Errors: as SqliteError (nothing raised).
+  absl::Status BumpDatabaseGeneration() ABSL_EXCLUSIVE_LOCKS_REQUIRED(write_mu_);
   absl::Status SyncKeyedCommits() ABSL_EXCLUSIVE_LOCKS_REQUIRED(move_mu_);
   // A transaction of the keyed file's writer; checkpoints its WAL after the commit.
   absl::Status RunInKeyedTransaction(const std::function<absl::Status()>& body)
@@ -279,6 +303,12 @@ class SqliteStorage : public Storage {
   // transaction, then their watermarks. Returns the rows deleted.
   absl::StatusOr<int64_t> DeleteExpiredKeyed(int64_t metric_id, int64_t cutoff, int64_t batch_rows)
       ABSL_EXCLUSIVE_LOCKS_REQUIRED(move_mu_);
+  // Deletes the counts of `metric_id` with event_time < cutoff, batch_rows keys per
+  // transaction, each with its counter_chunks and first_counts rows in the same transaction (a
+  // key's chunks never outlive its counts row, which ReadCounts would refuse as DATA_LOSS).
+  // Returns the counts rows deleted.
+  absl::StatusOr<int64_t> DeleteExpiredCounts(int64_t metric_id, int64_t cutoff, int64_t batch_rows)
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(move_mu_) ABSL_LOCKS_EXCLUDED(write_mu_);
   // Deletes, batch_rows per transaction, the rows of `table` (keyed by metric_id, event_time,
   // then `key`) of `metric_id` with event_time < cutoff; `after_last` runs inside the writer lock
   // right after the transaction that deleted the last of them. Returns the rows deleted.
@@ -311,11 +341,16 @@ class SqliteStorage : public Storage {
   // A commit of write_db_ came since its WAL was last synced (set by OnWalCommit; true at open:
   // what an earlier process committed may not be durable).
   bool database_unsynced_ ABSL_GUARDED_BY(write_mu_) = true;
+  // The database's generation (keyed_file.db_generation), and whether a commit came since it
+  // was last raised (set by OnWalCommit; true at open).
+  int64_t db_generation_ ABSL_GUARDED_BY(write_mu_) = 0;
+  bool committed_since_bump_ ABSL_GUARDED_BY(write_mu_) = true;
   bool background_moves_ = true;
   size_t move_chunk_rows_ = kMoveChunkRows;
   bool bound_move_wal_ = true;
   bool stop_ ABSL_GUARDED_BY(write_mu_) = false;
   int wal_checkpoint_pages_ = 10000;
+  int keyed_wal_checkpoint_pages_ = 10000;  // SqliteOptions::keyed_wal_autocheckpoint_pages
   int wal_restart_wait_tries_ = 200;
   // After a restart found a reader in the way: no new wait before the WAL reaches this size.
   int next_restart_pages_ ABSL_GUARDED_BY(write_mu_) = 0;

@@ -20,6 +20,9 @@
 // brought back). The real xSync is not called (durability is what this VFS models), so tests
 // run at memory speed.
 //
+// A full disk: FullAt(path, bytes) makes every write to `path` that reaches past `bytes` fail with
+// SQLITE_FULL (as a disk with no free block would), until ClearFull().
+//
 // Registered as SQLite's default VFS by Install(), so SqliteStorage uses it without a hook. For
 // tests only; thread-safe.
 #ifndef DENIABLE_TESTS_SUPPORT_POWER_LOSS_VFS_H_
@@ -91,6 +94,15 @@ class PowerLossVfs {
   int64_t TotalSyncs() {
     std::lock_guard<std::mutex> l(mu_);
     return total_syncs_;
+  }
+  // Writes to `path` past `bytes` fail with SQLITE_FULL from now on (see above).
+  void FullAt(const std::string& path, int64_t bytes) {
+    std::lock_guard<std::mutex> l(mu_);
+    full_at_[path] = bytes;
+  }
+  void ClearFull() {
+    std::lock_guard<std::mutex> l(mu_);
+    full_at_.clear();
   }
   // Files open through the VFS now.
   int open_files() {
@@ -232,6 +244,10 @@ class PowerLossVfs {
         File* f = F(x);
         std::lock_guard<std::mutex> l(f->vfs->mu_);
         if (f->vfs->crashed_) return SQLITE_IOERR_WRITE;
+        if (f->path != nullptr) {
+          auto full = f->vfs->full_at_.find(*f->path);
+          if (full != f->vfs->full_at_.end() && o + n > full->second) return SQLITE_FULL;
+        }
         if (f->path != nullptr) f->vfs->SaveLocked(f, o, n);
         return f->real->pMethods->xWrite(f->real, b, n, o);
       };
@@ -304,6 +320,7 @@ class PowerLossVfs {
   std::mutex mu_;
   std::map<std::string, Image> images_;
   std::map<std::string, int64_t> syncs_;
+  std::map<std::string, int64_t> full_at_;
   int64_t countdown_ = 0;
   bool crashed_ = false;
   int64_t power_losses_ = 0;
