@@ -139,7 +139,7 @@ def main():
                        capture_output=True, text=True)
         check(pg.sql(db, "SELECT max(version) FROM schema_version") == "6", "PostgreSQL fixture v6")
         compare("postgres", served_figures(server_bin, cli, uri, f"{work}/pg.log"), want)
-        check(pg.sql(db, "SELECT max(version) FROM schema_version") == "8", "migrated to 8")
+        check(pg.sql(db, "SELECT max(version) FROM schema_version") == "9", "migrated to 9")
         check(pg.sql(db, "SELECT count(*) FROM counter_chunks WHERE win = -1 AND chunk = 0 "
                          "AND 0 = ANY(offsets)") == "0",
               "counter 0 lives in counts.counter0")

@@ -13,9 +13,9 @@
 // hour reads at most ceil(layout / 1024) rows per key, shard and window.
 //
 // The append merges its chunk into the stored one inside its INSERT ... ON CONFLICT DO UPDATE
-// (kMergeCounterChunk), so counting stays in the transaction that deduplicates, and concurrent
-// collectors adding to one chunk serialise on its row lock (the update re-reads the row's
-// latest version).
+// (kMergeCounterChunk, a function of schema version 9), so counting stays in the transaction that
+// deduplicates, and concurrent collectors adding to one chunk serialise on its row lock (the update
+// re-reads the row's latest version).
 //
 // Thread-compatible: the caller holds the connection's mutex.
 #ifndef DENIABLE_SERVER_STORAGE_POSTGRES_POSTGRES_COUNTER_SUMS_H_
@@ -33,11 +33,13 @@
 namespace deniable::server {
 
 // The SET clause of an upsert into counter_chunks AS t: the stored chunk (t.offsets, t.sums)
-// plus EXCLUDED's, cell by cell, ascending.
+// plus EXCLUDED's, cell by cell, ascending, through deniable_merge_chunk (schema version 9): each
+// added cell found by binary search, its sum added in place or the cell spliced in; more than 16
+// added cells merge in one pass. It runs on the row the upsert locked, so concurrent appends to
+// one chunk serialise on that lock and each merges into the latest version.
 inline constexpr char kMergeCounterChunk[] =
-    "(offsets, sums) = (SELECT array_agg(o ORDER BY o), array_agg(s ORDER BY o) FROM (SELECT o, "
-    "sum(s)::bigint FROM (SELECT * FROM unnest(t.offsets, t.sums) UNION ALL SELECT * FROM "
-    "unnest(EXCLUDED.offsets, EXCLUDED.sums)) a(o, s) GROUP BY o) g(o, s))";
+    "(offsets, sums) = (SELECT o, s FROM deniable_merge_chunk(t.offsets, t.sums, "
+    "EXCLUDED.offsets, EXCLUDED.sums))";
 
 // Adds counters 1 and up of `rows` (newly stored reports), both every report's (win -1) and
 // the window firsts' (ReportRow::window_firsts), to counter_chunks under `shard`, inside the

@@ -181,6 +181,55 @@ INSERT INTO counter_chunks
 DELETE FROM first_counts WHERE counter >= 1;
 DROP TABLE counter_sums;
 )sql",
+    // 9: the chunk merge as a function (postgres_counter_sums.h, kMergeCounterChunk): an append
+    // adds a few cells to a chunk of up to 1024, so each is found by binary search and added in
+    // place or spliced in, where the SQL merge (unnest both, UNION ALL, GROUP BY, two ordered
+    // array_agg) took 6x as long (45 us against 7 us adding one cell to 61); more than 16 cells to
+    // add (a move of a metric-hour) take that SQL merge, in one pass. CREATE OR REPLACE: a database
+    // brought back to an earlier version keeps its function.
+    R"sql(
+CREATE OR REPLACE FUNCTION deniable_merge_chunk(ao integer[], asum bigint[], bo integer[],
+    bs bigint[], OUT o integer[], OUT s bigint[])
+LANGUAGE plpgsql IMMUTABLE STRICT PARALLEL SAFE AS $$
+DECLARE
+  n integer := coalesce(array_length(ao, 1), 0);
+  m integer := coalesce(array_length(bo, 1), 0);
+  lo integer; hi integer; mid integer; x integer;
+BEGIN
+  IF m > 16 THEN
+    SELECT coalesce(array_agg(g.o ORDER BY g.o), '{}'), coalesce(array_agg(g.s ORDER BY g.o), '{}')
+      INTO o, s
+      FROM (SELECT a.o, sum(a.s)::bigint FROM (SELECT * FROM unnest(ao, asum) UNION ALL
+            SELECT * FROM unnest(bo, bs)) a(o, s) GROUP BY a.o) g(o, s);
+    RETURN;
+  END IF;
+  o := ao;
+  s := asum;
+  FOR j IN 1..m LOOP
+    x := bo[j];
+    lo := 1;
+    hi := n;
+    WHILE lo <= hi LOOP
+      mid := (lo + hi) / 2;
+      IF o[mid] < x THEN
+        lo := mid + 1;
+      ELSIF o[mid] > x THEN
+        hi := mid - 1;
+      ELSE
+        lo := -mid;
+        EXIT;
+      END IF;
+    END LOOP;
+    IF lo < 0 THEN
+      s[-lo] := s[-lo] + bs[j];
+    ELSE
+      o := o[1:lo - 1] || x || o[lo:n];
+      s := s[1:lo - 1] || bs[j] || s[lo:n];
+      n := n + 1;
+    END IF;
+  END LOOP;
+END $$;
+)sql",
 };
 static_assert(sizeof(kSteps) / sizeof(kSteps[0]) == kPostgresSchemaVersion);
 

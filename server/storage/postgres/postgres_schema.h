@@ -25,7 +25,9 @@ namespace deniable::server {
 //      shard, win, chunk, offsets, sums), one row per key, shard, window (-1: every report; 0, 1,
 //      2: the window's first reports) and chunk of 1024 counters (postgres_counter_sums.h), built
 //      from counter_sums (dropped) and first_counts' rows of counters >= 1 (deleted)
-inline constexpr int kPostgresSchemaVersion = 8;
+//   9  deniable_merge_chunk(offsets, sums, add_offsets, add_sums) -> (offsets, sums): the
+//      chunk merge of an append's upsert as a function (postgres_counter_sums.h)
+inline constexpr int kPostgresSchemaVersion = 9;
 
 // Advisory lock key held (session level, pg_try_advisory_lock) by the collector applying
 // retention, so that collectors on one database never run it at the same time.

@@ -8,11 +8,15 @@
 #include <algorithm>
 #include <chrono>
 #include <future>
+#include <map>
 #include <memory>
+#include <random>
 #include <string>
 #include <thread>
+#include <utility>
 #include <vector>
 
+#include "absl/strings/str_cat.h"
 #include "deniable/common/clock.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
@@ -381,6 +385,97 @@ TEST_F(PostgresStorageTest, ALargeLayoutsChunksCostWhatTheyTouchAndDamageIsNamed
   absl::StatusOr<std::vector<CountRow>> damaged = (*first)->ReadCounts(m->id, 0, 1L << 40);
   EXPECT_EQ(damaged.status().code(), absl::StatusCode::kDataLoss);
   EXPECT_THAT(damaged.status().message(), HasSubstr("counter_chunks"));
+}
+
+// deniable_merge_chunk (schema version 9) gives what the SQL merge of version 8 gave, on both of
+// its paths (up to 16 cells added: binary search and splice; more: one pass), for fixed-seed
+// random chunks and the edges (nothing stored, nothing added, first and last offsets).
+TEST_F(PostgresStorageTest, ChunkMergeFunctionAddsLikeTheSqlMergeOnBothPaths) {
+  { ASSERT_TRUE(PostgresStorage::Open({.uri = uri_}).ok()); }
+  auto conn = PgConnection::Connect(uri_);
+  ASSERT_TRUE(conn.ok());
+  using Chunk = std::map<int, int64_t>;
+  auto arrays = [](const Chunk& c) {
+    std::string o = "{", s = "{";
+    for (const auto& [offset, sum] : c) {
+      absl::StrAppend(&o, o.size() > 1 ? "," : "", offset);
+      absl::StrAppend(&s, s.size() > 1 ? "," : "", sum);
+    }
+    return std::make_pair(o + "}", s + "}");
+  };
+  std::vector<std::pair<Chunk, Chunk>> cases = {
+      {{}, {{0, 1}}},
+      {{{5, 2}}, {}},
+      {{{0, 1}, {1023, 4}}, {{0, 2}, {512, 1}, {1023, 1}}},
+      {{{3, 1}, {7, 1}}, {{1, 1}, {5, 1}, {9, 1}}},
+  };
+  std::mt19937 rng(37);
+  for (int i = 0; i < 60; ++i) {
+    Chunk stored, added;
+    const int n = static_cast<int>(rng() % 200), m = 1 + static_cast<int>(rng() % 40);
+    for (int k = 0; k < n; ++k) stored[static_cast<int>(rng() % 1024)] += 1 + rng() % 9;
+    for (int k = 0; k < m; ++k) added[static_cast<int>(rng() % 1024)] += 1 + rng() % 9;
+    cases.emplace_back(stored, added);
+  }
+  for (const auto& [stored, added] : cases) {
+    Chunk want = stored;
+    for (const auto& [offset, sum] : added) want[offset] += sum;
+    const auto [so, ss] = arrays(stored);
+    const auto [ao, as] = arrays(added);
+    absl::StatusOr<PgResult> got = (*conn)->Exec(
+        "SELECT o, s FROM deniable_merge_chunk($1::integer[], $2::bigint[], $3::integer[], "
+        "$4::bigint[])",
+        {so, ss, ao, as});
+    ASSERT_TRUE(got.ok()) << got.status();
+    EXPECT_EQ(got->Text(0, 0), arrays(want).first) << so << " + " << ao;
+    EXPECT_EQ(got->Text(0, 1), arrays(want).second) << ss << " + " << as;
+  }
+}
+
+// A version 8 database (no deniable_merge_chunk) gets the function from step 9 and keeps
+// counting into the chunks it has, also from two collectors at once.
+TEST_F(PostgresStorageTest, Version8DatabaseGetsTheChunkMergeFunctionAndKeepsCounting) {
+  int64_t metric = 0;
+  {
+    auto s = PostgresStorage::Open({.uri = uri_});
+    ASSERT_TRUE(s.ok());
+    absl::StatusOr<StoredMetric> m = (*s)->CreateMetric(NewMetric("sketch"));
+    ASSERT_TRUE(m.ok()) << m.status();
+    metric = m->id;
+    ReportRow r = Row(metric, 1, false, 3);
+    r.counters = {1, 1023, 2048};
+    ASSERT_TRUE((*s)->AppendReports({r}).ok());
+  }
+  auto conn = PgConnection::Connect(uri_);
+  ASSERT_TRUE(conn.ok());
+  ASSERT_TRUE((*conn)
+                  ->Exec("DROP FUNCTION deniable_merge_chunk(integer[], bigint[], integer[], "
+                         "bigint[]); DELETE FROM schema_version WHERE version >= 9")
+                  .ok());
+  auto first = PostgresStorage::Open({.uri = uri_});
+  auto second = PostgresStorage::Open({.uri = uri_});
+  ASSERT_TRUE(first.ok() && second.ok());
+  absl::StatusOr<PgResult> v = (*conn)->Exec(
+      "SELECT max(version), (SELECT count(*) FROM pg_proc WHERE proname = "
+      "'deniable_merge_chunk') FROM schema_version");
+  ASSERT_TRUE(v.ok()) << v.status();
+  EXPECT_EQ(v->Int64(0, 0), kPostgresSchemaVersion);
+  EXPECT_EQ(v->Int64(0, 1), 1);
+  std::vector<int64_t> want(2049, 0);
+  want[1] = want[1023] = want[2048] = 1;
+  for (int i = 2; i < 40; ++i) {
+    ReportRow r = Row(metric, i, false, 3);
+    r.counters = {static_cast<uint32_t>(i), 1023, static_cast<uint32_t>(1024 + i)};
+    for (uint32_t c : r.counters) ++want[c];
+    ASSERT_TRUE((i % 2 == 0 ? *first : *second)->AppendReports({r}).ok());
+  }
+  absl::StatusOr<std::vector<CountRow>> read = (*first)->ReadCounts(metric, 0, 1L << 40);
+  ASSERT_TRUE(read.ok()) << read.status();
+  ASSERT_EQ(read->size(), 1u);
+  EXPECT_EQ((*read)[0].n, 39);
+  std::vector<int64_t> dense = (*read)[0].counters.Dense();
+  dense.resize(want.size());
+  EXPECT_EQ(dense, want);
 }
 
 TEST_F(PostgresStorageTest, NewerSchemaIsRefusedNamingBothVersions) {
