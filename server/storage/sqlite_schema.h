@@ -54,6 +54,10 @@
 //      (deleted; first_counts keeps n, counter -1, and counter 0). Stored reports keep their
 //      columns: a report written from this version on has reports.bit & 2 set and a sparse
 //      support (storage.h EncodeCounters); older rows' bitmaps still decode
+//  11  table counter_deltas(metric_id, event_time, version, labelset_id, win, seq, sums)
+//      (issue 40; counter_chunks.h), created empty: an append transaction's increments of
+//      counters 1 and up, one row per key and window, folded into counter_chunks every
+//      kCounterDeltaFold rows; reads sum both
 //
 // Thread-compatible: call it on a connection no other thread uses.
 #ifndef DENIABLE_SERVER_STORAGE_SQLITE_SCHEMA_H_
@@ -70,7 +74,7 @@ namespace deniable::server {
 
 inline constexpr int32_t kCollectorApplicationId = 0x444E5331;    // "DNS1"
 inline constexpr int32_t kDeviceStoreApplicationId = 0x444E4231;  // "DNB1": the SDK's file
-inline constexpr int kCurrentSchemaVersion = 10;
+inline constexpr int kCurrentSchemaVersion = 11;
 
 // Checks, creates or migrates the schema of the collector database open on `db`; `path` names
 // it in messages. Errors: FAILED_PRECONDITION naming the path for a database of a newer schema
