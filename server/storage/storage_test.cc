@@ -1443,6 +1443,24 @@ TEST(CounterChunksTest, MergeInOnePassEqualsAnExactModel) {
 
 // A merged sum past 2^63 - 1 is DATA_LOSS naming the table; before, the sum wrapped and the
 // merge stored a chunk that every later read refused.
+// A counter_deltas blob holds counter indices over the whole layout: past a chunk's 1 024 is
+// fine, past kMaxCounterLayoutLength (or a repeat) is DATA_LOSS naming the table.
+TEST(CounterChunksTest, DeltaBlobsSpanTheLayoutAndMalformedOnesAreDataLoss) {
+  const uint32_t last = static_cast<uint32_t>(kMaxCounterLayoutLength - 1);
+  std::vector<ChunkCell> got;
+  ASSERT_TRUE(DecodeCounterDelta(EncodeCounterChunk({{1, 2}, {70000, 1}, {last, 5}}),
+                                 "counter_deltas",
+                                 [&](uint32_t j, int64_t sum) { got.emplace_back(j, sum); })
+                  .ok());
+  EXPECT_THAT(got, ElementsAre(ChunkCell{1, 2}, ChunkCell{70000, 1}, ChunkCell{last, 5}));
+  for (const std::string& bad : {EncodeCounterChunk({{last + 1, 1}}), std::string("\x01"),
+                                 std::string("\x05\x01\x00\x01", 4)}) {
+    absl::Status status = DecodeCounterDelta(bad, "counter_deltas", [](uint32_t, int64_t) {});
+    EXPECT_EQ(status.code(), absl::StatusCode::kDataLoss) << status;
+    EXPECT_THAT(status.message(), HasSubstr("counter_deltas"));
+  }
+}
+
 TEST(CounterChunksTest, AMergedSumPastTheLargestIsDataLossNamingTheTable) {
   const int64_t largest = std::numeric_limits<int64_t>::max();
   absl::StatusOr<std::string> merged = MergeCounterChunks(
