@@ -1360,6 +1360,7 @@ absl::StatusOr<std::vector<CountRow>> SqliteStorage::ReadCountsLocked(int64_t me
   cat.Reset();
   // The deltas not folded yet (counter_deltas: counter indices, not offsets), added the same way.
   SqliteStatement& del = read_->read_counter_deltas;
+  std::map<std::pair<size_t, int>, std::vector<SparseCounters::Entry>> deltas;  // (row, win)
   del.BindInt64(1, metric_id);
   del.BindInt64(2, start_seconds);
   del.BindInt64(3, end_seconds);
@@ -1386,14 +1387,21 @@ absl::StatusOr<std::vector<CountRow>> SqliteStorage::ReadCountsLocked(int64_t me
                                               " has a row of window ", win,
                                               ", outside the stored ranges"));
     }
-    CountRow& r = rows[it->second];
-    SparseCounters& counters = win < 0 ? r.counters : r.firsts[static_cast<size_t>(win)].counters;
-    SparseCounters added;
-    DENIABLE_RETURN_IF_ERROR(DecodeCounterDelta(
-        del.ColumnBlob(4), "counter_deltas", [&](uint32_t j, int64_t sum) { added.Add(j, sum); }));
-    counters.AddAll(added);
+    std::vector<SparseCounters::Entry>& cells = deltas[{it->second, static_cast<int>(win)}];
+    DENIABLE_RETURN_IF_ERROR(
+        DecodeCounterDelta(del.ColumnBlob(4), "counter_deltas",
+                           [&](uint32_t j, int64_t sum) { cells.emplace_back(j, sum); }));
   }
   del.Reset();
+  // One merge per row and window (a merge per delta row would cost its rows' size each time).
+  for (auto& [where, cells] : deltas) {
+    std::sort(cells.begin(), cells.end());
+    SparseCounters added;
+    for (const auto& [j, sum] : cells) added.Add(j, sum);  // ascending: O(1) each
+    CountRow& r = rows[where.first];
+    (where.second < 0 ? r.counters : r.firsts[static_cast<size_t>(where.second)].counters)
+        .AddAll(added);
+  }
   // The window-first counts (first_counts), merged the same way.
   SqliteStatement& fc = read_->read_first_counts;
   fc.BindInt64(1, metric_id);
