@@ -228,6 +228,10 @@ absl::StatusOr<Figures> Run(const std::string& path, Kind kind, bool group_commi
                 ScalarQuery(path, absl::StrCat("SELECT count(*) FROM ",
                                                chunks ? "counter_chunks" : "counter_sums", where)) +
                 ScalarQuery(path, "SELECT count(*) FROM first_counts" + where);
+  // counter_deltas (schema version 12): the deltas not folded into the chunks yet.
+  if (ScalarQuery(path, "SELECT count(*) FROM sqlite_master WHERE name = 'counter_deltas'") == 1) {
+    f.rows_read += ScalarQuery(path, "SELECT count(*) FROM counter_deltas" + where);
+  }
   f.v9_rows += counts;
   return f;
 }

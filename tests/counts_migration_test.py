@@ -112,8 +112,9 @@ def main():
     compare("sqlite", served_figures(server_bin, cli, db_file, f"{work}/sqlite.log"), want)
     with stored_reports.connect(db_file) as c:
         # Version 8 too: the keyed reports moved into their own file (sqlite_keyed_file.h); 9:
-        # the pair's generations; 10: counters 1 and up in chunks (counter_chunks.h).
-        check(c.execute("PRAGMA main.user_version").fetchone()[0] == 11, "migrated to version 11")
+        # the pair's generations; 10: counters 1 and up in chunks (counter_chunks.h); 11: the
+        # database's generation; 12: the chunks' deltas (counter_deltas, empty after it).
+        check(c.execute("PRAGMA main.user_version").fetchone()[0] == 12, "migrated to version 12")
         check(c.execute("SELECT count(*) FROM sqlite_master WHERE name = 'counter_sums'")
               .fetchone()[0] == 0, "counter_sums became counter_chunks")
         check(c.execute("SELECT count(*) FROM counter_chunks").fetchone()[0] > 0,

@@ -13,11 +13,14 @@ namespace deniable::server {
 namespace {
 
 constexpr char kPastTheChunk[] = "a counter past the chunk's ";
+constexpr char kPastTheLayout[] = "a counter past the largest layout's ";
 
 // One blob's cells in order, checked (DecodeCounterChunk's errors).
 class CellReader {
  public:
-  explicit CellReader(absl::string_view blob) : blob_(blob) {}
+  // `limit`: one past the largest offset allowed (kCounterChunkCounters for a chunk).
+  explicit CellReader(absl::string_view blob, uint64_t limit = kCounterChunkCounters)
+      : blob_(blob), limit_(limit) {}
 
   // Reads the next cell into offset() and sum(); false at the end or when the blob is malformed
   // (then error() says how).
@@ -32,8 +35,8 @@ class CellReader {
       error_ = "a counter repeated";
       return false;
     }
-    if (step >= kCounterChunkCounters || offset_ + step >= kCounterChunkCounters) {
-      error_ = kPastTheChunk;
+    if (step >= limit_ || offset_ + step >= limit_) {
+      error_ = limit_ == kCounterChunkCounters ? kPastTheChunk : kPastTheLayout;
       return false;
     }
     if (sum_ < 1 || sum_ > static_cast<uint64_t>(INT64_MAX)) {
@@ -45,11 +48,13 @@ class CellReader {
     return true;
   }
   uint64_t offset() const { return offset_; }
+  uint64_t limit() const { return limit_; }
   uint64_t sum() const { return sum_; }
   const char* error() const { return error_; }
 
  private:
   absl::string_view blob_;
+  uint64_t limit_;
   size_t pos_ = 0;
   uint64_t offset_ = 0;
   uint64_t sum_ = 0;
@@ -59,9 +64,9 @@ class CellReader {
 
 // DATA_LOSS naming `table` for the blob `r` found malformed.
 absl::Status Malformed(const CellReader& r, absl::string_view table) {
-  return absl::DataLossError(
-      absl::StrCat(table, ": a stored chunk of counter sums is malformed: ", r.error(),
-                   r.error() == kPastTheChunk ? absl::StrCat(kCounterChunkCounters) : ""));
+  return absl::DataLossError(absl::StrCat(
+      table, ": a stored chunk of counter sums is malformed: ", r.error(),
+      r.error() == kPastTheChunk || r.error() == kPastTheLayout ? absl::StrCat(r.limit()) : ""));
 }
 
 // Writes `v` as a varint at `out`; returns the byte past it.
@@ -164,6 +169,14 @@ std::string EncodeCounterChunk(absl::Span<const ChunkCell> cells) {
 absl::Status DecodeCounterChunk(absl::string_view blob, absl::string_view table,
                                 absl::FunctionRef<void(uint32_t offset, int64_t sum)> each) {
   CellReader r(blob);
+  while (r.Next()) each(static_cast<uint32_t>(r.offset()), static_cast<int64_t>(r.sum()));
+  if (r.error() != nullptr) return Malformed(r, table);
+  return absl::OkStatus();
+}
+
+absl::Status DecodeCounterDelta(absl::string_view blob, absl::string_view table,
+                                absl::FunctionRef<void(uint32_t counter, int64_t sum)> each) {
+  CellReader r(blob, static_cast<uint64_t>(kMaxCounterLayoutLength));
   while (r.Next()) each(static_cast<uint32_t>(r.offset()), static_cast<int64_t>(r.sum()));
   if (r.error() != nullptr) return Malformed(r, table);
   return absl::OkStatus();

@@ -759,6 +759,7 @@ CREATE TABLE main.moving(metric_id, event_time);
 CREATE TABLE main.move_watermarks(metric_id, event_time, last_seq, last_id);
 DROP TABLE main.keyed_file;
 DROP TABLE main.counter_chunks;
+DROP TABLE main.counter_deltas;
 CREATE TABLE main.counter_sums(metric_id, event_time, version, labelset_id, counter, total);
 PRAGMA main.user_version = 7;
 COMMIT;

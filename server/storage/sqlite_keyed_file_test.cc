@@ -95,8 +95,8 @@ TEST(SqliteKeyedFileTest, AnotherDatabasesKeyedFileIsRefused) {
 }
 
 // A database of schema version 7 (built here from a current one: `reports` back in the
-// database, no pair id, counter_sums for counter_chunks, user_version 7) opens with its reports
-// moved into a new keyed file, each once, and deduplicates against them.
+// database, no pair id, counter_sums for counter_chunks, no counter_deltas, user_version 7) opens
+// with its reports moved into a new keyed file, each once, and deduplicates against them.
 TEST(SqliteKeyedFileTest, AVersion7DatabasesReportsMoveIntoANewKeyedFile) {
   const std::string path = MakeDatabase("v7", 10, 3);
   {
@@ -108,7 +108,8 @@ TEST(SqliteKeyedFileTest, AVersion7DatabasesReportsMoveIntoANewKeyedFile) {
                            "CREATE TABLE main.moving(metric_id, event_time); CREATE TABLE "
                            "main.move_watermarks(metric_id, event_time, last_seq, last_id); "
                            "DROP TABLE main.keyed_file; PRAGMA main.user_version = 7; "
-                           "DROP TABLE main.counter_chunks; CREATE TABLE main.counter_sums("
+                           "DROP TABLE main.counter_chunks; DROP TABLE main.counter_deltas; "
+                           "CREATE TABLE main.counter_sums("
                            "metric_id, event_time, version, labelset_id, counter, total); COMMIT;",
                            nullptr, nullptr, nullptr),
               SQLITE_OK)
@@ -420,7 +421,8 @@ TEST(SqliteKeyedFileTest, AVersion8PairGetsGenerations) {
   for (const auto& [file, sql] : {std::pair(path,
                                             "ALTER TABLE keyed_file DROP COLUMN keyed_generation; "
                                             "ALTER TABLE keyed_file DROP COLUMN db_generation; "
-                                            "DROP TABLE counter_chunks; CREATE TABLE counter_sums("
+                                            "DROP TABLE counter_chunks; DROP TABLE counter_deltas; "
+                                            "CREATE TABLE counter_sums("
                                             "metric_id, event_time, version, labelset_id, "
                                             "counter, total); PRAGMA user_version=8"),
                                   std::pair(KeyedReportsPath(path),

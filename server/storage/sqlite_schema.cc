@@ -412,11 +412,26 @@ CREATE TABLE counter_chunks(
   return SqliteExec(db, "DELETE FROM first_counts WHERE counter >= 1; DROP TABLE counter_sums;");
 }
 
+// Version 11 -> 12: table counter_deltas (counter_chunks.h), empty: the chunks hold every sum.
+absl::Status MigrateTo12(sqlite3* db) {
+  return SqliteExec(db, R"sql(
+CREATE TABLE counter_deltas(
+  metric_id INTEGER NOT NULL,
+  event_time INTEGER NOT NULL,
+  version INTEGER NOT NULL,
+  labelset_id INTEGER NOT NULL,
+  win INTEGER NOT NULL,
+  seq INTEGER NOT NULL,
+  sums BLOB NOT NULL,
+  PRIMARY KEY (metric_id, event_time, version, labelset_id, win, seq)) WITHOUT ROWID;
+)sql");
+}
+
 // Step i migrates version i to i + 1.
 using Migration = absl::Status (*)(sqlite3*);
-constexpr Migration kMigrations[] = {MigrateTo1, MigrateTo2,  MigrateTo3, MigrateTo4,
-                                     MigrateTo5, MigrateTo6,  MigrateTo7, MigrateTo8,
-                                     MigrateTo9, MigrateTo10, MigrateTo11};
+constexpr Migration kMigrations[] = {MigrateTo1, MigrateTo2,  MigrateTo3,  MigrateTo4,
+                                     MigrateTo5, MigrateTo6,  MigrateTo7,  MigrateTo8,
+                                     MigrateTo9, MigrateTo10, MigrateTo11, MigrateTo12};
 static_assert(sizeof(kMigrations) / sizeof(kMigrations[0]) == kCurrentSchemaVersion);
 
 absl::StatusOr<int64_t> PragmaInt(sqlite3* db, const char* pragma) {

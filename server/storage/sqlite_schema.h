@@ -60,6 +60,10 @@
 //      version 3) records in each transaction that relies on the database the generation it
 //      relied on, and an open refuses a database of a lower one (an older copy, or one whose WAL
 //      was lost: sqlite_keyed_file.h)
+//  12  table counter_deltas(metric_id, event_time, version, labelset_id, win, seq, sums)
+//      (issue 40; counter_chunks.h), created empty: an append transaction's increments of
+//      counters 1 and up, one row per key and window, folded into counter_chunks every
+//      kCounterDeltaFold rows; reads sum both
 //
 // Thread-compatible: call it on a connection no other thread uses.
 #ifndef DENIABLE_SERVER_STORAGE_SQLITE_SCHEMA_H_
@@ -76,7 +80,7 @@ namespace deniable::server {
 
 inline constexpr int32_t kCollectorApplicationId = 0x444E5331;    // "DNS1"
 inline constexpr int32_t kDeviceStoreApplicationId = 0x444E4231;  // "DNB1": the SDK's file
-inline constexpr int kCurrentSchemaVersion = 11;
+inline constexpr int kCurrentSchemaVersion = 12;
 
 // Checks, creates or migrates the schema of the collector database open on `db`; `path` names
 // it in messages. Errors: FAILED_PRECONDITION naming the path for a database of a newer schema

@@ -254,7 +254,8 @@ TEST(SqliteSchemaTest, MigrationFillsLabelValuesFromTheCountsSoTheCapCountsOldVa
 }
 
 // A database of version 9 with one count row of metric `name` at hour 1 (n 5, counter 0 2) and
-// `version9_sql` run on it: counter_chunks dropped, counter_sums back as version 9 had it.
+// `version9_sql` run on it: counter_chunks and counter_deltas dropped, counter_sums back as
+// version 9 had it.
 std::string Version9Database(const std::string& name, const std::string& version9_sql) {
   const std::string path = TempDbPath(name);
   {
@@ -268,6 +269,7 @@ std::string Version9Database(const std::string& name, const std::string& version
   RunSql(path, R"sql(
 ALTER TABLE keyed_file DROP COLUMN db_generation;
 DROP TABLE counter_chunks;
+DROP TABLE counter_deltas;
 CREATE TABLE counter_sums(
   metric_id INTEGER NOT NULL,
   event_time INTEGER NOT NULL,
@@ -336,6 +338,62 @@ INSERT INTO first_counts SELECT metric_id, event_time, version, labelset_id, 2, 
   // Every report's counters: chunk 0 (counter 1), 1 (1025) and 68 (70000); window 0's: chunk
   // 68; window 2's: chunk 0.
   EXPECT_EQ(sqlite3_column_int64(st, 2), 5);
+  sqlite3_finalize(st);
+  sqlite3_close(db);
+}
+
+// Issue 40: version 11 -> 12 creates counter_deltas, empty (the chunks keep every sum); the
+// counts read the same after it, and appends go on into deltas that sum with the chunks.
+TEST(SqliteSchemaTest, MigratesVersion11ByAddingAnEmptyCounterDeltasTable) {
+  const std::string path = TempDbPath("schema_v11");
+  ReportRow r = testing_util::Row(1, 1, true, 1);
+  r.counters = {0, 5, 70000};
+  r.window_firsts = 1;
+  {
+    auto storage = SqliteStorage::Open({.path = path});
+    ASSERT_TRUE(storage.ok()) << storage.status();
+    absl::StatusOr<StoredMetric> m = (*storage)->CreateMetric(testing_util::NewMetric("m"));
+    ASSERT_TRUE(m.ok());
+    r.metric_id = m->id;
+    ASSERT_TRUE((*storage)->AppendReports({r}).ok());
+  }
+  // Version 11 had the sums in chunks only.
+  RunSql(path, R"sql(
+INSERT INTO counter_chunks SELECT metric_id, event_time, version, labelset_id, win, 0, x'0501'
+  FROM counter_deltas WHERE win = -1;
+INSERT INTO counter_chunks SELECT metric_id, event_time, version, labelset_id, win, 68, x'f00201'
+  FROM counter_deltas WHERE win = -1;
+DROP TABLE counter_deltas;
+PRAGMA user_version=11;
+)sql");
+  ASSERT_EQ(ReadHeader(path).version, 11);
+  {
+    auto storage = SqliteStorage::Open({.path = path});
+    ASSERT_TRUE(storage.ok()) << storage.status();
+    EXPECT_EQ(ReadHeader(path).version, 12);
+    absl::StatusOr<std::vector<CountRow>> counts = (*storage)->ReadCounts(r.metric_id, 0, 1 << 30);
+    ASSERT_TRUE(counts.ok()) << counts.status();
+    ASSERT_EQ(counts->size(), 1u);
+    EXPECT_EQ((*counts)[0].counters.ToString(), "0:1,5:1,70000:1");
+    EXPECT_EQ((*counts)[0].firsts[0].counters.ToString(), "0:1");
+    r.report_id[1] = 1;
+    ASSERT_TRUE((*storage)->AppendReports({r}).ok());
+    counts = (*storage)->ReadCounts(r.metric_id, 0, 1 << 30);
+    ASSERT_TRUE(counts.ok()) << counts.status();
+    EXPECT_EQ((*counts)[0].counters.ToString(), "0:2,5:2,70000:2");
+    EXPECT_EQ((*counts)[0].firsts[0].counters.ToString(), "0:2,5:1,70000:1");
+  }
+  sqlite3* db = nullptr;
+  ASSERT_EQ(sqlite3_open(path.c_str(), &db), SQLITE_OK);
+  sqlite3_stmt* st = nullptr;
+  ASSERT_EQ(sqlite3_prepare_v2(db,
+                               "SELECT (SELECT count(*) FROM counter_chunks), (SELECT count(*) "
+                               "FROM counter_deltas)",
+                               -1, &st, nullptr),
+            SQLITE_OK);
+  ASSERT_EQ(sqlite3_step(st), SQLITE_ROW);
+  EXPECT_EQ(sqlite3_column_int64(st, 0), 2);  // version 11's, unchanged
+  EXPECT_EQ(sqlite3_column_int64(st, 1), 2);  // the new report's: every report's, the day's
   sqlite3_finalize(st);
   sqlite3_close(db);
 }

@@ -46,25 +46,103 @@ int BindKey(SqliteStatement& st, const std::tuple<Ints...>& key) {
 // chunk (counter_chunks.h).
 using ChunkKey = std::tuple<int64_t, int64_t, uint32_t, int64_t, int, uint32_t>;
 
-// Sorts the transaction's chunk increments (key, offset), sums equal ones, and upserts one blob
-// per chunk with `up` (the append's upsert_counter_chunk), in key order.
-absl::Status UpsertCounterChunks(SqliteStatement& up,
-                                 std::vector<std::pair<ChunkKey, uint32_t>>& cells) {
-  std::sort(cells.begin(), cells.end());
+// A counter_deltas row's key: a ChunkKey without the chunk (counter_chunks.h).
+using DeltaKey = std::tuple<int64_t, int64_t, uint32_t, int64_t, int>;
+
+DeltaKey DeltaKeyOf(const ChunkKey& k) {
+  return {std::get<0>(k), std::get<1>(k), std::get<2>(k), std::get<3>(k), std::get<4>(k)};
+}
+
+// The append's statements for counters 1 and up (counter_chunks.h), each bound from parameter 1
+// with a DeltaKey.
+struct CounterStatements {
+  SqliteStatement& upsert_chunk;   // + chunk, blob: merges into counter_chunks
+  SqliteStatement& delta_rows;     // the key's delta rows: count(*), max(seq)
+  SqliteStatement& insert_delta;   // + seq, blob
+  SqliteStatement& read_deltas;    // the key's delta blobs
+  SqliteStatement& delete_deltas;  // deletes the key's delta rows
+};
+
+// Upserts `sums` ((counter j, sum), ascending, distinct) of `key` into its chunks, one blob per
+// chunk.
+absl::Status UpsertChunksOf(SqliteStatement& up, const DeltaKey& key,
+                            absl::Span<const ChunkCell> sums) {
   std::vector<ChunkCell> chunk;
-  for (size_t i = 0; i < cells.size();) {
-    const ChunkKey& key = cells[i].first;
+  for (size_t i = 0; i < sums.size();) {
+    const uint32_t c = sums[i].first / kCounterChunkCounters;
     chunk.clear();
-    for (; i < cells.size() && cells[i].first == key; ++i) {
-      if (!chunk.empty() && chunk.back().first == cells[i].second) {
-        ++chunk.back().second;
-      } else {
-        chunk.emplace_back(cells[i].second, 1);
-      }
+    for (; i < sums.size() && sums[i].first / kCounterChunkCounters == c; ++i) {
+      chunk.emplace_back(sums[i].first % kCounterChunkCounters, sums[i].second);
     }
     const std::string blob = EncodeCounterChunk(chunk);
-    up.BindBlob(BindKey(up, key), blob.data(), static_cast<int>(blob.size()));
+    const int next = BindKey(up, key);
+    up.BindInt64(next, c);
+    up.BindBlob(next + 1, blob.data(), static_cast<int>(blob.size()));
     DENIABLE_RETURN_IF_ERROR(up.Run());
+  }
+  return absl::OkStatus();
+}
+
+// Sorts the transaction's increments (key, offset) and writes, per key and window, their sums as
+// one counter_deltas row; a key and window whose rows would reach kCounterDeltaFold has them and
+// this transaction's sums folded into its chunks instead, and its rows deleted.
+absl::Status AppendCounterCells(CounterStatements& st,
+                                std::vector<std::pair<ChunkKey, uint32_t>>& cells) {
+  std::sort(cells.begin(), cells.end());
+  std::vector<ChunkCell> sums;  // (counter j, sum)
+  for (size_t i = 0; i < cells.size();) {
+    const DeltaKey key = DeltaKeyOf(cells[i].first);
+    sums.clear();
+    for (; i < cells.size() && DeltaKeyOf(cells[i].first) == key; ++i) {
+      const uint32_t j = std::get<5>(cells[i].first) * kCounterChunkCounters + cells[i].second;
+      if (!sums.empty() && sums.back().first == j) {
+        ++sums.back().second;
+      } else {
+        sums.emplace_back(j, 1);
+      }
+    }
+    BindKey(st.delta_rows, key);
+    absl::StatusOr<bool> row = st.delta_rows.Step();
+    const int64_t rows = row.ok() && *row ? st.delta_rows.ColumnInt64(0) : 0;
+    const int64_t last_seq = row.ok() && *row ? st.delta_rows.ColumnInt64(1) : 0;
+    st.delta_rows.Reset();
+    if (!row.ok()) return row.status();
+    if (rows + 1 < kCounterDeltaFold) {
+      const std::string blob = EncodeCounterChunk(sums);
+      const int next = BindKey(st.insert_delta, key);
+      st.insert_delta.BindInt64(next, last_seq + 1);
+      st.insert_delta.BindBlob(next + 1, blob.data(), static_cast<int>(blob.size()));
+      DENIABLE_RETURN_IF_ERROR(st.insert_delta.Run());
+      continue;
+    }
+    // The fold: every delta of the key and this transaction's sums, into the chunks.
+    BindKey(st.read_deltas, key);
+    absl::Status read = absl::OkStatus();
+    while (read.ok()) {
+      absl::StatusOr<bool> more = st.read_deltas.Step();
+      if (!more.ok()) read = more.status();
+      if (!read.ok() || !*more) break;
+      read = DecodeCounterDelta(st.read_deltas.ColumnBlob(0), "counter_deltas",
+                                [&](uint32_t j, int64_t sum) { sums.emplace_back(j, sum); });
+    }
+    st.read_deltas.Reset();
+    DENIABLE_RETURN_IF_ERROR(read);
+    std::sort(sums.begin(), sums.end());
+    size_t out = 0;
+    for (size_t k = 0; k < sums.size(); ++k) {
+      if (out > 0 && sums[out - 1].first == sums[k].first) {
+        if (sums[out - 1].second > INT64_MAX - sums[k].second) {
+          return absl::DataLossError("counter_deltas: a counter's sum past 2^63 - 1");
+        }
+        sums[out - 1].second += sums[k].second;
+      } else {
+        sums[out++] = sums[k];
+      }
+    }
+    sums.resize(out);
+    DENIABLE_RETURN_IF_ERROR(UpsertChunksOf(st.upsert_chunk, key, sums));
+    BindKey(st.delete_deltas, key);
+    DENIABLE_RETURN_IF_ERROR(st.delete_deltas.Run());
   }
   return absl::OkStatus();
 }
@@ -131,12 +209,16 @@ struct SqliteStorage::WriteStatements {
   SqliteStatement upsert_first_count;             // first_counts (sqlite_schema.h version 5)
   SqliteStatement metric_exists;
   SqliteStatement label_value_known, label_value_count, insert_label_value, label_key_count;
+  // counter_deltas (counter_chunks.h): AppendCounterCells' CounterStatements.
+  SqliteStatement counter_delta_rows, insert_counter_delta, read_counter_deltas,
+      delete_counter_deltas;
 };
 
 struct SqliteStorage::ReadStatements {
   SqliteStatement get_metric, list_metrics, get_designs, read_counts, count_reports;
   SqliteStatement read_counter_chunks;
   SqliteStatement read_first_counts;
+  SqliteStatement read_counter_deltas;
 };
 
 absl::StatusOr<std::unique_ptr<SqliteStorage>> SqliteStorage::Open(const SqliteOptions& options) {
@@ -245,13 +327,42 @@ absl::Status SqliteStorage::Init(const SqliteOptions& options) {
   DENIABLE_ASSIGN_OR_RETURN(
       SqliteStatement label_key_count,
       prepare_write("SELECT count(DISTINCT key) FROM label_values WHERE metric_id = ?"));
-  write_.reset(new WriteStatements{
-      std::move(begin), std::move(commit), std::move(rollback), std::move(insert_metric),
-      std::move(insert_design), std::move(insert_labelset), std::move(find_labelset),
-      std::move(insert_recent), std::move(upsert_count), std::move(find_report),
-      std::move(hour_has_reports), std::move(upsert_counter_chunk), std::move(upsert_first_count),
-      std::move(metric_exists), std::move(label_value_known), std::move(label_value_count),
-      std::move(insert_label_value), std::move(label_key_count)});
+  constexpr char kDeltaKey[] =
+      " FROM counter_deltas WHERE metric_id = ? AND event_time = ? AND version = ? AND "
+      "labelset_id = ? AND win = ?";
+  DENIABLE_ASSIGN_OR_RETURN(
+      SqliteStatement counter_delta_rows,
+      prepare_write(absl::StrCat("SELECT count(*), coalesce(max(seq), 0)", kDeltaKey)));
+  DENIABLE_ASSIGN_OR_RETURN(
+      SqliteStatement insert_counter_delta,
+      prepare_write("INSERT INTO counter_deltas(metric_id, event_time, version, labelset_id, "
+                    "win, seq, sums) VALUES(?, ?, ?, ?, ?, ?, ?)"));
+  DENIABLE_ASSIGN_OR_RETURN(SqliteStatement read_counter_deltas_of_key,
+                            prepare_write(absl::StrCat("SELECT sums", kDeltaKey)));
+  DENIABLE_ASSIGN_OR_RETURN(SqliteStatement delete_counter_deltas,
+                            prepare_write(absl::StrCat("DELETE", kDeltaKey)));
+  write_.reset(new WriteStatements{std::move(begin),
+                                   std::move(commit),
+                                   std::move(rollback),
+                                   std::move(insert_metric),
+                                   std::move(insert_design),
+                                   std::move(insert_labelset),
+                                   std::move(find_labelset),
+                                   std::move(insert_recent),
+                                   std::move(upsert_count),
+                                   std::move(find_report),
+                                   std::move(hour_has_reports),
+                                   std::move(upsert_counter_chunk),
+                                   std::move(upsert_first_count),
+                                   std::move(metric_exists),
+                                   std::move(label_value_known),
+                                   std::move(label_value_count),
+                                   std::move(insert_label_value),
+                                   std::move(label_key_count),
+                                   std::move(counter_delta_rows),
+                                   std::move(insert_counter_delta),
+                                   std::move(read_counter_deltas_of_key),
+                                   std::move(delete_counter_deltas)});
 
   auto prepare_read = [this](absl::string_view sql) {
     read_mu_.AssertHeld();  // run with it held (-Wthread-safety cannot see it)
@@ -289,10 +400,17 @@ absl::Status SqliteStorage::Init(const SqliteOptions& options) {
       prepare_read("SELECT c.version, c.event_time, l.canonical, c.win, c.counter, c.count FROM "
                    "first_counts c JOIN labelsets l ON l.id = c.labelset_id WHERE "
                    "c.metric_id = ? AND c.event_time >= ? AND c.event_time < ?"));
+  // The deltas not folded yet (counter_chunks.h), at most kCounterDeltaFold - 1 per key and
+  // window.
+  DENIABLE_ASSIGN_OR_RETURN(
+      SqliteStatement read_counter_deltas,
+      prepare_read("SELECT c.version, c.event_time, l.canonical, c.win, c.sums FROM "
+                   "counter_deltas c JOIN labelsets l ON l.id = c.labelset_id WHERE "
+                   "c.metric_id = ? AND c.event_time >= ? AND c.event_time < ?"));
   read_.reset(new ReadStatements{std::move(get_metric), std::move(list_metrics),
                                  std::move(get_designs), std::move(read_counts),
                                  std::move(count_reports), std::move(read_counter_chunks),
-                                 std::move(read_first_counts)});
+                                 std::move(read_first_counts), std::move(read_counter_deltas)});
   max_recent_reports_ = options.max_recent_reports;
   durability_ = options.durability;
   max_label_values_ = options.max_label_values;
@@ -743,7 +861,7 @@ absl::StatusOr<std::vector<AppendResult>> SqliteStorage::AppendLocked(
   std::map<std::tuple<int64_t, int64_t, uint32_t, int64_t>, std::pair<int64_t, int64_t>> delta;
   // The same key plus a window (-1: every report, w: its firsts), a chunk and the counter's
   // offset in it, one entry per increment of a counter j >= 1 (counter_chunks.h); sorted and
-  // summed into one blob per chunk before the upserts.
+  // summed into one counter_deltas row per key and window (AppendCounterCells).
   std::vector<std::pair<ChunkKey, uint32_t>> chunk_cells;
   // The same key plus a window and a counter (-1: n, 0: counter 0) -> first reports.
   std::map<std::tuple<int64_t, int64_t, uint32_t, int64_t, int, int>, int64_t> first_delta;
@@ -912,7 +1030,10 @@ absl::StatusOr<std::vector<AppendResult>> SqliteStorage::AppendLocked(
     up.BindInt64(next + 1, value.second);
     DENIABLE_RETURN_IF_ERROR(up.Run());
   }
-  DENIABLE_RETURN_IF_ERROR(UpsertCounterChunks(write_->upsert_counter_chunk, chunk_cells));
+  CounterStatements counter_statements{write_->upsert_counter_chunk, write_->counter_delta_rows,
+                                       write_->insert_counter_delta, write_->read_counter_deltas,
+                                       write_->delete_counter_deltas};
+  DENIABLE_RETURN_IF_ERROR(AppendCounterCells(counter_statements, chunk_cells));
   for (const auto& [key, count] : first_delta) {
     SqliteStatement& up = write_->upsert_first_count;
     up.BindInt64(BindKey(up, key), count);
@@ -1076,6 +1197,7 @@ absl::Status SqliteStorage::DeleteMetric(absl::string_view name) {
          {"DELETE FROM recent_reports WHERE metric_id = ?",
           "DELETE FROM counts WHERE metric_id = ?",
           "DELETE FROM counter_chunks WHERE metric_id = ?",
+          "DELETE FROM counter_deltas WHERE metric_id = ?",
           "DELETE FROM first_counts WHERE metric_id = ?",
           "DELETE FROM label_values WHERE metric_id = ?", "DELETE FROM designs WHERE metric_id = ?",
           "DELETE FROM metrics WHERE id = ?"}) {
@@ -1163,7 +1285,7 @@ absl::StatusOr<int64_t> SqliteStorage::DeleteExpired(const char* table, const ch
 
 absl::StatusOr<int64_t> SqliteStorage::DeleteExpiredCounts(int64_t metric_id, int64_t cutoff,
                                                            int64_t batch_rows) {
-  // The same keys in the three statements: the subquery reads counts in key order, and the
+  // The same keys in the four statements: the subquery reads counts in key order, and the
   // counts rows go last.
   constexpr char kKeys[] =
       "metric_id = ?1 AND (event_time, version, labelset_id) IN (SELECT event_time, version, "
@@ -1175,7 +1297,7 @@ absl::StatusOr<int64_t> SqliteStorage::DeleteExpiredCounts(int64_t metric_id, in
     int64_t deleted = 0;
     const absl::Status done = RunInTransaction([&]() -> absl::Status {
       write_mu_.AssertHeld();  // run with it held (-Wthread-safety cannot see it)
-      for (const char* table : {"counter_chunks", "first_counts", "counts"}) {
+      for (const char* table : {"counter_chunks", "counter_deltas", "first_counts", "counts"}) {
         DENIABLE_ASSIGN_OR_RETURN(
             SqliteStatement st,
             SqliteStatement::Prepare(write_db_,
@@ -1269,6 +1391,9 @@ absl::StatusOr<RetentionResult> SqliteStorage::ApplyRetention(const RetentionOpt
     DENIABLE_RETURN_IF_ERROR(DeleteExpired("counter_chunks", "version, labelset_id, win, chunk",
                                            m.id, cutoff, batch, nullptr)
                                  .status());
+    DENIABLE_RETURN_IF_ERROR(DeleteExpired("counter_deltas", "version, labelset_id, win, seq", m.id,
+                                           cutoff, batch, nullptr)
+                                 .status());
     DENIABLE_RETURN_IF_ERROR(DeleteExpired("first_counts", "version, labelset_id, win, counter",
                                            m.id, cutoff, batch, nullptr)
                                  .status());
@@ -1289,6 +1414,13 @@ absl::StatusOr<std::vector<CountRow>> SqliteStorage::ReadCounts(int64_t metric_i
   DENIABLE_RETURN_IF_ERROR(SqliteExec(read_db_, "BEGIN"));
   absl::StatusOr<std::vector<CountRow>> rows =
       ReadCountsLocked(metric_id, start_seconds, end_seconds);
+  if (!rows.ok()) {
+    // A read stopped midway (a damaged row) leaves its statement stepping in the old snapshot.
+    for (SqliteStatement* st : {&read_->read_counts, &read_->read_counter_chunks,
+                                &read_->read_counter_deltas, &read_->read_first_counts}) {
+      st->Reset();
+    }
+  }
   const absl::Status end = SqliteExec(read_db_, rows.ok() ? "COMMIT" : "ROLLBACK");
   if (!rows.ok()) return rows.status();
   DENIABLE_RETURN_IF_ERROR(end);
@@ -1355,6 +1487,50 @@ absl::StatusOr<std::vector<CountRow>> SqliteStorage::ReadCountsLocked(int64_t me
         [&](uint32_t offset, int64_t sum) { counters.Add(base + offset, sum); }));
   }
   cat.Reset();
+  // The deltas not folded yet (counter_deltas: counter indices, not offsets), added the same way.
+  SqliteStatement& del = read_->read_counter_deltas;
+  std::map<std::pair<size_t, int>, std::vector<SparseCounters::Entry>> deltas;  // (row, win)
+  del.BindInt64(1, metric_id);
+  del.BindInt64(2, start_seconds);
+  del.BindInt64(3, end_seconds);
+  first = index.empty();
+  while (true) {
+    absl::StatusOr<bool> row = del.Step();
+    if (!row.ok()) return row.status();
+    if (!*row) break;
+    if (first) {
+      for (size_t i = 0; i < rows.size(); ++i) {
+        index[{rows[i].design_version, rows[i].event_time_seconds, rows[i].labels}] = i;
+      }
+      first = false;
+    }
+    auto it = index.find(
+        {static_cast<uint32_t>(del.ColumnInt64(0)), del.ColumnInt64(1), del.ColumnText(2)});
+    const int64_t win = del.ColumnInt64(3);
+    if (it == index.end()) {
+      return absl::DataLossError(
+          absl::StrCat("metric ", metric_id, ": counter sums without counts in the database"));
+    }
+    if (win < -1 || win > 2) {
+      return absl::DataLossError(absl::StrCat("counter_deltas: metric ", metric_id,
+                                              " has a row of window ", win,
+                                              ", outside the stored ranges"));
+    }
+    std::vector<SparseCounters::Entry>& cells = deltas[{it->second, static_cast<int>(win)}];
+    DENIABLE_RETURN_IF_ERROR(
+        DecodeCounterDelta(del.ColumnBlob(4), "counter_deltas",
+                           [&](uint32_t j, int64_t sum) { cells.emplace_back(j, sum); }));
+  }
+  del.Reset();
+  // One merge per row and window (a merge per delta row would cost its rows' size each time).
+  for (auto& [where, cells] : deltas) {
+    std::sort(cells.begin(), cells.end());
+    SparseCounters added;
+    for (const auto& [j, sum] : cells) added.Add(j, sum);  // ascending: O(1) each
+    CountRow& r = rows[where.first];
+    (where.second < 0 ? r.counters : r.firsts[static_cast<size_t>(where.second)].counters)
+        .AddAll(added);
+  }
   // The window-first counts (first_counts), merged the same way.
   SqliteStatement& fc = read_->read_first_counts;
   fc.BindInt64(1, metric_id);

@@ -30,11 +30,14 @@
 //       keyed file, that file's pair id (the copy goes on into it after a stop).
 //   counts(metric_id, event_time, version, labelset_id, n, counter0)         WITHOUT ROWID
 //   counter_chunks(metric_id, event_time, version, labelset_id, win, chunk, sums) WITHOUT ROWID
+//   counter_deltas(metric_id, event_time, version, labelset_id, win, seq, sums) WITHOUT ROWID
 //   first_counts(metric_id, event_time, version, labelset_id, win, counter, count)
 //       n and the summed counter vector (storage.h CountRow; counter 0 beside n; counters 1 and
 //       up 1024 to a row as one blob, counter_chunks.h, win -1 for every report and 0-2 for the
-//       window's first reports; first_counts the window's firsts' n, counter -1, and counter
-//       0), maintained in the same transaction as the reports: queries never scan reports.
+//       window's first reports; counter_deltas an append transaction's increments of counters 1
+//       and up, one row per key and window, folded into counter_chunks every kCounterDeltaFold
+//       rows; first_counts the window's firsts' n, counter -1, and counter 0), maintained in the
+//       same transaction as the reports: queries never scan reports.
 //   label_values(metric_id, key, value)                                      WITHOUT ROWID
 //       each metric's stored label values, for the cap on distinct values of a label key
 //       (label_values.h), written and counted in the append's transaction.

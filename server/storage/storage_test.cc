@@ -1443,6 +1443,24 @@ TEST(CounterChunksTest, MergeInOnePassEqualsAnExactModel) {
 
 // A merged sum past 2^63 - 1 is DATA_LOSS naming the table; before, the sum wrapped and the
 // merge stored a chunk that every later read refused.
+// A counter_deltas blob holds counter indices over the whole layout: past a chunk's 1 024 is
+// fine, past kMaxCounterLayoutLength (or a repeat) is DATA_LOSS naming the table.
+TEST(CounterChunksTest, DeltaBlobsSpanTheLayoutAndMalformedOnesAreDataLoss) {
+  const uint32_t last = static_cast<uint32_t>(kMaxCounterLayoutLength - 1);
+  std::vector<ChunkCell> got;
+  ASSERT_TRUE(DecodeCounterDelta(EncodeCounterChunk({{1, 2}, {70000, 1}, {last, 5}}),
+                                 "counter_deltas",
+                                 [&](uint32_t j, int64_t sum) { got.emplace_back(j, sum); })
+                  .ok());
+  EXPECT_THAT(got, ElementsAre(ChunkCell{1, 2}, ChunkCell{70000, 1}, ChunkCell{last, 5}));
+  for (const std::string& bad : {EncodeCounterChunk({{last + 1, 1}}), std::string("\x01"),
+                                 std::string("\x05\x01\x00\x01", 4)}) {
+    absl::Status status = DecodeCounterDelta(bad, "counter_deltas", [](uint32_t, int64_t) {});
+    EXPECT_EQ(status.code(), absl::StatusCode::kDataLoss) << status;
+    EXPECT_THAT(status.message(), HasSubstr("counter_deltas"));
+  }
+}
+
 TEST(CounterChunksTest, AMergedSumPastTheLargestIsDataLossNamingTheTable) {
   const int64_t largest = std::numeric_limits<int64_t>::max();
   absl::StatusOr<std::string> merged = MergeCounterChunks(
@@ -1459,9 +1477,34 @@ TEST(CounterChunksTest, AMergedSumPastTheLargestIsDataLossNamingTheTable) {
   EXPECT_EQ(got, (std::vector<ChunkCell>{{3, largest}}));
 }
 
+// The number that `sql` (one integer) gives on the database at `path`, read on a connection of
+// its own.
+int64_t QueryOne(const std::string& path, const std::string& sql) {
+  sqlite3* db = nullptr;
+  EXPECT_EQ(sqlite3_open(path.c_str(), &db), SQLITE_OK);
+  sqlite3_stmt* st = nullptr;
+  EXPECT_EQ(sqlite3_prepare_v2(db, sql.c_str(), -1, &st, nullptr), SQLITE_OK) << sqlite3_errmsg(db);
+  EXPECT_EQ(sqlite3_step(st), SQLITE_ROW) << sql;
+  const int64_t v = sqlite3_column_int64(st, 0);
+  sqlite3_finalize(st);
+  sqlite3_close(db);
+  return v;
+}
+
+// Runs `sql` on the database at `path` on a connection of its own.
+void ExecSql(const std::string& path, const std::string& sql) {
+  sqlite3* db = nullptr;
+  ASSERT_EQ(sqlite3_open(path.c_str(), &db), SQLITE_OK);
+  ASSERT_EQ(sqlite3_exec(db, sql.c_str(), nullptr, nullptr, nullptr), SQLITE_OK)
+      << sqlite3_errmsg(db);
+  sqlite3_close(db);
+}
+
 // Issue 37 in the files: a report touching 2 counters of a 2^21-counter sketch stores a few
-// bytes of support and writes one chunk row per window it counts in, and a damaged chunk is
-// DATA_LOSS naming counter_chunks, for the read and for the append that would merge into it.
+// bytes of support and writes one delta row per window it counts in (issue 40), which the
+// kCounterDeltaFold-th transaction folds into one chunk row per window; a damaged chunk is
+// DATA_LOSS naming counter_chunks, for the read and for the fold that would merge into it, and a
+// damaged delta DATA_LOSS naming counter_deltas.
 TEST(SqliteStorageTest, ALargeLayoutsReportCostsWhatItTouchesAndDamageIsNamed) {
   const std::string path = TempDbPath("sparse_cost");
   auto storage = SqliteStorage::Open({.path = path});
@@ -1471,29 +1514,114 @@ TEST(SqliteStorageTest, ALargeLayoutsReportCostsWhatItTouchesAndDamageIsNamed) {
   ReportRow r = Row(m->id, 1, false, 3);
   r.counters = {(1u << 21) - 2, (1u << 21) - 1};
   r.window_firsts = 1;
-  ASSERT_TRUE((*storage)->AppendReports({r}).ok());
-  sqlite3* db = nullptr;
-  ASSERT_EQ(sqlite3_open(path.c_str(), &db), SQLITE_OK);
-  auto one = [db](const char* sql) {
-    sqlite3_stmt* st = nullptr;
-    EXPECT_EQ(sqlite3_prepare_v2(db, sql, -1, &st, nullptr), SQLITE_OK) << sqlite3_errmsg(db);
-    EXPECT_EQ(sqlite3_step(st), SQLITE_ROW);
-    const int64_t v = sqlite3_column_int64(st, 0);
-    sqlite3_finalize(st);
-    return v;
+  uint8_t next_id = 0;
+  auto append = [&]() {
+    r.report_id[1] = next_id++;  // a new report
+    return (*storage)->AppendReports({r});
   };
-  EXPECT_LE(one("SELECT length(support) FROM recent_reports"), 4);
-  EXPECT_EQ(one("SELECT bit FROM recent_reports"), kStoredBitSparse);
-  EXPECT_EQ(one("SELECT count(*) FROM counter_chunks"), 2);  // every report's, day's firsts
-  ASSERT_EQ(sqlite3_exec(db, "UPDATE counter_chunks SET sums = x'80'", nullptr, nullptr, nullptr),
-            SQLITE_OK);
-  sqlite3_close(db);
+  ASSERT_TRUE(append().ok());
+  EXPECT_LE(QueryOne(path, "SELECT length(support) FROM recent_reports"), 4);
+  EXPECT_EQ(QueryOne(path, "SELECT bit FROM recent_reports"), kStoredBitSparse);
+  // Every report's and the day's firsts: a delta row each, no chunk yet.
+  EXPECT_EQ(QueryOne(path, "SELECT count(*) FROM counter_deltas"), 2);
+  EXPECT_EQ(QueryOne(path, "SELECT count(*) FROM counter_chunks"), 0);
+  for (int t = 1; t < kCounterDeltaFold; ++t) ASSERT_TRUE(append().ok());
+  EXPECT_EQ(QueryOne(path, "SELECT count(*) FROM counter_deltas"), 0);
+  EXPECT_EQ(QueryOne(path, "SELECT count(*) FROM counter_chunks"), 2);
+  ExecSql(path, "UPDATE counter_chunks SET sums = x'80'");
   absl::StatusOr<std::vector<CountRow>> counts = (*storage)->ReadCounts(m->id, 0, 1 << 30);
   EXPECT_EQ(counts.status().code(), absl::StatusCode::kDataLoss);
   EXPECT_THAT(counts.status().message(), HasSubstr("counter_chunks"));
-  r.report_id[1] = 1;  // a new report into the damaged chunk
-  absl::StatusOr<AppendResult> append = (*storage)->AppendReports({r});
-  EXPECT_EQ(append.status().code(), absl::StatusCode::kDataLoss) << append.status();
+  // The deltas go in; the fold into the damaged chunk fails, whole.
+  for (int t = 1; t < kCounterDeltaFold; ++t) ASSERT_TRUE(append().ok());
+  const int64_t stored = *(*storage)->ReportCount();
+  absl::StatusOr<AppendResult> folded = append();
+  EXPECT_EQ(folded.status().code(), absl::StatusCode::kDataLoss) << folded.status();
+  EXPECT_EQ(*(*storage)->ReportCount(), stored);
+  EXPECT_EQ(QueryOne(path, "SELECT count(*) FROM counter_deltas"), 2 * (kCounterDeltaFold - 1));
+  // A damaged delta row (a truncated varint pair), the chunks gone.
+  ExecSql(path, "DELETE FROM counter_chunks; UPDATE counter_deltas SET sums = x'01'");
+  counts = (*storage)->ReadCounts(m->id, 0, 1 << 30);
+  EXPECT_EQ(counts.status().code(), absl::StatusCode::kDataLoss);
+  EXPECT_THAT(counts.status().message(), HasSubstr("counter_deltas"));
+}
+
+// Issue 40: an append writes one counter_deltas row per key and window per transaction instead of
+// upserting chunks, and the transaction that would write a key's kCounterDeltaFold-th row folds
+// them into counter_chunks: after t transactions into one key, t % kCounterDeltaFold rows remain
+// (a read reads at most kCounterDeltaFold - 1), and the counts equal an exact model throughout.
+TEST(SqliteStorageTest, CounterDeltasAreFoldedEveryKTransactionsAndCountsStayExact) {
+  const std::string path = TempDbPath("counter_deltas_fold");
+  auto storage = SqliteStorage::Open({.path = path, .background_moves = false});
+  ASSERT_TRUE(storage.ok()) << storage.status();
+  absl::StatusOr<StoredMetric> m = (*storage)->CreateMetric(NewMetric("sketch"));
+  ASSERT_TRUE(m.ok());
+  std::mt19937_64 rng(40);
+  auto uniform = [&rng](int64_t lo, int64_t hi) {
+    return std::uniform_int_distribution<int64_t>(lo, hi)(rng);
+  };
+  std::map<uint32_t, int64_t> every;  // counter j >= 1 -> sum, every report
+  std::map<uint32_t, int64_t> day;    // the day's firsts
+  int64_t n = 0;
+  uint64_t next_id = 1;
+  constexpr int kTransactions = 3 * kCounterDeltaFold + 5;
+  for (int t = 1; t <= kTransactions; ++t) {
+    std::vector<ReportRow> batch;
+    for (int64_t i = uniform(1, 40); i > 0; --i) {
+      ReportRow r = Row(m->id, 1, false, 3);
+      for (int b = 0; b < 8; ++b)
+        r.report_id[static_cast<size_t>(b)] = static_cast<uint8_t>(next_id >> (8 * b));
+      ++next_id;
+      // Two counters of a 2^21-counter layout, often in the same chunks.
+      const uint32_t a = static_cast<uint32_t>(uniform(1, (1 << 21) - 2));
+      const uint32_t b =
+          uniform(0, 1) == 1 ? a + 1 : static_cast<uint32_t>(uniform(a + 1, (1 << 21) - 1));
+      r.counters = {a, b};
+      r.window_firsts = static_cast<int>(uniform(0, 1));
+      ++n;
+      for (uint32_t j : r.counters) {
+        ++every[j];
+        if (r.window_firsts == 1) ++day[j];
+      }
+      batch.push_back(r);
+    }
+    absl::StatusOr<AppendResult> got = (*storage)->AppendReports(batch);
+    ASSERT_TRUE(got.ok()) << got.status();
+    ASSERT_EQ(got->accepted, static_cast<int64_t>(batch.size()));
+    // Every report's key has one delta row per transaction since its last fold.
+    ASSERT_EQ(QueryOne(path, "SELECT count(*) FROM counter_deltas WHERE win = -1"),
+              t % kCounterDeltaFold)
+        << "after transaction " << t;
+    ASSERT_LE(QueryOne(path,
+                       "SELECT coalesce(max(k), 0) FROM (SELECT count(*) AS k FROM counter_deltas "
+                       "GROUP BY metric_id, event_time, version, labelset_id, win)"),
+              kCounterDeltaFold - 1);
+    if (t % 7 != 0 && t != kTransactions) continue;
+    absl::StatusOr<std::vector<CountRow>> counts = (*storage)->ReadCounts(m->id, 0, 1 << 30);
+    ASSERT_TRUE(counts.ok()) << counts.status();
+    ASSERT_EQ(counts->size(), 1u);
+    const CountRow& row = (*counts)[0];
+    EXPECT_EQ(row.n, n);
+    SparseCounters want;
+    for (const auto& [j, sum] : every) want.Add(j, sum);
+    SparseCounters want_day;
+    for (const auto& [j, sum] : day) want_day.Add(j, sum);
+    EXPECT_EQ(row.counters, want) << "after transaction " << t;
+    EXPECT_EQ(row.firsts[0].counters, want_day) << "after transaction " << t;
+  }
+  EXPECT_GT(QueryOne(path, "SELECT count(*) FROM counter_chunks"), 0);
+  // The same counts after a reopen.
+  storage->reset();
+  storage = SqliteStorage::Open({.path = path, .background_moves = false});
+  ASSERT_TRUE(storage.ok()) << storage.status();
+  absl::StatusOr<std::vector<CountRow>> counts = (*storage)->ReadCounts(m->id, 0, 1 << 30);
+  ASSERT_TRUE(counts.ok()) << counts.status();
+  ASSERT_EQ(counts->size(), 1u);
+  EXPECT_EQ((*counts)[0].counters.size(), every.size());
+  // DeleteMetric takes the deltas with the chunks.
+  ASSERT_TRUE((*storage)->DeleteMetric("sketch").ok());
+  EXPECT_EQ(QueryOne(path, "SELECT count(*) FROM counter_deltas"), 0);
+  EXPECT_EQ(QueryOne(path, "SELECT count(*) FROM counter_chunks"), 0);
 }
 
 TEST(SqliteStorageTest, DeleteMetricRemovesMovedAndRecentReports) {
