@@ -1449,27 +1449,32 @@ absl::StatusOr<std::vector<CountRow>> SqliteStorage::ReadCountsLocked(int64_t me
   st.Reset();
   // Counters 1 and up (counter_chunks: every report's, win -1, and the windows' firsts), merged
   // into their count rows.
+  // The count row of a statement's key columns (version, event time, labels: 0-2), from an
+  // index of `rows` built at the first lookup; nullopt for a key without counts.
   std::map<std::tuple<uint32_t, int64_t, std::string>, size_t> index;
+  auto row_of = [&](SqliteStatement& s) -> std::optional<size_t> {
+    if (index.empty()) {
+      for (size_t i = 0; i < rows.size(); ++i) {
+        index[{rows[i].design_version, rows[i].event_time_seconds, rows[i].labels}] = i;
+      }
+    }
+    auto it =
+        index.find({static_cast<uint32_t>(s.ColumnInt64(0)), s.ColumnInt64(1), s.ColumnText(2)});
+    if (it == index.end()) return std::nullopt;
+    return it->second;
+  };
   SqliteStatement& cat = read_->read_counter_chunks;
   cat.BindInt64(1, metric_id);
   cat.BindInt64(2, start_seconds);
   cat.BindInt64(3, end_seconds);
-  bool first = true;
   while (true) {
     absl::StatusOr<bool> row = cat.Step();
     if (!row.ok()) return row.status();
     if (!*row) break;
-    if (first) {
-      for (size_t i = 0; i < rows.size(); ++i) {
-        index[{rows[i].design_version, rows[i].event_time_seconds, rows[i].labels}] = i;
-      }
-      first = false;
-    }
-    auto it = index.find(
-        {static_cast<uint32_t>(cat.ColumnInt64(0)), cat.ColumnInt64(1), cat.ColumnText(2)});
+    const std::optional<size_t> it = row_of(cat);
     const int64_t win = cat.ColumnInt64(3);
     const int64_t chunk = cat.ColumnInt64(4);
-    if (it == index.end()) {
+    if (!it.has_value()) {
       return absl::DataLossError(
           absl::StrCat("metric ", metric_id, ": counter sums without counts in the database"));
     }
@@ -1479,7 +1484,7 @@ absl::StatusOr<std::vector<CountRow>> SqliteStorage::ReadCountsLocked(int64_t me
                                               " has a row of window ", win, " and chunk ", chunk,
                                               ", outside the stored ranges"));
     }
-    CountRow& r = rows[it->second];
+    CountRow& r = rows[*it];
     SparseCounters& counters = win < 0 ? r.counters : r.firsts[static_cast<size_t>(win)].counters;
     const uint32_t base = static_cast<uint32_t>(chunk) * kCounterChunkCounters;
     DENIABLE_RETURN_IF_ERROR(DecodeCounterChunk(
@@ -1493,21 +1498,13 @@ absl::StatusOr<std::vector<CountRow>> SqliteStorage::ReadCountsLocked(int64_t me
   del.BindInt64(1, metric_id);
   del.BindInt64(2, start_seconds);
   del.BindInt64(3, end_seconds);
-  first = index.empty();
   while (true) {
     absl::StatusOr<bool> row = del.Step();
     if (!row.ok()) return row.status();
     if (!*row) break;
-    if (first) {
-      for (size_t i = 0; i < rows.size(); ++i) {
-        index[{rows[i].design_version, rows[i].event_time_seconds, rows[i].labels}] = i;
-      }
-      first = false;
-    }
-    auto it = index.find(
-        {static_cast<uint32_t>(del.ColumnInt64(0)), del.ColumnInt64(1), del.ColumnText(2)});
+    const std::optional<size_t> it = row_of(del);
     const int64_t win = del.ColumnInt64(3);
-    if (it == index.end()) {
+    if (!it.has_value()) {
       return absl::DataLossError(
           absl::StrCat("metric ", metric_id, ": counter sums without counts in the database"));
     }
@@ -1516,7 +1513,7 @@ absl::StatusOr<std::vector<CountRow>> SqliteStorage::ReadCountsLocked(int64_t me
                                               " has a row of window ", win,
                                               ", outside the stored ranges"));
     }
-    std::vector<SparseCounters::Entry>& cells = deltas[{it->second, static_cast<int>(win)}];
+    std::vector<SparseCounters::Entry>& cells = deltas[{*it, static_cast<int>(win)}];
     DENIABLE_RETURN_IF_ERROR(
         DecodeCounterDelta(del.ColumnBlob(4), "counter_deltas",
                            [&](uint32_t j, int64_t sum) { cells.emplace_back(j, sum); }));
@@ -1536,25 +1533,17 @@ absl::StatusOr<std::vector<CountRow>> SqliteStorage::ReadCountsLocked(int64_t me
   fc.BindInt64(1, metric_id);
   fc.BindInt64(2, start_seconds);
   fc.BindInt64(3, end_seconds);
-  first = index.empty();
   while (true) {
     absl::StatusOr<bool> row = fc.Step();
     if (!row.ok()) return row.status();
     if (!*row) break;
-    if (first) {
-      for (size_t i = 0; i < rows.size(); ++i) {
-        index[{rows[i].design_version, rows[i].event_time_seconds, rows[i].labels}] = i;
-      }
-      first = false;
-    }
-    auto it =
-        index.find({static_cast<uint32_t>(fc.ColumnInt64(0)), fc.ColumnInt64(1), fc.ColumnText(2)});
+    const std::optional<size_t> it = row_of(fc);
     const int64_t w = fc.ColumnInt64(3);
-    if (it == index.end() || w < 0 || w > 2) {
+    if (!it.has_value() || w < 0 || w > 2) {
       return absl::DataLossError(
           absl::StrCat("metric ", metric_id, ": first counts without counts in the database"));
     }
-    CountRow::Firsts& f = rows[it->second].firsts[static_cast<size_t>(w)];
+    CountRow::Firsts& f = rows[*it].firsts[static_cast<size_t>(w)];
     const int64_t counter = fc.ColumnInt64(4);
     if (counter < -1 || counter >= kMaxCounterLayoutLength) {
       return absl::DataLossError(absl::StrCat("first_counts: metric ", metric_id, " has counter ",
