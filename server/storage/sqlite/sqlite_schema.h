@@ -66,8 +66,8 @@
 //      kCounterDeltaFold rows; reads sum both
 //
 // Thread-compatible: call it on a connection no other thread uses.
-#ifndef DENIABLE_SERVER_STORAGE_SQLITE_SCHEMA_H_
-#define DENIABLE_SERVER_STORAGE_SQLITE_SCHEMA_H_
+#ifndef DENIABLE_SERVER_STORAGE_SQLITE_SQLITE_SCHEMA_H_
+#define DENIABLE_SERVER_STORAGE_SQLITE_SQLITE_SCHEMA_H_
 
 #include <sqlite3.h>
 
@@ -94,4 +94,4 @@ absl::Status ReadSchemaVersion(sqlite3* db, int32_t* application_id, int* versio
 
 }  // namespace deniable::server
 
-#endif  // DENIABLE_SERVER_STORAGE_SQLITE_SCHEMA_H_
+#endif  // DENIABLE_SERVER_STORAGE_SQLITE_SQLITE_SCHEMA_H_

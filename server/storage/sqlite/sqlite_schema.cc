@@ -1,4 +1,4 @@
-#include "server/storage/sqlite_schema.h"
+#include "server/storage/sqlite/sqlite_schema.h"
 
 #include <algorithm>
 #include <array>
@@ -13,7 +13,7 @@
 #include "deniable/common/status_macros.h"
 #include "server/storage/counter_chunks.h"
 #include "server/storage/label_values.h"
-#include "server/storage/sqlite_statement.h"
+#include "server/storage/sqlite/sqlite_statement.h"
 
 namespace deniable::server {
 namespace {

@@ -1,7 +1,7 @@
 // Schema versions of the collector database (issue 17): a database written by the last
 // unversioned release (tests/data/collector-schema-320cd93.sql, run into an empty file) opens and
 // is migrated in place; a newer, a device store and a foreign database are refused unchanged.
-#include "server/storage/sqlite_schema.h"
+#include "server/storage/sqlite/sqlite_schema.h"
 
 #include <sqlite3.h>
 
@@ -13,7 +13,7 @@
 
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
-#include "server/storage/sqlite_storage.h"
+#include "server/storage/sqlite/sqlite_storage.h"
 #include "server/storage/storage_test_util.h"
 
 namespace deniable::server {

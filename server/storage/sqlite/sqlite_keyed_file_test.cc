@@ -1,7 +1,7 @@
 // The keyed reports file (sqlite_keyed_file.h): it belongs to one database (an older copy of it,
 // or one whose WAL was lost, is refused by generation), a version 7 database's reports move into
 // it, and tools read both through one view.
-#include "server/storage/sqlite_keyed_file.h"
+#include "server/storage/sqlite/sqlite_keyed_file.h"
 
 #include <sqlite3.h>
 #include <sys/wait.h>
@@ -16,8 +16,8 @@
 
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
-#include "server/storage/sqlite_schema.h"
-#include "server/storage/sqlite_storage.h"
+#include "server/storage/sqlite/sqlite_schema.h"
+#include "server/storage/sqlite/sqlite_storage.h"
 #include "server/storage/storage_test_util.h"
 
 namespace deniable::server {

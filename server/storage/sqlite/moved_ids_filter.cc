@@ -1,4 +1,4 @@
-#include "server/storage/moved_ids_filter.h"
+#include "server/storage/sqlite/moved_ids_filter.h"
 
 #include <utility>
 

@@ -10,10 +10,10 @@
 #include "absl/time/clock.h"
 #include "absl/time/time.h"
 #include "deniable/common/status_macros.h"
-#include "server/storage/moved_ids_filter.h"
-#include "server/storage/sqlite_keyed_file.h"
-#include "server/storage/sqlite_move_statements.h"
-#include "server/storage/sqlite_storage.h"
+#include "server/storage/sqlite/moved_ids_filter.h"
+#include "server/storage/sqlite/sqlite_keyed_file.h"
+#include "server/storage/sqlite/sqlite_move_statements.h"
+#include "server/storage/sqlite/sqlite_storage.h"
 
 namespace deniable::server {
 namespace {

@@ -1,4 +1,4 @@
-#include "server/storage/database_lock.h"
+#include "server/storage/sqlite/database_lock.h"
 
 #include <fcntl.h>
 #include <sys/file.h>
@@ -13,8 +13,8 @@
 #include "absl/strings/str_cat.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
-#include "server/storage/sqlite_keyed_file.h"
-#include "server/storage/sqlite_storage.h"
+#include "server/storage/sqlite/sqlite_keyed_file.h"
+#include "server/storage/sqlite/sqlite_storage.h"
 #include "server/storage/storage_test_util.h"
 
 namespace deniable::server {

@@ -8,8 +8,8 @@
 //
 // Thread-compatible: a statement belongs to one connection and must be used by one thread at a
 // time (callers hold the connection's mutex).
-#ifndef DENIABLE_SERVER_STORAGE_SQLITE_STATEMENT_H_
-#define DENIABLE_SERVER_STORAGE_SQLITE_STATEMENT_H_
+#ifndef DENIABLE_SERVER_STORAGE_SQLITE_SQLITE_STATEMENT_H_
+#define DENIABLE_SERVER_STORAGE_SQLITE_SQLITE_STATEMENT_H_
 
 #include <sqlite3.h>
 
@@ -89,4 +89,4 @@ class SqliteStatement {
 
 }  // namespace deniable::server
 
-#endif  // DENIABLE_SERVER_STORAGE_SQLITE_STATEMENT_H_
+#endif  // DENIABLE_SERVER_STORAGE_SQLITE_SQLITE_STATEMENT_H_

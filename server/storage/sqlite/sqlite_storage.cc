@@ -1,4 +1,4 @@
-#include "server/storage/sqlite_storage.h"
+#include "server/storage/sqlite/sqlite_storage.h"
 
 #include <fcntl.h>
 #include <sys/file.h>
@@ -24,9 +24,9 @@
 #include "absl/time/time.h"
 #include "deniable/common/status_macros.h"
 #include "server/storage/counter_chunks.h"
-#include "server/storage/sqlite_keyed_file.h"
-#include "server/storage/sqlite_move_statements.h"
-#include "server/storage/sqlite_schema.h"
+#include "server/storage/sqlite/sqlite_keyed_file.h"
+#include "server/storage/sqlite/sqlite_move_statements.h"
+#include "server/storage/sqlite/sqlite_schema.h"
 #include "server/storage/storage_error.h"
 #include "spdlog/spdlog.h"
 

@@ -1,4 +1,4 @@
-#include "server/storage/recent_hours.h"
+#include "server/storage/sqlite/recent_hours.h"
 
 #include <memory>
 #include <random>

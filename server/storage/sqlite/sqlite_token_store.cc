@@ -1,4 +1,4 @@
-#include "server/storage/sqlite_token_store.h"
+#include "server/storage/sqlite/sqlite_token_store.h"
 
 #include <unistd.h>
 
@@ -9,8 +9,8 @@
 #include "absl/status/status.h"
 #include "absl/strings/str_cat.h"
 #include "deniable/common/status_macros.h"
-#include "server/storage/sqlite_schema.h"
-#include "server/storage/sqlite_statement.h"
+#include "server/storage/sqlite/sqlite_schema.h"
+#include "server/storage/sqlite/sqlite_statement.h"
 
 namespace deniable::server {
 namespace {

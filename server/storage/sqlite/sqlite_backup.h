@@ -32,8 +32,8 @@
 //   absl::StatusOr<BackupSummary> s = BackupSqlite("deniable.db", "backup.db");
 //
 // Thread-compatible (a function of its arguments; it opens its own connections).
-#ifndef DENIABLE_SERVER_STORAGE_SQLITE_BACKUP_H_
-#define DENIABLE_SERVER_STORAGE_SQLITE_BACKUP_H_
+#ifndef DENIABLE_SERVER_STORAGE_SQLITE_SQLITE_BACKUP_H_
+#define DENIABLE_SERVER_STORAGE_SQLITE_SQLITE_BACKUP_H_
 
 #include <cstdint>
 #include <string>
@@ -92,4 +92,4 @@ absl::StatusOr<RestoreSummary> RestoreSqlite(const std::string& from_path,
 
 }  // namespace deniable::server
 
-#endif  // DENIABLE_SERVER_STORAGE_SQLITE_BACKUP_H_
+#endif  // DENIABLE_SERVER_STORAGE_SQLITE_SQLITE_BACKUP_H_

@@ -9,8 +9,8 @@
 //   auto added = (*store)->Add(Role::kReporter, "android-app", absl::Now());
 //
 // Thread-safe (one mutex around the connection).
-#ifndef DENIABLE_SERVER_STORAGE_SQLITE_TOKEN_STORE_H_
-#define DENIABLE_SERVER_STORAGE_SQLITE_TOKEN_STORE_H_
+#ifndef DENIABLE_SERVER_STORAGE_SQLITE_SQLITE_TOKEN_STORE_H_
+#define DENIABLE_SERVER_STORAGE_SQLITE_SQLITE_TOKEN_STORE_H_
 
 #include <sqlite3.h>
 
@@ -53,4 +53,4 @@ class SqliteTokenStore final : public TokenStore {
 
 }  // namespace deniable::server
 
-#endif  // DENIABLE_SERVER_STORAGE_SQLITE_TOKEN_STORE_H_
+#endif  // DENIABLE_SERVER_STORAGE_SQLITE_SQLITE_TOKEN_STORE_H_

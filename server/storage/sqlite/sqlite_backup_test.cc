@@ -1,7 +1,7 @@
 // `deniable-server backup` (BackupSqlite) of a live SqliteStorage while reports are appended and
 // moved into the keyed file all the time: every copy must be one snapshot of both files, so that
 // its counts equal its stored reports, it opens as a storage, and `migrate` of it verifies.
-#include "server/storage/sqlite_backup.h"
+#include "server/storage/sqlite/sqlite_backup.h"
 
 #include <sqlite3.h>
 
@@ -15,7 +15,7 @@
 #include "absl/synchronization/mutex.h"
 #include "gtest/gtest.h"
 #include "server/storage/postgres/sqlite_to_postgres.h"
-#include "server/storage/sqlite_storage.h"
+#include "server/storage/sqlite/sqlite_storage.h"
 #include "server/storage/storage_test_util.h"
 #include "server/storage/testing/test_postgres.h"
 

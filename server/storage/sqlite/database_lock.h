@@ -27,8 +27,8 @@
 // writes its pid there, so an old and a new server on the same path exclude each other too.
 //
 // Thread-safe: Acquire may be called from any thread. A DatabaseLock is movable, not copyable.
-#ifndef DENIABLE_SERVER_STORAGE_DATABASE_LOCK_H_
-#define DENIABLE_SERVER_STORAGE_DATABASE_LOCK_H_
+#ifndef DENIABLE_SERVER_STORAGE_SQLITE_DATABASE_LOCK_H_
+#define DENIABLE_SERVER_STORAGE_SQLITE_DATABASE_LOCK_H_
 
 #include <cstdint>
 #include <string>
@@ -71,4 +71,4 @@ class DatabaseLock {
 
 }  // namespace deniable::server
 
-#endif  // DENIABLE_SERVER_STORAGE_DATABASE_LOCK_H_
+#endif  // DENIABLE_SERVER_STORAGE_SQLITE_DATABASE_LOCK_H_

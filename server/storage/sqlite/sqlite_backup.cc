@@ -1,4 +1,4 @@
-#include "server/storage/sqlite_backup.h"
+#include "server/storage/sqlite/sqlite_backup.h"
 
 #include <fcntl.h>
 #include <sqlite3.h>
@@ -16,10 +16,10 @@
 #include "absl/time/clock.h"
 #include "absl/time/time.h"
 #include "deniable/common/status_macros.h"
-#include "server/storage/database_lock.h"
-#include "server/storage/sqlite_keyed_file.h"
-#include "server/storage/sqlite_schema.h"
-#include "server/storage/sqlite_statement.h"
+#include "server/storage/sqlite/database_lock.h"
+#include "server/storage/sqlite/sqlite_keyed_file.h"
+#include "server/storage/sqlite/sqlite_schema.h"
+#include "server/storage/sqlite/sqlite_statement.h"
 
 namespace deniable::server {
 namespace {

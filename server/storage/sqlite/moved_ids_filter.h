@@ -19,8 +19,8 @@
 // appends check every segment for every new id).
 //
 // Thread-compatible: SqliteStorage uses it under its write mutex.
-#ifndef DENIABLE_SERVER_STORAGE_MOVED_IDS_FILTER_H_
-#define DENIABLE_SERVER_STORAGE_MOVED_IDS_FILTER_H_
+#ifndef DENIABLE_SERVER_STORAGE_SQLITE_MOVED_IDS_FILTER_H_
+#define DENIABLE_SERVER_STORAGE_SQLITE_MOVED_IDS_FILTER_H_
 
 #include <cstdint>
 #include <vector>
@@ -52,4 +52,4 @@ class MovedIdsFilter {
 
 }  // namespace deniable::server
 
-#endif  // DENIABLE_SERVER_STORAGE_MOVED_IDS_FILTER_H_
+#endif  // DENIABLE_SERVER_STORAGE_SQLITE_MOVED_IDS_FILTER_H_

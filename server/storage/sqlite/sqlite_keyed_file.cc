@@ -1,4 +1,4 @@
-#include "server/storage/sqlite_keyed_file.h"
+#include "server/storage/sqlite/sqlite_keyed_file.h"
 
 #include <sys/stat.h>
 
@@ -10,8 +10,8 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "deniable/common/status_macros.h"
-#include "server/storage/sqlite_schema.h"
-#include "server/storage/sqlite_statement.h"
+#include "server/storage/sqlite/sqlite_schema.h"
+#include "server/storage/sqlite/sqlite_statement.h"
 
 namespace deniable::server {
 namespace {

@@ -14,8 +14,8 @@
 #include <vector>
 
 #include "gtest/gtest.h"
-#include "server/storage/sqlite_keyed_file.h"
-#include "server/storage/sqlite_storage.h"
+#include "server/storage/sqlite/sqlite_keyed_file.h"
+#include "server/storage/sqlite/sqlite_storage.h"
 #include "server/storage/storage_test_util.h"
 
 namespace deniable::server {

@@ -14,8 +14,8 @@
 // after growing), plus ~1 control byte per slot: 20-40 bytes per recent report, measured ~29.
 //
 // Thread-compatible: SqliteStorage uses it under its write mutex.
-#ifndef DENIABLE_SERVER_STORAGE_RECENT_HOURS_H_
-#define DENIABLE_SERVER_STORAGE_RECENT_HOURS_H_
+#ifndef DENIABLE_SERVER_STORAGE_SQLITE_RECENT_HOURS_H_
+#define DENIABLE_SERVER_STORAGE_SQLITE_RECENT_HOURS_H_
 
 #include <cstdint>
 #include <memory>
@@ -25,7 +25,7 @@
 #include "absl/container/flat_hash_set.h"
 #include "absl/container/node_hash_map.h"
 #include "absl/types/span.h"
-#include "server/storage/moved_ids_filter.h"
+#include "server/storage/sqlite/moved_ids_filter.h"
 #include "server/storage/storage.h"
 
 namespace deniable::server {
@@ -104,4 +104,4 @@ class RecentHours {
 
 }  // namespace deniable::server
 
-#endif  // DENIABLE_SERVER_STORAGE_RECENT_HOURS_H_
+#endif  // DENIABLE_SERVER_STORAGE_SQLITE_RECENT_HOURS_H_

@@ -51,8 +51,8 @@
 // Thread-safe: writes are serialized on one connection, reads use a second connection
 // (WAL lets them run beside a write); moves write the keyed file on a third, and appends look
 // the keyed file up on a fourth.
-#ifndef DENIABLE_SERVER_STORAGE_SQLITE_STORAGE_H_
-#define DENIABLE_SERVER_STORAGE_SQLITE_STORAGE_H_
+#ifndef DENIABLE_SERVER_STORAGE_SQLITE_SQLITE_STORAGE_H_
+#define DENIABLE_SERVER_STORAGE_SQLITE_SQLITE_STORAGE_H_
 
 #include <sqlite3.h>
 
@@ -66,10 +66,10 @@
 #include "absl/base/thread_annotations.h"
 #include "absl/container/flat_hash_map.h"
 #include "absl/synchronization/mutex.h"
-#include "server/storage/database_lock.h"
 #include "server/storage/label_values.h"
-#include "server/storage/recent_hours.h"
-#include "server/storage/sqlite_statement.h"
+#include "server/storage/sqlite/database_lock.h"
+#include "server/storage/sqlite/recent_hours.h"
+#include "server/storage/sqlite/sqlite_statement.h"
 #include "server/storage/storage.h"
 
 namespace deniable::server {
@@ -103,7 +103,7 @@ struct SqliteOptions {
   int wal_autocheckpoint_pages = 10000;
   // The same for the keyed reports file's WAL (X.db-reports-wal); 0: wal_autocheckpoint_pages.
   // Tests set it apart from the database's, so that each file's checkpoints (and their syncs)
-  // come at other moments (server/storage/crash_consistency_test.cc).
+  // come at other moments (server/storage/sqlite/crash_consistency_test.cc).
   int keyed_wal_autocheckpoint_pages = 0;
   int wal_restart_wait_tries = 200;
   // PRAGMA journal_size_limit: when the WAL restarts, its file is truncated to this size, so
@@ -410,4 +410,4 @@ class SqliteStorage : public Storage {
 
 }  // namespace deniable::server
 
-#endif  // DENIABLE_SERVER_STORAGE_SQLITE_STORAGE_H_
+#endif  // DENIABLE_SERVER_STORAGE_SQLITE_SQLITE_STORAGE_H_

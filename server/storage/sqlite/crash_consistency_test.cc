@@ -30,8 +30,8 @@
 
 #include "absl/strings/str_cat.h"
 #include "gtest/gtest.h"
-#include "server/storage/sqlite_keyed_file.h"
-#include "server/storage/sqlite_storage.h"
+#include "server/storage/sqlite/sqlite_keyed_file.h"
+#include "server/storage/sqlite/sqlite_storage.h"
 #include "server/storage/storage_test_util.h"
 #include "tests/support/power_loss_vfs.h"
 

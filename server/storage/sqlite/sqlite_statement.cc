@@ -1,4 +1,4 @@
-#include "server/storage/sqlite_statement.h"
+#include "server/storage/sqlite/sqlite_statement.h"
 
 #include <utility>
 

@@ -1,10 +1,10 @@
 // SqliteStorage's statements for moves (sqlite_move.cc), shared with sqlite_storage.cc, which
 // destroys them before it closes the connections they run on; and two helpers both files use.
-#ifndef DENIABLE_SERVER_STORAGE_SQLITE_MOVE_STATEMENTS_H_
-#define DENIABLE_SERVER_STORAGE_SQLITE_MOVE_STATEMENTS_H_
+#ifndef DENIABLE_SERVER_STORAGE_SQLITE_SQLITE_MOVE_STATEMENTS_H_
+#define DENIABLE_SERVER_STORAGE_SQLITE_SQLITE_MOVE_STATEMENTS_H_
 
-#include "server/storage/sqlite_statement.h"
-#include "server/storage/sqlite_storage.h"
+#include "server/storage/sqlite/sqlite_statement.h"
+#include "server/storage/sqlite/sqlite_storage.h"
 
 namespace deniable::server {
 
@@ -37,4 +37,4 @@ struct SqliteStorage::MoveStatements {
 
 }  // namespace deniable::server
 
-#endif  // DENIABLE_SERVER_STORAGE_SQLITE_MOVE_STATEMENTS_H_
+#endif  // DENIABLE_SERVER_STORAGE_SQLITE_SQLITE_MOVE_STATEMENTS_H_

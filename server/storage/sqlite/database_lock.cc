@@ -1,4 +1,4 @@
-#include "server/storage/database_lock.h"
+#include "server/storage/sqlite/database_lock.h"
 
 #include <fcntl.h>
 #include <sys/file.h>

@@ -55,8 +55,8 @@
 // and a recent row gone by the time it read the database was committed here before.
 //
 // Thread-compatible functions; each takes the connection it works on.
-#ifndef DENIABLE_SERVER_STORAGE_SQLITE_KEYED_FILE_H_
-#define DENIABLE_SERVER_STORAGE_SQLITE_KEYED_FILE_H_
+#ifndef DENIABLE_SERVER_STORAGE_SQLITE_SQLITE_KEYED_FILE_H_
+#define DENIABLE_SERVER_STORAGE_SQLITE_SQLITE_KEYED_FILE_H_
 
 #include <sqlite3.h>
 
@@ -146,4 +146,4 @@ bool KeyedFileHasPairId(const std::string& keyed_path, const std::string& pair_i
 
 }  // namespace deniable::server
 
-#endif  // DENIABLE_SERVER_STORAGE_SQLITE_KEYED_FILE_H_
+#endif  // DENIABLE_SERVER_STORAGE_SQLITE_SQLITE_KEYED_FILE_H_
