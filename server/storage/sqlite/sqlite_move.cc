@@ -36,45 +36,23 @@ struct MovingRow {
   uint8_t bit;
 };
 
-// An fsync of the WAL of `db`'s main database (nothing when it has none open). `what` names the
-// file in the error.
-absl::Status SyncWal(sqlite3* db, absl::string_view what) {
-  sqlite3_file* wal = nullptr;
-  int rc = sqlite3_file_control(db, "main", SQLITE_FCNTL_JOURNAL_POINTER, &wal);
-  if (rc != SQLITE_OK) return SqliteError(db, rc, absl::StrCat("finding the WAL of ", what));
-  if (wal == nullptr || wal->pMethods == nullptr) return absl::OkStatus();
-  rc = wal->pMethods->xSync(wal, SQLITE_SYNC_NORMAL);
-  if (rc != SQLITE_OK) return SqliteError(db, rc, absl::StrCat("syncing the WAL of ", what));
-  return absl::OkStatus();
-}
-
 }  // namespace
 
-absl::Status SqliteStorage::SyncDatabaseCommits() {
-  if (durability_ == Durability::kFull || !database_unsynced_) return absl::OkStatus();
-  DENIABLE_RETURN_IF_ERROR(SyncWal(write_db_, path_));
-  database_unsynced_ = false;
-  return absl::OkStatus();
-}
+absl::Status SqliteStorage::SyncDatabaseCommits() { return database_wal_->Sync(); }
 
 absl::Status SqliteStorage::BumpDatabaseGeneration() {
-  if (!committed_since_bump_) return absl::OkStatus();
+  if (database_wal_->commits() == commits_at_bump_) return absl::OkStatus();
   DENIABLE_ASSIGN_OR_RETURN(
       SqliteStatement st,
       SqliteStatement::Prepare(write_db_, "UPDATE keyed_file SET db_generation = ?"));
   st.BindInt64(1, db_generation_ + 1);
   DENIABLE_RETURN_IF_ERROR(st.Run());
-  ++db_generation_;               // committed
-  committed_since_bump_ = false;  // (the raise's own commit set it)
+  ++db_generation_;                             // committed
+  commits_at_bump_ = database_wal_->commits();  // (counting the raise's own commit)
   return absl::OkStatus();
 }
 
-absl::Status SqliteStorage::SyncKeyedCommits() {
-  if (durability_ == Durability::kFull || !keyed_unsynced_) return absl::OkStatus();
-  DENIABLE_RETURN_IF_ERROR(SyncWal(keyed_db_, keyed_path_));
-  keyed_unsynced_ = false;
-  return absl::OkStatus();
-}
+absl::Status SqliteStorage::SyncKeyedCommits() { return keyed_wal_->Sync(); }
 
 absl::Status SqliteStorage::PrepareMoveStatements() {
   move_mu_.AssertHeld();
@@ -148,32 +126,8 @@ absl::Status SqliteStorage::RunInKeyedTransaction(const std::function<absl::Stat
   absl::Status s = body();
   if (s.ok()) s = move_->keyed_commit.Run();
   if (!s.ok() && !sqlite3_get_autocommit(keyed_db_)) (void)move_->keyed_rollback.Run();
-  if (s.ok()) CheckpointKeyed();
+  if (s.ok()) keyed_wal_->Checkpoint();  // the keyed WAL's bound (WalCheckpointer)
   return s;
-}
-
-int SqliteStorage::OnKeyedWalCommit(void* self, sqlite3* /*db*/, const char* /*schema*/,
-                                    int pages) ABSL_NO_THREAD_SAFETY_ANALYSIS {
-  auto* storage = static_cast<SqliteStorage*>(self);
-  storage->keyed_unsynced_ = true;
-  const int wrote = pages > storage->keyed_wal_pages_ ? pages - storage->keyed_wal_pages_ : pages;
-  storage->keyed_wal_pages_ = pages;
-  storage->keyed_commit_pages_ = wrote;
-  if (pages > storage->keyed_largest_wal_pages_.load(std::memory_order_relaxed)) {
-    storage->keyed_largest_wal_pages_.store(pages, std::memory_order_relaxed);
-  }
-  return SQLITE_OK;
-}
-
-// The keyed file's WAL, bounded as the database's is (SqliteOptions::wal_autocheckpoint_pages,
-// keyed_wal_autocheckpoint_pages): its readers (appends' lookups, ReportCount) are single
-// statements, so a RESTART checkpoint waits little; when one is in the way, the checkpoint copies
-// what it can and the restart is tried again after the next commit.
-void SqliteStorage::CheckpointKeyed() {
-  if (keyed_wal_pages_ < keyed_wal_checkpoint_pages_) return;
-  if (RestartCheckpoint(keyed_db_, wal_restart_wait_tries_, busy_timeout_millis_) == SQLITE_OK) {
-    keyed_wal_pages_ = 0;
-  }
 }
 
 absl::StatusOr<SqliteStorage::Watermark> SqliteStorage::ReadWatermark(const HourKey& key) {
@@ -516,7 +470,8 @@ absl::Status SqliteStorage::MoveHourOnce(const HourKey& key, const Watermark& ma
       return bump.Run();
     }));
     ++keyed_generation_;  // committed
-    rows_per_chunk = next_rows(end - next, keyed_commit_pages_, first_chunk, move_chunk_rows_);
+    rows_per_chunk =
+        next_rows(end - next, keyed_wal_->last_commit_pages(), first_chunk, move_chunk_rows_);
     ids.clear();
     for (size_t i = next; i < end; ++i) ids.push_back(rows[i].id);
     next = end;
@@ -561,8 +516,8 @@ absl::Status SqliteStorage::MoveHourOnce(const HourKey& key, const Watermark& ma
     pause = background_moves_ && appending ? kDeleteYield * (absl::Now() - start)
                                            : absl::ZeroDuration();
     deleted_to = seq_marks[end - 1];
-    marks_per_chunk =
-        next_rows(end - at, last_commit_pages_, 1, 4 * move_chunk_rows_ / kSeqMarkRows + 1);
+    marks_per_chunk = next_rows(end - at, database_wal_->last_commit_pages(), 1,
+                                4 * move_chunk_rows_ / kSeqMarkRows + 1);
     at = end;
   }
   return absl::OkStatus();

@@ -1,5 +1,5 @@
 // SqliteStorage's statements for moves (sqlite_move.cc), shared with sqlite_storage.cc, which
-// destroys them before it closes the connections they run on; and two helpers both files use.
+// destroys them before it closes the connections they run on; and a helper both files use.
 #ifndef DENIABLE_SERVER_STORAGE_SQLITE_SQLITE_MOVE_STATEMENTS_H_
 #define DENIABLE_SERVER_STORAGE_SQLITE_SQLITE_MOVE_STATEMENTS_H_
 
@@ -10,12 +10,6 @@ namespace deniable::server {
 
 // A stored report id. Errors: DATA_LOSS if the column is not 16 bytes.
 absl::StatusOr<ReportId> ColumnReportId(const SqliteStatement& st, int column);
-
-// A RESTART checkpoint of the WAL of `db` (the caller's writing connection) that waits at most
-// `wait_tries` busy-handler calls (about 1 ms each) for readers of an older snapshot, then puts
-// the connection's busy timeout (`busy_timeout_millis`) back. Returns SQLite's result code:
-// SQLITE_OK when the WAL was restarted (SqliteOptions::wal_autocheckpoint_pages).
-int RestartCheckpoint(sqlite3* db, int wait_tries, int busy_timeout_millis);
 
 struct SqliteStorage::MoveStatements {
   // On move_db_ (the database, read).

@@ -245,13 +245,14 @@ absl::Status SqliteStorage::Init(const SqliteOptions& options) {
   DENIABLE_ASSIGN_OR_RETURN(write_db_, OpenConnection(options));
   DENIABLE_RETURN_IF_ERROR(SetWriterPragmas(write_db_, options));
   // Replaces SQLite's autocheckpoint (PASSIVE, which readers can starve): see SqliteOptions.
-  busy_timeout_millis_ = options.busy_timeout_millis;
   wal_checkpoint_pages_ = std::max(1, options.wal_autocheckpoint_pages);
-  keyed_wal_checkpoint_pages_ = options.keyed_wal_autocheckpoint_pages > 0
-                                    ? options.keyed_wal_autocheckpoint_pages
-                                    : wal_checkpoint_pages_;
-  wal_restart_wait_tries_ = std::max(0, options.wal_restart_wait_tries);
-  sqlite3_wal_hook(write_db_, &SqliteStorage::OnWalCommit, this);
+  database_wal_ = std::make_unique<WalCheckpointer>(
+      write_db_, options.path,
+      WalCheckpointer::Options{.checkpoint_pages = wal_checkpoint_pages_,
+                               .restart_wait_tries = std::max(0, options.wal_restart_wait_tries),
+                               .busy_timeout_millis = options.busy_timeout_millis,
+                               .durability = options.durability,
+                               .when = WalCheckpointer::When::kInCommit});
   DENIABLE_RETURN_IF_ERROR(RegisterCounterChunkFunctions(write_db_));
   DENIABLE_RETURN_IF_ERROR(EnsureCollectorSchema(write_db_, options.path));
   DENIABLE_RETURN_IF_ERROR(OpenKeyedFile(options));
@@ -412,7 +413,6 @@ absl::Status SqliteStorage::Init(const SqliteOptions& options) {
                                  std::move(count_reports), std::move(read_counter_chunks),
                                  std::move(read_first_counts), std::move(read_counter_deltas)});
   max_recent_reports_ = options.max_recent_reports;
-  durability_ = options.durability;
   max_label_values_ = options.max_label_values;
   max_label_keys_ = options.max_label_keys;
   background_moves_ = options.background_moves;
@@ -489,7 +489,17 @@ absl::Status SqliteStorage::OpenKeyedFile(const SqliteOptions& options) {
   keyed_options.path = keyed_path_;
   DENIABLE_ASSIGN_OR_RETURN(keyed_db_, OpenConnection(keyed_options));
   DENIABLE_RETURN_IF_ERROR(SetWriterPragmas(keyed_db_, keyed_options));
-  sqlite3_wal_hook(keyed_db_, &SqliteStorage::OnKeyedWalCommit, this);
+  // Checkpointed after each keyed transaction (RunInKeyedTransaction, the legacy copy's).
+  keyed_wal_ = std::make_unique<WalCheckpointer>(
+      keyed_db_, keyed_path_,
+      WalCheckpointer::Options{
+          .checkpoint_pages = options.keyed_wal_autocheckpoint_pages > 0
+                                  ? options.keyed_wal_autocheckpoint_pages
+                                  : std::max(1, options.wal_autocheckpoint_pages),
+          .restart_wait_tries = std::max(0, options.wal_restart_wait_tries),
+          .busy_timeout_millis = options.busy_timeout_millis,
+          .durability = options.durability,
+          .when = WalCheckpointer::When::kAfterTransaction});
   DENIABLE_RETURN_IF_ERROR(
       EnsureKeyedSchema(keyed_db_, keyed_path_, pair_id.empty() ? new_pair : pair_id));
   if (pair_id.empty()) {
@@ -497,7 +507,7 @@ absl::Status SqliteStorage::OpenKeyedFile(const SqliteOptions& options) {
       // Checkpointed as it goes: its WAL stays within wal_autocheckpoint_pages and a chunk.
       DENIABLE_RETURN_IF_ERROR(
           CopyLegacyReports(keyed_db_, options.path, kLegacyCopyRows,
-                            [this]() ABSL_NO_THREAD_SAFETY_ANALYSIS { CheckpointKeyed(); }));
+                            [this]() ABSL_NO_THREAD_SAFETY_ANALYSIS { keyed_wal_->Checkpoint(); }));
       // The drop below relies on the copy: generation 1 (sqlite_keyed_file.h, "Generations").
       DENIABLE_RETURN_IF_ERROR(SqliteExec(keyed_db_, "UPDATE keyed_file SET generation = 1"));
     }
@@ -598,26 +608,6 @@ int64_t SqliteStorage::MovedIdsFilterBytes() {
   return bytes;
 }
 
-namespace {
-
-// A busy handler that gives up after `*max_tries` calls, sleeping about 1 ms each.
-int BoundedBusy(void* max_tries, int calls) {
-  if (calls >= *static_cast<int*>(max_tries)) return 0;
-  sqlite3_sleep(1);
-  return 1;
-}
-
-}  // namespace
-
-int RestartCheckpoint(sqlite3* db, int wait_tries, int busy_timeout_millis) {
-  int tries = wait_tries;
-  sqlite3_busy_handler(db, &BoundedBusy, &tries);
-  const int rc =
-      sqlite3_wal_checkpoint_v2(db, nullptr, SQLITE_CHECKPOINT_RESTART, nullptr, nullptr);
-  sqlite3_busy_timeout(db, busy_timeout_millis);
-  return rc;
-}
-
 absl::StatusOr<ReportId> ColumnReportId(const SqliteStatement& st, int column) {
   const std::string blob = st.ColumnBlob(column);
   ReportId id{};
@@ -628,48 +618,22 @@ absl::StatusOr<ReportId> ColumnReportId(const SqliteStatement& st, int column) {
   return id;
 }
 
-// SQLite's wal hook runs inside a commit of write_db_, which only runs under write_mu_ (see
-// CheckpointLocked); the analysis cannot follow the call through SQLite.
-int SqliteStorage::OnWalCommit(void* self, sqlite3* /*db*/, const char* /*schema*/,
-                               int pages) ABSL_NO_THREAD_SAFETY_ANALYSIS {
-  auto* storage = static_cast<SqliteStorage*>(self);
-  storage->database_unsynced_ = true;
-  storage->committed_since_bump_ = true;
-  storage->CheckpointLocked(pages);
-  return SQLITE_OK;  // a failed checkpoint is no failure of the commit
-}
-
-// Called from inside a commit of write_db_, which only runs under write_mu_; the analysis
-// cannot follow the call through SQLite.
-void SqliteStorage::CheckpointLocked(int pages) ABSL_NO_THREAD_SAFETY_ANALYSIS {
-  // After a restart the WAL starts again at frame 0: a smaller size is one commit's frames.
-  const int wrote = pages > last_wal_pages_ ? pages - last_wal_pages_ : pages;
-  last_wal_pages_ = pages;
-  last_commit_pages_ = wrote;
-  checkpoints_.largest_wal_pages = std::max<int64_t>(checkpoints_.largest_wal_pages, pages);
-  checkpoints_.largest_commit_pages = std::max<int64_t>(checkpoints_.largest_commit_pages, wrote);
-  if (pages < wal_checkpoint_pages_) return;
-  if (pages < next_restart_pages_) {
-    ++checkpoints_.passive;
-    (void)sqlite3_wal_checkpoint_v2(write_db_, nullptr, SQLITE_CHECKPOINT_PASSIVE, nullptr,
-                                    nullptr);
-    return;
-  }
-  ++checkpoints_.attempts;
-  if (RestartCheckpoint(write_db_, wal_restart_wait_tries_, busy_timeout_millis_) == SQLITE_OK) {
-    ++checkpoints_.restarted;
-    next_restart_pages_ = 0;
-    last_wal_pages_ = 0;  // the next commit writes from the WAL's beginning
-  } else {
-    ++checkpoints_.busy;
-    next_restart_pages_ = pages + std::max(1, wal_checkpoint_pages_ / 4);
-  }
-}
-
 SqliteStorage::CheckpointCounts SqliteStorage::Checkpoints() {
   absl::MutexLock lock(&write_mu_);
-  CheckpointCounts counts = checkpoints_;
-  counts.largest_keyed_wal_pages = keyed_largest_wal_pages_.load(std::memory_order_relaxed);
+  CheckpointCounts counts;
+  if (database_wal_ != nullptr) {
+    const WalCheckpointer::Counts c = database_wal_->counts();
+    counts.attempts = c.attempts;
+    counts.restarted = c.restarted;
+    counts.busy = c.busy;
+    counts.passive = c.passive;
+    counts.largest_wal_pages = c.largest_wal_pages;
+    counts.largest_commit_pages = c.largest_commit_pages;
+  }
+  // keyed_wal_ is set once at open; its largest WAL is an atomic (no move_mu_, which a move
+  // holds for long).
+  const WalCheckpointer* keyed = ABSL_TS_UNCHECKED_READ(keyed_wal_).get();
+  if (keyed != nullptr) counts.largest_keyed_wal_pages = keyed->largest_wal_pages();
   return counts;
 }
 
@@ -701,6 +665,7 @@ SqliteStorage::~SqliteStorage() {
   {
     absl::MutexLock mlock(&move_mu_);
     move_.reset();
+    keyed_wal_.reset();  // its WAL hook goes before the connection
     sqlite3_close(move_db_);
     sqlite3_close(keyed_db_);
   }
@@ -708,6 +673,7 @@ SqliteStorage::~SqliteStorage() {
   absl::MutexLock rlock(&read_mu_);
   write_.reset();
   read_.reset();
+  database_wal_.reset();
   sqlite3_close(write_db_);
   sqlite3_close(read_db_);
   sqlite3_close(keyed_lookup_db_);

@@ -70,16 +70,15 @@
 #include "server/storage/sqlite/database_lock.h"
 #include "server/storage/sqlite/recent_hours.h"
 #include "server/storage/sqlite/sqlite_statement.h"
+#include "server/storage/sqlite/wal_checkpointer.h"
 #include "server/storage/storage.h"
 
 namespace deniable::server {
 
-enum class Durability { kFull, kNormal };
-
 struct SqliteOptions {
   std::string path;  // database file; ":memory:" is refused (WAL needs a file)
-  Durability durability = Durability::kFull;
-  int busy_timeout_millis = 5000;  // wait for a lock held by another process
+  Durability durability = Durability::kFull;  // wal_checkpointer.h
+  int busy_timeout_millis = 5000;             // wait for a lock held by another process
   // Page cache of each writing connection (the database's and the keyed reports file's), in KiB
   // (PRAGMA cache_size=-N). It holds the B-tree pages that inserts touch: the current hours'
   // recent rows and counts, and the keyed part a move inserts into. The appends' lookups in the
@@ -284,12 +283,11 @@ class SqliteStorage : public Storage {
   absl::Status RunInTransaction(const std::function<absl::Status()>& body)
       ABSL_EXCLUSIVE_LOCKS_REQUIRED(write_mu_);
   // Under Durability::kNormal, makes the database's (or the keyed file's) commits so far
-  // durable: an fsync of its WAL, when a commit came since the last one (under kFull every
-  // commit is synced already: no-op). A transaction of one file that relies on a commit of the
-  // other runs after it (docs/storage.md, invariant 11): a move's first keyed copy after the
-  // database's appends it copies, a delete of moved rows after their keyed copy, DeleteMetric's
-  // and retention's keyed deletes after their database deletes, retention's counts after its
-  // keyed deletes. Errors: as SqliteError (the fsync's code).
+  // durable (WalCheckpointer::Sync of database_wal_ or keyed_wal_). A transaction of one file
+  // that relies on a commit of the other runs after it (docs/storage.md, invariant 11): a move's
+  // first keyed copy after the database's appends it copies, a delete of moved rows after their
+  // keyed copy, DeleteMetric's and retention's keyed deletes after their database deletes,
+  // retention's counts after its keyed deletes. Errors: as SqliteError (the fsync's code).
   absl::Status SyncDatabaseCommits() ABSL_EXCLUSIVE_LOCKS_REQUIRED(write_mu_);
   // Raises the database's generation (keyed_file.db_generation; sqlite_keyed_file.h,
   // "Generations"), in a transaction of its own, when the database committed anything since the
@@ -300,8 +298,6 @@ class SqliteStorage : public Storage {
   // A transaction of the keyed file's writer; checkpoints its WAL after the commit.
   absl::Status RunInKeyedTransaction(const std::function<absl::Status()>& body)
       ABSL_EXCLUSIVE_LOCKS_REQUIRED(move_mu_);
-  static int OnKeyedWalCommit(void* self, sqlite3* db, const char* schema, int pages);
-  void CheckpointKeyed() ABSL_EXCLUSIVE_LOCKS_REQUIRED(move_mu_);
   // Deletes the keyed rows of `metric_id` with event_time < cutoff, batch_rows per
   // transaction, then their watermarks. Returns the rows deleted.
   absl::StatusOr<int64_t> DeleteExpiredKeyed(int64_t metric_id, int64_t cutoff, int64_t batch_rows)
@@ -320,10 +316,6 @@ class SqliteStorage : public Storage {
                                         const std::function<void()>& after_last)
       ABSL_EXCLUSIVE_LOCKS_REQUIRED(move_mu_) ABSL_LOCKS_EXCLUDED(write_mu_);
   void MoverLoop() ABSL_LOCKS_EXCLUDED(write_mu_);
-  // The writer's WAL hook (sqlite3_wal_hook), called after each commit with the WAL's size in
-  // pages, with write_mu_ held by the committing thread.
-  static int OnWalCommit(void* self, sqlite3* db, const char* schema, int pages);
-  void CheckpointLocked(int pages) ABSL_EXCLUSIVE_LOCKS_REQUIRED(write_mu_);
   absl::StatusOr<std::vector<CountRow>> ReadCountsLocked(int64_t metric_id, int64_t start_seconds,
                                                          int64_t end_seconds)
       ABSL_EXCLUSIVE_LOCKS_REQUIRED(read_mu_);
@@ -340,32 +332,24 @@ class SqliteStorage : public Storage {
   RecentHours recent_ ABSL_GUARDED_BY(write_mu_);
   int64_t next_seq_ ABSL_GUARDED_BY(write_mu_) = 1;
   int64_t max_recent_reports_ = 0;
-  Durability durability_ = Durability::kFull;
-  // A commit of write_db_ came since its WAL was last synced (set by OnWalCommit; true at open:
-  // what an earlier process committed may not be durable).
-  bool database_unsynced_ ABSL_GUARDED_BY(write_mu_) = true;
-  // The database's generation (keyed_file.db_generation), and whether a commit came since it
-  // was last raised (set by OnWalCommit; true at open).
+  // The checkpoints of write_db_'s WAL, in the WAL hook of every commit (When::kInCommit), its
+  // counts (Checkpoints()) and its commits since the last sync under kNormal; every commit of
+  // write_db_, hence every call, holds write_mu_, the database's writer lock.
+  std::unique_ptr<WalCheckpointer> database_wal_ ABSL_GUARDED_BY(write_mu_);
+  // The database's generation (keyed_file.db_generation), and database_wal_'s commits() when it
+  // was last raised (-1 at open: a commit may have come since).
   int64_t db_generation_ ABSL_GUARDED_BY(write_mu_) = 0;
-  bool committed_since_bump_ ABSL_GUARDED_BY(write_mu_) = true;
+  int64_t commits_at_bump_ ABSL_GUARDED_BY(write_mu_) = -1;
   bool background_moves_ = true;
   size_t move_chunk_rows_ = kMoveChunkRows;
   bool bound_move_wal_ = true;
   bool stop_ ABSL_GUARDED_BY(write_mu_) = false;
-  int wal_checkpoint_pages_ = 10000;
-  int keyed_wal_checkpoint_pages_ = 10000;  // SqliteOptions::keyed_wal_autocheckpoint_pages
-  int wal_restart_wait_tries_ = 200;
-  // After a restart found a reader in the way: no new wait before the WAL reaches this size.
-  int next_restart_pages_ ABSL_GUARDED_BY(write_mu_) = 0;
-  CheckpointCounts checkpoints_ ABSL_GUARDED_BY(write_mu_);
-  int last_wal_pages_ ABSL_GUARDED_BY(write_mu_) = 0;     // the WAL's size after the last commit
-  int last_commit_pages_ ABSL_GUARDED_BY(write_mu_) = 0;  // the pages the last commit wrote
+  int wal_checkpoint_pages_ = 10000;  // SqliteOptions::wal_autocheckpoint_pages, at least 1
   // Appends waiting for write_mu_: a move's next chunk waits for them (MoveHour).
   std::atomic<int> appends_waiting_{0};
   // Appends that have taken write_mu_ so far: a background move that saw one since its last
   // transaction pauses before its next (MoveHour).
   std::atomic<int64_t> appends_started_{0};
-  int busy_timeout_millis_ = 5000;
 
   // Moves read the metric-hour in key order on their own connection, so neither appends nor
   // queries wait for the sort.
@@ -377,12 +361,11 @@ class SqliteStorage : public Storage {
   std::unique_ptr<MoveStatements> move_ ABSL_GUARDED_BY(move_mu_);
   // The keyed file's last committed generation (sqlite_keyed_file.h, "Generations").
   int64_t keyed_generation_ ABSL_GUARDED_BY(move_mu_) = 0;
-  // A commit of keyed_db_ came since its WAL was last synced (as database_unsynced_).
-  bool keyed_unsynced_ ABSL_GUARDED_BY(move_mu_) = true;
-  // Set by the keyed writer's WAL hook (inside a commit, under move_mu_).
-  int keyed_wal_pages_ = 0;
-  int64_t keyed_commit_pages_ = 0;
-  std::atomic<int64_t> keyed_largest_wal_pages_{0};
+  // The checkpoints of keyed_db_'s WAL, after each keyed transaction (RunInKeyedTransaction,
+  // the legacy copy's: When::kAfterTransaction), and its commits since the last sync under
+  // kNormal; every commit of keyed_db_, hence every call, holds move_mu_, the keyed file's
+  // writer lock (Checkpoints() reads largest_wal_pages() without it).
+  std::unique_ptr<WalCheckpointer> keyed_wal_ ABSL_GUARDED_BY(move_mu_);
   // Appends' lookups in the keyed file (find_report, hour_has_reports), each statement its own
   // read transaction, so each sees every committed move.
   sqlite3* keyed_lookup_db_ ABSL_GUARDED_BY(write_mu_) = nullptr;
