@@ -5,7 +5,9 @@
 #include <cstdint>
 #include <filesystem>
 #include <functional>
+#include <string>
 #include <system_error>
+#include <utility>
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
@@ -210,15 +212,14 @@ bool KeyedFileHasPairId(const std::string& keyed_path, const std::string& pair_i
   return same;
 }
 
-absl::Status CopyLegacyReports(sqlite3* keyed, const std::string& db_path, int64_t chunk_rows,
-                               const std::function<void()>& after_commit) {
-  {
-    DENIABLE_ASSIGN_OR_RETURN(SqliteStatement attach,
-                              SqliteStatement::Prepare(keyed, "ATTACH DATABASE ? AS collector"));
-    attach.BindText(1, db_path);
-    DENIABLE_RETURN_IF_ERROR(attach.Run());
-  }
-  absl::Status status = [&]() -> absl::Status {
+namespace {
+
+// The legacy copy's statements on the keyed file's writer (collector attached) and its cursor:
+// the metric-hour it copies and the largest id copied there. The caller holds the keyed file's
+// writer lock (SqliteStorage: move_mu_).
+struct LegacyCopy {
+  // Prepares the statements on `keyed`.
+  static absl::StatusOr<LegacyCopy> Prepare(sqlite3* keyed) {
     DENIABLE_ASSIGN_OR_RETURN(
         SqliteStatement next_hour,
         SqliteStatement::Prepare(keyed,
@@ -249,75 +250,126 @@ absl::Status CopyLegacyReports(sqlite3* keyed, const std::string& db_path, int64
         SqliteStatement::Prepare(keyed,
                                  "SELECT metric_id, event_time FROM main.watermarks ORDER BY "
                                  "metric_id DESC, event_time DESC LIMIT 1"));
-    int64_t metric = INT64_MIN;
-    int64_t hour = INT64_MIN;
-    // The hours are copied in key order, each in id order: a copy cut short (a crash, a full
-    // disk) goes on in the last hour with a watermark, after its largest id copied.
-    bool in_hour = false;
-    std::string after_id;
-    auto read_last_id = [&]() -> absl::Status {
-      last_copied.BindInt64(1, metric);
-      last_copied.BindInt64(2, hour);
-      absl::StatusOr<bool> row = last_copied.Step();
-      after_id = row.ok() && *row && !last_copied.ColumnIsNull(0) ? last_copied.ColumnBlob(0) : "";
-      last_copied.Reset();
-      return row.status();
-    };
-    {
-      DENIABLE_ASSIGN_OR_RETURN(bool found, last_hour.Step());
-      if (found) {
-        metric = last_hour.ColumnInt64(0);
-        hour = last_hour.ColumnInt64(1);
-        in_hour = true;
-      }
-      last_hour.Reset();
-      if (in_hour) DENIABLE_RETURN_IF_ERROR(read_last_id());
+    return LegacyCopy{keyed,
+                      std::move(next_hour),
+                      std::move(copy),
+                      std::move(mark),
+                      std::move(last_copied),
+                      std::move(last_hour),
+                      INT64_MIN,
+                      INT64_MIN,
+                      false,
+                      std::string()};
+  }
+
+  // after_id := the largest id copied into the current hour ("" for none).
+  absl::Status ReadLastId() {
+    last_copied.BindInt64(1, metric);
+    last_copied.BindInt64(2, hour);
+    absl::StatusOr<bool> row = last_copied.Step();
+    after_id = row.ok() && *row && !last_copied.ColumnIsNull(0) ? last_copied.ColumnBlob(0) : "";
+    last_copied.Reset();
+    return row.status();
+  }
+
+  // A copy cut short (a crash, a full disk) goes on in the last hour with a watermark, after
+  // its largest id copied: the hours are copied in key order, each in id order.
+  absl::Status ResumeInLastHour() {
+    DENIABLE_ASSIGN_OR_RETURN(bool found, last_hour.Step());
+    if (found) {
+      metric = last_hour.ColumnInt64(0);
+      hour = last_hour.ColumnInt64(1);
+      in_hour = true;
     }
-    while (true) {
-      if (!in_hour) {
-        next_hour.BindInt64(1, metric);
-        next_hour.BindInt64(2, hour);
-        DENIABLE_ASSIGN_OR_RETURN(bool found, next_hour.Step());
-        if (found) {
-          metric = next_hour.ColumnInt64(0);
-          hour = next_hour.ColumnInt64(1);
-        }
-        next_hour.Reset();
-        if (!found) return absl::OkStatus();
-        in_hour = true;
-        after_id.clear();
-      }
-      DENIABLE_RETURN_IF_ERROR(SqliteExec(keyed, "BEGIN IMMEDIATE"));
-      copy.BindInt64(1, metric);
-      copy.BindInt64(2, hour);
-      if (after_id.empty()) {
-        copy.BindNull(3);
-      } else {
-        copy.BindBlob(3, after_id.data(), static_cast<int>(after_id.size()));
-      }
-      copy.BindInt64(4, chunk_rows);
-      absl::Status s = copy.Run();
-      copy.Reset();
-      const int64_t copied = sqlite3_changes(keyed);
-      mark.BindInt64(1, metric);
-      mark.BindInt64(2, hour);
-      if (s.ok()) s = mark.Run();
-      mark.Reset();
-      if (s.ok()) s = SqliteExec(keyed, "COMMIT");
-      if (!s.ok()) {
-        SqliteExec(keyed, "ROLLBACK").IgnoreError();
-        return s;
-      }
-      if (after_commit) after_commit();
-      // The rows after after_id are new (the hour's copied rows are a prefix in id order), so
-      // fewer than a chunk's means the hour is done.
-      if (copied < chunk_rows) {
-        in_hour = false;
-      } else {
-        DENIABLE_RETURN_IF_ERROR(read_last_id());
-      }
+    last_hour.Reset();
+    if (in_hour) DENIABLE_RETURN_IF_ERROR(ReadLastId());
+    return absl::OkStatus();
+  }
+
+  // Moves to the next metric-hour of legacy_reports; false when there is none.
+  absl::StatusOr<bool> NextHour() {
+    next_hour.BindInt64(1, metric);
+    next_hour.BindInt64(2, hour);
+    DENIABLE_ASSIGN_OR_RETURN(bool found, next_hour.Step());
+    if (found) {
+      metric = next_hour.ColumnInt64(0);
+      hour = next_hour.ColumnInt64(1);
     }
-  }();
+    next_hour.Reset();
+    if (!found) return false;
+    in_hour = true;
+    after_id.clear();
+    return true;
+  }
+
+  // One transaction: the hour's next `chunk_rows` rows and its watermark. Returns the rows
+  // copied; rolled back on an error.
+  absl::StatusOr<int64_t> CopyChunk(int64_t chunk_rows) {
+    DENIABLE_RETURN_IF_ERROR(SqliteExec(keyed, "BEGIN IMMEDIATE"));
+    copy.BindInt64(1, metric);
+    copy.BindInt64(2, hour);
+    if (after_id.empty()) {
+      copy.BindNull(3);
+    } else {
+      copy.BindBlob(3, after_id.data(), static_cast<int>(after_id.size()));
+    }
+    copy.BindInt64(4, chunk_rows);
+    absl::Status s = copy.Run();
+    copy.Reset();
+    const int64_t copied = sqlite3_changes(keyed);
+    mark.BindInt64(1, metric);
+    mark.BindInt64(2, hour);
+    if (s.ok()) s = mark.Run();
+    mark.Reset();
+    if (s.ok()) s = SqliteExec(keyed, "COMMIT");
+    if (!s.ok()) {
+      SqliteExec(keyed, "ROLLBACK").IgnoreError();
+      return s;
+    }
+    return copied;
+  }
+
+  sqlite3* keyed;
+  SqliteStatement next_hour, copy, mark, last_copied, last_hour;
+  int64_t metric = INT64_MIN;
+  int64_t hour = INT64_MIN;
+  bool in_hour = false;
+  std::string after_id;
+};
+
+// The copy of CopyLegacyReports, with the database attached as `collector`.
+absl::Status CopyAttachedLegacyReports(sqlite3* keyed, int64_t chunk_rows,
+                                       const std::function<void()>& after_commit) {
+  DENIABLE_ASSIGN_OR_RETURN(LegacyCopy c, LegacyCopy::Prepare(keyed));
+  DENIABLE_RETURN_IF_ERROR(c.ResumeInLastHour());
+  while (true) {
+    if (!c.in_hour) {
+      DENIABLE_ASSIGN_OR_RETURN(bool found, c.NextHour());
+      if (!found) return absl::OkStatus();
+    }
+    DENIABLE_ASSIGN_OR_RETURN(const int64_t copied, c.CopyChunk(chunk_rows));
+    if (after_commit) after_commit();
+    // The rows after after_id are new (the hour's copied rows are a prefix in id order), so
+    // fewer than a chunk's means the hour is done.
+    if (copied < chunk_rows) {
+      c.in_hour = false;
+    } else {
+      DENIABLE_RETURN_IF_ERROR(c.ReadLastId());
+    }
+  }
+}
+
+}  // namespace
+
+absl::Status CopyLegacyReports(sqlite3* keyed, const std::string& db_path, int64_t chunk_rows,
+                               const std::function<void()>& after_commit) {
+  {
+    DENIABLE_ASSIGN_OR_RETURN(SqliteStatement attach,
+                              SqliteStatement::Prepare(keyed, "ATTACH DATABASE ? AS collector"));
+    attach.BindText(1, db_path);
+    DENIABLE_RETURN_IF_ERROR(attach.Run());
+  }
+  absl::Status status = CopyAttachedLegacyReports(keyed, chunk_rows, after_commit);
   absl::Status detach = SqliteExec(keyed, "DETACH DATABASE collector");
   return status.ok() ? detach : status;
 }

@@ -24,17 +24,9 @@ namespace {
 // delete phase lasted (docs/performance.md, "Allocations and cache misses").
 constexpr int kDeleteYield = 3;
 
-// A recent row on its way to the keyed file: 48 bytes, plus its stored counters (support) in the
-// move's arena (reports of counters other than 0 only).
-struct MovingRow {
-  ReportId id;
-  int64_t labelset_id;
-  uint32_t version;
-  int32_t support_at;  // offset in the arena; -1: NULL
-  int32_t firsts;      // -1: NULL
-  uint32_t support_size;
-  uint8_t bit;
-};
+// The seq of every kSeqMarkRows-th row of a move and of the last: the delete phase's range
+// bounds.
+constexpr size_t kSeqMarkRows = 1024;
 
 }  // namespace
 
@@ -145,60 +137,6 @@ absl::StatusOr<SqliteStorage::Watermark> SqliteStorage::ReadWatermark(const Hour
   st.Reset();
   if (!row.ok()) return row.status();
   return w;
-}
-
-absl::Status SqliteStorage::FinishInterruptedMoves() {
-  // The recent rows a move copied and a crash or a Close kept it from deleting: those behind
-  // each metric-hour's watermark.
-  std::vector<std::pair<HourKey, Watermark>> marks;
-  {
-    DENIABLE_ASSIGN_OR_RETURN(
-        SqliteStatement st,
-        SqliteStatement::Prepare(keyed_db_,
-                                 "SELECT metric_id, event_time, moved_seq, last_seq, last_id "
-                                 "FROM watermarks"));
-    while (true) {
-      DENIABLE_ASSIGN_OR_RETURN(bool row, st.Step());
-      if (!row) break;
-      Watermark w{st.ColumnInt64(2), st.ColumnInt64(3), !st.ColumnIsNull(4), st.ColumnBlob(4)};
-      // Seq numbers only grow: the next row is numbered past every watermark, not only past the
-      // recent rows LoadRecent finds (none when every one was moved; a row numbered from 1 again
-      // would sit behind its hour's watermark, hidden, and the hour's next move would delete it
-      // uncopied).
-      next_seq_ = std::max(next_seq_, std::max(w.moved_seq, w.last_seq) + 1);
-      marks.emplace_back(HourKey{st.ColumnInt64(0), st.ColumnInt64(1)}, std::move(w));
-    }
-  }
-  for (const auto& [key, w] : marks) DENIABLE_RETURN_IF_ERROR(DropBehind(key, w));
-  // The keyed rows of metrics the database no longer has (a DeleteMetric whose second
-  // transaction, in the keyed file, did not run): every keyed metric-hour has a watermark.
-  std::vector<int64_t> gone;
-  {
-    DENIABLE_ASSIGN_OR_RETURN(
-        SqliteStatement st,
-        SqliteStatement::Prepare(keyed_db_, "SELECT DISTINCT metric_id FROM watermarks"));
-    DENIABLE_ASSIGN_OR_RETURN(
-        SqliteStatement known,
-        SqliteStatement::Prepare(write_db_, "SELECT 1 FROM metrics WHERE id = ?"));
-    while (true) {
-      DENIABLE_ASSIGN_OR_RETURN(bool row, st.Step());
-      if (!row) break;
-      known.BindInt64(1, st.ColumnInt64(0));
-      DENIABLE_ASSIGN_OR_RETURN(bool exists, known.Step());
-      known.Reset();
-      if (!exists) gone.push_back(st.ColumnInt64(0));
-    }
-  }
-  // The database's delete of them must be durable first (invariant 11): what an earlier process
-  // committed may not be, after a SIGKILL under durability=normal; and a database generation
-  // after it is what the keyed deletes record (invariant 18: the process that deleted them may
-  // have died before it raised one).
-  if (!gone.empty()) {
-    DENIABLE_RETURN_IF_ERROR(BumpDatabaseGeneration());
-    DENIABLE_RETURN_IF_ERROR(SyncDatabaseCommits());
-  }
-  for (int64_t metric : gone) DENIABLE_RETURN_IF_ERROR(DeleteKeyedMetric(metric, db_generation_));
-  return absl::OkStatus();
 }
 
 absl::Status SqliteStorage::DeleteKeyedMetric(int64_t metric_id, int64_t relied) {
@@ -318,13 +256,46 @@ absl::Status SqliteStorage::MoveHour(const HourKey& key) {
   return MoveHourOnce(key, mark);
 }
 
+// The rows a move copies: the hour's recent rows up to its last_seq, sorted by id, their stored
+// counters in `arena`, and the seq bounds of the delete phase's ranges (every kSeqMarkRows-th
+// row's seq, and last_seq).
+struct SqliteStorage::MovingRows {
+  // A recent row on its way to the keyed file: 48 bytes, plus its stored counters (support) in
+  // the arena (reports of counters other than 0 only).
+  struct Row {
+    ReportId id;
+    int64_t labelset_id;
+    uint32_t version;
+    int32_t support_at;  // offset in the arena; -1: NULL
+    int32_t firsts;      // -1: NULL
+    uint32_t support_size;
+    uint8_t bit;
+  };
+  std::vector<Row> rows;
+  std::string arena;
+  std::vector<int64_t> seq_marks;
+};
+
 absl::Status SqliteStorage::MoveHourOnce(const HourKey& key, const Watermark& mark) {
   int64_t last_seq = 0;
   int64_t relied = 0;  // the database generation the copies rely on
+  DENIABLE_ASSIGN_OR_RETURN(const bool moves, MarkMove(key, mark, last_seq, relied));
+  if (!moves) return absl::OkStatus();
+  // 2. List.
+  MovingRows moving;
+  DENIABLE_RETURN_IF_ERROR(ListMovingRows(key, mark.moved_seq, last_seq, moving));
+  // 3. Copy, in id order, on the keyed file's connection.
+  DENIABLE_RETURN_IF_ERROR(CopyMovingRows(key, relied, moving));
+  // 4. Delete the copied rows by seq range, between appends.
+  return DeleteMovedRows(key, mark.moved_seq, moving.seq_marks);
+}
+
+absl::StatusOr<bool> SqliteStorage::MarkMove(const HourKey& key, const Watermark& mark,
+                                             int64_t& last_seq, int64_t& relied) {
   {
     absl::MutexLock lock(&write_mu_);
     RecentHours::Hour* hour = recent_.Find(key);
-    if (hour == nullptr) return absl::OkStatus();
+    if (hour == nullptr) return false;
     // Nothing of the hour is in the keyed file yet: a filter of what moves put there is
     // complete.
     if (!hour->may_have_sorted_rows && hour->moved == nullptr) {
@@ -342,86 +313,128 @@ absl::Status SqliteStorage::MoveHourOnce(const HourKey& key, const Watermark& ma
     // roll the appends, and their counts, back).
     DENIABLE_RETURN_IF_ERROR(SyncDatabaseCommits());
   }
-  if (!mark.copying) {
-    if (last_seq <= mark.moved_seq) return absl::OkStatus();
-    DENIABLE_RETURN_IF_ERROR(RunInKeyedTransaction([&]() -> absl::Status {
-      move_mu_.AssertHeld();  // run with it held (-Wthread-safety cannot see it)
-      SqliteStatement& st = move_->start_watermark;
-      st.BindInt64(1, key.metric_id);
-      st.BindInt64(2, key.event_time);
-      st.BindInt64(3, last_seq);
-      return st.Run();
-    }));
-  }
+  if (mark.copying) return true;
+  if (last_seq <= mark.moved_seq) return false;
+  DENIABLE_RETURN_IF_ERROR(RunInKeyedTransaction([&]() -> absl::Status {
+    move_mu_.AssertHeld();  // run with it held (-Wthread-safety cannot see it)
+    SqliteStatement& st = move_->start_watermark;
+    st.BindInt64(1, key.metric_id);
+    st.BindInt64(2, key.event_time);
+    st.BindInt64(3, last_seq);
+    return st.Run();
+  }));
+  return true;
+}
 
-  // 2. List.
-  std::vector<MovingRow> rows;
-  std::string arena;
-  // The seq of every kSeqMarkRows-th row and of the last: the delete phase's range bounds.
-  constexpr size_t kSeqMarkRows = 1024;
-  std::vector<int64_t> seq_marks;
-  {
-    SqliteStatement& read = move_->list_rows;
-    for (int64_t after = mark.moved_seq;;) {
-      read.BindInt64(1, key.metric_id);
-      read.BindInt64(2, key.event_time);
-      read.BindInt64(3, after);
-      read.BindInt64(4, last_seq);
-      read.BindInt64(5, kMoveReadRows);
-      int64_t listed = 0;
-      absl::Status s = absl::OkStatus();
-      while (s.ok()) {
-        absl::StatusOr<bool> has_row = read.Step();
-        if (!has_row.ok()) s = has_row.status();
-        if (!s.ok() || !*has_row) break;
-        absl::StatusOr<ReportId> id = ColumnReportId(read, 1);
-        if (!id.ok()) {
-          s = id.status();
-          break;
-        }
-        after = read.ColumnInt64(0);
-        MovingRow r{};
-        r.id = *id;
-        r.version = static_cast<uint32_t>(read.ColumnInt64(2));
-        r.bit = static_cast<uint8_t>(read.ColumnInt64(3));
-        r.labelset_id = read.ColumnInt64(4);
-        r.support_at = -1;
-        if (!read.ColumnIsNull(5)) {
-          const std::string support = read.ColumnBlob(5);
-          r.support_at = static_cast<int32_t>(arena.size());
-          r.support_size = static_cast<uint32_t>(support.size());
-          arena += support;
-        }
-        r.firsts = read.ColumnIsNull(6) ? -1 : static_cast<int32_t>(read.ColumnInt64(6));
-        rows.push_back(r);
-        if (rows.size() % kSeqMarkRows == 0) seq_marks.push_back(after);
-        ++listed;
+absl::Status SqliteStorage::ListMovingRows(const HourKey& key, int64_t after, int64_t last_seq,
+                                           MovingRows& out) {
+  std::vector<MovingRows::Row>& rows = out.rows;
+  std::string& arena = out.arena;
+  std::vector<int64_t>& seq_marks = out.seq_marks;
+  SqliteStatement& read = move_->list_rows;
+  while (true) {
+    read.BindInt64(1, key.metric_id);
+    read.BindInt64(2, key.event_time);
+    read.BindInt64(3, after);
+    read.BindInt64(4, last_seq);
+    read.BindInt64(5, kMoveReadRows);
+    int64_t listed = 0;
+    absl::Status s = absl::OkStatus();
+    while (s.ok()) {
+      absl::StatusOr<bool> has_row = read.Step();
+      if (!has_row.ok()) s = has_row.status();
+      if (!s.ok() || !*has_row) break;
+      absl::StatusOr<ReportId> id = ColumnReportId(read, 1);
+      if (!id.ok()) {
+        s = id.status();
+        break;
       }
-      read.Reset();
-      if (!s.ok()) return s;
-      if (listed < kMoveReadRows) break;
+      after = read.ColumnInt64(0);
+      MovingRows::Row r{};
+      r.id = *id;
+      r.version = static_cast<uint32_t>(read.ColumnInt64(2));
+      r.bit = static_cast<uint8_t>(read.ColumnInt64(3));
+      r.labelset_id = read.ColumnInt64(4);
+      r.support_at = -1;
+      if (!read.ColumnIsNull(5)) {
+        const std::string support = read.ColumnBlob(5);
+        r.support_at = static_cast<int32_t>(arena.size());
+        r.support_size = static_cast<uint32_t>(support.size());
+        arena += support;
+      }
+      r.firsts = read.ColumnIsNull(6) ? -1 : static_cast<int32_t>(read.ColumnInt64(6));
+      rows.push_back(r);
+      if (rows.size() % kSeqMarkRows == 0) seq_marks.push_back(after);
+      ++listed;
     }
+    read.Reset();
+    if (!s.ok()) return s;
+    if (listed < kMoveReadRows) break;
   }
   if (seq_marks.empty() || seq_marks.back() != last_seq) seq_marks.push_back(last_seq);
   std::sort(rows.begin(), rows.end(),
-            [](const MovingRow& a, const MovingRow& b) { return a.id < b.id; });
+            [](const MovingRows::Row& a, const MovingRows::Row& b) { return a.id < b.id; });
+  return absl::OkStatus();
+}
 
+size_t SqliteStorage::NextChunkRows(size_t rows_done, int64_t wrote, size_t floor,
+                                    size_t ceiling) const {
+  if (!bound_move_wal_) return ceiling;
   const int64_t target_pages = std::max(1, wal_checkpoint_pages_ / 2);
-  // The rows of the next transaction of a phase, from the rows and WAL pages of the last one
-  // (`wrote`): with bound_move_wal_, aimed at target_pages, growing at most fourfold a
-  // transaction, within [floor, ceiling].
-  auto next_rows = [&](size_t rows_done, int64_t wrote, size_t floor, size_t ceiling) {
-    if (!bound_move_wal_) return ceiling;
-    const size_t aimed =
-        static_cast<size_t>(static_cast<double>(rows_done) * static_cast<double>(target_pages) /
-                            static_cast<double>(std::max<int64_t>(1, wrote)));
-    return std::clamp(std::min(aimed, 4 * std::max<size_t>(1, rows_done)), floor, ceiling);
-  };
-  const auto appends_done = absl::Condition(
+  const size_t aimed =
+      static_cast<size_t>(static_cast<double>(rows_done) * static_cast<double>(target_pages) /
+                          static_cast<double>(std::max<int64_t>(1, wrote)));
+  return std::clamp(std::min(aimed, 4 * std::max<size_t>(1, rows_done)), floor, ceiling);
+}
+
+absl::Condition SqliteStorage::AppendsDone() {
+  return absl::Condition(
       +[](std::atomic<int>* waiting) { return waiting->load(std::memory_order_relaxed) == 0; },
       &appends_waiting_);
+}
 
-  // 3. Copy, in id order, on the keyed file's connection.
+absl::Status SqliteStorage::InsertMovingChunk(const HourKey& key, const MovingRows& moving,
+                                              size_t next, size_t end, bool last, int64_t relied) {
+  SqliteStatement& ins = move_->insert_keyed;
+  for (size_t i = next; i < end; ++i) {
+    const MovingRows::Row& r = moving.rows[i];
+    ins.BindInt64(1, key.metric_id);
+    ins.BindInt64(2, key.event_time);
+    ins.BindBlob(3, r.id.data(), static_cast<int>(r.id.size()));
+    ins.BindInt64(4, r.version);
+    ins.BindInt64(5, r.bit);
+    ins.BindInt64(6, r.labelset_id);
+    if (r.support_at >= 0) {
+      ins.BindBlob(7, moving.arena.data() + r.support_at, r.support_size);
+    } else {
+      ins.BindNull(7);
+    }
+    if (r.firsts >= 0) {
+      ins.BindInt64(8, r.firsts);
+    } else {
+      ins.BindNull(8);
+    }
+    if (absl::Status s = ins.Run(); !s.ok()) return s;
+  }
+  SqliteStatement& st = last ? move_->finish_watermark : move_->advance_watermark;
+  int i = 1;
+  if (!last) {
+    const ReportId& top = moving.rows[end - 1].id;
+    st.BindBlob(i++, top.data(), static_cast<int>(top.size()));
+  }
+  st.BindInt64(i++, key.metric_id);
+  st.BindInt64(i, key.event_time);
+  if (absl::Status s = st.Run(); !s.ok()) return s;
+  SqliteStatement& bump = move_->bump_generation;
+  bump.BindInt64(1, keyed_generation_ + 1);
+  bump.BindInt64(2, relied);
+  return bump.Run();
+}
+
+absl::Status SqliteStorage::CopyMovingRows(const HourKey& key, int64_t relied,
+                                           const MovingRows& moving) {
+  const std::vector<MovingRows::Row>& rows = moving.rows;
+  const int64_t target_pages = std::max(1, wal_checkpoint_pages_ / 2);
   const size_t first_chunk = std::min(move_chunk_rows_, static_cast<size_t>(target_pages));
   size_t rows_per_chunk = bound_move_wal_ ? first_chunk : move_chunk_rows_;
   std::vector<ReportId> ids;
@@ -434,48 +447,15 @@ absl::Status SqliteStorage::MoveHourOnce(const HourKey& key, const Watermark& ma
     const bool last = end == rows.size();
     DENIABLE_RETURN_IF_ERROR(RunInKeyedTransaction([&]() -> absl::Status {
       move_mu_.AssertHeld();  // run with it held (-Wthread-safety cannot see it)
-      SqliteStatement& ins = move_->insert_keyed;
-      for (size_t i = next; i < end; ++i) {
-        const MovingRow& r = rows[i];
-        ins.BindInt64(1, key.metric_id);
-        ins.BindInt64(2, key.event_time);
-        ins.BindBlob(3, r.id.data(), static_cast<int>(r.id.size()));
-        ins.BindInt64(4, r.version);
-        ins.BindInt64(5, r.bit);
-        ins.BindInt64(6, r.labelset_id);
-        if (r.support_at >= 0) {
-          ins.BindBlob(7, arena.data() + r.support_at, r.support_size);
-        } else {
-          ins.BindNull(7);
-        }
-        if (r.firsts >= 0) {
-          ins.BindInt64(8, r.firsts);
-        } else {
-          ins.BindNull(8);
-        }
-        if (absl::Status s = ins.Run(); !s.ok()) return s;
-      }
-      SqliteStatement& st = last ? move_->finish_watermark : move_->advance_watermark;
-      int i = 1;
-      if (!last) {
-        const ReportId& top = rows[end - 1].id;
-        st.BindBlob(i++, top.data(), static_cast<int>(top.size()));
-      }
-      st.BindInt64(i++, key.metric_id);
-      st.BindInt64(i, key.event_time);
-      if (absl::Status s = st.Run(); !s.ok()) return s;
-      SqliteStatement& bump = move_->bump_generation;
-      bump.BindInt64(1, keyed_generation_ + 1);
-      bump.BindInt64(2, relied);
-      return bump.Run();
+      return InsertMovingChunk(key, moving, next, end, last, relied);
     }));
     ++keyed_generation_;  // committed
     rows_per_chunk =
-        next_rows(end - next, keyed_wal_->last_commit_pages(), first_chunk, move_chunk_rows_);
+        NextChunkRows(end - next, keyed_wal_->last_commit_pages(), first_chunk, move_chunk_rows_);
     ids.clear();
     for (size_t i = next; i < end; ++i) ids.push_back(rows[i].id);
     next = end;
-    absl::MutexLock lock(&write_mu_, appends_done);  // appends waiting for the writer go first
+    absl::MutexLock lock(&write_mu_, AppendsDone());  // appends waiting for the writer go first
     RecentHours::Hour* hour = recent_.Find(key);
     if (hour != nullptr) {  // always: only moves and deletes (holding move_mu_) erase it
       hour->may_have_sorted_rows = true;
@@ -484,15 +464,19 @@ absl::Status SqliteStorage::MoveHourOnce(const HourKey& key, const Watermark& ma
     }
     if (last) break;
   }
+  return absl::OkStatus();
+}
 
-  // 4. Delete the copied rows by seq range, between appends: while they arrive, the move
-  // leaves the writer to them between its transactions for kDeleteYield times as long as the
-  // last one held it (the rows behind the watermark are hidden from readers meanwhile).
+// While they arrive, the move leaves the writer to appends between its transactions for
+// kDeleteYield times as long as the last one held it (the rows behind the watermark are hidden
+// from readers meanwhile).
+absl::Status SqliteStorage::DeleteMovedRows(const HourKey& key, int64_t moved_seq,
+                                            const std::vector<int64_t>& seq_marks) {
   absl::Duration pause;
   int64_t appends_seen = appends_started_.load(std::memory_order_relaxed);
   size_t marks_per_chunk = std::max<size_t>(
       1, (bound_move_wal_ ? move_chunk_rows_ : 4 * move_chunk_rows_) / kSeqMarkRows);
-  int64_t deleted_to = mark.moved_seq;  // seqs up to this one are deleted
+  int64_t deleted_to = moved_seq;  // seqs up to this one are deleted
   for (size_t at = 0; at < seq_marks.size();) {
     if (pause > absl::ZeroDuration()) {
       write_mu_.LockWhenWithTimeout(  // ends early on Close
@@ -502,7 +486,7 @@ absl::Status SqliteStorage::MoveHourOnce(const HourKey& key, const Watermark& ma
           pause);
       write_mu_.Unlock();
     }
-    absl::MutexLock lock(&write_mu_, appends_done);
+    absl::MutexLock lock(&write_mu_, AppendsDone());
     if (stop_) return absl::CancelledError("storage is closing; the move resumes at next open");
     const size_t end = std::min(seq_marks.size(), at + marks_per_chunk);
     const absl::Time start = absl::Now();
@@ -516,8 +500,8 @@ absl::Status SqliteStorage::MoveHourOnce(const HourKey& key, const Watermark& ma
     pause = background_moves_ && appending ? kDeleteYield * (absl::Now() - start)
                                            : absl::ZeroDuration();
     deleted_to = seq_marks[end - 1];
-    marks_per_chunk = next_rows(end - at, database_wal_->last_commit_pages(), 1,
-                                4 * move_chunk_rows_ / kSeqMarkRows + 1);
+    marks_per_chunk = NextChunkRows(end - at, database_wal_->last_commit_pages(), 1,
+                                    4 * move_chunk_rows_ / kSeqMarkRows + 1);
     at = end;
   }
   return absl::OkStatus();

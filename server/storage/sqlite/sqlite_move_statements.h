@@ -1,5 +1,7 @@
-// SqliteStorage's statements for moves (sqlite_move.cc), shared with sqlite_storage.cc, which
-// destroys them before it closes the connections they run on; and a helper both files use.
+// SqliteStorage's statements for moves (sqlite_move.cc), shared with its other parts (the open's
+// recovery, sqlite_open.cc; DeleteMetric and retention, sqlite_delete.cc) and with
+// sqlite_storage.cc, which destroys them before it closes the connections they run on; and a
+// helper they use.
 #ifndef DENIABLE_SERVER_STORAGE_SQLITE_SQLITE_MOVE_STATEMENTS_H_
 #define DENIABLE_SERVER_STORAGE_SQLITE_SQLITE_MOVE_STATEMENTS_H_
 

@@ -227,14 +227,47 @@ class SqliteStorage : public Storage {
   struct WriteStatements;
   struct ReadStatements;
   SqliteStorage() = default;
+  // The open after the database's lock (sqlite_open.cc): connections, schemas, statements, the
+  // keyed file, the recovery of what a crash cut short, the recent ids. Takes every lock.
   absl::Status Init(const SqliteOptions& options);
+  // Prepares write_ on write_db_ (and the appends' lookups on keyed_lookup_db_).
+  absl::Status PrepareWriteStatements() ABSL_EXCLUSIVE_LOCKS_REQUIRED(write_mu_);
+  // Prepares read_ on read_db_.
+  absl::Status PrepareReadStatements() ABSL_EXCLUSIVE_LOCKS_REQUIRED(read_mu_);
   absl::Status StartMoves(const SqliteOptions& options) ABSL_LOCKS_EXCLUDED(write_mu_);
   absl::StatusOr<int64_t> LabelsetId(const std::string& canonical)
       ABSL_EXCLUSIVE_LOCKS_REQUIRED(write_mu_);
   absl::Status InsertDesign(int64_t metric_id, const StoredDesign& design)
       ABSL_EXCLUSIVE_LOCKS_REQUIRED(write_mu_);
+  // The append's transaction after its BEGIN (sqlite_append.cc): every row, then the sums, then
+  // COMMIT; the in-memory recent ids take the rows (the caller commits or undoes them).
   absl::StatusOr<std::vector<AppendResult>> AppendLocked(
       absl::Span<const absl::Span<const ReportRow>> batches)
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(write_mu_);
+  // A transaction's sums and the label sets it checked (sqlite_append.cc).
+  struct AppendTotals;
+  // Whether each metric the batches name still exists, read in the append's transaction.
+  absl::StatusOr<absl::flat_hash_map<int64_t, bool>> MetricsExist(
+      absl::Span<const absl::Span<const ReportRow>> batches)
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(write_mu_);
+  // The label caps' admission of the append's transaction, reading label_values on write_db_.
+  LabelValueAdmission LabelAdmission() ABSL_EXCLUSIVE_LOCKS_REQUIRED(write_mu_);
+  // One row of the append (the `index`-th of its batch): refused (missing metric, label cap),
+  // a duplicate, or stored and added to `totals`; the outcome counted in `result`.
+  absl::Status AppendRow(const ReportRow& row, size_t index,
+                         absl::flat_hash_map<int64_t, bool>& exists, LabelValueAdmission& labels,
+                         AppendTotals& totals, AppendResult& result)
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(write_mu_);
+  // Whether the row's id is stored already (recent ids, this transaction's included, then the
+  // keyed file); if not, it joins its metric-hour's recent ids.
+  absl::StatusOr<bool> IsDuplicate(const HourKey& key, const ReportRow& row)
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(write_mu_);
+  // Inserts the row into recent_reports with the next seq.
+  absl::Status InsertRecentRow(const ReportRow& row, int64_t labelset_id)
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(write_mu_);
+  // Writes the transaction's counts, counter deltas (or folds), window firsts and new label
+  // values.
+  absl::Status WriteTotals(AppendTotals& totals, const LabelValueAdmission& labels)
       ABSL_EXCLUSIVE_LOCKS_REQUIRED(write_mu_);
   absl::Status LoadRecent() ABSL_EXCLUSIVE_LOCKS_REQUIRED(write_mu_);
   absl::StatusOr<bool> HourHasSortedRows(const HourKey& key)
@@ -244,6 +277,18 @@ class SqliteStorage : public Storage {
   // Opens the keyed file (creating it, and copying a migrated database's legacy_reports into
   // it, when the database has no pair id yet) and its connections (sqlite_keyed_file.h).
   absl::Status OpenKeyedFile(const SqliteOptions& options)
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(move_mu_, write_mu_);
+  // Takes the keyed file's lock and opens its writer (keyed_db_, keyed_wal_); returns the
+  // options of its connections (the keyed file's path).
+  absl::StatusOr<SqliteOptions> OpenKeyedWriter(const SqliteOptions& options)
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(move_mu_);
+  // Makes the new keyed file the database's: the legacy copy (when `migrating`), then the pair
+  // id recorded and legacy_reports dropped in one transaction of the database.
+  absl::Status PairKeyedFile(const std::string& db_path, const std::string& pair_id, bool migrating)
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(move_mu_, write_mu_);
+  // Refuses a keyed file older than the database relies on, and a database older than the
+  // keyed file relies on (sqlite_keyed_file.h, "Generations"); reads both generations.
+  absl::Status CheckKeyedGenerations(const std::string& db_path)
       ABSL_EXCLUSIVE_LOCKS_REQUIRED(move_mu_, write_mu_);
   absl::Status PrepareMoveStatements() ABSL_EXCLUSIVE_LOCKS_REQUIRED(move_mu_, write_mu_);
   // A metric-hour's row of the keyed file's watermarks (all zero when it has none).
@@ -277,9 +322,42 @@ class SqliteStorage : public Storage {
   absl::Status MoveHours(const std::vector<HourKey>& keys) ABSL_LOCKS_EXCLUDED(write_mu_);
   absl::Status MoveHour(const HourKey& key) ABSL_EXCLUSIVE_LOCKS_REQUIRED(move_mu_)
       ABSL_LOCKS_EXCLUDED(write_mu_);
-  // One move of the hour: the one `mark` says was cut short, or else a new one.
+  // One move of the hour: the one `mark` says was cut short, or else a new one (sqlite_move.cc:
+  // MarkMove, ListMovingRows, CopyMovingRows, DeleteMovedRows).
   absl::Status MoveHourOnce(const HourKey& key, const Watermark& mark)
       ABSL_EXCLUSIVE_LOCKS_REQUIRED(move_mu_) ABSL_LOCKS_EXCLUDED(write_mu_);
+  // The rows a move copies and its delete phase's seq bounds (sqlite_move.cc).
+  struct MovingRows;
+  // The move's mark: drops what a failed move copied, raises and syncs the database's
+  // generation, sets `last_seq` and `relied`, and starts the hour's watermark (a new move).
+  // false: nothing to move.
+  absl::StatusOr<bool> MarkMove(const HourKey& key, const Watermark& mark, int64_t& last_seq,
+                                int64_t& relied) ABSL_EXCLUSIVE_LOCKS_REQUIRED(move_mu_)
+      ABSL_LOCKS_EXCLUDED(write_mu_);
+  // Lists the hour's recent rows with after < seq <= last_seq on move_db_ (short read
+  // transactions), sorted by id.
+  absl::Status ListMovingRows(const HourKey& key, int64_t after, int64_t last_seq, MovingRows& out)
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(move_mu_);
+  // Copies the rows into the keyed file, a keyed transaction a chunk; after each, the chunk's
+  // ids leave the recent ids (under write_mu_, after waiting appends).
+  absl::Status CopyMovingRows(const HourKey& key, int64_t relied, const MovingRows& moving)
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(move_mu_) ABSL_LOCKS_EXCLUDED(write_mu_);
+  // The body of one copy transaction: rows [next, end), the watermark (finished when `last`),
+  // the keyed generation recording `relied`.
+  absl::Status InsertMovingChunk(const HourKey& key, const MovingRows& moving, size_t next,
+                                 size_t end, bool last, int64_t relied)
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(move_mu_);
+  // Deletes the copied recent rows by seq range (`seq_marks`, from moved_seq on), in
+  // transactions of the writer between which appends go first.
+  absl::Status DeleteMovedRows(const HourKey& key, int64_t moved_seq,
+                               const std::vector<int64_t>& seq_marks)
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(move_mu_) ABSL_LOCKS_EXCLUDED(write_mu_);
+  // The rows of a move phase's next transaction, from the rows and WAL pages of the last one
+  // (`wrote`): with bound_move_wal_, aimed at half of wal_autocheckpoint_pages, growing at most
+  // fourfold a transaction, within [floor, ceiling]. No lock.
+  size_t NextChunkRows(size_t rows_done, int64_t wrote, size_t floor, size_t ceiling) const;
+  // True when no append waits for write_mu_ (a move's next step waits for it).
+  absl::Condition AppendsDone();
   absl::Status RunInTransaction(const std::function<absl::Status()>& body)
       ABSL_EXCLUSIVE_LOCKS_REQUIRED(write_mu_);
   // Under Durability::kNormal, makes the database's (or the keyed file's) commits so far
@@ -316,8 +394,29 @@ class SqliteStorage : public Storage {
                                         const std::function<void()>& after_last)
       ABSL_EXCLUSIVE_LOCKS_REQUIRED(move_mu_) ABSL_LOCKS_EXCLUDED(write_mu_);
   void MoverLoop() ABSL_LOCKS_EXCLUDED(write_mu_);
+  // ReadCounts inside its read transaction (sqlite_read.cc): the counts rows, then their
+  // chunks, deltas and window firsts.
   absl::StatusOr<std::vector<CountRow>> ReadCountsLocked(int64_t metric_id, int64_t start_seconds,
                                                          int64_t end_seconds)
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(read_mu_);
+  // The count rows of a statement's key columns, by (version, event time, labels).
+  class CountRowIndex;
+  // The counts rows (n, counter 0) of the metric's hours [start, end).
+  absl::StatusOr<std::vector<CountRow>> ReadCountRows(int64_t metric_id, int64_t start_seconds,
+                                                      int64_t end_seconds)
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(read_mu_);
+  // Adds the counter_chunks rows of those hours to `rows` (DATA_LOSS for a chunk without
+  // counts or out of range).
+  absl::Status AddCounterChunks(int64_t metric_id, int64_t start_seconds, int64_t end_seconds,
+                                CountRowIndex& index, std::vector<CountRow>& rows)
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(read_mu_);
+  // Adds the counter_deltas rows, merged once per row and window (DATA_LOSS as above).
+  absl::Status AddCounterDeltas(int64_t metric_id, int64_t start_seconds, int64_t end_seconds,
+                                CountRowIndex& index, std::vector<CountRow>& rows)
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(read_mu_);
+  // Adds the first_counts rows (the windows' firsts' n and counters).
+  absl::Status AddFirstCounts(int64_t metric_id, int64_t start_seconds, int64_t end_seconds,
+                              CountRowIndex& index, std::vector<CountRow>& rows)
       ABSL_EXCLUSIVE_LOCKS_REQUIRED(read_mu_);
   absl::StatusOr<std::vector<StoredDesign>> ReadDesigns(int64_t metric_id)
       ABSL_EXCLUSIVE_LOCKS_REQUIRED(read_mu_);
