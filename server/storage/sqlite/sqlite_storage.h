@@ -51,6 +51,12 @@
 // Thread-safe: writes are serialized on one connection, reads use a second connection
 // (WAL lets them run beside a write); moves write the keyed file on a third, and appends look
 // the keyed file up on a fourth.
+//
+// Parts (docs/storage.md, "Parts": each file's job, lock and tests): sqlite_open.cc (Open, Init,
+// OpenKeyedFile, LoadRecent, FinishInterruptedMoves), sqlite_append.cc (AppendBatches),
+// sqlite_read.cc (GetMetric, ListMetrics, ReadCounts), sqlite_delete.cc (DeleteMetric,
+// retention), sqlite_move.cc (moves), wal_checkpointer.h (each file's WAL checkpoints and
+// syncs), sqlite_storage.cc (the rest: metrics, health, checkpoint counts, the destructor).
 #ifndef DENIABLE_SERVER_STORAGE_SQLITE_SQLITE_STORAGE_H_
 #define DENIABLE_SERVER_STORAGE_SQLITE_SQLITE_STORAGE_H_
 
