@@ -1,6 +1,6 @@
 // The files of a SQLite collector database, for the benchmarks: the main file, its keyed reports
-// file ("-reports", server/storage/sqlite_keyed_file.h) and their WAL and shared-memory files.
-// Header-only, so that a bench without gRPC (deniable-sparse-bench) shares them with
+// file ("-reports", server/storage/sqlite/sqlite_keyed_file.h) and their WAL and shared-memory
+// files. Header-only, so that a bench without gRPC (deniable-sparse-bench) shares them with
 // sqlite_load.h's users.
 #ifndef DENIABLE_BENCH_DATABASE_FILES_H_
 #define DENIABLE_BENCH_DATABASE_FILES_H_

@@ -64,8 +64,8 @@
 #include "server/server_logging.h"
 #include "server/service/collector_server.h"
 #include "server/storage/group_commit_storage.h"
-#include "server/storage/sqlite_statement.h"
-#include "server/storage/sqlite_storage.h"
+#include "server/storage/sqlite/sqlite_statement.h"
+#include "server/storage/sqlite/sqlite_storage.h"
 #include "server/storage/testing/test_postgres.h"
 
 ABSL_FLAG(bool, smoke, false, "tiny sizes and short phases: checks that every phase runs");
@@ -666,7 +666,7 @@ int Run(const Config& config) {
 
 int main(int argc, char** argv) {
   // Google Benchmark takes its --benchmark_* flags first; the smoke run shortens its phases.
-  // As deniable-server does, before any SQLite call (server/storage/sqlite_statement.h).
+  // As deniable-server does, before any SQLite call (server/storage/sqlite/sqlite_statement.h).
   deniable::server::TurnOffSqliteMemoryStatistics();
   std::vector<char*> args(argv, argv + argc);
   std::string min_time = "--benchmark_min_time=0.01";

@@ -73,7 +73,7 @@
 #include "server/core/metric_registry.h"
 #include "server/service/collector_server.h"
 #include "server/storage/group_commit_storage.h"
-#include "server/storage/sqlite_storage.h"
+#include "server/storage/sqlite/sqlite_storage.h"
 
 ABSL_FLAG(int64_t, reports, 200'000, "reports ingested per phase");
 ABSL_FLAG(int, repeat, 5, "rounds; each runs every kind once (figures are medians)");

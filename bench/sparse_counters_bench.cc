@@ -38,7 +38,7 @@
 #include "server/storage/group_commit_storage.h"
 #include "server/storage/postgres/postgres_connection.h"
 #include "server/storage/postgres/postgres_storage.h"
-#include "server/storage/sqlite_storage.h"
+#include "server/storage/sqlite/sqlite_storage.h"
 #include "server/storage/testing/test_postgres.h"
 
 ABSL_FLAG(int64_t, hours, 720, "hours the reports spread over (the read covers all of them)");

@@ -9,7 +9,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/time/clock.h"
 #include "deniable/common/status_macros.h"
-#include "server/storage/sqlite_statement.h"
+#include "server/storage/sqlite/sqlite_statement.h"
 
 namespace deniable::bench {
 

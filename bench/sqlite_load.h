@@ -13,7 +13,7 @@
 #include "absl/time/time.h"
 #include "bench/database_files.h"
 #include "bench/load.h"
-#include "server/storage/sqlite_storage.h"
+#include "server/storage/sqlite/sqlite_storage.h"
 
 namespace deniable::bench {
 

@@ -67,8 +67,8 @@
 #include "server/storage/group_commit_storage.h"
 #include "server/storage/postgres/postgres_connection.h"
 #include "server/storage/postgres/sqlite_to_postgres.h"
-#include "server/storage/sqlite_backup.h"
-#include "server/storage/sqlite_statement.h"
+#include "server/storage/sqlite/sqlite_backup.h"
+#include "server/storage/sqlite/sqlite_statement.h"
 
 namespace {
 

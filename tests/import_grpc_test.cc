@@ -15,7 +15,7 @@
 #include "gtest/gtest.h"
 #include "server/service/collector_server.h"
 #include "server/storage/memory/memory_storage.h"
-#include "server/storage/sqlite_token_store.h"
+#include "server/storage/sqlite/sqlite_token_store.h"
 
 namespace deniable {
 namespace {

@@ -18,7 +18,7 @@
 #include "deniable/v1/query_service.grpc.pb.h"
 #include "gtest/gtest.h"
 #include "server/service/collector_server.h"
-#include "server/storage/sqlite_storage.h"
+#include "server/storage/sqlite/sqlite_storage.h"
 
 namespace deniable {
 namespace {

@@ -14,7 +14,7 @@
 #include "deniable/client/reporter.h"
 #include "gtest/gtest.h"
 #include "server/service/collector_server.h"
-#include "server/storage/sqlite_storage.h"
+#include "server/storage/sqlite/sqlite_storage.h"
 #include "tests/support/eventually.h"
 
 namespace deniable {

@@ -13,7 +13,7 @@
 #include "deniable/v1/query_service.grpc.pb.h"
 #include "gtest/gtest.h"
 #include "server/service/collector_server.h"
-#include "server/storage/sqlite_storage.h"
+#include "server/storage/sqlite/sqlite_storage.h"
 #include "tests/support/fault_vfs.h"
 
 namespace deniable {

@@ -21,7 +21,7 @@
 #include "prometheus/text_serializer.h"
 #include "server/service/collector_server.h"
 #include "server/storage/memory/memory_storage.h"
-#include "server/storage/sqlite_token_store.h"
+#include "server/storage/sqlite/sqlite_token_store.h"
 #include "tests/support/eventually.h"
 #include "tests/support/test_tls.h"
 

@@ -18,7 +18,7 @@
 #include "server/core/ingestor.h"
 #include "server/core/metric_registry.h"
 #include "server/service/collector_server.h"
-#include "server/storage/sqlite_storage.h"
+#include "server/storage/sqlite/sqlite_storage.h"
 #include "tests/support/eventually.h"
 #include "tests/support/fault_vfs.h"
 #include "tests/support/report_batches.h"

@@ -1,6 +1,6 @@
 // Bearer tokens and their roles: the records, the hashing and drawing of tokens, and the
 // TokenStore interface that keeps them. The stores are storage's (no SQL here): SqliteTokenStore
-// (server/storage/sqlite_token_store.h, table auth_tokens beside the collector's tables) and
+// (server/storage/sqlite/sqlite_token_store.h, table auth_tokens beside the collector's tables) and
 // PostgresTokenStore (server/storage/postgres/postgres_token_store.h, shared by every collector on
 // the database); OpenBackend (server/storage/backend.h) opens the one --db names. Only
 // SHA-256(token) is stored; the token itself is shown once, by Add, and never again.

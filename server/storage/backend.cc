@@ -10,7 +10,7 @@
 #include "server/storage/postgres/postgres_rate_buckets.h"
 #include "server/storage/postgres/postgres_storage.h"
 #include "server/storage/postgres/postgres_token_store.h"
-#include "server/storage/sqlite_token_store.h"
+#include "server/storage/sqlite/sqlite_token_store.h"
 
 namespace deniable::server {
 namespace {

@@ -25,7 +25,7 @@
 #include "absl/time/time.h"
 #include "server/auth/shared_rate_buckets.h"
 #include "server/auth/token_store.h"
-#include "server/storage/sqlite_storage.h"
+#include "server/storage/sqlite/sqlite_storage.h"
 #include "server/storage/storage.h"
 
 namespace deniable::server {

@@ -16,7 +16,7 @@
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "server/storage/memory/memory_storage.h"
-#include "server/storage/sqlite_storage.h"
+#include "server/storage/sqlite/sqlite_storage.h"
 #include "server/storage/storage_test_util.h"
 
 namespace deniable::server {

@@ -4,16 +4,25 @@
 Usage: storage_layering_test.py SOURCE_DIR
 
 The layout (docs/storage.md, "Layout"):
-  server/storage/            the Storage interface and what the backends share, the SQLite
-                             backend (sqlite_*), OpenBackend (backend.h) and the conformance suite
+  server/storage/            the Storage interface and what the backends share, OpenBackend
+                             (backend.h) and the conformance suite
+  server/storage/sqlite/     the SQLite backend (sqlite_*, recent_hours, moved_ids_filter,
+                             database_lock) and its tests
   server/storage/postgres/   the PostgreSQL backend (libpq) and the SQLite-to-PostgreSQL migration
   server/storage/memory/     the in-memory backend for tests
   server/storage/testing/    test support (a real PostgreSQL 15 for tests)
 
 Fails, naming the file or the include chain, when
-  - a PostgreSQL source (postgres_*, sqlite_to_postgres.*) or memory_storage.cc lies outside its
+  - a PostgreSQL source (postgres_*, sqlite_to_postgres.*), a SQLite source (sqlite_*,
+    recent_hours*, moved_ids_filter*, database_lock*) or memory_storage.cc lies outside its
     folder, or server/storage/memory_storage.h (kept for old include lines) does more than
     forward to memory/memory_storage.h;
+  - a source of server/ outside server/storage/sqlite/ includes a header of sqlite/, but
+    OpenBackend's backend.{h,cc}, postgres/sqlite_to_postgres.{h,cc} (migrate reads SQLite),
+    server/main.cc and tests (*_test.cc; tools/, bench/ and tests/ may include it too);
+  - a non-test source of server/storage/ outside sqlite/ and postgres/ (but backend.{h,cc})
+    reaches a header of sqlite/ through the repository's headers (what the backends share
+    does not depend on the SQLite backend);
   - a non-test source of server/storage/ outside postgres/ (but OpenBackend's backend.{h,cc},
     which names every backend) reaches a header of postgres/ or <libpq-fe.h> through the
     repository's headers (tests, *_test.cc, may exercise several backends);
@@ -34,6 +43,14 @@ STORAGE = 'server/storage/'
 # OpenBackend names every backend by design.
 ALL_BACKENDS = {STORAGE + 'backend.h', STORAGE + 'backend.cc'}
 FORWARD = STORAGE + 'memory_storage.h'
+SQLITE = STORAGE + 'sqlite/'
+# What may include a header of sqlite/ from outside it (besides tests, tools/, bench/, tests/).
+SQLITE_USERS = ALL_BACKENDS | {
+    STORAGE + 'postgres/sqlite_to_postgres.h',
+    STORAGE + 'postgres/sqlite_to_postgres.cc',
+    'server/main.cc',
+}
+SQLITE_PREFIXES = ('sqlite_', 'recent_hours', 'moved_ids_filter', 'database_lock')
 
 
 def sources(root, top):
@@ -77,9 +94,21 @@ def postgres_header(header):
     return None
 
 
+def sqlite_header(header):
+    if header.startswith(SQLITE):
+        return 'the SQLite backend (server/storage/sqlite/)'
+    if header == 'sqlite3.h':
+        return 'SQLite (<sqlite3.h>)'
+    return None
+
+
 def memory_forbidden(header):
-    if os.path.basename(header).startswith('sqlite_') or header == 'sqlite3.h':
-        return 'the SQLite backend'
+    return sqlite_header(header) or postgres_header(header)
+
+
+def shared_forbidden(header):
+    if header.startswith(SQLITE):
+        return 'the SQLite backend (server/storage/sqlite/)'
     return postgres_header(header)
 
 
@@ -94,9 +123,15 @@ def misplaced(path):
     if name.startswith('postgres_') or name.startswith('sqlite_to_postgres.'):
         if folder != STORAGE + 'postgres':
             return 'a PostgreSQL source outside server/storage/postgres/'
+    elif name.startswith(SQLITE_PREFIXES) and folder != STORAGE + 'sqlite':
+        return 'a SQLite source outside server/storage/sqlite/'
     if name.startswith('memory_storage.') and folder != STORAGE + 'memory' and path != FORWARD:
         return 'a memory-backend source outside server/storage/memory/'
     return None
+
+
+def is_test(path):
+    return path.endswith('_test.cc')
 
 
 def main():
@@ -121,9 +156,20 @@ def main():
             failures += reach(root, path, memory_header)
         elif path.startswith(STORAGE + 'memory/'):
             failures += reach(root, path, memory_forbidden)
-        elif path not in ALL_BACKENDS and not path.endswith('_test.cc'):
-            failures += reach(root, path, postgres_header)
+        elif path.startswith(SQLITE):
+            if not is_test(path):
+                failures += reach(root, path, postgres_header)
+        elif path not in ALL_BACKENDS and not is_test(path):
+            failures += reach(root, path, shared_forbidden)
         checked += 1
+    for path in sources(root, 'server'):
+        if path.startswith(SQLITE) or path in SQLITE_USERS or is_test(path):
+            continue
+        for _, header in includes(root, path):
+            if header.startswith(SQLITE):
+                failures.append(f'{path}: includes "{header}" (the SQLite backend); only '
+                                f'server/storage/sqlite/, backend.{{h,cc}}, '
+                                f'postgres/sqlite_to_postgres.*, server/main.cc and tests may')
     for top in ('server', 'tools', 'bench', 'tests'):
         for path in sources(root, top):
             for _, header in includes(root, path):
@@ -136,7 +182,7 @@ def main():
         print('See docs/storage.md, "Layout".', file=sys.stderr)
         return 1
     print(f'storage_layering: {checked} files of server/storage/ in their rooms, '
-          f'every "server/storage/..." include resolves')
+          f'sqlite/ included only by its users, every "server/storage/..." include resolves')
     return 0
 
 

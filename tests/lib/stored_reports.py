@@ -1,7 +1,7 @@
 """The stored reports of a collector's SQLite database, read by tests.
 
 Since schema version 8 the keyed reports live in a file of their own beside the database
-(server/storage/sqlite_keyed_file.h): `connect` attaches it and creates the TEMP view
+(server/storage/sqlite/sqlite_keyed_file.h): `connect` attaches it and creates the TEMP view
 stored_reports (tests/lib/stored_reports.sql), which holds every stored report once.
 """
 

@@ -27,7 +27,7 @@
 #include "server/storage/postgres/postgres_schema.h"
 #include "server/storage/postgres/postgres_token_store.h"
 #include "server/storage/postgres/sqlite_to_postgres.h"
-#include "server/storage/sqlite_storage.h"
+#include "server/storage/sqlite/sqlite_storage.h"
 #include "server/storage/storage_test_util.h"
 #include "server/storage/testing/test_postgres.h"
 

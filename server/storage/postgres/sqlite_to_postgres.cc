@@ -19,10 +19,10 @@
 #include "deniable/common/status_macros.h"
 #include "server/storage/postgres/postgres_storage.h"
 #include "server/storage/postgres/postgres_token_store.h"
-#include "server/storage/sqlite_keyed_file.h"
-#include "server/storage/sqlite_statement.h"
-#include "server/storage/sqlite_storage.h"
-#include "server/storage/sqlite_token_store.h"
+#include "server/storage/sqlite/sqlite_keyed_file.h"
+#include "server/storage/sqlite/sqlite_statement.h"
+#include "server/storage/sqlite/sqlite_storage.h"
+#include "server/storage/sqlite/sqlite_token_store.h"
 
 namespace deniable::server {
 namespace {
