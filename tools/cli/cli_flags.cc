@@ -151,6 +151,10 @@ ABSL_FLAG(std::string, time_format, "%Y-%m-%d",
 ABSL_FLAG(std::string, spread, "",
           "replay: spread the answer times evenly over the last N days (7d; also h, m, s), "
           "shuffled with a fixed seed; rounded down to the metric's time precision");
+ABSL_FLAG(int32_t, devices_in_flight, 8,
+          "replay: respondents' devices reporting at once (1 to 256; 1: one after another); each "
+          "row is still its own device. --import and --string_column replays go one after "
+          "another");
 ABSL_FLAG(bool, import, false,
           "replay: a historical import (analyst token; older than the collector's report age, up "
           "to its --max_import_age_seconds): sends x-deniable-import, needs --token and "

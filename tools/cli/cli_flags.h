@@ -67,6 +67,7 @@ ABSL_DECLARE_FLAG(std::string, time_column);
 ABSL_DECLARE_FLAG(std::string, time_format);
 ABSL_DECLARE_FLAG(std::string, spread);
 ABSL_DECLARE_FLAG(bool, import);
+ABSL_DECLARE_FLAG(int32_t, devices_in_flight);
 ABSL_DECLARE_FLAG(std::string, range);
 ABSL_DECLARE_FLAG(std::string, unit);
 ABSL_DECLARE_FLAG(std::string, mechanism);

@@ -158,7 +158,8 @@ const std::vector<CommandSpec>& Commands() {
       {"replay",
        "--metric=N --csv=F --column=C [--yes=V] [--label_columns=a,b] [--group_by=a] "
        "[--blank=no|skip] [--simultaneous=sidak|bonferroni] [--time_column=C [--time_format=F] | "
-       "--spread=7d] [--import]   (without --yes: a metric with categories, each --column value "
+       "--spread=7d] [--import] [--devices_in_flight=8]   (without --yes: a metric with "
+       "categories, each --column value "
        "one "
        "of them; --import: a historical import with an analyst --token) | --metric=N --csv=F "
        "--value_column=C [--quantiles=0.5,0.9] ...   (a numeric metric); a metric that does not "
@@ -167,8 +168,8 @@ const std::vector<CommandSpec>& Commands() {
        "existing heavy-hitters metric: one device per row, then the values found beside their "
        "true shares)",
        {"metric", "csv", "column", "yes", "label_columns", "group_by", "blank", "level", "method",
-        "simultaneous", "time_column", "time_format", "spread", "import", "value_column",
-        "quantiles", "string_column",
+        "simultaneous", "time_column", "time_format", "spread", "import", "devices_in_flight",
+        "value_column", "quantiles", "string_column",
         // A metric that does not exist yet is created as a survey question with these.
         "design", "epsilon", "p", "q", "pi_b", "gamma", "categories", "description", "min_reports",
         "reporting_period", "randomization", "range", "unit", "mechanism", "buckets",

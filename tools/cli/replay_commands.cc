@@ -278,6 +278,10 @@ int Replay() {
   if (absl::Status blank = BlankFromFlag(&spec); !blank.ok()) {
     return FailUsage(std::string(blank.message()));
   }
+  const int32_t in_flight = absl::GetFlag(FLAGS_devices_in_flight);
+  if (in_flight < 1 || in_flight > 256) {
+    return FailUsage(absl::StrCat("--devices_in_flight must be 1 to 256, but is ", in_flight));
+  }
   const std::string metric = absl::GetFlag(FLAGS_metric);
   const std::string group_by = absl::GetFlag(FLAGS_group_by);
   if (spec.csv_path.empty() || (spec.column.empty() && !numeric) || metric.empty()) {
@@ -326,9 +330,10 @@ int Replay() {
   absl::StatusOr<ReplayResult> result = ReplaySurvey(
       *rows, metric, *std::move(transport), options, nullptr, nullptr,
       [&progress](int64_t done, int64_t total) { progress.Update(done, total); },
-      [&importer](const SurveyRow& row) {
-        if (importer != nullptr) importer->SetRecord(row.record);
-      });
+      import ? std::function<void(const SurveyRow&)>(
+                   [&importer](const SurveyRow& row) { importer->SetRecord(row.record); })
+             : nullptr,
+      in_flight);
   progress.Finish();
   if (!result.ok() && import) {
     // A refused import (not an analyst token, imports off) exits with the code of its status.

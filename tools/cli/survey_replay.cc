@@ -3,9 +3,11 @@
 #include <csv.h>
 
 #include <algorithm>
+#include <atomic>
 #include <cmath>
 #include <cstdio>
 #include <fstream>
+#include <thread>
 #include <utility>
 
 #include "absl/status/status.h"
@@ -13,6 +15,7 @@
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
+#include "absl/synchronization/mutex.h"
 #include "deniable/client/secure_bit_gen.h"
 #include "deniable/common/status_macros.h"
 
@@ -164,52 +167,130 @@ absl::StatusOr<std::vector<SurveyRow>> ReadSurvey(const SurveySpec& spec, int64_
   return rows;
 }
 
-absl::StatusOr<ReplayResult> ReplaySurvey(const std::vector<SurveyRow>& rows,
-                                          const std::string& metric,
-                                          std::shared_ptr<client::ReportTransport> transport,
-                                          const client::ReporterOptions& options,
-                                          absl::BitGenRef* gen, const Clock* clock,
-                                          const ReplayProgressFn& progress,
-                                          const std::function<void(const SurveyRow&)>& before_row) {
-  ReplayResult result;
-  client::SecureBitGen secure;
+namespace {
+
+// What one respondent's device did: its status (OK, or the error that ends the replay), whether
+// its report was rejected for good (and why), and the duplicates the collector answered.
+struct RowOutcome {
+  bool ran = false;
+  absl::Status status;
+  bool rejected = false;
+  std::string reason;
+  int64_t duplicates = 0;
+};
+
+// One row's device: a fresh Reporter that reports the row's answer and flushes it.
+RowOutcome ReplayRow(const SurveyRow& row, const std::string& metric,
+                     const std::shared_ptr<client::ReportTransport>& transport,
+                     const client::ReporterOptions& options, absl::BitGenRef bits,
+                     const Clock* clock, bool seeded) {
+  RowOutcome outcome;
+  outcome.ran = true;
+  client::ReporterOptions device_options = options;
+  device_options.background_sending = false;  // each device flushes right away below
+  for (const auto& [key, value] : row.labels) device_options.labels[key] = value;
+  // A row with its own time: the device's clock stands at it (randomness stays secure).
+  FakeClock at(absl::FromUnixSeconds(row.event_time_seconds));
+  std::unique_ptr<client::Reporter> device;
+  if (row.event_time_seconds > 0) {
+    device = client::Reporter::CreateForTesting(transport, device_options, bits, &at);
+  } else if (!seeded) {
+    device = client::Reporter::Create(transport, device_options);
+  } else {
+    device = client::Reporter::CreateForTesting(transport, device_options, bits,
+                                                clock != nullptr ? clock : SystemClock::Default());
+  }
+  outcome.status = row.has_value          ? device->ReportValue(metric, row.value)
+                   : row.category.empty() ? device->Report(metric, row.answer)
+                                          : device->Report(metric, row.category);
+  if (!outcome.status.ok()) return outcome;
+  const absl::Status flushed = device->Flush();
+  absl::StatusOr<client::DeliveryStats> stats = device->Stats();
+  if (!stats.ok()) {
+    outcome.status = stats.status();
+    return outcome;
+  }
+  if (stats->counters.dropped_rejected > 0) {
+    outcome.rejected = true;
+    outcome.reason = std::string(flushed.message());
+    return outcome;
+  }
+  outcome.status = flushed;
+  outcome.duplicates = stats->counters.duplicates;
+  return outcome;
+}
+
+// Runs ReplayRow for every row on `threads` threads, each taking the next row not yet taken;
+// after an error no thread takes a new row. Returns the outcomes in the rows' order (those not
+// run have ran = false).
+std::vector<RowOutcome> ReplayRowsConcurrently(
+    const std::vector<SurveyRow>& rows, const std::string& metric,
+    const std::shared_ptr<client::ReportTransport>& transport,
+    const client::ReporterOptions& options, int threads, const ReplayProgressFn& progress) {
+  std::vector<RowOutcome> outcomes(rows.size());
+  std::atomic<size_t> next{0};
+  std::atomic<bool> failed{false};
+  absl::Mutex progress_mu;
   int64_t done = 0;
-  for (const SurveyRow& row : rows) {
-    if (progress) progress(done++, static_cast<int64_t>(rows.size()));
-    if (before_row) before_row(row);
-    client::ReporterOptions device_options = options;
-    device_options.background_sending = false;  // each device flushes right away below
-    for (const auto& [key, value] : row.labels) device_options.labels[key] = value;
-    // A row with its own time: the device's clock stands at it (randomness stays secure).
-    FakeClock at(absl::FromUnixSeconds(row.event_time_seconds));
-    std::unique_ptr<client::Reporter> device;
-    if (row.event_time_seconds > 0) {
-      device = client::Reporter::CreateForTesting(
-          transport, device_options, gen == nullptr ? absl::BitGenRef(secure) : *gen, &at);
-    } else if (gen == nullptr) {
-      device = client::Reporter::Create(transport, device_options);
-    } else {
-      device = client::Reporter::CreateForTesting(
-          transport, device_options, *gen, clock != nullptr ? clock : SystemClock::Default());
+  auto work = [&] {
+    client::SecureBitGen secure;  // each device's randomness: production's, one per thread
+    for (size_t i = next++; i < rows.size() && !failed.load(); i = next++) {
+      outcomes[i] = ReplayRow(rows[i], metric, transport, options, secure, nullptr, false);
+      if (!outcomes[i].status.ok()) failed = true;
+      if (progress) {
+        absl::MutexLock lock(&progress_mu);
+        progress(++done, static_cast<int64_t>(rows.size()));
+      }
     }
-    DENIABLE_RETURN_IF_ERROR(row.has_value          ? device->ReportValue(metric, row.value)
-                             : row.category.empty() ? device->Report(metric, row.answer)
-                                                    : device->Report(metric, row.category));
-    const absl::Status flushed = device->Flush();
-    DENIABLE_ASSIGN_OR_RETURN(const client::DeliveryStats stats, device->Stats());
-    const client::DeliveryCounters& counts = stats.counters;
-    if (counts.dropped_rejected > 0) {
-      result.rejections.push_back({row.record, std::string(flushed.message())});
+  };
+  std::vector<std::thread> pool;
+  for (int t = 1; t < threads; ++t) pool.emplace_back(work);
+  work();
+  for (std::thread& t : pool) t.join();
+  return outcomes;
+}
+
+}  // namespace
+
+absl::StatusOr<ReplayResult> ReplaySurvey(
+    const std::vector<SurveyRow>& rows, const std::string& metric,
+    std::shared_ptr<client::ReportTransport> transport, const client::ReporterOptions& options,
+    absl::BitGenRef* gen, const Clock* clock, const ReplayProgressFn& progress,
+    const std::function<void(const SurveyRow&)>& before_row, int devices_in_flight) {
+  std::vector<RowOutcome> outcomes;
+  if (devices_in_flight > 1 && gen == nullptr && clock == nullptr && !before_row) {
+    if (progress) progress(0, static_cast<int64_t>(rows.size()));
+    outcomes =
+        ReplayRowsConcurrently(rows, metric, transport, options, devices_in_flight, progress);
+  } else {
+    client::SecureBitGen secure;
+    outcomes.resize(rows.size());
+    for (size_t i = 0; i < rows.size(); ++i) {
+      if (progress) progress(static_cast<int64_t>(i), static_cast<int64_t>(rows.size()));
+      if (before_row) before_row(rows[i]);
+      outcomes[i] =
+          ReplayRow(rows[i], metric, transport, options,
+                    gen == nullptr ? absl::BitGenRef(secure) : *gen, clock, gen != nullptr);
+      if (!outcomes[i].status.ok()) break;
+    }
+    if (progress) progress(static_cast<int64_t>(rows.size()), static_cast<int64_t>(rows.size()));
+  }
+  ReplayResult result;
+  for (size_t i = 0; i < rows.size(); ++i) {  // in the rows' order, whatever order they ran in
+    const SurveyRow& row = rows[i];
+    const RowOutcome& outcome = outcomes[i];
+    if (!outcome.ran) continue;
+    if (outcome.rejected) {
+      result.rejections.push_back({row.record, outcome.reason});
       continue;
     }
-    DENIABLE_RETURN_IF_ERROR(flushed);
+    DENIABLE_RETURN_IF_ERROR(outcome.status);
     ++result.devices;
-    result.duplicates += counts.duplicates;
+    result.duplicates += outcome.duplicates;
     result.true_yes += row.answer ? 1 : 0;
     if (!row.category.empty()) ++result.true_categories[row.category];
     if (row.has_value) result.true_values.push_back(row.value);
   }
-  if (progress) progress(done, static_cast<int64_t>(rows.size()));
   return result;
 }
 

@@ -109,12 +109,19 @@ using ReplayProgressFn = std::function<void(int64_t done, int64_t total)>;
 // (`deniable replay --import` tells its transport the row's record, import_transport.h). Errors:
 // the first other device error (fetching the design, a transient send failure that Flush() gave up
 // on), which ends the replay.
+// `devices_in_flight` > 1: that many devices report at once, each row still its own device (a
+// thread each, sharing `transport`, which must be thread-safe as every ReportTransport is), when
+// the devices' randomness and clock are production's (`gen` and `clock` null) and `before_row`
+// is unset; otherwise the rows go one after another. The result is the same as one after another
+// (rejections in the rows' order), except after an error: rows after the failing one may have
+// been reported already (each device still reports at most once). `progress` is then called from
+// the devices' threads, one call at a time. Thread-safe as long as `transport` is.
 absl::StatusOr<ReplayResult> ReplaySurvey(
     const std::vector<SurveyRow>& rows, const std::string& metric,
     std::shared_ptr<client::ReportTransport> transport, const client::ReporterOptions& options,
     absl::BitGenRef* gen = nullptr, const Clock* clock = nullptr,
     const ReplayProgressFn& progress = nullptr,
-    const std::function<void(const SurveyRow&)>& before_row = nullptr);
+    const std::function<void(const SurveyRow&)>& before_row = nullptr, int devices_in_flight = 1);
 
 }  // namespace deniable::tools
 

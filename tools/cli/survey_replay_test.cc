@@ -4,12 +4,14 @@
 #include <gtest/gtest.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cstdio>
 #include <fstream>
 #include <string>
 
 #include "absl/random/random.h"
 #include "absl/strings/str_cat.h"
+#include "absl/synchronization/mutex.h"
 #include "deniable/client/transport.h"
 #include "deniable/convert/design_convert.h"
 
@@ -131,6 +133,83 @@ TEST(ReplaySurveyTest, ReportsRejectedForGoodAreListedWithTheirRecordAndLeftOutO
   EXPECT_EQ(result->rejections[1].record, 5);
   EXPECT_THAT(result->rejections[0].reason, HasSubstr("region \"X\" is not allowed"));
   EXPECT_EQ(collector->stored_batches, 5);  // the replay went on after each rejection
+}
+
+// A collector whose SubmitReports holds each call until `want` calls are in flight at once, or
+// every one of `total` reports has arrived (at most 2 s), so that max_in_flight shows how many
+// devices reported at the same time.
+// Thread-safe; every report's id is kept.
+class BarrierCollector : public client::ReportTransport {
+ public:
+  BarrierCollector(int want, int total) : want_(want), total_(total) {}
+  absl::StatusOr<v1::GetDesignResponse> GetDesign(const std::string& metric,
+                                                  absl::Duration) override {
+    v1::GetDesignResponse response;
+    response.set_metric(metric);
+    DesignToProto(Design::TwoCoin(), 1, response.mutable_design());
+    response.set_time_precision_seconds(3600);
+    return response;
+  }
+  absl::StatusOr<v1::SubmitReportsResponse> SubmitReports(const v1::SubmitReportsRequest& request,
+                                                          absl::Duration) override {
+    absl::MutexLock lock(&mu_);
+    ++in_flight_;
+    max_in_flight_ = std::max(max_in_flight_, in_flight_);
+    mu_.AwaitWithTimeout(absl::Condition(this, &BarrierCollector::Enough), absl::Seconds(2));
+    v1::SubmitReportsResponse response;
+    for (const v1::Report& report : request.reports()) {
+      ids_.push_back(report.report_id());
+      response.set_accepted(response.accepted() + 1);
+    }
+    --in_flight_;
+    return response;
+  }
+  int max_in_flight() {
+    absl::MutexLock lock(&mu_);
+    return max_in_flight_;
+  }
+  std::vector<std::string> ids() {
+    absl::MutexLock lock(&mu_);
+    return ids_;
+  }
+
+ private:
+  bool Enough() const ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) {
+    return in_flight_ >= want_ || static_cast<int>(ids_.size()) + in_flight_ >= total_;
+  }
+  const int want_;
+  const int total_;
+  mutable absl::Mutex mu_;
+  int in_flight_ ABSL_GUARDED_BY(mu_) = 0;
+  int max_in_flight_ ABSL_GUARDED_BY(mu_) = 0;
+  std::vector<std::string> ids_ ABSL_GUARDED_BY(mu_);
+};
+
+// Devices in flight: 4 devices report at once (the collector sees 4 calls together; one after
+// another it would see 1), each row once, and the result is the rows' own.
+TEST(ReplaySurveyTest, DevicesInFlightReportAtOnceEachRowOnce) {
+  std::string csv = "vote\n";
+  for (int i = 0; i < 12; ++i) csv += (i % 3 == 0) ? "Y\n" : "N\n";
+  SurveyFile file(csv);
+  absl::StatusOr<std::vector<SurveyRow>> rows = ReadSurvey({file.path(), "vote", "Y", {}});
+  ASSERT_TRUE(rows.ok()) << rows.status();
+  auto collector = std::make_shared<BarrierCollector>(4, 12);
+  client::ReporterOptions options;
+  options.one_report_per_period = false;
+  std::vector<int64_t> progress;
+  absl::StatusOr<ReplayResult> result = ReplaySurvey(
+      *rows, "m", collector, options, nullptr, nullptr,
+      [&progress](int64_t done, int64_t) { progress.push_back(done); }, nullptr, 4);
+  ASSERT_TRUE(result.ok()) << result.status();
+  EXPECT_EQ(collector->max_in_flight(), 4);
+  EXPECT_EQ(result->devices, 12);
+  EXPECT_EQ(result->true_yes, 4);
+  std::vector<std::string> ids = collector->ids();
+  EXPECT_EQ(ids.size(), 12u);
+  std::sort(ids.begin(), ids.end());
+  EXPECT_EQ(std::unique(ids.begin(), ids.end()), ids.end());  // 12 devices, 12 distinct reports
+  ASSERT_FALSE(progress.empty());
+  EXPECT_EQ(progress.back(), 12);
 }
 
 }  // namespace survey_replay_test
