@@ -17,7 +17,9 @@
 //     large  the collector on the loaded database: the same three loads
 //   query    at --stored_reports, while batched ingestion runs: prevalence over the whole range
 //            (core PrevalenceQuery and gRPC GetPrevalence) and a 720-bucket hourly series
-//            (ReadCounts + one estimate per bucket): latency percentiles
+//            (ReadCounts + one estimate per bucket): latency percentiles; then the same with
+//            the batched ingestion paced at half the large collector's batched rate (issue 37's
+//            query target holds there)
 // Prints each figure beside its raw limit with the ratio, and writes them as JSON (--json).
 //
 //   deniable-bench --storage=postgresql [--stored_reports=N]     the PostgreSQL run instead
@@ -542,6 +544,20 @@ int Run(const Config& config) {
     absl::FPrintF(stderr, "query phase failed: %s\n", q.status().ToString());
     return 1;
   }
+  // Issue 37's query target is met beside ingestion at half its limit: the batched calls paced
+  // (open loop) at half the large database's batched rate measured above.
+  LoadSpec half = ingest;
+  half.calls_per_second =
+      0.5 * results.Get("large_batched") / std::max(1, absl::GetFlag(FLAGS_batch_reports));
+  absl::PrintF("== query: the same while batched ingestion runs at half its limit (%.0f calls/s)\n",
+               half.calls_per_second);
+  absl::StatusOr<QueryFigures> qh = MeasureQueries(*large_collector, large_path, *metric_id,
+                                                   load_end - config.hours * int64_t{3600},
+                                                   load_end, half, config.channels, &ids);
+  if (!qh.ok()) {
+    absl::FPrintF(stderr, "query phase (half the limit) failed: %s\n", qh.status().ToString());
+    return 1;
+  }
   const int64_t hwm_kib = ProcStatusKib("VmHWM");
   absl::StatusOr<int64_t> large_count = large_collector->sqlite->ReportCount();
   const int64_t large_now_bytes = DatabaseBytes(large_path);
@@ -553,15 +569,15 @@ int Run(const Config& config) {
   const double stored = static_cast<double>(config.stored_reports);
   std::vector<Figure> figures = {
       {"unary, 1 report per call", "reports/s", results.Get("empty_unary"),
-       "raw gRPC unary calls/s", results.Get("raw_grpc_unary"), ">= 0.50"},
+       "raw gRPC unary calls/s", results.Get("raw_grpc_unary"), ">= 0.80"},
       {"unary, durability=normal (no fsync)", "reports/s", results.Get("empty_unary_normal"),
        "raw gRPC unary calls/s", results.Get("raw_grpc_unary"), ""},
       {"batched, 1000 per call", "reports/s", results.Get("empty_batched"),
-       "raw SQLite rows/s, group-commit txns", results.Get("raw_sqlite_batched"), ">= 0.40"},
+       "raw SQLite rows/s, group-commit txns", results.Get("raw_sqlite_batched"), ">= 0.50"},
       {"batched, 1000 per call (vs gRPC)", "reports/s", results.Get("empty_batched"),
        "raw gRPC batched reports/s", results.Get("raw_grpc_batched"), ""},
-      {"streaming", "reports/s", results.Get("empty_streaming"), "raw SQLite batched insert rows/s",
-       results.Get("raw_sqlite_batched"), "close to batched"},
+      {"streaming", "reports/s", results.Get("empty_streaming"), "Deniable batched reports/s",
+       results.Get("empty_batched"), ">= 0.80"},
       {"streaming (vs gRPC)", "reports/s", results.Get("empty_streaming"),
        "raw gRPC streaming reports/s", results.Get("raw_grpc_streaming"), ""},
       {"batched at stored reports", "reports/s", results.Get("large_batched"),
@@ -570,8 +586,13 @@ int Run(const Config& config) {
        "unary on an empty database", results.Get("empty_unary"), ">= 0.80"},
       {"streaming at stored reports", "reports/s", results.Get("large_streaming"),
        "streaming on an empty database", results.Get("empty_streaming"), ">= 0.80"},
-      {"prevalence p99 (core)", "ms", Percentile(q->prevalence_ms, 0.99), "", 0, "< 1 ms"},
-      {"prevalence p99 (gRPC)", "ms", Percentile(q->grpc_prevalence_ms, 0.99), "", 0, ""},
+      {"prevalence p99 (core), at the limit", "ms", Percentile(q->prevalence_ms, 0.99), "", 0, ""},
+      {"prevalence p99 (gRPC), at the limit", "ms", Percentile(q->grpc_prevalence_ms, 0.99), "", 0,
+       ""},
+      {"prevalence p99 (core), half the limit", "ms", Percentile(qh->prevalence_ms, 0.99), "", 0,
+       "< 1 ms"},
+      {"prevalence p99 (gRPC), half the limit", "ms", Percentile(qh->grpc_prevalence_ms, 0.99), "",
+       0, "< 5 ms"},
       {"720-hour series p99", "ms", Percentile(q->series_ms, 0.99), "", 0, "< 10 ms"},
       {"database bytes per report", "B",
        large_count.ok() && *large_count > 0
@@ -605,6 +626,11 @@ int Run(const Config& config) {
       Percentile(q->prevalence_ms, 1.0), Percentile(q->series_ms, 1.0),
       q->ingest_reports_per_second, static_cast<double>(q->wal_max_bytes) / (1 << 20));
   absl::PrintF(
+      "query at half the limit: %d prevalence samples, p50 %.3f ms (gRPC %.3f ms); ingestion "
+      "meanwhile %.0f reports/s\n",
+      qh->prevalence_ms.size(), Percentile(qh->prevalence_ms, 0.5),
+      Percentile(qh->grpc_prevalence_ms, 0.5), qh->ingest_reports_per_second);
+  absl::PrintF(
       "query checkpoints: %d RESTART attempts, %d restarted, %d found a reader in the way, %d "
       "PASSIVE; largest WAL after a commit %d pages (keyed reports file %d), largest commit %d "
       "pages; recent reports %d before, %d after\n",
@@ -626,6 +652,8 @@ int Run(const Config& config) {
   SetNumber(details, "hours", config.hours);
   SetNumber(details, "bulk_load_seconds", load_seconds);
   SetNumber(details, "query_prevalence_p50_ms", Percentile(q->prevalence_ms, 0.5));
+  SetNumber(details, "query_half_prevalence_p50_ms", Percentile(qh->prevalence_ms, 0.5));
+  SetNumber(details, "query_half_ingest_reports_per_second", qh->ingest_reports_per_second);
   SetNumber(details, "query_series_p50_ms", Percentile(q->series_ms, 0.5));
   SetNumber(details, "query_series_buckets", static_cast<double>(q->series_buckets));
   SetNumber(details, "query_ingest_reports_per_second", q->ingest_reports_per_second);

@@ -111,7 +111,7 @@ for kind in "${kinds[@]}"; do
       rc=0; TSAN_OPTIONS=exitcode=66 "$check" race 2>/dev/null || rc=$?
       [ "$rc" = 66 ] || { log "tsan: an unguarded counter was not reported (exit $rc)"; exit 1; }
       log "tsan: the Abseil shim orders absl::Mutex and a race is still reported"
-      CLANG_TREE_OPT=-O0 configure_clang_tree "$root" "$root/build-tsan" "-fsanitize=thread" \
+      configure_clang_tree "$root" "$root/build-tsan" "-fsanitize=thread" \
         "-fsanitize=thread $root/build-tsan/tsan_absl_mutex.o -ldl \
 -Wl,--export-dynamic-symbol=_ZN4absl7debian35Mutex* \
 -Wl,--export-dynamic-symbol=_ZN4absl7debian37CondVar*" \
