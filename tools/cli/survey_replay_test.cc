@@ -83,15 +83,20 @@ TEST(ReadSurveyTest, AFileWithoutBlanksReadsTheSameUnderEveryChoice) {
 
 // A collector for metric "m" (two coins) that stores every report except those labelled
 // region = "X", which it rejects for good, one by one, as a current collector does.
+// The design every collector of these tests serves: two-coin, hourly precision.
+v1::GetDesignResponse TwoCoinDesign(const std::string& metric) {
+  v1::GetDesignResponse response;
+  response.set_metric(metric);
+  DesignToProto(Design::TwoCoin(), 1, response.mutable_design());
+  response.set_time_precision_seconds(3600);
+  return response;
+}
+
 class RegionRejectingCollector : public client::ReportTransport {
  public:
   absl::StatusOr<v1::GetDesignResponse> GetDesign(const std::string& metric,
                                                   absl::Duration) override {
-    v1::GetDesignResponse response;
-    response.set_metric(metric);
-    DesignToProto(Design::TwoCoin(), 1, response.mutable_design());
-    response.set_time_precision_seconds(3600);
-    return response;
+    return TwoCoinDesign(metric);
   }
   absl::StatusOr<v1::SubmitReportsResponse> SubmitReports(const v1::SubmitReportsRequest& request,
                                                           absl::Duration) override {
@@ -144,11 +149,7 @@ class BarrierCollector : public client::ReportTransport {
   BarrierCollector(int want, int total) : want_(want), total_(total) {}
   absl::StatusOr<v1::GetDesignResponse> GetDesign(const std::string& metric,
                                                   absl::Duration) override {
-    v1::GetDesignResponse response;
-    response.set_metric(metric);
-    DesignToProto(Design::TwoCoin(), 1, response.mutable_design());
-    response.set_time_precision_seconds(3600);
-    return response;
+    return TwoCoinDesign(metric);
   }
   absl::StatusOr<v1::SubmitReportsResponse> SubmitReports(const v1::SubmitReportsRequest& request,
                                                           absl::Duration) override {
