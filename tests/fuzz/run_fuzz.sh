@@ -12,9 +12,6 @@ root=$(cd "$(dirname "$0")/../.." && pwd)
 bash "$root/tools/install-clang.sh"
 build=${DENIABLE_FUZZ_BUILD_DIR:-$root/build-asan}
 seconds=${FUZZ_SECONDS:-60}
-# ccache's depend mode: a miss runs the compiler alone (no preprocessor pass to hash: about 4 % of
-# a compile), a hit is found from the files the last compile read (docs/ci.md).
-export CCACHE_DEPEND=${CCACHE_DEPEND:-1}
 # shellcheck source=tests/sanitize/clang_trees.sh
 . "$root/tests/sanitize/clang_trees.sh"
 # DENIABLE_FUZZ_PREBUILT=1 (.ci/run, once the sanitize step's ASan build is done): the fuzzer is

@@ -25,9 +25,6 @@ root=$(cd "$(dirname "$0")/../.." && pwd)
 here=$root/tests/sanitize
 bash "$root/tools/install-clang.sh"  # also installed by tools/install-deps.sh --ci
 jobs=${SANITIZE_JOBS:-$(nproc)}
-# ccache's depend mode: a miss runs the compiler alone (no preprocessor pass to hash: about 4 % of
-# a compile), a hit is found from the files the last compile read (docs/ci.md).
-export CCACHE_DEPEND=${CCACHE_DEPEND:-1}
 soak_seconds=${SANITIZE_SOAK_SECONDS:-20}
 build_only=0
 if [ "${1:-}" = --build-only ]; then build_only=1; shift; fi
