@@ -218,6 +218,9 @@ ABSL_FLAG(int, max_streams_per_connection, 100,
 ABSL_FLAG(int, metric_cache_seconds, 5,
           "with a PostgreSQL --db: a design version added through another collector reaches "
           "GetDesign here within this many seconds (reports naming it are accepted at once)");
+ABSL_FLAG(uint64_t, testing_heavy_hitters_salt, 0,
+          "for tests only: nonzero, the hash salt of every new heavy-hitters design, so a seeded "
+          "test repeats exactly; 0 (the default): drawn at random, as the estimates need");
 ABSL_FLAG(std::string, log_level, "info",
           "trace | debug | info | warning | error | off (gRPC's own lines follow it)");
 ABSL_FLAG(std::string, log_format, "text",
@@ -631,6 +634,12 @@ absl::Status CollectorFromFlags(ServeOptions* o) {
   options.max_streams_per_connection = absl::GetFlag(FLAGS_max_streams_per_connection);
   o->backend.shared_rate_limit = options.rate_limit.reports_per_second > 0;
   o->backend.metric_cache_age = absl::Seconds(absl::GetFlag(FLAGS_metric_cache_seconds));
+  options.heavy_hitters_salt = absl::GetFlag(FLAGS_testing_heavy_hitters_salt);
+  if (options.heavy_hitters_salt != 0) {
+    spdlog::warn(
+        "event=testing_salt_fixed (every new heavy-hitters design takes the salt of "
+        "--testing_heavy_hitters_salt; for tests only)");
+  }
   return absl::OkStatus();
 }
 

@@ -1,7 +1,8 @@
 // Heavy-hitters metrics end to end: N devices (each its own Reporter and store, so its own group)
 // report strings with ReportString through gRPC to the real collector, which counts every
 // report once and finds the common values with GetTopValues (no candidate list), each share's
-// interval holding the truth. Seeded devices, so the run repeats.
+// interval holding the truth. Seeded devices and a fixed hash salt, so the run repeats (with a
+// salt drawn at random, each run's collisions and intervals differ).
 #include <unistd.h>
 
 #include <cstdio>
@@ -38,6 +39,7 @@ class SdkHeavyHittersEndToEndTest : public ::testing::Test {
     ASSERT_TRUE(storage.ok()) << storage.status();
     server::ServerOptions options;
     options.listen_address = "127.0.0.1:0";
+    options.heavy_hitters_salt = 41;
     auto server =
         server::CollectorServer::Start(*std::move(storage), SystemClock::Default(), options);
     ASSERT_TRUE(server.ok()) << server.status();

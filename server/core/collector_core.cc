@@ -81,7 +81,7 @@ CollectorCore::CollectorCore(std::unique_ptr<Storage> storage, const Clock* cloc
     : storage_(std::move(storage)),
       clock_(clock),
       dedup_window_(options.ingest.max_report_age),
-      registry_(storage_.get(), clock, options.metric_cache_age),
+      registry_(storage_.get(), clock, options.metric_cache_age, options.heavy_hitters_salt),
       ingestor_(&registry_, storage_.get(), clock, options.ingest),
       prevalence_(&registry_, storage_.get(), options.query),
       heavy_hitters_(&registry_, storage_.get()),

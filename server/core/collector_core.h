@@ -146,6 +146,8 @@ struct CoreOptions {
   RateLimitOptions rate_limit;
   // See ServerOptions::metric_cache_age.
   absl::Duration metric_cache_age = absl::InfiniteDuration();
+  // See ServerOptions::heavy_hitters_salt.
+  uint64_t heavy_hitters_salt = 0;
   // Where the counters register their Prometheus metrics; null: a registry of their own.
   std::shared_ptr<prometheus::Registry> metrics_registry;
 };

@@ -1,5 +1,6 @@
 // Heavy-hitters metrics through the registry, the ingestor and the queries (issue 40): a metric
-// of string values is created with a drawn salt, reports randomized by its mechanism are
+// of string values is created with a drawn salt (fixed in the fixture, so its statistical checks
+// repeat exactly: each salt hashes its own collisions), reports randomized by its mechanism are
 // validated and counted like any other kind, and GetTopValues / GetFrequencies answer from the
 // summed sketch what common/heavy_hitters_estimate.h computes from the same counters.
 #include "server/core/heavy_hitters_query.h"
@@ -27,24 +28,26 @@ namespace heavy_hitters_query_test {
 using ::testing::HasSubstr;
 
 constexpr int64_t kNow = 1'700'006'400;
+constexpr uint64_t kSalt = 41;  // MetricRegistry's heavy_hitters_salt: every run the same run
 
 class HeavyHittersQueryTest : public ::testing::Test {
  protected:
   HeavyHittersQueryTest()
       : clock_(absl::FromUnixSeconds(kNow)),
-        registry_(&storage_, &clock_),
+        registry_(&storage_, &clock_, absl::InfiniteDuration(), kSalt),
         ingestor_(&registry_, &storage_, &clock_, IngestOptions{}),
         prevalence_(&registry_, &storage_, QueryOptions{}),
         query_(&registry_, &storage_) {}
 
-  v1::Metric Create(const std::string& name) {
+  v1::Metric Create(const std::string& name) { return Create(name, &registry_); }
+  static v1::Metric Create(const std::string& name, MetricRegistry* registry) {
     v1::CreateMetricRequest request;
     request.set_name(name);
     v1::HeavyHitters* h = request.mutable_design()->mutable_heavy_hitters();
     h->set_epsilon(4);
     h->set_max_length(8);
-    h->set_salt(42);  // replaced by the server's draw
-    absl::StatusOr<v1::Metric> created = registry_.Create(request);
+    h->set_salt(42);  // replaced by the server's draw (or its fixed salt)
+    absl::StatusOr<v1::Metric> created = registry->Create(request);
     EXPECT_TRUE(created.ok()) << created.status();
     return *created;
   }
@@ -94,14 +97,20 @@ class HeavyHittersQueryTest : public ::testing::Test {
 };
 
 TEST_F(HeavyHittersQueryTest, CreateDrawsTheSaltAndTheKindIsTheMechanisms) {
-  const v1::Metric a = Create("sig_a");
-  const v1::Metric b = Create("sig_b");
+  MetricRegistry drawing(&storage_, &clock_);  // the default: every salt drawn
+  const v1::Metric a = Create("sig_a", &drawing);
+  const v1::Metric b = Create("sig_b", &drawing);
   EXPECT_TRUE(a.design().parameters().has_heavy_hitters());
   EXPECT_NE(a.design().parameters().heavy_hitters().salt(), 42u);
   EXPECT_NE(a.design().parameters().heavy_hitters().salt(),
             b.design().parameters().heavy_hitters().salt());
   EXPECT_EQ(a.design().parameters().heavy_hitters().width(), 1024u);  // defaults filled in
-  EXPECT_TRUE((*registry_.Find("sig_a"))->current().mechanism->TakesStrings());
+  EXPECT_TRUE((*drawing.Find("sig_a"))->current().mechanism->TakesStrings());
+}
+
+TEST_F(HeavyHittersQueryTest, AFixedSaltIsEveryDesignsSalt) {
+  EXPECT_EQ(Create("sig_a").design().parameters().heavy_hitters().salt(), kSalt);
+  EXPECT_EQ(Create("sig_b").design().parameters().heavy_hitters().salt(), kSalt);
 }
 
 TEST_F(HeavyHittersQueryTest, TopFindsTheCommonValuesAndMatchesTheSketch) {

@@ -55,8 +55,10 @@ Design SupportDesign(const CategoricalDesign& c) {
 }
 
 // `range`: a numeric metric's range (nullptr for yes/no and categorical metrics).
+// `fixed_salt`: a heavy-hitters design's salt; 0: drawn at random.
 absl::StatusOr<ParsedDesign> ParseDesign(const v1::DesignParameters& parameters, int k,
-                                         const v1::NumericRange* range, bool allow_no_privacy) {
+                                         const v1::NumericRange* range, bool allow_no_privacy,
+                                         uint64_t fixed_salt) {
   if (range != nullptr) {
     DENIABLE_ASSIGN_OR_RETURN(NumericDesign numeric,
                               NumericDesignFromProto(parameters, "design", range));
@@ -71,8 +73,12 @@ absl::StatusOr<ParsedDesign> ParseDesign(const v1::DesignParameters& parameters,
     DENIABLE_ASSIGN_OR_RETURN(HeavyHittersDesign hh,
                               HeavyHittersDesignFromProto(parameters, "design"));
     // The salt is drawn here, before any report (the random-hash model of the estimates).
-    absl::BitGen gen;
-    hh.salt = absl::Uniform<uint64_t>(gen);
+    if (fixed_salt != 0) {
+      hh.salt = fixed_salt;
+    } else {
+      absl::BitGen gen;
+      hh.salt = absl::Uniform<uint64_t>(gen);
+    }
     return ParsedDesign{Design::SymmetricEpsilon(hh.epsilon).value_or(Design::TwoCoin()),
                         std::nullopt, std::nullopt, HeavyHittersParameters(hh).SerializeAsString()};
   }
@@ -195,8 +201,12 @@ const MetricVersion* MetricInfo::Find(uint32_t version) const {
   return nullptr;
 }
 
-MetricRegistry::MetricRegistry(Storage* storage, const Clock* clock, absl::Duration max_cache_age)
-    : storage_(storage), clock_(clock), max_cache_age_(max_cache_age) {}
+MetricRegistry::MetricRegistry(Storage* storage, const Clock* clock, absl::Duration max_cache_age,
+                               uint64_t heavy_hitters_salt)
+    : storage_(storage),
+      clock_(clock),
+      max_cache_age_(max_cache_age),
+      heavy_hitters_salt_(heavy_hitters_salt) {}
 
 absl::StatusOr<v1::Metric> MetricRegistry::Create(const v1::CreateMetricRequest& request) {
   DENIABLE_RETURN_IF_ERROR(ValidateMetricName(request.name(), "name"));
@@ -214,10 +224,10 @@ absl::StatusOr<v1::Metric> MetricRegistry::Create(const v1::CreateMetricRequest&
     }
     DENIABLE_RETURN_IF_ERROR(ValidateNumericRange(request.range()));
   }
-  DENIABLE_ASSIGN_OR_RETURN(
-      ParsedDesign parsed,
-      ParseDesign(request.design(), request.categories_size(),
-                  request.has_range() ? &request.range() : nullptr, request.allow_no_privacy()));
+  DENIABLE_ASSIGN_OR_RETURN(ParsedDesign parsed,
+                            ParseDesign(request.design(), request.categories_size(),
+                                        request.has_range() ? &request.range() : nullptr,
+                                        request.allow_no_privacy(), heavy_hitters_salt_));
   const uint32_t precision = request.time_precision_seconds() == 0
                                  ? kDefaultPrecisionSeconds
                                  : request.time_precision_seconds();
@@ -271,7 +281,7 @@ absl::StatusOr<v1::Metric> MetricRegistry::AddVersion(const v1::AddDesignVersion
   const v1::NumericRange* range = current->numeric() ? &current->proto.range() : nullptr;
   DENIABLE_ASSIGN_OR_RETURN(ParsedDesign parsed,
                             ParseDesign(request.design(), current->proto.categories_size(), range,
-                                        request.allow_no_privacy()));
+                                        request.allow_no_privacy(), heavy_hitters_salt_));
   if (range != nullptr) DENIABLE_RETURN_IF_ERROR(CheckSameNumericKind(*current, *parsed.numeric));
   const int64_t now = absl::ToUnixSeconds(clock_->Now());
   DENIABLE_ASSIGN_OR_RETURN(

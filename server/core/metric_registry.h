@@ -69,8 +69,13 @@ class MetricRegistry {
   // `max_cache_age`: a cached metric older than this is read again from storage on its next
   // Find, so design versions added by another collector on a shared database (PostgreSQL) are
   // seen within this bound; infinite (the default) when this process is the only writer.
+  // `heavy_hitters_salt`: 0 (the default) draws each heavy-hitters design's hash salt at random
+  // when it is created; any other value is the salt of every design, so a test's seeded run
+  // repeats exactly (ServerOptions::heavy_hitters_salt; never in production: a salt known before
+  // the data lets devices aim hash collisions, docs/statistics.md "random-hash model").
   MetricRegistry(Storage* storage, const Clock* clock,
-                 absl::Duration max_cache_age = absl::InfiniteDuration());
+                 absl::Duration max_cache_age = absl::InfiniteDuration(),
+                 uint64_t heavy_hitters_salt = 0);
 
   // Validates and stores a new metric with its first design (version 1), its reporting period
   // and randomization (ValidateReportingPolicy). A metric with `categories` (ValidateCategories)
@@ -137,6 +142,7 @@ class MetricRegistry {
   Storage* const storage_;
   const Clock* const clock_;
   const absl::Duration max_cache_age_;
+  const uint64_t heavy_hitters_salt_;
   absl::Mutex mu_;
   absl::flat_hash_map<std::string, Cached> cache_ ABSL_GUARDED_BY(mu_);
 };

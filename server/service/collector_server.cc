@@ -44,6 +44,7 @@ CollectorServer::CollectorServer(std::unique_ptr<Storage> storage, const Clock* 
              .authenticator = options.authenticator,
              .rate_limit = options.rate_limit,
              .metric_cache_age = options.metric_cache_age,
+             .heavy_hitters_salt = options.heavy_hitters_salt,
              .metrics_registry = options.metrics_registry}),
       report_service_(&core_, options.max_concurrent_streams, options.max_stream_buffered_rows),
       query_service_(&core_),

@@ -95,6 +95,10 @@ struct ServerOptions {
   // design version added through another collector on a shared database reaches GetDesign.
   // Infinite: this process is the database's only writer (SQLite).
   absl::Duration metric_cache_age = absl::InfiniteDuration();
+  // For tests only (--testing_heavy_hitters_salt): nonzero, the hash salt of every new
+  // heavy-hitters design instead of a random draw, so a seeded run repeats exactly. 0 (the
+  // default): drawn at random, as the estimates' random-hash model needs.
+  uint64_t heavy_hitters_salt = 0;
   // How often metrics' retention is applied (Storage::ApplyRetention, also once at start, on a
   // thread of its own); zero: never. Reports younger than ingest.max_report_age (the dedup
   // window) are never dropped.
