@@ -20,6 +20,9 @@
 // brought back). The real xSync is not called (durability is what this VFS models), so tests
 // run at memory speed.
 //
+// A failing disk: FailSyncs(path) makes every sync of `path` fail (SQLITE_IOERR_FSYNC, as an
+// fsync that returns EIO) and make nothing durable, until ClearFailedSyncs(); the power stays on.
+//
 // A full disk: FullAt(path, bytes) makes every write to `path` that reaches past `bytes` fail with
 // SQLITE_FULL (as a disk with no free block would), until ClearFull().
 //
@@ -37,6 +40,7 @@
 #include <cstdint>
 #include <map>
 #include <mutex>
+#include <set>
 #include <string>
 #include <utility>
 #include <vector>
@@ -87,7 +91,7 @@ class PowerLossVfs {
   // counting).
   int64_t Syncs(const std::string& path) {
     std::lock_guard<std::mutex> l(mu_);
-    auto it = syncs_.find(path);
+    auto it = syncs_.find(Normal(path));
     return it == syncs_.end() ? 0 : it->second;
   }
   // Completed syncs of every file.
@@ -98,11 +102,20 @@ class PowerLossVfs {
   // Writes to `path` past `bytes` fail with SQLITE_FULL from now on (see above).
   void FullAt(const std::string& path, int64_t bytes) {
     std::lock_guard<std::mutex> l(mu_);
-    full_at_[path] = bytes;
+    full_at_[Normal(path)] = bytes;
   }
   void ClearFull() {
     std::lock_guard<std::mutex> l(mu_);
     full_at_.clear();
+  }
+  // Every sync of `path` fails from now on, making nothing durable (see above).
+  void FailSyncs(const std::string& path) {
+    std::lock_guard<std::mutex> l(mu_);
+    failing_syncs_.insert(Normal(path));
+  }
+  void ClearFailedSyncs() {
+    std::lock_guard<std::mutex> l(mu_);
+    failing_syncs_.clear();
   }
   // Files open through the VFS now.
   int open_files() {
@@ -163,6 +176,17 @@ class PowerLossVfs {
 
   PowerLossVfs() = default;
 
+  // A path with each run of '/' made one, as SQLite spells the names it opens: the paths tests
+  // pass ("/tmp/" + "/x.db") then name the same file (before, "//" matched nothing, and the
+  // loss window of durability=normal was checked against a WAL sync count that stayed 0).
+  static std::string Normal(const std::string& path) {
+    std::string out;
+    for (char c : path) {
+      if (c != '/' || out.empty() || out.back() != '/') out.push_back(c);
+    }
+    return out;
+  }
+
   void LoseLocked() {
     if (crashed_) return;
     crashed_ = true;
@@ -200,7 +224,7 @@ class PowerLossVfs {
       std::lock_guard<std::mutex> l(self->mu_);
       ++self->open_files_;
       if (name != nullptr && (flags & SQLITE_OPEN_DELETEONCLOSE) == 0) {
-        f->path = new std::string(name);
+        f->path = new std::string(Normal(name));
         if (!self->images_.contains(*f->path)) {
           // First seen: what is on disk now counts as synced (created by this open: nothing).
           Image& image = self->images_[*f->path];
@@ -219,7 +243,7 @@ class PowerLossVfs {
     if (self->crashed_) return SQLITE_IOERR_DELETE;
     const int rc = self->real_->xDelete(self->real_, name, sync_dir);
     if (rc == SQLITE_OK || rc == SQLITE_IOERR_DELETE_NOENT) {
-      self->images_.erase(name);  // a file opened at this path again is new
+      self->images_.erase(Normal(name));  // a file opened at this path again is new
     }
     return rc;
   }
@@ -265,6 +289,9 @@ class PowerLossVfs {
         if (vfs->crashed_) return SQLITE_IOERR_FSYNC;
         if (vfs->countdown_ > 0 && --vfs->countdown_ == 0) {
           vfs->LoseLocked();
+          return SQLITE_IOERR_FSYNC;
+        }
+        if (f->path != nullptr && vfs->failing_syncs_.contains(*f->path)) {
           return SQLITE_IOERR_FSYNC;
         }
         ++vfs->total_syncs_;
@@ -321,6 +348,7 @@ class PowerLossVfs {
   std::map<std::string, Image> images_;
   std::map<std::string, int64_t> syncs_;
   std::map<std::string, int64_t> full_at_;
+  std::set<std::string> failing_syncs_;
   int64_t countdown_ = 0;
   bool crashed_ = false;
   int64_t power_losses_ = 0;

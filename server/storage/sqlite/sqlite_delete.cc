@@ -214,14 +214,12 @@ absl::StatusOr<RetentionResult> SqliteStorage::ApplyRetention(const RetentionOpt
                                             recent_.Erase(key);
                                         }
                                       }));
-    // Each step of one file after the other's commits it follows are durable (invariant 11,
-    // under durability=normal): the keyed deletes after the recent rows' (so a power loss never
-    // leaves recent rows whose watermark and copies are gone), the counts after the keyed
-    // deletes (so it never leaves visible reports whose counts are gone).
-    {
-      absl::MutexLock lock(&write_mu_);
-      DENIABLE_RETURN_IF_ERROR(SyncDatabaseCommits());
-    }
+    // The keyed deletes need no fsync of the recent rows' deletes first: a power loss that undoes
+    // these (and a move's delete of moved rows) but keeps the keyed deletes leaves the hour's
+    // recent rows visible once, no longer behind a watermark, and counted, and the next pass
+    // deletes them (invariant 11, tested in sync_order_test.cc). The counts go only once the
+    // keyed deletes are durable (under durability=normal): else a power loss could leave
+    // visible reports whose counts are gone.
     DENIABLE_ASSIGN_OR_RETURN(int64_t sorted, DeleteExpiredKeyed(m.id, cutoff, batch));
     result.Count(m, sorted + recent);
     if (m.retention_policy != kRetentionDropCounts) continue;

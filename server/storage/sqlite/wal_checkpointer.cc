@@ -25,7 +25,9 @@ absl::Status SyncWal(sqlite3* db, const std::string& what) {
   if (rc != SQLITE_OK) return SqliteError(db, rc, absl::StrCat("finding the WAL of ", what));
   if (wal == nullptr || wal->pMethods == nullptr) return absl::OkStatus();
   rc = wal->pMethods->xSync(wal, SQLITE_SYNC_NORMAL);
-  if (rc != SQLITE_OK) return SqliteError(db, rc, absl::StrCat("syncing the WAL of ", what));
+  // The file's own call: the connection's error message knows nothing of it (null db: the
+  // code's text, "disk I/O error", where it said "not an error").
+  if (rc != SQLITE_OK) return SqliteError(nullptr, rc, absl::StrCat("syncing the WAL of ", what));
   return absl::OkStatus();
 }
 
