@@ -15,6 +15,8 @@
 #ifndef DENIABLE_SERVER_SERVICE_REPORT_SERVICE_H_
 #define DENIABLE_SERVER_SERVICE_REPORT_SERVICE_H_
 
+#include <grpcpp/support/message_allocator.h>
+
 #include <cstdint>
 
 #include "deniable/v1/report_service.grpc.pb.h"
@@ -29,13 +31,26 @@ namespace deniable::server {
 using ReportServiceCallbackBase = v1::ReportService::WithCallbackMethod_SubmitReports<
     v1::ReportService::WithCallbackMethod_StreamReports<v1::ReportService::Service>>;
 
+// SubmitReports' request and response on one protobuf Arena per call, freed when gRPC releases
+// the call: a 1000-report request is parsed into a few arena blocks where the default holder
+// made several heap allocations per report (its Report messages, their id and metric strings)
+// and freed each (docs/performance.md, "Where the time goes"). Thread-safe.
+class ArenaReportAllocator final
+    : public grpc::MessageAllocator<v1::SubmitReportsRequest, v1::SubmitReportsResponse> {
+ public:
+  grpc::MessageHolder<v1::SubmitReportsRequest, v1::SubmitReportsResponse>* AllocateMessages()
+      override;
+};
+
 class ReportServiceImpl final : public ReportServiceCallbackBase {
  public:
   // `max_streams`: StreamReports calls open at once (0: no limit); `max_buffered_rows`: rows
   // buffered by all streams together before a stream stores early (see StreamLimits).
   explicit ReportServiceImpl(CollectorCore* core, int max_streams = 0,
                              int64_t max_buffered_rows = 0)
-      : core_(core), stream_limits_(max_streams, max_buffered_rows) {}
+      : core_(core), stream_limits_(max_streams, max_buffered_rows) {
+    SetMessageAllocatorFor_SubmitReports(&allocator_);
+  }
 
   // CollectorCore::Call with GetDesign.
   grpc::Status GetDesign(grpc::ServerContext* context, const v1::GetDesignRequest* request,
@@ -55,6 +70,7 @@ class ReportServiceImpl final : public ReportServiceCallbackBase {
  private:
   CollectorCore* const core_;
   StreamLimits stream_limits_;
+  ArenaReportAllocator allocator_;  // outlives the server: the service does
 };
 
 }  // namespace deniable::server

@@ -189,6 +189,15 @@ struct SqliteStorage::AppendTotals {
   std::map<std::tuple<int64_t, int64_t, uint32_t, int64_t, int, int>, int64_t> first_delta;
   absl::flat_hash_map<std::string, int64_t> new_labelsets;
   std::vector<std::pair<int64_t, std::string>> checked_labelsets;  // known once committed
+  // New rows for recent_reports, in arrival order, until InsertRecentRows (the rows point into
+  // the append's batches).
+  struct RecentRow {
+    const ReportRow* row;
+    int64_t seq;
+    int64_t labelset_id;
+    StoredCounters counters;
+  };
+  std::vector<RecentRow> recent_rows;
 };
 
 namespace {
@@ -293,27 +302,56 @@ absl::StatusOr<bool> SqliteStorage::IsDuplicate(const HourKey& key, const Report
   return stored;
 }
 
-absl::Status SqliteStorage::InsertRecentRow(const ReportRow& row, int64_t labelset_id) {
-  SqliteStatement& ins = write_->insert_recent;
-  ins.BindInt64(1, row.metric_id);
-  ins.BindInt64(2, row.event_time_seconds);
-  ins.BindInt64(3, next_seq_++);
-  ins.BindBlob(4, row.report_id.data(), static_cast<int>(row.report_id.size()));
-  ins.BindInt64(5, row.design_version);
-  const StoredCounters stored_counters = EncodeCounters(row.counters);
-  ins.BindInt64(6, stored_counters.bit);
-  ins.BindInt64(7, labelset_id);
-  if (const std::optional<std::string>& support = stored_counters.support; support.has_value()) {
-    ins.BindBlob(8, support->data(), static_cast<int>(support->size()));
+void SqliteStorage::QueueRecentRow(const ReportRow& row, int64_t labelset_id,
+                                   AppendTotals& totals) {
+  totals.recent_rows.push_back({&row, next_seq_++, labelset_id, EncodeCounters(row.counters)});
+}
+
+namespace {
+
+// Binds one recent row's 9 values from parameter `first` on.
+void BindRecentRow(SqliteStatement& ins, int first, const ReportRow& row, int64_t seq,
+                   int64_t labelset_id, const StoredCounters& counters) {
+  ins.BindInt64(first, row.metric_id);
+  ins.BindInt64(first + 1, row.event_time_seconds);
+  ins.BindInt64(first + 2, seq);
+  ins.BindBlob(first + 3, row.report_id.data(), static_cast<int>(row.report_id.size()));
+  ins.BindInt64(first + 4, row.design_version);
+  ins.BindInt64(first + 5, counters.bit);
+  ins.BindInt64(first + 6, labelset_id);
+  if (const std::optional<std::string>& support = counters.support; support.has_value()) {
+    ins.BindBlob(first + 7, support->data(), static_cast<int>(support->size()));
   } else {
-    ins.BindNull(8);
+    ins.BindNull(first + 7);
   }
   if (row.window_firsts >= 0) {
-    ins.BindInt64(9, row.window_firsts);
+    ins.BindInt64(first + 8, row.window_firsts);
   } else {
-    ins.BindNull(9);
+    ins.BindNull(first + 8);
   }
-  return ins.Run();
+}
+
+}  // namespace
+
+absl::Status SqliteStorage::InsertRecentRows(AppendTotals& totals) {
+  constexpr int kValues = 9;
+  const std::vector<AppendTotals::RecentRow>& rows = totals.recent_rows;
+  size_t i = 0;
+  for (; i + kInsertRecentRows <= rows.size(); i += kInsertRecentRows) {
+    SqliteStatement& many = write_->insert_recent_many;
+    for (int k = 0; k < kInsertRecentRows; ++k) {
+      const AppendTotals::RecentRow& r = rows[i + k];
+      BindRecentRow(many, 1 + k * kValues, *r.row, r.seq, r.labelset_id, r.counters);
+    }
+    DENIABLE_RETURN_IF_ERROR(many.Run());
+  }
+  for (; i < rows.size(); ++i) {
+    SqliteStatement& one = write_->insert_recent;
+    BindRecentRow(one, 1, *rows[i].row, rows[i].seq, rows[i].labelset_id, rows[i].counters);
+    DENIABLE_RETURN_IF_ERROR(one.Run());
+  }
+  totals.recent_rows.clear();
+  return absl::OkStatus();
 }
 
 absl::Status SqliteStorage::AppendRow(const ReportRow& row, size_t index,
@@ -347,7 +385,7 @@ absl::Status SqliteStorage::AppendRow(const ReportRow& row, size_t index,
     DENIABLE_ASSIGN_OR_RETURN(labelset_id, LabelsetId(row.labels));
     totals.new_labelsets.emplace(row.labels, labelset_id);
   }
-  DENIABLE_RETURN_IF_ERROR(InsertRecentRow(row, labelset_id));
+  QueueRecentRow(row, labelset_id, totals);
   result.Count(row.metric_id, /*duplicate=*/false);
   AddToTotals(row, labelset_id, totals.delta, totals.chunk_cells, totals.first_delta);
   return absl::OkStatus();
@@ -415,6 +453,7 @@ absl::StatusOr<std::vector<AppendResult>> SqliteStorage::AppendLocked(
       DENIABLE_RETURN_IF_ERROR(AppendRow(batches[b][i], i, *exists, labels, totals, results[b]));
     }
   }
+  DENIABLE_RETURN_IF_ERROR(InsertRecentRows(totals));
   DENIABLE_RETURN_IF_ERROR(WriteTotals(totals, labels));
   DENIABLE_RETURN_IF_ERROR(write_->commit.Run());
   for (const auto& [canonical, id] : totals.new_labelsets) labelset_ids_.emplace(canonical, id);

@@ -77,6 +77,12 @@ constexpr char kInsertDesignSql[] =
 constexpr char kInsertRecentSql[] =
     "INSERT INTO recent_reports(metric_id, event_time, seq, report_id, version, "
     "bit, labelset_id, support, firsts) VALUES(?, ?, ?, ?, ?, ?, ?, ?, ?)";
+// kInsertRecentSql with `rows` rows of values.
+std::string InsertRecentRowsSql(int rows) {
+  std::string sql(kInsertRecentSql);
+  for (int i = 1; i < rows; ++i) absl::StrAppend(&sql, ", (?, ?, ?, ?, ?, ?, ?, ?, ?)");
+  return sql;
+}
 constexpr char kUpsertCountSql[] =
     "INSERT INTO counts(metric_id, event_time, version, labelset_id, n, "
     "counter0) VALUES(?, ?, ?, ?, ?, ?) ON CONFLICT(metric_id, event_time, "
@@ -165,6 +171,8 @@ absl::Status SqliteStorage::PrepareWriteStatements() {
   DENIABLE_ASSIGN_OR_RETURN(SqliteStatement find_labelset,
                             prepare_write("SELECT id FROM labelsets WHERE canonical = ?"));
   DENIABLE_ASSIGN_OR_RETURN(SqliteStatement insert_recent, prepare_write(kInsertRecentSql));
+  DENIABLE_ASSIGN_OR_RETURN(SqliteStatement insert_recent_many,
+                            prepare_write(InsertRecentRowsSql(kInsertRecentRows)));
   DENIABLE_ASSIGN_OR_RETURN(SqliteStatement find_report,
                             SqliteStatement::Prepare(keyed_lookup_db_, kFindReportSql));
   DENIABLE_ASSIGN_OR_RETURN(SqliteStatement hour_has_reports,
@@ -209,6 +217,7 @@ absl::Status SqliteStorage::PrepareWriteStatements() {
                                    std::move(insert_labelset),
                                    std::move(find_labelset),
                                    std::move(insert_recent),
+                                   std::move(insert_recent_many),
                                    std::move(upsert_count),
                                    std::move(find_report),
                                    std::move(hour_has_reports),

@@ -13,7 +13,8 @@ namespace deniable::server {
 struct SqliteStorage::WriteStatements {
   SqliteStatement begin, commit, rollback;
   SqliteStatement insert_metric, insert_design, insert_labelset, find_labelset;
-  SqliteStatement insert_recent, upsert_count;
+  // insert_recent_many: kInsertRecentRows rows per statement (sqlite_append.cc).
+  SqliteStatement insert_recent, insert_recent_many, upsert_count;
   SqliteStatement find_report, hour_has_reports;  // on keyed_lookup_db_
   SqliteStatement upsert_counter_chunk;           // counter_chunks (counter_chunks.h)
   SqliteStatement upsert_first_count;             // first_counts (sqlite_schema.h version 5)
