@@ -429,6 +429,9 @@ absl::StatusOr<std::vector<AppendResult>> SqliteStorage::AppendLocked(
   // The cap on label values, read and written in this transaction (label_values.h).
   LabelValueAdmission labels = LabelAdmission();
   AppendTotals totals;
+  size_t rows = 0;
+  for (absl::Span<const ReportRow> batch : batches) rows += batch.size();
+  totals.recent_rows.reserve(rows);  // at most every row is new: no regrowth on the hot path
   // Rows in arrival order: of two equal keys the earlier batch's row is stored. A row is new when
   // its id is neither among its metric-hour's recent ids (this transaction's included) nor, if
   // that metric-hour has moved rows, in the keyed table.
